@@ -1,0 +1,18 @@
+/**
+ * One Jest run for everything. Integration tests reach SoftHSM (through the token the bootstrap made)
+ * and the DynamoDB Local / ElasticMQ stand-ins, which the global setup starts once for the whole run.
+ * @type {import('jest').Config}
+ */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/lambdas', '<rootDir>/scripts', '<rootDir>/infra-tests', '<rootDir>/cdk'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true }],
+  },
+  globalSetup: '<rootDir>/scripts/local/jest/global-setup.ts',
+  globalTeardown: '<rootDir>/scripts/local/jest/global-teardown.ts',
+  maxWorkers: 2,
+  testTimeout: 60_000,
+  modulePathIgnorePatterns: ['<rootDir>/cdk.out', '<rootDir>/.local'],
+};

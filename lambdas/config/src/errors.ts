@@ -1,0 +1,10 @@
+/** A configuration value is missing or malformed. The message names the variable, never its value. */
+export class ConfigError extends Error {
+  public override readonly name = 'ConfigError';
+  public constructor(
+    message: string,
+    public readonly variable: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,42 @@
+export type HsmProfileName = 'softhsm' | 'cloudhsm';
+
+/** Where the HSM PIN comes from. The PIN itself never lives in configuration. */
+export type PinSource =
+  | { readonly kind: 'env'; readonly variable: string }
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'secretsmanager'; readonly secretId: string };
+
+export interface HsmConfig {
+  /** Path of the PKCS#11 module (SoftHSM locally, libcloudhsm_pkcs11.so in the Lambda layer). */
+  readonly modulePath: string;
+  /** Token label; the slot is found by label because SoftHSM slot ids are random. */
+  readonly tokenLabel: string;
+  readonly pinSource: PinSource;
+  /** Mechanism profile: which wrap mechanism and vendor constants this HSM speaks. */
+  readonly profile: HsmProfileName;
+  /** Number of PKCS#11 sessions kept open for concurrent operations. */
+  readonly sessionPoolSize: number;
+  /** Label of the AES key that wraps pool keys; its version is part of the label. */
+  readonly wrapKeyLabel: string;
+}
+
+/** Endpoint overrides for AWS stand-ins (DynamoDB Local, ElasticMQ, LocalStack). Unset means AWS. */
+export interface AwsEndpoints {
+  readonly dynamodb?: string;
+  readonly sqs?: string;
+  readonly lambda?: string;
+  readonly secretsmanager?: string;
+  readonly ssm?: string;
+}
+
+export interface AwsConfig {
+  readonly region: string;
+  readonly endpoints: AwsEndpoints;
+}
+
+export interface AppConfig {
+  readonly hsm: HsmConfig;
+  readonly aws: AwsConfig;
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;

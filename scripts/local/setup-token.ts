@@ -1,0 +1,103 @@
+/**
+ * Creates the local SoftHSM token and the long-lived objects the service needs on it. Idempotent: a
+ * second run finds everything in place and changes nothing. Run by scripts/bootstrap.sh.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadConfig } from '../../lambdas/config/src';
+import {
+  HsmLoginError,
+  HsmTokenNotFoundError,
+  connectHsm,
+  type Hsm,
+  type Pkcs11Hsm,
+} from '../../lambdas/adapters/hsm/src';
+import type { HsmConfig } from '../../lambdas/config/src';
+import { localToken, useLocalHsmEnv, type LocalToken } from './token';
+
+/**
+ * Long-lived token objects, each created if missing. The CA issue adds the root and issuing CA key pairs
+ * here (and the audit issue its checkpoint key), so one command provisions a complete local HSM.
+ */
+export type Provisioner = (hsm: Hsm, config: HsmConfig) => Promise<string | undefined>;
+
+export const PROVISIONERS: Provisioner[] = [
+  async (hsm, config) =>
+    (await hsm.ensureWrappingKey(config.wrapKeyLabel))
+      ? `created wrapping key ${config.wrapKeyLabel}`
+      : undefined,
+];
+
+function log(message: string): void {
+  console.error(`[bootstrap] ${message}`);
+}
+
+function pinFromFile(file: string, fromEnv: string | undefined): string {
+  if (fromEnv) return fromEnv;
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const pin = randomBytes(12).toString('hex');
+  writeFileSync(file, `${pin}\n`, { mode: 0o600 });
+  return pin;
+}
+
+function softhsmUtil(token: LocalToken, args: string[]): void {
+  execFileSync('softhsm2-util', args, {
+    env: { ...process.env, SOFTHSM2_CONF: token.confPath },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+}
+
+function initToken(token: LocalToken, soPin: string, userPin: string): void {
+  log(`creating SoftHSM token "${token.label}" in ${token.tokenDir}`);
+  softhsmUtil(token, ['--init-token', '--free', '--label', token.label, '--so-pin', soPin, '--pin', userPin]);
+}
+
+function connect(config: HsmConfig): Promise<Pkcs11Hsm> {
+  return connectHsm({ ...config, sessionPoolSize: 1 });
+}
+
+export async function setupToken(): Promise<void> {
+  const token = localToken();
+  mkdirSync(token.tokenDir, { recursive: true, mode: 0o700 });
+  writeFileSync(
+    token.confPath,
+    `directories.tokendir = ${token.tokenDir}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`,
+  );
+  useLocalHsmEnv();
+  const userPin = pinFromFile(token.userPinFile, process.env.HSM_PIN);
+  const soPin = pinFromFile(token.soPinFile, process.env.HSM_SO_PIN);
+  const config = loadConfig().hsm;
+
+  let hsm: Pkcs11Hsm;
+  try {
+    hsm = await connect(config);
+  } catch (err) {
+    if (err instanceof HsmTokenNotFoundError) {
+      initToken(token, soPin, userPin);
+    } else if (err instanceof HsmLoginError) {
+      // Only ever the local, git-ignored token: its PIN changed (e.g. HSM_PIN was set), so start afresh.
+      log(`the local token "${token.label}" does not accept the configured PIN: re-creating it`);
+      softhsmUtil(token, ['--delete-token', '--token', token.label]);
+      initToken(token, soPin, userPin);
+    } else {
+      throw err;
+    }
+    hsm = await connect(config);
+  }
+  try {
+    for (const provision of PROVISIONERS) {
+      const done = await provision(hsm, config);
+      if (done) log(done);
+    }
+  } finally {
+    await hsm.close();
+  }
+}
+
+if (require.main === module) {
+  setupToken().catch((err: Error) => {
+    log(`token set-up failed: ${err.name}: ${err.message}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,184 @@
+/**
+ * Local AWS stand-ins: DynamoDB Local and ElasticMQ as child processes on loopback with free ports.
+ * When AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_DYNAMODB / _SQS) already names an endpoint (LocalStack or
+ * another running stand-in), that endpoint is used and nothing is started for that service.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { LOCAL_DIR } from './paths';
+
+export interface StandInEndpoints {
+  readonly dynamodb: string;
+  readonly sqs: string;
+}
+
+export interface StandIns {
+  readonly endpoints: StandInEndpoints;
+  /** Names of the stand-ins this process started (empty when all endpoints were configured). */
+  readonly started: readonly string[];
+  stop(): Promise<void>;
+  /** Environment for processes that should use these endpoints (and dummy local credentials). */
+  env(): Record<string, string>;
+}
+
+export interface StandInOptions {
+  /** Keep DynamoDB data in this directory instead of memory (the local runner keeps its pool). */
+  readonly dynamodbDataDir?: string;
+  readonly log?: (message: string) => void;
+}
+
+const JARS = join(LOCAL_DIR, 'jars');
+const STARTUP_TIMEOUT_MS = 60_000;
+
+export async function startStandIns(
+  options: StandInOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<StandIns> {
+  const log = options.log ?? (() => undefined);
+  const children: Array<{ name: string; child: ChildProcess }> = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(children.splice(0).map(({ child }) => stopChild(child)));
+  };
+  try {
+    const configured = (service: string): string | undefined =>
+      env[`AWS_ENDPOINT_URL_${service}`] || env.AWS_ENDPOINT_URL || undefined;
+
+    let dynamodb = configured('DYNAMODB');
+    if (!dynamodb) {
+      const port = await freePort();
+      const args = ['-port', String(port), '-disableTelemetry'];
+      if (options.dynamodbDataDir) {
+        mkdirSync(options.dynamodbDataDir, { recursive: true });
+        args.push('-sharedDb', '-dbPath', options.dynamodbDataDir);
+      } else {
+        args.push('-inMemory');
+      }
+      const dir = join(JARS, 'dynamodb-local');
+      children.push({
+        name: 'DynamoDB Local',
+        child: spawnJava([
+          `-Djava.library.path=${dir}`,
+          '-cp',
+          `${dir}/*`,
+          'com.amazonaws.services.dynamodbv2.local.main.ServerRunner',
+          ...args,
+        ]),
+      });
+      dynamodb = `http://127.0.0.1:${port}`;
+    } else {
+      log(`using configured DynamoDB endpoint ${dynamodb}`);
+    }
+
+    let sqs = configured('SQS');
+    if (!sqs) {
+      const port = await freePort();
+      const runDir = join(LOCAL_DIR, 'run');
+      mkdirSync(runDir, { recursive: true });
+      const conf = join(runDir, `elasticmq-${port}.conf`);
+      writeFileSync(
+        conf,
+        [
+          'include classpath("application.conf")',
+          `node-address { protocol = http, host = 127.0.0.1, port = ${port}, context-path = "" }`,
+          `rest-sqs { enabled = true, bind-port = ${port}, bind-hostname = "127.0.0.1", sqs-limits = strict }`,
+          'rest-stats { enabled = false }',
+          '',
+        ].join('\n'),
+      );
+      children.push({
+        name: 'ElasticMQ',
+        child: spawnJava([
+          `-Dconfig.file=${conf}`,
+          '-cp',
+          `${join(JARS, 'elasticmq')}/*`,
+          'org.elasticmq.server.Main',
+        ]),
+      });
+      sqs = `http://127.0.0.1:${port}`;
+    } else {
+      log(`using configured SQS endpoint ${sqs}`);
+    }
+
+    const endpoints = { dynamodb, sqs };
+    await Promise.all([
+      waitUntilUp('DynamoDB Local', endpoints.dynamodb, children),
+      waitUntilUp('ElasticMQ', `${endpoints.sqs}/?Action=ListQueues`, children),
+    ]);
+    for (const { name } of children) log(`${name} is up`);
+    return {
+      endpoints,
+      started: children.map((c) => c.name),
+      stop,
+      env: () => ({
+        AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+        AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+        AWS_REGION: env.AWS_REGION || 'eu-north-1',
+        AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID || 'local',
+        AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY || 'local',
+      }),
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/**
+ * Java runs under a small shell watchdog: when this process dies for any reason (even SIGKILL) the pipe
+ * on the watchdog's stdin closes and it kills the JVM, so no stand-in outlives its parent.
+ */
+function spawnJava(args: string[]): ChildProcess {
+  // fd 3 keeps the real stdin: a background job's own stdin is /dev/null in a non-interactive shell.
+  const script =
+    'exec 3<&0; java "$@" >/dev/null 2>&1 & pid=$!; (cat <&3 >/dev/null; kill $pid 2>/dev/null) & wait $pid';
+  const child = spawn('sh', ['-c', script, 'stand-in', ...args], { stdio: ['pipe', 'ignore', 'ignore'] });
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void }).unref?.();
+  return child;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.stdin?.end(); // the watchdog kills the JVM and the shell exits with it
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function waitUntilUp(
+  name: string,
+  url: string,
+  children: Array<{ name: string; child: ChildProcess }>,
+): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  const own = children.find((c) => c.name === name)?.child;
+  while (Date.now() < deadline) {
+    if (own && own.exitCode !== null) {
+      throw new Error(`${name} exited during start-up (is Java installed? run: npm run bootstrap)`);
+    }
+    try {
+      // Any HTTP answer means the server is listening (DynamoDB answers 400 to a bare GET).
+      await fetch(url, { signal: AbortSignal.timeout(1000) });
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  }
+  throw new Error(`${name} did not answer at ${url} within ${STARTUP_TIMEOUT_MS / 1000} s`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
