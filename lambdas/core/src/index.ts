@@ -1,1 +1,3 @@
 export * from './algorithms';
+export type * from './certificate-issuer';
+export type * from './sign-request';

@@ -1,0 +1,27 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { AwsConfig } from '../../../config/src';
+
+/**
+ * AWS SDK v3 clients built from configuration: the endpoint is the stand-in's when one is configured and
+ * AWS's otherwise, so the same handler code runs on AWS, LocalStack and the embedded local stack.
+ */
+export function dynamoDbClient(aws: AwsConfig): DynamoDBClient {
+  return new DynamoDBClient({ region: aws.region, endpoint: aws.endpoints.dynamodb, maxAttempts: 4 });
+}
+
+export function documentClient(aws: AwsConfig): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(dynamoDbClient(aws), {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+}
+
+export function sqsClient(aws: AwsConfig): SQSClient {
+  return new SQSClient({ region: aws.region, endpoint: aws.endpoints.sqs, maxAttempts: 4 });
+}
+
+export function lambdaClient(aws: AwsConfig): LambdaClient {
+  return new LambdaClient({ region: aws.region, endpoint: aws.endpoints.lambda, maxAttempts: 2 });
+}

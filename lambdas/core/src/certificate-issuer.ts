@@ -1,0 +1,23 @@
+/**
+ * Port through which the signing core obtains a certificate for a one-time key. Implemented by the CA
+ * (in process, or through the Lambda Invoke API by the signer function).
+ */
+export interface IssueCertificateInput {
+  /** The sign request id: the CA takes the subject from this request's record, never from the CSR. */
+  readonly requestId: string;
+  /** PKCS#10 CSR (DER) signed by the one-time private key: the proof of possession. */
+  readonly csrDer: Buffer;
+}
+
+export interface IssuedCertificate {
+  /** Leaf certificate, PEM. */
+  readonly certificatePem: string;
+  /** Issuing CA, then root, PEM. */
+  readonly chainPem: readonly string[];
+  /** Certificate serial number, lower-case hex. */
+  readonly serialHex: string;
+}
+
+export interface CertificateIssuer {
+  issue(input: IssueCertificateInput): Promise<IssuedCertificate>;
+}

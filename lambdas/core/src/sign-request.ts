@@ -1,0 +1,53 @@
+import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
+
+/**
+ * The record of one sign request (domain.md, "The record of one sign request"), shared by the API, the
+ * signer, the CA and the benchmarks. Timestamps are epoch milliseconds.
+ */
+export type RequestStatus = 'received' | 'signing' | 'signed' | 'failed';
+
+/** The natural person the certificate is issued to; validated by the API and again by the CA. */
+export interface SignerIdentity {
+  readonly commonName: string;
+  readonly givenName: string;
+  readonly surname: string;
+  /** Personal identity number (X.520 serialNumber). */
+  readonly serialNumber: string;
+  /** ISO 3166-1 alpha-2 country code. */
+  readonly country: string;
+}
+
+export interface RequestError {
+  /** Machine-readable, e.g. POOL_EMPTY, CSR_SIGNATURE_INVALID, HSM_ERROR. */
+  readonly code: string;
+  /** Human message without personal data or secrets. */
+  readonly message: string;
+}
+
+export interface SignRequestRecord {
+  readonly id: string;
+  /** The e-service client that made the request (API key / IAM principal). */
+  readonly clientId: string;
+  readonly status: RequestStatus;
+  /** Base64 digest to be signed (the toBeSigned of the study). */
+  readonly digest: string;
+  readonly digestAlgorithm: DigestAlgorithm;
+  readonly keyType: KeyType;
+  readonly signatureAlgorithm: SignatureAlgorithm;
+  readonly signer: SignerIdentity;
+  readonly receivedAt: number;
+  readonly startedAt?: number;
+  readonly keyAcquiredAt?: number;
+  readonly finishedAt?: number;
+  /** Base64 signature. */
+  readonly signature?: string;
+  /** PEM leaf certificate. */
+  readonly certificate?: string;
+  /** PEM chain: issuing CA, then root. */
+  readonly chain?: readonly string[];
+  /** Whether a pre-generated pool key was used (false: generated on the fly). */
+  readonly pooledKey?: boolean;
+  readonly error?: RequestError;
+  /** TTL attribute (epoch seconds): retention of the record. */
+  readonly expiresAt: number;
+}

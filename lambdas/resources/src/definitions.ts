@@ -1,0 +1,39 @@
+import type { TableDefinition } from './types';
+
+/**
+ * The one source of truth for tables (and, as the pipeline lands, queues, schedules and routes). The CDK
+ * app creates exactly these; the local runner and the integration tests create them in DynamoDB Local.
+ */
+export const TABLES = {
+  /** Wrapped key pairs waiting to be used once, plus per-shard availability counters. */
+  keyPool: {
+    id: 'KeyPool',
+    envVar: 'POOL_TABLE_NAME',
+    localName: 'key-pool',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    ttlAttribute: 'expiresAt',
+  },
+  /** One item per sign request (SignRequestRecord). */
+  requests: {
+    id: 'SignRequests',
+    envVar: 'REQUESTS_TABLE_NAME',
+    localName: 'sign-requests',
+    partitionKey: { name: 'id', type: 'S' },
+    ttlAttribute: 'expiresAt',
+  },
+  /** Every certificate the CA issued: by serial (never repeats) and by request (one per request). */
+  certificates: {
+    id: 'IssuedCertificates',
+    envVar: 'CERTIFICATES_TABLE_NAME',
+    localName: 'issued-certificates',
+    partitionKey: { name: 'pk', type: 'S' },
+  },
+} as const satisfies Record<string, TableDefinition>;
+
+export type TableKey = keyof typeof TABLES;
+
+/** Physical table name: from the table's environment variable, else its local name. */
+export function tableName(table: TableDefinition, env: NodeJS.ProcessEnv = process.env): string {
+  return env[table.envVar] || table.localName;
+}

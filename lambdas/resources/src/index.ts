@@ -1,0 +1,3 @@
+export * from './create-local';
+export * from './definitions';
+export type * from './types';
