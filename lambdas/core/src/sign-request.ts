@@ -35,6 +35,8 @@ export interface SignRequestRecord {
   readonly keyType: KeyType;
   readonly signatureAlgorithm: SignatureAlgorithm;
   readonly signer: SignerIdentity;
+  /** SHA-256 of the canonical submitted input: a re-sent requestId with another body is a conflict. */
+  readonly inputHash?: string;
   readonly receivedAt: number;
   readonly startedAt?: number;
   readonly keyAcquiredAt?: number;
