@@ -1,0 +1,101 @@
+import { constants, createPublicKey, verify } from 'node:crypto';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
+import { Attributes, CertificationRequest, CertificationRequestInfo } from '@peculiar/asn1-csr';
+import { KEY_TYPE_SPECS, nodeHashName, subjectAttributes } from '../../core/src';
+import {
+  algorithmIdentifier,
+  algorithmIdentifierDer,
+  digest,
+  keyTypeOfSpki,
+  schemeFor,
+  schemeForOid,
+} from './algorithms';
+import { outerLength, toArrayBuffer } from './der';
+import { BadCsrError, CsrSignatureInvalidError } from './errors';
+import { encodeName } from './name';
+import type { BuildCsrInput, VerifiedCsr } from './types';
+
+/** Largest CSR accepted: an RSA-4096 CSR with a full subject is about 1.2 kB. */
+const MAX_CSR_BYTES = 8192;
+
+/**
+ * Builds a PKCS#10 CSR (DER) for a key that never leaves the HSM: the CertificationRequestInfo is hashed
+ * here and only the digest goes to `sign`. The subject is validated against the profile first.
+ */
+export async function buildCsr(input: BuildCsrInput): Promise<Buffer> {
+  if (keyTypeOfSpki(input.publicKeySpki) !== input.keyType) {
+    throw new BadCsrError(`the public key is not a ${input.keyType} key`);
+  }
+  const scheme = schemeFor(input.keyType);
+  const info = new CertificationRequestInfo({
+    version: 0,
+    subject: encodeName(subjectAttributes(input.subject)),
+    subjectPKInfo: AsnConvert.parse(input.publicKeySpki, SubjectPublicKeyInfo),
+    attributes: new Attributes(),
+  });
+  const infoDer = Buffer.from(AsnConvert.serialize(info));
+  const signature = await input.sign(digest(scheme.digestAlgorithm, infoDer), {
+    digestAlgorithm: scheme.digestAlgorithm,
+    signatureAlgorithm: scheme.signatureAlgorithm,
+  });
+  const csr = new CertificationRequest({
+    certificationRequestInfo: info,
+    signatureAlgorithm: algorithmIdentifier(scheme),
+    signature: toArrayBuffer(signature),
+  });
+  return Buffer.from(AsnConvert.serialize(csr));
+}
+
+function parse(der: Buffer): CertificationRequest {
+  if (der.length > MAX_CSR_BYTES || outerLength(der) !== der.length) {
+    throw new BadCsrError('the CSR is not a single DER element of acceptable size');
+  }
+  try {
+    const csr = AsnConvert.parse(der, CertificationRequest);
+    if (csr.certificationRequestInfo.version !== 0) throw new Error('version');
+    return csr;
+  } catch {
+    throw new BadCsrError('the CSR is not a DER PKCS#10 certification request');
+  }
+}
+
+/**
+ * Parses a CSR and verifies its signature with its own public key: proof that the requester holds the
+ * private key. Only the key is taken from a CSR; its subject is ignored (the CA takes the subject from the
+ * sign request record). Throws BadCsrError or CsrSignatureInvalidError.
+ */
+export function verifyCsr(der: Buffer): VerifiedCsr {
+  const csr = parse(der);
+  const info = csr.certificationRequestInfo;
+  const publicKeySpki = Buffer.from(AsnConvert.serialize(info.subjectPKInfo));
+  const keyType = keyTypeOfSpki(publicKeySpki);
+  if (!keyType) throw new BadCsrError('the CSR public key is not a supported key type');
+  const scheme = schemeForOid(csr.signatureAlgorithm.algorithm);
+  const family = KEY_TYPE_SPECS[keyType].family;
+  if (!scheme || (scheme.signatureAlgorithm === 'ECDSA') !== (family === 'EC')) {
+    throw new BadCsrError('the CSR signature algorithm is not supported for its key');
+  }
+  // Parameters must be exactly NULL (RSA) or absent (ECDSA): anything else is a malformed identifier.
+  const expected = algorithmIdentifierDer(algorithmIdentifier(scheme));
+  const parametersOk =
+    algorithmIdentifierDer(csr.signatureAlgorithm).equals(expected) ||
+    (family === 'RSA' && csr.signatureAlgorithm.parameters === undefined);
+  if (!parametersOk) throw new BadCsrError('the CSR signature algorithm parameters are malformed');
+
+  const signed = Buffer.from(csr.certificationRequestInfoRaw ?? AsnConvert.serialize(info));
+  const key = createPublicKey({ key: publicKeySpki, format: 'der', type: 'spki' });
+  let ok = false;
+  try {
+    ok = verify(
+      nodeHashName(scheme.digestAlgorithm),
+      signed,
+      family === 'RSA' ? { key, padding: constants.RSA_PKCS1_PADDING } : { key, dsaEncoding: 'der' },
+      Buffer.from(csr.signature),
+    );
+  } catch {
+    // a signature that is not even well-formed (e.g. bad ECDSA DER) is just as invalid
+  }
+  if (!ok) throw new CsrSignatureInvalidError();
+  return { keyType, publicKeySpki };
+}

@@ -1,0 +1,30 @@
+/**
+ * Length of the outermost DER element (tag + length + content), or undefined when the header is not a
+ * definite-length DER header. Used to refuse inputs with trailing bytes, which the ASN.1 parser ignores.
+ */
+export function outerLength(der: Buffer): number | undefined {
+  if (der.length < 2) return undefined;
+  const first = der[1];
+  if (first < 0x80) return 2 + first;
+  const octets = first & 0x7f;
+  if (octets === 0 || octets > 4 || der.length < 2 + octets) return undefined;
+  let length = 0;
+  for (let i = 0; i < octets; i++) length = length * 256 + der[2 + i];
+  return 2 + octets + length;
+}
+
+export function toArrayBuffer(buffer: Buffer): ArrayBuffer {
+  return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer;
+}
+
+export function pem(label: 'CERTIFICATE' | 'CERTIFICATE REQUEST', der: Buffer): string {
+  const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
+}
+
+/** DER of the first PEM block with that label. */
+export function pemToDer(text: string, label: 'CERTIFICATE' | 'CERTIFICATE REQUEST' = 'CERTIFICATE'): Buffer {
+  const match = new RegExp(`-----BEGIN ${label}-----([A-Za-z0-9+/=\\s]+)-----END ${label}-----`).exec(text);
+  if (!match) throw new Error(`no ${label} PEM block`);
+  return Buffer.from(match[1].replace(/\s+/g, ''), 'base64');
+}
