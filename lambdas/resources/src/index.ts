@@ -1,3 +1,6 @@
+export * from './api';
 export * from './create-local';
+export * from './create-local-queues';
 export * from './definitions';
+export * from './queues';
 export type * from './types';

@@ -1,0 +1,202 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { SignRequestRecord } from '../../core/src';
+import {
+  ApiError,
+  ConflictError,
+  DependencyError,
+  NotFoundError,
+  ThrottledError,
+  UnauthenticatedError,
+  ValidationError,
+} from './errors';
+import { errorResponse, json } from './responses';
+import type { ApiDeps, SignRequestInput } from './types';
+import { isRequestId, parseSignRequest } from './validate';
+import { toView } from './view';
+
+const MAX_WAIT_SECONDS = 20;
+const TERMINAL = new Set(['signed', 'failed']);
+
+/**
+ * The API as one function of an API Gateway (REST, proxy integration) event: routing on the resource,
+ * authentication from the request context, validation, idempotent creation, long-polling reads.
+ * Every failure becomes a JSON error with a code; unexpected ones are reported to `onUnexpected`.
+ */
+export async function handleApiEvent(
+  event: APIGatewayProxyEvent,
+  deps: ApiDeps,
+  onUnexpected: (error: unknown) => void = () => undefined,
+): Promise<APIGatewayProxyResult> {
+  try {
+    const route = `${event.httpMethod} ${event.resource}`;
+    switch (route) {
+      case 'POST /sign-requests':
+        return await createSignRequest(event, deps);
+      case 'GET /sign-requests/{id}':
+        return await getSignRequest(event, deps);
+      case 'GET /health':
+        return await health(deps);
+      default:
+        throw new ApiError(404, 'ROUTE_NOT_FOUND', `no route ${event.httpMethod} ${event.path}`);
+    }
+  } catch (err) {
+    if (err instanceof ApiError) return errorResponse(err);
+    if (isDependencyFailure(err)) return errorResponse(new DependencyError('a backing service'));
+    onUnexpected(err);
+    return errorResponse(new ApiError(500, 'INTERNAL_ERROR', 'internal error'));
+  }
+}
+
+/** The caller: the IAM principal in AWS, the API key's client locally. */
+export function clientIdOf(event: APIGatewayProxyEvent): string {
+  const identity = event.requestContext?.identity;
+  const clientId = identity?.userArn || identity?.apiKeyId || identity?.caller;
+  if (!clientId) throw new UnauthenticatedError();
+  return clientId;
+}
+
+async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
+  const clientId = clientIdOf(event);
+  const input = parseSignRequest(parseBody(event, deps.settings.maxBodyBytes));
+  const now = (deps.now ?? Date.now)();
+
+  if (deps.settings.rejectWhenPoolEmpty) {
+    const available = (await deps.pool.available())[input.keyType] ?? 0;
+    if (available <= 0) {
+      throw new ThrottledError(
+        'POOL_EMPTY',
+        `no ${input.keyType} key is available, retry later`,
+        deps.settings.retryAfterSeconds,
+      );
+    }
+  }
+
+  const id = input.requestId ?? randomUUID();
+  const record: SignRequestRecord = {
+    id,
+    clientId,
+    status: 'received',
+    digest: input.digest,
+    digestAlgorithm: input.digestAlgorithm,
+    keyType: input.keyType,
+    signatureAlgorithm: input.signatureAlgorithm,
+    signer: input.signer,
+    inputHash: inputHash(clientId, input),
+    receivedAt: now,
+    expiresAt: Math.floor(now / 1000) + deps.settings.retentionSeconds,
+  };
+
+  if (!(await deps.requests.create(record))) {
+    const existing = await deps.requests.get(id);
+    if (!existing || existing.clientId !== clientId || existing.inputHash !== record.inputHash) {
+      throw new ConflictError('requestId was already used with a different request');
+    }
+    // A replay of a request that may never have reached the queue: enqueueing again is harmless
+    // (the consumer is idempotent) and guarantees progress.
+    if (existing.status === 'received') await deps.queue.enqueue(id);
+    return accepted(event, existing.id, existing.status, 200);
+  }
+
+  try {
+    await deps.queue.enqueue(id);
+  } catch (err) {
+    // Never leave an accepted request that nothing will process: undo, and let the client retry.
+    await deps.requests.discard(id).catch(() => undefined);
+    throw err;
+  }
+  void deps.recordDemand?.(input.keyType, now).catch(() => undefined);
+  return accepted(event, id, 'received', 202);
+}
+
+async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
+  const clientId = clientIdOf(event);
+  const id = (event.pathParameters?.id ?? '').toLowerCase();
+  if (!isRequestId(id)) throw new ValidationError('id must be a UUID');
+  const wait = parseWait(event.queryStringParameters?.wait);
+  const deadline = (deps.now ?? Date.now)() + wait * 1000;
+
+  let record = await deps.requests.get(id);
+  // Another client's request is reported exactly like a missing one: ids leak nothing.
+  if (!record || record.clientId !== clientId) throw new NotFoundError();
+  let delay = 20;
+  while (!TERMINAL.has(record.status) && Date.now() + delay < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(250, Math.round(delay * 1.5));
+    record = (await deps.requests.get(id)) ?? record;
+  }
+  return json(200, toView(record));
+}
+
+async function health(deps: ApiDeps): Promise<APIGatewayProxyResult> {
+  const [pool, queue] = await Promise.all([deps.pool.available(), deps.queue.depth()]);
+  return json(200, { status: 'ok', pool, queue: { depth: queue.visible, inFlight: queue.inFlight } });
+}
+
+function accepted(
+  event: APIGatewayProxyEvent,
+  id: string,
+  status: string,
+  code: number,
+): APIGatewayProxyResult {
+  const stage = event.requestContext?.stage ? `/${event.requestContext.stage}` : '';
+  return json(code, { id, status }, { Location: `${stage}/sign-requests/${id}` });
+}
+
+function parseBody(event: APIGatewayProxyEvent, maxBytes: number): unknown {
+  const raw = event.body ?? '';
+  const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+  if (bytes.length > maxBytes) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `body exceeds ${maxBytes} bytes`);
+  const contentType = headerValue(event, 'content-type');
+  if (contentType && !/^application\/json\b/i.test(contentType)) {
+    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+  }
+  const text = bytes.toString('utf8');
+  if (!Buffer.from(text, 'utf8').equals(bytes)) throw new ValidationError('body is not valid UTF-8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'INVALID_JSON', 'body is not valid JSON');
+  }
+}
+
+function parseWait(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 0;
+  const wait = Number(raw);
+  if (!/^\d{1,2}$/.test(raw) || wait > MAX_WAIT_SECONDS) {
+    throw new ValidationError(`wait must be an integer from 0 to ${MAX_WAIT_SECONDS}`);
+  }
+  return wait;
+}
+
+function headerValue(event: APIGatewayProxyEvent, name: string): string | undefined {
+  for (const [key, value] of Object.entries(event.headers ?? {})) {
+    if (key.toLowerCase() === name) return value ?? undefined;
+  }
+  return undefined;
+}
+
+function inputHash(clientId: string, input: SignRequestInput): string {
+  const { signer } = input;
+  const canonical = JSON.stringify([
+    clientId,
+    input.digest,
+    input.digestAlgorithm,
+    input.keyType,
+    input.signatureAlgorithm,
+    [signer.commonName, signer.givenName, signer.surname, signer.serialNumber, signer.country],
+  ]);
+  return createHash('sha256').update(canonical).digest('base64url');
+}
+
+/** SDK and network failures of DynamoDB / SQS: the caller should retry, it is not their fault. */
+function isDependencyFailure(err: unknown): boolean {
+  const e = err as { $metadata?: unknown; code?: string; name?: string; cause?: { code?: string } };
+  if (!e || typeof e !== 'object') return false;
+  const code = e.code ?? e.cause?.code ?? '';
+  return (
+    e.$metadata !== undefined ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code) ||
+    e.name === 'TimeoutError'
+  );
+}

@@ -1,0 +1,4 @@
+export * from './api';
+export * from './errors';
+export type * from './types';
+export { parseSignRequest } from './validate';

@@ -1,0 +1,56 @@
+import type {
+  DigestAlgorithm,
+  KeyType,
+  SignRequestRecord,
+  SignatureAlgorithm,
+  SignerIdentity,
+} from '../../core/src';
+
+/** A validated sign request as the API accepted it (defaults applied). */
+export interface SignRequestInput {
+  readonly requestId?: string;
+  readonly digest: string;
+  readonly digestAlgorithm: DigestAlgorithm;
+  readonly keyType: KeyType;
+  readonly signatureAlgorithm: SignatureAlgorithm;
+  readonly signer: SignerIdentity;
+}
+
+/** Ports the API needs; the DynamoDB and SQS adapters implement them. */
+export interface RequestStore {
+  /** Creates the record unless one with its id exists; returns false when it already existed. */
+  create(record: SignRequestRecord): Promise<boolean>;
+  get(id: string): Promise<SignRequestRecord | undefined>;
+  /** Removes a record that never reached the queue (only while still `received`). */
+  discard(id: string): Promise<void>;
+}
+
+export interface RequestQueue {
+  enqueue(id: string): Promise<void>;
+  depth(): Promise<{ readonly visible: number; readonly inFlight: number }>;
+}
+
+export interface PoolStatus {
+  /** Available pool keys per key type (from counters, never a scan). */
+  available(): Promise<Partial<Record<KeyType, number>>>;
+}
+
+export interface ApiSettings {
+  /** Largest accepted body in bytes (413 above). */
+  readonly maxBodyBytes: number;
+  /** Record retention (seconds) for the TTL attribute. */
+  readonly retentionSeconds: number;
+  /** When the pool policy is `reject`, refuse new requests of an empty key type with 429 up front. */
+  readonly rejectWhenPoolEmpty: boolean;
+  readonly retryAfterSeconds: number;
+}
+
+export interface ApiDeps {
+  readonly requests: RequestStore;
+  readonly queue: RequestQueue;
+  readonly pool: PoolStatus;
+  readonly settings: ApiSettings;
+  readonly now?: () => number;
+  /** Records demand per key type (forecast input); failures never fail the request. */
+  readonly recordDemand?: (keyType: KeyType, at: number) => Promise<void>;
+}

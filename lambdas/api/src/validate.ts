@@ -1,0 +1,76 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import {
+  DIGEST_LENGTH,
+  defaultSignatureAlgorithm,
+  fits,
+  type DigestAlgorithm,
+  type KeyType,
+  type SignatureAlgorithm,
+  type SignerIdentity,
+} from '../../core/src';
+import openapi from '../openapi.json';
+import { ValidationError } from './errors';
+import type { SignRequestInput } from './types';
+
+/**
+ * Request validation in two steps: the OpenAPI document's schema (structure, types, lengths, unknown
+ * fields), then the rules a schema cannot say (digest length per algorithm, key type / scheme fit).
+ */
+const ajv = new Ajv({ allErrors: false, strict: false });
+ajv.addSchema(openapi, 'openapi.json');
+const validateInput = ajv.getSchema(
+  'openapi.json#/components/schemas/SignRequestInput',
+) as ValidateFunction<RawInput>;
+const UUID = new RegExp(openapi.components.schemas.Id.pattern);
+
+interface RawInput {
+  requestId?: string;
+  digest: string;
+  digestAlgorithm: DigestAlgorithm;
+  keyType?: KeyType;
+  signatureAlgorithm?: SignatureAlgorithm;
+  signer: SignerIdentity;
+}
+
+export function parseSignRequest(body: unknown): SignRequestInput {
+  if (!validateInput(body)) throw new ValidationError(describe(validateInput.errors?.[0]));
+  const keyType = body.keyType ?? 'RSA-2048';
+  const signatureAlgorithm = body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType);
+  if (!fits(keyType, signatureAlgorithm)) {
+    throw new ValidationError(`signatureAlgorithm ${signatureAlgorithm} does not fit keyType ${keyType}`);
+  }
+  const digest = Buffer.from(body.digest, 'base64');
+  if (digest.toString('base64') !== body.digest || digest.length !== DIGEST_LENGTH[body.digestAlgorithm]) {
+    throw new ValidationError(
+      `digest must be the base64 of exactly ${DIGEST_LENGTH[body.digestAlgorithm]} bytes for ${body.digestAlgorithm}`,
+    );
+  }
+  return {
+    ...(body.requestId ? { requestId: body.requestId.toLowerCase() } : {}),
+    digest: body.digest,
+    digestAlgorithm: body.digestAlgorithm,
+    keyType,
+    signatureAlgorithm,
+    signer: body.signer,
+  };
+}
+
+export function isRequestId(value: string): boolean {
+  return UUID.test(value);
+}
+
+/** A schema error as a sentence naming the field (never the submitted value). */
+function describe(error: ErrorObject | undefined): string {
+  if (!error) return 'invalid request body';
+  const field = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'body';
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `${field === 'body' ? '' : `${field}: `}unknown field "${String(error.params.additionalProperty).slice(0, 40)}"`;
+    case 'required':
+      return `${field === 'body' ? '' : `${field}.`}${String(error.params.missingProperty)} is required`;
+    case 'enum':
+      return `${field} must be one of ${(error.params.allowedValues as string[]).join(', ')}`;
+    default:
+      return `${field} ${error.message ?? 'is invalid'}`;
+  }
+}

@@ -1,0 +1,30 @@
+import type { SignRequestRecord } from '../../core/src';
+
+/** The public view of a request record: what GET returns (no personal data beyond what the client sent). */
+export function toView(record: SignRequestRecord): Record<string, unknown> {
+  const iso = (ms?: number): string | undefined =>
+    ms === undefined ? undefined : new Date(ms).toISOString();
+  return {
+    id: record.id,
+    status: record.status,
+    signature: record.signature,
+    certificate: record.certificate,
+    chain: record.chain,
+    keyType: record.keyType,
+    signatureAlgorithm: record.signatureAlgorithm,
+    digestAlgorithm: record.digestAlgorithm,
+    pooledKey: record.pooledKey,
+    timings: {
+      receivedAt: iso(record.receivedAt),
+      startedAt: iso(record.startedAt),
+      keyAcquiredAt: iso(record.keyAcquiredAt),
+      finishedAt: iso(record.finishedAt),
+      waitMs: record.startedAt === undefined ? undefined : record.startedAt - record.receivedAt,
+      processMs:
+        record.startedAt === undefined || record.finishedAt === undefined
+          ? undefined
+          : record.finishedAt - record.startedAt,
+    },
+    error: record.error,
+  };
+}

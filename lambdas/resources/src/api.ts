@@ -1,0 +1,21 @@
+/**
+ * The HTTP API's shape, shared by the CDK app (API Gateway resources and stage) and the local runner
+ * (which plays API Gateway). Resource paths exclude the stage: the public URL is /<stage><resource>.
+ */
+export const API_STAGE = 'v1';
+
+export interface RouteDefinition {
+  readonly method: 'GET' | 'POST';
+  readonly resource: string;
+  /** Whether the caller must be authenticated (IAM in AWS, x-api-key locally). */
+  readonly authenticated: boolean;
+}
+
+export const ROUTES: readonly RouteDefinition[] = [
+  { method: 'POST', resource: '/sign-requests', authenticated: true },
+  { method: 'GET', resource: '/sign-requests/{id}', authenticated: true },
+  { method: 'GET', resource: '/health', authenticated: false },
+];
+
+/** Largest request body accepted, in bytes (the handler and the gateway both enforce it). */
+export const MAX_BODY_BYTES = 8 * 1024;

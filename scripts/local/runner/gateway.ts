@@ -1,0 +1,195 @@
+/**
+ * Plays API Gateway (REST API, proxy integration, one stage) in front of the unchanged API handler:
+ * routes from the shared definitions, API-key authentication (x-api-key, as API Gateway's usage plans
+ * do), per-client throttling, a body cap, and one log line per request.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { API_STAGE, MAX_BODY_BYTES, ROUTES, type RouteDefinition } from '../../../lambdas/resources/src';
+import type { ApiClient } from './api-keys';
+import { TokenBucket } from './token-bucket';
+
+export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+export interface GatewayOptions {
+  readonly handler: ApiHandler;
+  readonly clients: readonly ApiClient[];
+  /** Steady requests per second per client, and the burst above it (API Gateway usage plan terms). */
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+  readonly log?: (line: string) => void;
+}
+
+interface Matched {
+  readonly route: RouteDefinition;
+  readonly pathParameters: Record<string, string> | null;
+}
+
+export function startGateway(options: GatewayOptions, port: number, host = '127.0.0.1'): Promise<Server> {
+  const byKey = new Map(options.clients.map((c) => [c.apiKey, c]));
+  const buckets = new Map<string, TokenBucket>();
+  const server = createServer((req, res) => {
+    const started = process.hrtime.bigint();
+    let clientId = '-';
+    handle(req, res, (id) => (clientId = id))
+      .catch(() => send(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'internal error' } }))
+      .finally(() => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        options.log?.(
+          `${req.method} ${req.url?.split('?')[0]} ${res.statusCode} ${ms.toFixed(1)}ms client=${clientId}`,
+        );
+      });
+  });
+
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    setClient: (id: string) => void,
+  ): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    const prefix = `/${API_STAGE}`;
+    const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
+    const candidates =
+      path === undefined ? [] : ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
+    if (candidates.length === 0) return send(res, 404, error('ROUTE_NOT_FOUND', `no route ${url.pathname}`));
+    const matched = candidates.find((m) => m.route.method === req.method);
+    if (!matched) return send(res, 405, error('METHOD_NOT_ALLOWED', `${req.method} is not allowed here`));
+
+    let client: ApiClient | undefined;
+    if (matched.route.authenticated) {
+      const key = req.headers['x-api-key'];
+      if (typeof key !== 'string' || key === '') {
+        return send(res, 401, error('UNAUTHENTICATED', 'missing x-api-key header'));
+      }
+      client = byKey.get(key);
+      if (!client) return send(res, 403, error('FORBIDDEN', 'invalid API key'));
+      setClient(client.clientId);
+      let bucket = buckets.get(client.clientId);
+      if (!bucket)
+        buckets.set(client.clientId, (bucket = new TokenBucket(options.rateLimit, options.burstLimit)));
+      if (!bucket.take()) {
+        return send(res, 429, error('THROTTLED', 'too many requests for this client'), {
+          'Retry-After': '1',
+        });
+      }
+    }
+
+    const body = await readBody(req, MAX_BODY_BYTES);
+    if (body === 'too-large') {
+      return send(res, 413, error('PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`), {
+        Connection: 'close',
+      });
+    }
+    const event = toEvent(req, url, matched, body, client);
+    const result = await options.handler(event, lambdaContext('api'));
+    res.writeHead(result.statusCode, stringHeaders(result.headers));
+    res.end(result.body);
+  }
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.keepAliveTimeout = 65_000;
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+function match(route: RouteDefinition, path: string): Matched | undefined {
+  const names: string[] = [];
+  const pattern = route.resource.replace(/\{(\w+)\}/g, (_, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  const found = new RegExp(`^${pattern}/?$`).exec(path);
+  if (!found) return undefined;
+  const pathParameters = names.length
+    ? Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(found[i + 1])]))
+    : null;
+  return { route, pathParameters };
+}
+
+function toEvent(
+  req: IncomingMessage,
+  url: URL,
+  matched: Matched,
+  body: Buffer,
+  client: ApiClient | undefined,
+): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+  const query = url.searchParams.size ? Object.fromEntries(url.searchParams) : null;
+  const utf8 = body.toString('utf8');
+  const isText = Buffer.from(utf8, 'utf8').equals(body);
+  return {
+    resource: matched.route.resource,
+    path: url.pathname.slice(API_STAGE.length + 1),
+    httpMethod: req.method ?? 'GET',
+    headers,
+    multiValueHeaders: {},
+    queryStringParameters: query,
+    multiValueQueryStringParameters: null,
+    pathParameters: matched.pathParameters,
+    stageVariables: null,
+    body: body.length ? (isText ? utf8 : body.toString('base64')) : null,
+    isBase64Encoded: body.length > 0 && !isText,
+    requestContext: {
+      stage: API_STAGE,
+      requestId: randomUUID(),
+      resourcePath: matched.route.resource,
+      httpMethod: req.method ?? 'GET',
+      identity: { apiKeyId: client?.clientId ?? null, sourceIp: req.socket.remoteAddress ?? '' },
+    } as unknown as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(tooLarge ? 'too-large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function error(code: string, message: string): { error: { code: string; message: string } } {
+  return { error: { code, message } };
+}
+
+function stringHeaders(headers: APIGatewayProxyResult['headers']): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).map(([k, v]) => [k, String(v)]));
+}
+
+/** The few Context fields handlers read; deadlines follow the function's configured timeout. */
+export function lambdaContext(functionName: string, timeoutMs = 30_000): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    callbackWaitsForEmptyEventLoop: false,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}

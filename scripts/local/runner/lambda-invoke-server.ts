@@ -1,0 +1,57 @@
+/**
+ * Plays the Lambda Invoke API (POST /2015-03-31/functions/{name}/invocations) for functions hosted by the
+ * local runner, so a handler that calls another function through @aws-sdk/client-lambda runs unchanged.
+ */
+import { createServer, type Server } from 'node:http';
+import type { Context } from 'aws-lambda';
+import { lambdaContext } from './gateway';
+
+export type InvokableHandler = (event: unknown, context: Context) => Promise<unknown>;
+
+export function startLambdaInvokeServer(
+  functions: Readonly<Record<string, InvokableHandler>>,
+): Promise<Server> {
+  const server = createServer((req, res) => {
+    const found = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(req.url?.split('?')[0] ?? '');
+    const name = found ? decodeURIComponent(found[1]).split(':').pop()! : '';
+    const handler = functions[name] ?? functions[Object.keys(functions).find((f) => name.endsWith(f)) ?? ''];
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method !== 'POST' || !handler) {
+        res.writeHead(404, {
+          'Content-Type': 'application/json',
+          'x-amzn-ErrorType': 'ResourceNotFoundException',
+        });
+        res.end(JSON.stringify({ Type: 'User', message: `Function not found: ${name}` }));
+        return;
+      }
+      let payload: unknown;
+      try {
+        payload = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+      } catch {
+        res.writeHead(400, {
+          'Content-Type': 'application/json',
+          'x-amzn-ErrorType': 'InvalidRequestContentException',
+        });
+        res.end(JSON.stringify({ Type: 'User', message: 'Could not parse request body into json' }));
+        return;
+      }
+      handler(payload, lambdaContext(name)).then(
+        (result) => {
+          res.writeHead(200, { 'Content-Type': 'application/json', 'X-Amz-Executed-Version': '$LATEST' });
+          res.end(JSON.stringify(result ?? null));
+        },
+        (err: Error) => {
+          // Like Lambda: HTTP 200 with X-Amz-Function-Error and the error as the payload.
+          res.writeHead(200, { 'Content-Type': 'application/json', 'X-Amz-Function-Error': 'Unhandled' });
+          res.end(JSON.stringify({ errorType: err.name, errorMessage: err.message }));
+        },
+      );
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
