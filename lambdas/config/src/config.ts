@@ -1,4 +1,5 @@
 import { ConfigError } from './errors';
+import { loadPoolConfig, loadRequestsConfig } from './pool-config';
 import type { AppConfig, AwsConfig, AwsEndpoints, Env, HsmConfig, HsmProfileName, PinSource } from './types';
 
 /**
@@ -6,7 +7,12 @@ import type { AppConfig, AwsConfig, AwsEndpoints, Env, HsmConfig, HsmProfileName
  * suit the local SoftHSM set-up, and the CDK stack sets the AWS values explicitly.
  */
 export function loadConfig(env: Env = process.env): AppConfig {
-  return { hsm: loadHsmConfig(env), aws: loadAwsConfig(env) };
+  return {
+    hsm: loadHsmConfig(env),
+    aws: loadAwsConfig(env),
+    pool: loadPoolConfig(env),
+    requests: loadRequestsConfig(env),
+  };
 }
 
 export function loadHsmConfig(env: Env = process.env): HsmConfig {

@@ -1,4 +1,6 @@
 export * from './config';
 export * from './errors';
 export * from './pin';
+export * from './pool-config';
 export type * from './types';
+export * from './ca-config';

@@ -34,9 +34,30 @@ export interface AwsConfig {
   readonly endpoints: AwsEndpoints;
 }
 
+export interface PoolConfig {
+  /** Partitions per key type (`<keyType>#<shard>`): concurrent claimers spread over them. */
+  readonly shards: number;
+  /** Maximum age of a stored key (the TTL of pool items). */
+  readonly keyMaxAgeSeconds: number;
+  /** Pool empty: generate on the fly (`fallback`) or fail the request with a retry hint (`reject`). */
+  readonly emptyPolicy: 'fallback' | 'reject';
+  readonly retryAfterSeconds: number;
+  /** Concurrent key generations while filling. */
+  readonly fillParallelism: number;
+}
+
+export interface RequestsConfig {
+  /** Retention of request records (their TTL). */
+  readonly retentionSeconds: number;
+  /** How long an attempt owns a request in `signing` before a redelivery may take it over. */
+  readonly attemptLeaseSeconds: number;
+}
+
 export interface AppConfig {
   readonly hsm: HsmConfig;
   readonly aws: AwsConfig;
+  readonly pool: PoolConfig;
+  readonly requests: RequestsConfig;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;

@@ -1,0 +1,2 @@
+export * from './key-pool-repository';
+export * from './request-repository';

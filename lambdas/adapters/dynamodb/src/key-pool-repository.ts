@@ -1,0 +1,318 @@
+/**
+ * The key pool in DynamoDB.
+ *
+ * Table layout (one table, pk/sk strings, TTL attribute `expiresAt`):
+ *   key item      pk = `KEY#<keyType>#<shard>`   sk = `<expiresAt, 10 digits>#<keyId>`
+ *   shard counter pk = `KEY#<keyType>#<shard>`   sk = `#COUNT`   available = N
+ *
+ * - "Any available key of type T" is one Query on a random shard: `pk = :p AND sk > :now`, strongly
+ *   consistent, a few items. Ordering by expiry makes the query skip expired keys in the key condition
+ *   itself (TTL deletion lags by up to days) and hands out the oldest keys first.
+ * - Shards spread concurrent claimers over partitions; a claimer visits every shard before it calls the
+ *   pool empty.
+ * - A claim is a conditional DeleteItem with ReturnValues ALL_OLD: the wrapped key ceases to exist in the
+ *   same atomic step that hands it out, so neither a racing claimer nor a redelivered message can get
+ *   it twice. A lost race (condition failed) just tries another candidate.
+ * - The counter ('#' sorts before digits, so it never matches the key condition) is maintained with ADD
+ *   on add/claim/expiry removal: availability per type is N GetItems, never a scan.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import type { AddKeysResult, KeyPoolStore, KeyType, PoolKey } from '../../../core/src';
+import { shardVisitOrder, shuffle } from '../../../core/src';
+import { PoolWriteError } from '../../../core/src';
+
+export interface KeyPoolRepositoryOptions {
+  readonly tableName: string;
+  /** Shards per key type; must stay the same for the table's lifetime (or only grow: see README). */
+  readonly shards: number;
+  /** Candidates fetched per query; more means fewer re-queries when claimers race on one shard. */
+  readonly candidates?: number;
+  /** BatchWriteItem rounds for unprocessed items before giving up on them. */
+  readonly maxWriteAttempts?: number;
+  readonly random?: () => number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+const COUNTER_SK = '#COUNT';
+const BATCH_LIMIT = 25;
+
+interface KeyItem {
+  pk: string;
+  sk: string;
+  keyId: string;
+  keyType: KeyType;
+  shard: number;
+  wrappedKey: Uint8Array;
+  publicKeySpki: Uint8Array;
+  wrapKeyLabel: string;
+  hsmProfile: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export function shardPk(keyType: KeyType, shard: number): string {
+  return `KEY#${keyType}#${shard}`;
+}
+
+/** Sort key: expiry first (10-digit epoch seconds sort lexicographically), then the id for uniqueness. */
+export function keySk(expiresAt: number, keyId: string): string {
+  return `${expiryPrefix(expiresAt)}#${keyId}`;
+}
+
+function expiryPrefix(epochSeconds: number): string {
+  return String(Math.max(0, Math.floor(epochSeconds))).padStart(10, '0');
+}
+
+export class KeyPoolRepository implements KeyPoolStore {
+  private readonly candidates: number;
+  private readonly maxWriteAttempts: number;
+  private readonly random: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  /** Round-robin shard for added keys, from a random start per process. */
+  private nextShard: number;
+
+  public constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly options: KeyPoolRepositoryOptions,
+  ) {
+    this.candidates = options.candidates ?? 5;
+    this.maxWriteAttempts = options.maxWriteAttempts ?? 8;
+    this.random = options.random ?? Math.random;
+    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.nextShard = Math.floor(this.random() * options.shards);
+  }
+
+  public async add(keys: readonly PoolKey[]): Promise<AddKeysResult> {
+    const items = keys.map((key) => this.toItem(key));
+    let written = 0;
+    let unwritten = 0;
+    for (let i = 0; i < items.length; i += BATCH_LIMIT) {
+      const chunk = items.slice(i, i + BATCH_LIMIT);
+      const left = await this.batchPut(chunk);
+      const leftKeys = new Set(left.map((item) => item.sk));
+      const done = chunk.filter((item) => !leftKeys.has(item.sk));
+      written += done.length;
+      unwritten += left.length;
+      await this.adjustCounters(done, +1);
+    }
+    return { written, unwritten };
+  }
+
+  public async claim(keyType: KeyType, nowSeconds: number): Promise<PoolKey | undefined> {
+    for (const shard of shardVisitOrder(this.options.shards, this.random)) {
+      const pk = shardPk(keyType, shard);
+      // Each lost race means another claimer consumed a key, so this loop ends once the shard is empty.
+      for (;;) {
+        const out = await this.doc.send(
+          new QueryCommand({
+            TableName: this.options.tableName,
+            KeyConditionExpression: 'pk = :pk AND sk > :now',
+            ExpressionAttributeValues: { ':pk': pk, ':now': `${expiryPrefix(nowSeconds)}#~` },
+            ProjectionExpression: 'pk, sk',
+            ConsistentRead: true,
+            Limit: this.candidates,
+          }),
+        );
+        const found = (out.Items ?? []) as Array<Pick<KeyItem, 'pk' | 'sk'>>;
+        if (found.length === 0) break;
+        for (const candidate of shuffle(found, this.random)) {
+          const claimed = await this.tryClaim(candidate, nowSeconds);
+          if (claimed) return claimed;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  public async available(keyTypes: readonly KeyType[]): Promise<Record<KeyType, number>> {
+    const result = {} as Record<KeyType, number>;
+    const keys = keyTypes.flatMap((keyType) =>
+      Array.from({ length: this.options.shards }, (_, shard) => ({
+        pk: shardPk(keyType, shard),
+        sk: COUNTER_SK,
+      })),
+    );
+    for (const keyType of keyTypes) result[keyType] = 0;
+    for (let i = 0; i < keys.length; i += 100) {
+      let request: Record<string, unknown>[] = keys.slice(i, i + 100);
+      for (let attempt = 0; request.length > 0; attempt++) {
+        const out = await this.doc.send(
+          new BatchGetCommand({
+            RequestItems: { [this.options.tableName]: { Keys: request, ConsistentRead: true } },
+          }),
+        );
+        for (const item of out.Responses?.[this.options.tableName] ?? []) {
+          const keyType = String(item.pk).split('#')[1] as KeyType;
+          result[keyType] += Number(item.available ?? 0);
+        }
+        request = out.UnprocessedKeys?.[this.options.tableName]?.Keys ?? [];
+        if (request.length > 0) await this.backoff(attempt);
+      }
+    }
+    return result;
+  }
+
+  public async removeExpired(keyType: KeyType, nowSeconds: number): Promise<number> {
+    let removed = 0;
+    for (let shard = 0; shard < this.options.shards; shard++) {
+      const pk = shardPk(keyType, shard);
+      let startKey: Record<string, unknown> | undefined;
+      let removedHere = 0;
+      do {
+        // '0' bounds the range below the counter item ('#' < '0').
+        const out = await this.doc.send(
+          new QueryCommand({
+            TableName: this.options.tableName,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+            ExpressionAttributeValues: { ':pk': pk, ':low': '0', ':high': `${expiryPrefix(nowSeconds)}#~` },
+            ProjectionExpression: 'pk, sk',
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of out.Items ?? []) {
+          // Conditional, so a key claimed (or TTL-deleted) meanwhile is not counted twice.
+          const deleted = await this.deleteIfPresent(item.pk as string, item.sk as string);
+          if (deleted) removedHere++;
+        }
+        startKey = out.LastEvaluatedKey;
+      } while (startKey);
+      if (removedHere > 0) await this.addToCounter(pk, -removedHere);
+      removed += removedHere;
+    }
+    return removed;
+  }
+
+  private async tryClaim(
+    candidate: Pick<KeyItem, 'pk' | 'sk'>,
+    nowSeconds: number,
+  ): Promise<PoolKey | undefined> {
+    try {
+      const out = await this.doc.send(
+        new DeleteCommand({
+          TableName: this.options.tableName,
+          Key: { pk: candidate.pk, sk: candidate.sk },
+          // Exists (nobody claimed it first) and unexpired (belt and braces next to the sort key).
+          ConditionExpression: 'attribute_exists(pk) AND expiresAt > :now',
+          ExpressionAttributeValues: { ':now': nowSeconds },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      if (!out.Attributes) return undefined;
+      await this.addToCounter(candidate.pk, -1);
+      return fromItem(out.Attributes as KeyItem);
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return undefined;
+      throw err;
+    }
+  }
+
+  private async deleteIfPresent(pk: string, sk: string): Promise<boolean> {
+    try {
+      const out = await this.doc.send(
+        new DeleteCommand({
+          TableName: this.options.tableName,
+          Key: { pk, sk },
+          ConditionExpression: 'attribute_exists(pk)',
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return out.Attributes !== undefined;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  /** Writes up to 25 items, re-sending unprocessed ones with jittered backoff; returns those left over. */
+  private async batchPut(items: KeyItem[]): Promise<KeyItem[]> {
+    let pending = items;
+    for (let attempt = 0; pending.length > 0 && attempt < this.maxWriteAttempts; attempt++) {
+      if (attempt > 0) await this.backoff(attempt - 1);
+      try {
+        const out = await this.doc.send(
+          new BatchWriteCommand({
+            RequestItems: { [this.options.tableName]: pending.map((Item) => ({ PutRequest: { Item } })) },
+          }),
+        );
+        const left = out.UnprocessedItems?.[this.options.tableName] ?? [];
+        const leftSks = new Set(left.map((r) => String(r.PutRequest?.Item?.sk)));
+        pending = pending.filter((item) => leftSks.has(item.sk));
+      } catch (err) {
+        // Throttling of the whole batch is retried like unprocessed items; anything else is fatal.
+        if (!isThrottle(err)) throw new PoolWriteError(`pool batch write failed: ${(err as Error).name}`);
+      }
+    }
+    return pending;
+  }
+
+  private async adjustCounters(items: readonly KeyItem[], sign: 1 | -1): Promise<void> {
+    const perShard = new Map<string, number>();
+    for (const item of items) perShard.set(item.pk, (perShard.get(item.pk) ?? 0) + sign);
+    await Promise.all([...perShard].map(([pk, n]) => this.addToCounter(pk, n)));
+  }
+
+  private async addToCounter(pk: string, delta: number): Promise<void> {
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.options.tableName,
+        Key: { pk, sk: COUNTER_SK },
+        UpdateExpression: 'ADD available :d',
+        ExpressionAttributeValues: { ':d': delta },
+      }),
+    );
+  }
+
+  private backoff(attempt: number): Promise<void> {
+    // Full jitter, 25 ms doubling, capped at 2 s.
+    const cap = Math.min(2000, 25 * 2 ** attempt);
+    return this.sleep(Math.floor(this.random() * cap) + 1);
+  }
+
+  private toItem(key: PoolKey): KeyItem {
+    const shard = this.nextShard;
+    this.nextShard = (this.nextShard + 1) % this.options.shards;
+    return {
+      pk: shardPk(key.keyType, shard),
+      sk: keySk(key.expiresAt, key.keyId),
+      keyId: key.keyId,
+      keyType: key.keyType,
+      shard,
+      wrappedKey: key.wrappedKey,
+      publicKeySpki: key.publicKeySpki,
+      wrapKeyLabel: key.wrapKeyLabel,
+      hsmProfile: key.hsmProfile,
+      createdAt: key.createdAt,
+      expiresAt: key.expiresAt,
+    };
+  }
+}
+
+function fromItem(item: KeyItem): PoolKey {
+  return {
+    keyId: item.keyId,
+    keyType: item.keyType,
+    wrappedKey: Buffer.from(item.wrappedKey),
+    publicKeySpki: Buffer.from(item.publicKeySpki),
+    wrapKeyLabel: item.wrapKeyLabel,
+    hsmProfile: item.hsmProfile,
+    createdAt: Number(item.createdAt),
+    expiresAt: Number(item.expiresAt),
+  };
+}
+
+function isThrottle(err: unknown): boolean {
+  const name = (err as { name?: string }).name ?? '';
+  return (
+    name === 'ProvisionedThroughputExceededException' ||
+    name === 'ThrottlingException' ||
+    name === 'RequestLimitExceeded'
+  );
+}

@@ -1,0 +1,161 @@
+/**
+ * Sign request records in DynamoDB: one item per request (pk `id`), TTL `expiresAt` for retention.
+ * Every state transition is one conditional UpdateItem that encodes the rule of request-state.ts, so a
+ * redelivered or duplicated message can never move a request twice:
+ *   start     received -> signing            if status = received
+ *   takeover  signing  -> signing (new owner) if status = signing, attemptId = stale one, lease expired
+ *   complete  signing  -> signed             if status = signing and attemptId = mine
+ *   fail      signing  -> failed             if status = signing and attemptId = mine
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type {
+  FailedResult,
+  SignRequestRecord,
+  SignRequestStore,
+  SignedResult,
+  StartAttempt,
+  StoredSignRequest,
+} from '../../../core/src';
+import { RequestExistsError } from '../../../core/src';
+
+export interface RequestRepositoryOptions {
+  readonly tableName: string;
+}
+
+export class RequestRepository implements SignRequestStore {
+  public constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly options: RequestRepositoryOptions,
+  ) {}
+
+  /** Writes a new record; throws RequestExistsError when the id is taken (nothing is overwritten). */
+  public async create(record: SignRequestRecord): Promise<void> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.options.tableName,
+          Item: record,
+          ConditionExpression: 'attribute_not_exists(id)',
+        }),
+      );
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) throw new RequestExistsError(record.id);
+      throw err;
+    }
+  }
+
+  /** Strongly consistent: the signer and the CA decide on what is really stored. */
+  public async get(id: string): Promise<StoredSignRequest | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.options.tableName, Key: { id }, ConsistentRead: true }),
+    );
+    return out.Item as StoredSignRequest | undefined;
+  }
+
+  public async startAttempt(id: string, attempt: StartAttempt): Promise<StoredSignRequest | undefined> {
+    const values: Record<string, unknown> = {
+      ':signing': 'signing',
+      ':attempt': attempt.attemptId,
+      ':started': attempt.startedAt,
+      ':lease': attempt.leaseUntil,
+      ':one': 1,
+    };
+    let condition: string;
+    if (attempt.takeOverFrom) {
+      values[':stale'] = attempt.takeOverFrom.attemptId ?? '';
+      condition =
+        '#status = :signing AND (attemptId = :stale OR attribute_not_exists(attemptId)) AND leaseUntil <= :started';
+    } else {
+      values[':received'] = 'received';
+      condition = '#status = :received';
+    }
+    return this.transition(id, {
+      UpdateExpression:
+        'SET #status = :signing, attemptId = :attempt, startedAt = :started, leaseUntil = :lease ADD attempts :one',
+      ConditionExpression: condition,
+      ExpressionAttributeValues: values,
+    });
+  }
+
+  public async complete(
+    id: string,
+    attemptId: string,
+    result: SignedResult,
+  ): Promise<StoredSignRequest | undefined> {
+    return this.transition(id, {
+      UpdateExpression:
+        'SET #status = :signed, signature = :sig, certificate = :cert, chain = :chain, pooledKey = :pooled, ' +
+        'keyAcquiredAt = :acquired, finishedAt = :finished REMOVE leaseUntil',
+      ConditionExpression: '#status = :signing AND attemptId = :attempt',
+      ExpressionAttributeValues: {
+        ':signed': 'signed',
+        ':signing': 'signing',
+        ':attempt': attemptId,
+        ':sig': result.signature,
+        ':cert': result.certificate,
+        ':chain': result.chain,
+        ':pooled': result.pooledKey,
+        ':acquired': result.keyAcquiredAt,
+        ':finished': result.finishedAt,
+      },
+    });
+  }
+
+  public async fail(
+    id: string,
+    attemptId: string,
+    result: FailedResult,
+  ): Promise<StoredSignRequest | undefined> {
+    const sets = ['#status = :failed', '#error = :error', 'finishedAt = :finished'];
+    const values: Record<string, unknown> = {
+      ':failed': 'failed',
+      ':signing': 'signing',
+      ':attempt': attemptId,
+      ':error': { code: result.error.code, message: result.error.message },
+      ':finished': result.finishedAt,
+    };
+    if (result.pooledKey !== undefined) {
+      sets.push('pooledKey = :pooled');
+      values[':pooled'] = result.pooledKey;
+    }
+    if (result.keyAcquiredAt !== undefined) {
+      sets.push('keyAcquiredAt = :acquired');
+      values[':acquired'] = result.keyAcquiredAt;
+    }
+    return this.transition(id, {
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil`,
+      ConditionExpression: '#status = :signing AND attemptId = :attempt',
+      ExpressionAttributeValues: values,
+    });
+  }
+
+  /** One conditional update returning the new record, or undefined when the condition did not hold. */
+  private async transition(
+    id: string,
+    update: {
+      UpdateExpression: string;
+      ConditionExpression: string;
+      ExpressionAttributeValues: Record<string, unknown>;
+    },
+  ): Promise<StoredSignRequest | undefined> {
+    const names: Record<string, string> = { '#status': 'status' };
+    if (update.UpdateExpression.includes('#error')) names['#error'] = 'error';
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { id },
+          ...update,
+          ConditionExpression: `attribute_exists(id) AND ${update.ConditionExpression}`,
+          ExpressionAttributeNames: names,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes as StoredSignRequest | undefined;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return undefined;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Filling the pool: generate key pairs in the HSM, wrap each private key, destroy the in-HSM objects,
+ * and store complete items in batches. Pure orchestration over the PoolHsm and KeyPoolStore ports.
+ *
+ * Guarantees: at most `parallelism` generations run at once; no generation starts at or after the
+ * deadline (one already running finishes, so callers leave a margin of one keygen); an item is written
+ * whole or not at all (one put per key, never an item without its wrapped key); every in-HSM object is
+ * destroyed whether wrapping and storing worked or not.
+ */
+import { randomUUID } from 'node:crypto';
+import type { KeyType } from './algorithms';
+import { keyExpiresAt, type HsmKeyRef, type KeyPoolStore, type PoolHsm, type PoolKey } from './pool';
+import type { PoolMetrics } from './pool-metrics';
+
+export interface FillPoolDeps {
+  readonly hsm: Pick<PoolHsm, 'generateKeyPair' | 'wrapPrivateKey' | 'destroy'>;
+  readonly pool: Pick<KeyPoolStore, 'add'>;
+  readonly metrics: PoolMetrics;
+  /** Epoch ms. */
+  readonly clock?: () => number;
+  readonly newKeyId?: () => string;
+}
+
+export interface FillPoolInput {
+  readonly keyType: KeyType;
+  readonly count: number;
+  readonly parallelism: number;
+  /** Epoch ms after which no new generation starts. */
+  readonly deadline: number;
+  readonly wrapKeyLabel: string;
+  readonly hsmProfile: string;
+  readonly maxAgeSeconds: number;
+  /** Keys per store call (the repository splits further into DynamoDB batches of 25). */
+  readonly batchSize?: number;
+  /** Stop after this many failures in a row (an HSM or table that keeps failing). */
+  readonly maxConsecutiveFailures?: number;
+}
+
+export interface FillPoolResult {
+  readonly requested: number;
+  readonly generated: number;
+  readonly stored: number;
+  /** Keys generated but not stored (wrap or write failed): their HSM objects were destroyed. */
+  readonly lost: number;
+  readonly failures: number;
+  /** In-HSM objects whose destroy failed (they vanish with the session; reported, never hidden). */
+  readonly destroyFailures: number;
+  readonly stoppedBy: 'done' | 'deadline' | 'failures';
+  readonly durationMs: number;
+  /** Error codes seen, with counts (codes only: no messages). */
+  readonly errorCodes: Readonly<Record<string, number>>;
+}
+
+export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promise<FillPoolResult> {
+  const clock = deps.clock ?? Date.now;
+  const newKeyId = deps.newKeyId ?? randomUUID;
+  const batchSize = input.batchSize ?? 25;
+  const maxFailures = input.maxConsecutiveFailures ?? 5;
+  const started = clock();
+  const state = {
+    next: 0,
+    generated: 0,
+    stored: 0,
+    lost: 0,
+    failures: 0,
+    consecutiveFailures: 0,
+    destroyFailures: 0,
+    stoppedBy: 'done' as FillPoolResult['stoppedBy'],
+  };
+  const errorCodes: Record<string, number> = {};
+  const buffer: PoolKey[] = [];
+
+  const noteFailure = (err: unknown): void => {
+    state.failures++;
+    state.consecutiveFailures++;
+    const code = errorCode(err);
+    errorCodes[code] = (errorCodes[code] ?? 0) + 1;
+    if (state.consecutiveFailures >= maxFailures) state.stoppedBy = 'failures';
+  };
+
+  const flush = async (): Promise<void> => {
+    const batch = buffer.splice(0, buffer.length);
+    if (batch.length === 0) return;
+    try {
+      const result = await deps.pool.add(batch);
+      state.stored += result.written;
+      state.lost += result.unwritten;
+      if (result.written > 0) {
+        state.consecutiveFailures = 0;
+        deps.metrics.count('KeysAdded', input.keyType, result.written);
+      }
+      if (result.unwritten > 0) noteFailure({ code: 'POOL_WRITE_UNPROCESSED' });
+    } catch (err) {
+      state.lost += batch.length;
+      noteFailure(err);
+    }
+  };
+
+  const generateOne = async (): Promise<void> => {
+    let privateKey: HsmKeyRef | undefined;
+    try {
+      const pair = await deps.hsm.generateKeyPair(input.keyType, { extractable: true });
+      privateKey = pair.privateKey;
+      state.generated++;
+      const wrappedKey = await deps.hsm.wrapPrivateKey(privateKey, input.wrapKeyLabel);
+      const createdAt = clock();
+      buffer.push({
+        keyId: newKeyId(),
+        keyType: input.keyType,
+        wrappedKey,
+        publicKeySpki: pair.publicKeySpki,
+        wrapKeyLabel: input.wrapKeyLabel,
+        hsmProfile: input.hsmProfile,
+        createdAt,
+        expiresAt: keyExpiresAt(createdAt, input.maxAgeSeconds),
+      });
+      state.consecutiveFailures = 0;
+    } catch (err) {
+      if (privateKey) state.lost++;
+      noteFailure(err);
+    } finally {
+      // The wrapped copy is all the pool needs: the clear key object leaves the HSM now, on every path.
+      if (privateKey) await deps.hsm.destroy(privateKey).catch(() => state.destroyFailures++);
+    }
+  };
+
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      if (state.stoppedBy !== 'done') return;
+      if (state.next >= input.count) return;
+      if (clock() >= input.deadline) {
+        state.stoppedBy = 'deadline';
+        return;
+      }
+      state.next++;
+      await generateOne();
+      if (buffer.length >= batchSize) await flush();
+    }
+  };
+
+  const workers = Math.max(1, Math.min(input.parallelism, input.count));
+  await Promise.all(Array.from({ length: workers }, () => worker()));
+  await flush();
+  return {
+    requested: input.count,
+    generated: state.generated,
+    stored: state.stored,
+    lost: state.lost,
+    failures: state.failures,
+    destroyFailures: state.destroyFailures,
+    stoppedBy: state.stoppedBy,
+    durationMs: clock() - started,
+    errorCodes,
+  };
+}
+
+/** A machine-readable code from anything thrown: its `code` when it is one, else its class name. */
+export function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(code)) return code;
+  const name = err instanceof Error ? err.name : '';
+  return /^[A-Za-z][A-Za-z0-9]{1,63}$/.test(name) ? name : 'UNKNOWN_ERROR';
+}

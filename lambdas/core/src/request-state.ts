@@ -1,0 +1,129 @@
+/**
+ * The sign request state machine, as pure rules: which transitions exist, and what a (re)delivered
+ * message should do given the stored record. The repository enforces the same rules with conditional
+ * writes, so two deliveries racing cannot both act.
+ *
+ *   received --start--> signing --complete--> signed
+ *       |                 |  ^ \--fail------> failed
+ *       \--fail-----------+  |
+ *                   takeover (lease expired: the previous attempt crashed)
+ *
+ * Crash recovery: each attempt writes a fresh attemptId and a lease (leaseUntil) when it enters
+ * `signing`; only the holder of that attemptId may complete or fail the request. A delivery that finds
+ * `signing` with a live lease backs off (another worker is on it); one that finds the lease expired takes
+ * the request over with a new attemptId (the old attempt's key died with its process: a claimed pool key
+ * is already deleted, so it is never used twice).
+ */
+import type { RequestError, RequestStatus, SignRequestRecord } from './sign-request';
+
+/** The stored record: the shared SignRequestRecord plus the attempt bookkeeping of the signer. */
+export interface StoredSignRequest extends SignRequestRecord {
+  /** Id of the attempt that owns the `signing` state. */
+  readonly attemptId?: string;
+  /** Epoch ms until which that attempt is presumed alive. */
+  readonly leaseUntil?: number;
+  /** Number of attempts that entered `signing` (1 normally; more after crash take-overs). */
+  readonly attempts?: number;
+}
+
+const TRANSITIONS: Readonly<Record<RequestStatus, readonly RequestStatus[]>> = {
+  received: ['signing', 'failed'],
+  // signing -> signing is a take-over of a crashed attempt (new attemptId).
+  signing: ['signing', 'signed', 'failed'],
+  signed: [],
+  failed: [],
+};
+
+export function canTransition(from: RequestStatus, to: RequestStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+export function isTerminal(status: RequestStatus): boolean {
+  return TRANSITIONS[status].length === 0;
+}
+
+/** What one delivery of a request id should do. */
+export type DeliveryDecision =
+  | { readonly kind: 'replay' }
+  | { readonly kind: 'start' }
+  | { readonly kind: 'takeover'; readonly staleAttemptId: string | undefined }
+  | { readonly kind: 'busy'; readonly retryAfterMs: number };
+
+export function decideDelivery(record: StoredSignRequest, nowMs: number): DeliveryDecision {
+  switch (record.status) {
+    case 'signed':
+    case 'failed':
+      return { kind: 'replay' };
+    case 'received':
+      return { kind: 'start' };
+    case 'signing': {
+      const leaseUntil = record.leaseUntil ?? 0;
+      if (leaseUntil > nowMs) return { kind: 'busy', retryAfterMs: leaseUntil - nowMs };
+      return { kind: 'takeover', staleAttemptId: record.attemptId };
+    }
+  }
+}
+
+/** Durations the study reports, derived from the record's timestamps (undefined until known). */
+export interface RequestTimings {
+  /** startedAt - receivedAt: time spent queued. */
+  readonly waitingMs?: number;
+  /** finishedAt - startedAt: time spent processing. */
+  readonly processMs?: number;
+  /** keyAcquiredAt - startedAt: claim + unwrap, or on-the-fly generation. */
+  readonly keyAcquisitionMs?: number;
+}
+
+export function requestTimings(record: SignRequestRecord): RequestTimings {
+  const diff = (a?: number, b?: number): number | undefined =>
+    a === undefined || b === undefined ? undefined : a - b;
+  return {
+    waitingMs: diff(record.startedAt, record.receivedAt),
+    processMs: diff(record.finishedAt, record.startedAt),
+    keyAcquisitionMs: diff(record.keyAcquiredAt, record.startedAt),
+  };
+}
+
+/** TTL (epoch seconds) of a request record received at receivedAtMs. */
+export function requestExpiresAt(receivedAtMs: number, retentionSeconds: number): number {
+  return Math.floor(receivedAtMs / 1000) + retentionSeconds;
+}
+
+/** The result a successful attempt stores. */
+export interface SignedResult {
+  readonly signature: string;
+  readonly certificate: string;
+  readonly chain: readonly string[];
+  readonly pooledKey: boolean;
+  readonly keyAcquiredAt: number;
+  readonly finishedAt: number;
+}
+
+export interface FailedResult {
+  readonly error: RequestError;
+  readonly pooledKey?: boolean;
+  readonly keyAcquiredAt?: number;
+  readonly finishedAt: number;
+}
+
+export interface StartAttempt {
+  readonly attemptId: string;
+  readonly startedAt: number;
+  readonly leaseUntil: number;
+  /**
+   * The attempt being taken over: the request must be `signing` under that attemptId with its lease
+   * expired by startedAt. Undefined: the request must still be `received`.
+   */
+  readonly takeOverFrom?: { readonly attemptId: string | undefined };
+}
+
+/**
+ * The request store (implemented by the DynamoDB RequestRepository). Transitions return the updated
+ * record, or undefined when their condition did not hold (another delivery got there first).
+ */
+export interface SignRequestStore {
+  get(id: string): Promise<StoredSignRequest | undefined>;
+  startAttempt(id: string, attempt: StartAttempt): Promise<StoredSignRequest | undefined>;
+  complete(id: string, attemptId: string, result: SignedResult): Promise<StoredSignRequest | undefined>;
+  fail(id: string, attemptId: string, result: FailedResult): Promise<StoredSignRequest | undefined>;
+}

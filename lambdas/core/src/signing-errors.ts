@@ -1,0 +1,70 @@
+/**
+ * Named errors of the signing core and the pool, each with a machine-readable code. Messages carry ids
+ * and codes only: never a PIN, a digest, or anything about the signer.
+ */
+export class SigningError extends Error {
+  public override name = 'SigningError';
+  public constructor(
+    message: string,
+    public readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** No sign request with that id exists (the message references a record that was never written). */
+export class RequestNotFoundError extends SigningError {
+  public override name = 'RequestNotFoundError';
+  public constructor(requestId: string) {
+    super(`sign request ${requestId} does not exist`, 'REQUEST_NOT_FOUND');
+  }
+}
+
+/** Another delivery holds a live lease on the request: retry after retryAfterMs (SQS redelivers). */
+export class RequestInProgressError extends SigningError {
+  public override name = 'RequestInProgressError';
+  public constructor(
+    requestId: string,
+    public readonly retryAfterMs: number,
+  ) {
+    super(`sign request ${requestId} is being processed by another attempt`, 'REQUEST_IN_PROGRESS');
+  }
+}
+
+/** A request id was created twice. */
+export class RequestExistsError extends SigningError {
+  public override name = 'RequestExistsError';
+  public constructor(requestId: string) {
+    super(`sign request ${requestId} already exists`, 'REQUEST_EXISTS');
+  }
+}
+
+/**
+ * This attempt lost ownership of the request before it could record its outcome (its lease expired and
+ * another attempt took over). Its result is discarded; the owner's outcome stands.
+ */
+export class AttemptSupersededError extends SigningError {
+  public override name = 'AttemptSupersededError';
+  public constructor(requestId: string) {
+    super(`the attempt on sign request ${requestId} was superseded`, 'ATTEMPT_SUPERSEDED');
+  }
+}
+
+/** The pool had no key of the type and the policy is `reject`. */
+export class PoolEmptyError extends SigningError {
+  public override name = 'PoolEmptyError';
+  public constructor(
+    keyType: string,
+    public readonly retryAfterSeconds: number,
+  ) {
+    super(`no pre-generated ${keyType} key is available; retry after ${retryAfterSeconds} s`, 'POOL_EMPTY');
+  }
+}
+
+/** A pool write failed for good (after the unprocessed-item retries). */
+export class PoolWriteError extends SigningError {
+  public override name = 'PoolWriteError';
+  public constructor(message: string) {
+    super(message, 'POOL_WRITE_FAILED');
+  }
+}
