@@ -4,3 +4,17 @@ export { encodeName, type NameAttribute } from './name';
 export { pem, pemToDer } from './der';
 export * from './errors';
 export type * from './types';
+export {
+  caExtensions,
+  keyIdentifier,
+  leafExtensions,
+  nameDer,
+  parseCertificate,
+  randomSerial,
+  signCertificate,
+  type CaExtensionOptions,
+  type CertificateContent,
+  type CertificateSigner,
+  type LeafExtensionOptions,
+  type ParsedCertificate,
+} from './certificate';

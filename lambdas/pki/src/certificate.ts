@@ -1,0 +1,242 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
+import {
+  AccessDescription,
+  AuthorityInfoAccessSyntax,
+  AuthorityKeyIdentifier,
+  BasicConstraints,
+  CRLDistributionPoints,
+  Certificate,
+  CertificatePolicies,
+  DistributionPoint,
+  DistributionPointName,
+  Extension,
+  Extensions,
+  GeneralName,
+  KeyIdentifier,
+  KeyUsage,
+  KeyUsageFlags,
+  Name,
+  PolicyInformation,
+  SubjectKeyIdentifier,
+  SubjectPublicKeyInfo,
+  TBSCertificate,
+  Validity,
+  Version,
+  id_ad_caIssuers,
+  id_ad_ocsp,
+  id_ce_authorityKeyIdentifier,
+  id_ce_basicConstraints,
+  id_ce_cRLDistributionPoints,
+  id_ce_certificatePolicies,
+  id_ce_keyUsage,
+  id_ce_subjectKeyIdentifier,
+  id_pe_authorityInfoAccess,
+} from '@peculiar/asn1-x509';
+import type { KeyType } from '../../core/src';
+import { algorithmIdentifier, digest, schemeFor } from './algorithms';
+import { outerLength, toArrayBuffer } from './der';
+import type { SignDigest } from './types';
+
+/** The key that signs a certificate: its name and key identifier go into the issued certificate. */
+export interface CertificateSigner {
+  readonly name: Name;
+  readonly keyType: KeyType;
+  /** The signer's subjectKeyIdentifier, which becomes the authorityKeyIdentifier. */
+  readonly keyIdentifier: Buffer;
+  readonly sign: SignDigest;
+}
+
+export interface CertificateContent {
+  /** Positive serial number, big-endian, no leading zero octet. */
+  readonly serial: Buffer;
+  readonly subject: Name;
+  readonly subjectPublicKeySpki: Buffer;
+  readonly notBefore: Date;
+  readonly notAfter: Date;
+  readonly extensions: readonly Extension[];
+}
+
+/** A parsed certificate: what the CA needs from its own certificates. */
+export interface ParsedCertificate {
+  readonly der: Buffer;
+  readonly subject: Name;
+  readonly subjectPublicKeySpki: Buffer;
+  readonly keyIdentifier: Buffer;
+  readonly notAfter: Date;
+}
+
+/**
+ * 128 random bits as a positive serial (RFC 5280 4.1.2.2 allows up to 20 octets). The first octet is
+ * non-zero so the value always has 16 octets; the INTEGER encoder adds the sign octet when needed.
+ */
+export function randomSerial(): Buffer {
+  for (;;) {
+    const serial = randomBytes(16);
+    if (serial[0] !== 0) return serial;
+  }
+}
+
+/** RFC 5280 4.2.1.2 method 1: SHA-1 of the subjectPublicKey BIT STRING value. */
+export function keyIdentifier(spki: Buffer): Buffer {
+  const info = AsnConvert.parse(spki, SubjectPublicKeyInfo);
+  return createHash('sha1').update(Buffer.from(info.subjectPublicKey)).digest();
+}
+
+/** DER INTEGER content of a positive number: a 0x00 sign octet when the top bit is set. */
+function positiveInteger(value: Buffer): ArrayBuffer {
+  return toArrayBuffer(value[0] & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value);
+}
+
+function extension(extnID: string, critical: boolean, value: unknown): Extension {
+  return new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
+}
+
+export interface LeafExtensionOptions {
+  readonly subjectPublicKeySpki: Buffer;
+  readonly issuerKeyIdentifier: Buffer;
+  readonly policyOid: string;
+  readonly crlUrl?: string;
+  readonly caIssuersUrl?: string;
+  readonly ocspUrl?: string;
+}
+
+/**
+ * End-entity signing certificate: keyUsage digitalSignature + nonRepudiation (critical), not a CA, key
+ * identifiers, the policy, and optional revocation/issuer pointers.
+ */
+export function leafExtensions(options: LeafExtensionOptions): Extension[] {
+  const extensions = [
+    extension(
+      id_ce_keyUsage,
+      true,
+      new KeyUsage(KeyUsageFlags.digitalSignature | KeyUsageFlags.nonRepudiation),
+    ),
+    extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })),
+    extension(
+      id_ce_subjectKeyIdentifier,
+      false,
+      new SubjectKeyIdentifier(keyIdentifier(options.subjectPublicKeySpki)),
+    ),
+    extension(
+      id_ce_authorityKeyIdentifier,
+      false,
+      new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(options.issuerKeyIdentifier) }),
+    ),
+    extension(
+      id_ce_certificatePolicies,
+      false,
+      new CertificatePolicies([new PolicyInformation({ policyIdentifier: options.policyOid })]),
+    ),
+  ];
+  if (options.crlUrl) {
+    const point = new DistributionPoint({
+      distributionPoint: new DistributionPointName({
+        fullName: [new GeneralName({ uniformResourceIdentifier: options.crlUrl })],
+      }),
+    });
+    extensions.push(extension(id_ce_cRLDistributionPoints, false, new CRLDistributionPoints([point])));
+  }
+  const access: AccessDescription[] = [];
+  const describe = (method: string, url: string): AccessDescription =>
+    new AccessDescription({
+      accessMethod: method,
+      accessLocation: new GeneralName({ uniformResourceIdentifier: url }),
+    });
+  if (options.ocspUrl) access.push(describe(id_ad_ocsp, options.ocspUrl));
+  if (options.caIssuersUrl) access.push(describe(id_ad_caIssuers, options.caIssuersUrl));
+  if (access.length > 0) {
+    extensions.push(extension(id_pe_authorityInfoAccess, false, new AuthorityInfoAccessSyntax(access)));
+  }
+  return extensions;
+}
+
+export interface CaExtensionOptions {
+  readonly subjectPublicKeySpki: Buffer;
+  /** Omitted for a self-signed root (its AKI would equal its SKI). */
+  readonly issuerKeyIdentifier?: Buffer;
+  /** 0 for an issuing CA that may only certify end entities; omitted for the root. */
+  readonly pathLength?: number;
+}
+
+/** CA certificate: basicConstraints CA (critical), keyCertSign + cRLSign (critical), key identifiers. */
+export function caExtensions(options: CaExtensionOptions): Extension[] {
+  const extensions = [
+    extension(
+      id_ce_basicConstraints,
+      true,
+      new BasicConstraints({ cA: true, pathLenConstraint: options.pathLength }),
+    ),
+    extension(id_ce_keyUsage, true, new KeyUsage(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign)),
+    extension(
+      id_ce_subjectKeyIdentifier,
+      false,
+      new SubjectKeyIdentifier(keyIdentifier(options.subjectPublicKeySpki)),
+    ),
+  ];
+  if (options.issuerKeyIdentifier) {
+    extensions.push(
+      extension(
+        id_ce_authorityKeyIdentifier,
+        false,
+        new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(options.issuerKeyIdentifier) }),
+      ),
+    );
+  }
+  return extensions;
+}
+
+/**
+ * Builds the TBSCertificate, has `signer.sign` sign its digest (in the HSM) and returns the certificate
+ * DER. One code path for every certificate the CA makes (root, issuing CA, leaves; RSA and EC).
+ */
+export async function signCertificate(
+  content: CertificateContent,
+  signer: CertificateSigner,
+): Promise<Buffer> {
+  const scheme = schemeFor(signer.keyType);
+  const tbs = new TBSCertificate({
+    version: Version.v3,
+    serialNumber: positiveInteger(content.serial),
+    signature: algorithmIdentifier(scheme),
+    issuer: signer.name,
+    validity: new Validity({ notBefore: content.notBefore, notAfter: content.notAfter }),
+    subject: content.subject,
+    subjectPublicKeyInfo: AsnConvert.parse(content.subjectPublicKeySpki, SubjectPublicKeyInfo),
+    extensions: new Extensions([...content.extensions]),
+  });
+  const tbsDer = Buffer.from(AsnConvert.serialize(tbs));
+  const signature = await signer.sign(digest(scheme.digestAlgorithm, tbsDer), {
+    digestAlgorithm: scheme.digestAlgorithm,
+    signatureAlgorithm: scheme.signatureAlgorithm,
+  });
+  const certificate = new Certificate({
+    tbsCertificate: tbs,
+    signatureAlgorithm: algorithmIdentifier(scheme),
+    signatureValue: toArrayBuffer(signature),
+  });
+  return Buffer.from(AsnConvert.serialize(certificate));
+}
+
+/** Parses a certificate DER; the key identifier is its SKI extension, else computed from its key. */
+export function parseCertificate(der: Buffer): ParsedCertificate {
+  if (outerLength(der) !== der.length) throw new Error('not a single DER certificate');
+  const certificate = AsnConvert.parse(der, Certificate);
+  const tbs = certificate.tbsCertificate;
+  const subjectPublicKeySpki = Buffer.from(AsnConvert.serialize(tbs.subjectPublicKeyInfo));
+  const ski = tbs.extensions?.find((e) => e.extnID === id_ce_subjectKeyIdentifier);
+  return {
+    der,
+    subject: tbs.subject,
+    subjectPublicKeySpki,
+    keyIdentifier: ski
+      ? Buffer.from(AsnConvert.parse(ski.extnValue.buffer, SubjectKeyIdentifier).buffer)
+      : keyIdentifier(subjectPublicKeySpki),
+    notAfter: tbs.validity.notAfter.getTime(),
+  };
+}
+
+/** Serialized Name: subject/issuer comparisons and the subject hash of the issuance record. */
+export function nameDer(name: Name): Buffer {
+  return Buffer.from(AsnConvert.serialize(name));
+}
