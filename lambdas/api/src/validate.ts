@@ -3,18 +3,21 @@ import {
   DIGEST_LENGTH,
   defaultSignatureAlgorithm,
   fits,
+  InvalidIdentityError,
+  validateSignerIdentity,
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
   type SignerIdentity,
 } from '../../core/src';
 import openapi from '../openapi.json';
-import { ValidationError } from './errors';
+import { ApiError, ValidationError } from './errors';
 import type { SignRequestInput } from './types';
 
 /**
  * Request validation in two steps: the OpenAPI document's schema (structure, types, lengths, unknown
- * fields), then the rules a schema cannot say (digest length per algorithm, key type / scheme fit).
+ * fields), then the rules a schema cannot say (digest length per algorithm, key type / scheme fit, the
+ * certificate profile's identity rules).
  */
 const ajv = new Ajv({ allErrors: false, strict: false });
 ajv.addSchema(openapi, 'openapi.json');
@@ -51,8 +54,18 @@ export function parseSignRequest(body: unknown): SignRequestInput {
     digestAlgorithm: body.digestAlgorithm,
     keyType,
     signatureAlgorithm,
-    signer: body.signer,
+    signer: validIdentity(body.signer),
   };
+}
+
+/** The certificate profile's own rules (the CA applies them again): one definition of a valid identity. */
+function validIdentity(signer: SignerIdentity): SignerIdentity {
+  try {
+    return validateSignerIdentity(signer);
+  } catch (err) {
+    if (err instanceof InvalidIdentityError) throw new ApiError(400, err.code, err.message);
+    throw err;
+  }
 }
 
 export function isRequestId(value: string): boolean {

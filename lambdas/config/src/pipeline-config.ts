@@ -1,0 +1,47 @@
+import { MAX_BODY_BYTES } from '../../resources/src/api';
+import { int, str } from './config';
+import type { Env } from './types';
+
+/** Settings of the request path: API, queue, signer consumer, CA invocation, and the local runner. */
+export interface PipelineConfig {
+  /** URL of the sign request queue (the CDK stack sets it; the local runner creates the queue). */
+  readonly queueUrl: string;
+  /** Name (or ARN) of the CA function the signer invokes. */
+  readonly caFunctionName: string;
+  /** Records processed concurrently within one signer batch. */
+  readonly signerConcurrency: number;
+  /** Largest accepted request body in bytes (the pool policy and retention live in the pool config). */
+  readonly maxBodyBytes: number;
+  readonly local: {
+    readonly port: number;
+    /** Per-client steady rate and burst of the local gateway (API Gateway usage plan terms). */
+    readonly rateLimit: number;
+    readonly burstLimit: number;
+    /** Consumer processes the local runner starts (each one plays the event source mapping). */
+    readonly consumers: number;
+    /** Batches each consumer process handles at once. */
+    readonly pollerConcurrency: number;
+    /** Shorter than AWS's so that work of a killed consumer comes back in seconds. */
+    readonly visibilityTimeoutSeconds: number;
+    /** Keygen schedule period locally, seconds. */
+    readonly keygenIntervalSeconds: number;
+  };
+}
+
+export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
+  return {
+    queueUrl: str(env, 'SIGN_QUEUE_URL', ''),
+    caFunctionName: str(env, 'CA_FUNCTION_NAME', 'ca'),
+    signerConcurrency: int(env, 'SIGNER_CONCURRENCY', 10, 1, 100),
+    maxBodyBytes: int(env, 'API_MAX_BODY_BYTES', MAX_BODY_BYTES, 256, 1024 * 1024),
+    local: {
+      port: int(env, 'PORT', 8080, 0, 65535),
+      rateLimit: int(env, 'LOCAL_RATE_LIMIT', 500, 1, 100_000),
+      burstLimit: int(env, 'LOCAL_BURST_LIMIT', 1000, 1, 100_000),
+      consumers: int(env, 'LOCAL_CONSUMERS', 1, 1, 16),
+      pollerConcurrency: int(env, 'LOCAL_POLLER_CONCURRENCY', 4, 1, 64),
+      visibilityTimeoutSeconds: int(env, 'LOCAL_VISIBILITY_TIMEOUT_SECONDS', 10, 1, 43200),
+      keygenIntervalSeconds: int(env, 'LOCAL_KEYGEN_INTERVAL_SECONDS', 60, 1, 86400),
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * API Gateway -> this function: accepts sign requests, serves results (long-poll) and health. The
+ * request path does no HSM work: it validates, writes the record and queues the id.
+ */
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { handleApiEvent, type ApiDeps } from '../../api/src';
+import { KEY_TYPES, RequestExistsError } from '../../core/src';
+import { createLogger, wire } from '../shared/wiring';
+
+const logger = createLogger('api');
+const { requests, keyPool, queue, pool, pipeline, requestsConfig } = wire();
+
+const deps: ApiDeps = {
+  requests: {
+    create: (record) =>
+      requests.create(record).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof RequestExistsError) return false;
+          throw err;
+        },
+      ),
+    get: (id) => requests.get(id),
+    discard: (id) => requests.discard(id),
+  },
+  queue,
+  pool: { available: () => keyPool.available(KEY_TYPES) },
+  settings: {
+    maxBodyBytes: pipeline.maxBodyBytes,
+    retentionSeconds: requestsConfig.retentionSeconds,
+    rejectWhenPoolEmpty: pool.emptyPolicy === 'reject',
+    retryAfterSeconds: pool.retryAfterSeconds,
+  },
+};
+
+export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+  return handleApiEvent(event, deps, (err) =>
+    // Name and stack only: the error may come from anywhere, its message is not trusted to be clean.
+    logger.error('unexpected API failure', { errorName: (err as Error)?.name, stack: (err as Error)?.stack }),
+  );
+}

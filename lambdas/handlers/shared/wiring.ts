@@ -1,0 +1,68 @@
+/**
+ * What handlers share: configuration, SDK clients, repositories and the HSM connection, each created once
+ * per execution environment (module scope, outside the handler) so provisioned concurrency keeps them
+ * warm. The same code runs on AWS, on LocalStack and in the local runner: only configuration differs.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { documentClient, sqsClient } from '../../adapters/aws/src';
+import { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
+import { connectHsm, type Pkcs11Hsm } from '../../adapters/hsm/src';
+import { SqsRequestQueue } from '../../adapters/sqs/src';
+import {
+  loadConfig,
+  loadPipelineConfig,
+  loadPoolConfig,
+  loadRequestsConfig,
+  type AppConfig,
+  type PipelineConfig,
+} from '../../config/src';
+import type { PoolConfig, RequestsConfig } from '../../config/src';
+import { TABLES, tableName } from '../../resources/src';
+
+export interface Wiring {
+  readonly config: AppConfig;
+  readonly pipeline: PipelineConfig;
+  readonly pool: PoolConfig;
+  readonly requestsConfig: RequestsConfig;
+  readonly requests: RequestRepository;
+  readonly keyPool: KeyPoolRepository;
+  readonly queue: SqsRequestQueue;
+}
+
+let wiring: Wiring | undefined;
+
+export function wire(): Wiring {
+  if (wiring) return wiring;
+  const config = loadConfig();
+  const pool = loadPoolConfig();
+  const doc = documentClient(config.aws);
+  const pipeline = loadPipelineConfig();
+  wiring = {
+    config,
+    pipeline,
+    pool,
+    requestsConfig: loadRequestsConfig(),
+    requests: new RequestRepository(doc, { tableName: tableName(TABLES.requests) }),
+    keyPool: new KeyPoolRepository(doc, { tableName: tableName(TABLES.keyPool), shards: pool.shards }),
+    queue: new SqsRequestQueue(sqsClient(config.aws), pipeline.queueUrl),
+  };
+  return wiring;
+}
+
+let hsm: Promise<Pkcs11Hsm> | undefined;
+
+/** One HSM login per execution environment; a failed connect is retried on the next invocation. */
+export function sharedHsm(): Promise<Pkcs11Hsm> {
+  if (!hsm) {
+    const { config } = wire();
+    hsm = connectHsm(config.hsm, config.aws).catch((err: unknown) => {
+      hsm = undefined;
+      throw err;
+    });
+  }
+  return hsm;
+}
+
+export function createLogger(serviceName: string): Logger {
+  return new Logger({ serviceName, logLevel: (process.env.LOG_LEVEL as 'INFO' | undefined) ?? 'INFO' });
+}

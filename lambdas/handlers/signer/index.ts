@@ -1,0 +1,85 @@
+/**
+ * SQS -> this function (provisioned concurrency): each message is a sign request id. Records of a batch
+ * run concurrently; failures are reported per record (Powertools batch), so one bad message never fails
+ * its neighbours, and SQS redelivers only those. The signing core is idempotent on redelivery.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaClient } from '../../adapters/aws/src';
+import { LambdaCertificateIssuer } from '../../adapters/lambda/src';
+import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
+import { processSignRequest, type SigningDeps } from '../../core/src';
+import { buildCsr } from '../../pki/src';
+import { createLogger, sharedHsm, wire } from '../shared/wiring';
+
+const logger = createLogger('signer');
+const processor = new BatchProcessor(EventType.SQS);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const { config, pipeline, pool, requests, keyPool, requestsConfig } = wire();
+const metrics = PowertoolsPoolMetrics.create();
+// Started at init, so a provisioned environment is logged in before its first request.
+const hsm = sharedHsm();
+hsm.catch(() => undefined);
+
+async function deps(): Promise<SigningDeps> {
+  return {
+    requests,
+    pool: keyPool,
+    hsm: await hsm,
+    buildCsr,
+    issuer: new LambdaCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName),
+    metrics,
+    settings: {
+      emptyPoolPolicy: pool.emptyPolicy,
+      retryAfterSeconds: pool.retryAfterSeconds,
+      leaseMs: requestsConfig.attemptLeaseSeconds * 1000,
+      hsmProfile: config.hsm.profile,
+    },
+  };
+}
+
+/** Malformed message bodies: no request stands behind them, so they go (via retries) to the DLQ. */
+export class PoisonMessageError extends Error {
+  public override readonly name = 'PoisonMessageError';
+}
+
+async function processRecord(record: SQSRecord, signing: SigningDeps): Promise<void> {
+  const id = record.body.trim();
+  if (!UUID.test(id)) throw new PoisonMessageError(`message ${record.messageId} does not carry a request id`);
+  const outcome = await processSignRequest(signing, id).catch((err: unknown) => {
+    // Rethrown: the record is reported as failed and SQS redelivers it (or dead-letters it in the end).
+    logger.warn('sign request not finished in this delivery', {
+      requestId: id,
+      errorName: (err as Error)?.name,
+      errorCode: (err as { code?: unknown })?.code,
+      receiveCount: record.attributes.ApproximateReceiveCount,
+    });
+    throw err;
+  });
+  logger.info('sign request done', {
+    requestId: id,
+    status: outcome.status,
+    replayed: outcome.replayed,
+    pooledKey: outcome.record.pooledKey,
+    errorCode: outcome.record.error?.code,
+  });
+}
+
+export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+  const signing = await deps();
+  try {
+    return await processPartialResponse(
+      event,
+      (record: SQSRecord) => processRecord(record, signing),
+      processor,
+      {
+        context,
+        processInParallel: true,
+        throwOnFullBatchFailure: false,
+      },
+    );
+  } finally {
+    metrics.publish();
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * One consumer process of the local runner: the SQS event source mapping in front of the unchanged
+ * signer handler. Separate from the runner so it can be killed (and restarted) on its own, as an
+ * execution environment can be. It exits when its parent goes away (stdin closes) or on SIGTERM.
+ */
+import { sqsClient } from '../../../lambdas/adapters/aws/src';
+import { loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
+import { SIGNER_EVENT_SOURCE, SIGNER_TIMEOUT_SECONDS } from '../../../lambdas/resources/src';
+import { startSqsPoller, type SqsHandler } from './sqs-poller';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const pipeline = loadPipelineConfig();
+  const signer = (await import('../../../lambdas/handlers/signer')) as { handler: SqsHandler };
+  const poller = startSqsPoller({
+    client: sqsClient(config.aws),
+    queueUrl: pipeline.queueUrl,
+    queueArn: process.env.SIGN_QUEUE_ARN ?? 'arn:aws:sqs:local:000000000000:sign-requests',
+    handler: signer.handler,
+    batchSize: SIGNER_EVENT_SOURCE.batchSize,
+    concurrency: pipeline.local.pollerConcurrency,
+    region: config.aws.region,
+    functionTimeoutMs: SIGNER_TIMEOUT_SECONDS * 1000,
+    log: (line) => console.error(line),
+  });
+  let stopping = false;
+  const shutdown = (): void => {
+    if (stopping) return;
+    stopping = true;
+    void poller.stop().finally(() => process.exit(0));
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.stdin.on('end', shutdown);
+  process.stdin.on('close', shutdown);
+  process.stdin.resume();
+}
+
+main().catch((err: Error) => {
+  console.error(`consumer failed to start: ${err.name}: ${err.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,207 @@
+/**
+ * The whole pipeline on one machine, hosting the unchanged handlers: SoftHSM token (made by the
+ * bootstrap), DynamoDB Local + ElasticMQ (or configured endpoints), tables and queues from the shared
+ * definitions, an HTTP server playing API Gateway, a Lambda Invoke endpoint for the CA function, consumer
+ * processes playing the SQS event source mapping for the signer, and a timer playing the keygen schedule.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { dynamoDbClient, sqsClient } from '../../../lambdas/adapters/aws/src';
+import { loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
+import { API_STAGE, QUEUES, TABLES, ensureQueue, ensureTables } from '../../../lambdas/resources/src';
+import { ROOT } from '../paths';
+import { startStandIns, type StandIns } from '../stand-ins';
+import { localHsmEnv } from '../token';
+import { loadApiClients, type ApiClient } from './api-keys';
+import { lambdaContext, startGateway, type ApiHandler } from './gateway';
+import { startLambdaInvokeServer, type InvokableHandler } from './lambda-invoke-server';
+
+export interface LocalPipelineOptions {
+  /** Environment overrides applied before anything is configured (e.g. POOL_TARGETS, PORT). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Run the keygen schedule (with an initial fill). Default true. */
+  readonly keygen?: boolean;
+  /** Keep DynamoDB data across restarts in .local/dynamodb. Default false (in memory). */
+  readonly persist?: boolean;
+  /**
+   * Prefix for table and queue names, so several pipelines (tests) can share one set of stand-ins.
+   * Table names already set in the environment are kept.
+   */
+  readonly resourcePrefix?: string;
+  readonly log?: (line: string) => void;
+}
+
+export interface ConsumerProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+}
+
+export interface LocalPipeline {
+  readonly url: string;
+  readonly clients: readonly ApiClient[];
+  readonly apiKey: string;
+  readonly standIns: StandIns;
+  readonly queueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  /** The environment the handlers run with (endpoints, table names, queue URLs, HSM settings). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly consumers: ConsumerProcess[];
+  /** Starts one more consumer process (e.g. after a test killed one). */
+  startConsumer(): ConsumerProcess;
+  /** Runs the keygen function once now (the schedule also runs it) and waits for it. */
+  runKeygen(): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+
+export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  Object.assign(process.env, localHsmEnv(), options.env ?? {});
+  const standIns = await startStandIns({
+    log,
+    dynamodbDataDir: options.persist ? join(ROOT, '.local', 'dynamodb') : undefined,
+  });
+  const cleanups: Array<() => Promise<void>> = [() => standIns.stop()];
+  const stop = async (): Promise<void> => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  };
+  try {
+    Object.assign(process.env, standIns.env());
+    const prefix = options.resourcePrefix ?? '';
+    for (const table of Object.values(TABLES)) process.env[table.envVar] ||= `${prefix}${table.localName}`;
+    const pipeline = loadPipelineConfig();
+    const aws = loadConfig().aws;
+
+    const dynamodb = dynamoDbClient(aws);
+    await ensureTables(dynamodb, Object.values(TABLES));
+    dynamodb.destroy();
+    const sqs = sqsClient(aws);
+    const queue = await ensureQueue(sqs, QUEUES.signRequests, {
+      prefix,
+      visibilityTimeoutSeconds: pipeline.local.visibilityTimeoutSeconds,
+    });
+    const queueArn = (
+      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.url, AttributeNames: ['QueueArn'] }))
+    ).Attributes!.QueueArn!;
+    process.env[QUEUES.signRequests.envVar] = queue.url;
+    process.env[QUEUES.signRequests.deadLetter.envVar] = queue.deadLetterUrl;
+    process.env.SIGN_QUEUE_ARN = queueArn;
+
+    // The CA function behind a Lambda Invoke endpoint, as the signer reaches it on AWS.
+    const ca = (await import('../../../lambdas/handlers/ca')) as { handler: InvokableHandler };
+    const invokeServer = await startLambdaInvokeServer({ [pipeline.caFunctionName]: ca.handler });
+    cleanups.push(() => closeServer(invokeServer));
+    process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
+
+    const clients = loadApiClients();
+    const api = (await import('../../../lambdas/handlers/api')) as { handler: ApiHandler };
+    const gateway = await startGateway(
+      {
+        handler: api.handler,
+        clients,
+        rateLimit: pipeline.local.rateLimit,
+        burstLimit: pipeline.local.burstLimit,
+        log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
+      },
+      pipeline.local.port,
+    );
+    cleanups.push(() => closeServer(gateway));
+    const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/${API_STAGE}`;
+
+    const env = snapshotEnv();
+    const consumers: ConsumerProcess[] = [];
+    const startConsumer = (): ConsumerProcess => {
+      const consumer = spawnConsumer(env, log, consumers.length);
+      consumers.push(consumer);
+      return consumer;
+    };
+    for (let i = 0; i < pipeline.local.consumers; i++) startConsumer();
+    cleanups.push(async () => {
+      await Promise.all(consumers.map((c) => stopConsumer(c)));
+    });
+
+    const keygen = (await import('../../../lambdas/handlers/keygen')) as {
+      runKeygen: (context: ReturnType<typeof lambdaContext>) => Promise<unknown>;
+    };
+    let running: Promise<unknown> | undefined;
+    const runKeygen = (): Promise<unknown> => {
+      // Reserved concurrency 1: a tick that finds the previous run still going waits for it instead.
+      running ??= keygen
+        .runKeygen(lambdaContext('keygen', pipeline.local.keygenIntervalSeconds * 1000 + 20_000))
+        .then(
+          (result) => {
+            log(`keygen: ${JSON.stringify(result)}`);
+            return result;
+          },
+          (err: Error) => log(`keygen failed: ${err.name}: ${err.message}`),
+        )
+        .finally(() => (running = undefined));
+      return running;
+    };
+    if (options.keygen !== false) {
+      void runKeygen();
+      const timer = setInterval(() => void runKeygen(), pipeline.local.keygenIntervalSeconds * 1000);
+      cleanups.push(async () => {
+        clearInterval(timer);
+        await running;
+      });
+    }
+    const apiKey = clients[0].apiKey;
+    return {
+      url,
+      clients,
+      apiKey,
+      standIns,
+      queueUrl: queue.url,
+      deadLetterQueueUrl: queue.deadLetterUrl,
+      env,
+      consumers,
+      startConsumer,
+      runKeygen,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function snapshotEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+}
+
+function spawnConsumer(
+  env: Record<string, string>,
+  log: (line: string) => void,
+  index: number,
+): ConsumerProcess {
+  const child = spawn(TSX, [join(__dirname, 'consumer.ts')], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on('line', (line) => log(`[signer-${index}] ${line}`));
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { child, exited };
+}
+
+async function stopConsumer(consumer: ConsumerProcess): Promise<void> {
+  const { child } = consumer;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await consumer.exited;
+  clearTimeout(timer);
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
