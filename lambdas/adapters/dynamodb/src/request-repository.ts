@@ -8,7 +8,13 @@
  *   fail      signing  -> failed             if status = signing and attemptId = mine
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type {
   FailedResult,
   SignRequestRecord,
@@ -51,6 +57,26 @@ export class RequestRepository implements SignRequestStore {
       new GetCommand({ TableName: this.options.tableName, Key: { id }, ConsistentRead: true }),
     );
     return out.Item as StoredSignRequest | undefined;
+  }
+
+  /**
+   * Removes a record that never reached the queue: only while it is still `received`, so a request a
+   * signer already started can never be erased. A missing or started record is left as it is.
+   */
+  public async discard(id: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new DeleteCommand({
+          TableName: this.options.tableName,
+          Key: { id },
+          ConditionExpression: '#status = :received',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':received': 'received' },
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
   }
 
   public async startAttempt(id: string, attempt: StartAttempt): Promise<StoredSignRequest | undefined> {
