@@ -14,6 +14,9 @@ import {
   type Pkcs11Hsm,
 } from '../../lambdas/adapters/hsm/src';
 import type { HsmConfig } from '../../lambdas/config/src';
+import { loadCaConfig } from '../../lambdas/config/src';
+import { bootstrapCaHierarchy, fileCaCertificateStore } from '../../lambdas/ca/src';
+import { LOCAL_DIR } from './paths';
 import { localToken, useLocalHsmEnv, type LocalToken } from './token';
 
 /**
@@ -27,6 +30,13 @@ export const PROVISIONERS: Provisioner[] = [
     (await hsm.ensureWrappingKey(config.wrapKeyLabel))
       ? `created wrapping key ${config.wrapKeyLabel}`
       : undefined,
+  // The CA hierarchy: root and issuing CA key pairs on the token, their certificates in .local/ca/.
+  async (hsm) => {
+    const ca = loadCaConfig({ CA_CERTS_SOURCE: `file:${LOCAL_DIR}/ca`, ...process.env });
+    const dir = ca.certsSource.kind === 'file' ? ca.certsSource.dir : `${LOCAL_DIR}/ca`;
+    const { changes } = await bootstrapCaHierarchy(hsm, ca, fileCaCertificateStore(dir));
+    return changes.length > 0 ? changes.join('; ') : undefined;
+  },
 ];
 
 function log(message: string): void {

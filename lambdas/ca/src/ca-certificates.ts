@@ -1,0 +1,65 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { AwsConfig, CaCertsSource } from '../../config/src';
+import type { CaCertificateStore, CaCertificates } from './types';
+
+const ROOT = 'root.pem';
+const ISSUING = 'issuing.pem';
+
+/** Locally: `<dir>/root.pem` and `<dir>/issuing.pem` (the git-ignored .local/ca by default). */
+export function fileCaCertificateStore(dir: string): CaCertificateStore {
+  const read = (name: string): Promise<string | undefined> =>
+    readFile(join(dir, name), 'utf8').catch(() => undefined);
+  // Write then rename, so a reader never sees half a PEM.
+  const write = async (name: string, text: string): Promise<void> => {
+    const file = join(dir, name);
+    await writeFile(`${file}.tmp`, text, { mode: 0o644 });
+    await rename(`${file}.tmp`, file);
+  };
+  return {
+    location: dir,
+    async read() {
+      const [rootPem, issuingPem] = await Promise.all([read(ROOT), read(ISSUING)]);
+      return rootPem && issuingPem ? { rootPem, issuingPem } : undefined;
+    },
+    async write(certificates: CaCertificates) {
+      await mkdir(dir, { recursive: true });
+      await write(ROOT, certificates.rootPem);
+      await write(ISSUING, certificates.issuingPem);
+    },
+  };
+}
+
+/** In AWS: SSM String parameters `<prefix>/root.pem` and `<prefix>/issuing.pem` (certificates are public). */
+export function ssmCaCertificateStore(client: SSMClient, prefix: string): CaCertificateStore {
+  const root = `${prefix}/${ROOT}`;
+  const issuing = `${prefix}/${ISSUING}`;
+  return {
+    location: `ssm:${prefix}`,
+    async read() {
+      const out = await client.send(new GetParametersCommand({ Names: [root, issuing] }));
+      const value = (name: string): string | undefined =>
+        out.Parameters?.find((p) => p.Name === name)?.Value || undefined;
+      const rootPem = value(root);
+      const issuingPem = value(issuing);
+      return rootPem && issuingPem ? { rootPem, issuingPem } : undefined;
+    },
+    async write(certificates: CaCertificates) {
+      for (const [name, value] of [
+        [root, certificates.rootPem],
+        [issuing, certificates.issuingPem],
+      ]) {
+        await client.send(
+          new PutParameterCommand({ Name: name, Value: value, Type: 'String', Overwrite: true }),
+        );
+      }
+    },
+  };
+}
+
+export function caCertificateStore(source: CaCertsSource, aws: AwsConfig): CaCertificateStore {
+  if (source.kind === 'file') return fileCaCertificateStore(source.dir);
+  const client = new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm, maxAttempts: 4 });
+  return ssmCaCertificateStore(client, source.prefix);
+}

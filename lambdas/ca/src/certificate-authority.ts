@@ -1,0 +1,181 @@
+import { createHash } from 'node:crypto';
+import type { Hsm } from '../../adapters/hsm/src';
+import type { CaConfig } from '../../config/src';
+import {
+  subjectAttributes,
+  type CertificateIssuer,
+  type IssueCertificateInput,
+  type IssuedCertificate,
+} from '../../core/src';
+import {
+  encodeName,
+  leafExtensions,
+  nameDer,
+  pem,
+  randomSerial,
+  signCertificate,
+  verifyCsr,
+  type CertificateSigner,
+} from '../../pki/src';
+import { BACKDATE_MS } from './bootstrap';
+import { findCaKey, hsmSigner, parseCaChain, type CaChain } from './ca-keys';
+import {
+  AlreadyCertifiedError,
+  CaNotReadyError,
+  KeyMismatchError,
+  RequestNotSigningError,
+  RequestUnknownError,
+  SerialCollisionError,
+} from './errors';
+import type { CaCertificates, IssuedCertificateRecord, IssuedCertificateStore, RequestLookup } from './types';
+
+const DAY_MS = 86_400_000;
+/** Request ids are short opaque strings; anything longer is not one (and would be refused as a key). */
+const MAX_REQUEST_ID_LENGTH = 256;
+
+export type CaIssuanceConfig = Pick<
+  CaConfig,
+  'keyType' | 'issuingKeyLabel' | 'leafValidityDays' | 'policyOid' | 'crlUrl' | 'caIssuersUrl' | 'ocspUrl'
+>;
+
+export interface CertificateAuthorityDeps {
+  readonly hsm: Hsm;
+  readonly requests: RequestLookup;
+  readonly certificates: IssuedCertificateStore;
+  readonly caCertificates: CaCertificates;
+  readonly config: CaIssuanceConfig;
+  /** Epoch milliseconds; injectable for tests. */
+  readonly now?: () => number;
+}
+
+function sha256Hex(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * Issues natural-person signing certificates for one-time keys. The subject comes from the sign request
+ * record, never from the CSR; the CSR only proves possession of the key. The issuing CA key signs inside
+ * the HSM. One certificate per request: a retry with the same key gets the stored certificate back.
+ */
+export class CertificateAuthority implements CertificateIssuer {
+  private readonly now: () => number;
+
+  private constructor(
+    private readonly deps: CertificateAuthorityDeps,
+    private readonly chain: CaChain,
+    private readonly signer: CertificateSigner,
+  ) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /**
+   * Checks the CA is usable before the first request: the certificates form a chain and the issuing key
+   * on the token is the one the issuing certificate certifies. Throws CaNotReadyError otherwise.
+   */
+  public static async create(deps: CertificateAuthorityDeps): Promise<CertificateAuthority> {
+    const chain = parseCaChain(deps.caCertificates);
+    const key = await findCaKey(deps.hsm, deps.config.issuingKeyLabel, deps.config.keyType);
+    if (!key || !key.spki.equals(chain.issuing.subjectPublicKeySpki)) {
+      throw new CaNotReadyError('the issuing CA key on the token does not match the issuing CA certificate');
+    }
+    return new CertificateAuthority(
+      deps,
+      chain,
+      hsmSigner(deps.hsm, key, chain.issuing, deps.config.keyType),
+    );
+  }
+
+  /** Issuing CA, then root. */
+  public get chainPem(): readonly string[] {
+    return [this.chain.pems.issuingPem, this.chain.pems.rootPem];
+  }
+
+  public async issue(input: IssueCertificateInput): Promise<IssuedCertificate> {
+    const csr = verifyCsr(input.csrDer);
+    const publicKeyHash = sha256Hex(csr.publicKeySpki);
+
+    const id = input.requestId;
+    if (typeof id !== 'string' || id.length === 0 || id.length > MAX_REQUEST_ID_LENGTH) {
+      throw new RequestUnknownError();
+    }
+    const request = await this.deps.requests.get(id);
+    if (!request) throw new RequestUnknownError();
+    if (request.status !== 'signing') throw new RequestNotSigningError(request.status);
+    if (csr.keyType !== request.keyType) throw new KeyMismatchError(request.keyType, csr.keyType);
+
+    const existing = await this.deps.certificates.getByRequest(id);
+    if (existing) return this.retried(existing, publicKeyHash);
+
+    const subject = encodeName(subjectAttributes(request.signer));
+    for (let attempt = 0; ; attempt++) {
+      const record = await this.certify(id, subject, csr.publicKeySpki, publicKeyHash);
+      try {
+        const result = await this.deps.certificates.record(record);
+        return result.stored ? this.issued(record) : this.retried(result.existing, publicKeyHash);
+      } catch (err) {
+        // A fresh serial is drawn again; a second collision means the RNG is broken, so stop.
+        if (!(err instanceof SerialCollisionError) || attempt > 0) throw err;
+      }
+    }
+  }
+
+  private async certify(
+    requestId: string,
+    subject: ReturnType<typeof encodeName>,
+    spki: Buffer,
+    publicKeyHash: string,
+  ): Promise<IssuedCertificateRecord> {
+    const config = this.deps.config;
+    const now = this.now();
+    const notBefore = now - BACKDATE_MS;
+    // A leaf never outlives its issuer.
+    const notAfter = Math.min(
+      notBefore + config.leafValidityDays * DAY_MS,
+      this.chain.issuing.notAfter.getTime(),
+    );
+    const serial = randomSerial();
+    const der = await signCertificate(
+      {
+        serial,
+        subject,
+        subjectPublicKeySpki: spki,
+        notBefore: new Date(notBefore),
+        notAfter: new Date(notAfter),
+        extensions: leafExtensions({
+          subjectPublicKeySpki: spki,
+          issuerKeyIdentifier: this.chain.issuing.keyIdentifier,
+          policyOid: config.policyOid,
+          crlUrl: config.crlUrl,
+          caIssuersUrl: config.caIssuersUrl,
+          ocspUrl: config.ocspUrl,
+        }),
+      },
+      this.signer,
+    );
+    return {
+      serialHex: serial.toString('hex'),
+      requestId,
+      subjectHash: sha256Hex(nameDer(subject)),
+      publicKeyHash,
+      // Seconds precision, as in the certificate.
+      notBefore: Math.floor(notBefore / 1000) * 1000,
+      notAfter: Math.floor(notAfter / 1000) * 1000,
+      issuedAt: now,
+      certificatePem: pem('CERTIFICATE', der),
+      chainPem: this.chainPem,
+    };
+  }
+
+  private retried(existing: IssuedCertificateRecord, publicKeyHash: string): IssuedCertificate {
+    if (existing.publicKeyHash !== publicKeyHash) throw new AlreadyCertifiedError();
+    return this.issued(existing);
+  }
+
+  private issued(record: IssuedCertificateRecord): IssuedCertificate {
+    return {
+      certificatePem: record.certificatePem,
+      chainPem: [...record.chainPem],
+      serialHex: record.serialHex,
+    };
+  }
+}

@@ -1,0 +1,10 @@
+export {
+  CertificateAuthority,
+  type CaIssuanceConfig,
+  type CertificateAuthorityDeps,
+} from './certificate-authority';
+export { bootstrapCaHierarchy, type CaBootstrapConfig, type CaBootstrapResult } from './bootstrap';
+export { caCertificateStore, fileCaCertificateStore, ssmCaCertificateStore } from './ca-certificates';
+export { findCaKey, parseCaChain, type CaChain, type CaKey } from './ca-keys';
+export * from './errors';
+export type * from './types';

@@ -1,0 +1,48 @@
+import type { SignRequestRecord } from '../../core/src';
+
+/** Reads sign request records (the requests repository in lambdas/adapters/dynamodb offers `get`). */
+export interface RequestLookup {
+  get(id: string): Promise<SignRequestRecord | undefined>;
+}
+
+/** The CA certificates in PEM, as the bootstrap stored them. */
+export interface CaCertificates {
+  readonly rootPem: string;
+  readonly issuingPem: string;
+}
+
+/** Reads and writes the CA certificates (a local directory, or SSM parameters in AWS). */
+export interface CaCertificateStore {
+  /** Undefined when nothing (or only part of the pair) is stored. */
+  read(): Promise<CaCertificates | undefined>;
+  write(certificates: CaCertificates): Promise<void>;
+  /** Where, for logs: a path or parameter prefix (never contents). */
+  readonly location: string;
+}
+
+/** One issued certificate, kept for audit, revocation and idempotent retries. */
+export interface IssuedCertificateRecord {
+  readonly serialHex: string;
+  readonly requestId: string;
+  /** SHA-256 (hex) of the subject Name DER: links to the identity without storing it again in clear. */
+  readonly subjectHash: string;
+  /** SHA-256 (hex) of the certified SubjectPublicKeyInfo: decides whether a retry is the same key. */
+  readonly publicKeyHash: string;
+  readonly notBefore: number;
+  readonly notAfter: number;
+  readonly issuedAt: number;
+  readonly certificatePem: string;
+  readonly chainPem: readonly string[];
+}
+
+export type RecordIssuedResult =
+  | { readonly stored: true }
+  /** The request already has a certificate (a concurrent or earlier issuance): this one was not stored. */
+  | { readonly stored: false; readonly existing: IssuedCertificateRecord };
+
+/** Issued certificates: one per request, serials never repeat. */
+export interface IssuedCertificateStore {
+  getByRequest(requestId: string): Promise<IssuedCertificateRecord | undefined>;
+  /** Stores atomically; throws SerialCollisionError if the serial was ever used. */
+  record(certificate: IssuedCertificateRecord): Promise<RecordIssuedResult>;
+}
