@@ -1,0 +1,4 @@
+export * from './errors';
+export * from './fluid';
+export * from './plan';
+export * from './types';
