@@ -8,7 +8,7 @@ module.exports = {
   roots: ['<rootDir>/lambdas', '<rootDir>/scripts', '<rootDir>/infra-tests', '<rootDir>/cdk'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
   },
   globalSetup: '<rootDir>/scripts/local/jest/global-setup.ts',
   globalTeardown: '<rootDir>/scripts/local/jest/global-teardown.ts',

@@ -1,0 +1,211 @@
+/**
+ * Unit tests of the API function's logic over in-memory ports (routing, validation, idempotency,
+ * throttling by pool policy, dependency failures). The HTTP path end to end is tested through the local
+ * runner in scripts/local/runner/tests.
+ */
+import { createHash } from 'node:crypto';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { SignRequestRecord } from '../../core/src';
+import { handleApiEvent, type ApiDeps } from '../src';
+
+function memoryDeps(
+  overrides: Partial<ApiDeps> = {},
+): ApiDeps & { records: Map<string, SignRequestRecord>; sent: string[] } {
+  const records = new Map<string, SignRequestRecord>();
+  const sent: string[] = [];
+  return {
+    records,
+    sent,
+    requests: {
+      create: async (r) => (records.has(r.id) ? false : (records.set(r.id, r), true)),
+      get: async (id) => records.get(id),
+      discard: async (id) => void records.delete(id),
+    },
+    queue: {
+      enqueue: async (id) => void sent.push(id),
+      depth: async () => ({ visible: sent.length, inFlight: 0 }),
+    },
+    pool: { available: async () => ({ 'RSA-2048': 3, 'EC-P256': 0 }) },
+    settings: {
+      maxBodyBytes: 8192,
+      retentionSeconds: 3600,
+      rejectWhenPoolEmpty: false,
+      retryAfterSeconds: 30,
+    },
+    ...overrides,
+  };
+}
+
+function event(
+  method: string,
+  resource: string,
+  init: Partial<APIGatewayProxyEvent> = {},
+): APIGatewayProxyEvent {
+  return {
+    httpMethod: method,
+    resource,
+    path: resource,
+    headers: { 'content-type': 'application/json' },
+    body: null,
+    isBase64Encoded: false,
+    pathParameters: null,
+    queryStringParameters: null,
+    requestContext: { stage: 'v1', identity: { apiKeyId: 'client-a' } },
+    ...init,
+  } as unknown as APIGatewayProxyEvent;
+}
+
+const body = (over: Record<string, unknown> = {}): string =>
+  JSON.stringify({
+    digest: createHash('sha256').update('x').digest('base64'),
+    digestAlgorithm: 'SHA-256',
+    keyType: 'EC-P256',
+    signer: {
+      commonName: 'Anna Berg',
+      givenName: 'Anna',
+      surname: 'Berg',
+      serialNumber: '197001011234',
+      country: 'SE',
+    },
+    ...over,
+  });
+
+const errorOf = (res: { body: string }): { code: string; message: string } =>
+  (JSON.parse(res.body) as { error: { code: string; message: string } }).error;
+
+test('a valid request is stored as received, queued, and answered 202 with a Location', async () => {
+  const deps = memoryDeps();
+  const res = await handleApiEvent(event('POST', '/sign-requests', { body: body() }), deps);
+  expect(res.statusCode).toBe(202);
+  const { id, status } = JSON.parse(res.body) as { id: string; status: string };
+  expect(status).toBe('received');
+  expect(res.headers?.Location).toBe(`/v1/sign-requests/${id}`);
+  expect(deps.sent).toEqual([id]);
+  expect(deps.records.get(id)).toMatchObject({
+    clientId: 'client-a',
+    status: 'received',
+    signatureAlgorithm: 'ECDSA',
+  });
+});
+
+test('defaults: RSA-2048 with RSASSA-PKCS1-v1_5', async () => {
+  const deps = memoryDeps();
+  const parsed = JSON.parse(body()) as Record<string, unknown>;
+  delete parsed.keyType;
+  const res = await handleApiEvent(event('POST', '/sign-requests', { body: JSON.stringify(parsed) }), deps);
+  const { id } = JSON.parse(res.body) as { id: string };
+  expect(deps.records.get(id)).toMatchObject({
+    keyType: 'RSA-2048',
+    signatureAlgorithm: 'RSASSA-PKCS1-v1_5',
+  });
+});
+
+test('no caller identity is 401', async () => {
+  const res = await handleApiEvent(
+    event('POST', '/sign-requests', { body: body(), requestContext: { identity: {} } as never }),
+    memoryDeps(),
+  );
+  expect([res.statusCode, errorOf(res).code]).toEqual([401, 'UNAUTHENTICATED']);
+});
+
+test('reject policy with an empty pool is 429 with Retry-After, and nothing is stored', async () => {
+  const deps = memoryDeps({
+    settings: {
+      maxBodyBytes: 8192,
+      retentionSeconds: 3600,
+      rejectWhenPoolEmpty: true,
+      retryAfterSeconds: 42,
+    },
+  });
+  const res = await handleApiEvent(event('POST', '/sign-requests', { body: body() }), deps);
+  expect([res.statusCode, errorOf(res).code, res.headers?.['Retry-After']]).toEqual([
+    429,
+    'POOL_EMPTY',
+    '42',
+  ]);
+  expect(deps.records.size).toBe(0);
+});
+
+test('a queue failure undoes the record and answers 503', async () => {
+  const deps = memoryDeps();
+  const failing = {
+    ...deps,
+    queue: {
+      enqueue: async () => {
+        throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      },
+      depth: deps.queue.depth,
+    },
+  };
+  const res = await handleApiEvent(event('POST', '/sign-requests', { body: body() }), failing);
+  expect([res.statusCode, errorOf(res).code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+  expect(deps.records.size).toBe(0);
+});
+
+test('a DynamoDB outage is 503, a bug is 500 without details', async () => {
+  const down = memoryDeps();
+  const sdkError = Object.assign(new Error('boom'), { $metadata: { httpStatusCode: 500 } });
+  const res = await handleApiEvent(event('GET', '/health'), {
+    ...down,
+    pool: { available: async () => Promise.reject(sdkError) },
+  });
+  expect([res.statusCode, errorOf(res).code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+  const seen: unknown[] = [];
+  const bug = await handleApiEvent(
+    event('GET', '/health'),
+    { ...down, pool: { available: async () => Promise.reject(new TypeError('x is undefined')) } },
+    (e) => seen.push(e),
+  );
+  expect([bug.statusCode, errorOf(bug).code, errorOf(bug).message]).toEqual([
+    500,
+    'INTERNAL_ERROR',
+    'internal error',
+  ]);
+  expect(bug.body).not.toContain('undefined');
+  expect(seen).toHaveLength(1);
+});
+
+test('unsupported media type, invalid UTF-8 and non-object bodies are 4xx', async () => {
+  const deps = memoryDeps();
+  const media = await handleApiEvent(
+    event('POST', '/sign-requests', { body: body(), headers: { 'content-type': 'text/plain' } }),
+    deps,
+  );
+  expect([media.statusCode, errorOf(media).code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+  const bad = await handleApiEvent(
+    event('POST', '/sign-requests', {
+      body: Buffer.from([0x7b, 0xff, 0x7d]).toString('base64'),
+      isBase64Encoded: true,
+    }),
+    deps,
+  );
+  expect([bad.statusCode, errorOf(bad).code]).toEqual([400, 'VALIDATION_FAILED']);
+  for (const raw of ['[]', '"x"', 'null', '1']) {
+    const res = await handleApiEvent(event('POST', '/sign-requests', { body: raw }), deps);
+    expect(res.statusCode).toBe(400);
+  }
+});
+
+test('long-poll returns as soon as the record is terminal', async () => {
+  const deps = memoryDeps();
+  const created = await handleApiEvent(event('POST', '/sign-requests', { body: body() }), deps);
+  const { id } = JSON.parse(created.body) as { id: string };
+  setTimeout(() => {
+    const r = deps.records.get(id)!;
+    deps.records.set(id, {
+      ...r,
+      status: 'signed',
+      startedAt: r.receivedAt + 5,
+      finishedAt: r.receivedAt + 25,
+    });
+  }, 150);
+  const started = Date.now();
+  const res = await handleApiEvent(
+    event('GET', '/sign-requests/{id}', { pathParameters: { id }, queryStringParameters: { wait: '5' } }),
+    deps,
+  );
+  const view = JSON.parse(res.body) as { status: string; timings: { waitMs: number; processMs: number } };
+  expect(view.status).toBe('signed');
+  expect(view.timings).toMatchObject({ waitMs: 5, processMs: 20 });
+  expect(Date.now() - started).toBeLessThan(1500);
+});

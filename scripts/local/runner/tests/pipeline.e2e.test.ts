@@ -1,0 +1,231 @@
+/**
+ * End to end through the local runner: HTTP -> API handler -> DynamoDB + SQS -> consumer process ->
+ * signer handler (SoftHSM, pool) -> CA function over the Lambda Invoke API -> result over HTTP.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../../../lambdas/adapters/aws/src';
+import { loadAwsConfig } from '../../../../lambdas/config/src';
+import type { KeyType } from '../../../../lambdas/core/src';
+import { TABLES, tableName } from '../../../../lambdas/resources/src';
+import {
+  call,
+  sampleRequest,
+  verifySignedResult,
+  type SampleRequest,
+  type SignRequestView,
+} from '../../client';
+import { LOCAL_DIR } from '../../paths';
+import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+
+jest.setTimeout(600_000);
+
+let pipeline: LocalPipeline;
+let rootPem: string;
+const OTHER_CLIENT = { clientId: 'other-eservice', apiKey: `other-${randomBytes(8).toString('hex')}` };
+
+beforeAll(async () => {
+  pipeline = await startLocalPipeline({
+    resourcePrefix: `e2e-${randomBytes(3).toString('hex')}-`,
+    log: () => undefined,
+    env: {
+      PORT: '0',
+      POOL_TARGETS: 'RSA-2048=100,EC-P256=150,EC-P384=100',
+      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
+      LOCAL_API_CLIENTS: `${OTHER_CLIENT.clientId}:${OTHER_CLIENT.apiKey}`,
+      LOCAL_CONSUMERS: '2',
+    },
+  });
+  await pipeline.runKeygen();
+  rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
+});
+
+afterAll(async () => {
+  await pipeline?.stop();
+});
+
+async function runAll<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await fn(items[i]);
+      }
+    }),
+  );
+  return results;
+}
+
+test('500 mixed requests over HTTP: all signed once, every signature and chain verifies', async () => {
+  const health = await call<{ pool: Record<KeyType, number> }>(`${pipeline.url}/health`);
+  expect(health.status).toBe(200);
+  const poolBefore = health.body.pool;
+  expect(poolBefore['RSA-2048']).toBe(100);
+
+  const mix: KeyType[] = [
+    ...Array<KeyType>(100).fill('RSA-2048'),
+    ...Array<KeyType>(200).fill('EC-P256'),
+    ...Array<KeyType>(180).fill('EC-P384'),
+    ...Array<KeyType>(14).fill('RSA-3072'),
+    ...Array<KeyType>(6).fill('RSA-4096'),
+  ];
+  const requests: SampleRequest[] = mix.map((keyType, i) =>
+    sampleRequest(keyType, i, {
+      requestId: i % 2 === 0,
+      signatureAlgorithm: keyType.startsWith('RSA') && i % 3 === 0 ? 'RSASSA-PSS' : undefined,
+      digestAlgorithm: (['SHA-256', 'SHA-384', 'SHA-512'] as const)[i % 3],
+    }),
+  );
+  const accepted = await runAll(requests, 32, async (request) => {
+    const res = await call<{ id: string; status: string }>(`${pipeline.url}/sign-requests`, {
+      apiKey: pipeline.apiKey,
+      body: request.body,
+    });
+    expect(res.status).toBe(202);
+    expect(res.headers.get('location')).toBe(`/v1/sign-requests/${res.body.id}`);
+    return res.body.id;
+  });
+  expect(new Set(accepted).size).toBe(500);
+
+  const views = await runAll(accepted, 64, async (id) => {
+    for (;;) {
+      const res = await call<SignRequestView>(`${pipeline.url}/sign-requests/${id}?wait=20`, {
+        apiKey: pipeline.apiKey,
+      });
+      expect(res.status).toBe(200);
+      if (res.body.status === 'signed' || res.body.status === 'failed') return res.body;
+    }
+  });
+
+  const problems = views
+    .map((view, i) => ({ i, result: verifySignedResult(requests[i], view, rootPem) }))
+    .filter((r) => !r.result.ok);
+  expect(problems).toEqual([]);
+
+  // One certificate per request, recorded by the CA; pooled requests consumed exactly one pool key each.
+  const doc = documentClient(loadAwsConfig());
+  const certificatesTable = tableName(TABLES.certificates);
+  const perRequest = await runAll(accepted, 16, async (id) => {
+    const out = await doc.send(
+      new QueryCommand({
+        TableName: certificatesTable,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `REQ#${id}` },
+      }),
+    );
+    return out.Count ?? 0;
+  });
+  expect(perRequest.every((count) => count === 1)).toBe(true);
+  const pooled = views.filter((v) => v.pooledKey).length;
+  const after = (await call<{ pool: Record<KeyType, number> }>(`${pipeline.url}/health`)).body.pool;
+  const consumed = (['RSA-2048', 'EC-P256', 'EC-P384'] as const).reduce(
+    (sum, t) => sum + (poolBefore[t] - after[t]),
+    0,
+  );
+  expect(consumed).toBe(pooled);
+  expect(views.filter((v) => v.keyType === 'RSA-3072').every((v) => v.pooledKey === false)).toBe(true);
+});
+
+describe('errors have statuses and codes', () => {
+  const url = (): string => `${pipeline.url}/sign-requests`;
+  const valid = (): SampleRequest['body'] => sampleRequest('EC-P256', 1).body;
+
+  test.each([
+    [
+      'invalid JSON',
+      { rawBody: '{"digest":', headers: { 'content-type': 'application/json' } },
+      400,
+      'INVALID_JSON',
+    ],
+    ['unknown field', { body: { ...valid(), extra: 1 } }, 400, 'VALIDATION_FAILED'],
+    [
+      'digest length mismatch',
+      { body: { ...valid(), digestAlgorithm: 'SHA-512' } },
+      400,
+      'VALIDATION_FAILED',
+    ],
+    [
+      'key type and algorithm mismatch',
+      { body: { ...valid(), signatureAlgorithm: 'RSASSA-PSS' } },
+      400,
+      'VALIDATION_FAILED',
+    ],
+    [
+      'hostile identity',
+      { body: { ...valid(), signer: { ...valid().signer, surname: 'x,CN=evil' } } },
+      400,
+      'INVALID_IDENTITY',
+    ],
+    [
+      'body too large',
+      {
+        rawBody: JSON.stringify({ ...valid(), pad: 'x'.repeat(20_000) }),
+        headers: { 'content-type': 'application/json' },
+      },
+      413,
+      'PAYLOAD_TOO_LARGE',
+    ],
+  ])('%s', async (_name, init, status, code) => {
+    const res = await call<{ error: { code: string; message: string } }>(url(), {
+      apiKey: pipeline.apiKey,
+      ...init,
+    });
+    expect(res.status).toBe(status);
+    expect(res.body.error.code).toBe(code);
+    expect(res.body.error.message.length).toBeGreaterThan(0);
+  });
+
+  test('401 without an API key, 403 with a wrong one', async () => {
+    const none = await call<{ error: { code: string } }>(url(), { body: valid() });
+    expect([none.status, none.body.error.code]).toEqual([401, 'UNAUTHENTICATED']);
+    const wrong = await call<{ error: { code: string } }>(url(), { apiKey: 'nope', body: valid() });
+    expect([wrong.status, wrong.body.error.code]).toEqual([403, 'FORBIDDEN']);
+  });
+
+  test('404 for an unknown id, for another client, and for an unknown route', async () => {
+    const unknown = await call<{ error: { code: string } }>(`${url()}/${randomUUID()}`, {
+      apiKey: pipeline.apiKey,
+    });
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const mine = await call<{ id: string }>(url(), { apiKey: pipeline.apiKey, body: valid() });
+    const theirs = await call<{ error: { code: string } }>(`${url()}/${mine.body.id}`, {
+      apiKey: OTHER_CLIENT.apiKey,
+    });
+    expect([theirs.status, theirs.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const route = await call<{ error: { code: string } }>(`${pipeline.url}/nothing-here`, {
+      apiKey: pipeline.apiKey,
+    });
+    expect([route.status, route.body.error.code]).toEqual([404, 'ROUTE_NOT_FOUND']);
+  });
+
+  test('idempotency: the same requestId returns the same request; another body is 409', async () => {
+    const body = { ...valid(), requestId: randomUUID() };
+    const first = await call<{ id: string }>(url(), { apiKey: pipeline.apiKey, body });
+    expect(first.status).toBe(202);
+    const again = await call<{ id: string }>(url(), { apiKey: pipeline.apiKey, body });
+    expect([200, 202]).toContain(again.status);
+    expect(again.body.id).toBe(first.body.id);
+    const conflict = await call<{ error: { code: string } }>(url(), {
+      apiKey: pipeline.apiKey,
+      body: { ...body, digestAlgorithm: 'SHA-256', digest: Buffer.alloc(32, 7).toString('base64') },
+    });
+    expect([conflict.status, conflict.body.error.code]).toEqual([409, 'REQUEST_ID_CONFLICT']);
+    const otherClient = await call<{ error: { code: string } }>(url(), { apiKey: OTHER_CLIENT.apiKey, body });
+    expect(otherClient.status).toBe(409);
+    const done = await call<SignRequestView>(`${url()}/${first.body.id}?wait=20`, {
+      apiKey: pipeline.apiKey,
+    });
+    expect(done.body.status).toBe('signed');
+  });
+
+  test('wait must be 0..20', async () => {
+    const res = await call<{ error: { code: string } }>(`${url()}/${randomUUID()}?wait=21`, {
+      apiKey: pipeline.apiKey,
+    });
+    expect([res.status, res.body.error.code]).toEqual([400, 'VALIDATION_FAILED']);
+  });
+});
