@@ -8,3 +8,5 @@ export * from './fill-pool';
 export * from './request-state';
 export * from './signing';
 export * from './signing-errors';
+export * from './forecast';
+export * from './planning';

@@ -29,6 +29,15 @@ export const TABLES = {
     localName: 'issued-certificates',
     partitionKey: { name: 'pk', type: 'S' },
   },
+  /** Request counts per key type (pk) per hour bucket (bucket, epoch ms): the forecaster's history. */
+  demand: {
+    id: 'DemandHistory',
+    envVar: 'DEMAND_TABLE_NAME',
+    localName: 'demand-history',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'bucket', type: 'N' },
+    ttlAttribute: 'expiresAt',
+  },
 } as const satisfies Record<string, TableDefinition>;
 
 export type TableKey = keyof typeof TABLES;
