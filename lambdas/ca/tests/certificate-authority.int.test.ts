@@ -1,0 +1,369 @@
+/**
+ * The CA end to end against the real SoftHSM token (CA keys made by the bootstrap, one-time keys made
+ * here) and DynamoDB Local; every certificate is judged by openssl and by Node's X509Certificate.
+ */
+import { X509Certificate, createHash } from 'node:crypto';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../adapters/aws/src';
+import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
+import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
+import { loadCaConfig, loadConfig, type CaConfig } from '../../config/src';
+import type { KeyType, SignerIdentity } from '../../core/src';
+import { opensslVerifyChain } from '../../test-support/openssl';
+import { createTestTables } from '../../test-support/dynamodb';
+import {
+  AlreadyCertifiedError,
+  BadCsrError,
+  CaNotReadyError,
+  CertificateAuthority,
+  CsrSignatureInvalidError,
+  InvalidIdentityError,
+  KeyMismatchError,
+  RequestNotSigningError,
+  RequestUnknownError,
+  caCertificateStore,
+  findCaKey,
+  type CaCertificates,
+} from '../src';
+import { IDENTITY, keyAndCsr, openssl, putRequest, tableLookup } from './helpers';
+
+const config = loadConfig();
+const caConfig: CaConfig = loadCaConfig();
+let hsm: Pkcs11Hsm;
+let doc: DynamoDBDocumentClient;
+let tables: { requests: string; certificates: string };
+let caCerts: CaCertificates;
+let ca: CertificateAuthority;
+const keys: PrivateKeyRef[] = [];
+
+async function newCa(overrides: Partial<CaConfig> = {}): Promise<CertificateAuthority> {
+  return CertificateAuthority.create({
+    hsm,
+    requests: tableLookup(doc, tables.requests),
+    certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+    caCertificates: caCerts,
+    config: { ...caConfig, ...overrides },
+  });
+}
+
+beforeAll(async () => {
+  hsm = await connectHsm(config.hsm, config.aws);
+  doc = documentClient(config.aws);
+  tables = await createTestTables(['requests', 'certificates']);
+  const stored = await caCertificateStore(caConfig.certsSource, config.aws).read();
+  if (!stored) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
+  caCerts = stored;
+  ca = await newCa();
+});
+
+afterAll(async () => {
+  for (const key of keys) await hsm.destroy(key);
+  await hsm?.close();
+  doc?.destroy();
+});
+
+async function issueFor(keyType: KeyType, signer: SignerIdentity = IDENTITY) {
+  const { csrDer, spki } = await keyAndCsr(hsm, keyType, keys);
+  const request = await putRequest(doc, tables.requests, {
+    keyType,
+    signer,
+    signatureAlgorithm: keyType.startsWith('EC') ? 'ECDSA' : 'RSASSA-PKCS1-v1_5',
+  });
+  const issued = await ca.issue({ requestId: request.id, csrDer });
+  return { issued, request, csrDer, spki };
+}
+
+function text(certificatePem: string): string {
+  return openssl(['x509', '-in', 'c.pem', '-noout', '-text', '-nameopt', 'utf8,sep_comma_plus_space'], {
+    'c.pem': certificatePem,
+  });
+}
+
+describe.each<KeyType>(['RSA-2048', 'RSA-3072', 'EC-P256', 'EC-P384'])(
+  'a leaf for a %s one-time key',
+  (keyType) => {
+    let result: Awaited<ReturnType<typeof issueFor>>;
+    beforeAll(async () => {
+      result = await issueFor(keyType);
+    });
+
+    it('verifies with openssl verify -CAfile root.pem -untrusted issuing.pem', () => {
+      const { issued } = result;
+      expect(issued.chainPem).toEqual([caCerts.issuingPem, caCerts.rootPem]);
+      const verdict = opensslVerifyChain({
+        rootPem: issued.chainPem[1],
+        intermediatePems: [issued.chainPem[0]],
+        leafPem: issued.certificatePem,
+      });
+      expect(verdict.output).toContain('leaf.pem: OK');
+      expect(verdict.ok).toBe(true);
+    });
+
+    it('parses with Node X509Certificate, verifies with the issuing CA key, and certifies the CSR key', () => {
+      const { issued, spki } = result;
+      const leaf = new X509Certificate(issued.certificatePem);
+      const issuing = new X509Certificate(caCerts.issuingPem);
+      const root = new X509Certificate(caCerts.rootPem);
+      expect(leaf.verify(issuing.publicKey)).toBe(true);
+      expect(leaf.verify(root.publicKey)).toBe(false);
+      expect(leaf.checkIssued(issuing)).toBe(true);
+      expect(leaf.ca).toBe(false);
+      expect(leaf.publicKey.export({ type: 'spki', format: 'der' }).equals(spki)).toBe(true);
+      expect(leaf.serialNumber.toLowerCase().replace(/^00/, '')).toBe(issued.serialHex);
+      expect(issued.serialHex).toMatch(/^[0-9a-f]{32}$/);
+    });
+
+    it('shows the natural-person profile in openssl x509 -text', () => {
+      const out = text(result.issued.certificatePem);
+      expect(out).toContain('Version: 3 (0x2)');
+      expect(out).toContain(
+        'Subject: C=SE, SN=Öberg-Nilsson, GN=Åsa, serialNumber=197001011234, CN=Åsa Öberg-Nilsson',
+      );
+      expect(out).toContain(
+        `Signature Algorithm: ${caConfig.keyType === 'EC-P384' ? 'ecdsa-with-SHA384' : 'sha256WithRSAEncryption'}`,
+      );
+      expect(out).toMatch(/X509v3 Key Usage: critical\s+Digital Signature, Non Repudiation\n/);
+      expect(out).toMatch(/X509v3 Basic Constraints: critical\s+CA:FALSE/);
+      expect(out).toMatch(/X509v3 Certificate Policies:\s+Policy: 2\.25\.\d+/);
+      expect(out).toContain(`Policy: ${caConfig.policyOid}`);
+      expect(out).toContain('X509v3 Subject Key Identifier');
+      expect(out).toContain('X509v3 Authority Key Identifier');
+      expect(out).not.toContain('CRL Distribution Points');
+      expect(out).not.toContain('Authority Information Access');
+      const leaf = new X509Certificate(result.issued.certificatePem);
+      const days = (Date.parse(leaf.validTo) - Date.parse(leaf.validFrom)) / 86_400_000;
+      expect(days).toBeCloseTo(caConfig.leafValidityDays, 0);
+    });
+
+    it('encodes country and serialNumber as PrintableString and names as UTF8String', () => {
+      const der = new X509Certificate(result.issued.certificatePem).raw;
+      const out = openssl(['asn1parse', '-inform', 'DER', '-in', 'c.der'], { 'c.der': der });
+      const lines = out.split('\n');
+      const typeAfter = (attribute: string): string => {
+        const subjectLines = lines.slice(lines.map((l) => l.includes(':countryName')).lastIndexOf(true));
+        const i = subjectLines.findIndex((l) => l.includes(`:${attribute}`));
+        return /prim: (\w+)/.exec(subjectLines[i + 1])![1];
+      };
+      expect(typeAfter('countryName')).toBe('PRINTABLESTRING');
+      expect(typeAfter('serialNumber')).toBe('PRINTABLESTRING');
+      expect(typeAfter('surname')).toBe('UTF8STRING');
+      expect(typeAfter('givenName')).toBe('UTF8STRING');
+      expect(typeAfter('commonName')).toBe('UTF8STRING');
+    });
+
+    it('records the issuance by request and by serial', async () => {
+      const { issued, request, spki } = result;
+      const byRequest = await doc.send(
+        new GetCommand({ TableName: tables.certificates, Key: { pk: `REQ#${request.id}` } }),
+      );
+      const bySerial = await doc.send(
+        new GetCommand({ TableName: tables.certificates, Key: { pk: `SERIAL#${issued.serialHex}` } }),
+      );
+      expect(byRequest.Item).toMatchObject({
+        serialHex: issued.serialHex,
+        requestId: request.id,
+        certificatePem: issued.certificatePem,
+        publicKeyHash: createHash('sha256').update(spki).digest('hex'),
+      });
+      expect(bySerial.Item).toMatchObject({
+        requestId: request.id,
+        subjectHash: byRequest.Item!.subjectHash,
+      });
+      const leaf = new X509Certificate(issued.certificatePem);
+      expect(bySerial.Item!.notAfter).toBe(Date.parse(leaf.validTo));
+      expect(bySerial.Item!.notBefore).toBe(Date.parse(leaf.validFrom));
+      expect(JSON.stringify(bySerial.Item)).not.toContain('197001011234');
+    });
+  },
+);
+
+describe('issuance rules', () => {
+  it('takes the subject from the request record, never from the CSR', async () => {
+    const victim: SignerIdentity = {
+      commonName: 'Karl Svensson',
+      givenName: 'Karl',
+      surname: 'Svensson',
+      serialNumber: '198002021234',
+      country: 'SE',
+    };
+    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys, victim);
+    const request = await putRequest(doc, tables.requests);
+    const issued = await ca.issue({ requestId: request.id, csrDer });
+    const subject = new X509Certificate(issued.certificatePem).subject;
+    expect(subject).toContain('serialNumber=197001011234');
+    expect(subject).not.toContain('Svensson');
+  });
+
+  it('refuses a CSR whose signature does not match its public key, and records nothing', async () => {
+    const victim = await keyAndCsr(hsm, 'EC-P256', keys);
+    const attacker = await hsm.generateKeyPair('EC-P256', { extractable: false });
+    keys.push(attacker.privateKey);
+    const { buildCsr } = await import('../../pki/src');
+    const forged = await buildCsr({
+      subject: IDENTITY,
+      keyType: 'EC-P256',
+      publicKeySpki: victim.spki,
+      sign: (d, o) => hsm.signDigest(attacker.privateKey, d, o),
+    });
+    const request = await putRequest(doc, tables.requests);
+    const error = await ca.issue({ requestId: request.id, csrDer: forged }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CsrSignatureInvalidError);
+    expect((error as CsrSignatureInvalidError).code).toBe('CSR_SIGNATURE_INVALID');
+    const stored = await doc.send(
+      new GetCommand({ TableName: tables.certificates, Key: { pk: `REQ#${request.id}` } }),
+    );
+    expect(stored.Item).toBeUndefined();
+  });
+
+  it('refuses bytes that are not a CSR', async () => {
+    const request = await putRequest(doc, tables.requests);
+    await expect(
+      ca.issue({ requestId: request.id, csrDer: Buffer.from('30820001ff', 'hex') }),
+    ).rejects.toThrow(BadCsrError);
+  });
+
+  it.each(['signed', 'failed', 'received'] as const)('refuses a request in state %s', async (status) => {
+    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
+    const request = await putRequest(doc, tables.requests, { status });
+    const error = await ca.issue({ requestId: request.id, csrDer }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestNotSigningError);
+    expect((error as RequestNotSigningError).code).toBe('REQUEST_NOT_SIGNING');
+  });
+
+  it('refuses an unknown request id', async () => {
+    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
+    for (const requestId of ['no-such-request', '', 'x'.repeat(5000)]) {
+      const error = await ca.issue({ requestId, csrDer }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RequestUnknownError);
+      expect((error as RequestUnknownError).code).toBe('REQUEST_UNKNOWN');
+    }
+  });
+
+  it('refuses a CSR key of another type than the request asked for', async () => {
+    const { csrDer } = await keyAndCsr(hsm, 'EC-P384', keys);
+    const request = await putRequest(doc, tables.requests, { keyType: 'EC-P256' });
+    await expect(ca.issue({ requestId: request.id, csrDer })).rejects.toThrow(KeyMismatchError);
+  });
+
+  it('returns the same certificate on a retry with the same CSR or the same key, refuses another key', async () => {
+    const first = await keyAndCsr(hsm, 'EC-P256', keys);
+    const request = await putRequest(doc, tables.requests);
+    const issued = await ca.issue({ requestId: request.id, csrDer: first.csrDer });
+    expect(await ca.issue({ requestId: request.id, csrDer: first.csrDer })).toEqual(issued);
+
+    // A new CSR from the same key (ECDSA: different signature bytes) is the same key: same certificate.
+    const { buildCsr } = await import('../../pki/src');
+    const again = await buildCsr({
+      subject: IDENTITY,
+      keyType: 'EC-P256',
+      publicKeySpki: first.spki,
+      sign: (d, o) => hsm.signDigest(first.key, d, o),
+    });
+    expect(again.equals(first.csrDer)).toBe(false);
+    expect(await ca.issue({ requestId: request.id, csrDer: again })).toEqual(issued);
+
+    const other = await keyAndCsr(hsm, 'EC-P256', keys);
+    const error = await ca.issue({ requestId: request.id, csrDer: other.csrDer }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AlreadyCertifiedError);
+    expect((error as AlreadyCertifiedError).code).toBe('ALREADY_CERTIFIED');
+  });
+
+  it('lets exactly one of two concurrent issuances with different keys win', async () => {
+    const a = await keyAndCsr(hsm, 'EC-P256', keys);
+    const b = await keyAndCsr(hsm, 'EC-P256', keys);
+    const request = await putRequest(doc, tables.requests);
+    const results = await Promise.allSettled([
+      ca.issue({ requestId: request.id, csrDer: a.csrDer }),
+      ca.issue({ requestId: request.id, csrDer: b.csrDer }),
+    ]);
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0].reason).toBeInstanceOf(AlreadyCertifiedError);
+  });
+
+  it('never repeats a serial', async () => {
+    const serials = new Set<string>();
+    for (let i = 0; i < 10; i++) serials.add((await issueFor('EC-P256')).issued.serialHex);
+    expect(serials.size).toBe(10);
+  });
+
+  it.each<[string, Partial<SignerIdentity>]>([
+    ['an overlong common name', { commonName: 'A'.repeat(65) }],
+    ['a control character', { surname: 'Öberg\u0000' }],
+    ['a DN injection', { commonName: 'Eve, CN=Root CA' }],
+    ['a "+" RDN injection', { givenName: 'Eve+serialNumber=1' }],
+    ['a lone surrogate', { givenName: 'Eve\uD800' }],
+    ['an unknown country', { country: 'XX' }],
+    ['a serial number with "="', { serialNumber: 'SN=1' }],
+  ])('refuses a request record with %s, without signing anything', async (_what, change) => {
+    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
+    const hostile = { ...IDENTITY, ...change };
+    const request = await putRequest(doc, tables.requests, { signer: hostile });
+    const error = await ca.issue({ requestId: request.id, csrDer }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidIdentityError);
+    expect((error as InvalidIdentityError).code).toBe('INVALID_IDENTITY');
+    for (const value of Object.values(change)) expect((error as Error).message).not.toContain(value);
+    const stored = await doc.send(
+      new GetCommand({ TableName: tables.certificates, Key: { pk: `REQ#${request.id}` } }),
+    );
+    expect(stored.Item).toBeUndefined();
+  });
+
+  it('adds CRL distribution point and AIA when configured', async () => {
+    const withUrls = await newCa({
+      crlUrl: 'http://crl.example.test/issuing.crl',
+      caIssuersUrl: 'http://pki.example.test/issuing.cer',
+      ocspUrl: 'http://ocsp.example.test',
+    });
+    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
+    const request = await putRequest(doc, tables.requests);
+    const issued = await withUrls.issue({ requestId: request.id, csrDer });
+    const out = text(issued.certificatePem);
+    expect(out).toMatch(
+      /X509v3 CRL Distribution Points:\s+Full Name:\s+URI:http:\/\/crl\.example\.test\/issuing\.crl/,
+    );
+    expect(out).toContain('CA Issuers - URI:http://pki.example.test/issuing.cer');
+    expect(out).toContain('OCSP - URI:http://ocsp.example.test');
+    expect(
+      opensslVerifyChain({
+        rootPem: caCerts.rootPem,
+        intermediatePems: [caCerts.issuingPem],
+        leafPem: issued.certificatePem,
+      }).ok,
+    ).toBe(true);
+  });
+});
+
+describe('CA keys and certificates', () => {
+  it('keeps both CA private keys on the token, sensitive and never extractable (read through PKCS#11)', async () => {
+    for (const label of [caConfig.rootKeyLabel, caConfig.issuingKeyLabel]) {
+      const key = await findCaKey(hsm, label, caConfig.keyType);
+      expect(key).toBeDefined();
+      const attributes = await hsm.keyAttributes(key!.ref);
+      expect(attributes).toEqual({ token: true, sensitive: true, extractable: false, sign: true, label });
+    }
+  });
+
+  it('refuses to start when the certificates do not match the issuing key', async () => {
+    await expect(
+      CertificateAuthority.create({
+        hsm,
+        requests: tableLookup(doc, tables.requests),
+        certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+        caCertificates: { rootPem: caCerts.rootPem, issuingPem: caCerts.rootPem },
+        config: caConfig,
+      }),
+    ).rejects.toThrow(CaNotReadyError);
+    await expect(
+      CertificateAuthority.create({
+        hsm,
+        requests: tableLookup(doc, tables.requests),
+        certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+        caCertificates: { rootPem: caCerts.issuingPem, issuingPem: caCerts.rootPem },
+        config: caConfig,
+      }),
+    ).rejects.toThrow(CaNotReadyError);
+  });
+});
