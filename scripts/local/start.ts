@@ -4,9 +4,11 @@
  */
 import { createHash } from 'node:crypto';
 import { startLocalPipeline } from './runner/pipeline';
+import { writeRunnerInfo } from './runner-info';
 
 async function main(): Promise<void> {
   const pipeline = await startLocalPipeline({ persist: process.env.LOCAL_PERSIST === '1' });
+  writeRunnerInfo({ url: pipeline.url, pid: process.pid, env: pipeline.env });
   const digest = createHash('sha256').update('hello').digest('base64');
   const body = JSON.stringify({
     digest,

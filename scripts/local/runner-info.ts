@@ -1,0 +1,51 @@
+/**
+ * Where a running `npm start` can be reached: written by the runner to .local/runner.json, read by the
+ * demo and the operator scripts so they need no flags locally.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LOCAL_DIR } from './paths';
+
+export interface RunnerInfo {
+  readonly url: string;
+  readonly pid: number;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+const FILE = join(LOCAL_DIR, 'runner.json');
+
+export function writeRunnerInfo(info: RunnerInfo): void {
+  writeFileSync(FILE, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** The running runner's info, or undefined when none is running. */
+export function readRunnerInfo(): RunnerInfo | undefined {
+  if (!existsSync(FILE)) return undefined;
+  const info = JSON.parse(readFileSync(FILE, 'utf8')) as RunnerInfo;
+  try {
+    process.kill(info.pid, 0);
+    return info;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Applies the runner's endpoints and resource names to this process (values already set win). */
+export function useRunnerEnv(): RunnerInfo | undefined {
+  const info = readRunnerInfo();
+  if (!info) return undefined;
+  const keys = [
+    'AWS_ENDPOINT_URL_DYNAMODB',
+    'AWS_ENDPOINT_URL_SQS',
+    'AWS_REGION',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'SIGN_QUEUE_URL',
+    'SIGN_DLQ_URL',
+  ];
+  for (const key of keys) if (info.env[key] && !process.env[key]) process.env[key] = info.env[key];
+  for (const [key, value] of Object.entries(info.env)) {
+    if (key.endsWith('_TABLE_NAME') && !process.env[key]) process.env[key] = value;
+  }
+  return info;
+}
