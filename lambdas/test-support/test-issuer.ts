@@ -79,7 +79,8 @@ export class TestCertificateIssuer implements CertificateIssuer {
   ): { pem: string; serialHex: string } {
     const now = Date.now();
     const serial = randomBytes(16);
-    serial[0] &= 0x7f;
+    // Positive and minimal in DER: top bit clear, first byte never zero.
+    serial[0] = (serial[0] & 0x7f) | 0x40;
     const algorithm = new AlgorithmIdentifier({ algorithm: ECDSA_WITH_SHA256 });
     const extensions = new Extensions([
       new Extension({

@@ -1,0 +1,391 @@
+/**
+ * Integration tests of the signing core against DynamoDB Local (pool + request tables), the SoftHSM
+ * token, the real CSR builder (lambdas/pki) and a real in-process certificate issuer. Every signature is
+ * checked with openssl against the public key of the certificate that came back.
+ *
+ * The 200-key run uses EC-P256 (SoftHSM keygen ~1 ms; 200 RSA-2048 keys would take ~50 s here); RSA-2048
+ * with both RSA schemes is covered by a smaller run.
+ */
+import { X509Certificate, createHash, randomUUID } from 'node:crypto';
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../adapters/aws/src';
+import { KeyPoolRepository, RequestRepository, shardPk } from '../../adapters/dynamodb/src';
+import { HsmError, connectHsm, type Pkcs11Hsm } from '../../adapters/hsm/src';
+import { loadConfig } from '../../config/src';
+import { buildCsr } from '../../pki/src';
+import { createTestTables } from '../../test-support/dynamodb';
+import { opensslVerifyChain, opensslVerifyDigest } from '../../test-support/openssl';
+import { TestCertificateIssuer } from '../../test-support/test-issuer';
+import {
+  InMemoryPoolMetrics,
+  RequestInProgressError,
+  fillPool,
+  nodeHashName,
+  processSignRequest,
+  type CertificateIssuer,
+  type DigestAlgorithm,
+  type EmptyPoolPolicy,
+  type KeyType,
+  type PoolHsm,
+  type SignOutcome,
+  type SignRequestRecord,
+  type SignatureAlgorithm,
+  type SigningDeps,
+} from '../src';
+
+const config = loadConfig();
+const SHARDS = 4;
+let hsm: Pkcs11Hsm;
+let doc: DynamoDBDocumentClient;
+let pool: KeyPoolRepository;
+let requests: RequestRepository;
+let issuer: TestCertificateIssuer;
+let poolTable: string;
+
+beforeAll(async () => {
+  hsm = await connectHsm(config.hsm, config.aws);
+  doc = documentClient(config.aws);
+  const tables = await createTestTables(['keyPool', 'requests']);
+  poolTable = tables.keyPool;
+  pool = new KeyPoolRepository(doc, { tableName: tables.keyPool, shards: SHARDS });
+  requests = new RequestRepository(doc, { tableName: tables.requests });
+  issuer = new TestCertificateIssuer(requests);
+});
+
+afterAll(async () => {
+  doc?.destroy();
+  await hsm?.close();
+});
+
+function deps(
+  overrides: { policy?: EmptyPoolPolicy; hsm?: PoolHsm; issuer?: CertificateIssuer } = {},
+): SigningDeps & { metrics: InMemoryPoolMetrics } {
+  return {
+    requests,
+    pool,
+    hsm: overrides.hsm ?? hsm,
+    buildCsr,
+    issuer: overrides.issuer ?? issuer,
+    metrics: new InMemoryPoolMetrics(),
+    settings: {
+      emptyPoolPolicy: overrides.policy ?? 'fallback',
+      retryAfterSeconds: 30,
+      leaseMs: 30_000,
+      hsmProfile: config.hsm.profile,
+    },
+  };
+}
+
+async function fill(keyType: KeyType, count: number): Promise<void> {
+  const result = await fillPool(
+    { hsm, pool, metrics: new InMemoryPoolMetrics() },
+    {
+      keyType,
+      count,
+      parallelism: 2,
+      deadline: Date.now() + 120_000,
+      wrapKeyLabel: config.hsm.wrapKeyLabel,
+      hsmProfile: config.hsm.profile,
+      maxAgeSeconds: 3600,
+    },
+  );
+  expect(result.stored).toBe(count);
+}
+
+async function available(keyType: KeyType): Promise<number> {
+  return (await pool.available([keyType]))[keyType];
+}
+
+/** SPKIs of every stored key of a type, straight from the table (the test's own oracle). */
+async function storedSpkis(keyType: KeyType): Promise<string[]> {
+  const spkis: string[] = [];
+  for (let shard = 0; shard < SHARDS; shard++) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await doc.send(
+        new QueryCommand({
+          TableName: poolTable,
+          KeyConditionExpression: 'pk = :pk AND sk >= :low',
+          ExpressionAttributeValues: { ':pk': shardPk(keyType, shard), ':low': '0' },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of out.Items ?? [])
+        spkis.push(Buffer.from(item.publicKeySpki as Uint8Array).toString('base64'));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+  }
+  return spkis;
+}
+
+async function newRequest(
+  keyType: KeyType,
+  signatureAlgorithm: SignatureAlgorithm = keyType.startsWith('EC') ? 'ECDSA' : 'RSASSA-PKCS1-v1_5',
+  digestAlgorithm: DigestAlgorithm = 'SHA-256',
+): Promise<SignRequestRecord> {
+  const now = Date.now();
+  const record: SignRequestRecord = {
+    id: randomUUID(),
+    clientId: 'test-client',
+    status: 'received',
+    digest: createHash(nodeHashName(digestAlgorithm)).update(randomUUID()).digest('base64'),
+    digestAlgorithm,
+    keyType,
+    signatureAlgorithm,
+    signer: {
+      commonName: 'Tove Test',
+      givenName: 'Tove',
+      surname: 'Test',
+      serialNumber: '197001019999',
+      country: 'SE',
+    },
+    receivedAt: now,
+    expiresAt: Math.floor(now / 1000) + 3600,
+  };
+  await requests.create(record);
+  return record;
+}
+
+function certificateSpki(pem: string): Buffer {
+  return new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' });
+}
+
+/** The signature verifies (openssl) against the public key of the certificate issued with it. */
+function verifiesWithOpenssl(request: SignRequestRecord, outcome: SignOutcome): boolean {
+  const record = outcome.record;
+  return opensslVerifyDigest({
+    publicKeySpki: certificateSpki(record.certificate!),
+    digest: Buffer.from(request.digest, 'base64'),
+    signature: Buffer.from(record.signature!, 'base64'),
+    digestAlgorithm: request.digestAlgorithm,
+    signatureAlgorithm: request.signatureAlgorithm,
+  });
+}
+
+describe('200 pool keys, 20 concurrent signers', () => {
+  const keyType: KeyType = 'EC-P256';
+
+  test('every request is signed with its own pool key, used exactly once, and verifies', async () => {
+    await fill(keyType, 200);
+    const poolSpkis = await storedSpkis(keyType);
+    expect(poolSpkis).toHaveLength(200);
+    const objectsBefore = await hsm.countSessionObjects();
+
+    const made = await Promise.all(Array.from({ length: 200 }, () => newRequest(keyType)));
+    const queue = [...made];
+    const outcomes = new Map<string, SignOutcome>();
+    const signing = deps();
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          outcomes.set(next.id, await processSignRequest(signing, next.id));
+        }
+      }),
+    );
+
+    expect(outcomes.size).toBe(200);
+    const usedSpkis: string[] = [];
+    for (const request of made) {
+      const outcome = outcomes.get(request.id)!;
+      expect(outcome).toMatchObject({ status: 'signed', replayed: false });
+      expect(outcome.record).toMatchObject({ status: 'signed', pooledKey: true });
+      expect(outcome.record.startedAt).toBeLessThanOrEqual(outcome.record.keyAcquiredAt!);
+      expect(outcome.record.keyAcquiredAt).toBeLessThanOrEqual(outcome.record.finishedAt!);
+      expect(verifiesWithOpenssl(request, outcome)).toBe(true);
+      usedSpkis.push(certificateSpki(outcome.record.certificate!).toString('base64'));
+    }
+    // Exactly the 200 pool keys, each once: no key twice, no key from elsewhere.
+    expect(new Set(usedSpkis).size).toBe(200);
+    expect([...usedSpkis].sort()).toEqual([...poolSpkis].sort());
+    expect(signing.metrics.counter('KeysClaimed', keyType)).toBe(200);
+    expect(signing.metrics.counter('OnTheFlyFallbacks', keyType)).toBe(0);
+    expect(await available(keyType)).toBe(0);
+    expect(await hsm.countSessionObjects()).toBe(objectsBefore);
+
+    const first = outcomes.get(made[0].id)!.record;
+    expect(
+      opensslVerifyChain({ rootPem: issuer.rootPem, intermediatePems: [], leafPem: first.certificate! }).ok,
+    ).toBe(true);
+  }, 180_000);
+
+  test('the 201st request under `fallback` is signed with a key generated on the fly', async () => {
+    const request = await newRequest(keyType);
+    const signing = deps({ policy: 'fallback' });
+    const outcome = await processSignRequest(signing, request.id);
+    expect(outcome.status).toBe('signed');
+    expect(outcome.record.pooledKey).toBe(false);
+    expect(verifiesWithOpenssl(request, outcome)).toBe(true);
+    expect(signing.metrics.counter('OnTheFlyFallbacks', keyType)).toBe(1);
+  });
+
+  test('the 201st request under `reject` fails POOL_EMPTY with a retry hint and touches no HSM', async () => {
+    const request = await newRequest(keyType);
+    const signing = deps({ policy: 'reject' });
+    const outcome = await processSignRequest(signing, request.id);
+    expect(outcome).toMatchObject({ status: 'failed', replayed: false, retryAfterSeconds: 30 });
+    expect(outcome.record.error?.code).toBe('POOL_EMPTY');
+    expect(outcome.record.finishedAt).toBeDefined();
+    expect(signing.metrics.counter('PoolEmptyRejections', keyType)).toBe(1);
+    expect(issuer.issued.has(request.id)).toBe(false);
+    // Terminal: a redelivery replays the failure.
+    expect(await processSignRequest(signing, request.id)).toMatchObject({ status: 'failed', replayed: true });
+  });
+});
+
+describe('RSA-2048 pool keys', () => {
+  test.each([
+    ['RSASSA-PKCS1-v1_5', 'SHA-256'],
+    ['RSASSA-PSS', 'SHA-256'],
+    ['RSASSA-PKCS1-v1_5', 'SHA-512'],
+  ] as const)('%s %s signatures verify against the issued certificate', async (scheme, digest) => {
+    await fill('RSA-2048', 1);
+    const request = await newRequest('RSA-2048', scheme, digest);
+    const outcome = await processSignRequest(deps(), request.id);
+    expect(outcome.record).toMatchObject({ status: 'signed', pooledKey: true });
+    expect(verifiesWithOpenssl(request, outcome)).toBe(true);
+  });
+});
+
+describe('redelivery', () => {
+  const keyType: KeyType = 'EC-P384';
+
+  test('sequential: the second delivery returns the stored result; one key, one certificate', async () => {
+    await fill(keyType, 3);
+    const request = await newRequest(keyType);
+    const first = await processSignRequest(deps(), request.id);
+    const second = await processSignRequest(deps(), request.id);
+    expect(first).toMatchObject({ status: 'signed', replayed: false });
+    expect(second).toMatchObject({ status: 'signed', replayed: true });
+    expect(second.record.signature).toBe(first.record.signature);
+    expect(second.record.certificate).toBe(first.record.certificate);
+    expect(await available(keyType)).toBe(2);
+  });
+
+  test('concurrent: six deliveries at once yield one signature, one certificate, one key', async () => {
+    const before = await available(keyType);
+    const request = await newRequest(keyType);
+    const settled = await Promise.allSettled(
+      Array.from({ length: 6 }, () => processSignRequest(deps(), request.id)),
+    );
+    const fresh = settled.filter((s) => s.status === 'fulfilled' && !s.value.replayed);
+    expect(fresh).toHaveLength(1);
+    for (const s of settled) {
+      if (s.status === 'rejected') expect(s.reason).toBeInstanceOf(RequestInProgressError);
+      else expect(s.value.status).toBe('signed');
+    }
+    const signatures = new Set(
+      settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.record.signature] : [])),
+    );
+    expect(signatures.size).toBe(1);
+    expect(await available(keyType)).toBe(before - 1);
+    const later = await processSignRequest(deps(), request.id);
+    expect(later).toMatchObject({ status: 'signed', replayed: true });
+    expect(verifiesWithOpenssl(request, later)).toBe(true);
+  });
+
+  test('a crashed attempt is taken over once its lease expired, and not before', async () => {
+    await fill(keyType, 1);
+    const request = await newRequest(keyType);
+    const now = Date.now();
+    // A signer that entered `signing` and died: its lease runs until now + 60 s.
+    await requests.startAttempt(request.id, {
+      attemptId: 'crashed',
+      startedAt: now,
+      leaseUntil: now + 60_000,
+    });
+    await expect(processSignRequest(deps(), request.id)).rejects.toBeInstanceOf(RequestInProgressError);
+    // Two minutes later the lease has expired: the next delivery takes over.
+    const later = { ...deps(), clock: () => Date.now() + 120_000 };
+    const outcome = await processSignRequest(later, request.id);
+    expect(outcome).toMatchObject({ status: 'signed', replayed: false });
+    expect(outcome.record.attempts).toBe(2);
+    expect(outcome.record.attemptId).not.toBe('crashed');
+    // The crashed attempt can no longer write its outcome.
+    expect(
+      await requests.fail(request.id, 'crashed', { error: { code: 'X', message: 'x' }, finishedAt: now }),
+    ).toBeUndefined();
+  });
+});
+
+describe('faults after the claim leave no HSM object and a terminal, explained request', () => {
+  const keyType: KeyType = 'EC-P256';
+
+  /** The real HSM, with one operation replaced by a failure. */
+  function faultyHsm(op: 'signDigest' | 'unwrapPrivateKey' | 'generateKeyPair'): PoolHsm {
+    return {
+      generateKeyPair: (t, o) => hsm.generateKeyPair(t, o),
+      wrapPrivateKey: (k, l) => hsm.wrapPrivateKey(k as never, l),
+      unwrapPrivateKey: (w, t, l) => hsm.unwrapPrivateKey(w, t, l),
+      signDigest: (k, d, o) => hsm.signDigest(k as never, d, o),
+      destroy: (k) => hsm.destroy(k as never),
+      [op]: async () => {
+        throw new HsmError('sign failed with CKR_DEVICE_ERROR', 'sign', 0x30);
+      },
+    };
+  }
+
+  async function expectFailedCleanly(
+    signing: SigningDeps,
+    expectedCode: string,
+    pooled: boolean,
+  ): Promise<void> {
+    const objectsBefore = await hsm.countSessionObjects();
+    const before = await available(keyType);
+    const request = await newRequest(keyType);
+    const outcome = await processSignRequest(signing, request.id);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.record.status).toBe('failed');
+    expect(outcome.record.error?.code).toBe(expectedCode);
+    expect(outcome.record.error?.message).not.toContain('Tove');
+    expect(outcome.record.pooledKey).toBe(pooled);
+    expect(outcome.record.finishedAt).toBeDefined();
+    expect(await hsm.countSessionObjects()).toBe(objectsBefore);
+    // The claimed key is consumed even though the request failed: it is never handed out again.
+    if (pooled) expect(await available(keyType)).toBe(before - 1);
+    const again = await processSignRequest(signing, request.id);
+    expect(again).toMatchObject({ status: 'failed', replayed: true });
+  }
+
+  beforeAll(async () => {
+    await fill(keyType, 5);
+  });
+
+  test('an HSM error while signing', async () => {
+    await expectFailedCleanly(deps({ hsm: faultyHsm('signDigest') }), 'CKR_DEVICE_ERROR', true);
+  });
+
+  test('an HSM error while unwrapping', async () => {
+    await expectFailedCleanly(deps({ hsm: faultyHsm('unwrapPrivateKey') }), 'CKR_DEVICE_ERROR', true);
+  });
+
+  test('a real HSM failure: the key object vanished before the signature (stale handle)', async () => {
+    const vanishing: PoolHsm = {
+      ...faultyHsm('generateKeyPair'),
+      signDigest: async (k, d, o) => {
+        await hsm.destroy(k as never);
+        return hsm.signDigest(k as never, d, o);
+      },
+    };
+    await expectFailedCleanly(deps({ hsm: vanishing }), 'CKR_OBJECT_HANDLE_INVALID', true);
+  });
+
+  test('an issuer error (after the key was used and destroyed)', async () => {
+    const failing: CertificateIssuer = {
+      issue: async () => {
+        throw Object.assign(new Error('CA unavailable for serialNumber 197001019999'), { name: 'CaError' });
+      },
+    };
+    await expectFailedCleanly(deps({ issuer: failing }), 'CERTIFICATE_ISSUE_FAILED', true);
+  });
+
+  test('an issuer error on the on-the-fly path', async () => {
+    // Drain the pool first so the fallback path runs.
+    while (await pool.claim(keyType, Math.floor(Date.now() / 1000)));
+    const failing: CertificateIssuer = {
+      issue: async () => {
+        throw Object.assign(new Error('no'), { code: 'CA_NOT_READY' });
+      },
+    };
+    await expectFailedCleanly(deps({ issuer: failing }), 'CA_NOT_READY', false);
+  });
+});
