@@ -3,4 +3,5 @@ export * from './create-local';
 export * from './create-local-queues';
 export * from './definitions';
 export * from './queues';
+export * from './schedules';
 export type * from './types';

@@ -1,0 +1,25 @@
+/**
+ * Scheduled work, shared by the CDK app (EventBridge rule, function timeout and concurrency) and the local
+ * runner. Keygen refills the pool to its targets; one run at a time, since concurrent fills would overshoot.
+ */
+export interface ScheduleDefinition {
+  /** CDK construct id of the rule. */
+  readonly id: string;
+  readonly description: string;
+  /** Period between runs, minutes (EventBridge `rate(...)`). */
+  readonly rateMinutes: number;
+  /** Function timeout: a run must finish (its last batch written) before the next may start. */
+  readonly timeoutSeconds: number;
+  /** Reserved concurrency of the target function. */
+  readonly reservedConcurrency: number;
+}
+
+export const SCHEDULES = {
+  keygen: {
+    id: 'KeygenSchedule',
+    description: 'Removes expired pool keys and fills the key pool up to its targets',
+    rateMinutes: 15,
+    timeoutSeconds: 15 * 60,
+    reservedConcurrency: 1,
+  },
+} as const satisfies Record<string, ScheduleDefinition>;
