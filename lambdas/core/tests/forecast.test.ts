@@ -101,3 +101,24 @@ describe('forecast cold start', () => {
     expect(() => forecast({ start: MONDAY, bucketMs: 300_000, counts: {} })).toThrow(ForecastInputError);
   });
 });
+
+describe('forecast with an event in the history', () => {
+  it('divides a past event out of the history instead of learning it as level or trend', () => {
+    const weeks = TRAIN_WEEKS;
+    const clean = syntheticSeries(weeks * WEEK_BUCKETS, 20, 5);
+    // The last 3 days of history were a deadline at 5x demand.
+    const eventStart = MONDAY + (weeks * WEEK_BUCKETS - 72) * HOUR_MS;
+    const event = { name: 'deadline', start: eventStart, end: eventStart + 72 * HOUR_MS, multiplier: 5 };
+    const inflated = clean.map((c, i) => (i >= weeks * WEEK_BUCKETS - 72 ? c * 5 : c));
+    const expected = forecast({ start: MONDAY, bucketMs: HOUR_MS, counts: { 'RSA-2048': clean } });
+    const withEvent = forecast(
+      { start: MONDAY, bucketMs: HOUR_MS, counts: { 'RSA-2048': inflated } },
+      { events: [event] },
+    );
+    const ignored = forecast({ start: MONDAY, bucketMs: HOUR_MS, counts: { 'RSA-2048': inflated } });
+    const total = (f: typeof expected): number => f.keyTypes['RSA-2048']!.mean.reduce((a, b) => a + b, 0);
+    expect(total(withEvent)).toBeCloseTo(total(expected), 6);
+    // Not configuring it would have raised next week's forecast.
+    expect(total(ignored)).toBeGreaterThan(total(expected) * 1.2);
+  });
+});

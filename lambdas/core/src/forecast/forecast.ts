@@ -24,8 +24,8 @@ const DEFAULTS = {
  * Forecast of requests per hourly bucket for every key type in the history. Holt-Winters (additive,
  * weekly season of 168 buckets, damped trend) when the history holds at least `minHistoryBuckets`, else
  * the default profile scaled to what little history there is. `upper` adds the `quantile` of past
- * rolling-origin (up to a week ahead) errors, scaled by sqrt(prediction) because counts are Poisson-like. Known events multiply
- * both in their window.
+ * rolling-origin (up to a week ahead) errors, scaled by sqrt(prediction) because counts are
+ * Poisson-like. Known events multiply both in their window, and are divided out of the history in theirs.
  */
 export function forecast(history: DemandHistory, options: ForecastOptions = {}): Forecast {
   validate(history, options);
@@ -36,13 +36,22 @@ export function forecast(history: DemandHistory, options: ForecastOptions = {}):
   const length = lengths.length ? Math.max(...lengths) : 0;
   const start = history.start + length * history.bucketMs;
   const keyTypes: Partial<Record<KeyType, KeyTypeForecast>> = {};
-  for (const [keyType, counts] of Object.entries(history.counts) as [KeyType, readonly number[]][]) {
+  const events = options.events ?? [];
+  for (const [keyType, observed] of Object.entries(history.counts) as [KeyType, readonly number[]][]) {
+    // Past event windows are divided by their multiplier, so last year's (or this week's) deadline
+    // neither inflates the level and trend nor counts twice once the event multiplies the forecast.
+    const historyStart = start - observed.length * history.bucketMs;
+    const factorAt = eventFactor(keyType, events);
+    const counts = observed.map((c, i) => {
+      const f = factorAt(historyStart + i * history.bucketMs);
+      return f > 0 ? c / f : c;
+    });
     // Series shorter than the longest are missing their oldest buckets: those count as unknown, not zero.
     const raw =
       counts.length >= minHistory
         ? seasonalForecast(counts, horizon, quantile, options)
         : coldStart(keyType, counts, start, history.bucketMs, horizon, options);
-    keyTypes[keyType] = applyEvents(keyType, raw, start, history.bucketMs, options.events ?? []);
+    keyTypes[keyType] = applyEvents(raw, start, history.bucketMs, factorAt);
   }
   return { start, bucketMs: history.bucketMs, horizonBuckets: horizon, quantile, keyTypes };
 }
@@ -114,23 +123,22 @@ function profileFor(keyType: KeyType, given: ForecastOptions['defaultProfile']):
   return (given as Partial<Record<KeyType, DefaultProfile>>)[keyType] ?? OFFICE_HOURS_PROFILE;
 }
 
+/** Product of the multipliers of the events (for this key type) whose window holds `epochMs`. */
+function eventFactor(keyType: KeyType, events: readonly KnownEvent[]): (epochMs: number) => number {
+  const relevant = events.filter((e) => !e.keyTypes || e.keyTypes.includes(keyType));
+  return (t) => relevant.reduce((acc, e) => (t >= e.start && t < e.end ? acc * e.multiplier : acc), 1);
+}
+
 function applyEvents(
-  keyType: KeyType,
   f: KeyTypeForecast,
   start: number,
   bucketMs: number,
-  events: readonly KnownEvent[],
+  factorAt: (epochMs: number) => number,
 ): KeyTypeForecast {
-  const relevant = events.filter((e) => !e.keyTypes || e.keyTypes.includes(keyType));
-  if (relevant.length === 0) return f;
-  const factorAt = (i: number): number => {
-    const t = start + i * bucketMs;
-    return relevant.reduce((acc, e) => (t >= e.start && t < e.end ? acc * e.multiplier : acc), 1);
-  };
   return {
     ...f,
-    mean: f.mean.map((m, i) => m * factorAt(i)),
-    upper: f.upper.map((u, i) => u * factorAt(i)),
+    mean: f.mean.map((m, i) => m * factorAt(start + i * bucketMs)),
+    upper: f.upper.map((u, i) => u * factorAt(start + i * bucketMs)),
   };
 }
 
