@@ -1,15 +1,7 @@
 import type { Hsm } from '../../adapters/hsm/src';
 import type { CaConfig } from '../../config/src';
 import type { KeyType } from '../../core/src';
-import {
-  caExtensions,
-  encodeName,
-  keyIdentifier,
-  pem,
-  randomSerial,
-  signCertificate,
-  type ParsedCertificate,
-} from '../../pki/src';
+import { caExtensions, encodeName, keyIdentifier, pem, randomSerial, signCertificate } from '../../pki/src';
 import { findCaKey, hsmSigner, parseCaChain, type CaKey } from './ca-keys';
 import type { CaCertificateStore } from './types';
 
@@ -50,6 +42,15 @@ function caName(config: CaBootstrapConfig, role: 'Root' | 'Issuing') {
   ]);
 }
 
+/** True when `pem` is intact, chains to the root, and certifies exactly `spki`. */
+function certifies(rootPem: string, pem: string, spki: Buffer): boolean {
+  try {
+    return parseCaChain({ rootPem, issuingPem: pem }).issuing.subjectPublicKeySpki.equals(spki);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Idempotent CA hierarchy set-up: root and issuing CA key pairs on the token (generated if missing), a
  * self-signed root certificate and an issuing CA certificate signed by the root, stored as PEM. Stored
@@ -66,23 +67,15 @@ export async function bootstrapCaHierarchy(
   const rootKey = await ensureKey(hsm, config.rootKeyLabel, config.keyType, changes);
   const issuingKey = await ensureKey(hsm, config.issuingKeyLabel, config.keyType, changes);
 
-  const stored = await store.read();
-  let root: ParsedCertificate | undefined;
-  let rootPem: string | undefined;
-  if (stored) {
-    try {
-      const chain = parseCaChain(stored);
-      if (chain.root.subjectPublicKeySpki.equals(rootKey.spki)) {
-        root = chain.root;
-        rootPem = stored.rootPem;
-        if (chain.issuing.subjectPublicKeySpki.equals(issuingKey.spki)) return { changes };
-      }
-    } catch {
-      // unreadable or broken chain: issue both again below
-    }
+  const stored = await store.readEach();
+  let rootPem =
+    stored.rootPem && certifies(stored.rootPem, stored.rootPem, rootKey.spki) ? stored.rootPem : undefined;
+  if (rootPem && stored.issuingPem && certifies(rootPem, stored.issuingPem, issuingKey.spki)) {
+    return { changes };
   }
 
   const notBefore = new Date(now - BACKDATE_MS);
+  let root = rootPem ? parseCaChain({ rootPem, issuingPem: rootPem }).root : undefined;
   if (!root || !rootPem) {
     const name = caName(config, 'Root');
     const der = await signCertificate(

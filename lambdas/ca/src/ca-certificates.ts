@@ -7,6 +7,10 @@ import type { CaCertificateStore, CaCertificates } from './types';
 const ROOT = 'root.pem';
 const ISSUING = 'issuing.pem';
 
+function complete(each: Partial<CaCertificates>): CaCertificates | undefined {
+  return each.rootPem && each.issuingPem ? { rootPem: each.rootPem, issuingPem: each.issuingPem } : undefined;
+}
+
 /** Locally: `<dir>/root.pem` and `<dir>/issuing.pem` (the git-ignored .local/ca by default). */
 export function fileCaCertificateStore(dir: string): CaCertificateStore {
   const read = (name: string): Promise<string | undefined> =>
@@ -17,12 +21,14 @@ export function fileCaCertificateStore(dir: string): CaCertificateStore {
     await writeFile(`${file}.tmp`, text, { mode: 0o644 });
     await rename(`${file}.tmp`, file);
   };
+  const readEach = async (): Promise<Partial<CaCertificates>> => {
+    const [rootPem, issuingPem] = await Promise.all([read(ROOT), read(ISSUING)]);
+    return { rootPem, issuingPem };
+  };
   return {
     location: dir,
-    async read() {
-      const [rootPem, issuingPem] = await Promise.all([read(ROOT), read(ISSUING)]);
-      return rootPem && issuingPem ? { rootPem, issuingPem } : undefined;
-    },
+    readEach,
+    read: () => readEach().then(complete),
     async write(certificates: CaCertificates) {
       await mkdir(dir, { recursive: true });
       await write(ROOT, certificates.rootPem);
@@ -35,16 +41,16 @@ export function fileCaCertificateStore(dir: string): CaCertificateStore {
 export function ssmCaCertificateStore(client: SSMClient, prefix: string): CaCertificateStore {
   const root = `${prefix}/${ROOT}`;
   const issuing = `${prefix}/${ISSUING}`;
+  const readEach = async (): Promise<Partial<CaCertificates>> => {
+    const out = await client.send(new GetParametersCommand({ Names: [root, issuing] }));
+    const value = (name: string): string | undefined =>
+      out.Parameters?.find((p) => p.Name === name)?.Value || undefined;
+    return { rootPem: value(root), issuingPem: value(issuing) };
+  };
   return {
     location: `ssm:${prefix}`,
-    async read() {
-      const out = await client.send(new GetParametersCommand({ Names: [root, issuing] }));
-      const value = (name: string): string | undefined =>
-        out.Parameters?.find((p) => p.Name === name)?.Value || undefined;
-      const rootPem = value(root);
-      const issuingPem = value(issuing);
-      return rootPem && issuingPem ? { rootPem, issuingPem } : undefined;
-    },
+    readEach,
+    read: () => readEach().then(complete),
     async write(certificates: CaCertificates) {
       for (const [name, value] of [
         [root, certificates.rootPem],

@@ -15,6 +15,8 @@ export interface CaCertificates {
 export interface CaCertificateStore {
   /** Undefined when nothing (or only part of the pair) is stored. */
   read(): Promise<CaCertificates | undefined>;
+  /** Whatever is stored, so the bootstrap can keep a root whose issuing certificate went missing. */
+  readEach(): Promise<Partial<CaCertificates>>;
   write(certificates: CaCertificates): Promise<void>;
   /** Where, for logs: a path or parameter prefix (never contents). */
   readonly location: string;
