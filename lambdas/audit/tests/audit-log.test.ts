@@ -1,0 +1,110 @@
+import {
+  AuditEncodingError,
+  AuditEventInvalidError,
+  GENESIS_HASH,
+  canonicalJson,
+  chainFor,
+  entryHash,
+  hashIds,
+  signatureMadeEvent,
+  type AuditEvent,
+} from '../../core/src';
+import { AuditLog, MemoryAuditStore, verifyAuditStore } from '../src';
+import { eventsFor, fakeSigner } from './helpers';
+
+describe('canonical encoding', () => {
+  it('sorts keys, drops undefined members and refuses values with unstable text forms', () => {
+    expect(canonicalJson({ b: 1, a: ['x', true, null], c: undefined })).toBe('{"a":["x",true,null],"b":1}');
+    expect(() => canonicalJson({ a: 1.5 })).toThrow(AuditEncodingError);
+    expect(() => canonicalJson({ a: Buffer.from('x') } as never)).toThrow(AuditEncodingError);
+  });
+
+  it('entry hashes cover every field', () => {
+    const base = entryHash(1, 2, GENESIS_HASH, '{"a":1}', 1000);
+    expect(entryHash(0, 2, GENESIS_HASH, '{"a":1}', 1000)).not.toBe(base);
+    expect(entryHash(1, 3, GENESIS_HASH, '{"a":1}', 1000)).not.toBe(base);
+    expect(entryHash(1, 2, '1'.repeat(64), '{"a":1}', 1000)).not.toBe(base);
+    expect(entryHash(1, 2, GENESIS_HASH, '{"a":2}', 1000)).not.toBe(base);
+    expect(entryHash(1, 2, GENESIS_HASH, '{"a":1}', 1001)).not.toBe(base);
+  });
+});
+
+describe('events', () => {
+  const log = new AuditLog(new MemoryAuditStore(), { chains: 4 });
+
+  it('refuses anything that is not an id or a hash, naming the field but not the value', async () => {
+    const withName = { type: 'pool.key-claimed', keyId: 'Anna Andersson' } as AuditEvent;
+    await expect(log.append(withName)).rejects.toThrow(AuditEventInvalidError);
+    await expect(log.append(withName)).rejects.not.toThrow(/Anna/);
+    const extra = { type: 'pool.key-claimed', keyId: 'k1', personalNumber: '19121212-1212' } as AuditEvent;
+    await expect(log.append(extra)).rejects.toMatchObject({ code: 'AUDIT_EVENT_INVALID', field: 'personalNumber' });
+    const badHash = { type: 'certificate.issued', requestId: 'r', serial: '0a', subjectHash: 'CN=x' } as AuditEvent;
+    await expect(log.append(badHash)).rejects.toMatchObject({ field: 'subjectHash' });
+  });
+
+  it('keeps only hashes of signatures and keys', () => {
+    const event = signatureMadeEvent({
+      requestId: 'r1',
+      signature: Buffer.from('signature'),
+      publicKeySpki: Buffer.from('spki'),
+    });
+    expect(event.signatureHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(event)).not.toContain('signature"');
+  });
+
+  it('puts one entity on one chain and spreads entities over all chains', () => {
+    expect(chainFor('key-1', 8)).toBe(chainFor('key-1', 8));
+    const used = new Set(Array.from({ length: 200 }, (_, i) => chainFor(`key-${i}`, 8)));
+    expect(used.size).toBe(8);
+    expect(hashIds(['a', 'b'])).not.toBe(hashIds(['b', 'a']));
+  });
+});
+
+describe('AuditLog over the memory store', () => {
+  it('appends linked entries and returns receipts in input order', async () => {
+    const store = new MemoryAuditStore();
+    const log = new AuditLog(store, { chains: 1 });
+    const receipts = await log.appendMany([...eventsFor(1), ...eventsFor(2)]);
+    expect(receipts.map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect((await store.readHead(0)).hash).toBe(receipts[7].hash);
+    const report = await verifyAuditStore(store, 1, undefined);
+    expect(report).toMatchObject({ intact: true, entries: 8, checkpoints: 0 });
+  });
+
+  it('keeps chains intact under many concurrent appenders on two instances', async () => {
+    const store = new MemoryAuditStore();
+    // A store that yields between the head check and the write makes real races possible.
+    const racy = Object.assign(Object.create(store) as MemoryAuditStore, {
+      appendEntries: async (...args: Parameters<MemoryAuditStore['appendEntries']>) => {
+        await new Promise((r) => setImmediate(r));
+        return store.appendEntries(...args);
+      },
+    });
+    const a = new AuditLog(racy, { chains: 3 });
+    const b = new AuditLog(racy, { chains: 3 });
+    await Promise.all(
+      Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).appendMany(eventsFor(i))),
+    );
+    const report = await verifyAuditStore(store, 3, undefined);
+    expect(report.issues).toEqual([]);
+    expect(report.entries).toBe(240);
+  });
+
+  it('writes checkpoints every N entries and on demand, linked and signed', async () => {
+    const store = new MemoryAuditStore();
+    const { signer, check } = fakeSigner();
+    const log = new AuditLog(store, { chains: 2, checkpointEvery: 10, signer });
+    for (let i = 0; i < 6; i++) await log.appendMany(eventsFor(i)); // 24 entries
+    await log.flush();
+    const cp = await log.checkpoint();
+    expect(cp.body.sequence).toBeGreaterThanOrEqual(2);
+    const report = await verifyAuditStore(store, 2, check);
+    expect(report).toMatchObject({ intact: true, lastCheckpoint: cp.body.sequence, entriesAfterLastCheckpoint: 0 });
+  });
+
+  it('refuses checkpoint() without a signer', async () => {
+    await expect(new AuditLog(new MemoryAuditStore(), { chains: 1 }).checkpoint()).rejects.toMatchObject({
+      code: 'AUDIT_NOT_READY',
+    });
+  });
+});

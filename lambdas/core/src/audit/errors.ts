@@ -1,0 +1,59 @@
+/**
+ * Named errors of the audit log, each with a machine-readable code. Messages name fields, chains and
+ * sequences only: never an event's values (they could be anything a caller passed in by mistake).
+ */
+export class AuditError extends Error {
+  public override name = 'AuditError';
+  public constructor(
+    message: string,
+    public readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An event failed validation (wrong type, a field that is not an id or a hash, ...). */
+export class AuditEventInvalidError extends AuditError {
+  public override name = 'AuditEventInvalidError';
+  public constructor(
+    public readonly field: string,
+    reason: string,
+  ) {
+    super(`audit event field ${field} ${reason}`, 'AUDIT_EVENT_INVALID');
+  }
+}
+
+/** A value cannot be encoded canonically (floats, undefined, non-plain objects). */
+export class AuditEncodingError extends AuditError {
+  public override name = 'AuditEncodingError';
+  public constructor(message: string) {
+    super(message, 'AUDIT_ENCODING');
+  }
+}
+
+/** Appending kept losing the race for a chain head: the caller may retry later. */
+export class AuditAppendConflictError extends AuditError {
+  public override name = 'AuditAppendConflictError';
+  public constructor(
+    public readonly chain: number,
+    attempts: number,
+  ) {
+    super(`audit chain ${chain}: append lost the race ${attempts} times`, 'AUDIT_APPEND_CONFLICT');
+  }
+}
+
+/** A checkpoint could not be written (lost the race to a concurrent checkpoint, or signing failed). */
+export class AuditCheckpointError extends AuditError {
+  public override name = 'AuditCheckpointError';
+  public constructor(message: string) {
+    super(message, 'AUDIT_CHECKPOINT_FAILED');
+  }
+}
+
+/** The audit log is not usable as configured (no audit key on the token, no public key to verify with). */
+export class AuditNotReadyError extends AuditError {
+  public override name = 'AuditNotReadyError';
+  public constructor(message: string) {
+    super(message, 'AUDIT_NOT_READY');
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * Event validation and small constructors. Validation is strict on purpose: every field is either a
+ * known enum value, a bounded integer, an id of a restricted alphabet (no spaces, so no names), or a hex
+ * hash. That keeps personal data and secrets out of the log even when a caller passes the wrong thing.
+ */
+import { createHash } from 'node:crypto';
+import { isKeyType } from '../algorithms';
+import type { CanonicalValue } from './canonical';
+import { AuditEventInvalidError } from './errors';
+import type {
+  AuditEvent,
+  CertificateIssuedEvent,
+  KeyDiscardReason,
+  SignatureMadeEvent,
+  Sha256Hex,
+} from './types';
+
+const ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const HASH = /^[0-9a-f]{64}$/;
+const SERIAL = /^[0-9a-f]{1,64}$/;
+const DISCARD_REASONS: readonly KeyDiscardReason[] = [
+  'expired',
+  'unwrap-failed',
+  'public-key-mismatch',
+  'profile-mismatch',
+  'sign-failed',
+  'other',
+];
+
+/** Checks an event and returns a plain copy with exactly its known fields (extra fields are refused). */
+export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalValue {
+  const e = event as unknown as Record<string, unknown>;
+  const fields = (allowed: readonly string[], optional: readonly string[] = []): void => {
+    for (const key of Object.keys(e)) {
+      if (key !== 'type' && !allowed.includes(key) && !optional.includes(key)) {
+        throw new AuditEventInvalidError(key, 'is not a field of this event type');
+      }
+    }
+  };
+  const id = (field: string, optional = false): void => check(field, ID, 'must be an id', optional);
+  const hash = (field: string): void => check(field, HASH, 'must be a lower-case hex SHA-256');
+  const check = (field: string, pattern: RegExp, what: string, optional = false): void => {
+    const value = e[field];
+    if (optional && value === undefined) return;
+    if (typeof value !== 'string' || !pattern.test(value)) throw new AuditEventInvalidError(field, what);
+  };
+  switch (e.type) {
+    case 'pool.batch-generated': {
+      fields(['keyType', 'count', 'keyIdsHash']);
+      if (!isKeyType(e.keyType)) throw new AuditEventInvalidError('keyType', 'must be a key type');
+      const count = e.count;
+      if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1_000_000) {
+        throw new AuditEventInvalidError('count', 'must be an integer from 1 to 1000000');
+      }
+      hash('keyIdsHash');
+      break;
+    }
+    case 'pool.key-claimed':
+    case 'pool.key-destroyed':
+      fields(['keyId'], ['requestId']);
+      id('keyId');
+      id('requestId', true);
+      break;
+    case 'pool.key-discarded':
+      fields(['keyId', 'reason'], ['requestId']);
+      id('keyId');
+      id('requestId', true);
+      if (!DISCARD_REASONS.includes(e.reason as KeyDiscardReason)) {
+        throw new AuditEventInvalidError('reason', `must be one of ${DISCARD_REASONS.join(', ')}`);
+      }
+      break;
+    case 'signature.made':
+      fields(['requestId', 'signatureHash', 'keySpkiHash'], ['keyId']);
+      id('requestId');
+      id('keyId', true);
+      hash('signatureHash');
+      hash('keySpkiHash');
+      break;
+    case 'certificate.issued':
+      fields(['requestId', 'serial', 'subjectHash']);
+      id('requestId');
+      check('serial', SERIAL, 'must be lower-case hex');
+      hash('subjectHash');
+      break;
+    default:
+      throw new AuditEventInvalidError('type', 'is not an audit event type');
+  }
+  return { ...e } as unknown as AuditEvent & CanonicalValue;
+}
+
+/** The entity whose events share a chain: the key for pool key events, the request otherwise. */
+export function entityIdOf(event: AuditEvent): string {
+  switch (event.type) {
+    case 'pool.batch-generated':
+      return event.keyIdsHash;
+    case 'pool.key-claimed':
+    case 'pool.key-destroyed':
+    case 'pool.key-discarded':
+      return event.keyId;
+    case 'signature.made':
+    case 'certificate.issued':
+      return event.requestId;
+  }
+}
+
+/** SHA-256 (hex) of a batch's key ids joined by "\n" in the given order. */
+export function hashIds(ids: readonly string[]): Sha256Hex {
+  return createHash('sha256').update(ids.join('\n')).digest('hex');
+}
+
+const sha256 = (data: Buffer | string): Sha256Hex => createHash('sha256').update(data).digest('hex');
+
+/** signature.made from the raw values: only their hashes go into the event. */
+export function signatureMadeEvent(input: {
+  readonly requestId: string;
+  readonly signature: Buffer;
+  readonly publicKeySpki: Buffer;
+  readonly keyId?: string;
+}): SignatureMadeEvent {
+  return {
+    type: 'signature.made',
+    requestId: input.requestId,
+    signatureHash: sha256(input.signature),
+    keySpkiHash: sha256(input.publicKeySpki),
+    ...(input.keyId === undefined ? {} : { keyId: input.keyId }),
+  };
+}
+
+/**
+ * certificate.issued from the raw values. `subject` is the certificate's subject (DER bytes or its
+ * string form): only its hash is kept, so the log holds no names. Serial as hex, case-insensitive.
+ */
+export function certificateIssuedEvent(input: {
+  readonly requestId: string;
+  readonly serial: string;
+  readonly subject: Buffer | string;
+}): CertificateIssuedEvent {
+  return {
+    type: 'certificate.issued',
+    requestId: input.requestId,
+    serial: input.serial.toLowerCase().replace(/^0x/, '').replace(/:/g, ''),
+    subjectHash: sha256(input.subject),
+  };
+}

@@ -1,0 +1,7 @@
+export * from './canonical';
+export * from './checkpoint';
+export * from './entry';
+export * from './errors';
+export * from './events';
+export type * from './types';
+export * from './verifier';

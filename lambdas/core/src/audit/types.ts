@@ -1,0 +1,240 @@
+/**
+ * The tamper-evident audit log as the domain sees it: events (ids and hashes only, never personal data),
+ * chained entries, chain heads, signed checkpoints, and the ports the log needs (a store, a signer) and
+ * offers (AuditSink, which the signing core, keygen and the CA take as an optional dependency).
+ */
+import type { KeyType } from '../algorithms';
+
+/** Lower-case hex SHA-256 (64 characters). */
+export type Sha256Hex = string;
+
+/** Why a pool key was thrown away instead of being used. */
+export type KeyDiscardReason =
+  | 'expired'
+  | 'unwrap-failed'
+  | 'public-key-mismatch'
+  | 'profile-mismatch'
+  | 'sign-failed'
+  | 'other';
+
+/** A batch of pool keys was generated and stored. `keyIdsHash` = hashIds(keyIds) (see events.ts). */
+export interface BatchGeneratedEvent {
+  readonly type: 'pool.batch-generated';
+  readonly keyType: KeyType;
+  readonly count: number;
+  readonly keyIdsHash: Sha256Hex;
+}
+
+/** A pool key was claimed (removed from the pool) for a request. */
+export interface KeyClaimedEvent {
+  readonly type: 'pool.key-claimed';
+  readonly keyId: string;
+  readonly requestId?: string;
+}
+
+/** The unwrapped HSM object of a pool key (or an on-the-fly key) was destroyed. */
+export interface KeyDestroyedEvent {
+  readonly type: 'pool.key-destroyed';
+  readonly keyId: string;
+  readonly requestId?: string;
+}
+
+/** A pool key was expired or discarded (bad blob, public key mismatch, ...) and will never be used. */
+export interface KeyDiscardedEvent {
+  readonly type: 'pool.key-discarded';
+  readonly keyId: string;
+  readonly reason: KeyDiscardReason;
+  readonly requestId?: string;
+}
+
+/** A digest was signed for a request: hashes of the signature and of the key's SubjectPublicKeyInfo. */
+export interface SignatureMadeEvent {
+  readonly type: 'signature.made';
+  readonly requestId: string;
+  readonly signatureHash: Sha256Hex;
+  readonly keySpkiHash: Sha256Hex;
+  /** Pool key id; absent for an on-the-fly key. */
+  readonly keyId?: string;
+}
+
+/** The CA issued a certificate for a request: its serial (hex) and a hash of the subject (no names). */
+export interface CertificateIssuedEvent {
+  readonly type: 'certificate.issued';
+  readonly requestId: string;
+  readonly serial: string;
+  readonly subjectHash: Sha256Hex;
+}
+
+export type AuditEvent =
+  | BatchGeneratedEvent
+  | KeyClaimedEvent
+  | KeyDestroyedEvent
+  | KeyDiscardedEvent
+  | SignatureMadeEvent
+  | CertificateIssuedEvent;
+
+export type AuditEventType = AuditEvent['type'];
+
+/** Where a chain stands: the last entry's sequence and hash (sequence 0 and GENESIS_HASH when empty). */
+export interface ChainHead {
+  readonly chain: number;
+  readonly sequence: number;
+  readonly hash: Sha256Hex;
+}
+
+/**
+ * One link of a chain. hash = entryHash(chain, sequence, prevHash, event, timestamp); `event` is kept as
+ * its canonical JSON text so a verifier re-hashes exactly the stored bytes.
+ */
+export interface AuditEntry {
+  readonly chain: number;
+  readonly sequence: number;
+  readonly prevHash: Sha256Hex;
+  /** Canonical JSON of the AuditEvent. */
+  readonly event: string;
+  /** Epoch milliseconds when the entry was built. */
+  readonly timestamp: number;
+  readonly hash: Sha256Hex;
+}
+
+/** What an append tells the caller: where its event landed. */
+export interface AuditReceipt {
+  readonly chain: number;
+  readonly sequence: number;
+  readonly hash: Sha256Hex;
+}
+
+/** The signed content of a checkpoint: every chain head at one moment, linked to the previous checkpoint. */
+export interface CheckpointBody {
+  readonly version: 1;
+  /** 1, 2, 3, ... */
+  readonly sequence: number;
+  /** checkpointHash of the previous checkpoint (GENESIS_HASH for the first). */
+  readonly prevHash: Sha256Hex;
+  readonly createdAt: number;
+  readonly chains: number;
+  readonly heads: readonly ChainHead[];
+  /** Label of the audit key that signed it (the key's version is part of the label). */
+  readonly keyLabel: string;
+  readonly algorithm: CheckpointAlgorithm;
+}
+
+export type CheckpointAlgorithm = 'ECDSA-P384-SHA384';
+
+export interface SignedCheckpoint {
+  readonly body: CheckpointBody;
+  /** DER-encoded ECDSA signature over SHA-384(canonical body). */
+  readonly signature: Buffer;
+  /** SHA-256 of the canonical body: what the next checkpoint links to. */
+  readonly hash: Sha256Hex;
+}
+
+/** Signs a SHA-384 digest with the audit key (in the HSM). */
+export interface AuditSigner {
+  readonly keyLabel: string;
+  readonly algorithm: CheckpointAlgorithm;
+  sign(digest: Buffer): Promise<Buffer>;
+}
+
+/**
+ * The port the pipeline writes to. Events of one entity (a key id, a request id) always land on the same
+ * chain; appendMany groups events by chain and writes each group in one transaction.
+ */
+export interface AuditSink {
+  append(event: AuditEvent): Promise<AuditReceipt>;
+  appendMany(events: readonly AuditEvent[]): Promise<readonly AuditReceipt[]>;
+}
+
+/** A stored entry as read back for verification: anything may have been tampered with, so all optional. */
+export interface StoredAuditEntry {
+  /** Chain from the item's partition key. */
+  readonly chain: number;
+  /** Position from the item's sort key (undefined when the key is not a well-formed sequence). */
+  readonly position: number | undefined;
+  /** Raw sort key, to name malformed items. */
+  readonly rawPosition: string;
+  readonly entryChain?: number;
+  readonly sequence?: number;
+  readonly prevHash?: string;
+  readonly event?: string;
+  readonly timestamp?: number;
+  readonly hash?: string;
+}
+
+export interface StoredCheckpoint {
+  /** Position from the item's sort key. */
+  readonly position: number | undefined;
+  readonly rawPosition: string;
+  /** Canonical body text as stored (parsed by the verifier). */
+  readonly body?: string;
+  readonly signature?: Buffer;
+}
+
+/** The whole log as read back from storage, tampered or not. */
+export interface StoredAuditLog {
+  readonly entries: ReadonlyMap<number, readonly StoredAuditEntry[]>;
+  readonly heads: ReadonlyMap<number, { readonly sequence?: number; readonly hash?: string }>;
+  readonly checkpoints: readonly StoredCheckpoint[];
+  /** Keys of items that are neither entries, heads nor checkpoints. */
+  readonly foreign: readonly string[];
+}
+
+/** Persistence the AuditLog needs (DynamoDB in production, memory in tests). */
+export interface AuditStore {
+  /** Current head (consistent read); GENESIS head when the chain is empty. */
+  readHead(chain: number): Promise<ChainHead>;
+  readHeads(chains: number): Promise<ChainHead[]>;
+  /**
+   * Writes the entries and moves the head from `expected` to the last entry, atomically and only if the
+   * head is still `expected`. Returns false when another appender moved the head first (lost race).
+   */
+  appendEntries(expected: ChainHead, entries: readonly AuditEntry[]): Promise<boolean>;
+  /** The last checkpoint's sequence and hash; undefined before the first. */
+  readCheckpointHead(): Promise<{ sequence: number; hash: Sha256Hex } | undefined>;
+  /** Stores a checkpoint if it is the successor of the current checkpoint head. False on a lost race. */
+  putCheckpoint(checkpoint: SignedCheckpoint, canonicalBody: string): Promise<boolean>;
+  /** Everything stored, for verification (a full read: offline use only). */
+  readAll(): Promise<StoredAuditLog>;
+}
+
+/** What a verifier found wrong. `sequence` names the entry (or checkpoint) by its position. */
+export type AuditIssueKind =
+  /** Entry content does not hash to its stored hash, or the item is malformed. */
+  | 'modified'
+  /** An entry that should exist is gone (a gap in the sequence, or entries before the head). */
+  | 'deleted'
+  /** An entry sits at a position other than its own sequence (moved or swapped). */
+  | 'reordered'
+  /** An entry that does not belong: a second entry for one predecessor, beyond the head, or off-key. */
+  | 'inserted'
+  /** Entry does not link to its predecessor's hash. */
+  | 'broken-link'
+  /** The head item disagrees with the last entry. */
+  | 'head-mismatch'
+  /** A signed checkpoint recorded more of the chain than is left, or an entry it recorded differs. */
+  | 'checkpoint-mismatch'
+  /** A checkpoint's signature does not verify with the audit public key (or the checkpoint is malformed). */
+  | 'checkpoint-signature'
+  /** Checkpoints missing, reordered or not linked to their predecessor. */
+  | 'checkpoint-chain';
+
+export interface AuditIssue {
+  readonly kind: AuditIssueKind;
+  /** Chain of the entry; undefined for checkpoint issues. */
+  readonly chain?: number;
+  /** Entry sequence (position), or checkpoint sequence for checkpoint issues. */
+  readonly sequence?: number;
+  readonly detail: string;
+}
+
+export interface AuditVerificationReport {
+  readonly intact: boolean;
+  readonly chains: number;
+  readonly entries: number;
+  readonly checkpoints: number;
+  /** Sequence of the last checkpoint whose signature verified, if any. */
+  readonly lastCheckpoint?: number;
+  /** Entries appended after the last valid checkpoint: covered by the chain links only. */
+  readonly entriesAfterLastCheckpoint: number;
+  readonly issues: readonly AuditIssue[];
+}
