@@ -10,3 +10,4 @@ export * from './signing';
 export * from './signing-errors';
 export * from './forecast';
 export * from './planning';
+export * from './audit';
