@@ -1,0 +1,7 @@
+/**
+ * CDK entry point (cdk.json runs it with tsx). Offline by design: every deployment value comes from
+ * context (see README "Operations"); nothing is looked up in AWS while synthesizing.
+ */
+import { createApp } from '../lib/app';
+
+createApp().app.synth();

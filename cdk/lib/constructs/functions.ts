@@ -1,0 +1,301 @@
+import { resolve } from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import {
+  SCHEDULES,
+  SIGNER_EVENT_SOURCE,
+  SIGNER_TIMEOUT_SECONDS,
+  TABLES,
+} from '../../../lambdas/resources/src';
+import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME } from '../platform';
+import type { StackSettings } from '../settings';
+import { allowEndpointTraffic, type HsmAccess } from './hsm-access';
+import type { SignQueue } from './sign-queue';
+import type { Tables } from './tables';
+
+/** Namespace of the pool metrics (the Powertools adapter's default) and the service dimension they carry. */
+export const METRICS_NAMESPACE = 'SigningPipeline';
+export const METRICS_SERVICE = 'signing-pipeline';
+/** The CA answers inside the signer's batch: well under the signer's timeout, with room for a cold start. */
+const CA_TIMEOUT_SECONDS = 15;
+
+export interface PipelineFunctionsProps {
+  readonly vpc: ec2.IVpc;
+  readonly subnets: ec2.SubnetSelection;
+  readonly hsm: HsmAccess;
+  readonly tables: Tables;
+  readonly signQueue: SignQueue;
+  readonly settings: StackSettings;
+}
+
+interface FunctionSpec {
+  readonly name: 'api' | 'signer' | 'keygen' | 'ca';
+  readonly description: string;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  readonly securityGroup: ec2.ISecurityGroup;
+  readonly environment: Record<string, string>;
+  readonly reservedConcurrency?: number;
+}
+
+/**
+ * The four handlers, each with its own role holding only what its code calls. All four carry the CloudHSM
+ * layer: the API never logs in to the HSM, but its shared wiring imports the HSM adapter, which loads
+ * pkcs11js (a native addon the bundle cannot contain).
+ */
+export class PipelineFunctions extends Construct {
+  public readonly api: NodejsFunction;
+  public readonly signer: NodejsFunction;
+  public readonly signerAlias: lambda.Alias;
+  public readonly keygen: NodejsFunction;
+  public readonly ca: NodejsFunction;
+  public readonly keygenSchedule: events.Rule;
+
+  public constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: PipelineFunctionsProps,
+  ) {
+    super(scope, id);
+    const { hsm, tables, signQueue, settings } = props;
+    const table = (name: keyof typeof TABLES): dynamodb.Table => tables.table(name);
+    const tableEnv = (...names: (keyof typeof TABLES)[]): Record<string, string> =>
+      Object.fromEntries(names.map((n) => [TABLES[n].envVar, table(n).tableName]));
+
+    const hsmEnv = {
+      HSM_PROFILE: 'cloudhsm',
+      HSM_MODULE_PATH: CLOUDHSM_MODULE_PATH,
+      HSM_TOKEN_LABEL: settings.hsm.tokenLabel,
+    };
+    const poolEnv = {
+      POOL_SHARDS: String(settings.pool.shards),
+      POOL_EMPTY_POLICY: settings.pool.emptyPolicy,
+    };
+    const poolUserPin = `secretsmanager:${hsm.poolUserSecret.secretArn}`;
+    const caUserPin = `secretsmanager:${hsm.caUserSecret.secretArn}`;
+
+    // The API reaches only DynamoDB and SQS: no route to the HSM ports.
+    const apiSecurityGroup = new ec2.SecurityGroup(this, 'ApiSecurityGroup', {
+      vpc: props.vpc,
+      description: 'Signing pipeline API function (no HSM access)',
+      allowAllOutbound: false,
+    });
+    allowEndpointTraffic(apiSecurityGroup);
+
+    this.ca = this.createFunction({
+      name: 'ca',
+      description: 'Issues the one-time certificate for a CSR signed by a pooled key (invoked by the signer)',
+      memorySize: 1024,
+      timeout: Duration.seconds(CA_TIMEOUT_SECONDS),
+      securityGroup: hsm.clientSecurityGroup,
+      environment: {
+        ...hsmEnv,
+        // Both point at the CA user: nothing in this function's configuration names the pool user.
+        HSM_PIN_SOURCE: caUserPin,
+        CA_HSM_PIN_SOURCE: caUserPin,
+        CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
+        ...tableEnv('requests', 'certificates'),
+      },
+    });
+
+    this.api = this.createFunction({
+      name: 'api',
+      description: 'Sign request API: validates, records and queues requests; serves results and health',
+      memorySize: 512,
+      timeout: Duration.seconds(29),
+      securityGroup: apiSecurityGroup,
+      environment: {
+        ...poolEnv,
+        SIGN_QUEUE_URL: signQueue.queue.queueUrl,
+        ...tableEnv('requests', 'keyPool'),
+      },
+    });
+
+    this.signer = this.createFunction({
+      name: 'signer',
+      description: 'Signs queued requests with pooled one-time keys (SQS batches, partial failures)',
+      memorySize: 1024,
+      timeout: Duration.seconds(SIGNER_TIMEOUT_SECONDS),
+      securityGroup: hsm.clientSecurityGroup,
+      environment: {
+        ...hsmEnv,
+        ...poolEnv,
+        HSM_PIN_SOURCE: poolUserPin,
+        HSM_WRAP_KEY_LABEL: settings.hsm.wrapKeyLabel,
+        CA_FUNCTION_NAME: this.ca.functionArn,
+        SIGNER_CONCURRENCY: String(SIGNER_EVENT_SOURCE.batchSize),
+        ...tableEnv('requests', 'keyPool'),
+      },
+    });
+
+    this.keygen = this.createFunction({
+      name: 'keygen',
+      description: 'Scheduled: removes expired pool keys and fills the pool to its targets',
+      memorySize: 1024,
+      timeout: Duration.seconds(SCHEDULES.keygen.timeoutSeconds),
+      reservedConcurrency: SCHEDULES.keygen.reservedConcurrency,
+      securityGroup: hsm.clientSecurityGroup,
+      environment: {
+        ...hsmEnv,
+        ...poolEnv,
+        HSM_PIN_SOURCE: poolUserPin,
+        HSM_WRAP_KEY_LABEL: settings.hsm.wrapKeyLabel,
+        POOL_TARGETS: settings.pool.targetsSpec,
+        ...tableEnv('keyPool'),
+      },
+    });
+
+    this.grantAccess();
+    this.signerAlias = this.createSignerAlias();
+    this.keygenSchedule = this.createKeygenSchedule();
+  }
+
+  private createFunction(spec: FunctionSpec): NodejsFunction {
+    const id = spec.name.charAt(0).toUpperCase() + spec.name.slice(1);
+    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
+      retention: logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const role = new iam.Role(this, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `signing pipeline ${spec.name} function`,
+      managedPolicies: [
+        iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'),
+      ],
+    });
+    return new NodejsFunction(this, id, {
+      entry: resolve(__dirname, `../../../lambdas/handlers/${spec.name}/index.ts`),
+      handler: 'handler',
+      description: spec.description,
+      runtime: LAMBDA_RUNTIME,
+      architecture: ARCHITECTURE,
+      memorySize: spec.memorySize,
+      timeout: spec.timeout,
+      reservedConcurrentExecutions: spec.reservedConcurrency,
+      role,
+      logGroup,
+      vpc: this.props.vpc,
+      vpcSubnets: this.props.subnets,
+      securityGroups: [spec.securityGroup],
+      allowPublicSubnet: false,
+      layers: [this.props.hsm.layer],
+      environment: {
+        POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        LOG_LEVEL: 'INFO',
+        NODE_OPTIONS: '--enable-source-maps',
+        ...spec.environment,
+      },
+      bundling: {
+        // Local esbuild (a devDependency); the AWS SDK is bundled at the pinned versions, pkcs11js comes
+        // from the layer (/opt/nodejs/node_modules) because it is a native addon.
+        externalModules: ['pkcs11js'],
+        format: OutputFormat.CJS,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+      },
+    });
+  }
+
+  private grantAccess(): void {
+    const { tables, signQueue, hsm } = this.props;
+    const requests = tables.table('requests');
+    const pool = tables.table('keyPool');
+    const certificates = tables.table('certificates');
+    const allow = (fn: NodejsFunction, target: dynamodb.Table, ...actions: string[]): void => {
+      target.grant(fn, ...actions.map((a) => `dynamodb:${a}`));
+    };
+    // The tables' customer-managed key, with the exact actions DynamoDB needs on a caller's behalf.
+    const tableKey = (fn: NodejsFunction): void => {
+      tables.key.grant(fn, 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey');
+    };
+    // API: create/read/discard request records; read pool counters (BatchGetItem of `#COUNT` items only:
+    // no Query, so it cannot enumerate wrapped keys, and no writes to the pool). Queue: send and depth.
+    allow(this.api, requests, 'PutItem', 'GetItem', 'DeleteItem');
+    allow(this.api, pool, 'BatchGetItem');
+    tableKey(this.api);
+    signQueue.queue.grant(this.api, 'sqs:SendMessage', 'sqs:GetQueueAttributes');
+    signQueue.key.grant(this.api, 'kms:GenerateDataKey', 'kms:Decrypt');
+    // Signer: run requests through their states; claim pooled keys (query + conditional delete + counter).
+    // Its queue permissions come from the event source mapping (receive, delete, decrypt).
+    allow(this.signer, requests, 'GetItem', 'UpdateItem');
+    allow(this.signer, pool, 'Query', 'DeleteItem', 'UpdateItem');
+    tableKey(this.signer);
+    hsm.poolUserSecret.grantRead(this.signer);
+    // The unqualified ARN only: the signer calls the CA function by that ARN.
+    this.signer.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.ca.functionArn] }),
+    );
+    // Keygen: add keys (batch write), remove expired ones, maintain and read counters.
+    allow(this.keygen, pool, 'BatchWriteItem', 'BatchGetItem', 'Query', 'DeleteItem', 'UpdateItem');
+    tableKey(this.keygen);
+    hsm.poolUserSecret.grantRead(this.keygen);
+    // CA: read the request (subject), record issued certificates (transaction of puts), read CA certs.
+    allow(this.ca, requests, 'GetItem');
+    allow(this.ca, certificates, 'GetItem', 'PutItem');
+    tableKey(this.ca);
+    hsm.caUserSecret.grantRead(this.ca);
+    hsm.caRootCertificate.grantRead(this.ca);
+    hsm.caIssuingCertificate.grantRead(this.ca);
+  }
+
+  /** Provisioned concurrency keeps HSM logins warm; the queue feeds the alias, never $LATEST. */
+  private createSignerAlias(): lambda.Alias {
+    const { signer: signerSettings } = this.props.settings;
+    const alias = new lambda.Alias(this, 'SignerLive', {
+      aliasName: 'live',
+      version: this.signer.currentVersion,
+      provisionedConcurrentExecutions: signerSettings.provisionedConcurrency || undefined,
+    });
+    if (signerSettings.scaling.length > 0) {
+      const base = signerSettings.provisionedConcurrency;
+      const peak = Math.max(base, ...signerSettings.scaling.map((w) => w.max));
+      const scaling = alias.addAutoScaling({ minCapacity: base, maxCapacity: peak });
+      for (const window of signerSettings.scaling) {
+        scaling.scaleOnSchedule(window.name, {
+          schedule: appscaling.Schedule.expression(`cron(${window.cron})`),
+          minCapacity: window.min,
+          maxCapacity: window.max,
+        });
+      }
+    }
+    alias.addEventSource(
+      new SqsEventSource(this.props.signQueue.queue, {
+        batchSize: SIGNER_EVENT_SOURCE.batchSize,
+        maxBatchingWindow:
+          SIGNER_EVENT_SOURCE.maxBatchingWindowSeconds > 0
+            ? Duration.seconds(SIGNER_EVENT_SOURCE.maxBatchingWindowSeconds)
+            : undefined,
+        maxConcurrency: SIGNER_EVENT_SOURCE.maxConcurrency,
+        reportBatchItemFailures: SIGNER_EVENT_SOURCE.reportBatchItemFailures,
+      }),
+    );
+    return alias;
+  }
+
+  private createKeygenSchedule(): events.Rule {
+    const definition = SCHEDULES.keygen;
+    // A run that finds keygen still busy (reserved concurrency 1) is dropped, not queued for hours:
+    // the next scheduled run does the same work.
+    this.keygen.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.minutes(definition.rateMinutes),
+    });
+    return new events.Rule(this, definition.id, {
+      description: definition.description,
+      schedule: events.Schedule.rate(Duration.minutes(definition.rateMinutes)),
+      targets: [new targets.LambdaFunction(this.keygen, { retryAttempts: 0 })],
+    });
+  }
+}

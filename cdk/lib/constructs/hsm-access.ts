@@ -1,0 +1,120 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type { ILayerVersion } from 'aws-cdk-lib/aws-lambda';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
+import { Construct } from 'constructs';
+import type { HsmSettings } from '../settings';
+import { CloudHsmLayer } from './cloudhsm-layer';
+
+/** CloudHSM client ports: 2223-2225 (SDK 5 uses 2223; the range is what the cluster's own group admits). */
+export const HSM_PORTS = ec2.Port.tcpRange(2223, 2225);
+
+/** Characters left out of generated passwords: PIN syntax (`user:password`), quoting, and shell trouble. */
+const PASSWORD_EXCLUDED = ':"\'\\/@` $&|;<>';
+
+export interface HsmAccessProps {
+  readonly vpc: ec2.IVpc;
+  readonly hsm: HsmSettings;
+  readonly layerPath?: string;
+  readonly caCertsParameterPrefix: string;
+}
+
+/**
+ * Everything that lets a function talk to the existing cluster: a client security group with a path to
+ * the HSM ports only, the cluster's ingress rule for it, the layer, and the two crypto users' credentials.
+ * The pool user (signer, keygen) and the CA user are separate HSM users with separate secrets, so a
+ * compromised signer cannot log in as the CA and sign certificates.
+ */
+export class HsmAccess extends Construct {
+  /** Functions that log in to the HSM. */
+  public readonly clientSecurityGroup: ec2.SecurityGroup;
+  public readonly layer: ILayerVersion;
+  public readonly layerIsPlaceholder: boolean;
+  public readonly poolUserSecret: secretsmanager.Secret;
+  public readonly caUserSecret: secretsmanager.Secret;
+  public readonly caRootCertificate: ssm.StringParameter;
+  public readonly caIssuingCertificate: ssm.StringParameter;
+
+  public constructor(scope: Construct, id: string, props: HsmAccessProps) {
+    super(scope, id);
+    const { vpc, hsm } = props;
+    this.clientSecurityGroup = new ec2.SecurityGroup(this, 'ClientSecurityGroup', {
+      vpc,
+      description: 'Lambda functions that use the CloudHSM cluster',
+      allowAllOutbound: false,
+    });
+    const cluster = ec2.SecurityGroup.fromSecurityGroupId(this, 'ClusterSecurityGroup', hsm.securityGroupId, {
+      mutable: true,
+    });
+    this.clientSecurityGroup.addEgressRule(cluster, HSM_PORTS, 'CloudHSM client ports only');
+    // The cluster's group is owned by CloudHSM; this stack adds (and on delete removes) only its own rule.
+    cluster.addIngressRule(this.clientSecurityGroup, HSM_PORTS, 'signing pipeline functions');
+    allowEndpointTraffic(this.clientSecurityGroup);
+
+    const layer = new CloudHsmLayer(this, 'CloudHsmLayer', {
+      layerPath: props.layerPath,
+      clusterId: hsm.clusterId,
+      caCertificatePem: hsm.caCertificatePem,
+    });
+    this.layer = layer.layer;
+    this.layerIsPlaceholder = layer.isPlaceholder;
+
+    this.poolUserSecret = cryptoUserSecret(this, 'PoolCryptoUser', hsm.signerUser, 'signer and keygen');
+    this.caUserSecret = cryptoUserSecret(this, 'CaCryptoUser', hsm.caUser, 'CA');
+
+    // Placeholders: the CA bootstrap (run once against the cluster) overwrites them with the CA PEMs.
+    // Keep these resources unchanged: CloudFormation rewrites the value whenever the resource changes.
+    const certParameter = (name: 'root' | 'issuing'): ssm.StringParameter => {
+      const parameter = new ssm.StringParameter(
+        this,
+        `Ca${name === 'root' ? 'Root' : 'Issuing'}Certificate`,
+        {
+          parameterName: `${props.caCertsParameterPrefix}/${name}.pem`,
+          stringValue: 'PLACEHOLDER: written by the CA bootstrap',
+          description: `PEM of the ${name} CA certificate (public)`,
+        },
+      );
+      parameter.applyRemovalPolicy(RemovalPolicy.RETAIN);
+      return parameter;
+    };
+    this.caRootCertificate = certParameter('root');
+    this.caIssuingCertificate = certParameter('issuing');
+
+    if (hsm.caCertificatePem) {
+      new ssm.StringParameter(this, 'ClusterCaCertificate', {
+        parameterName: `/signing-pipeline/cloudhsm/${hsm.clusterId}/customer-ca.pem`,
+        stringValue: hsm.caCertificatePem,
+        description:
+          'Issuer of the CloudHSM cluster certificate (customerCA.crt), for the layer build and admin hosts',
+      });
+    }
+  }
+}
+
+/** HTTPS to the VPC endpoints (the subnets have no other route out, so this reaches nothing else). */
+export function allowEndpointTraffic(group: ec2.SecurityGroup): void {
+  group.addEgressRule(
+    ec2.Peer.anyIpv4(),
+    ec2.Port.tcp(443),
+    'HTTPS to VPC endpoints (no NAT in these subnets)',
+  );
+}
+
+function cryptoUserSecret(
+  scope: Construct,
+  id: string,
+  username: string,
+  who: string,
+): secretsmanager.Secret {
+  return new secretsmanager.Secret(scope, id, {
+    description: `CloudHSM crypto user of the ${who} ({username, password}); the cluster bootstrap creates the user with it`,
+    generateSecretString: {
+      secretStringTemplate: JSON.stringify({ username }),
+      generateStringKey: 'password',
+      passwordLength: 32,
+      excludeCharacters: PASSWORD_EXCLUDED,
+    },
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+}

@@ -1,0 +1,225 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { KeyType } from '../../../lambdas/core/src';
+import { SCHEDULES } from '../../../lambdas/resources/src';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from './functions';
+
+/** Requests should start within this many seconds of being queued (the 3 s peak-hour response target). */
+export const QUEUE_AGE_ALARM_SECONDS = 3;
+
+export interface ObservabilityProps {
+  readonly stage: apigw.Stage;
+  readonly queue: sqs.IQueue;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly functions: {
+    api: lambda.IFunction;
+    signer: lambda.IFunction;
+    keygen: lambda.IFunction;
+    ca: lambda.IFunction;
+  };
+  readonly poolTargets: Partial<Record<KeyType, number>>;
+  readonly lowWaterPercent: number;
+  readonly alarmEmail?: string;
+}
+
+/** A pool metric as the Powertools adapter emits it: namespace SigningPipeline, dimensions service + KeyType. */
+export function poolMetric(
+  name: string,
+  keyType: KeyType,
+  statistic: string,
+  period: Duration,
+): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service: METRICS_SERVICE, KeyType: keyType },
+    statistic,
+    period,
+  });
+}
+
+/**
+ * The dashboard an operator watches and the alarms that page: pool depth against target per key type,
+ * throughput and latency, queue age, dead letters and errors. Alarms go to one encrypted SNS topic.
+ */
+export class Observability extends Construct {
+  public readonly topic: sns.Topic;
+  public readonly dashboard: cloudwatch.Dashboard;
+  public readonly alarms: cloudwatch.Alarm[] = [];
+
+  public constructor(scope: Construct, id: string, props: ObservabilityProps) {
+    super(scope, id);
+    const key = new kms.Key(this, 'TopicKey', {
+      description: 'Signing pipeline alarm topic',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // CloudWatch publishes alarm notifications to the encrypted topic, so it must use the key.
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+      }),
+    );
+    this.topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true });
+    if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+
+    const keyTypes = (Object.entries(props.poolTargets) as [KeyType, number][]).filter(([, t]) => t > 0);
+    // The gauge is emitted by keygen after each fill, so its period is the schedule's.
+    const fillPeriod = Duration.minutes(SCHEDULES.keygen.rateMinutes);
+    for (const [keyType, target] of keyTypes) {
+      const lowWater = Math.ceil((target * props.lowWaterPercent) / 100);
+      this.alarm(`PoolLow-${keyType}`, {
+        alarmDescription: `Key pool ${keyType} below its low-water mark (${lowWater} of target ${target}) after a fill, or keygen not reporting`,
+        metric: poolMetric('KeysAvailable', keyType, 'Minimum', fillPeriod),
+        threshold: lowWater,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        datapointsToAlarm: 2,
+        // No gauge for two fill periods means keygen is not running: as bad as an empty pool.
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      });
+    }
+    this.alarm('DeadLetters', {
+      alarmDescription: 'Sign requests in the dead-letter queue: inspect, then npm run redrive',
+      metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period: Duration.minutes(1),
+      }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.alarm('QueueAge', {
+      alarmDescription: `Oldest queued sign request older than ${QUEUE_AGE_ALARM_SECONDS} s: signers are not keeping up`,
+      metric: props.queue.metricApproximateAgeOfOldestMessage({
+        statistic: 'Maximum',
+        period: Duration.minutes(1),
+      }),
+      threshold: QUEUE_AGE_ALARM_SECONDS,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    for (const [name, fn] of [
+      ['Signer', props.functions.signer],
+      ['Keygen', props.functions.keygen],
+      ['Ca', props.functions.ca],
+    ] as const) {
+      this.alarm(`${name}Errors`, {
+        alarmDescription: `${name} function errors (failed invocations, not per-record failures)`,
+        metric: fn.metricErrors({ statistic: 'Sum', period: Duration.minutes(5) }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+    this.dashboard = this.createDashboard(props, keyTypes);
+  }
+
+  private alarm(id: string, props: cloudwatch.AlarmProps): void {
+    const alarm = new cloudwatch.Alarm(this, id, props);
+    alarm.addAlarmAction(new actions.SnsAction(this.topic));
+    this.alarms.push(alarm);
+  }
+
+  private createDashboard(props: ObservabilityProps, keyTypes: [KeyType, number][]): cloudwatch.Dashboard {
+    const minute = Duration.minutes(1);
+    const fillPeriod = Duration.minutes(SCHEDULES.keygen.rateMinutes);
+    const { stage, functions } = props;
+    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(24) });
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Requests per minute',
+        left: [stage.metricCount({ statistic: 'Sum', period: minute, label: 'requests' })],
+        right: [
+          stage.metricClientError({ statistic: 'Sum', period: minute, label: '4xx' }),
+          stage.metricServerError({ statistic: 'Sum', period: minute, label: '5xx' }),
+        ],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'API latency (ms)',
+        left: ['p50', 'p99'].map((p) => stage.metricLatency({ statistic: p, period: minute, label: p })),
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Signer duration (ms)',
+        left: ['p50', 'p99'].map((p) =>
+          functions.signer.metricDuration({ statistic: p, period: minute, label: p }),
+        ),
+      }),
+    );
+    dashboard.addWidgets(
+      ...keyTypes.map(
+        ([keyType, target]) =>
+          new cloudwatch.GraphWidget({
+            title: `Pool ${keyType}: available vs target`,
+            left: [poolMetric('KeysAvailable', keyType, 'Minimum', fillPeriod)],
+            leftAnnotations: [
+              { value: target, label: 'target' },
+              {
+                value: Math.ceil((target * props.lowWaterPercent) / 100),
+                label: 'low water',
+                color: cloudwatch.Color.RED,
+              },
+            ],
+            width: 6,
+          }),
+      ),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Keys generated / claimed per 15 min',
+        left: keyTypes.map(([k]) =>
+          poolMetric('KeysAdded', k, 'Sum', fillPeriod).with({ label: `added ${k}` }),
+        ),
+        right: keyTypes.map(([k]) =>
+          poolMetric('KeysClaimed', k, 'Sum', fillPeriod).with({ label: `claimed ${k}` }),
+        ),
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Empty pool: on-the-fly fallbacks and rejections',
+        left: keyTypes.flatMap(([k]) => [
+          poolMetric('OnTheFlyFallbacks', k, 'Sum', minute).with({ label: `fallback ${k}` }),
+          poolMetric('PoolEmptyRejections', k, 'Sum', minute).with({ label: `rejected ${k}` }),
+        ]),
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Queue age (s) and dead letters',
+        left: [props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: minute })],
+        leftAnnotations: [{ value: QUEUE_AGE_ALARM_SECONDS, label: 'alarm', color: cloudwatch.Color.RED }],
+        right: [
+          props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            statistic: 'Maximum',
+            period: minute,
+          }),
+        ],
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Function errors',
+        left: Object.entries(functions).map(([name, fn]) =>
+          fn.metricErrors({ statistic: 'Sum', period: minute, label: name }),
+        ),
+        right: [
+          functions.signer.metricThrottles({ statistic: 'Sum', period: minute, label: 'signer throttles' }),
+        ],
+      }),
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms }),
+    );
+    return dashboard;
+  }
+}

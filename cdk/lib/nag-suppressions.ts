@@ -1,0 +1,78 @@
+import { Validations, type IConstruct } from 'aws-cdk-lib';
+import type { SigningPipelineStack } from './signing-pipeline-stack';
+
+/** A cdk-nag finding acknowledged on a construct, with the reason it is acceptable here. */
+export interface NagAcknowledgement {
+  readonly id: string;
+  readonly reason: string;
+}
+
+/**
+ * Every cdk-nag (AwsSolutions) finding this stack accepts, each on the narrowest construct and with its
+ * reason. Anything not listed fails the synth (and the infra tests).
+ */
+export function addNagSuppressions(stack: SigningPipelineStack): void {
+  const ack = (scope: IConstruct, id: string, reason: string): void => {
+    Validations.of(scope).acknowledge({ id, reason });
+  };
+  const functionRoles = [
+    stack.functions.api,
+    stack.functions.signer,
+    stack.functions.keygen,
+    stack.functions.ca,
+  ];
+
+  for (const fn of functionRoles) {
+    ack(
+      fn.role!,
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+      'AWS managed policy limited to CloudWatch Logs writes and the ENI management every VPC function needs; ' +
+        'a hand-written copy would carry the same ec2:*NetworkInterface actions on Resource::*.',
+    );
+    ack(
+      fn,
+      'AwsSolutions-L1',
+      'Node.js 22 is pinned on purpose: the CloudHSM layer ships pkcs11js compiled for the Node.js 22 ABI ' +
+        '(NODE_MAJOR in cdk/lib/platform.ts); moving to a newer runtime means rebuilding the layer with it.',
+    );
+  }
+  for (const secret of [stack.hsm.poolUserSecret, stack.hsm.caUserSecret]) {
+    ack(
+      secret,
+      'AwsSolutions-SMG4',
+      'The secret is a CloudHSM crypto user password: rotating it means changing the user in the HSM ' +
+        '(cloudhsm-cli user change-password) and the secret together, an operator procedure in README ' +
+        '"Operations"; a Secrets Manager rotation Lambda cannot log in to the cluster as admin.',
+    );
+  }
+  // Interface endpoints' own security groups admit HTTPS from the VPC CIDR (Fn::GetAtt), which the rule
+  // cannot evaluate; the source is the VPC, never 0.0.0.0/0.
+  for (const child of stack.network.vpc.node.children) {
+    const group = child.node.tryFindChild('SecurityGroup');
+    if (group) {
+      ack(
+        group,
+        'AwsSolutions-EC23',
+        'VPC endpoint security group: ingress is HTTPS from the VPC CIDR only (an intrinsic the rule cannot read).',
+      );
+    }
+  }
+  ack(
+    stack.api.restApi,
+    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+    'The account-level role API Gateway uses to write execution and access logs; AWS documents this managed policy for it.',
+  );
+  ack(
+    stack.api.restApi,
+    'AwsSolutions-COG4',
+    'Callers are e-services authenticated with SigV4 (IAM authorization on every method) plus an API key per ' +
+      'usage plan; there are no end users to sign in with a Cognito user pool.',
+  );
+  ack(
+    stack.api.restApi,
+    'AwsSolutions-APIG3',
+    'Every method requires SigV4 from an IAM principal the operator granted execute-api:Invoke, and the ' +
+      'usage plan throttles per client; anonymous traffic is rejected before integration. A WAF web ACL ' +
+      'can be associated to the v1 stage where policy demands it.',
+  );
+}

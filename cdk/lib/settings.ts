@@ -1,0 +1,294 @@
+/**
+ * Deployment settings, read once from CDK context (cdk.json or `-c key=value`). Every value the stack
+ * needs from the operator is here, typed and validated; nothing is looked up in AWS at synth time.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Node } from 'constructs';
+import { keygenTargets } from '../../lambdas/handlers/keygen/targets';
+import type { KeyType } from '../../lambdas/core/src';
+import { DeploymentSettingsError } from './errors';
+
+/** Scheduled change of the signer's provisioned concurrency (forecast peaks). */
+export interface ScalingWindow {
+  readonly name: string;
+  /** EventBridge cron body, UTC: `0 7 ? * MON-FRI *` */
+  readonly cron: string;
+  readonly min: number;
+  readonly max: number;
+}
+
+export interface ExistingVpc {
+  readonly vpcId: string;
+  readonly cidr: string;
+  readonly availabilityZones: string[];
+  readonly isolatedSubnetIds: string[];
+}
+
+export interface HsmSettings {
+  readonly clusterId: string;
+  readonly securityGroupId: string;
+  /** PEM of the cluster's issuing certificate (customerCA.crt), or undefined in placeholder mode. */
+  readonly caCertificatePem?: string;
+  readonly tokenLabel: string;
+  readonly wrapKeyLabel: string;
+  readonly signerUser: string;
+  readonly caUser: string;
+}
+
+export interface StackSettings {
+  /** Synth/test only: placeholder layer and cluster values are accepted (deploy still refuses). */
+  readonly allowPlaceholders: boolean;
+  readonly layerPath?: string;
+  readonly vpc?: ExistingVpc;
+  readonly hsm: HsmSettings;
+  readonly signer: { readonly provisionedConcurrency: number; readonly scaling: readonly ScalingWindow[] };
+  readonly pool: {
+    readonly targets: Partial<Record<KeyType, number>>;
+    /** Raw POOL_TARGETS value handed to keygen. */
+    readonly targetsSpec: string;
+    readonly shards: number;
+    readonly emptyPolicy: 'fallback' | 'reject';
+    /** Alarm when the pool after a fill is below this share of its target. */
+    readonly lowWaterPercent: number;
+  };
+  readonly api: { readonly rateLimit: number; readonly burstLimit: number; readonly clients: string[] };
+  readonly caCertsParameterPrefix: string;
+  readonly alarmEmail?: string;
+}
+
+export const PLACEHOLDER_CLUSTER_ID = 'cluster-placeholder0';
+/** Well-formed (CloudFormation validates the format at synth) but owned by nobody. */
+export const PLACEHOLDER_SECURITY_GROUP_ID = 'sg-00000000000000000';
+const DEFAULT_POOL_TARGETS = 'RSA-2048=200,EC-P256=100,EC-P384=50';
+
+/** Context values arrive as strings from `-c` and as JSON values from cdk.json: accept both. */
+type Context = (key: string) => unknown;
+
+export function readSettings(node: Node): StackSettings {
+  return parseSettings((key) => node.tryGetContext(key));
+}
+
+export function parseSettings(ctx: Context): StackSettings {
+  const allowPlaceholders = bool(ctx, 'allowPlaceholderLayer');
+  const targetsSpec = optionalString(ctx, 'poolTargets') ?? DEFAULT_POOL_TARGETS;
+  let targets: Partial<Record<KeyType, number>>;
+  try {
+    targets = keygenTargets({ POOL_TARGETS: targetsSpec });
+  } catch {
+    throw new DeploymentSettingsError('poolTargets must look like "RSA-2048=500,EC-P256=200"', 'poolTargets');
+  }
+  const provisioned = int(ctx, 'signerProvisionedConcurrency', 2, 0, 900);
+  return {
+    allowPlaceholders,
+    layerPath: layerPath(ctx, allowPlaceholders),
+    vpc: existingVpc(ctx),
+    hsm: {
+      clusterId: required(
+        ctx,
+        'hsmClusterId',
+        /^cluster-[a-z0-9]+$/,
+        allowPlaceholders,
+        PLACEHOLDER_CLUSTER_ID,
+      ),
+      securityGroupId: required(
+        ctx,
+        'hsmSecurityGroupId',
+        /^sg-[a-z0-9]+$/,
+        allowPlaceholders,
+        PLACEHOLDER_SECURITY_GROUP_ID,
+      ),
+      caCertificatePem: caCertificate(ctx, allowPlaceholders),
+      tokenLabel: optionalString(ctx, 'hsmTokenLabel') ?? 'hsm1',
+      wrapKeyLabel: optionalString(ctx, 'wrapKeyLabel') ?? 'pool-wrap-v1',
+      signerUser: optionalString(ctx, 'signerCryptoUser') ?? 'pool-signer',
+      caUser: optionalString(ctx, 'caCryptoUser') ?? 'ca-signer',
+    },
+    signer: { provisionedConcurrency: provisioned, scaling: scalingWindows(ctx, provisioned) },
+    pool: {
+      targets,
+      targetsSpec,
+      shards: int(ctx, 'poolShards', 8, 1, 256),
+      emptyPolicy: oneOf(ctx, 'poolEmptyPolicy', ['fallback', 'reject'] as const, 'fallback'),
+      lowWaterPercent: int(ctx, 'poolLowWaterPercent', 20, 1, 100),
+    },
+    api: {
+      rateLimit: int(ctx, 'apiRateLimit', 100, 1, 10_000),
+      burstLimit: int(ctx, 'apiBurstLimit', 200, 1, 5_000),
+      clients: list(ctx, 'apiClients') ?? ['default'],
+    },
+    caCertsParameterPrefix: parameterPrefix(
+      optionalString(ctx, 'caCertsParameterPrefix') ?? '/signing-pipeline/ca',
+    ),
+    alarmEmail: optionalString(ctx, 'alarmEmail'),
+  };
+}
+
+function optionalString(ctx: Context, key: string): string | undefined {
+  const value = ctx(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new DeploymentSettingsError(`${key} must be a string`, key);
+  return value;
+}
+
+function required(
+  ctx: Context,
+  key: string,
+  pattern: RegExp,
+  allowPlaceholders: boolean,
+  placeholder: string,
+): string {
+  const value = optionalString(ctx, key);
+  if (value === undefined) {
+    if (allowPlaceholders) return placeholder;
+    throw new DeploymentSettingsError(
+      `${key} is required (or -c allowPlaceholderLayer=true for a synth that can never be deployed)`,
+      key,
+    );
+  }
+  if (!pattern.test(value)) throw new DeploymentSettingsError(`${key} must match ${pattern}`, key);
+  return value;
+}
+
+function layerPath(ctx: Context, allowPlaceholders: boolean): string | undefined {
+  const path = optionalString(ctx, 'cloudHsmLayerPath');
+  if (path === undefined && !allowPlaceholders) {
+    throw new DeploymentSettingsError(
+      'cloudHsmLayerPath is required: build the layer with layers/cloudhsm/build.sh ' +
+        '(or -c allowPlaceholderLayer=true for a synth that can never be deployed)',
+      'cloudHsmLayerPath',
+    );
+  }
+  return path;
+}
+
+function bool(ctx: Context, key: string): boolean {
+  const value = ctx(key);
+  return value === true || value === 'true';
+}
+
+function int(ctx: Context, key: string, fallback: number, min: number, max: number): number {
+  const raw = ctx(key);
+  if (raw === undefined || raw === null || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new DeploymentSettingsError(`${key} must be an integer from ${min} to ${max}`, key);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(ctx: Context, key: string, allowed: readonly T[], fallback: T): T {
+  const value = optionalString(ctx, key) ?? fallback;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new DeploymentSettingsError(`${key} must be one of ${allowed.join(', ')}`, key);
+  }
+  return value as T;
+}
+
+/** A JSON array (cdk.json) or a comma-separated string (`-c key=a,b`). */
+function list(ctx: Context, key: string): string[] | undefined {
+  const value = ctx(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : undefined;
+  if (!items || !items.every((i) => typeof i === 'string' && i.trim() !== '')) {
+    throw new DeploymentSettingsError(`${key} must be a list of strings`, key);
+  }
+  return items.map((i: string) => i.trim());
+}
+
+function existingVpc(ctx: Context): ExistingVpc | undefined {
+  const vpcId = optionalString(ctx, 'vpcId');
+  if (!vpcId) return undefined;
+  // Vpc.fromLookup would call AWS at synth time; these attributes keep synth offline.
+  const cidr = optionalString(ctx, 'vpcCidr');
+  const availabilityZones = list(ctx, 'vpcAvailabilityZones');
+  const isolatedSubnetIds = list(ctx, 'vpcIsolatedSubnetIds');
+  if (!cidr || !availabilityZones || !isolatedSubnetIds) {
+    throw new DeploymentSettingsError(
+      'vpcId needs vpcCidr, vpcAvailabilityZones and vpcIsolatedSubnetIds (the subnets of the HSMs)',
+      'vpcId',
+    );
+  }
+  if (isolatedSubnetIds.length % availabilityZones.length !== 0) {
+    throw new DeploymentSettingsError(
+      'vpcIsolatedSubnetIds must hold the same number of subnets per availability zone',
+      'vpcIsolatedSubnetIds',
+    );
+  }
+  return { vpcId, cidr, availabilityZones, isolatedSubnetIds };
+}
+
+/** `hsmCaCertPath`: the cluster's customerCA.crt, relative to the working directory. */
+function caCertificate(ctx: Context, allowPlaceholders: boolean): string | undefined {
+  const path = optionalString(ctx, 'hsmCaCertPath');
+  if (!path) {
+    if (allowPlaceholders) return undefined;
+    throw new DeploymentSettingsError(
+      'hsmCaCertPath is required: the PEM file of the cluster certificate issuer (customerCA.crt)',
+      'hsmCaCertPath',
+    );
+  }
+  let pem: string;
+  try {
+    pem = readFileSync(resolve(path), 'utf8');
+  } catch {
+    throw new DeploymentSettingsError(`hsmCaCertPath ${path} cannot be read`, 'hsmCaCertPath');
+  }
+  if (
+    !/^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\s*$/.test(
+      pem.trim() + '\n',
+    )
+  ) {
+    throw new DeploymentSettingsError(`hsmCaCertPath ${path} is not one PEM certificate`, 'hsmCaCertPath');
+  }
+  return pem.trim() + '\n';
+}
+
+function scalingWindows(ctx: Context, base: number): ScalingWindow[] {
+  const raw = ctx('signerScheduledScaling');
+  if (raw === undefined || raw === null || raw === '') return [];
+  let parsed: unknown;
+  try {
+    parsed = typeof raw === 'string' ? JSON.parse(raw) : raw;
+  } catch {
+    parsed = undefined;
+  }
+  const fail = (): never => {
+    throw new DeploymentSettingsError(
+      'signerScheduledScaling must be a JSON array of {"name","cron","min","max"} (min <= max <= 900)',
+      'signerScheduledScaling',
+    );
+  };
+  if (!Array.isArray(parsed)) return fail();
+  const windows = parsed.map((w: unknown) => {
+    const { name, cron, min, max } = (w ?? {}) as Record<string, unknown>;
+    const ok =
+      typeof name === 'string' &&
+      /^[A-Za-z0-9-]+$/.test(name) &&
+      typeof cron === 'string' &&
+      cron.trim().split(/\s+/).length === 6 &&
+      Number.isInteger(min) &&
+      Number.isInteger(max) &&
+      (min as number) >= 0 &&
+      (min as number) <= (max as number) &&
+      (max as number) <= 900;
+    return ok ? ({ name, cron, min, max } as ScalingWindow) : fail();
+  });
+  if (windows.length > 0 && base < 1) {
+    throw new DeploymentSettingsError(
+      'signerScheduledScaling needs signerProvisionedConcurrency >= 1 (the scalable target)',
+      'signerScheduledScaling',
+    );
+  }
+  return windows;
+}
+
+function parameterPrefix(value: string): string {
+  if (!/^\/[A-Za-z0-9_.\-/]+[^/]$/.test(value)) {
+    throw new DeploymentSettingsError(
+      'caCertsParameterPrefix must look like /signing-pipeline/ca',
+      'caCertsParameterPrefix',
+    );
+  }
+  return value;
+}

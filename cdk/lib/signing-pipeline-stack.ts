@@ -1,0 +1,83 @@
+import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { SigningApi } from './constructs/api';
+import { PipelineFunctions } from './constructs/functions';
+import { HsmAccess } from './constructs/hsm-access';
+import { Network } from './constructs/network';
+import { Observability } from './constructs/observability';
+import { SignQueue } from './constructs/sign-queue';
+import { Tables } from './constructs/tables';
+import { addNagSuppressions } from './nag-suppressions';
+import type { StackSettings } from './settings';
+
+export interface SigningPipelineStackProps extends StackProps {
+  readonly settings: StackSettings;
+}
+
+/**
+ * The whole pipeline in one stack: its parts share a VPC, keys and the cluster's security group, and are
+ * deployed and rolled back together. The CloudHSM cluster itself is not in it (CloudFormation has no
+ * resource for clusters): the stack takes an existing cluster's id, security group and CA certificate.
+ */
+export class SigningPipelineStack extends Stack {
+  public readonly network: Network;
+  public readonly hsm: HsmAccess;
+  public readonly tables: Tables;
+  public readonly signQueue: SignQueue;
+  public readonly functions: PipelineFunctions;
+  public readonly api: SigningApi;
+  public readonly observability: Observability;
+
+  public constructor(scope: Construct, id: string, props: SigningPipelineStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+    Tags.of(this).add('project', 'signing-pipeline');
+    Tags.of(this).add('cloudhsm-cluster', settings.hsm.clusterId);
+
+    this.network = new Network(this, 'Network', { existing: settings.vpc });
+    this.hsm = new HsmAccess(this, 'HsmAccess', {
+      vpc: this.network.vpc,
+      hsm: settings.hsm,
+      layerPath: settings.layerPath,
+      caCertsParameterPrefix: settings.caCertsParameterPrefix,
+    });
+    this.tables = new Tables(this, 'Tables');
+    this.signQueue = new SignQueue(this, 'SignQueue');
+    this.functions = new PipelineFunctions(this, 'Functions', {
+      vpc: this.network.vpc,
+      subnets: this.network.functionSubnets,
+      hsm: this.hsm,
+      tables: this.tables,
+      signQueue: this.signQueue,
+      settings,
+    });
+    this.api = new SigningApi(this, 'Api', {
+      handler: this.functions.api,
+      rateLimit: settings.api.rateLimit,
+      burstLimit: settings.api.burstLimit,
+      clients: settings.api.clients,
+    });
+    this.observability = new Observability(this, 'Observability', {
+      stage: this.api.restApi.deploymentStage,
+      queue: this.signQueue.queue,
+      deadLetterQueue: this.signQueue.deadLetterQueue,
+      functions: {
+        api: this.functions.api,
+        signer: this.functions.signer,
+        keygen: this.functions.keygen,
+        ca: this.functions.ca,
+      },
+      poolTargets: settings.pool.targets,
+      lowWaterPercent: settings.pool.lowWaterPercent,
+      alarmEmail: settings.alarmEmail,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url });
+    new CfnOutput(this, 'PoolUserSecretArn', { value: this.hsm.poolUserSecret.secretArn });
+    new CfnOutput(this, 'CaUserSecretArn', { value: this.hsm.caUserSecret.secretArn });
+    new CfnOutput(this, 'SignQueueUrl', { value: this.signQueue.queue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.signQueue.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.topic.topicArn });
+    addNagSuppressions(this);
+  }
+}
