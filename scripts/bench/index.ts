@@ -8,6 +8,7 @@ type Suite = (args: string[]) => Promise<void>;
 
 const SUITES: Record<string, () => Promise<Suite>> = {
   hsm: async () => (await import('./hsm')).run,
+  pool: async () => (await import('./pool')).run,
 };
 
 async function main(): Promise<void> {
@@ -18,7 +19,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   useLocalHsmEnv();
-  await (await load())(args);
+  await (
+    await load()
+  )(args);
 }
 
 main().catch((err: Error) => {

@@ -33,8 +33,10 @@ export interface KeyPoolRepositoryOptions {
   readonly tableName: string;
   /** Shards per key type; must stay the same for the table's lifetime (or only grow: see README). */
   readonly shards: number;
-  /** Candidates fetched per query; more means fewer re-queries when claimers race on one shard. */
+  /** Candidates fetched per query; the unused ones are kept as hints for the next claims. */
   readonly candidates?: number;
+  /** How long a cached candidate is trusted before it is dropped unused (ms). */
+  readonly candidateTtlMs?: number;
   /** BatchWriteItem rounds for unprocessed items before giving up on them. */
   readonly maxWriteAttempts?: number;
   readonly random?: () => number;
@@ -58,6 +60,16 @@ interface KeyItem {
   expiresAt: number;
 }
 
+interface Candidate {
+  pk: string;
+  sk: string;
+}
+
+interface Hint extends Candidate {
+  cachedAt: number;
+  taken: boolean;
+}
+
 export function shardPk(keyType: KeyType, shard: number): string {
   return `KEY#${keyType}#${shard}`;
 }
@@ -73,6 +85,9 @@ function expiryPrefix(epochSeconds: number): string {
 
 export class KeyPoolRepository implements KeyPoolStore {
   private readonly candidates: number;
+  private readonly cacheTtlMs: number;
+  /** Per-process candidate hints (key coordinates only), shared by this process's concurrent claims. */
+  private readonly candidateCache = new Map<KeyType, Map<string, Hint>>();
   private readonly maxWriteAttempts: number;
   private readonly random: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -83,7 +98,8 @@ export class KeyPoolRepository implements KeyPoolStore {
     private readonly doc: DynamoDBDocumentClient,
     private readonly options: KeyPoolRepositoryOptions,
   ) {
-    this.candidates = options.candidates ?? 5;
+    this.candidates = options.candidates ?? 10;
+    this.cacheTtlMs = options.candidateTtlMs ?? 5_000;
     this.maxWriteAttempts = options.maxWriteAttempts ?? 8;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
@@ -107,6 +123,9 @@ export class KeyPoolRepository implements KeyPoolStore {
   }
 
   public async claim(keyType: KeyType, nowSeconds: number): Promise<PoolKey | undefined> {
+    // Candidates an earlier query found first: usually one round trip (the delete) per claim.
+    const fromCache = await this.claimCached(keyType, nowSeconds);
+    if (fromCache) return fromCache;
     for (const shard of shardVisitOrder(this.options.shards, this.random)) {
       const pk = shardPk(keyType, shard);
       // Each lost race means another claimer consumed a key, so this loop ends once the shard is empty.
@@ -121,12 +140,11 @@ export class KeyPoolRepository implements KeyPoolStore {
             Limit: this.candidates,
           }),
         );
-        const found = (out.Items ?? []) as Array<Pick<KeyItem, 'pk' | 'sk'>>;
+        const found = (out.Items ?? []) as Candidate[];
         if (found.length === 0) break;
-        for (const candidate of shuffle(found, this.random)) {
-          const claimed = await this.tryClaim(candidate, nowSeconds);
-          if (claimed) return claimed;
-        }
+        this.remember(keyType, found);
+        const claimed = await this.claimCached(keyType, nowSeconds);
+        if (claimed) return claimed;
       }
     }
     return undefined;
@@ -190,12 +208,11 @@ export class KeyPoolRepository implements KeyPoolStore {
     return removed;
   }
 
-  private async tryClaim(
-    candidate: Pick<KeyItem, 'pk' | 'sk'>,
-    nowSeconds: number,
-  ): Promise<PoolKey | undefined> {
-    try {
-      const out = await this.doc.send(
+  private async tryClaim(candidate: Candidate, nowSeconds: number): Promise<PoolKey | undefined> {
+    // The counter is decremented alongside the delete (one round trip on the hot path) and given back
+    // when the delete loses; it may read low by the claims in flight, never drift for good.
+    const [deleted, decremented] = await Promise.allSettled([
+      this.doc.send(
         new DeleteCommand({
           TableName: this.options.tableName,
           Key: { pk: candidate.pk, sk: candidate.sk },
@@ -204,14 +221,55 @@ export class KeyPoolRepository implements KeyPoolStore {
           ExpressionAttributeValues: { ':now': nowSeconds },
           ReturnValues: 'ALL_OLD',
         }),
-      );
-      if (!out.Attributes) return undefined;
-      await this.addToCounter(candidate.pk, -1);
-      return fromItem(out.Attributes as KeyItem);
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return undefined;
-      throw err;
+      ),
+      this.addToCounter(candidate.pk, -1),
+    ]);
+    const won = deleted.status === 'fulfilled' && deleted.value.Attributes !== undefined;
+    if (!won && decremented.status === 'fulfilled') await this.addToCounter(candidate.pk, +1);
+    if (deleted.status === 'rejected') {
+      if (deleted.reason instanceof ConditionalCheckFailedException) return undefined;
+      throw deleted.reason;
     }
+    return won ? fromItem(deleted.value.Attributes as KeyItem) : undefined;
+  }
+
+  /** Tries cached candidates until one is won or none is left. */
+  private async claimCached(keyType: KeyType, nowSeconds: number): Promise<PoolKey | undefined> {
+    for (let c = this.takeCached(keyType); c; c = this.takeCached(keyType)) {
+      const claimed = await this.tryClaim(c, nowSeconds);
+      if (claimed) return claimed;
+    }
+    return undefined;
+  }
+
+  /** A fresh candidate no claim of this process has tried yet (it is marked taken at once). */
+  private takeCached(keyType: KeyType): Candidate | undefined {
+    const hints = this.candidateCache.get(keyType);
+    if (!hints) return undefined;
+    const now = Date.now();
+    for (const [sk, hint] of hints) {
+      if (now - hint.cachedAt > this.cacheTtlMs) hints.delete(sk);
+      else if (!hint.taken) {
+        hint.taken = true;
+        return hint;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Adds query results as hints, shuffled so processes try them in different orders. A key already
+   * known (even one taken by a concurrent claim here) is not added again: within one process, no two
+   * claims ever race for the same key. Hints are only hints: a stale one costs one failed conditional
+   * delete, never a second use of a key.
+   */
+  private remember(keyType: KeyType, found: readonly Candidate[]): void {
+    const hints = this.candidateCache.get(keyType) ?? new Map<string, Hint>();
+    const cachedAt = Date.now();
+    for (const c of shuffle([...found], this.random)) {
+      if (!hints.has(c.sk)) hints.set(c.sk, { pk: c.pk, sk: c.sk, cachedAt, taken: false });
+    }
+    this.candidateCache.set(keyType, hints);
   }
 
   private async deleteIfPresent(pk: string, sk: string): Promise<boolean> {

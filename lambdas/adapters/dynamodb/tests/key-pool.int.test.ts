@@ -113,11 +113,13 @@ describe('fill 200 keys, then 20 concurrent claimers take them', () => {
 
   test('20 concurrent claimers take all 200 keys, each exactly once, then the pool is empty', async () => {
     const taken: PoolKey[][] = Array.from({ length: 20 }, () => []);
-    // Each claimer claims until the pool says empty: an early "empty" would be a spurious failure.
+    // Each claimer is its own repository (its own candidate hints), like 20 Lambda environments, and
+    // claims until the pool says empty: an early "empty" would be a spurious failure.
     await Promise.all(
       taken.map(async (mine) => {
+        const own = new KeyPoolRepository(doc, { tableName, shards });
         for (;;) {
-          const key = await pool.claim(keyType, nowSeconds());
+          const key = await own.claim(keyType, nowSeconds());
           if (!key) return;
           mine.push(key);
         }
