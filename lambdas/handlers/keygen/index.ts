@@ -59,7 +59,6 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
   }
   const available = await keyPool.available(KEY_TYPES);
   for (const keyType of KEY_TYPES) metrics.gauge('KeysAvailable', keyType, available[keyType] ?? 0);
-  powertools.publish();
   return { generated, expiredRemoved, available, targets };
 }
 

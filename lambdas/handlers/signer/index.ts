@@ -68,18 +68,9 @@ async function processRecord(record: SQSRecord, signing: SigningDeps): Promise<v
 
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   const signing = await deps();
-  try {
-    return await processPartialResponse(
-      event,
-      (record: SQSRecord) => processRecord(record, signing),
-      processor,
-      {
-        context,
-        processInParallel: true,
-        throwOnFullBatchFailure: false,
-      },
-    );
-  } finally {
-    metrics.publish();
-  }
+  return processPartialResponse(event, (record: SQSRecord) => processRecord(record, signing), processor, {
+    context,
+    processInParallel: true,
+    throwOnFullBatchFailure: false,
+  });
 }

@@ -59,9 +59,18 @@ export interface LocalPipeline {
 
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
 
+/**
+ * Local-only defaults: EMF metric lines would drown the request log (LOCAL_METRICS=1 shows them), and
+ * the SDK's Node.js version notice is noise on a developer machine.
+ */
+const LOCAL_DEFAULTS: Record<string, string> = {
+  POWERTOOLS_METRICS_DISABLED: process.env.LOCAL_METRICS === '1' ? 'false' : 'true',
+  NODE_NO_WARNINGS: '1',
+};
+
 export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
   const log = options.log ?? ((line: string) => console.log(line));
-  Object.assign(process.env, localHsmEnv(), options.env ?? {});
+  Object.assign(process.env, localHsmEnv(), LOCAL_DEFAULTS, options.env ?? {});
   const standIns = await startStandIns({
     log,
     dynamodbDataDir: options.persist ? join(ROOT, '.local', 'dynamodb') : undefined,

@@ -36,6 +36,7 @@ beforeAll(async () => {
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       LOCAL_API_CLIENTS: `${OTHER_CLIENT.clientId}:${OTHER_CLIENT.apiKey}`,
       LOCAL_CONSUMERS: '2',
+      LOG_LEVEL: 'WARN',
     },
   });
   await pipeline.runKeygen();
