@@ -8,6 +8,7 @@ type Suite = (args: string[]) => Promise<void>;
 
 const SUITES: Record<string, () => Promise<Suite>> = {
   hsm: async () => (await import('./hsm')).run,
+  ceiling: async () => (await import('./ceiling')).run,
   pool: async () => (await import('./pool')).run,
 };
 
