@@ -87,11 +87,12 @@ export class CertificateRepository implements IssuedCertificateStore {
     } catch (err) {
       if (!(err instanceof TransactionCanceledException)) throw err;
       const [byRequest, bySerial] = (err.CancellationReasons ?? []).map((r) => r.Code);
-      if (byRequest === 'ConditionalCheckFailed') {
-        const existing = await this.getByRequest(requestId);
-        if (existing) return { stored: false, existing };
+      if (bySerial === 'ConditionalCheckFailed' && byRequest !== 'ConditionalCheckFailed') {
+        throw new SerialCollisionError();
       }
-      if (bySerial === 'ConditionalCheckFailed') throw new SerialCollisionError();
+      // Lost to another issuance (its condition, or a TransactionConflict with its write): theirs stands.
+      const existing = await this.getByRequest(requestId);
+      if (existing) return { stored: false, existing };
       throw err;
     }
   }
