@@ -1,0 +1,107 @@
+import { ConfigError } from '../../../config/src';
+import {
+  HsmBusyError,
+  HsmError,
+  HsmInjectedFault,
+  loadFaultOptions,
+  maybeWithFaults,
+  withFaults,
+  type Hsm,
+} from '../src';
+
+/** Deterministic PRNG (mulberry32) so the rate check cannot flake. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A stand-in Hsm that counts the calls that reached it (the wrapper is what is under test). */
+function countingHsm(): { hsm: Hsm; calls: Record<string, number> } {
+  const calls: Record<string, number> = {};
+  const hit = (op: string) => async () => {
+    calls[op] = (calls[op] ?? 0) + 1;
+    return undefined;
+  };
+  const ops = [
+    'generateKeyPair',
+    'wrapPrivateKey',
+    'unwrapPrivateKey',
+    'signDigest',
+    'destroy',
+    'findPrivateKey',
+    'findPublicKeySpki',
+    'ensureWrappingKey',
+    'keyAttributes',
+    'countSessionObjects',
+    'close',
+  ];
+  return { hsm: Object.fromEntries(ops.map((op) => [op, hit(op)])) as unknown as Hsm, calls };
+}
+
+async function failures(hsm: Hsm, op: 'signDigest' | 'destroy', n: number): Promise<number> {
+  let failed = 0;
+  for (let i = 0; i < n; i++) {
+    try {
+      await (hsm[op] as () => Promise<unknown>)();
+    } catch (err) {
+      expect(err).toBeInstanceOf(HsmInjectedFault);
+      failed++;
+    }
+  }
+  return failed;
+}
+
+describe('withFaults', () => {
+  it('fails about `rate` of the calls, with a named retryable HsmError, before reaching the HSM', async () => {
+    const { hsm, calls } = countingHsm();
+    const faulty = withFaults(hsm, { rate: 0.2, random: seeded(42) });
+    const failed = await failures(faulty, 'signDigest', 5000);
+    expect(failed / 5000).toBeGreaterThan(0.18);
+    expect(failed / 5000).toBeLessThan(0.22);
+    expect(calls.signDigest).toBe(5000 - failed);
+    const always = withFaults(hsm, { rate: 1 });
+    const err = await always.unwrapPrivateKey(Buffer.alloc(0), 'EC-P256', 'w').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HsmBusyError);
+    expect(err).toMatchObject({ code: 'INJECTED_FAULT', operation: 'unwrapPrivateKey' });
+  });
+
+  it('leaves excluded operations alone (destroy of session objects must still clean up)', async () => {
+    const { hsm, calls } = countingHsm();
+    const faulty = withFaults(hsm, { rate: 1, operations: ['signDigest', 'unwrapPrivateKey'] });
+    expect(await failures(faulty, 'destroy', 100)).toBe(0);
+    expect(calls.destroy).toBe(100);
+    expect(await failures(faulty, 'signDigest', 10)).toBe(10);
+    await faulty.close();
+    expect(calls.close).toBe(1);
+  });
+
+  it('throws the configured error', async () => {
+    const { hsm } = countingHsm();
+    const faulty = withFaults(hsm, { rate: 1, error: (op) => new HsmError(`${op} boom`, op) });
+    await expect(faulty.signDigest({} as never, Buffer.alloc(32), {} as never)).rejects.toThrow('signDigest boom');
+  });
+});
+
+describe('fault configuration', () => {
+  it('is off unless HSM_FAULT_RATE is set above zero', () => {
+    const { hsm } = countingHsm();
+    expect(maybeWithFaults(hsm, {})).toBe(hsm);
+    expect(maybeWithFaults(hsm, { HSM_FAULT_RATE: '0' })).toBe(hsm);
+    expect(maybeWithFaults(hsm, { HSM_FAULT_RATE: '0.1' })).not.toBe(hsm);
+    expect(loadFaultOptions({ HSM_FAULT_RATE: '0.5', HSM_FAULT_OPERATIONS: 'signDigest, unwrapPrivateKey' })).toEqual(
+      { rate: 0.5, operations: ['signDigest', 'unwrapPrivateKey'] },
+    );
+  });
+
+  it('rejects a bad rate or an unknown operation, naming the variable', () => {
+    expect(() => loadFaultOptions({ HSM_FAULT_RATE: '2' })).toThrow(ConfigError);
+    expect(() => loadFaultOptions({ HSM_FAULT_RATE: '0.1', HSM_FAULT_OPERATIONS: 'format' })).toThrow(
+      /HSM_FAULT_OPERATIONS/,
+    );
+  });
+});
