@@ -3,6 +3,7 @@ export type * from './certificate-issuer';
 export type * from './sign-request';
 export * from './certificate-profile';
 export * from './pool';
+export * from './key-prefetch';
 export * from './pool-metrics';
 export * from './fill-pool';
 export * from './request-state';

@@ -11,7 +11,13 @@ import { DeleteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-s
 import { documentClient } from '../../aws/src';
 import { connectHsm, type Pkcs11Hsm } from '../../hsm/src';
 import { loadConfig } from '../../../config/src';
-import { InMemoryPoolMetrics, fillPool, type KeyType, type PoolKey } from '../../../core/src';
+import {
+  InMemoryPoolMetrics,
+  PrefetchingKeyClaimer,
+  fillPool,
+  type KeyType,
+  type PoolKey,
+} from '../../../core/src';
 import { createTestTables } from '../../../test-support/dynamodb';
 import { KeyPoolRepository, shardPk } from '../src';
 
@@ -226,5 +232,36 @@ describe('fill deadline', () => {
     const items = await storedKeys(keyType, 2);
     expect(items).toHaveLength(result.stored);
     expect((await pool.available([keyType]))[keyType]).toBe(result.stored);
+  });
+});
+
+describe('prefetching claims', () => {
+  test('each claim hands out a distinct key and claims the next in the background', async () => {
+    const keyType: KeyType = 'EC-P256';
+    const pool = new KeyPoolRepository(doc, { tableName, shards: 2 });
+    const prefetcher = new PrefetchingKeyClaimer(pool);
+    const keys = Array.from({ length: 3 }, () => fakeKey(keyType, nowSeconds() + 600));
+    await pool.add(keys);
+    const first = await prefetcher.claim(keyType, nowSeconds());
+    expect(prefetcher.holds(keyType)).toBe(true);
+    await prefetcher.settled();
+    // One handed out, one held by the prefetcher (already deleted from the table), one left.
+    expect((await pool.available([keyType]))[keyType]).toBe(1);
+    const second = await prefetcher.claim(keyType, nowSeconds());
+    const third = await prefetcher.claim(keyType, nowSeconds());
+    expect(await prefetcher.claim(keyType, nowSeconds())).toBeUndefined();
+    expect(prefetcher.holds(keyType)).toBe(false);
+    expect(new Set([first, second, third].map((k) => k?.keyId))).toEqual(new Set(keys.map((k) => k.keyId)));
+  });
+
+  test('a held key that expired meanwhile is dropped, never used', async () => {
+    const keyType: KeyType = 'EC-P384';
+    const pool = new KeyPoolRepository(doc, { tableName, shards: 1 });
+    const prefetcher = new PrefetchingKeyClaimer(pool);
+    await pool.add([fakeKey(keyType, nowSeconds() + 600), fakeKey(keyType, nowSeconds() + 600)]);
+    expect(await prefetcher.claim(keyType, nowSeconds())).toBeDefined();
+    await prefetcher.settled();
+    // An hour later the held key (and every other) is past its expiry.
+    expect(await prefetcher.claim(keyType, nowSeconds() + 3600)).toBeUndefined();
   });
 });
