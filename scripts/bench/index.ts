@@ -9,6 +9,7 @@ type Suite = (args: string[]) => Promise<void>;
 const SUITES: Record<string, () => Promise<Suite>> = {
   hsm: async () => (await import('./hsm')).run,
   ceiling: async () => (await import('./ceiling')).run,
+  e2e: async () => (await import('./e2e')).run,
   pool: async () => (await import('./pool')).run,
 };
 

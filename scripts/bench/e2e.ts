@@ -1,0 +1,234 @@
+/**
+ * `npm run bench -- e2e <ramp | steady --rate R --seconds S | max> [--key-type T] [--url URL] [--persist]`
+ * The full local pipeline driven over HTTP by an open-loop load generator. Starts the pipeline itself
+ * (filling the pool for the workload first) unless --url names a running one.
+ */
+import { isKeyType, KEY_TYPES, type KeyType } from '../../lambdas/core/src';
+import { call } from '../local/client';
+import { startLocalPipeline, type LocalPipeline } from '../local/runner/pipeline';
+import { rampArrivals, runOpenLoop, steadyArrivals, type Arrival, type Outcome } from './load';
+import { finish, printTable, type Row } from './report';
+import { median, percentile, round } from './stats';
+
+interface Args {
+  readonly workload: 'ramp' | 'steady' | 'max';
+  readonly rate: number;
+  readonly seconds: number;
+  readonly keyType: KeyType;
+  readonly url?: string;
+  readonly persist: boolean;
+  readonly rates: number[];
+}
+
+function parseArgs(args: string[]): Args {
+  const get = (name: string): string | undefined => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const workload = args[0];
+  if (workload !== 'ramp' && workload !== 'steady' && workload !== 'max') {
+    throw new Error(
+      'usage: npm run bench -- e2e <ramp|steady|max> [--rate R --seconds S] [--key-type T] [--url URL]',
+    );
+  }
+  const keyType = get('key-type') ?? (workload === 'max' ? 'EC-P256' : 'RSA-2048');
+  if (!isKeyType(keyType)) throw new Error(`--key-type must be one of ${KEY_TYPES.join(', ')}`);
+  return {
+    workload,
+    rate: Number(get('rate') ?? 50),
+    seconds: Number(get('seconds') ?? (workload === 'max' ? 60 : 30)),
+    keyType,
+    url: get('url'),
+    persist: args.includes('--persist'),
+    rates: (get('rates') ?? '50,100,150,200,250,300').split(',').map(Number),
+  };
+}
+
+interface Target {
+  readonly url: string;
+  readonly apiKey: string;
+  readonly pipeline?: LocalPipeline;
+}
+
+async function poolDepth(url: string, keyType: KeyType): Promise<number> {
+  const health = await call<{ pool: Record<string, number> }>(`${url}/health`);
+  return health.body.pool?.[keyType] ?? 0;
+}
+
+async function target(args: Args, keysNeeded: number): Promise<Target> {
+  if (args.url) {
+    const apiKey = process.env.LOCAL_API_KEY;
+    if (!apiKey) throw new Error('with --url, set LOCAL_API_KEY to the API key of that pipeline');
+    return { url: args.url, apiKey };
+  }
+  const pipeline = await startLocalPipeline({
+    persist: args.persist,
+    resourcePrefix: args.persist ? 'bench-' : undefined,
+    log: () => undefined,
+    keygen: false,
+    env: {
+      PORT: '0',
+      LOG_LEVEL: 'WARN',
+      LOCAL_ACCESS_LOG: '0',
+      POOL_TARGETS: `${args.keyType}=${keysNeeded}`,
+      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
+    },
+  });
+  const started = Date.now();
+  const before = await poolDepth(pipeline.url, args.keyType);
+  if (before < keysNeeded) {
+    console.log(`filling the pool: ${keysNeeded - before} ${args.keyType} keys ...`);
+    await pipeline.runKeygen();
+    console.log(`pool filled in ${round((Date.now() - started) / 1000, 1)} s`);
+  }
+  return { url: pipeline.url, apiKey: pipeline.apiKey, pipeline };
+}
+
+interface PhaseStats extends Row {
+  phase: string;
+  requests: number;
+  'offered/s': number;
+  'achieved/s': number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  errors: number;
+  'pooled %': number;
+}
+
+function phaseStats(phase: string, outcomes: readonly Outcome[]): PhaseStats {
+  const latencies = outcomes.map((o) => o.latencyMs);
+  const span = (xs: number[]): number => (Math.max(...xs) - Math.min(...xs)) / 1000;
+  const scheduled = outcomes.map((o) => o.scheduledAt);
+  const offered =
+    outcomes.length > 1 ? (outcomes.length - 1) / Math.max(span(scheduled), 1e-3) : outcomes.length;
+  const ok = outcomes.filter((o) => o.ok);
+  const finishes = ok.map((o) => o.sentAt + o.latencyMs);
+  const achieved = ok.length > 1 ? (ok.length - 1) / Math.max(span(finishes), 1e-3) : ok.length;
+  return {
+    phase,
+    requests: outcomes.length,
+    'offered/s': round(offered, 1),
+    'achieved/s': round(achieved, 1),
+    p50: round(percentile(latencies, 50), 1),
+    p95: round(percentile(latencies, 95), 1),
+    p99: round(percentile(latencies, 99), 1),
+    max: round(Math.max(...latencies), 1),
+    errors: outcomes.length - ok.length,
+    'pooled %': round((100 * ok.filter((o) => o.view?.pooledKey).length) / Math.max(1, ok.length), 1),
+  };
+}
+
+/** Where the time goes, from the request records' own timestamps (medians, ms). */
+function breakdown(outcomes: readonly Outcome[]): Record<string, number> {
+  const ms = (iso: unknown): number => (typeof iso === 'string' ? Date.parse(iso) : NaN);
+  const parts = {
+    queueWait: [] as number[],
+    claim: [] as number[],
+    signAndCertify: [] as number[],
+    client: [] as number[],
+  };
+  for (const o of outcomes) {
+    const t = o.view?.timings;
+    if (!o.ok || !t) continue;
+    const received = ms(t.receivedAt);
+    const started = ms(t.startedAt);
+    const acquired = ms(t.keyAcquiredAt);
+    const finished = ms(t.finishedAt);
+    parts.queueWait.push(started - received);
+    parts.claim.push(acquired - started);
+    parts.signAndCertify.push(finished - acquired);
+    parts.client.push(o.latencyMs - (finished - received));
+  }
+  return Object.fromEntries(Object.entries(parts).map(([k, v]) => [`${k}Ms`, round(median(v), 1)]));
+}
+
+function byPhase(outcomes: readonly Outcome[]): PhaseStats[] {
+  const phases = [...new Set(outcomes.map((o) => o.phase))];
+  return phases.map((phase) =>
+    phaseStats(
+      phase,
+      outcomes.filter((o) => o.phase === phase),
+    ),
+  );
+}
+
+async function runWorkload(t: Target, args: Args, arrivals: Arrival[]): Promise<Record<string, unknown>> {
+  const depthBefore = await poolDepth(t.url, args.keyType);
+  const outcomes = await runOpenLoop(arrivals, { url: t.url, apiKey: t.apiKey, keyType: args.keyType });
+  const depthAfter = await poolDepth(t.url, args.keyType);
+  const phases = byPhase(outcomes);
+  const overall = phaseStats('all', outcomes);
+  const errorCodes: Record<string, number> = {};
+  for (const o of outcomes.filter((x) => !x.ok))
+    errorCodes[o.error ?? o.status] = (errorCodes[o.error ?? o.status] ?? 0) + 1;
+  const lag = outcomes.map((o) => o.sentAt - o.scheduledAt);
+  return {
+    phases,
+    overall,
+    poolDepth: { start: depthBefore, end: depthAfter },
+    breakdownMedianMs: breakdown(outcomes),
+    errorCodes,
+    generatorLagP99Ms: round(percentile(lag, 99), 1),
+  };
+}
+
+export async function run(argv: string[]): Promise<void> {
+  const args = parseArgs(argv);
+  const arrivals =
+    args.workload === 'ramp'
+      ? rampArrivals()
+      : args.workload === 'steady'
+        ? steadyArrivals(args.rate, args.seconds)
+        : [];
+  const keysNeeded =
+    args.workload === 'max' ? Math.max(...args.rates) * args.seconds * 2 : Math.ceil(arrivals.length * 1.05);
+  const t = await target(args, keysNeeded);
+  try {
+    if (args.workload !== 'max') {
+      const result = await runWorkload(t, args, arrivals);
+      printTable(`e2e ${args.workload}, ${args.keyType}, open loop, client latency ms`, [
+        ...(result.phases as Row[]),
+        result.overall as Row,
+      ]);
+      console.log(
+        `pool depth ${JSON.stringify(result.poolDepth)}; where the time goes (medians): ${JSON.stringify(result.breakdownMedianMs)}`,
+      );
+      finish(`e2e-${args.workload}`, { keyType: args.keyType, ...result });
+      return;
+    }
+    // max: step the rate up until a step fails (p99 > 300 ms or any error), then bisect once between.
+    const steps: Row[] = [];
+    const passes = (s: PhaseStats): boolean => s.p99 <= 300 && s.errors === 0;
+    let best = 0;
+    let failedAt: number | undefined;
+    const tryRate = async (rate: number): Promise<boolean> => {
+      if ((await poolDepth(t.url, args.keyType)) < rate * args.seconds && t.pipeline)
+        await t.pipeline.runKeygen();
+      const result = await runWorkload(t, args, steadyArrivals(rate, args.seconds, `${rate}/s`));
+      const stats = result.overall as PhaseStats;
+      steps.push({ ...stats, phase: `${rate}/s`, pass: passes(stats) ? 'yes' : 'no' });
+      console.log(JSON.stringify(steps[steps.length - 1]));
+      return passes(stats);
+    };
+    for (const rate of args.rates) {
+      if (await tryRate(rate)) best = rate;
+      else {
+        failedAt = rate;
+        break;
+      }
+    }
+    if (failedAt !== undefined && failedAt - best > 10) {
+      const mid = Math.round((best + failedAt) / 2);
+      if (await tryRate(mid)) best = mid;
+    }
+    printTable(
+      `e2e max, ${args.keyType}, ${args.seconds} s per step, pass = p99 <= 300 ms and no errors`,
+      steps,
+    );
+    finish('e2e-max', { keyType: args.keyType, secondsPerStep: args.seconds, maxSustainedRate: best, steps });
+  } finally {
+    await t.pipeline?.stop();
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Open-loop load over HTTP: requests are sent on their schedule whatever the responses, so slow
+ * answers show as latency instead of silently lowering the offered rate (no coordinated omission).
+ * Latency is the client's: from sending the POST to seeing the terminal result (GET ?wait=).
+ */
+import type { KeyType } from '../../lambdas/core/src';
+import { call, sampleRequest, type SignRequestView } from '../local/client';
+
+export interface Arrival {
+  /** Milliseconds after the start of the run. */
+  readonly at: number;
+  readonly phase: string;
+}
+
+export interface Outcome {
+  readonly phase: string;
+  readonly scheduledAt: number;
+  /** When the POST actually went out (ms after start): lag behind schedule means the generator is saturated. */
+  readonly sentAt: number;
+  readonly latencyMs: number;
+  readonly ok: boolean;
+  readonly status: string;
+  readonly error?: string;
+  readonly view?: SignRequestView;
+}
+
+export interface LoadOptions {
+  readonly url: string;
+  readonly apiKey: string;
+  readonly keyType: KeyType;
+}
+
+export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOptions): Promise<Outcome[]> {
+  const start = performance.now();
+  const pending: Array<Promise<Outcome>> = [];
+  for (let i = 0; i < arrivals.length; i++) {
+    const arrival = arrivals[i];
+    const wait = arrival.at - (performance.now() - start);
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(one(arrival, i, start, options));
+  }
+  return Promise.all(pending);
+}
+
+async function one(arrival: Arrival, i: number, start: number, options: LoadOptions): Promise<Outcome> {
+  const request = sampleRequest(options.keyType, i);
+  const sentAt = performance.now() - start;
+  const base = { phase: arrival.phase, scheduledAt: arrival.at, sentAt };
+  try {
+    const accepted = await call<{ id: string }>(`${options.url}/sign-requests`, {
+      apiKey: options.apiKey,
+      body: request.body,
+    });
+    if (accepted.status !== 202) {
+      return {
+        ...base,
+        latencyMs: performance.now() - start - sentAt,
+        ok: false,
+        status: `HTTP ${accepted.status}`,
+      };
+    }
+    for (;;) {
+      const res = await call<SignRequestView>(`${options.url}/sign-requests/${accepted.body.id}?wait=20`, {
+        apiKey: options.apiKey,
+      });
+      if (res.status !== 200) {
+        return {
+          ...base,
+          latencyMs: performance.now() - start - sentAt,
+          ok: false,
+          status: `HTTP ${res.status}`,
+        };
+      }
+      if (res.body.status === 'signed' || res.body.status === 'failed') {
+        return {
+          ...base,
+          latencyMs: performance.now() - start - sentAt,
+          ok: res.body.status === 'signed',
+          status: res.body.status,
+          error: res.body.error?.code,
+          view: res.body,
+        };
+      }
+    }
+  } catch (err) {
+    return { ...base, latencyMs: performance.now() - start - sentAt, ok: false, status: (err as Error).name };
+  }
+}
+
+/** The study's workload: 2,200 requests in blocks of 100 with these gaps (ms), 1 -> 100 -> 5 requests/s. */
+export const STUDY_RAMP_GAPS_MS = [
+  1000, 800, 700, 600, 500, 400, 300, 200, 100, 90, 80, 70, 50, 20, 10, 20, 50, 70, 80, 90, 100, 200,
+];
+
+export function rampArrivals(blockSize = 100, gaps: readonly number[] = STUDY_RAMP_GAPS_MS): Arrival[] {
+  const arrivals: Arrival[] = [];
+  let t = 0;
+  gaps.forEach((gap, block) => {
+    const phase = `${String(block + 1).padStart(2, '0')} @${round1(1000 / gap)}/s`;
+    for (let i = 0; i < blockSize; i++) {
+      arrivals.push({ at: t, phase });
+      t += gap;
+    }
+  });
+  return arrivals;
+}
+
+export function steadyArrivals(rate: number, seconds: number, phase = `steady @${rate}/s`): Arrival[] {
+  const count = Math.round(rate * seconds);
+  return Array.from({ length: count }, (_, i) => ({ at: (i * 1000) / rate, phase }));
+}
+
+function round1(v: number): number {
+  return Math.round(v * 10) / 10;
+}
