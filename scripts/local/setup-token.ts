@@ -16,6 +16,8 @@ import {
 import type { HsmConfig } from '../../lambdas/config/src';
 import { loadCaConfig } from '../../lambdas/config/src';
 import { bootstrapCaHierarchy, fileCaCertificateStore } from '../../lambdas/ca/src';
+import { loadAuditConfig } from '../../lambdas/config/src';
+import { provisionAuditKey } from '../../lambdas/audit/src/hsm-signer';
 import { LOCAL_DIR } from './paths';
 import { localToken, useLocalHsmEnv, type LocalToken } from './token';
 
@@ -37,6 +39,8 @@ export const PROVISIONERS: Provisioner[] = [
     const { changes } = await bootstrapCaHierarchy(hsm, ca, fileCaCertificateStore(dir));
     return changes.length > 0 ? changes.join('; ') : undefined;
   },
+  // The audit checkpoint key (EC P-384, non-extractable); its public key in .local/audit/ for verifiers.
+  async (hsm) => provisionAuditKey(hsm, loadAuditConfig().keyLabel, `${LOCAL_DIR}/audit/audit-key.pem`),
 ];
 
 function log(message: string): void {

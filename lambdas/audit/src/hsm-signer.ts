@@ -3,7 +3,8 @@
  * hands the checkpoint digest to the HSM (CKM_ECDSA over SHA-384), so the private key never leaves it.
  */
 import type { KeyObject } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Hsm } from '../../adapters/hsm/src';
 import { AuditNotReadyError, auditPublicKey, type AuditSigner } from '../../core/src';
 
@@ -55,4 +56,22 @@ export async function loadAuditPublicKey(source: {
 export function spkiToPem(spki: Buffer): string {
   const b64 = spki.toString('base64').replace(/(.{64})/g, '$1\n');
   return `-----BEGIN PUBLIC KEY-----\n${b64.trimEnd()}\n-----END PUBLIC KEY-----\n`;
+}
+
+/**
+ * Bootstrap provisioner: makes sure the audit key pair exists and its public key is in `pemFile` (for
+ * verifiers without HSM access). Returns what it changed, or undefined when everything was in place.
+ */
+export async function provisionAuditKey(
+  hsm: Pick<Hsm, 'findPublicKeySpki' | 'findPrivateKey' | 'generateKeyPair'>,
+  keyLabel: string,
+  pemFile: string,
+): Promise<string | undefined> {
+  const { spki, created } = await ensureAuditKey(hsm, keyLabel);
+  const pem = spkiToPem(spki);
+  const current = existsSync(pemFile) ? readFileSync(pemFile, 'utf8') : undefined;
+  if (current === pem && !created) return undefined;
+  mkdirSync(dirname(pemFile), { recursive: true });
+  writeFileSync(pemFile, pem);
+  return created ? `created audit key ${keyLabel}, public key in ${pemFile}` : `wrote ${pemFile}`;
 }

@@ -3,3 +3,4 @@ export * from './hsm-signer';
 export * from './memory-store';
 export * from './verify';
 export type * from './types';
+export * from './create';

@@ -4,19 +4,19 @@
  * tamper with it the way an attacker with table access would.
  */
 import {
+  auditSequenceSk as pad,
   genesisHead,
+  parseAuditItems,
   type AuditEntry,
   type AuditStore,
   type ChainHead,
   type SignedCheckpoint,
-  type StoredAuditEntry,
   type StoredAuditLog,
-  type StoredCheckpoint,
 } from '../../core/src';
 
-export type MemoryItem = Record<string, unknown> & { pk: string; sk: string };
+export { pad };
 
-export const pad = (n: number): string => String(n).padStart(12, '0');
+export type MemoryItem = Record<string, unknown> & { pk: string; sk: string };
 
 export class MemoryAuditStore implements AuditStore {
   /** `${pk}|${sk}` -> item, in the DynamoDB item layout. */
@@ -73,45 +73,4 @@ export class MemoryAuditStore implements AuditStore {
   private put(item: MemoryItem): void {
     this.items.set(`${item.pk}|${item.sk}`, item);
   }
-}
-
-/** Sorts raw items (DynamoDB layout) into entries, heads and checkpoints, tolerating any tampering. */
-export function parseAuditItems(items: readonly Record<string, unknown>[]): StoredAuditLog {
-  const entries = new Map<number, StoredAuditEntry[]>();
-  const heads = new Map<number, { sequence?: number; hash?: string }>();
-  const checkpoints: StoredCheckpoint[] = [];
-  const foreign: string[] = [];
-  const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
-  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-  const position = (sk: string): number | undefined => (/^\d{12}$/.test(sk) ? Number(sk) : undefined);
-  for (const item of items) {
-    const pk = String(item.pk);
-    const sk = String(item.sk);
-    const chainMatch = /^(CHAIN|HEAD)#(\d{1,6})$/.exec(pk);
-    if (chainMatch?.[1] === 'CHAIN') {
-      const chain = Number(chainMatch[2]);
-      const list = entries.get(chain) ?? [];
-      list.push({
-        chain,
-        position: position(sk),
-        rawPosition: sk,
-        entryChain: num(item.chain),
-        sequence: num(item.sequence),
-        prevHash: str(item.prevHash),
-        event: str(item.event),
-        timestamp: num(item.timestamp),
-        hash: str(item.hash),
-      });
-      entries.set(chain, list);
-    } else if (chainMatch?.[1] === 'HEAD' && sk === 'HEAD') {
-      heads.set(Number(chainMatch[2]), { sequence: num(item.sequence), hash: str(item.hash) });
-    } else if (pk === 'CHECKPOINT') {
-      const signature = item.signature instanceof Uint8Array ? Buffer.from(item.signature) : undefined;
-      checkpoints.push({ position: position(sk), rawPosition: sk, body: str(item.body), signature });
-    } else if (!(pk === 'CHECKPOINT#HEAD' && sk === 'HEAD')) {
-      foreign.push(`${pk}/${sk}`);
-    }
-  }
-  for (const list of entries.values()) list.sort((a, b) => a.rawPosition.localeCompare(b.rawPosition));
-  return { entries, heads, checkpoints, foreign };
 }

@@ -5,3 +5,4 @@ export * from './pipeline-config';
 export * from './pool-config';
 export type * from './types';
 export * from './ca-config';
+export * from './audit-config';

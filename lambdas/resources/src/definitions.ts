@@ -38,6 +38,14 @@ export const TABLES = {
     sortKey: { name: 'bucket', type: 'N' },
     ttlAttribute: 'expiresAt',
   },
+  /** Tamper-evident audit log: hash-chain entries (CHAIN#<n>/<seq>), chain heads, signed checkpoints. */
+  audit: {
+    id: 'AuditLog',
+    envVar: 'AUDIT_TABLE_NAME',
+    localName: 'audit-log',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+  },
 } as const satisfies Record<string, TableDefinition>;
 
 export type TableKey = keyof typeof TABLES;

@@ -1,2 +1,3 @@
 export * from './key-pool-repository';
 export * from './request-repository';
+export * from './audit-repository';

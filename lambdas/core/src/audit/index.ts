@@ -3,5 +3,6 @@ export * from './checkpoint';
 export * from './entry';
 export * from './errors';
 export * from './events';
+export * from './layout';
 export type * from './types';
 export * from './verifier';

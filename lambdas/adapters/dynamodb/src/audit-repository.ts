@@ -1,0 +1,213 @@
+/**
+ * The audit log in DynamoDB (table TABLES.audit, string keys pk/sk, no TTL: the log is append-only).
+ *
+ *   entry             pk = `CHAIN#<n>`        sk = sequence, 12 digits   chain, sequence, prevHash, event,
+ *                                                                           timestamp, hash
+ *   chain head        pk = `HEAD#<n>`         sk = `HEAD`                sequence, hash
+ *   checkpoint        pk = `CHECKPOINT`       sk = sequence, 12 digits   body (canonical JSON), signature, hash
+ *   checkpoint head   pk = `CHECKPOINT#HEAD`  sk = `HEAD`                sequence, hash
+ *
+ * An append is one TransactWriteItems: the new entries (each only if absent) and the head, conditional
+ * on the head still being where the appender read it. Two appenders on one chain cannot both win: the
+ * loser's transaction is cancelled (ConditionalCheckFailed or TransactionConflict) and it re-reads.
+ * Each chain is its own partition, so N chains take N times the write rate of one hot item.
+ */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  GetCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  type BatchGetCommandOutput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import {
+  AUDIT_CHECKPOINT_HEAD_PK as CHECKPOINT_HEAD_PK,
+  AUDIT_CHECKPOINT_PK as CHECKPOINT_PK,
+  AUDIT_HEAD_SK as HEAD_SK,
+  auditEntryPk,
+  auditHeadPk,
+  auditSequenceSk,
+  genesisHead,
+  parseAuditItems,
+  type AuditEntry,
+  type AuditStore,
+  type ChainHead,
+  type SignedCheckpoint,
+  type StoredAuditLog,
+} from '../../../core/src';
+
+export interface AuditRepositoryOptions {
+  readonly tableName: string;
+}
+
+/** Reasons DynamoDB gives when another writer got there first: a lost race, not a failure. */
+const LOST_RACE = new Set(['ConditionalCheckFailed', 'TransactionConflict']);
+
+export class AuditRepository implements AuditStore {
+  public constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly options: AuditRepositoryOptions,
+  ) {}
+
+  public async readHead(chain: number): Promise<ChainHead> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.options.tableName,
+        Key: { pk: auditHeadPk(chain), sk: HEAD_SK },
+        ConsistentRead: true,
+      }),
+    );
+    return Item ? { chain, sequence: Number(Item.sequence), hash: String(Item.hash) } : genesisHead(chain);
+  }
+
+  public async readHeads(chains: number): Promise<ChainHead[]> {
+    const heads = new Map<number, ChainHead>();
+    for (let start = 0; start < chains; start += 100) {
+      let keys: Record<string, unknown>[] | undefined = Array.from(
+        { length: Math.min(100, chains - start) },
+        (_, i) => ({ pk: auditHeadPk(start + i), sk: HEAD_SK }),
+      );
+      for (let round = 0; keys && keys.length > 0; round++) {
+        if (round > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** Math.min(round, 6)));
+        const out: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({
+            RequestItems: { [this.options.tableName]: { Keys: keys, ConsistentRead: true } },
+          }),
+        );
+        for (const item of out.Responses?.[this.options.tableName] ?? []) {
+          const chain = Number(String(item.pk).slice('HEAD#'.length));
+          heads.set(chain, { chain, sequence: Number(item.sequence), hash: String(item.hash) });
+        }
+        keys = out.UnprocessedKeys?.[this.options.tableName]?.Keys;
+      }
+    }
+    return Array.from({ length: chains }, (_, c) => heads.get(c) ?? genesisHead(c));
+  }
+
+  public async appendEntries(expected: ChainHead, entries: readonly AuditEntry[]): Promise<boolean> {
+    const last = entries[entries.length - 1];
+    const TableName = this.options.tableName;
+    try {
+      await this.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            ...entries.map((e) => ({
+              Put: {
+                TableName,
+                Item: {
+                  pk: auditEntryPk(e.chain),
+                  sk: auditSequenceSk(e.sequence),
+                  chain: e.chain,
+                  sequence: e.sequence,
+                  prevHash: e.prevHash,
+                  event: e.event,
+                  timestamp: e.timestamp,
+                  hash: e.hash,
+                },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            })),
+            {
+              Put: {
+                TableName,
+                Item: { pk: auditHeadPk(expected.chain), sk: HEAD_SK, sequence: last.sequence, hash: last.hash },
+                ...headCondition(expected.sequence, expected.hash),
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isLostRace(err)) return false;
+      throw err;
+    }
+  }
+
+  public async readCheckpointHead(): Promise<{ sequence: number; hash: string } | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.options.tableName,
+        Key: { pk: CHECKPOINT_HEAD_PK, sk: HEAD_SK },
+        ConsistentRead: true,
+      }),
+    );
+    return Item ? { sequence: Number(Item.sequence), hash: String(Item.hash) } : undefined;
+  }
+
+  public async putCheckpoint(checkpoint: SignedCheckpoint, canonicalBody: string): Promise<boolean> {
+    const { sequence, prevHash } = checkpoint.body;
+    const TableName = this.options.tableName;
+    try {
+      await this.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName,
+                Item: {
+                  pk: CHECKPOINT_PK,
+                  sk: auditSequenceSk(sequence),
+                  body: canonicalBody,
+                  signature: checkpoint.signature,
+                  hash: checkpoint.hash,
+                },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Put: {
+                TableName,
+                Item: { pk: CHECKPOINT_HEAD_PK, sk: HEAD_SK, sequence, hash: checkpoint.hash },
+                ...headCondition(sequence - 1, prevHash),
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isLostRace(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Scans the whole table (strongly consistent): for the verifier, never on the request path. */
+  public async readAll(): Promise<StoredAuditLog> {
+    const items: Record<string, unknown>[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new ScanCommand({ TableName: this.options.tableName, ConsistentRead: true, ExclusiveStartKey }),
+      );
+      items.push(...(page.Items ?? []));
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return parseAuditItems(items);
+  }
+}
+
+/** The head moves only from where the writer read it (absent for sequence 0). */
+function headCondition(
+  sequence: number,
+  hash: string,
+): {
+  ConditionExpression: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+} {
+  if (sequence === 0) return { ConditionExpression: 'attribute_not_exists(pk)' };
+  return {
+    ConditionExpression: '#sequence = :sequence AND #hash = :hash',
+    ExpressionAttributeNames: { '#sequence': 'sequence', '#hash': 'hash' },
+    ExpressionAttributeValues: { ':sequence': sequence, ':hash': hash },
+  };
+}
+
+function isLostRace(err: unknown): boolean {
+  if (!(err instanceof TransactionCanceledException)) {
+    return (err as { name?: string })?.name === 'TransactionConflictException';
+  }
+  return (err.CancellationReasons ?? []).some((r) => r.Code !== undefined && LOST_RACE.has(r.Code));
+}
