@@ -183,7 +183,7 @@ export class Pkcs11Hsm implements Hsm {
         { mechanism: pkcs11js.CKM_AES_KEY_GEN },
         wrappingKeyTemplate(label),
       );
-      this.tokenHandles.set(`${pkcs11js.CKO_SECRET_KEY}/${label}`, handle);
+      this.tokenHandles.set(`${pkcs11js.CKO_SECRET_KEY}/${label}/any`, handle);
       return true;
     });
   }
@@ -300,7 +300,7 @@ export class Pkcs11Hsm implements Hsm {
     objectClass: number,
     keyType?: number,
   ): Buffer | undefined {
-    const cacheKey = `${objectClass}/${label}`;
+    const cacheKey = `${objectClass}/${label}/${keyType ?? 'any'}`;
     const cached = this.tokenHandles.get(cacheKey);
     if (cached) return cached;
     const template: pkcs11js.Template = [
