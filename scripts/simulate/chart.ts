@@ -4,7 +4,7 @@ import type { SimulationResult, Workload } from './types';
 
 const WIDTH = 1200;
 const PANEL = 230;
-const MARGIN = { left: 80, right: 170, top: 50, gap: 45 };
+const MARGIN = { left: 80, right: 170, top: 75, gap: 45 };
 const COLORS: Record<string, string> = { 'no-pool': '#d62728', 'fill-max': '#ff7f0e', forecast: '#1f77b4' };
 
 /** SVG chart: arrival rate, pool depth and max latency per step, one line per policy. */

@@ -16,6 +16,11 @@ export interface EngineConfig {
   readonly seriesStepMs?: number;
   /** Keep per-request arrival/start/finish times (tests; memory grows with the request count). */
   readonly trace?: boolean;
+  /**
+   * Stop early once more than `maxOver` requests took longer than `targetMs`: the p99 has failed and the
+   * rest of the run cannot change that (used by the HSM-count search). The result is marked aborted.
+   */
+  readonly abort?: { readonly targetMs: number; readonly maxOver: number };
 }
 
 /**
@@ -132,6 +137,10 @@ export function simulate(config: EngineConfig): SimulationResult {
   const all = (): LatencyHistogram => LatencyHistogram.merge(peak, normal);
   const peakHours = workload.peakHours;
   const usesPool = policy.usesPool;
+  const abortMs = config.abort?.targetMs ?? Infinity;
+  const abortOver = config.abort?.maxOver ?? Infinity;
+  let overAbort = 0;
+  let aborted = false;
   const trace = config.trace
     ? { arrival: [] as number[], start: [] as number[], finish: [] as number[] }
     : null;
@@ -172,6 +181,10 @@ export function simulate(config: EngineConfig): SimulationResult {
     else normal.add(latency);
     if (latency > 300) over300++;
     if (latency > 3000) over3000++;
+    if (latency > abortMs && ++overAbort > abortOver) {
+      aborted = true;
+      break;
+    }
     const step = Math.floor(a / stepMs);
     seriesArrivals[step]++;
     if (latency > seriesMaxLatency[step]) seriesMaxLatency[step] = latency;
@@ -183,7 +196,7 @@ export function simulate(config: EngineConfig): SimulationResult {
     }
   }
   // Let generation run to the end of the workload's time (it matters for stored-key figures).
-  while (slotEnd < workload.durationMs) {
+  while (!aborted && slotEnd < workload.durationMs) {
     advancePool(slotEnd);
     openSlot(slot + 1);
   }
@@ -194,6 +207,7 @@ export function simulate(config: EngineConfig): SimulationResult {
   const latency = all().summary();
   return {
     policy: policy.name,
+    aborted,
     hsmCount: config.hsmCount,
     workers,
     served: latency.count,

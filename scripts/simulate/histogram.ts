@@ -1,18 +1,21 @@
 import type { LatencySummary } from './types';
 
 /**
- * Piecewise-linear bins: 0.1 ms up to 1 s, 10 ms up to 100 s, 10 s up to ~28 h, one overflow bin.
+ * Piecewise-linear bins: 0.1 ms up to 1 s, 10 ms up to 100 s, 10 s up to ~28 h, 1 min up to ~12 days,
+ * one overflow bin.
  * Millions of requests in ~240 KB, no logarithm on the hot path; count, mean and max are exact.
  */
 const FINE = 10_000; // [0, 1000) ms in 0.1 ms
 const MID = 9_900; // [1000, 100000) ms in 10 ms
-const COARSE = 10_000; // [100000, ~1e8) ms in 10 s
-const BINS = FINE + MID + COARSE + 1;
+const COARSE = 9_990; // [1e5, 1e8) ms in 10 s
+const HOURS = 15_000; // [1e8, 1e9) ms in 60 s
+const BINS = FINE + MID + COARSE + HOURS + 1;
 
 function binOf(ms: number): number {
   if (ms < 1000) return ms <= 0 ? 0 : (ms * 10) | 0;
   if (ms < 100_000) return FINE + (((ms - 1000) / 10) | 0);
-  const b = FINE + MID + Math.floor((ms - 100_000) / 10_000);
+  if (ms < 1e8) return FINE + MID + Math.floor((ms - 100_000) / 10_000);
+  const b = FINE + MID + COARSE + Math.floor((ms - 1e8) / 60_000);
   return b < BINS - 1 ? b : BINS - 1;
 }
 
@@ -20,7 +23,9 @@ function binOf(ms: number): number {
 function edgeOf(bin: number): number {
   if (bin < FINE) return (bin + 1) / 10;
   if (bin < FINE + MID) return 1000 + (bin - FINE + 1) * 10;
-  return 100_000 + (bin - FINE - MID + 1) * 10_000;
+  if (bin < FINE + MID + COARSE) return 100_000 + (bin - FINE - MID + 1) * 10_000;
+  if (bin < BINS - 1) return 1e8 + (bin - FINE - MID - COARSE + 1) * 60_000;
+  return Infinity; // overflow: the percentile is then the exact max
 }
 
 export class LatencyHistogram {

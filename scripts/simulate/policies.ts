@@ -47,6 +47,8 @@ export interface ForecastPolicyOptions {
   /** Request sessions are kept busy at most this much (forecast upper quantile); the rest may generate. */
   readonly maxUtilization: number;
   readonly quantile: number;
+  /** Sessions always left to requests: one server alone has a long latency tail; default 2. */
+  readonly minRequestSessions?: number;
 }
 
 /**
@@ -78,8 +80,9 @@ export function forecastDriven(options: ForecastPolicyOptions): Policy {
       const upper = k.upper.slice(offset, offset + horizon);
       // Sessions the forecast load needs at the utilisation limit; the rest may generate.
       const serviceS = pooledServiceMs(c.timings) / 1000;
+      const floor = options.minRequestSessions ?? 2;
       const spare = upper.map((u) =>
-        Math.max(0, c.workers - Math.max(1, Math.ceil(((u / 3600) * serviceS) / options.maxUtilization))),
+        Math.max(0, c.workers - Math.max(floor, Math.ceil(((u / 3600) * serviceS) / options.maxUtilization))),
       );
       const p = plan(
         {

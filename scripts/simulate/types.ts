@@ -86,6 +86,8 @@ export interface Series {
 
 export interface SimulationResult {
   readonly policy: PolicyName;
+  /** Stopped early by EngineConfig.abort: the latency figures cover only the requests simulated. */
+  readonly aborted: boolean;
   readonly hsmCount: number;
   readonly workers: number;
   readonly served: number;

@@ -104,7 +104,8 @@ export interface TaxWeekOptions {
  * domain.md's tax-deadline week: 50/s in the two busiest hours (10-12), 25/s the rest of business hours
  * (08-18), 12.5/s at night, every day: 1.71 M requests a day, 11.97 M in the week. It is preceded by
  * `leadInDays` of ordinary demand (the same shape at `ordinaryFraction`) and 4 weeks of history.
- * The deadline week is configured as a known event with multiplier 1 / ordinaryFraction.
+ * The deadline week is configured as a known event with multiplier 1 / ordinaryFraction. The pool
+ * starts with 1,000 keys (the fill-max policy starts full instead).
  */
 export function taxWeek(options: TaxWeekOptions = {}): Workload {
   const leadIn = options.leadInDays ?? 21;
@@ -138,7 +139,8 @@ export function taxWeek(options: TaxWeekOptions = {}): Workload {
     events: [
       { name: 'tax deadline week', start: weekStart, end: weekStart + 7 * DAY_MS, multiplier: 1 / ordinary },
     ],
-    initialPool: 0,
+    // What ordinary operation leaves in the pool: enough for the first minutes before generation starts.
+    initialPool: 1000,
   };
 }
 

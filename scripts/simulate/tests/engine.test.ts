@@ -204,3 +204,12 @@ describe('fill-to-maximum', () => {
     expect(r.peakStoredKeys).toBeCloseTo(1000, 6);
   });
 });
+
+describe('LatencyHistogram ranges', () => {
+  it('keeps percentiles of multi-day latencies within a minute', () => {
+    const h = new LatencyHistogram();
+    for (let i = 1; i <= 100; i++) h.add(i * 3_600_000); // 1 h .. 100 h
+    expect(Math.abs(h.percentile(50) - 50 * 3_600_000)).toBeLessThanOrEqual(60_000);
+    expect(Math.abs(h.percentile(1) - 3_600_000)).toBeLessThanOrEqual(10);
+  });
+});
