@@ -210,6 +210,6 @@ describe('LatencyHistogram ranges', () => {
     const h = new LatencyHistogram();
     for (let i = 1; i <= 100; i++) h.add(i * 3_600_000); // 1 h .. 100 h
     expect(Math.abs(h.percentile(50) - 50 * 3_600_000)).toBeLessThanOrEqual(60_000);
-    expect(Math.abs(h.percentile(1) - 3_600_000)).toBeLessThanOrEqual(10);
+    expect(Math.abs(h.percentile(1) - 3_600_000)).toBeLessThanOrEqual(10_000); // 10-s bins below ~28 h
   });
 });
