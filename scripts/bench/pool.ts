@@ -12,15 +12,15 @@
  *     pool exists to speed up;
  *   - request: the whole request as the signer sees it (adds record reads/writes, CSR and issuing, which
  *     cost the same on both paths).
- * The certificate comes from the in-process test issuer (lambdas/test-support), which costs one
- * DynamoDB read and a local ECDSA signature, so the CA's own cost is not part of either path.
+ * The certificate comes from the real CA in process (lambdas/ca: request read, CSR check, leaf signed by
+ * the issuing CA key in SoftHSM, certificate records written), the same on every path.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { documentClient, dynamoDbClient } from '../../lambdas/adapters/aws/src';
 import { KeyPoolRepository, RequestRepository } from '../../lambdas/adapters/dynamodb/src';
 import { connectHsm } from '../../lambdas/adapters/hsm/src';
-import { loadConfig } from '../../lambdas/config/src';
+import { loadCaConfig, loadConfig } from '../../lambdas/config/src';
 import {
   InMemoryPoolMetrics,
   PrefetchingKeyClaimer,
@@ -33,7 +33,8 @@ import {
 } from '../../lambdas/core/src';
 import { buildCsr } from '../../lambdas/pki/src';
 import { TABLES, ensureTables } from '../../lambdas/resources/src';
-import { TestCertificateIssuer } from '../../lambdas/test-support/test-issuer';
+import { CertificateRepository } from '../../lambdas/adapters/dynamodb/src/certificate-repository';
+import { CertificateAuthority, caCertificateStore } from '../../lambdas/ca/src';
 import { startStandIns, type StandIns } from '../local/stand-ins';
 import { finish, printTable, type Row } from './report';
 import { median, msSince, percentile, round } from './stats';
@@ -66,9 +67,10 @@ export async function run(args: string[]): Promise<void> {
   const suffix = randomBytes(4).toString('hex');
   process.env[TABLES.keyPool.envVar] = `${TABLES.keyPool.localName}-bench-${suffix}`;
   process.env[TABLES.requests.envVar] = `${TABLES.requests.localName}-bench-${suffix}`;
+  process.env[TABLES.certificates.envVar] = `${TABLES.certificates.localName}-bench-${suffix}`;
   const config = loadConfig();
   const raw = dynamoDbClient(config.aws);
-  await ensureTables(raw, [TABLES.keyPool, TABLES.requests]);
+  await ensureTables(raw, [TABLES.keyPool, TABLES.requests, TABLES.certificates]);
   raw.destroy();
 
   const doc = documentClient(config.aws);
@@ -79,6 +81,16 @@ export async function run(args: string[]): Promise<void> {
     shards: config.pool.shards,
   });
   const requests = new RequestRepository(doc, { tableName: process.env[TABLES.requests.envVar]! });
+  const caConfig = loadCaConfig();
+  const caCertificates = await caCertificateStore(caConfig.certsSource, config.aws).read();
+  if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
+  const issuer = await CertificateAuthority.create({
+    hsm,
+    requests,
+    certificates: new CertificateRepository(doc, { tableName: process.env[TABLES.certificates.envVar]! }),
+    caCertificates,
+    config: caConfig,
+  });
   const metrics = new InMemoryPoolMetrics();
   // Sub-millisecond timestamps, so the stage timings of a few-ms path are not rounded away.
   const clock = (): number => performance.timeOrigin + performance.now();
@@ -88,7 +100,7 @@ export async function run(args: string[]): Promise<void> {
     pool,
     hsm,
     buildCsr,
-    issuer: new TestCertificateIssuer(requests),
+    issuer,
     metrics,
     clock,
     settings: {

@@ -1,7 +1,8 @@
 /**
- * Integration tests of the signing core against DynamoDB Local (pool + request tables), the SoftHSM
- * token, the real CSR builder (lambdas/pki) and a real in-process certificate issuer. Every signature is
- * checked with openssl against the public key of the certificate that came back.
+ * Integration tests of the signing core against DynamoDB Local (pool, request and certificate tables),
+ * the SoftHSM token, the real CSR builder (lambdas/pki) and the real CA (lambdas/ca, keys made by the
+ * bootstrap). Every signature is checked with openssl against the public key of the certificate that
+ * came back, and certificates against the CA chain.
  *
  * The 200-key run uses EC-P256 (SoftHSM keygen ~1 ms; 200 RSA-2048 keys would take ~50 s here); RSA-2048
  * with both RSA schemes is covered by a smaller run.
@@ -11,11 +12,12 @@ import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb
 import { documentClient } from '../../adapters/aws/src';
 import { KeyPoolRepository, RequestRepository, shardPk } from '../../adapters/dynamodb/src';
 import { HsmError, connectHsm, type Pkcs11Hsm } from '../../adapters/hsm/src';
-import { loadConfig } from '../../config/src';
+import { loadCaConfig, loadConfig } from '../../config/src';
 import { buildCsr } from '../../pki/src';
 import { createTestTables } from '../../test-support/dynamodb';
 import { opensslVerifyChain, opensslVerifyDigest } from '../../test-support/openssl';
-import { TestCertificateIssuer } from '../../test-support/test-issuer';
+import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
+import { CertificateAuthority, caCertificateStore } from '../../ca/src';
 import {
   InMemoryPoolMetrics,
   RequestInProgressError,
@@ -39,17 +41,28 @@ let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
 let pool: KeyPoolRepository;
 let requests: RequestRepository;
-let issuer: TestCertificateIssuer;
+let issuer: CertificateAuthority;
+let chain: { rootPem: string; issuingPem: string };
 let poolTable: string;
 
 beforeAll(async () => {
   hsm = await connectHsm(config.hsm, config.aws);
   doc = documentClient(config.aws);
-  const tables = await createTestTables(['keyPool', 'requests']);
+  const tables = await createTestTables(['keyPool', 'requests', 'certificates']);
   poolTable = tables.keyPool;
   pool = new KeyPoolRepository(doc, { tableName: tables.keyPool, shards: SHARDS });
   requests = new RequestRepository(doc, { tableName: tables.requests });
-  issuer = new TestCertificateIssuer(requests);
+  const caConfig = loadCaConfig();
+  const caCertificates = await caCertificateStore(caConfig.certsSource, config.aws).read();
+  if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
+  chain = caCertificates;
+  issuer = await CertificateAuthority.create({
+    hsm,
+    requests,
+    certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+    caCertificates,
+    config: caConfig,
+  });
 });
 
 afterAll(async () => {
@@ -202,10 +215,18 @@ describe('200 pool keys, 20 concurrent signers', () => {
     expect(await available(keyType)).toBe(0);
     expect(await hsm.countSessionObjects()).toBe(objectsBefore);
 
-    const first = outcomes.get(made[0].id)!.record;
-    expect(
-      opensslVerifyChain({ rootPem: issuer.rootPem, intermediatePems: [], leafPem: first.certificate! }).ok,
-    ).toBe(true);
+    for (const request of made.slice(0, 5)) {
+      const record = outcomes.get(request.id)!.record;
+      const verdict = opensslVerifyChain({
+        rootPem: chain.rootPem,
+        intermediatePems: [chain.issuingPem],
+        leafPem: record.certificate!,
+      });
+      expect(verdict.ok).toBe(true);
+      expect(record.chain).toEqual(
+        [chain.issuingPem, chain.rootPem].map((p) => expect.stringContaining(p.trim())),
+      );
+    }
   }, 180_000);
 
   test('the 201st request under `fallback` is signed with a key generated on the fly', async () => {
@@ -226,7 +247,7 @@ describe('200 pool keys, 20 concurrent signers', () => {
     expect(outcome.record.error?.code).toBe('POOL_EMPTY');
     expect(outcome.record.finishedAt).toBeDefined();
     expect(signing.metrics.counter('PoolEmptyRejections', keyType)).toBe(1);
-    expect(issuer.issued.has(request.id)).toBe(false);
+    expect(outcome.record.certificate).toBeUndefined();
     // Terminal: a redelivery replays the failure.
     expect(await processSignRequest(signing, request.id)).toMatchObject({ status: 'failed', replayed: true });
   });
