@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import { documentClient } from '../lambdas/adapters/aws/src';
 import { AuditRepository } from '../lambdas/adapters/dynamodb/src/audit-repository';
 import { connectHsm, type Pkcs11Hsm } from '../lambdas/adapters/hsm/src';
-import { AuditLog, formatReport, hsmAuditSigner, loadAuditPublicKey, verifyAuditStore } from '../lambdas/audit/src';
+import {
+  AuditLog,
+  formatReport,
+  hsmAuditSigner,
+  loadAuditPublicKey,
+  verifyAuditStore,
+} from '../lambdas/audit/src';
 import { loadAuditConfig, loadAwsConfig, loadHsmConfig } from '../lambdas/config/src';
 import { TABLES, tableName } from '../lambdas/resources/src';
 import { LOCAL_DIR } from './local/paths';

@@ -151,7 +151,11 @@ export class AuditLog implements AuditSink {
           batch.push(next);
         }
         try {
-          const entries = await this.write(chain, state, batch.flatMap((p) => p.events));
+          const entries = await this.write(
+            chain,
+            state,
+            batch.flatMap((p) => p.events),
+          );
           let offset = 0;
           for (const p of batch) {
             const mine = entries.slice(offset, offset + p.events.length);
@@ -167,7 +171,11 @@ export class AuditLog implements AuditSink {
     }
   }
 
-  private async write(chain: number, state: ChainState, events: readonly AuditEvent[]): Promise<AuditEntry[]> {
+  private async write(
+    chain: number,
+    state: ChainState,
+    events: readonly AuditEvent[],
+  ): Promise<AuditEntry[]> {
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       const head = state.head ?? (await this.store.readHead(chain));
       const entries = buildEntries(head, events, this.clock());

@@ -19,7 +19,8 @@ export async function hsmAuditSigner(
   return {
     keyLabel,
     algorithm: 'ECDSA-P384-SHA384',
-    sign: (digest) => hsm.signDigest(ref, digest, { digestAlgorithm: 'SHA-384', signatureAlgorithm: 'ECDSA' }),
+    sign: (digest) =>
+      hsm.signDigest(ref, digest, { digestAlgorithm: 'SHA-384', signatureAlgorithm: 'ECDSA' }),
   };
 }
 

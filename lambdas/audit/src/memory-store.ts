@@ -24,7 +24,9 @@ export class MemoryAuditStore implements AuditStore {
 
   public async readHead(chain: number): Promise<ChainHead> {
     const item = this.items.get(`HEAD#${chain}|HEAD`);
-    return item ? { chain, sequence: item.sequence as number, hash: item.hash as string } : genesisHead(chain);
+    return item
+      ? { chain, sequence: item.sequence as number, hash: item.hash as string }
+      : genesisHead(chain);
   }
 
   public async readHeads(chains: number): Promise<ChainHead[]> {
@@ -61,8 +63,19 @@ export class MemoryAuditStore implements AuditStore {
     const current = (await this.readCheckpointHead())?.sequence ?? 0;
     if (current !== checkpoint.body.sequence - 1) return false;
     const sk = pad(checkpoint.body.sequence);
-    this.put({ pk: 'CHECKPOINT', sk, body: canonicalBody, signature: checkpoint.signature, hash: checkpoint.hash });
-    this.put({ pk: 'CHECKPOINT#HEAD', sk: 'HEAD', sequence: checkpoint.body.sequence, hash: checkpoint.hash });
+    this.put({
+      pk: 'CHECKPOINT',
+      sk,
+      body: canonicalBody,
+      signature: checkpoint.signature,
+      hash: checkpoint.hash,
+    });
+    this.put({
+      pk: 'CHECKPOINT#HEAD',
+      sk: 'HEAD',
+      sequence: checkpoint.body.sequence,
+      hash: checkpoint.hash,
+    });
     return true;
   }
 

@@ -37,8 +37,16 @@ describe('events', () => {
     await expect(log.append(withName)).rejects.toThrow(AuditEventInvalidError);
     await expect(log.append(withName)).rejects.not.toThrow(/Anna/);
     const extra = { type: 'pool.key-claimed', keyId: 'k1', personalNumber: '19121212-1212' } as AuditEvent;
-    await expect(log.append(extra)).rejects.toMatchObject({ code: 'AUDIT_EVENT_INVALID', field: 'personalNumber' });
-    const badHash = { type: 'certificate.issued', requestId: 'r', serial: '0a', subjectHash: 'CN=x' } as AuditEvent;
+    await expect(log.append(extra)).rejects.toMatchObject({
+      code: 'AUDIT_EVENT_INVALID',
+      field: 'personalNumber',
+    });
+    const badHash = {
+      type: 'certificate.issued',
+      requestId: 'r',
+      serial: '0a',
+      subjectHash: 'CN=x',
+    } as AuditEvent;
     await expect(log.append(badHash)).rejects.toMatchObject({ field: 'subjectHash' });
   });
 
@@ -82,9 +90,7 @@ describe('AuditLog over the memory store', () => {
     });
     const a = new AuditLog(racy, { chains: 3 });
     const b = new AuditLog(racy, { chains: 3 });
-    await Promise.all(
-      Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).appendMany(eventsFor(i))),
-    );
+    await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).appendMany(eventsFor(i))));
     const report = await verifyAuditStore(store, 3, undefined);
     expect(report.issues).toEqual([]);
     expect(report.entries).toBe(240);
@@ -99,7 +105,11 @@ describe('AuditLog over the memory store', () => {
     const cp = await log.checkpoint();
     expect(cp.body.sequence).toBeGreaterThanOrEqual(2);
     const report = await verifyAuditStore(store, 2, check);
-    expect(report).toMatchObject({ intact: true, lastCheckpoint: cp.body.sequence, entriesAfterLastCheckpoint: 0 });
+    expect(report).toMatchObject({
+      intact: true,
+      lastCheckpoint: cp.body.sequence,
+      entriesAfterLastCheckpoint: 0,
+    });
   });
 
   it('refuses checkpoint() without a signer', async () => {

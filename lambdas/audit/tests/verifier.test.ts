@@ -30,7 +30,8 @@ function copy(): MemoryAuditStore {
 
 const entry = (s: MemoryAuditStore, chain: number, seq: number): MemoryItem =>
   s.items.get(`CHAIN#${chain}|${pad(seq)}`) as MemoryItem;
-const head = (s: MemoryAuditStore, chain: number): MemoryItem => s.items.get(`HEAD#${chain}|HEAD`) as MemoryItem;
+const head = (s: MemoryAuditStore, chain: number): MemoryItem =>
+  s.items.get(`HEAD#${chain}|HEAD`) as MemoryItem;
 const rehash = (item: MemoryItem): void => {
   item.hash = entryHash(
     item.chain as number,
@@ -46,7 +47,8 @@ const move = (s: MemoryAuditStore, chain: number, from: number, to: number): voi
 
 async function verify(s: MemoryAuditStore): Promise<AuditVerificationReport> {
   const r = await verifyAuditStore(s, CHAINS, check);
-  if (process.env.AUDIT_DEBUG) console.log(expect.getState().currentTestName, JSON.stringify(r.issues, null, 1));
+  if (process.env.AUDIT_DEBUG)
+    console.log(expect.getState().currentTestName, JSON.stringify(r.issues, null, 1));
   return r;
 }
 
@@ -105,7 +107,11 @@ describe('audit verifier', () => {
     const last = head(s, 1).sequence as number;
     for (let seq = last; seq >= 3; seq--) move(s, 1, seq, seq + 1);
     const forged = entry(s, 1, 3);
-    Object.assign(forged, { sk: pad(3), event: '{"keyId":"forged","type":"pool.key-claimed"}', timestamp: 1 });
+    Object.assign(forged, {
+      sk: pad(3),
+      event: '{"keyId":"forged","type":"pool.key-claimed"}',
+      timestamp: 1,
+    });
     rehash(forged);
     s.items.set(`CHAIN#1|${pad(3)}`, forged);
     const report = await verify(s);
@@ -116,7 +122,12 @@ describe('audit verifier', () => {
   it('names an entry appended beyond the head', async () => {
     const s = copy();
     const last = head(s, 0).sequence as number;
-    const forged = { ...entry(s, 0, last), sk: pad(last + 1), sequence: last + 1, prevHash: entry(s, 0, last).hash };
+    const forged = {
+      ...entry(s, 0, last),
+      sk: pad(last + 1),
+      sequence: last + 1,
+      prevHash: entry(s, 0, last).hash,
+    };
     rehash(forged);
     s.items.set(`CHAIN#0|${pad(last + 1)}`, forged);
     expectIssue(await verify(s), { kind: 'inserted', chain: 0, sequence: last + 1 });

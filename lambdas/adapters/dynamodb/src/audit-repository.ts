@@ -111,7 +111,12 @@ export class AuditRepository implements AuditStore {
             {
               Put: {
                 TableName,
-                Item: { pk: auditHeadPk(expected.chain), sk: HEAD_SK, sequence: last.sequence, hash: last.hash },
+                Item: {
+                  pk: auditHeadPk(expected.chain),
+                  sk: HEAD_SK,
+                  sequence: last.sequence,
+                  hash: last.hash,
+                },
                 ...headCondition(expected.sequence, expected.hash),
               },
             },

@@ -69,7 +69,9 @@ export function loadFaultOptions(env: Env = process.env): FaultOptions | undefin
     throw new ConfigError('HSM_FAULT_RATE must be a number from 0 to 1', 'HSM_FAULT_RATE');
   }
   if (rate === 0) return undefined;
-  const list = env.HSM_FAULT_OPERATIONS?.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const list = env.HSM_FAULT_OPERATIONS?.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   for (const op of list ?? []) {
     if (!(HSM_OPERATIONS as readonly string[]).includes(op)) {
       throw new ConfigError(`HSM_FAULT_OPERATIONS: unknown operation ${op}`, 'HSM_FAULT_OPERATIONS');

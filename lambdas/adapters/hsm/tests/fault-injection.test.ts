@@ -83,7 +83,9 @@ describe('withFaults', () => {
   it('throws the configured error', async () => {
     const { hsm } = countingHsm();
     const faulty = withFaults(hsm, { rate: 1, error: (op) => new HsmError(`${op} boom`, op) });
-    await expect(faulty.signDigest({} as never, Buffer.alloc(32), {} as never)).rejects.toThrow('signDigest boom');
+    await expect(faulty.signDigest({} as never, Buffer.alloc(32), {} as never)).rejects.toThrow(
+      'signDigest boom',
+    );
   });
 });
 
@@ -93,9 +95,9 @@ describe('fault configuration', () => {
     expect(maybeWithFaults(hsm, {})).toBe(hsm);
     expect(maybeWithFaults(hsm, { HSM_FAULT_RATE: '0' })).toBe(hsm);
     expect(maybeWithFaults(hsm, { HSM_FAULT_RATE: '0.1' })).not.toBe(hsm);
-    expect(loadFaultOptions({ HSM_FAULT_RATE: '0.5', HSM_FAULT_OPERATIONS: 'signDigest, unwrapPrivateKey' })).toEqual(
-      { rate: 0.5, operations: ['signDigest', 'unwrapPrivateKey'] },
-    );
+    expect(
+      loadFaultOptions({ HSM_FAULT_RATE: '0.5', HSM_FAULT_OPERATIONS: 'signDigest, unwrapPrivateKey' }),
+    ).toEqual({ rate: 0.5, operations: ['signDigest', 'unwrapPrivateKey'] });
   });
 
   it('rejects a bad rate or an unknown operation, naming the variable', () => {

@@ -10,12 +10,7 @@ export type Sha256Hex = string;
 
 /** Why a pool key was thrown away instead of being used. */
 export type KeyDiscardReason =
-  | 'expired'
-  | 'unwrap-failed'
-  | 'public-key-mismatch'
-  | 'profile-mismatch'
-  | 'sign-failed'
-  | 'other';
+  'expired' | 'unwrap-failed' | 'public-key-mismatch' | 'profile-mismatch' | 'sign-failed' | 'other';
 
 /** A batch of pool keys was generated and stored. `keyIdsHash` = hashIds(keyIds) (see events.ts). */
 export interface BatchGeneratedEvent {

@@ -115,12 +115,20 @@ function verifyChain(
       continue;
     }
     if (entry.chain !== chain) {
-      add('inserted', entry.position, `entry of chain ${entry.chain} (sequence ${entry.sequence}) stored here`);
+      add(
+        'inserted',
+        entry.position,
+        `entry of chain ${entry.chain} (sequence ${entry.sequence}) stored here`,
+      );
       continue;
     }
     if (!entry.contentOk) add('modified', entry.position, 'content does not match the entry hash');
     if (entry.sequence !== entry.position) {
-      add('reordered', entry.position, `position ${entry.position} holds the entry with sequence ${entry.sequence}`);
+      add(
+        'reordered',
+        entry.position,
+        `position ${entry.position} holds the entry with sequence ${entry.sequence}`,
+      );
     }
     const same = bySequence.get(entry.sequence) ?? [];
     same.push(entry);
@@ -132,7 +140,11 @@ function verifyChain(
   const headOk = head !== undefined && Number.isSafeInteger(headSeq) && typeof head.hash === 'string';
   const maxClaimed = Math.max(0, ...bySequence.keys());
   if (!headOk && (stored.length > 0 || head !== undefined)) {
-    add('head-mismatch', undefined, head ? 'head item is malformed' : 'entries exist but the head item is missing');
+    add(
+      'head-mismatch',
+      undefined,
+      head ? 'head item is malformed' : 'entries exist but the head item is missing',
+    );
   }
   const last = headOk ? (headSeq as number) : maxClaimed;
 
@@ -154,7 +166,8 @@ function verifyChain(
 
   for (const [sequence, entries] of bySequence) {
     if (headOk && sequence > last) {
-      for (const e of entries) add('inserted', e.position, `sequence ${sequence} is beyond the chain head (${last})`);
+      for (const e of entries)
+        add('inserted', e.position, `sequence ${sequence} is beyond the chain head (${last})`);
       continue;
     }
     const successors = bySequence.get(sequence + 1)?.filter((e) => e.contentOk) ?? [];
@@ -225,7 +238,11 @@ function verifyCheckpoints(
   let prev: { position: number; hash: string } | undefined;
   for (const cp of sorted) {
     if (cp.position === undefined) {
-      add(undefined, 'checkpoint-chain', `item with sort key "${cp.rawPosition}" is not a checkpoint position`);
+      add(
+        undefined,
+        'checkpoint-chain',
+        `item with sort key "${cp.rawPosition}" is not a checkpoint position`,
+      );
       continue;
     }
     const body = cp.body === undefined ? undefined : parseCheckpointBody(cp.body);
@@ -281,7 +298,12 @@ function checkAgainstCheckpoint(
       detail = `differs from checkpoint ${body.sequence} (this entry or one before it was rewritten)`;
     }
     if (detail) {
-      issues.push({ kind: 'checkpoint-mismatch', chain: recorded.chain, sequence: recorded.sequence, detail });
+      issues.push({
+        kind: 'checkpoint-mismatch',
+        chain: recorded.chain,
+        sequence: recorded.sequence,
+        detail,
+      });
     }
   }
 }
