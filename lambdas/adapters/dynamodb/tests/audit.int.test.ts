@@ -136,11 +136,15 @@ describe('audit log on DynamoDB Local', () => {
     expect(attrs).toMatchObject({ token: true, sensitive: true, extractable: false });
   });
 
-  it('the CLI says intact on an untouched log and exits 0', async () => {
+  it('the CLI says intact on an untouched log and exits 0, and writes a checkpoint on demand', async () => {
     const { table } = await logWith(8);
     const out = await cli(table, 'verify');
     expect(out.stdout).toMatch(/^intact: 32 entries in 4 chains, 1 checkpoints/m);
     expect(out.code).toBe(0);
+    const cp = await cli(table, 'checkpoint');
+    expect(cp.stdout).toMatch(/^checkpoint 2 signed by /m);
+    expect(cp.code).toBe(0);
+    expect((await cli(table, 'verify')).stdout).toMatch(/^intact: 32 entries in 4 chains, 2 checkpoints/m);
   });
 
   it('names an edited entry and the CLI exits non-zero', async () => {
