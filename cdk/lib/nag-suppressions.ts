@@ -1,8 +1,10 @@
-import { Validations, type IConstruct } from 'aws-cdk-lib';
+import { Validations } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
 import type { SigningPipelineStack } from './signing-pipeline-stack';
 
 /** A cdk-nag finding acknowledged on a construct, with the reason it is acceptable here. */
 export interface NagAcknowledgement {
+  readonly scope: IConstruct;
   readonly id: string;
   readonly reason: string;
 }
@@ -11,9 +13,11 @@ export interface NagAcknowledgement {
  * Every cdk-nag (AwsSolutions) finding this stack accepts, each on the narrowest construct and with its
  * reason. Anything not listed fails the synth (and the infra tests).
  */
-export function addNagSuppressions(stack: SigningPipelineStack): void {
+export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgement[] {
+  const acknowledgements: NagAcknowledgement[] = [];
   const ack = (scope: IConstruct, id: string, reason: string): void => {
     Validations.of(scope).acknowledge({ id, reason });
+    acknowledgements.push({ scope, id, reason });
   };
   const functionRoles = [
     stack.functions.api,
@@ -75,4 +79,5 @@ export function addNagSuppressions(stack: SigningPipelineStack): void {
       'usage plan throttles per client; anonymous traffic is rejected before integration. A WAF web ACL ' +
       'can be associated to the v1 stage where policy demands it.',
   );
+  return acknowledgements;
 }

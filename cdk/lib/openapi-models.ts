@@ -8,7 +8,7 @@ import { JsonSchemaType, JsonSchemaVersion, type JsonSchema } from 'aws-cdk-lib/
 import openapi from '../../lambdas/api/openapi.json';
 import { OpenApiModelError } from './errors';
 
-type OpenApiSchema = Record<string, unknown>;
+export type OpenApiSchema = Record<string, unknown>;
 
 const SCHEMAS = openapi.components.schemas as unknown as Record<string, OpenApiSchema>;
 const TYPES: Record<string, JsonSchemaType> = {
@@ -36,7 +36,7 @@ const PLAIN = [
 export function modelSchema(name: string): JsonSchema {
   const schema = SCHEMAS[name];
   if (!schema) throw new OpenApiModelError(`no schema ${name} in the OpenAPI document`);
-  return { schema: JsonSchemaVersion.DRAFT4, title: name, ...convert(schema, [name]) };
+  return { schema: JsonSchemaVersion.DRAFT4, title: name, ...toDraft4(schema, SCHEMAS, [name]) };
 }
 
 /** The request body schema name of an operation (`#/components/schemas/<name>`). */
@@ -54,12 +54,18 @@ function refName(ref: string): string {
   return match[1];
 }
 
-function convert(schema: OpenApiSchema, trail: string[]): JsonSchema {
+/** Converts one OpenAPI schema, inlining `$ref`s from `schemas`. */
+export function toDraft4(
+  schema: OpenApiSchema,
+  schemas: Record<string, OpenApiSchema>,
+  trail: string[] = [],
+): JsonSchema {
+  const convert = (sub: OpenApiSchema, subTrail: string[]): JsonSchema => toDraft4(sub, schemas, subTrail);
   if (typeof schema.$ref === 'string') {
     const name = refName(schema.$ref);
     if (trail.includes(name))
       throw new OpenApiModelError(`recursive schema ${[...trail, name].join(' -> ')}`);
-    const target = SCHEMAS[name];
+    const target = schemas[name];
     if (!target) throw new OpenApiModelError(`$ref to missing schema ${name}`);
     return convert(target, [...trail, name]);
   }

@@ -23,6 +23,13 @@ export interface ExistingVpc {
   readonly cidr: string;
   readonly availabilityZones: string[];
   readonly isolatedSubnetIds: string[];
+  /** Route tables of those subnets; needed only when this stack adds the VPC endpoints. */
+  readonly isolatedRouteTableIds?: string[];
+  /**
+   * Whether this stack adds the VPC endpoints. Off by default: a VPC that already hosts the HSMs usually
+   * has them, and a second interface endpoint with private DNS for the same service fails to deploy.
+   */
+  readonly createEndpoints: boolean;
 }
 
 export interface HsmSettings {
@@ -215,7 +222,15 @@ function existingVpc(ctx: Context): ExistingVpc | undefined {
       'vpcIsolatedSubnetIds',
     );
   }
-  return { vpcId, cidr, availabilityZones, isolatedSubnetIds };
+  const createEndpoints = bool(ctx, 'vpcCreateEndpoints');
+  const isolatedRouteTableIds = list(ctx, 'vpcIsolatedRouteTableIds');
+  if (createEndpoints && isolatedRouteTableIds?.length !== isolatedSubnetIds.length) {
+    throw new DeploymentSettingsError(
+      'vpcCreateEndpoints needs vpcIsolatedRouteTableIds, one per isolated subnet (for the DynamoDB gateway endpoint)',
+      'vpcIsolatedRouteTableIds',
+    );
+  }
+  return { vpcId, cidr, availabilityZones, isolatedSubnetIds, isolatedRouteTableIds, createEndpoints };
 }
 
 /** `hsmCaCertPath`: the cluster's customerCA.crt, relative to the working directory. */

@@ -7,7 +7,7 @@ import { Network } from './constructs/network';
 import { Observability } from './constructs/observability';
 import { SignQueue } from './constructs/sign-queue';
 import { Tables } from './constructs/tables';
-import { addNagSuppressions } from './nag-suppressions';
+import { addNagSuppressions, type NagAcknowledgement } from './nag-suppressions';
 import type { StackSettings } from './settings';
 
 export interface SigningPipelineStackProps extends StackProps {
@@ -27,6 +27,8 @@ export class SigningPipelineStack extends Stack {
   public readonly functions: PipelineFunctions;
   public readonly api: SigningApi;
   public readonly observability: Observability;
+  /** cdk-nag findings this stack accepts, with reasons (see nag-suppressions.ts). */
+  public readonly nagAcknowledgements: NagAcknowledgement[];
 
   public constructor(scope: Construct, id: string, props: SigningPipelineStackProps) {
     super(scope, id, props);
@@ -78,6 +80,6 @@ export class SigningPipelineStack extends Stack {
     new CfnOutput(this, 'SignQueueUrl', { value: this.signQueue.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.signQueue.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.topic.topicArn });
-    addNagSuppressions(this);
+    this.nagAcknowledgements = addNagSuppressions(this);
   }
 }

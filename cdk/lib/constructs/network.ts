@@ -25,9 +25,10 @@ export class Network extends Construct {
           vpcCidrBlock: props.existing.cidr,
           availabilityZones: props.existing.availabilityZones,
           isolatedSubnetIds: props.existing.isolatedSubnetIds,
+          isolatedSubnetRouteTableIds: props.existing.isolatedRouteTableIds,
         })
       : this.createVpc();
-    this.addEndpoints();
+    if (!props.existing || props.existing.createEndpoints) this.addEndpoints();
   }
 
   private createVpc(): ec2.IVpc {

@@ -1,0 +1,118 @@
+/**
+ * A deployable configuration: a built layer (fake, checked by manifest), an existing VPC by attributes,
+ * scheduled provisioned-concurrency scaling. Code assets are not bundled here (stack.test.ts does that).
+ */
+import { rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { fakeLayer, TEST_CA_PEM } from './support/layer-fixture';
+import { logicalId, resources, synthesize, type Synthesized } from './support/synth';
+
+let synth: Synthesized;
+let template: Template;
+const cleanup: string[] = [];
+
+beforeAll(() => {
+  const layerDir = fakeLayer();
+  const certDir = mkdtempSync(join(tmpdir(), 'cluster-ca-'));
+  const certPath = join(certDir, 'customerCA.crt');
+  writeFileSync(certPath, TEST_CA_PEM);
+  cleanup.push(layerDir, certDir);
+  synth = synthesize(
+    {
+      allowPlaceholderLayer: false,
+      cloudHsmLayerPath: layerDir,
+      hsmClusterId: 'cluster-abc123',
+      hsmSecurityGroupId: 'sg-0123456789abcdef0',
+      hsmCaCertPath: certPath,
+      vpcId: 'vpc-0123456789abcdef0',
+      vpcCidr: '10.20.0.0/16',
+      vpcAvailabilityZones: 'eu-north-1a,eu-north-1b',
+      vpcIsolatedSubnetIds: 'subnet-0aaaaaaaaaaaaaaaa,subnet-0bbbbbbbbbbbbbbbb',
+      vpcCreateEndpoints: 'true',
+      vpcIsolatedRouteTableIds: 'rtb-0aaaaaaaaaaaaaaaa,rtb-0bbbbbbbbbbbbbbbb',
+      signerProvisionedConcurrency: '4',
+      signerScheduledScaling: JSON.stringify([
+        { name: 'deadline-peak', cron: '0 6 ? * MON-FRI *', min: 40, max: 60 },
+        { name: 'evening', cron: '0 18 ? * MON-FRI *', min: 4, max: 4 },
+      ]),
+      apiClients: 'tax-agency,pension-agency',
+    },
+    { bundle: false },
+  );
+  template = synth.template;
+}, 180_000);
+
+afterAll(() => cleanup.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+it('uses the existing VPC and its subnets: no VPC, subnets or flow log created', () => {
+  template.resourceCountIs('AWS::EC2::VPC', 0);
+  template.resourceCountIs('AWS::EC2::Subnet', 0);
+  const signer = logicalId(template, 'AWS::Lambda::Function', 'Functions/Signer/Resource');
+  expect(resources(template, 'AWS::Lambda::Function')[signer].Properties!.VpcConfig).toMatchObject({
+    SubnetIds: ['subnet-0aaaaaaaaaaaaaaaa', 'subnet-0bbbbbbbbbbbbbbbb'],
+  });
+  template.hasResourceProperties('AWS::EC2::VPCEndpoint', {
+    VpcId: 'vpc-0123456789abcdef0',
+    VpcEndpointType: 'Gateway',
+    RouteTableIds: ['rtb-0aaaaaaaaaaaaaaaa', 'rtb-0bbbbbbbbbbbbbbbb'],
+  });
+});
+
+it('deploys: no placeholder guard in the template, the real layer is the asset', () => {
+  const json = template.toJSON();
+  expect(json.Rules?.RefusePlaceholderLayer).toBeUndefined();
+  expect(json.Parameters?.PlaceholderLayerInUse).toBeUndefined();
+  template.hasResourceProperties('AWS::Lambda::LayerVersion', {
+    Description: Match.stringLikeRegexp('^CloudHSM Client SDK 5'),
+    CompatibleArchitectures: ['x86_64'],
+    CompatibleRuntimes: ['nodejs22.x'],
+  });
+  template.hasResourceProperties('AWS::SSM::Parameter', {
+    Name: '/signing-pipeline/cloudhsm/cluster-abc123/customer-ca.pem',
+    Value: TEST_CA_PEM,
+  });
+});
+
+it('opens the HSM ports on the real cluster security group', () => {
+  template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+    GroupId: 'sg-0123456789abcdef0',
+    FromPort: 2223,
+    ToPort: 2225,
+  });
+});
+
+it('scales the signer alias provisioned concurrency on schedule for forecast peaks', () => {
+  template.hasResourceProperties('AWS::Lambda::Alias', {
+    ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 4 },
+  });
+  template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+    ScalableDimension: 'lambda:function:ProvisionedConcurrency',
+    MinCapacity: 4,
+    MaxCapacity: 60,
+    ScheduledActions: [
+      {
+        ScheduledActionName: 'deadline-peak',
+        Schedule: 'cron(0 6 ? * MON-FRI *)',
+        ScalableTargetAction: { MinCapacity: 40, MaxCapacity: 60 },
+      },
+      {
+        ScheduledActionName: 'evening',
+        Schedule: 'cron(0 18 ? * MON-FRI *)',
+        ScalableTargetAction: { MinCapacity: 4, MaxCapacity: 4 },
+      },
+    ],
+  });
+});
+
+it('creates one API key per e-service in the usage plan', () => {
+  template.resourceCountIs('AWS::ApiGateway::ApiKey', 2);
+  template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 2);
+});
+
+it('passes cdk-nag with the same acknowledgements', () => {
+  const report = new AwsSolutionsChecks().validateScope(synth.stack);
+  expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+});

@@ -1,0 +1,46 @@
+/** OpenAPI -> API Gateway draft-4 models: `$ref`s inlined, unsupported keywords refused. */
+import { JsonSchemaType } from 'aws-cdk-lib/aws-apigateway';
+import { OpenApiModelError } from '../cdk/lib/errors';
+import { modelSchema, toDraft4 } from '../cdk/lib/openapi-models';
+import openapi from '../lambdas/api/openapi.json';
+
+describe('modelSchema(SignRequestInput)', () => {
+  const model = modelSchema('SignRequestInput');
+
+  it('inlines every $ref (no reference survives)', () => {
+    expect(JSON.stringify(model)).not.toContain('$ref');
+    expect(model.properties?.signer?.properties?.country).toEqual({
+      type: JsonSchemaType.STRING,
+      pattern: '^[A-Z]{2}$',
+    });
+    expect(model.properties?.keyType?.enum).toEqual(openapi.components.schemas.KeyType.enum);
+  });
+
+  it('keeps what the gateway must enforce: required fields, closed objects, lengths, patterns', () => {
+    expect(model.required).toEqual(openapi.components.schemas.SignRequestInput.required);
+    expect(model.additionalProperties).toBe(false);
+    expect(model.properties?.signer?.additionalProperties).toBe(false);
+    expect(model.properties?.digest).toMatchObject({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '^[A-Za-z0-9+/]+={0,2}$',
+    });
+  });
+});
+
+describe('toDraft4', () => {
+  it('refuses keywords API Gateway models cannot express', () => {
+    expect(() => toDraft4({ oneOf: [{ type: 'string' }] }, {})).toThrow(OpenApiModelError);
+    expect(() => toDraft4({ type: 'string', nullable: true }, {})).toThrow(OpenApiModelError);
+  });
+
+  it('refuses Unicode property escapes in patterns', () => {
+    expect(() => toDraft4({ type: 'string', pattern: '^\\p{L}+$' }, {})).toThrow(/not portable/);
+  });
+
+  it('refuses recursive and dangling references', () => {
+    const schemas = { Node: { type: 'object', properties: { next: { $ref: '#/components/schemas/Node' } } } };
+    expect(() => toDraft4({ $ref: '#/components/schemas/Node' }, schemas, [])).toThrow(/recursive/);
+    expect(() => toDraft4({ $ref: '#/components/schemas/Missing' }, {})).toThrow(/missing/);
+  });
+});

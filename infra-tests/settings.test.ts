@@ -1,0 +1,88 @@
+/** Deployment settings from context: what deploy requires, and what it refuses. No synth here. */
+import { DeploymentSettingsError } from '../cdk/lib/errors';
+import { parseSettings } from '../cdk/lib/settings';
+
+const ctx =
+  (values: Record<string, unknown>) =>
+  (key: string): unknown =>
+    values[key];
+const placeholders = { allowPlaceholderLayer: 'true' };
+
+function errorOf(values: Record<string, unknown>): DeploymentSettingsError {
+  try {
+    parseSettings(ctx(values));
+  } catch (err) {
+    if (err instanceof DeploymentSettingsError) return err;
+    throw err;
+  }
+  throw new Error('no error');
+}
+
+describe('parseSettings', () => {
+  it('without the placeholder flag, requires the layer and the cluster values', () => {
+    expect(errorOf({}).contextKey).toBe('cloudHsmLayerPath');
+    expect(errorOf({ cloudHsmLayerPath: 'x' }).contextKey).toBe('hsmClusterId');
+    expect(errorOf({ cloudHsmLayerPath: 'x', hsmClusterId: 'cluster-abc' }).contextKey).toBe(
+      'hsmSecurityGroupId',
+    );
+    expect(
+      errorOf({ cloudHsmLayerPath: 'x', hsmClusterId: 'cluster-abc', hsmSecurityGroupId: 'sg-0123abcd' })
+        .contextKey,
+    ).toBe('hsmCaCertPath');
+  });
+
+  it('rejects malformed cluster ids and security groups', () => {
+    expect(errorOf({ ...placeholders, hsmClusterId: 'my-cluster' }).contextKey).toBe('hsmClusterId');
+    expect(errorOf({ ...placeholders, hsmSecurityGroupId: 'default' }).contextKey).toBe('hsmSecurityGroupId');
+  });
+
+  it('parses pool targets with the keygen parser and rejects unknown key types', () => {
+    const settings = parseSettings(ctx({ ...placeholders, poolTargets: 'RSA-3072=40,EC-P256=7' }));
+    expect(settings.pool.targets).toEqual({ 'RSA-3072': 40, 'EC-P256': 7 });
+    expect(errorOf({ ...placeholders, poolTargets: 'RSA-1024=5' }).contextKey).toBe('poolTargets');
+  });
+
+  it('needs all attributes of an existing VPC (no lookup at synth)', () => {
+    expect(errorOf({ ...placeholders, vpcId: 'vpc-123' }).contextKey).toBe('vpcId');
+    const settings = parseSettings(
+      ctx({
+        ...placeholders,
+        vpcId: 'vpc-123',
+        vpcCidr: '10.1.0.0/16',
+        vpcAvailabilityZones: 'eu-north-1a,eu-north-1b',
+        vpcIsolatedSubnetIds: ['subnet-a', 'subnet-b'],
+      }),
+    );
+    expect(settings.vpc?.isolatedSubnetIds).toEqual(['subnet-a', 'subnet-b']);
+    expect(settings.vpc?.availabilityZones).toEqual(['eu-north-1a', 'eu-north-1b']);
+    expect(settings.vpc?.createEndpoints).toBe(false);
+    expect(
+      errorOf({
+        ...placeholders,
+        vpcId: 'vpc-123',
+        vpcCidr: '10.1.0.0/16',
+        vpcAvailabilityZones: 'eu-north-1a',
+        vpcIsolatedSubnetIds: 'subnet-a',
+        vpcCreateEndpoints: 'true',
+      }).contextKey,
+    ).toBe('vpcIsolatedRouteTableIds');
+  });
+
+  it('parses scheduled scaling windows from JSON and refuses bad ones', () => {
+    const windows = [{ name: 'peak', cron: '0 7 ? * MON-FRI *', min: 20, max: 40 }];
+    const settings = parseSettings(ctx({ ...placeholders, signerScheduledScaling: JSON.stringify(windows) }));
+    expect(settings.signer.scaling).toEqual(windows);
+    expect(
+      errorOf({ ...placeholders, signerScheduledScaling: '[{"name":"x","cron":"0 7 * *","min":5,"max":1}]' })
+        .contextKey,
+    ).toBe('signerScheduledScaling');
+    expect(errorOf({ ...placeholders, signerProvisionedConcurrency: '-1' }).contextKey).toBe(
+      'signerProvisionedConcurrency',
+    );
+  });
+
+  it('never puts a secret value in an error message', () => {
+    const err = errorOf({ ...placeholders, hsmClusterId: 'cluster-S3CRET!' });
+    expect(err.message).not.toContain('S3CRET');
+  });
+});

@@ -1,0 +1,534 @@
+/**
+ * The synthesized SigningPipelineStack (placeholder layer, default settings): every resource the pipeline
+ * needs, with the properties that matter, least-privilege roles, and cdk-nag with zero open findings.
+ */
+import { Stack, Validations } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { modelSchema } from '../cdk/lib/openapi-models';
+import { CLOUDHSM_MODULE_PATH } from '../cdk/lib/platform';
+import {
+  API_STAGE,
+  QUEUES,
+  ROUTES,
+  SCHEDULES,
+  SIGNER_EVENT_SOURCE,
+  SIGNER_TIMEOUT_SECONDS,
+  TABLES,
+  type TableDefinition,
+} from '../lambdas/resources/src';
+import {
+  actionsOf,
+  logicalId,
+  resources,
+  roleStatements,
+  synthesize,
+  type Synthesized,
+} from './support/synth';
+
+let synth: Synthesized;
+let template: Template;
+const FUNCTIONS = ['Api', 'Signer', 'Keygen', 'Ca'] as const;
+type FunctionName = (typeof FUNCTIONS)[number];
+const fnId = (name: FunctionName): string =>
+  logicalId(template, 'AWS::Lambda::Function', `Functions/${name}/Resource`);
+const roleId = (name: FunctionName): string =>
+  logicalId(template, 'AWS::IAM::Role', `Functions/${name}Role/Resource`);
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- synthesized CloudFormation JSON is untyped
+const fnProps = (name: FunctionName): Record<string, any> =>
+  resources(template, 'AWS::Lambda::Function')[fnId(name)].Properties!;
+const env = (name: FunctionName): Record<string, unknown> => fnProps(name).Environment.Variables;
+
+beforeAll(() => {
+  synth = synthesize();
+  template = synth.template;
+}, 240_000);
+
+describe('tables (from TABLES)', () => {
+  const tableKeyId = (): string => logicalId(template, 'AWS::KMS::Key', 'Tables/Key/Resource');
+
+  it('creates exactly one table per definition', () => {
+    expect(Object.keys(resources(template, 'AWS::DynamoDB::Table'))).toHaveLength(Object.keys(TABLES).length);
+  });
+
+  it.each(Object.entries(TABLES) as [string, TableDefinition][])(
+    '%s: keys, on-demand, PITR, customer-managed key, TTL, retained',
+    (_name, definition) => {
+      const id = logicalId(template, 'AWS::DynamoDB::Table', `Tables/${definition.id}/Resource`);
+      const table = resources(template, 'AWS::DynamoDB::Table')[id];
+      expect(table.DeletionPolicy).toBe('Retain');
+      expect(table.UpdateReplacePolicy).toBe('Retain');
+      const props = table.Properties!;
+      expect(props.BillingMode).toBe('PAY_PER_REQUEST');
+      expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(props.DeletionProtectionEnabled).toBe(true);
+      expect(props.SSESpecification).toEqual({
+        SSEEnabled: true,
+        SSEType: 'KMS',
+        KMSMasterKeyId: { 'Fn::GetAtt': [tableKeyId(), 'Arn'] },
+      });
+      const keySchema = [
+        { AttributeName: definition.partitionKey.name, KeyType: 'HASH' },
+        ...(definition.sortKey ? [{ AttributeName: definition.sortKey.name, KeyType: 'RANGE' }] : []),
+      ];
+      expect(props.KeySchema).toEqual(keySchema);
+      for (const a of [definition.partitionKey, definition.sortKey].filter(Boolean)) {
+        expect(props.AttributeDefinitions).toContainEqual({ AttributeName: a!.name, AttributeType: a!.type });
+      }
+      if (definition.ttlAttribute) {
+        expect(props.TimeToLiveSpecification).toEqual({
+          AttributeName: definition.ttlAttribute,
+          Enabled: true,
+        });
+      } else {
+        expect(props.TimeToLiveSpecification).toBeUndefined();
+      }
+      // Whichever function carries the table's variable gets this table's name.
+      for (const name of FUNCTIONS.filter((n) => env(n)[definition.envVar] !== undefined)) {
+        expect(env(name)[definition.envVar]).toEqual({ Ref: id });
+      }
+    },
+  );
+
+  it('rotates the tables key and keeps it', () => {
+    const key = resources(template, 'AWS::KMS::Key')[tableKeyId()];
+    expect(key.Properties!.EnableKeyRotation).toBe(true);
+    expect(key.DeletionPolicy).toBe('Retain');
+  });
+});
+
+describe('sign queue (from QUEUES)', () => {
+  const definition = QUEUES.signRequests;
+  const queueId = (): string => logicalId(template, 'AWS::SQS::Queue', `SignQueue/${definition.id}/Resource`);
+  const dlqId = (): string =>
+    logicalId(template, 'AWS::SQS::Queue', `SignQueue/${definition.deadLetter.id}/Resource`);
+
+  it('wires the dead-letter queue with maxReceiveCount and encrypts both with the queue key', () => {
+    const keyArn = { 'Fn::GetAtt': [logicalId(template, 'AWS::KMS::Key', 'SignQueue/Key/Resource'), 'Arn'] };
+    const queues = resources(template, 'AWS::SQS::Queue');
+    expect(queues[queueId()].Properties!.RedrivePolicy).toEqual({
+      deadLetterTargetArn: { 'Fn::GetAtt': [dlqId(), 'Arn'] },
+      maxReceiveCount: definition.maxReceiveCount,
+    });
+    expect(queues[queueId()].Properties!.KmsMasterKeyId).toEqual(keyArn);
+    expect(queues[dlqId()].Properties!.KmsMasterKeyId).toEqual(keyArn);
+  });
+
+  it('has a visibility timeout of at least six signer timeouts, and the signer has that timeout', () => {
+    const visibility = resources(template, 'AWS::SQS::Queue')[queueId()].Properties!.VisibilityTimeout;
+    expect(visibility).toBe(definition.visibilityTimeoutSeconds);
+    expect(visibility).toBeGreaterThanOrEqual(6 * SIGNER_TIMEOUT_SECONDS);
+    expect(fnProps('Signer').Timeout).toBe(SIGNER_TIMEOUT_SECONDS);
+  });
+
+  it('denies non-TLS access to both queues', () => {
+    for (const id of [queueId(), dlqId()]) {
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('feeds the signer alias with the SIGNER_EVENT_SOURCE settings', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queueId(), 'Arn'] },
+      BatchSize: SIGNER_EVENT_SOURCE.batchSize,
+      ScalingConfig: { MaximumConcurrency: SIGNER_EVENT_SOURCE.maxConcurrency },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    // The alias (provisioned concurrency), not $LATEST: <signer ARN>:live.
+    const mapping = Object.values(resources(template, 'AWS::Lambda::EventSourceMapping'))[0];
+    const target = JSON.stringify(mapping.Properties!.FunctionName);
+    expect(target).toContain(
+      `"${logicalId(template, 'AWS::Lambda::Alias', 'Functions/SignerLive/Resource')}"`,
+    );
+    expect(target).toContain(':live');
+  });
+});
+
+describe('functions', () => {
+  it.each(FUNCTIONS)(
+    '%s: Node.js 22, x86_64, the CloudHSM layer, in the VPC, Powertools settings',
+    (name) => {
+      const props = fnProps(name);
+      expect(props.Runtime).toBe('nodejs22.x');
+      expect(props.Architectures).toEqual(['x86_64']);
+      expect(props.Layers).toEqual([
+        { Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') },
+      ]);
+      expect(props.VpcConfig.SubnetIds.length).toBeGreaterThan(0);
+      expect(props.Environment.Variables).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: 'signing-pipeline',
+        POWERTOOLS_METRICS_NAMESPACE: 'SigningPipeline',
+      });
+      expect(props.Role).toEqual({ 'Fn::GetAtt': [roleId(name), 'Arn'] });
+    },
+  );
+
+  it('points the HSM users at the CloudHSM module and their own crypto user secret', () => {
+    const pool = logicalId(template, 'AWS::SecretsManager::Secret', 'HsmAccess/PoolCryptoUser/Resource');
+    const ca = logicalId(template, 'AWS::SecretsManager::Secret', 'HsmAccess/CaCryptoUser/Resource');
+    const pin = (secret: string): unknown => ({ 'Fn::Join': ['', ['secretsmanager:', { Ref: secret }]] });
+    for (const name of ['Signer', 'Keygen', 'Ca'] as const) {
+      expect(env(name)).toMatchObject({ HSM_PROFILE: 'cloudhsm', HSM_MODULE_PATH: CLOUDHSM_MODULE_PATH });
+    }
+    expect(env('Signer').HSM_PIN_SOURCE).toEqual(pin(pool));
+    expect(env('Keygen').HSM_PIN_SOURCE).toEqual(pin(pool));
+    expect(env('Ca').HSM_PIN_SOURCE).toEqual(pin(ca));
+    expect(env('Ca').CA_HSM_PIN_SOURCE).toEqual(pin(ca));
+    expect(env('Api').HSM_PIN_SOURCE).toBeUndefined();
+    expect(env('Ca').CA_CERTS_SOURCE).toBe('ssm:/signing-pipeline/ca');
+    expect(env('Signer').CA_FUNCTION_NAME).toEqual({ 'Fn::GetAtt': [fnId('Ca'), 'Arn'] });
+  });
+
+  it('gives the signer alias provisioned concurrency', () => {
+    template.hasResourceProperties('AWS::Lambda::Alias', {
+      FunctionName: { Ref: fnId('Signer') },
+      Name: 'live',
+      ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 },
+    });
+  });
+
+  it('runs keygen on the SCHEDULES.keygen rate, 15-minute timeout, one at a time, stale runs dropped', () => {
+    const keygen = SCHEDULES.keygen;
+    expect(fnProps('Keygen').Timeout).toBe(keygen.timeoutSeconds);
+    expect(fnProps('Keygen').ReservedConcurrentExecutions).toBe(keygen.reservedConcurrency);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: `rate(${keygen.rateMinutes} minutes)`,
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnId('Keygen'), 'Arn'] } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: fnId('Keygen') },
+      MaximumRetryAttempts: 0,
+    });
+    expect(env('Keygen').POOL_TARGETS).toBe('RSA-2048=200,EC-P256=100,EC-P384=50');
+  });
+});
+
+describe('least privilege', () => {
+  const secretId = (which: 'Pool' | 'Ca'): string =>
+    logicalId(template, 'AWS::SecretsManager::Secret', `HsmAccess/${which}CryptoUser/Resource`);
+  const references = (name: FunctionName, id: string): boolean =>
+    JSON.stringify(roleStatements(template, roleId(name))).includes(`"${id}"`);
+  const tableId = (key: keyof typeof TABLES): string =>
+    logicalId(template, 'AWS::DynamoDB::Table', `Tables/${TABLES[key].id}/Resource`);
+  const actionsOn = (name: FunctionName, id: string): string[] =>
+    roleStatements(template, roleId(name))
+      .filter((s) => JSON.stringify(s.Resource).includes(`"${id}"`))
+      .flatMap(actionsOf)
+      .sort();
+
+  it('only the CA function can read the CA user secret; the signer cannot', () => {
+    expect(references('Ca', secretId('Ca'))).toBe(true);
+    for (const name of ['Api', 'Signer', 'Keygen'] as const)
+      expect(references(name, secretId('Ca'))).toBe(false);
+  });
+
+  it('only signer and keygen can read the pool user secret', () => {
+    expect(references('Signer', secretId('Pool'))).toBe(true);
+    expect(references('Keygen', secretId('Pool'))).toBe(true);
+    expect(references('Ca', secretId('Pool'))).toBe(false);
+    expect(references('Api', secretId('Pool'))).toBe(false);
+  });
+
+  it('the API reads pool counters only: no query, no writes on the pool table', () => {
+    expect(actionsOn('Api', tableId('keyPool'))).toEqual(['dynamodb:BatchGetItem']);
+  });
+
+  it('the signer claims keys but cannot add them; only keygen writes new pool items', () => {
+    const signer = actionsOn('Signer', tableId('keyPool'));
+    expect(signer).toEqual(['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(actionsOn('Keygen', tableId('keyPool'))).toContain('dynamodb:BatchWriteItem');
+    expect(actionsOn('Ca', tableId('keyPool'))).toEqual([]);
+  });
+
+  it('only the CA writes issued certificates, and only the signer may invoke the CA', () => {
+    for (const name of ['Api', 'Signer', 'Keygen'] as const)
+      expect(actionsOn(name, tableId('certificates'))).toEqual([]);
+    expect(actionsOn('Ca', tableId('certificates'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    const invokers = FUNCTIONS.filter((name) =>
+      roleStatements(template, roleId(name)).some((s) => actionsOf(s).includes('lambda:InvokeFunction')),
+    );
+    expect(invokers).toEqual(['Signer']);
+    expect(actionsOn('Signer', fnId('Ca'))).toEqual(['lambda:InvokeFunction']);
+  });
+
+  it('no statement grants a service-wide or global wildcard action', () => {
+    for (const name of FUNCTIONS) {
+      for (const action of roleStatements(template, roleId(name)).flatMap(actionsOf)) {
+        expect(action).not.toMatch(/(^\*$|:\*$)/);
+      }
+    }
+  });
+});
+
+describe('network and HSM access', () => {
+  it('has isolated subnets only, no NAT, and the endpoints the functions need', () => {
+    template.resourceCountIs('AWS::EC2::NatGateway', 0);
+    template.resourceCountIs('AWS::EC2::InternetGateway', 0);
+    const services = Object.values(resources(template, 'AWS::EC2::VPCEndpoint')).map((e) =>
+      JSON.stringify(e.Properties!.ServiceName),
+    );
+    for (const service of ['dynamodb', 'sqs', 'lambda', 'secretsmanager', 'ssm', 'logs', 'monitoring']) {
+      expect(services.some((s) => s.includes(`.${service}"`))).toBe(true);
+    }
+    template.resourceCountIs('AWS::EC2::FlowLog', 1);
+  });
+
+  it('opens the cluster ports 2223-2225 from the HSM client group, and nothing else towards the cluster', () => {
+    const client = logicalId(template, 'AWS::EC2::SecurityGroup', 'HsmAccess/ClientSecurityGroup/Resource');
+    const cluster = 'sg-00000000000000000';
+    template.hasResourceProperties('AWS::EC2::SecurityGroupEgress', {
+      GroupId: { 'Fn::GetAtt': [client, 'GroupId'] },
+      DestinationSecurityGroupId: cluster,
+      IpProtocol: 'tcp',
+      FromPort: 2223,
+      ToPort: 2225,
+    });
+    const ingress = Object.values(resources(template, 'AWS::EC2::SecurityGroupIngress')).filter(
+      (r) => r.Properties!.GroupId === cluster,
+    );
+    expect(ingress.map((r) => r.Properties)).toEqual([
+      expect.objectContaining({
+        SourceSecurityGroupId: { 'Fn::GetAtt': [client, 'GroupId'] },
+        FromPort: 2223,
+        ToPort: 2225,
+      }),
+    ]);
+    const api = logicalId(template, 'AWS::EC2::SecurityGroup', 'Functions/ApiSecurityGroup/Resource');
+    expect(JSON.stringify(resources(template, 'AWS::EC2::SecurityGroup')[api])).not.toContain('2223');
+  });
+
+  it('generates both crypto user passwords (no secret value in the template) and keeps them', () => {
+    const secrets = resources(template, 'AWS::SecretsManager::Secret');
+    expect(Object.keys(secrets)).toHaveLength(2);
+    for (const secret of Object.values(secrets)) {
+      expect(secret.Properties!.GenerateSecretString).toMatchObject({
+        GenerateStringKey: 'password',
+        PasswordLength: 32,
+      });
+      expect(secret.Properties!.SecretString).toBeUndefined();
+      expect(secret.DeletionPolicy).toBe('Retain');
+    }
+  });
+
+  it('creates the CA certificate parameters the CA function reads, retained', () => {
+    for (const name of ['root', 'issuing']) {
+      template.hasResource('AWS::SSM::Parameter', {
+        Properties: Match.objectLike({ Name: `/signing-pipeline/ca/${name}.pem`, Type: 'String' }),
+        DeletionPolicy: 'Retain',
+      });
+    }
+  });
+
+  it('refuses deployment of a placeholder-layer template with a rule that can never hold', () => {
+    const parameter = template.toJSON().Parameters.PlaceholderLayerInUse;
+    expect(parameter).toMatchObject({ Default: 'true', AllowedValues: ['true'] });
+    expect(template.toJSON().Rules.RefusePlaceholderLayer).toEqual({
+      Assertions: [
+        {
+          Assert: { 'Fn::Equals': [{ Ref: 'PlaceholderLayerInUse' }, 'false'] },
+          AssertDescription: expect.stringContaining('layers/cloudhsm/build.sh'),
+        },
+      ],
+    });
+  });
+});
+
+describe('API', () => {
+  /** Full resource path (without stage) of every API Gateway resource, from PathPart/ParentId chains. */
+  function resourcePaths(): Map<string, string> {
+    const all = resources(template, 'AWS::ApiGateway::Resource');
+    const path = (id: string): string => {
+      const r = all[id].Properties!;
+      const parent = (r.ParentId as { Ref?: string }).Ref;
+      return `${parent ? path(parent) : ''}/${r.PathPart as string}`;
+    };
+    return new Map(Object.keys(all).map((id) => [id, path(id)]));
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- synthesized CloudFormation JSON is untyped
+  function method(route: (typeof ROUTES)[number]): Record<string, any> {
+    const paths = resourcePaths();
+    const found = Object.values(resources(template, 'AWS::ApiGateway::Method')).filter((m) => {
+      const resourceRef = (m.Properties!.ResourceId as { Ref?: string }).Ref;
+      return (
+        m.Properties!.HttpMethod === route.method && resourceRef && paths.get(resourceRef) === route.resource
+      );
+    });
+    expect(found).toHaveLength(1);
+    return found[0].Properties!;
+  }
+
+  it('has exactly the ROUTES, each with IAM authorization', () => {
+    const methods = Object.values(resources(template, 'AWS::ApiGateway::Method'));
+    expect(methods).toHaveLength(ROUTES.length);
+    for (const m of methods) expect(m.Properties!.AuthorizationType).toBe('AWS_IAM');
+    for (const route of ROUTES) expect(method(route).ApiKeyRequired ?? false).toBe(route.authenticated);
+  });
+
+  it('validates the sign request body against the OpenAPI model and the id path parameter', () => {
+    const post = method(ROUTES.find((r) => r.method === 'POST')!);
+    const validator = resources(template, 'AWS::ApiGateway::RequestValidator')[post.RequestValidatorId.Ref];
+    expect(validator.Properties).toMatchObject({
+      ValidateRequestBody: true,
+      ValidateRequestParameters: true,
+    });
+    const modelId = post.RequestModels['application/json'].Ref;
+    const model = resources(template, 'AWS::ApiGateway::Model')[modelId].Properties!;
+    const { schema, ...converted } = modelSchema('SignRequestInput');
+    expect(model.Schema).toEqual(JSON.parse(JSON.stringify({ $schema: schema, ...converted })));
+    expect(model.Schema).toMatchObject({
+      $schema: 'http://json-schema.org/draft-04/schema#',
+      additionalProperties: false,
+      required: ['digest', 'digestAlgorithm', 'signer'],
+      properties: { signer: { type: 'object', required: expect.arrayContaining(['commonName']) } },
+    });
+    const get = method(ROUTES.find((r) => r.resource === '/sign-requests/{id}')!);
+    expect(get.RequestParameters).toEqual({
+      'method.request.path.id': true,
+      'method.request.querystring.wait': false,
+    });
+    expect(
+      resources(template, 'AWS::ApiGateway::RequestValidator')[get.RequestValidatorId.Ref].Properties,
+    ).toMatchObject({
+      ValidateRequestParameters: true,
+    });
+  });
+
+  it('stage v1: access logs, error-level execution logs without data tracing, throttling', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: API_STAGE,
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
+      MethodSettings: [
+        Match.objectLike({
+          LoggingLevel: 'ERROR',
+          DataTraceEnabled: false,
+          ThrottlingRateLimit: 100,
+          ThrottlingBurstLimit: 200,
+        }),
+      ],
+    });
+  });
+
+  it('binds the stage to a throttled usage plan with an API key', () => {
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Throttle: { RateLimit: 100, BurstLimit: 200 },
+      ApiStages: [Match.objectLike({ Stage: Match.anyValue() })],
+    });
+    template.resourceCountIs('AWS::ApiGateway::ApiKey', 1);
+    template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 1);
+  });
+});
+
+describe('observability', () => {
+  const topicRef = (): unknown => ({
+    Ref: logicalId(template, 'AWS::SNS::Topic', 'Observability/AlarmTopic/Resource'),
+  });
+
+  it('alarms on low pool per key type, dead letters, queue age over 3 s and signer errors, to the topic', () => {
+    const alarms = Object.values(resources(template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
+    for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([topicRef()]);
+    const pool = alarms.filter((a) => a.MetricName === 'KeysAvailable');
+    expect(
+      pool.map((a) => [
+        (a.Dimensions as { Name: string; Value: string }[]).find((d) => d.Name === 'KeyType')!.Value,
+        a.Threshold,
+      ]),
+    ).toEqual([
+      ['RSA-2048', 40],
+      ['EC-P256', 20],
+      ['EC-P384', 10],
+    ]);
+    for (const a of pool) {
+      expect(a).toMatchObject({
+        Namespace: 'SigningPipeline',
+        ComparisonOperator: 'LessThanThreshold',
+        TreatMissingData: 'breaching',
+      });
+      expect(a.Dimensions).toContainEqual({ Name: 'service', Value: 'signing-pipeline' });
+    }
+    expect(alarms).toContainEqual(
+      expect.objectContaining({
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      }),
+    );
+    expect(alarms).toContainEqual(
+      expect.objectContaining({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 3 }),
+    );
+    expect(alarms).toContainEqual(
+      expect.objectContaining({
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId('Signer') } }],
+      }),
+    );
+  });
+
+  it('encrypts the alarm topic with a key CloudWatch may use', () => {
+    const keyId = logicalId(template, 'AWS::KMS::Key', 'Observability/TopicKey/Resource');
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } });
+    expect(JSON.stringify(resources(template, 'AWS::KMS::Key')[keyId].Properties!.KeyPolicy)).toContain(
+      'cloudwatch.amazonaws.com',
+    );
+  });
+
+  it('dashboard shows traffic, latency percentiles, pool depth per key type, keygen, queue age, DLQ, errors', () => {
+    const body = JSON.stringify(
+      Object.values(resources(template, 'AWS::CloudWatch::Dashboard'))[0].Properties!.DashboardBody,
+    );
+    for (const needle of [
+      'Count',
+      'p50',
+      'p99',
+      'KeysAvailable',
+      'KeysAdded',
+      'KeysClaimed',
+      'OnTheFlyFallbacks',
+      'PoolEmptyRejections',
+      'ApproximateAgeOfOldestMessage',
+      'ApproximateNumberOfMessagesVisible',
+      'Errors',
+      'RSA-2048',
+      'EC-P384',
+    ]) {
+      expect(body).toContain(needle);
+    }
+  });
+});
+
+describe('cdk-nag (AwsSolutions)', () => {
+  it('reports no unacknowledged finding on the stack', () => {
+    const report = new AwsSolutionsChecks().validateScope(synth.stack);
+    const open = report.violations.map(
+      (v) =>
+        `${v.ruleName} ${v.violatingResources.map((r) => (r as { constructPath?: string }).constructPath).join(',')}`,
+    );
+    expect(open).toEqual([]);
+  });
+
+  it('is live: the same check flags an unacknowledged finding', () => {
+    const stack = new Stack(undefined, 'Probe');
+    new Secret(stack, 'Unrotated');
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    expect(report.violations.map((v) => v.ruleName)).toContain('AwsSolutions-SMG4');
+    Validations.of(stack).acknowledge({ id: 'AwsSolutions-SMG4', reason: 'probe' });
+    expect(new AwsSolutionsChecks().validateScope(stack).violations).toEqual([]);
+  });
+
+  it('every acknowledgement carries a written reason', () => {
+    expect(synth.stack.nagAcknowledgements.length).toBeGreaterThan(0);
+    for (const a of synth.stack.nagAcknowledgements) {
+      expect(a.id).toMatch(/^AwsSolutions-/);
+      expect(a.reason.length).toBeGreaterThanOrEqual(60);
+    }
+  });
+});
