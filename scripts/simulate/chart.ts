@@ -1,6 +1,6 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SimulationResult, Workload } from './types';
+import type { Series, SimulationResult, Workload } from './types';
 
 const WIDTH = 1200;
 const PANEL = 230;
@@ -9,7 +9,8 @@ const COLORS: Record<string, string> = { 'no-pool': '#d62728', 'fill-max': '#ff7
 
 /** SVG chart: arrival rate, pool depth and max latency per step, one line per policy. */
 export function chartSvg(workload: Workload, results: readonly SimulationResult[], title: string): string {
-  const series = results[0].series;
+  const factor = Math.max(1, Math.ceil(results[0].series.arrivals.length / MAX_POINTS));
+  const series = downsample(results[0].series, factor);
   const stepS = series.stepMs / 1000;
   const steps = series.arrivals.length;
   const plotW = WIDTH - MARGIN.left - MARGIN.right;
@@ -74,29 +75,36 @@ export function chartSvg(workload: Workload, results: readonly SimulationResult[
   };
 
   const rate = Array.from(series.arrivals, (c) => c / stepS);
-  const maxRate = Math.max(1, ...rate);
+  const maxRate = maxOf([rate], 1);
   panel(
     0,
     `Arrival rate (requests/s, ${stepS / 60}-min means) - ${workload.name}`,
     [{ name: 'arrivals', values: rate }],
     { min: 0, max: maxRate * 1.1, ticks: niceTicks(maxRate * 1.1), format: (v) => `${v}` },
   );
-  const pooled = results.filter((r) => r.policy !== 'no-pool');
-  const maxPool = Math.max(1, ...pooled.flatMap((r) => Array.from(r.series.pool)));
+  const all = results.map((r) => ({ policy: r.policy, series: downsample(r.series, factor) }));
+  const pooled = all.filter((r) => r.policy !== 'no-pool');
+  const maxPool = maxOf(
+    pooled.map((r) => r.series.pool),
+    1,
+  );
   panel(
     1,
     'Pool depth (stored keys)',
     pooled.map((r) => ({ name: r.policy, values: r.series.pool })),
     { min: 0, max: maxPool * 1.05, ticks: niceTicks(maxPool * 1.05), format: compact },
   );
-  const maxLatency = Math.max(10_000, ...results.flatMap((r) => Array.from(r.series.maxLatency)));
+  const maxLatency = maxOf(
+    all.map((r) => r.series.maxLatency),
+    10_000,
+  );
   const top = 10 ** Math.ceil(Math.log10(maxLatency));
   const ticks: number[] = [];
   for (let v = 1; v <= top; v *= 10) ticks.push(v);
   panel(
     2,
     `Max latency per ${stepS / 60} min (ms, log scale), ${results[0].hsmCount} HSM(s)`,
-    results.map((r) => ({ name: r.policy, values: r.series.maxLatency })),
+    all.map((r) => ({ name: r.policy, values: r.series.maxLatency })),
     { min: 1, max: top, log: true, ticks, format: compact },
     [
       { value: 300, label: '300 ms' },
@@ -113,6 +121,31 @@ export async function writePng(svg: string, path: string): Promise<void> {
   const png = new Resvg(svg, { background: 'white', font: { loadSystemFonts: true } }).render().asPng();
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, png);
+}
+
+const MAX_POINTS = 4000;
+
+/** Merges `factor` steps into one: arrivals summed, pool at the step's end, latency the max. */
+function downsample(s: Series, factor: number): Series {
+  if (factor <= 1) return s;
+  const n = Math.ceil(s.arrivals.length / factor);
+  const arrivals = new Float64Array(n);
+  const pool = new Float64Array(n);
+  const maxLatency = new Float64Array(n);
+  for (let i = 0; i < s.arrivals.length; i++) {
+    const j = Math.floor(i / factor);
+    arrivals[j] += s.arrivals[i];
+    pool[j] = s.pool[i];
+    if (s.maxLatency[i] > maxLatency[j]) maxLatency[j] = s.maxLatency[i];
+  }
+  return { stepMs: s.stepMs * factor, arrivals, pool, maxLatency };
+}
+
+/** Max over arrays without spreading them (a year of 5-min steps overflows the call stack). */
+function maxOf(arrays: readonly ArrayLike<number>[], floor: number): number {
+  let max = floor;
+  for (const a of arrays) for (let i = 0; i < a.length; i++) if (a[i] > max) max = a[i];
+  return max;
 }
 
 function niceTicks(max: number): number[] {

@@ -181,8 +181,17 @@ export function syntheticYear(options: YearOptions = {}): Workload {
     poisson(level(h + hours - 4 * 168) * 3600, random),
   );
   const weekStart = epoch + taxWeekIndex * 7 * DAY_MS;
-  // An operator's multiplier: the deadline week over the usual level of those weeks (weekday, season).
-  const multiplier = 1 / (ordinary * season(taxWeekIndex * 7 + 3) * (5 / 7 + (2 / 7) * 0.3));
+  // What an operator would configure: per day of the deadline week, its expected demand over the usual
+  // level of that day (weekends included: the deadline does not rest on Saturday).
+  const events = Array.from({ length: 7 }, (_, d) => {
+    const day = taxWeekIndex * 7 + d;
+    return {
+      name: `tax deadline week, day ${d + 1}`,
+      start: weekStart + d * DAY_MS,
+      end: weekStart + (d + 1) * DAY_MS,
+      multiplier: 1 / (ordinary * season(day) * weekday(day)),
+    };
+  });
   return {
     name: 'year',
     description: `synthetic year: ${((sum(rates) * 3600) / 1e6).toFixed(2)} M requests, seasonality, noise, deadline week 18`,
@@ -192,8 +201,8 @@ export function syntheticYear(options: YearOptions = {}): Workload {
     hourlyRates: rates,
     peakHours,
     history,
-    events: [{ name: 'tax deadline week', start: weekStart, end: weekStart + 7 * DAY_MS, multiplier }],
-    initialPool: 0,
+    events,
+    initialPool: 1000,
   };
 }
 
