@@ -70,10 +70,10 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
   const errorCodes: Record<string, number> = {};
   const buffer: PoolKey[] = [];
 
-  const noteFailure = (err: unknown): void => {
+  const noteFailure = (err: unknown, knownCode?: string): void => {
     state.failures++;
     state.consecutiveFailures++;
-    const code = errorCode(err);
+    const code = knownCode ?? errorCode(err);
     errorCodes[code] = (errorCodes[code] ?? 0) + 1;
     if (state.consecutiveFailures >= maxFailures) state.stoppedBy = 'failures';
   };
@@ -89,7 +89,7 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
         state.consecutiveFailures = 0;
         deps.metrics.count('KeysAdded', input.keyType, result.written);
       }
-      if (result.unwritten > 0) noteFailure({ code: 'POOL_WRITE_UNPROCESSED' });
+      if (result.unwritten > 0) noteFailure(undefined, result.errorCode ?? 'POOL_WRITE_UNPROCESSED');
     } catch (err) {
       state.lost += batch.length;
       noteFailure(err);

@@ -29,8 +29,10 @@ export interface PoolKey {
 export interface AddKeysResult {
   /** Keys durably written. */
   readonly written: number;
-  /** Keys given up after the unprocessed-item retries ran out. */
+  /** Keys not written: unprocessed after the retries ran out, or after a hard write failure. */
   readonly unwritten: number;
+  /** Code of the hard failure that stopped the write, if any. */
+  readonly errorCode?: string;
 }
 
 /** The pool store (implemented by the DynamoDB KeyPoolRepository). */

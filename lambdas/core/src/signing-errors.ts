@@ -60,11 +60,3 @@ export class PoolEmptyError extends SigningError {
     super(`no pre-generated ${keyType} key is available; retry after ${retryAfterSeconds} s`, 'POOL_EMPTY');
   }
 }
-
-/** A pool write failed for good (after the unprocessed-item retries). */
-export class PoolWriteError extends SigningError {
-  public override name = 'PoolWriteError';
-  public constructor(message: string) {
-    super(message, 'POOL_WRITE_FAILED');
-  }
-}

@@ -27,7 +27,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { AddKeysResult, KeyPoolStore, KeyType, PoolKey } from '../../../core/src';
 import { shardVisitOrder, shuffle } from '../../../core/src';
-import { PoolWriteError } from '../../../core/src';
+import { errorCode } from '../../../core/src';
 
 export interface KeyPoolRepositoryOptions {
   readonly tableName: string;
@@ -109,17 +109,21 @@ export class KeyPoolRepository implements KeyPoolStore {
   public async add(keys: readonly PoolKey[]): Promise<AddKeysResult> {
     const items = keys.map((key) => this.toItem(key));
     let written = 0;
-    let unwritten = 0;
     for (let i = 0; i < items.length; i += BATCH_LIMIT) {
       const chunk = items.slice(i, i + BATCH_LIMIT);
-      const left = await this.batchPut(chunk);
+      let left: KeyItem[];
+      try {
+        left = await this.batchPut(chunk);
+      } catch (err) {
+        // Stop at a hard failure; what was written stays written (and counted).
+        return { written, unwritten: items.length - written, errorCode: errorCode(err) };
+      }
       const leftKeys = new Set(left.map((item) => item.sk));
       const done = chunk.filter((item) => !leftKeys.has(item.sk));
       written += done.length;
-      unwritten += left.length;
       await this.adjustCounters(done, +1);
     }
-    return { written, unwritten };
+    return { written, unwritten: items.length - written };
   }
 
   public async claim(keyType: KeyType, nowSeconds: number): Promise<PoolKey | undefined> {
@@ -169,7 +173,8 @@ export class KeyPoolRepository implements KeyPoolStore {
         );
         for (const item of out.Responses?.[this.options.tableName] ?? []) {
           const keyType = String(item.pk).split('#')[1] as KeyType;
-          result[keyType] += Number(item.available ?? 0);
+          // A shard counter can read below zero for a moment (claims in flight): count it as empty.
+          result[keyType] += Math.max(0, Number(item.available ?? 0));
         }
         request = out.UnprocessedKeys?.[this.options.tableName]?.Keys ?? [];
         if (request.length > 0) await this.backoff(attempt);
@@ -305,7 +310,7 @@ export class KeyPoolRepository implements KeyPoolStore {
         pending = pending.filter((item) => leftSks.has(item.sk));
       } catch (err) {
         // Throttling of the whole batch is retried like unprocessed items; anything else is fatal.
-        if (!isThrottle(err)) throw new PoolWriteError(`pool batch write failed: ${(err as Error).name}`);
+        if (!isThrottle(err)) throw err;
       }
     }
     return pending;

@@ -265,3 +265,25 @@ describe('prefetching claims', () => {
     expect(await prefetcher.claim(keyType, nowSeconds() + 3600)).toBeUndefined();
   });
 });
+
+describe('write failures', () => {
+  test('a table that cannot be written: nothing stored, nothing counted, no HSM object left', async () => {
+    const missing = new KeyPoolRepository(doc, { tableName: `missing-${randomUUID()}`, shards: 2 });
+    const objectsBefore = await hsm.countSessionObjects();
+    const result = await fillPool(
+      { hsm, pool: missing, metrics: new InMemoryPoolMetrics() },
+      {
+        keyType: 'EC-P256',
+        count: 10,
+        parallelism: 2,
+        deadline: Date.now() + 60_000,
+        wrapKeyLabel: config.hsm.wrapKeyLabel,
+        hsmProfile: config.hsm.profile,
+        maxAgeSeconds: 3600,
+      },
+    );
+    expect(result).toMatchObject({ generated: 10, stored: 0, lost: 10 });
+    expect(result.errorCodes).toEqual({ ResourceNotFoundException: 1 });
+    expect(await hsm.countSessionObjects()).toBe(objectsBefore);
+  });
+});
