@@ -89,22 +89,33 @@ export type SignOutcome =
  */
 export async function processSignRequest(deps: SigningDeps, requestId: string): Promise<SignOutcome> {
   const clock = deps.clock ?? Date.now;
+  const newAttemptId = deps.newAttemptId ?? randomUUID;
+  const start = (takeOverFrom?: { attemptId: string | undefined }) => {
+    const now = clock();
+    const attemptId = newAttemptId();
+    return deps.requests
+      .startAttempt(requestId, {
+        attemptId,
+        startedAt: now,
+        leaseUntil: now + deps.settings.leaseMs,
+        takeOverFrom,
+      })
+      .then((started) => (started ? { started, attemptId } : undefined));
+  };
+  // The common case first: a fresh request, started in one conditional write without a read.
+  const fresh = await start();
+  if (fresh) return runAttempt(deps, fresh.started, fresh.attemptId, clock);
   for (let round = 0; round < 2; round++) {
     const record = await deps.requests.get(requestId);
     if (!record) throw new RequestNotFoundError(requestId);
-    const now = clock();
-    const decision = decideDelivery(record, now);
+    const decision = decideDelivery(record, clock());
     if (decision.kind === 'replay') return replay(record);
     if (decision.kind === 'busy') throw new RequestInProgressError(requestId, decision.retryAfterMs);
-    const attemptId = (deps.newAttemptId ?? randomUUID)();
-    const started = await deps.requests.startAttempt(requestId, {
-      attemptId,
-      startedAt: now,
-      leaseUntil: now + deps.settings.leaseMs,
-      takeOverFrom: decision.kind === 'takeover' ? { attemptId: decision.staleAttemptId } : undefined,
-    });
+    const attempt = await start(
+      decision.kind === 'takeover' ? { attemptId: decision.staleAttemptId } : undefined,
+    );
     // Lost the race to another delivery: look once more (it may have finished already).
-    if (started) return runAttempt(deps, started, attemptId, clock);
+    if (attempt) return runAttempt(deps, attempt.started, attempt.attemptId, clock);
   }
   throw new RequestInProgressError(requestId, deps.settings.leaseMs);
 }

@@ -21,6 +21,7 @@ import { CertificateAuthority, caCertificateStore } from '../../ca/src';
 import {
   InMemoryPoolMetrics,
   RequestInProgressError,
+  RequestNotFoundError,
   fillPool,
   nodeHashName,
   processSignRequest,
@@ -302,6 +303,12 @@ describe('redelivery', () => {
     const later = await processSignRequest(deps(), request.id);
     expect(later).toMatchObject({ status: 'signed', replayed: true });
     expect(verifiesWithOpenssl(request, later)).toBe(true);
+  });
+
+  test('an unknown request id is refused and consumes no key', async () => {
+    const before = await available(keyType);
+    await expect(processSignRequest(deps(), randomUUID())).rejects.toBeInstanceOf(RequestNotFoundError);
+    expect(await available(keyType)).toBe(before);
   });
 
   test('a crashed attempt is taken over once its lease expired, and not before', async () => {
