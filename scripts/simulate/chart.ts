@@ -51,7 +51,7 @@ export function chartSvg(workload: Workload, results: readonly SimulationResult[
         `<text x="${MARGIN.left - 6}" y="${y(tick) + 4}" text-anchor="end">${scale.format(tick)}</text>`,
       );
     }
-    for (let d = 0; d <= days; d += days > 14 ? 7 : 1) {
+    for (let d = 0; d <= days; d += days > 60 ? 28 : days > 14 ? 7 : 1) {
       const xd = MARGIN.left + (d / days) * plotW;
       parts.push(`<line x1="${xd}" x2="${xd}" y1="${top}" y2="${top + PANEL}" stroke="#eee"/>`);
       if (p === 2) parts.push(`<text x="${xd}" y="${top + PANEL + 16}" text-anchor="middle">day ${d}</text>`);

@@ -25,6 +25,7 @@ function policyOf(name: PolicyName, args: SimulateArgs): Policy {
 
 interface PolicyReport {
   readonly result: SimulationResult;
+  readonly notes: readonly string[];
   readonly minHsms300: number | null;
   readonly minHsms3000: number | null;
   readonly searchRuns: number;
@@ -32,20 +33,25 @@ interface PolicyReport {
 
 function report(name: PolicyName, workload: Workload, args: SimulateArgs): PolicyReport {
   let runs = 0;
+  let notes: readonly string[] = [];
   // p99 fails once more than 1% of the requests are over the target; the workload's expected count
   // (plus a margin for Poisson noise) bounds that without waiting for the end.
   const expected = workload.hourlyRates.reduce((a, r) => a + r * 3600, 0);
   const run = cached((hsms, abortAboveMs) => {
     runs++;
-    return simulate({
+    const policy = policyOf(name, args);
+    const r = simulate({
       timings: args.timings,
       hsmCount: hsms,
       workload,
-      policy: policyOf(name, args),
+      policy,
       initialPool: args.initialPool,
       abort:
         abortAboveMs === undefined ? undefined : { targetMs: abortAboveMs, maxOver: expected * 0.0102 + 100 },
     });
+    // Planner warnings of the run the table shows.
+    if (hsms === args.hsms && !r.aborted) notes = policy.notes?.() ?? [];
+    return r;
   });
   const result = run(args.hsms);
   // A request can never be faster than its own service time: skip hopeless searches.
@@ -56,7 +62,9 @@ function report(name: PolicyName, workload: Workload, args: SimulateArgs): Polic
   const from = Math.max(1, Math.ceil((peakRate * serviceMs) / 1000 / t.sessionsPerHsm));
   const search = (target: number): number | null =>
     !args.search || serviceMs > target ? null : minHsmsFor(target, run, args.maxHsms, from);
-  return { result, minHsms300: search(300), minHsms3000: search(3000), searchRuns: runs };
+  const minHsms300 = search(300);
+  const minHsms3000 = search(3000);
+  return { result, notes, minHsms300, minHsms3000, searchRuns: runs };
 }
 
 const fmtMs = (ms: number): string => {
@@ -133,6 +141,7 @@ async function main(): Promise<void> {
   }
   console.log('');
   console.log(table(reports, args.search));
+  for (const r of reports) for (const note of r.notes) console.log(`${r.result.policy} planner: ${note}`);
   const svg = chartSvg(
     workload,
     reports.map((r) => r.result),
@@ -153,8 +162,9 @@ async function main(): Promise<void> {
       quantile: args.quantile,
       seed: args.seed,
     },
-    policies: reports.map(({ result: r, minHsms300, minHsms3000 }) => ({
+    policies: reports.map(({ result: r, notes, minHsms300, minHsms3000 }) => ({
       policy: r.policy,
+      plannerWarnings: notes,
       served: r.served,
       latencyMs: { p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max, mean: r.latency.mean },
       peakHourLatencyMs: { p99: r.peakLatency.p99, max: r.peakLatency.max },

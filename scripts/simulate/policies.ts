@@ -59,9 +59,12 @@ export interface ForecastPolicyOptions {
 export function forecastDriven(options: ForecastPolicyOptions): Policy {
   let current: { forecast: Forecast; slot: number } | undefined;
   const horizon = options.horizonDays * 24;
+  // Per warning kind: when the planner first saw it, and its worst plan (largest shortfall).
+  const notes = new Map<string, { first: string; worst: string; shortfall: number }>();
   return {
     name: 'forecast',
     usesPool: true,
+    notes: () => [...notes.values()].flatMap((n) => (n.first === n.worst ? [n.first] : [n.first, n.worst])),
     decide: (c): SlotDecision => {
       if (!current || c.slot % 24 === 0) {
         const history = [...c.workload.history, ...c.observed.subarray(0, c.slot)];
@@ -99,6 +102,15 @@ export function forecastDriven(options: ForecastPolicyOptions): Policy {
         { [KEY_TYPE]: c.pool },
         { maxPoolSize: options.maxPool },
       );
+      for (const w of p.warnings) {
+        const at = `day ${Math.floor(c.slot / 24)} ${String(c.slot % 24).padStart(2, '0')}:00`;
+        const dryAt = `day ${Math.floor((c.slot + w.peakBucket) / 24)}`;
+        const text = `${at}: ${w.kind} (runs dry ${dryAt}): ${w.message}`;
+        const seen = notes.get(w.kind);
+        if (!seen) notes.set(w.kind, { first: text, worst: text, shortfall: w.shortfall });
+        else if (w.shortfall > seen.shortfall)
+          notes.set(w.kind, { ...seen, worst: text, shortfall: w.shortfall });
+      }
       const target = p.keyTypes[KEY_TYPE]!.target;
       const allowed = p.generationAllowed[0] ? spare[0] : 0;
       return { keygenSessions: sessionsFor(target - c.pool, allowed, c), target };

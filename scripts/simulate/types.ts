@@ -66,6 +66,8 @@ export interface Policy {
   /** The pool this policy would have at time 0 in its steady state (overrides the workload's). */
   readonly initialPool?: number;
   decide(context: SlotContext): SlotDecision;
+  /** What the policy's planner warned about during the run (first occurrence of each kind). */
+  notes?(): readonly string[];
 }
 
 export interface LatencySummary {
