@@ -38,6 +38,16 @@ describe('forecast (Holt-Winters, weekly season)', () => {
     expect(noiseFloor).toBeLessThan(error + 0.01);
   });
 
+  it.each([11, 23, 42])('stays within 12%% WAPE on the held-out week of seed %d too', (seed) => {
+    const s = syntheticSeries((TRAIN_WEEKS + 1) * WEEK_BUCKETS, 20, seed, 0.02);
+    const f = forecast({
+      start: MONDAY,
+      bucketMs: HOUR_MS,
+      counts: { 'RSA-2048': s.slice(0, TRAIN_WEEKS * WEEK_BUCKETS) },
+    });
+    expect(wape(s.slice(TRAIN_WEEKS * WEEK_BUCKETS), f.keyTypes['RSA-2048']!.mean)).toBeLessThan(0.12);
+  });
+
   it('keeps the known shape: the busiest forecast hour is a weekday late morning, the quietest a night', () => {
     const mean = forecast(history).keyTypes['RSA-2048']!.mean;
     const busiest = mean.indexOf(Math.max(...mean));
