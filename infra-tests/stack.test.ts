@@ -154,14 +154,17 @@ describe('sign queue (from QUEUES)', () => {
 
 describe('functions', () => {
   it.each(FUNCTIONS)(
-    '%s: Node.js 22, x86_64, the CloudHSM layer, in the VPC, Powertools settings',
+    '%s: Node.js 22, x86_64, the CloudHSM layer where the HSM is used, in the VPC, Powertools settings',
     (name) => {
       const props = fnProps(name);
       expect(props.Runtime).toBe('nodejs22.x');
       expect(props.Architectures).toEqual(['x86_64']);
-      expect(props.Layers).toEqual([
-        { Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') },
-      ]);
+      // The API never touches the HSM: no layer, so no PKCS#11 library or pkcs11js in its environment.
+      expect(props.Layers ?? []).toEqual(
+        name === 'Api'
+          ? []
+          : [{ Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') }],
+      );
       expect(props.VpcConfig.SubnetIds.length).toBeGreaterThan(0);
       expect(props.Environment.Variables).toMatchObject({
         POWERTOOLS_SERVICE_NAME: 'signing-pipeline',

@@ -46,12 +46,14 @@ interface FunctionSpec {
   readonly securityGroup: ec2.ISecurityGroup;
   readonly environment: Record<string, string>;
   readonly reservedConcurrency?: number;
+  /** Whether the code logs in to the HSM (and so needs the CloudHSM layer with pkcs11js). */
+  readonly usesHsm: boolean;
 }
 
 /**
- * The four handlers, each with its own role holding only what its code calls. All four carry the CloudHSM
- * layer: the API never logs in to the HSM, but its shared wiring imports the HSM adapter, which loads
- * pkcs11js (a native addon the bundle cannot contain).
+ * The four handlers, each with its own role holding only what its code calls. Signer, keygen and CA carry
+ * the CloudHSM layer (the PKCS#11 library and pkcs11js, a native addon the bundle cannot contain); the API
+ * never touches the HSM and does without it.
  */
 export class PipelineFunctions extends Construct {
   public readonly api: NodejsFunction;
@@ -94,6 +96,7 @@ export class PipelineFunctions extends Construct {
 
     this.ca = this.createFunction({
       name: 'ca',
+      usesHsm: true,
       description: 'Issues the one-time certificate for a CSR signed by a pooled key (invoked by the signer)',
       memorySize: 1024,
       timeout: Duration.seconds(CA_TIMEOUT_SECONDS),
@@ -110,6 +113,7 @@ export class PipelineFunctions extends Construct {
 
     this.api = this.createFunction({
       name: 'api',
+      usesHsm: false,
       description: 'Sign request API: validates, records and queues requests; serves results and health',
       memorySize: 512,
       timeout: Duration.seconds(29),
@@ -123,6 +127,7 @@ export class PipelineFunctions extends Construct {
 
     this.signer = this.createFunction({
       name: 'signer',
+      usesHsm: true,
       description: 'Signs queued requests with pooled one-time keys (SQS batches, partial failures)',
       memorySize: 1024,
       timeout: Duration.seconds(SIGNER_TIMEOUT_SECONDS),
@@ -140,6 +145,7 @@ export class PipelineFunctions extends Construct {
 
     this.keygen = this.createFunction({
       name: 'keygen',
+      usesHsm: true,
       description: 'Scheduled: removes expired pool keys and fills the pool to its targets',
       memorySize: 1024,
       timeout: Duration.seconds(SCHEDULES.keygen.timeoutSeconds),
@@ -188,7 +194,7 @@ export class PipelineFunctions extends Construct {
       vpcSubnets: this.props.subnets,
       securityGroups: [spec.securityGroup],
       allowPublicSubnet: false,
-      layers: [this.props.hsm.layer],
+      layers: spec.usesHsm ? [this.props.hsm.layer] : [],
       environment: {
         POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,

@@ -7,7 +7,8 @@ import type { Context } from 'aws-lambda';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
 import { KEY_TYPES, fanOutMetrics, fillPool, type KeyType, type PoolMetrics } from '../../core/src';
 import { keygenTargets } from './targets';
-import { createLogger, sharedHsm, wire } from '../shared/wiring';
+import { sharedHsm } from '../shared/hsm';
+import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('keygen');
 const { config, pool, keyPool } = wire();

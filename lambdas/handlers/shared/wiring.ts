@@ -1,12 +1,11 @@
 /**
- * What handlers share: configuration, SDK clients, repositories and the HSM connection, each created once
+ * What handlers share: configuration, SDK clients and repositories, each created once
  * per execution environment (module scope, outside the handler) so provisioned concurrency keeps them
  * warm. The same code runs on AWS, on LocalStack and in the local runner: only configuration differs.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { documentClient, sqsClient } from '../../adapters/aws/src';
 import { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
-import { connectHsm, type Pkcs11Hsm } from '../../adapters/hsm/src';
 import { SqsRequestQueue } from '../../adapters/sqs/src';
 import {
   loadConfig,
@@ -47,20 +46,6 @@ export function wire(): Wiring {
     queue: new SqsRequestQueue(sqsClient(config.aws), pipeline.queueUrl),
   };
   return wiring;
-}
-
-let hsm: Promise<Pkcs11Hsm> | undefined;
-
-/** One HSM login per execution environment; a failed connect is retried on the next invocation. */
-export function sharedHsm(): Promise<Pkcs11Hsm> {
-  if (!hsm) {
-    const { config } = wire();
-    hsm = connectHsm(config.hsm, config.aws).catch((err: unknown) => {
-      hsm = undefined;
-      throw err;
-    });
-  }
-  return hsm;
 }
 
 export function createLogger(serviceName: string): Logger {

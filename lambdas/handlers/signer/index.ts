@@ -10,7 +10,8 @@ import { LambdaCertificateIssuer } from '../../adapters/lambda/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
 import { processSignRequest, type SigningDeps } from '../../core/src';
 import { buildCsr } from '../../pki/src';
-import { createLogger, sharedHsm, wire } from '../shared/wiring';
+import { sharedHsm } from '../shared/hsm';
+import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('signer');
 const processor = new BatchProcessor(EventType.SQS);
