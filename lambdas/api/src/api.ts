@@ -98,14 +98,18 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     return accepted(event, existing.id, existing.status, 200);
   }
 
+  // Demand is counted alongside the enqueue (awaited: a Lambda may freeze once it has answered); a
+  // failed count never fails the request, the forecast only loses one sample.
+  const counted = deps.recordDemand?.(input.keyType, now).catch(() => undefined);
   try {
     await deps.queue.enqueue(id);
   } catch (err) {
     // Never leave an accepted request that nothing will process: undo, and let the client retry.
     await deps.requests.discard(id).catch(() => undefined);
     throw err;
+  } finally {
+    await counted;
   }
-  void deps.recordDemand?.(input.keyType, now).catch(() => undefined);
   return accepted(event, id, 'received', 202);
 }
 

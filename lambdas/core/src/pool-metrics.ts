@@ -9,7 +9,7 @@ export type PoolCounterName =
   'KeysClaimed' | 'OnTheFlyFallbacks' | 'PoolEmptyRejections' | 'KeysAdded' | 'ExpiredKeysRemoved';
 
 /** Gauges: the latest known value (available keys per type, from the counters). */
-export type PoolGaugeName = 'KeysAvailable';
+export type PoolGaugeName = 'KeysAvailable' | 'KeysTarget' | 'KeygenMsPerKey';
 
 export interface PoolMetrics {
   count(name: PoolCounterName, keyType: KeyType, value?: number): void;

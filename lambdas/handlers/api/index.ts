@@ -4,11 +4,15 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { handleApiEvent, type ApiDeps } from '../../api/src';
+import { documentClient } from '../../adapters/aws/src';
+import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
 import { KEY_TYPES, RequestExistsError } from '../../core/src';
+import { TABLES, tableName } from '../../resources/src';
 import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('api');
-const { requests, keyPool, queue, pool, pipeline, requestsConfig } = wire();
+const { config, requests, keyPool, queue, pool, pipeline, requestsConfig } = wire();
+const demand = new DemandRepository(documentClient(config.aws), { tableName: tableName(TABLES.demand) });
 
 const deps: ApiDeps = {
   requests: {
@@ -25,6 +29,7 @@ const deps: ApiDeps = {
   },
   queue,
   pool: { available: () => keyPool.available(KEY_TYPES) },
+  recordDemand: (keyType, at) => demand.record(keyType, at),
   settings: {
     maxBodyBytes: pipeline.maxBodyBytes,
     retentionSeconds: requestsConfig.retentionSeconds,

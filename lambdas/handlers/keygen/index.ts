@@ -1,26 +1,41 @@
 /**
- * Scheduled (EventBridge) -> this function (reserved concurrency 1): removes expired keys and fills the
- * pool up to its target per key type, generating in the HSM and stopping well before the function's
- * deadline so nothing is left half-written.
+ * Scheduled (EventBridge, every 15 minutes) -> this function (reserved concurrency 1): removes expired
+ * keys, decides per key type how many keys the pool should hold (forecast-driven plan, or fixed targets),
+ * generates the difference in the HSM in the hours the plan allows (always below the low-water mark),
+ * stops well before the function's deadline so nothing is left half-written, and records its own keygen
+ * rate for the next plan.
  */
 import type { Context } from 'aws-lambda';
+import { documentClient } from '../../adapters/aws/src';
+import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
+import { KeygenStatsRepository } from '../../adapters/dynamodb/src/keygen-stats-repository';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
 import { KEY_TYPES, fanOutMetrics, fillPool, type KeyType, type PoolMetrics } from '../../core/src';
-import { keygenTargets } from './targets';
+import { loadPlanningConfig } from '../../config/src/planning-config';
+import { TABLES, tableName } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';
+import { decide, type KeygenPolicyName } from './policy';
 
 const logger = createLogger('keygen');
 const { config, pool, keyPool } = wire();
+const doc = documentClient(config.aws);
+const demand = new DemandRepository(doc, { tableName: tableName(TABLES.demand) });
+const stats = new KeygenStatsRepository(doc, { tableName: tableName(TABLES.demand) });
+const planning = loadPlanningConfig();
 const powertools = PowertoolsPoolMetrics.create();
 /** Time kept in reserve at the end of an invocation: the last batch must be written before the deadline. */
 const DEADLINE_MARGIN_MS = 20_000;
 
 export interface KeygenResult {
+  readonly policy: KeygenPolicyName;
+  readonly generationAllowed: boolean;
   readonly generated: Partial<Record<KeyType, number>>;
   readonly expiredRemoved: number;
   readonly available: Partial<Record<KeyType, number>>;
   readonly targets: Partial<Record<KeyType, number>>;
+  readonly keygenMsPerKey: Partial<Record<KeyType, number>>;
+  readonly warnings: readonly string[];
 }
 
 /** Optional extra sink (the local runner passes its in-memory metrics for the health endpoint). */
@@ -29,7 +44,6 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
   const hsm = await sharedHsm();
   const now = Date.now();
   const deadline = now + Math.max(0, context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS);
-  const targets = keygenTargets();
   let expiredRemoved = 0;
   for (const keyType of KEY_TYPES) {
     const removed = await keyPool.removeExpired(keyType, Math.floor(now / 1000));
@@ -37,11 +51,25 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
     expiredRemoved += removed;
   }
   const before = await keyPool.available(KEY_TYPES);
+  const decision = await decide({
+    env: process.env,
+    planning,
+    available: before,
+    history: (keyTypes) => demand.history(keyTypes, planning.historyWeeks),
+    measuredRate: (keyType) => stats.rate(keyType),
+  });
+  for (const warning of decision.warnings) logger.warn('capacity plan warning', { warning });
+
   const generated: Partial<Record<KeyType, number>> = {};
+  const keygenMsPerKey: Partial<Record<KeyType, number>> = {};
   // Cheapest first: EC keys take milliseconds, so they are never starved by slow RSA generation.
   const order = [...KEY_TYPES].sort((a, b) => Number(a.startsWith('RSA')) - Number(b.startsWith('RSA')));
   for (const keyType of order) {
-    const deficit = (targets[keyType] ?? 0) - (before[keyType] ?? 0);
+    const have = before[keyType] ?? 0;
+    const goal = decision.generationAllowed
+      ? Math.max(decision.targets[keyType] ?? 0, decision.lowWater[keyType] ?? 0)
+      : (decision.lowWater[keyType] ?? 0);
+    const deficit = goal - have;
     if (deficit <= 0 || Date.now() >= deadline) continue;
     const result = await fillPool(
       { hsm, pool: keyPool, metrics },
@@ -56,11 +84,29 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
       },
     );
     generated[keyType] = result.stored;
-    logger.info('pool filled', { keyType, ...result });
+    if (result.generated > 0) {
+      keygenMsPerKey[keyType] = Math.round((result.durationMs * pool.fillParallelism) / result.generated);
+      await stats.observe(keyType, result.generated, result.durationMs);
+    }
+    logger.info('pool filled', { keyType, target: goal, ...result });
   }
   const available = await keyPool.available(KEY_TYPES);
-  for (const keyType of KEY_TYPES) metrics.gauge('KeysAvailable', keyType, available[keyType] ?? 0);
-  return { generated, expiredRemoved, available, targets };
+  for (const keyType of KEY_TYPES) {
+    metrics.gauge('KeysAvailable', keyType, available[keyType] ?? 0);
+    metrics.gauge('KeysTarget', keyType, decision.targets[keyType] ?? 0);
+    const msPerKey = keygenMsPerKey[keyType];
+    if (msPerKey !== undefined) metrics.gauge('KeygenMsPerKey', keyType, msPerKey);
+  }
+  return {
+    policy: decision.policy,
+    generationAllowed: decision.generationAllowed,
+    generated,
+    expiredRemoved,
+    available,
+    targets: decision.targets,
+    keygenMsPerKey,
+    warnings: decision.warnings,
+  };
 }
 
 export async function handler(_event: unknown, context: Context): Promise<KeygenResult> {

@@ -66,11 +66,14 @@ const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
 const LOCAL_DEFAULTS: Record<string, string> = {
   POWERTOOLS_METRICS_DISABLED: process.env.LOCAL_METRICS === '1' ? 'false' : 'true',
   NODE_NO_WARNINGS: '1',
+  // Fixed pool targets locally (POOL_TARGETS): with no demand history the forecast would plan for the
+  // cold-start profile, RSA-4096 included. KEYGEN_POLICY=forecast runs the real planner.
+  KEYGEN_POLICY: 'targets',
 };
 
 export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
   const log = options.log ?? ((line: string) => console.log(line));
-  Object.assign(process.env, localHsmEnv(), LOCAL_DEFAULTS, options.env ?? {});
+  Object.assign(process.env, localHsmEnv(), { ...LOCAL_DEFAULTS, ...process.env }, options.env ?? {});
   const standIns = await startStandIns({
     log,
     dynamodbDataDir: options.persist ? join(ROOT, '.local', 'dynamodb') : undefined,

@@ -4,6 +4,9 @@
  */
 import { PowertoolsPoolMetrics } from '../src';
 
+// The Jest set-up silences EMF output for the other suites; this one is about that output.
+process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+
 function captureStdout(fn: () => void): string[] {
   const lines: string[] = [];
   const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {

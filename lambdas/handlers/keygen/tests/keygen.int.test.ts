@@ -1,0 +1,46 @@
+/**
+ * The keygen function against DynamoDB Local and SoftHSM: it plans from recorded demand, fills the pool,
+ * records its own keygen rate, and stops generating once the pool holds its target.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+import { createTestTables } from '../../../test-support/dynamodb';
+
+jest.setTimeout(120_000);
+
+function context(ms: number): Context {
+  const deadline = Date.now() + ms;
+  return { getRemainingTimeInMillis: () => deadline - Date.now() } as Context;
+}
+
+test('forecast policy: plans from demand history, fills, measures its keygen rate, then holds', async () => {
+  const tables = await createTestTables(['keyPool', 'demand']);
+  Object.assign(process.env, {
+    POOL_TABLE_NAME: tables.keyPool,
+    DEMAND_TABLE_NAME: tables.demand,
+    KEYGEN_POLICY: 'forecast',
+    KEYGEN_KEY_TYPES: 'EC-P256',
+    FORECAST_HORIZON_DAYS: '1',
+    POOL_LOW_WATER: '',
+    RUN_ID: randomBytes(2).toString('hex'),
+  });
+  const { documentClient } = await import('../../../adapters/aws/src');
+  const { loadAwsConfig } = await import('../../../config/src');
+  const { DemandRepository } = await import('../../../adapters/dynamodb/src/demand-repository');
+  const demand = new DemandRepository(documentClient(loadAwsConfig()), { tableName: tables.demand });
+  // Two hours ago, 40 EC-P256 requests: a little history; the cold-start profile fills the rest.
+  await demand.record('EC-P256', Date.now() - 2 * 3600_000, 40);
+
+  const { runKeygen } = await import('../index');
+  const first = await runKeygen(context(60_000));
+  expect(first.policy).toBe('forecast');
+  const target = first.targets['EC-P256']!;
+  expect(target).toBeGreaterThan(0);
+  expect(first.generated['EC-P256']).toBe(target);
+  expect(first.available['EC-P256']).toBe(target);
+  expect(first.keygenMsPerKey['EC-P256']).toBeGreaterThan(0);
+  expect(first.targets['RSA-2048'] ?? 0).toBe(0);
+
+  const second = await runKeygen(context(60_000));
+  expect(second.generated['EC-P256'] ?? 0).toBe(Math.max(0, second.targets['EC-P256']! - target));
+});
