@@ -121,7 +121,7 @@ export class PipelineFunctions extends Construct {
       environment: {
         ...poolEnv,
         SIGN_QUEUE_URL: signQueue.queue.queueUrl,
-        ...tableEnv('requests', 'keyPool'),
+        ...tableEnv('requests', 'keyPool', 'demand'),
       },
     });
 
@@ -156,8 +156,10 @@ export class PipelineFunctions extends Construct {
         ...poolEnv,
         HSM_PIN_SOURCE: poolUserPin,
         HSM_WRAP_KEY_LABEL: settings.hsm.wrapKeyLabel,
+        // Forecast-driven by default; POOL_TARGETS serves the `targets` policy and the dashboard's targets.
+        KEYGEN_POLICY: 'forecast',
         POOL_TARGETS: settings.pool.targetsSpec,
-        ...tableEnv('keyPool'),
+        ...tableEnv('keyPool', 'demand'),
       },
     });
 
@@ -219,6 +221,7 @@ export class PipelineFunctions extends Construct {
     const requests = tables.table('requests');
     const pool = tables.table('keyPool');
     const certificates = tables.table('certificates');
+    const demand = tables.table('demand');
     const allow = (fn: NodejsFunction, target: dynamodb.Table, ...actions: string[]): void => {
       target.grant(fn, ...actions.map((a) => `dynamodb:${a}`));
     };
@@ -230,6 +233,8 @@ export class PipelineFunctions extends Construct {
     // no Query, so it cannot enumerate wrapped keys, and no writes to the pool). Queue: send and depth.
     allow(this.api, requests, 'PutItem', 'GetItem', 'DeleteItem');
     allow(this.api, pool, 'BatchGetItem');
+    // Demand history: one atomic counter increment per accepted request (the forecast's input).
+    allow(this.api, demand, 'UpdateItem');
     tableKey(this.api);
     signQueue.queue.grant(this.api, 'sqs:SendMessage', 'sqs:GetQueueAttributes');
     signQueue.key.grant(this.api, 'kms:GenerateDataKey', 'kms:Decrypt');
@@ -245,6 +250,8 @@ export class PipelineFunctions extends Construct {
     );
     // Keygen: add keys (batch write), remove expired ones, maintain and read counters.
     allow(this.keygen, pool, 'BatchWriteItem', 'BatchGetItem', 'Query', 'DeleteItem', 'UpdateItem');
+    // Forecast input (demand history) and its own measured keygen rate.
+    allow(this.keygen, demand, 'Query', 'GetItem', 'PutItem');
     tableKey(this.keygen);
     hsm.poolUserSecret.grantRead(this.keygen);
     // CA: read the request (subject), record issued certificates (transaction of puts), read CA certs.
