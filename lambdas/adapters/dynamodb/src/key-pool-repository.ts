@@ -213,6 +213,45 @@ export class KeyPoolRepository implements KeyPoolStore {
     return removed;
   }
 
+  /**
+   * Rewrites the counters of a type from the items themselves (a paginated COUNT query per shard): the
+   * repair for drift, since DynamoDB's own TTL deletions never decrement a counter. Maintenance only, never
+   * on the hot path; claims racing with it can leave a counter off by the claims in flight. Returns the
+   * unexpired keys counted.
+   */
+  public async recount(keyType: KeyType, nowSeconds: number): Promise<number> {
+    let total = 0;
+    for (let shard = 0; shard < this.options.shards; shard++) {
+      const pk = shardPk(keyType, shard);
+      let count = 0;
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const out = await this.doc.send(
+          new QueryCommand({
+            TableName: this.options.tableName,
+            KeyConditionExpression: 'pk = :pk AND sk > :now',
+            ExpressionAttributeValues: { ':pk': pk, ':now': `${expiryPrefix(nowSeconds)}#~` },
+            Select: 'COUNT',
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        count += out.Count ?? 0;
+        startKey = out.LastEvaluatedKey;
+      } while (startKey);
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { pk, sk: COUNTER_SK },
+          UpdateExpression: 'SET available = :n',
+          ExpressionAttributeValues: { ':n': count },
+        }),
+      );
+      total += count;
+    }
+    return total;
+  }
+
   private async tryClaim(candidate: Candidate, nowSeconds: number): Promise<PoolKey | undefined> {
     // The counter is decremented alongside the delete (one round trip on the hot path) and given back
     // when the delete loses; it may read low by the claims in flight, never drift for good.
