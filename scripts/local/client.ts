@@ -82,7 +82,11 @@ export async function call<T = Record<string, unknown>>(
     body = JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(url, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body });
+  const res = await fetch(url, {
+    method: init.method ?? (body !== undefined ? 'POST' : 'GET'),
+    headers,
+    body,
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
