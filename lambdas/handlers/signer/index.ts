@@ -10,6 +10,7 @@ import { LambdaCertificateIssuer } from '../../adapters/lambda/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
 import { processSignRequest, type SigningDeps } from '../../core/src';
 import { buildCsr } from '../../pki/src';
+import { QUEUES } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';
 
@@ -48,14 +49,27 @@ export class PoisonMessageError extends Error {
 async function processRecord(record: SQSRecord, signing: SigningDeps): Promise<void> {
   const id = record.body.trim();
   if (!UUID.test(id)) throw new PoisonMessageError(`message ${record.messageId} does not carry a request id`);
-  const outcome = await processSignRequest(signing, id).catch((err: unknown) => {
+  const outcome = await processSignRequest(signing, id).catch(async (err: unknown) => {
     // Rethrown: the record is reported as failed and SQS redelivers it (or dead-letters it in the end).
+    const receiveCount = Number(record.attributes.ApproximateReceiveCount);
     logger.warn('sign request not finished in this delivery', {
       requestId: id,
       errorName: (err as Error)?.name,
       errorCode: (err as { code?: unknown })?.code,
-      receiveCount: record.attributes.ApproximateReceiveCount,
+      receiveCount,
     });
+    // The last delivery before the dead-letter queue: end the request with the reason, so the client sees
+    // a terminal answer instead of waiting forever (unless a live attempt still owns it).
+    if (receiveCount >= QUEUES.signRequests.maxReceiveCount) {
+      const name = err instanceof Error ? err.name : 'Error';
+      await requests
+        .abandon(
+          id,
+          { code: 'DELIVERY_EXHAUSTED', message: `not finished after ${receiveCount} deliveries (${name})` },
+          Date.now(),
+        )
+        .catch(() => undefined);
+    }
     throw err;
   });
   logger.info('sign request done', {

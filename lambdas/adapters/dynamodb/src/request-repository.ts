@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type {
   FailedResult,
+  RequestError,
   SignRequestRecord,
   SignRequestStore,
   SignedResult,
@@ -153,6 +154,26 @@ export class RequestRepository implements SignRequestStore {
       UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: values,
+    });
+  }
+
+  /**
+   * Ends a request that its deliveries could not finish (the last SQS receive before the dead-letter
+   * queue): `failed` with the reason, unless it is terminal already or an attempt still holds a live lease
+   * (that attempt will finish it). Returns the record when this call failed it.
+   */
+  public async abandon(id: string, error: RequestError, now: number): Promise<StoredSignRequest | undefined> {
+    return this.transition(id, {
+      UpdateExpression: 'SET #status = :failed, #error = :error, finishedAt = :now REMOVE leaseUntil',
+      ConditionExpression:
+        '(#status = :received OR (#status = :signing AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)))',
+      ExpressionAttributeValues: {
+        ':failed': 'failed',
+        ':received': 'received',
+        ':signing': 'signing',
+        ':error': { code: error.code, message: error.message },
+        ':now': now,
+      },
     });
   }
 

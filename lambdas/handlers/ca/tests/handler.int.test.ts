@@ -26,6 +26,8 @@ beforeAll(async () => {
   tables = await createTestTables(['requests', 'certificates']);
   process.env[TABLES.requests.envVar] = tables.requests;
   process.env[TABLES.certificates.envVar] = tables.certificates;
+  // The Jest set-up keeps logs at WARN; this test reads the handler's INFO lines.
+  process.env.LOG_LEVEL = 'INFO';
   ({ handler } = await import('..'));
   hsm = await connectHsm(config.hsm, config.aws);
   doc = documentClient(config.aws);
