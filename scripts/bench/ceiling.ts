@@ -19,10 +19,14 @@ function option(args: string[], name: string, fallback: number): number {
 
 /** Signs per second from `openssl speed -multi <cores>` for one algorithm. */
 function opensslSpeed(algorithm: 'rsa2048' | 'ecdsap256', seconds: number, cores: number): number {
-  const out = execFileSync('openssl', ['speed', '-seconds', String(seconds), '-multi', String(cores), algorithm], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const out = execFileSync(
+    'openssl',
+    ['speed', '-seconds', String(seconds), '-multi', String(cores), algorithm],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   // Last table line: "rsa 2048 bits 0.000xs 0.000ys  sign/s verify/s"; sign/s is the second-to-last field.
   const line = out
     .trim()
@@ -31,7 +35,8 @@ function opensslSpeed(algorithm: 'rsa2048' | 'ecdsap256', seconds: number, cores
     .pop();
   const fields = line?.trim().split(/\s+/) ?? [];
   const signsPerSecond = Number(fields[fields.length - 2]);
-  if (!Number.isFinite(signsPerSecond)) throw new Error(`could not parse openssl speed output for ${algorithm}`);
+  if (!Number.isFinite(signsPerSecond))
+    throw new Error(`could not parse openssl speed output for ${algorithm}`);
   return signsPerSecond;
 }
 
@@ -57,7 +62,10 @@ export async function run(args: string[]): Promise<void> {
         await Promise.all(
           keys.slice(0, concurrency).map(async (pair) => {
             while (Date.now() < end) {
-              await hsm.signDigest(pair.privateKey, digest, { digestAlgorithm: 'SHA-256', signatureAlgorithm });
+              await hsm.signDigest(pair.privateKey, digest, {
+                digestAlgorithm: 'SHA-256',
+                signatureAlgorithm,
+              });
               count++;
             }
           }),

@@ -27,7 +27,12 @@ export async function run(args: string[]): Promise<void> {
     for (const keyType of KEY_TYPES) {
       // RSA-4096 keygen takes seconds in SoftHSM: fewer samples keep the suite short.
       const samples = keyType === 'RSA-4096' ? Math.max(3, Math.floor(n / 6)) : n;
-      const t = { keygen: [] as number[], wrap: [] as number[], unwrap: [] as number[], sign: [] as number[] };
+      const t = {
+        keygen: [] as number[],
+        wrap: [] as number[],
+        unwrap: [] as number[],
+        sign: [] as number[],
+      };
       const signatureAlgorithm = defaultSignatureAlgorithm(keyType as KeyType);
       for (let i = 0; i < samples; i++) {
         let start = process.hrtime.bigint();
