@@ -48,7 +48,11 @@ export class PoisonMessageError extends Error {
 
 async function processRecord(record: SQSRecord, signing: SigningDeps): Promise<void> {
   const id = record.body.trim();
-  if (!UUID.test(id)) throw new PoisonMessageError(`message ${record.messageId} does not carry a request id`);
+  if (!UUID.test(id)) {
+    const error = new PoisonMessageError(`message ${record.messageId} does not carry a request id`);
+    logger.warn('poison message', { errorName: error.name, messageId: record.messageId });
+    throw error;
+  }
   const outcome = await processSignRequest(signing, id).catch(async (err: unknown) => {
     // Rethrown: the record is reported as failed and SQS redelivers it (or dead-letters it in the end).
     const receiveCount = Number(record.attributes.ApproximateReceiveCount);

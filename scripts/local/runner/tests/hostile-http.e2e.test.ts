@@ -1,10 +1,15 @@
 /**
  * The whole local pipeline under hostile input and injected HSM faults, with a known PIN and every log
  * line captured: no 5xx and no crash for generated hostile requests, every request ends terminal with a
- * reason, and the PIN appears in no log line of any process.
+ * reason, a poison message is dead-lettered (and can be re-driven), and the PIN appears in no log line
+ * of any process.
  */
 import { readFileSync } from 'node:fs';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
+import { sqsClient } from '../../../../lambdas/adapters/aws/src';
+import { loadAwsConfig } from '../../../../lambdas/config/src';
+import { redrive } from '../../../redrive-dlq';
 import { hostileBody } from '../../../../lambdas/api/tests/arbitraries';
 import { call, sampleRequest, type SignRequestView } from '../../client';
 import { localToken } from '../../token';
@@ -41,6 +46,8 @@ beforeAll(async () => {
       HSM_FAULT_OPERATIONS: 'unwrapPrivateKey,signDigest',
       POOL_TARGETS: 'EC-P256=40',
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
+      // Failed deliveries come back after a second, so a poison message reaches the DLQ within the test.
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
     },
   });
   await pipeline.runKeygen();
@@ -100,6 +107,27 @@ test('with HSM faults injected every accepted request still ends signed or faile
   // Faults were really injected (some failures) and the service still did its work (some successes).
   expect(views.some((v) => v.status === 'signed')).toBe(true);
   expect(lines.join('\n')).toMatch(/INJECTED_FAULT/);
+});
+
+test('a poison message ends in the dead-letter queue after maxReceiveCount deliveries; redrive moves it back', async () => {
+  const sqs = sqsClient(loadAwsConfig());
+  await sqs.send(new SendMessageCommand({ QueueUrl: pipeline.queueUrl, MessageBody: 'not-a-request-id' }));
+  const deadline = Date.now() + 60_000;
+  let depth = 0;
+  while (Date.now() < deadline && depth === 0) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const attrs = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: pipeline.deadLetterQueueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    depth = Number(attrs.Attributes?.ApproximateNumberOfMessages ?? 0);
+  }
+  expect(depth).toBe(1);
+  expect(lines.join('\n')).toMatch(/PoisonMessageError/);
+  const moved = await redrive(sqs, pipeline.deadLetterQueueUrl, pipeline.queueUrl, { max: 10 });
+  expect(moved).toEqual({ moved: 1, seen: 1 });
 });
 
 test('the PIN appears in no log line of any process', () => {
