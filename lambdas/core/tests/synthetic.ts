@@ -1,32 +1,9 @@
 /** Test support: seeded synthetic demand with a known weekly shape (no Math.random: reruns agree). */
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// One seeded generator for tests and the simulator: reruns agree.
+import { mulberry32, poisson } from '../../../scripts/simulate/rng';
 
-/** Poisson sample: Knuth for small means, normal approximation above 50. */
-export function poisson(mean: number, random: () => number): number {
-  if (mean > 50) {
-    const u = Math.max(1e-12, random());
-    const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
-    return Math.max(0, Math.round(mean + z * Math.sqrt(mean)));
-  }
-  const limit = Math.exp(-mean);
-  let k = 0;
-  let p = random();
-  while (p > limit) {
-    k++;
-    p *= random();
-  }
-  return k;
-}
+export { mulberry32, poisson };
 
 export const HOUR_SHAPE = [1, 1, 1, 1, 1, 2, 3, 6, 10, 12, 14, 13, 11, 12, 12, 11, 9, 7, 5, 4, 3, 2, 1, 1];
 export const DAY_SHAPE = [1, 1.1, 1, 0.9, 0.8, 0.3, 0.2];
