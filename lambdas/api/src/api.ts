@@ -123,10 +123,14 @@ async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promi
   let record = await deps.requests.get(id);
   // Another client's request is reported exactly like a missing one: ids leak nothing.
   if (!record || record.clientId !== clientId) throw new NotFoundError();
-  let delay = 20;
-  while (!TERMINAL.has(record.status) && Date.now() + delay < deadline) {
+  // Poll often at first (most requests finish within tens of ms), then less the longer the wait: under a
+  // backlog, waiting clients must not flood the table with reads and slow down the very work they await.
+  const waitStarted = Date.now();
+  for (;;) {
+    if (TERMINAL.has(record.status)) break;
+    const delay = Math.min(1000, Math.max(25, (Date.now() - waitStarted) / 4));
+    if (Date.now() + delay >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, delay));
-    delay = Math.min(250, Math.round(delay * 1.5));
     record = (await deps.requests.get(id)) ?? record;
   }
   return json(200, toView(record));
