@@ -5,6 +5,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { handleApiEvent, type ApiDeps } from '../../api/src';
 import { documentClient } from '../../adapters/aws/src';
+import { BatchedRequestReader } from '../../adapters/dynamodb/src/batched-request-reader';
 import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
 import { KEY_TYPES, RequestExistsError } from '../../core/src';
 import { TABLES, tableName } from '../../resources/src';
@@ -12,7 +13,10 @@ import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('api');
 const { config, requests, keyPool, queue, pool, pipeline, requestsConfig } = wire();
-const demand = new DemandRepository(documentClient(config.aws), { tableName: tableName(TABLES.demand) });
+const doc = documentClient(config.aws);
+const demand = new DemandRepository(doc, { tableName: tableName(TABLES.demand) });
+// Reads for all waiting clients of this process go out together (see BatchedRequestReader).
+const reader = new BatchedRequestReader(doc, { tableName: tableName(TABLES.requests) });
 
 const deps: ApiDeps = {
   requests: {
@@ -24,7 +28,7 @@ const deps: ApiDeps = {
           throw err;
         },
       ),
-    get: (id) => requests.get(id),
+    get: (id) => reader.get(id),
     discard: (id) => requests.discard(id),
   },
   queue,
