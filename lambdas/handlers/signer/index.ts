@@ -85,9 +85,30 @@ async function processRecord(record: SQSRecord, signing: SigningDeps): Promise<v
   });
 }
 
+/** At most `limit` records of this environment in flight at once (batches may be larger). */
+function limiter(limit: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const queue: Array<() => void> = [];
+  return async (task) => {
+    // A finishing task hands its slot straight to the next waiter, so the count never overshoots.
+    if (active >= limit) await new Promise<void>((resolve) => queue.push(resolve));
+    else active++;
+    try {
+      return await task();
+    } finally {
+      const next = queue.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
+const limited = limiter(pipeline.signerConcurrency);
+
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   const signing = await deps();
-  return processPartialResponse(event, (record: SQSRecord) => processRecord(record, signing), processor, {
+  const run = (record: SQSRecord): Promise<void> => limited(() => processRecord(record, signing));
+  return processPartialResponse(event, run, processor, {
     context,
     processInParallel: true,
     throwOnFullBatchFailure: false,
