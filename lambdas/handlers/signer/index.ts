@@ -8,7 +8,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { lambdaClient } from '../../adapters/aws/src';
 import { LambdaCertificateIssuer } from '../../adapters/lambda/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
-import { processSignRequest, type SigningDeps } from '../../core/src';
+import { PrefetchingKeyClaimer, processSignRequest, type SigningDeps } from '../../core/src';
 import { buildCsr } from '../../pki/src';
 import { QUEUES } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
@@ -20,6 +20,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const { config, pipeline, pool, requests, keyPool, requestsConfig } = wire();
 const metrics = PowertoolsPoolMetrics.create();
+// The next key of a type is claimed while the current request works: its table round trip leaves the
+// request path. A claimed key is deleted from the table, so it is still used at most once.
+const claimer = new PrefetchingKeyClaimer(keyPool);
 // Started at init, so a provisioned environment is logged in before its first request.
 const hsm = sharedHsm();
 hsm.catch(() => undefined);
@@ -27,7 +30,7 @@ hsm.catch(() => undefined);
 async function deps(): Promise<SigningDeps> {
   return {
     requests,
-    pool: keyPool,
+    pool: claimer,
     hsm: await hsm,
     buildCsr,
     issuer: new LambdaCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName),

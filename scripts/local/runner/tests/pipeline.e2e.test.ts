@@ -127,7 +127,10 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
     (sum, t) => sum + (poolBefore[t] - after[t]),
     0,
   );
-  expect(consumed).toBe(pooled);
+  // Each consumer process may hold one prefetched key per pooled type (claimed, so gone from the pool,
+  // and never used twice): the pool lost the pooled requests' keys plus at most those.
+  expect(consumed - pooled).toBeGreaterThanOrEqual(0);
+  expect(consumed - pooled).toBeLessThanOrEqual(2 * 3);
   expect(views.filter((v) => v.keyType === 'RSA-3072').every((v) => v.pooledKey === false)).toBe(true);
 });
 
