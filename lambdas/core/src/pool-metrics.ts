@@ -6,7 +6,12 @@ import type { KeyType } from './algorithms';
 
 /** Counters: claims, on-the-fly fallbacks, rejections, keys added, expired keys removed. */
 export type PoolCounterName =
-  'KeysClaimed' | 'OnTheFlyFallbacks' | 'PoolEmptyRejections' | 'KeysAdded' | 'ExpiredKeysRemoved';
+  | 'KeysClaimed'
+  | 'OnTheFlyFallbacks'
+  | 'PoolEmptyRejections'
+  | 'KeysAdded'
+  | 'ExpiredKeysRemoved'
+  | 'KeysDiscarded';
 
 /** Gauges: the latest known value (available keys per type, from the counters). */
 export type PoolGaugeName = 'KeysAvailable' | 'KeysTarget' | 'KeygenMsPerKey';

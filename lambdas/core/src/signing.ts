@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
+import type { KeyDiscardReason } from './audit';
 import type { CertificateIssuer } from './certificate-issuer';
 import { errorCode } from './fill-pool';
 import type { EmptyPoolPolicy, HsmKeyRef, HsmSignOptions, KeyPoolStore, PoolHsm } from './pool';
@@ -41,6 +42,8 @@ export interface SigningSettings {
   readonly leaseMs: number;
   /** The profile of this HSM: a pool key wrapped under another profile cannot be unwrapped here. */
   readonly hsmProfile: string;
+  /** Pool keys a request may discard (unusable) before it fails; default 3. */
+  readonly maxDiscardedKeys?: number;
 }
 
 export interface SigningDeps {
@@ -51,9 +54,27 @@ export interface SigningDeps {
   readonly issuer: CertificateIssuer;
   readonly metrics: PoolMetrics;
   readonly settings: SigningSettings;
+  /** Verifies a CSR's signature against its own public key; throws when it does not verify. */
+  readonly verifyCsr?: (csrDer: Buffer) => unknown;
+  /** Told of every pool key a request discarded (for the audit log). */
+  readonly onKeyDiscarded?: (keyId: string, keyType: KeyType, reason: KeyDiscardReason) => void;
   /** Epoch ms. */
   readonly clock?: () => number;
   readonly newAttemptId?: () => string;
+}
+
+/** The HSM rejected a wrapped blob (corrupted or wrapped under another key): the key is unusable. */
+function isUnwrapRejection(err: unknown): boolean {
+  return (err as { name?: unknown } | undefined)?.name === 'HsmUnwrapError';
+}
+
+function csrVerifies(verify: (csrDer: Buffer) => unknown, csrDer: Buffer): boolean {
+  try {
+    verify(csrDer);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Millisecond durations of the stages of this attempt (absent on a replay). */
@@ -199,50 +220,85 @@ async function runAttempt(
   let result: SignedResult;
   let stages: StageTimings;
   try {
-    // 1. A key: claimed from the pool (deleted in the same step), or generated, or none (reject).
-    const claimed = await stage('claim', () => deps.pool.claim(record.keyType, Math.floor(clock() / 1000)));
-    let publicKeySpki: Buffer;
-    if (claimed) {
-      pooledKey = true;
-      deps.metrics.count('KeysClaimed', record.keyType);
-      if (claimed.hsmProfile !== settings.hsmProfile) {
+    // 1-2. A key (claimed from the pool, deleted in the same step; or generated; or none: reject), the
+    // document signature, then the proof of possession with the same key. A pooled key that cannot serve
+    // (wrapped under another profile, rejected by unwrap, or stored with a public key that is not its
+    // own) is discarded - it is already out of the pool - and the request carries on with the next one.
+    let signature: Buffer;
+    let csrDer: Buffer;
+    let signedAt: number;
+    for (let discarded = 0; ; discarded++) {
+      const mayDiscard = discarded < (settings.maxDiscardedKeys ?? 3);
+      const claimed = await stage('claim', () => deps.pool.claim(record.keyType, Math.floor(clock() / 1000)));
+      let publicKeySpki: Buffer;
+      if (claimed) {
+        pooledKey = true;
+        deps.metrics.count('KeysClaimed', record.keyType);
+        if (claimed.hsmProfile !== settings.hsmProfile) {
+          if (mayDiscard) {
+            deps.onKeyDiscarded?.(claimed.keyId, record.keyType, 'profile-mismatch');
+            deps.metrics.count('KeysDiscarded', record.keyType);
+            continue;
+          }
+          return await fail({
+            code: 'KEY_PROFILE_MISMATCH',
+            message: `pool key ${claimed.keyId} was wrapped under profile ${claimed.hsmProfile}`,
+          });
+        }
+        try {
+          key = await hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel);
+        } catch (err) {
+          if (mayDiscard && isUnwrapRejection(err)) {
+            deps.onKeyDiscarded?.(claimed.keyId, record.keyType, 'unwrap-failed');
+            deps.metrics.count('KeysDiscarded', record.keyType);
+            continue;
+          }
+          throw new StageError('unwrap', err);
+        }
+        publicKeySpki = claimed.publicKeySpki;
+      } else if (settings.emptyPoolPolicy === 'reject') {
+        deps.metrics.count('PoolEmptyRejections', record.keyType);
+        const message = `no pre-generated ${record.keyType} key available; retry after ${settings.retryAfterSeconds} s`;
+        return await fail({ code: 'POOL_EMPTY', message }, settings.retryAfterSeconds);
+      } else {
+        pooledKey = false;
+        deps.metrics.count('OnTheFlyFallbacks', record.keyType);
+        // Used in place and never stored: generated non-extractable.
+        const pair = await stage('keygen', () => hsm.generateKeyPair(record.keyType, { extractable: false }));
+        key = pair.privateKey;
+        publicKeySpki = pair.publicKeySpki;
+      }
+      keyAcquiredAt = clock();
+      const signingKey = key;
+
+      signature = await stage('sign', () =>
+        hsm.signDigest(signingKey, Buffer.from(record.digest, 'base64'), signOptions),
+      );
+      signedAt = clock();
+      csrDer = await stage('csr', () =>
+        deps.buildCsr({
+          subject: record.signer,
+          keyType: record.keyType,
+          publicKeySpki,
+          sign: (digest, options) => hsm.signDigest(signingKey, digest, options),
+        }),
+      );
+      // The CA's own proof-of-possession check, done here first: a stored public key that is not the
+      // private key's would fail it there and end the request; here it only costs that key.
+      if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer)) {
+        await stage('destroy', destroyKey);
+        if (mayDiscard) {
+          deps.onKeyDiscarded?.(claimed.keyId, record.keyType, 'public-key-mismatch');
+          deps.metrics.count('KeysDiscarded', record.keyType);
+          continue;
+        }
         return await fail({
-          code: 'KEY_PROFILE_MISMATCH',
-          message: `pool key ${claimed.keyId} was wrapped under profile ${claimed.hsmProfile}`,
+          code: 'KEY_PUBLIC_MISMATCH',
+          message: `pool key ${claimed.keyId} does not match its stored public key`,
         });
       }
-      key = await stage('unwrap', () =>
-        hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
-      );
-      publicKeySpki = claimed.publicKeySpki;
-    } else if (settings.emptyPoolPolicy === 'reject') {
-      deps.metrics.count('PoolEmptyRejections', record.keyType);
-      const message = `no pre-generated ${record.keyType} key available; retry after ${settings.retryAfterSeconds} s`;
-      return await fail({ code: 'POOL_EMPTY', message }, settings.retryAfterSeconds);
-    } else {
-      pooledKey = false;
-      deps.metrics.count('OnTheFlyFallbacks', record.keyType);
-      // Used in place and never stored: generated non-extractable.
-      const pair = await stage('keygen', () => hsm.generateKeyPair(record.keyType, { extractable: false }));
-      key = pair.privateKey;
-      publicKeySpki = pair.publicKeySpki;
+      break;
     }
-    keyAcquiredAt = clock();
-    const signingKey = key;
-
-    // 2. The document signature, then the proof of possession with the same key.
-    const signature = await stage('sign', () =>
-      hsm.signDigest(signingKey, Buffer.from(record.digest, 'base64'), signOptions),
-    );
-    const signedAt = clock();
-    const csrDer = await stage('csr', () =>
-      deps.buildCsr({
-        subject: record.signer,
-        keyType: record.keyType,
-        publicKeySpki,
-        sign: (digest, options) => hsm.signDigest(signingKey, digest, options),
-      }),
-    );
     await stage('destroy', destroyKey);
     const csrAt = clock();
 

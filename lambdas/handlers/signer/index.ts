@@ -9,7 +9,7 @@ import { lambdaClient } from '../../adapters/aws/src';
 import { LambdaCertificateIssuer } from '../../adapters/lambda/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
 import { PrefetchingKeyClaimer, processSignRequest, type SigningDeps } from '../../core/src';
-import { buildCsr } from '../../pki/src';
+import { buildCsr, verifyCsr } from '../../pki/src';
 import { QUEUES } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';
@@ -33,6 +33,9 @@ async function deps(): Promise<SigningDeps> {
     pool: claimer,
     hsm: await hsm,
     buildCsr,
+    verifyCsr,
+    // Unusable pool keys (already out of the pool) are reported; the request carries on with another.
+    onKeyDiscarded: (keyId, keyType, reason) => logger.warn('pool key discarded', { keyId, keyType, reason }),
     issuer: new LambdaCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName),
     metrics,
     settings: {

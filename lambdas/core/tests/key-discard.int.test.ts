@@ -1,0 +1,132 @@
+/**
+ * Unusable pool keys are discarded and the request carries on with another key: a wrapped blob with a
+ * flipped byte (unwrap rejected) and an item whose stored public key belongs to another key pair
+ * (caught by the proof-of-possession check before the CA). No certificate is ever issued for a key the
+ * signer did not hold, and nothing is left in the HSM. SoftHSM, DynamoDB Local and the real CA.
+ */
+import { X509Certificate, createHash, randomUUID } from 'node:crypto';
+import { documentClient } from '../../adapters/aws/src';
+import { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
+import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
+import { connectHsm, type Pkcs11Hsm } from '../../adapters/hsm/src';
+import { CertificateAuthority, caCertificateStore } from '../../ca/src';
+import { loadCaConfig, loadConfig } from '../../config/src';
+import { buildCsr, verifyCsr } from '../../pki/src';
+import { createTestTables } from '../../test-support/dynamodb';
+import { InMemoryPoolMetrics, processSignRequest, type PoolKey, type SigningDeps } from '../src';
+
+const config = loadConfig();
+const WRAP = config.hsm.wrapKeyLabel;
+let hsm: Pkcs11Hsm;
+let pool: KeyPoolRepository;
+let requests: RequestRepository;
+let issuer: CertificateAuthority;
+
+beforeAll(async () => {
+  hsm = await connectHsm(config.hsm, config.aws);
+  const doc = documentClient(config.aws);
+  const tables = await createTestTables(['keyPool', 'requests', 'certificates']);
+  pool = new KeyPoolRepository(doc, { tableName: tables.keyPool, shards: 1 });
+  requests = new RequestRepository(doc, { tableName: tables.requests });
+  const caConfig = loadCaConfig();
+  const caCertificates = await caCertificateStore(caConfig.certsSource, config.aws).read();
+  if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
+  issuer = await CertificateAuthority.create({
+    hsm,
+    requests,
+    certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+    caCertificates,
+    config: caConfig,
+  });
+});
+
+afterAll(async () => {
+  await hsm?.close();
+});
+
+async function poolKey(): Promise<PoolKey & { spki: Buffer }> {
+  const pair = await hsm.generateKeyPair('EC-P256', { extractable: true });
+  const wrappedKey = await hsm.wrapPrivateKey(pair.privateKey, WRAP);
+  await hsm.destroy(pair.privateKey);
+  return {
+    keyId: randomUUID(),
+    keyType: 'EC-P256',
+    wrappedKey,
+    publicKeySpki: pair.publicKeySpki,
+    spki: pair.publicKeySpki,
+    wrapKeyLabel: WRAP,
+    hsmProfile: config.hsm.profile,
+    createdAt: Date.now(),
+    expiresAt: Math.floor(Date.now() / 1000) + 3600,
+  };
+}
+
+async function request(): Promise<string> {
+  const id = randomUUID();
+  await requests.create({
+    id,
+    clientId: 'client',
+    status: 'received',
+    digest: createHash('sha256').update(id).digest('base64'),
+    digestAlgorithm: 'SHA-256',
+    keyType: 'EC-P256',
+    signatureAlgorithm: 'ECDSA',
+    signer: {
+      commonName: 'Anna Berg',
+      givenName: 'Anna',
+      surname: 'Berg',
+      serialNumber: '197001011234',
+      country: 'SE',
+    },
+    receivedAt: Date.now(),
+    expiresAt: Math.floor(Date.now() / 1000) + 3600,
+  });
+  return id;
+}
+
+test('a corrupted blob and a swapped public key are discarded; the request is signed with the good key', async () => {
+  const [good, corrupted, swappedA, other] = await Promise.all([poolKey(), poolKey(), poolKey(), poolKey()]);
+  corrupted.wrappedKey[Math.floor(corrupted.wrappedKey.length / 2)] ^= 0x01;
+  // The item carries key A's wrapped private key but key B's public key: a write an attacker could make.
+  const swapped = { ...swappedA, publicKeySpki: other.spki };
+  expect((await pool.add([good, corrupted, swapped])).written).toBe(3);
+
+  const discarded: string[] = [];
+  const metrics = new InMemoryPoolMetrics();
+  const deps = (policy: 'fallback' | 'reject'): SigningDeps => ({
+    requests,
+    pool,
+    hsm,
+    buildCsr,
+    verifyCsr,
+    issuer,
+    metrics,
+    onKeyDiscarded: (keyId, _type, reason) => discarded.push(`${keyId}:${reason}`),
+    settings: {
+      emptyPoolPolicy: policy,
+      retryAfterSeconds: 30,
+      leaseMs: 30_000,
+      hsmProfile: config.hsm.profile,
+    },
+  });
+  const before = await hsm.countSessionObjects();
+
+  const first = await processSignRequest(deps('fallback'), await request());
+  expect(first.status).toBe('signed');
+  expect(first.record.pooledKey).toBe(true);
+  // Whatever the claim order, the certificate is for the one key whose stored public key is its own.
+  const leaf = new X509Certificate(first.record.certificate!);
+  expect(leaf.publicKey.export({ type: 'spki', format: 'der' }).equals(good.spki)).toBe(true);
+
+  // The second request meets whatever bad keys are left, discards them, then finds the pool empty.
+  const second = await processSignRequest(deps('reject'), await request());
+  expect(second.status).toBe('failed');
+  expect(second.record.error?.code).toBe('POOL_EMPTY');
+
+  expect(discarded.sort()).toEqual(
+    [`${corrupted.keyId}:unwrap-failed`, `${swapped.keyId}:public-key-mismatch`].sort(),
+  );
+  expect(metrics.snapshot().counters.KeysDiscarded?.['EC-P256']).toBe(2);
+  expect(await pool.available(['EC-P256'])).toEqual(expect.objectContaining({ 'EC-P256': 0 }));
+  expect(await hsm.countSessionObjects()).toBe(before);
+});
