@@ -4,7 +4,6 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { handleApiEvent, type ApiDeps } from '../../api/src';
-import { documentClient } from '../../adapters/aws/src';
 import { BatchedRequestReader } from '../../adapters/dynamodb/src/batched-request-reader';
 import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
 import { KEY_TYPES, RequestExistsError } from '../../core/src';
@@ -12,8 +11,7 @@ import { TABLES, tableName } from '../../resources/src';
 import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('api');
-const { config, requests, keyPool, queue, pool, pipeline, requestsConfig } = wire();
-const doc = documentClient(config.aws);
+const { doc, requests, keyPool, queue, pool, pipeline, requestsConfig } = wire();
 const demand = new DemandRepository(doc, { tableName: tableName(TABLES.demand) });
 // Reads for all waiting clients of this process go out together (see BatchedRequestReader).
 const reader = new BatchedRequestReader(doc, { tableName: tableName(TABLES.requests) });

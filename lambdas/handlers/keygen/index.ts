@@ -6,7 +6,6 @@
  * rate for the next plan.
  */
 import type { Context } from 'aws-lambda';
-import { documentClient } from '../../adapters/aws/src';
 import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
 import { KeygenStatsRepository } from '../../adapters/dynamodb/src/keygen-stats-repository';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
@@ -18,8 +17,7 @@ import { createLogger, wire } from '../shared/wiring';
 import { decide, type KeygenPolicyName } from './policy';
 
 const logger = createLogger('keygen');
-const { config, pool, keyPool } = wire();
-const doc = documentClient(config.aws);
+const { config, doc, pool, keyPool } = wire();
 const demand = new DemandRepository(doc, { tableName: tableName(TABLES.demand) });
 const stats = new KeygenStatsRepository(doc, { tableName: tableName(TABLES.demand) });
 const planning = loadPlanningConfig();

@@ -4,6 +4,7 @@
  * warm. The same code runs on AWS, on LocalStack and in the local runner: only configuration differs.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient, sqsClient } from '../../adapters/aws/src';
 import { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
 import { SqsRequestQueue } from '../../adapters/sqs/src';
@@ -23,6 +24,8 @@ export interface Wiring {
   readonly pipeline: PipelineConfig;
   readonly pool: PoolConfig;
   readonly requestsConfig: RequestsConfig;
+  /** The one DynamoDB client of the environment: every repository shares its connections. */
+  readonly doc: DynamoDBDocumentClient;
   readonly requests: RequestRepository;
   readonly keyPool: KeyPoolRepository;
   readonly queue: SqsRequestQueue;
@@ -41,6 +44,7 @@ export function wire(): Wiring {
     pipeline,
     pool,
     requestsConfig: loadRequestsConfig(),
+    doc,
     requests: new RequestRepository(doc, { tableName: tableName(TABLES.requests) }),
     keyPool: new KeyPoolRepository(doc, { tableName: tableName(TABLES.keyPool), shards: pool.shards }),
     queue: new SqsRequestQueue(sqsClient(config.aws), pipeline.queueUrl),

@@ -23,6 +23,8 @@ const metrics = PowertoolsPoolMetrics.create();
 // The next key of a type is claimed while the current request works: its table round trip leaves the
 // request path. A claimed key is deleted from the table, so it is still used at most once.
 const claimer = new PrefetchingKeyClaimer(keyPool);
+// One Lambda client per environment: its connections are reused by every batch.
+const issuer = new LambdaCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName);
 // Started at init, so a provisioned environment is logged in before its first request.
 const hsm = sharedHsm();
 hsm.catch(() => undefined);
@@ -36,7 +38,7 @@ async function deps(): Promise<SigningDeps> {
     verifyCsr,
     // Unusable pool keys (already out of the pool) are reported; the request carries on with another.
     onKeyDiscarded: (keyId, keyType, reason) => logger.warn('pool key discarded', { keyId, keyType, reason }),
-    issuer: new LambdaCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName),
+    issuer,
     metrics,
     settings: {
       emptyPoolPolicy: pool.emptyPolicy,
