@@ -229,6 +229,10 @@ async function runAttempt(
     let signedAt: number;
     for (let discarded = 0; ; discarded++) {
       const mayDiscard = discarded < (settings.maxDiscardedKeys ?? 3);
+      const discard = (keyId: string, reason: KeyDiscardReason): void => {
+        deps.onKeyDiscarded?.(keyId, record.keyType, reason);
+        deps.metrics.count('KeysDiscarded', record.keyType);
+      };
       const claimed = await stage('claim', () => deps.pool.claim(record.keyType, Math.floor(clock() / 1000)));
       let publicKeySpki: Buffer;
       if (claimed) {
@@ -236,8 +240,7 @@ async function runAttempt(
         deps.metrics.count('KeysClaimed', record.keyType);
         if (claimed.hsmProfile !== settings.hsmProfile) {
           if (mayDiscard) {
-            deps.onKeyDiscarded?.(claimed.keyId, record.keyType, 'profile-mismatch');
-            deps.metrics.count('KeysDiscarded', record.keyType);
+            discard(claimed.keyId, 'profile-mismatch');
             continue;
           }
           return await fail({
@@ -249,8 +252,7 @@ async function runAttempt(
           key = await hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel);
         } catch (err) {
           if (mayDiscard && isUnwrapRejection(err)) {
-            deps.onKeyDiscarded?.(claimed.keyId, record.keyType, 'unwrap-failed');
-            deps.metrics.count('KeysDiscarded', record.keyType);
+            discard(claimed.keyId, 'unwrap-failed');
             continue;
           }
           throw new StageError('unwrap', err);
@@ -288,8 +290,7 @@ async function runAttempt(
       if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer)) {
         await stage('destroy', destroyKey);
         if (mayDiscard) {
-          deps.onKeyDiscarded?.(claimed.keyId, record.keyType, 'public-key-mismatch');
-          deps.metrics.count('KeysDiscarded', record.keyType);
+          discard(claimed.keyId, 'public-key-mismatch');
           continue;
         }
         return await fail({
