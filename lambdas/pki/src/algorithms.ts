@@ -4,7 +4,7 @@ import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
 import * as rsa from '@peculiar/asn1-rsa';
 import * as ecc from '@peculiar/asn1-ecc';
 import { KEY_TYPE_SPECS, nodeHashName, type DigestAlgorithm, type KeyType } from '../../core/src';
-import type { SignatureScheme } from './types';
+import type { SignDigest, SignatureScheme } from './types';
 
 /**
  * Signature schemes by OID. Signing uses one fixed scheme per key type (schemeFor); verification accepts
@@ -64,6 +64,14 @@ export function algorithmIdentifierDer(id: AlgorithmIdentifier): Buffer {
 
 export function digest(algorithm: DigestAlgorithm, data: Buffer): Buffer {
   return createHash(nodeHashName(algorithm)).update(data).digest();
+}
+
+/** Signs a to-be-signed structure (TBSCertificate, CertificationRequestInfo): its digest, by `sign`. */
+export function signDer(der: Buffer, scheme: SignatureScheme, sign: SignDigest): Promise<Buffer> {
+  return sign(digest(scheme.digestAlgorithm, der), {
+    digestAlgorithm: scheme.digestAlgorithm,
+    signatureAlgorithm: scheme.signatureAlgorithm,
+  });
 }
 
 /** Key type of a SubjectPublicKeyInfo, or undefined when the service does not offer that key. */

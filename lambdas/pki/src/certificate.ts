@@ -34,7 +34,7 @@ import {
   id_pe_authorityInfoAccess,
 } from '@peculiar/asn1-x509';
 import type { KeyType } from '../../core/src';
-import { algorithmIdentifier, digest, schemeFor } from './algorithms';
+import { algorithmIdentifier, schemeFor, signDer } from './algorithms';
 import { outerLength, toArrayBuffer } from './der';
 import type { SignDigest } from './types';
 
@@ -206,10 +206,7 @@ export async function signCertificate(
     extensions: new Extensions([...content.extensions]),
   });
   const tbsDer = Buffer.from(AsnConvert.serialize(tbs));
-  const signature = await signer.sign(digest(scheme.digestAlgorithm, tbsDer), {
-    digestAlgorithm: scheme.digestAlgorithm,
-    signatureAlgorithm: scheme.signatureAlgorithm,
-  });
+  const signature = await signDer(tbsDer, scheme, signer.sign);
   const certificate = new Certificate({
     tbsCertificate: tbs,
     signatureAlgorithm: algorithmIdentifier(scheme),

@@ -6,10 +6,10 @@ import { KEY_TYPE_SPECS, nodeHashName, subjectAttributes } from '../../core/src'
 import {
   algorithmIdentifier,
   algorithmIdentifierDer,
-  digest,
   keyTypeOfSpki,
   schemeFor,
   schemeForOid,
+  signDer,
 } from './algorithms';
 import { outerLength, toArrayBuffer } from './der';
 import { BadCsrError, CsrSignatureInvalidError } from './errors';
@@ -35,10 +35,7 @@ export async function buildCsr(input: BuildCsrInput): Promise<Buffer> {
     attributes: new Attributes(),
   });
   const infoDer = Buffer.from(AsnConvert.serialize(info));
-  const signature = await input.sign(digest(scheme.digestAlgorithm, infoDer), {
-    digestAlgorithm: scheme.digestAlgorithm,
-    signatureAlgorithm: scheme.signatureAlgorithm,
-  });
+  const signature = await signDer(infoDer, scheme, input.sign);
   const csr = new CertificationRequest({
     certificationRequestInfo: info,
     signatureAlgorithm: algorithmIdentifier(scheme),
