@@ -85,6 +85,13 @@ export class PipelineFunctions extends Construct {
     };
     const poolUserPin = `secretsmanager:${hsm.poolUserSecret.secretArn}`;
     const caUserPin = `secretsmanager:${hsm.caUserSecret.secretArn}`;
+    // Signer and keygen: the pool's crypto user, the pool settings and the wrapping key.
+    const poolUserEnv = {
+      ...hsmEnv,
+      ...poolEnv,
+      HSM_PIN_SOURCE: poolUserPin,
+      HSM_WRAP_KEY_LABEL: settings.hsm.wrapKeyLabel,
+    };
 
     // The API reaches only DynamoDB and SQS: no route to the HSM ports.
     const apiSecurityGroup = new ec2.SecurityGroup(this, 'ApiSecurityGroup', {
@@ -133,10 +140,7 @@ export class PipelineFunctions extends Construct {
       timeout: Duration.seconds(SIGNER_TIMEOUT_SECONDS),
       securityGroup: hsm.clientSecurityGroup,
       environment: {
-        ...hsmEnv,
-        ...poolEnv,
-        HSM_PIN_SOURCE: poolUserPin,
-        HSM_WRAP_KEY_LABEL: settings.hsm.wrapKeyLabel,
+        ...poolUserEnv,
         CA_FUNCTION_NAME: this.ca.functionArn,
         SIGNER_CONCURRENCY: String(SIGNER_EVENT_SOURCE.batchSize),
         ...tableEnv('requests', 'keyPool'),
@@ -152,10 +156,7 @@ export class PipelineFunctions extends Construct {
       reservedConcurrency: SCHEDULES.keygen.reservedConcurrency,
       securityGroup: hsm.clientSecurityGroup,
       environment: {
-        ...hsmEnv,
-        ...poolEnv,
-        HSM_PIN_SOURCE: poolUserPin,
-        HSM_WRAP_KEY_LABEL: settings.hsm.wrapKeyLabel,
+        ...poolUserEnv,
         // Forecast-driven by default; POOL_TARGETS serves the `targets` policy and the dashboard's targets.
         KEYGEN_POLICY: 'forecast',
         POOL_TARGETS: settings.pool.targetsSpec,
