@@ -9,13 +9,8 @@ import { cpus } from 'node:os';
 import { defaultSignatureAlgorithm, type KeyType } from '../../lambdas/core/src';
 import { loadConfig } from '../../lambdas/config/src';
 import { connectHsm } from '../../lambdas/adapters/hsm/src';
-import { finish, printTable, type Row } from './report';
+import { finish, option, printTable, type Row } from './report';
 import { round } from './stats';
-
-function option(args: string[], name: string, fallback: number): number {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-}
 
 /** Signs per second from `openssl speed -multi <cores>` for one algorithm. */
 function opensslSpeed(algorithm: 'rsa2048' | 'ecdsap256', seconds: number, cores: number): number {
@@ -41,7 +36,7 @@ function opensslSpeed(algorithm: 'rsa2048' | 'ecdsap256', seconds: number, cores
 }
 
 export async function run(args: string[]): Promise<void> {
-  const seconds = option(args, 'seconds', 3);
+  const seconds = Number(option(args, 'seconds') ?? 3);
   const cores = cpus().length;
   const config = loadConfig();
   const hsm = await connectHsm({ ...config.hsm, sessionPoolSize: cores });

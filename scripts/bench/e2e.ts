@@ -7,7 +7,7 @@ import { isKeyType, KEY_TYPES, type KeyType } from '../../lambdas/core/src';
 import { call } from '../local/client';
 import { startLocalPipeline, type LocalPipeline } from '../local/runner/pipeline';
 import { rampArrivals, runOpenLoop, steadyArrivals, type Arrival, type Outcome } from './load';
-import { finish, printTable, type Row } from './report';
+import { finish, option, printTable, type Row } from './report';
 import { median, percentile, round } from './stats';
 
 interface Args {
@@ -21,10 +21,7 @@ interface Args {
 }
 
 function parseArgs(args: string[]): Args {
-  const get = (name: string): string | undefined => {
-    const i = args.indexOf(`--${name}`);
-    return i >= 0 ? args[i + 1] : undefined;
-  };
+  const get = (name: string): string | undefined => option(args, name);
   const workload = args[0];
   if (workload !== 'ramp' && workload !== 'steady' && workload !== 'max') {
     throw new Error(

@@ -7,16 +7,11 @@ import { createHash } from 'node:crypto';
 import { KEY_TYPES, defaultSignatureAlgorithm, type KeyType } from '../../lambdas/core/src';
 import { loadConfig } from '../../lambdas/config/src';
 import { connectHsm } from '../../lambdas/adapters/hsm/src';
-import { finish, printTable, type Row } from './report';
+import { finish, option, printTable, type Row } from './report';
 import { median, msSince, percentile, round } from './stats';
 
-function option(args: string[], name: string, fallback: number): number {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-}
-
 export async function run(args: string[]): Promise<void> {
-  const n = option(args, 'n', 30);
+  const n = Number(option(args, 'n') ?? 30);
   const config = loadConfig();
   // One session: operations are timed one at a time, as a single request would see them.
   const hsm = await connectHsm({ ...config.hsm, sessionPoolSize: 1 });

@@ -45,45 +45,34 @@ export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOpt
 async function one(arrival: Arrival, i: number, start: number, options: LoadOptions): Promise<Outcome> {
   const request = sampleRequest(options.keyType, i);
   const sentAt = performance.now() - start;
-  const base = { phase: arrival.phase, scheduledAt: arrival.at, sentAt };
+  // Latency is taken when the outcome is built: from sending the POST to seeing the answer.
+  const outcome = (ok: boolean, status: string, view?: SignRequestView): Outcome => ({
+    phase: arrival.phase,
+    scheduledAt: arrival.at,
+    sentAt,
+    latencyMs: performance.now() - start - sentAt,
+    ok,
+    status,
+    error: view?.error?.code,
+    view,
+  });
   try {
     const accepted = await call<{ id: string }>(`${options.url}/sign-requests`, {
       apiKey: options.apiKey,
       body: request.body,
     });
-    if (accepted.status !== 202) {
-      return {
-        ...base,
-        latencyMs: performance.now() - start - sentAt,
-        ok: false,
-        status: `HTTP ${accepted.status}`,
-      };
-    }
+    if (accepted.status !== 202) return outcome(false, `HTTP ${accepted.status}`);
     for (;;) {
       const res = await call<SignRequestView>(`${options.url}/sign-requests/${accepted.body.id}?wait=20`, {
         apiKey: options.apiKey,
       });
-      if (res.status !== 200) {
-        return {
-          ...base,
-          latencyMs: performance.now() - start - sentAt,
-          ok: false,
-          status: `HTTP ${res.status}`,
-        };
-      }
+      if (res.status !== 200) return outcome(false, `HTTP ${res.status}`);
       if (res.body.status === 'signed' || res.body.status === 'failed') {
-        return {
-          ...base,
-          latencyMs: performance.now() - start - sentAt,
-          ok: res.body.status === 'signed',
-          status: res.body.status,
-          error: res.body.error?.code,
-          view: res.body,
-        };
+        return outcome(res.body.status === 'signed', res.body.status, res.body);
       }
     }
   } catch (err) {
-    return { ...base, latencyMs: performance.now() - start - sentAt, ok: false, status: (err as Error).name };
+    return outcome(false, (err as Error).name);
   }
 }
 

@@ -38,15 +38,10 @@ import { TABLES, ensureTables } from '../../lambdas/resources/src';
 import { CertificateRepository } from '../../lambdas/adapters/dynamodb/src/certificate-repository';
 import { CertificateAuthority, caCertificateStore } from '../../lambdas/ca/src';
 import { startStandIns, type StandIns } from '../local/stand-ins';
-import { finish, printTable, type Row } from './report';
+import { finish, option, printTable, type Row } from './report';
 import { median, msSince, percentile, round } from './stats';
 
 const WARM_UP = 3;
-
-function option(args: string[], name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-}
 
 interface Sample {
   readonly requestMs: number;
@@ -55,8 +50,8 @@ interface Sample {
 }
 
 export async function run(args: string[]): Promise<void> {
-  const n = Number(option(args, 'n', '30'));
-  const keyType = option(args, 'key-type', 'RSA-2048');
+  const n = Number(option(args, 'n') ?? '30');
+  const keyType = option(args, 'key-type') ?? 'RSA-2048';
   if (!isKeyType(keyType) || !Number.isInteger(n) || n < 1) {
     throw new Error('usage: npm run bench -- pool [--n <count>] [--key-type RSA-2048|...]');
   }

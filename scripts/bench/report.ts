@@ -4,6 +4,12 @@ import { ROOT } from '../local/paths';
 
 export type Row = Record<string, string | number>;
 
+/** The value after `--name` on a suite's command line, if given. */
+export function option(args: readonly string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
 /** Prints rows as an aligned text table. */
 export function printTable(title: string, rows: readonly Row[]): void {
   console.log(`\n${title}`);
