@@ -14,11 +14,20 @@ export interface StandInEndpoints {
   readonly sqs: string;
 }
 
+export type StandInName = 'DynamoDB Local' | 'ElasticMQ';
+
 export interface StandIns {
   readonly endpoints: StandInEndpoints;
   /** Names of the stand-ins this process started (empty when all endpoints were configured). */
-  readonly started: readonly string[];
+  readonly started: readonly StandInName[];
   stop(): Promise<void>;
+  /**
+   * Stops one stand-in this process started (an outage; fault tests). Its port stays reserved for
+   * startService; its data survives only when it was given a data directory.
+   */
+  stopService(name: StandInName): Promise<void>;
+  /** Starts a stopped stand-in again on the same port with the same data, and waits until it answers. */
+  startService(name: StandInName): Promise<void>;
   /** Environment for processes that should use these endpoints (and dummy local credentials). */
   env(): Record<string, string>;
 }
@@ -26,7 +35,25 @@ export interface StandIns {
 export interface StandInOptions {
   /** Keep DynamoDB data in this directory instead of memory (the local runner keeps its pool). */
   readonly dynamodbDataDir?: string;
+  /**
+   * Keep ElasticMQ queues (queues-storage) and messages (messages-storage, H2) in this directory, so a
+   * restarted ElasticMQ still holds every queue and message, in flight or not.
+   */
+  readonly sqsDataDir?: string;
   readonly log?: (message: string) => void;
+}
+
+/** startService/stopService named a stand-in this process did not start. */
+export class StandInNotManagedError extends Error {
+  public override readonly name = 'StandInNotManagedError';
+}
+
+interface Managed {
+  readonly name: StandInName;
+  readonly args: readonly string[];
+  /** URL that answers once the service is up. */
+  readonly probe: string;
+  child: ChildProcess | undefined;
 }
 
 const JARS = join(LOCAL_DIR, 'jars');
@@ -37,9 +64,14 @@ export async function startStandIns(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<StandIns> {
   const log = options.log ?? (() => undefined);
-  const children: Array<{ name: string; child: ChildProcess }> = [];
+  const services: Managed[] = [];
   const stop = async (): Promise<void> => {
-    await Promise.all(children.splice(0).map(({ child }) => stopChild(child)));
+    await Promise.all(services.splice(0).map((s) => stopManaged(s)));
+  };
+  const managed = (name: StandInName): Managed => {
+    const service = services.find((s) => s.name === name);
+    if (!service) throw new StandInNotManagedError(`${name} was not started by this process`);
+    return service;
   };
   try {
     const configured = (service: string): string | undefined =>
@@ -56,17 +88,19 @@ export async function startStandIns(
         args.push('-inMemory');
       }
       const dir = join(JARS, 'dynamodb-local');
-      children.push({
+      dynamodb = `http://127.0.0.1:${port}`;
+      services.push({
         name: 'DynamoDB Local',
-        child: spawnJava([
+        args: [
           `-Djava.library.path=${dir}`,
           '-cp',
           `${dir}/*`,
           'com.amazonaws.services.dynamodbv2.local.main.ServerRunner',
           ...args,
-        ]),
+        ],
+        probe: dynamodb,
+        child: undefined,
       });
-      dynamodb = `http://127.0.0.1:${port}`;
     } else {
       log(`using configured DynamoDB endpoint ${dynamodb}`);
     }
@@ -77,40 +111,37 @@ export async function startStandIns(
       const runDir = join(LOCAL_DIR, 'run');
       mkdirSync(runDir, { recursive: true });
       const conf = join(runDir, `elasticmq-${port}.conf`);
-      writeFileSync(
-        conf,
-        [
-          'include classpath("application.conf")',
-          `node-address { protocol = http, host = 127.0.0.1, port = ${port}, context-path = "" }`,
-          `rest-sqs { enabled = true, bind-port = ${port}, bind-hostname = "127.0.0.1", sqs-limits = strict }`,
-          'rest-stats { enabled = false }',
-          '',
-        ].join('\n'),
-      );
-      children.push({
-        name: 'ElasticMQ',
-        child: spawnJava([
-          `-Dconfig.file=${conf}`,
-          '-cp',
-          `${join(JARS, 'elasticmq')}/*`,
-          'org.elasticmq.server.Main',
-        ]),
-      });
+      writeFileSync(conf, elasticMqConf(port, options.sqsDataDir));
       sqs = `http://127.0.0.1:${port}`;
+      services.push({
+        name: 'ElasticMQ',
+        args: [`-Dconfig.file=${conf}`, '-cp', `${join(JARS, 'elasticmq')}/*`, 'org.elasticmq.server.Main'],
+        probe: `${sqs}/?Action=ListQueues`,
+        child: undefined,
+      });
     } else {
       log(`using configured SQS endpoint ${sqs}`);
     }
 
+    for (const service of services) service.child = spawnJava([...service.args]);
     const endpoints = { dynamodb, sqs };
-    await Promise.all([
-      waitUntilUp('DynamoDB Local', endpoints.dynamodb, children),
-      waitUntilUp('ElasticMQ', `${endpoints.sqs}/?Action=ListQueues`, children),
-    ]);
-    for (const { name } of children) log(`${name} is up`);
+    await Promise.all(services.map((s) => waitUntilUp(s)));
+    for (const { name } of services) log(`${name} is up`);
     return {
       endpoints,
-      started: children.map((c) => c.name),
+      started: services.map((s) => s.name),
       stop,
+      stopService: async (name) => {
+        await stopManaged(managed(name));
+        log(`${name} stopped`);
+      },
+      startService: async (name) => {
+        const service = managed(name);
+        if (service.child && service.child.exitCode === null && service.child.signalCode === null) return;
+        service.child = spawnJava([...service.args]);
+        await waitUntilUp(service);
+        log(`${name} is up again`);
+      },
       env: () => ({
         AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
         AWS_ENDPOINT_URL_SQS: endpoints.sqs,
@@ -123,6 +154,27 @@ export async function startStandIns(
     await stop();
     throw err;
   }
+}
+
+/**
+ * ElasticMQ configuration. With a data directory, queues (with their attributes) are written to a
+ * queues file and messages to an H2 database (both shipped with elasticmq-server), and read back at start.
+ */
+function elasticMqConf(port: number, dataDir: string | undefined): string {
+  const lines = [
+    'include classpath("application.conf")',
+    `node-address { protocol = http, host = 127.0.0.1, port = ${port}, context-path = "" }`,
+    `rest-sqs { enabled = true, bind-port = ${port}, bind-hostname = "127.0.0.1", sqs-limits = strict }`,
+    'rest-stats { enabled = false }',
+  ];
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    lines.push(
+      `queues-storage { enabled = true, path = ${JSON.stringify(join(dataDir, 'queues.conf'))} }`,
+      `messages-storage { enabled = true, uri = ${JSON.stringify(`jdbc:h2:${join(dataDir, 'messages')}`)} }`,
+    );
+  }
+  return [...lines, ''].join('\n');
 }
 
 /**
@@ -139,8 +191,10 @@ function spawnJava(args: string[]): ChildProcess {
   return child;
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+async function stopManaged(service: Managed): Promise<void> {
+  const child = service.child;
+  service.child = undefined;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.stdin?.end(); // the watchdog kills the JVM and the shell exits with it
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -148,14 +202,11 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function waitUntilUp(
-  name: string,
-  url: string,
-  children: Array<{ name: string; child: ChildProcess }>,
-): Promise<void> {
+async function waitUntilUp(service: Managed): Promise<void> {
+  const { name, probe: url } = service;
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  const own = children.find((c) => c.name === name)?.child;
   while (Date.now() < deadline) {
+    const own = service.child;
     if (own && own.exitCode !== null) {
       throw new Error(`${name} exited during start-up (is Java installed? run: npm run bootstrap)`);
     }
