@@ -27,7 +27,10 @@ async function main(): Promise<void> {
   const shutdown = (): void => {
     if (stopping) return;
     stopping = true;
-    void poller.stop().finally(() => process.exit(0));
+    void poller
+      .stop()
+      .then(reportSessionObjects)
+      .finally(() => process.exit(0));
     setTimeout(() => process.exit(0), 10_000).unref();
   };
   process.on('SIGTERM', shutdown);
@@ -35,6 +38,16 @@ async function main(): Promise<void> {
   process.stdin.on('end', shutdown);
   process.stdin.on('close', shutdown);
   process.stdin.resume();
+}
+
+/**
+ * After the last batch, every unwrapped key must have been destroyed: the session objects this process
+ * still holds are logged (fault tests assert 0; a killed process's session objects die with it).
+ */
+async function reportSessionObjects(): Promise<void> {
+  const { sharedHsm } = await import('../../../lambdas/handlers/shared/hsm');
+  const count = await (await sharedHsm()).countSessionObjects();
+  console.error(`consumer stopped: hsm session objects ${count}`);
 }
 
 main().catch((err: Error) => {

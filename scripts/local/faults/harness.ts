@@ -1,0 +1,341 @@
+/**
+ * Fault-injection harness: the whole local pipeline (real handlers, SoftHSM, DynamoDB Local, ElasticMQ)
+ * with the knobs the fault tests turn (short leases, consumers to kill, stand-ins of its own to restart),
+ * a client that behaves like an e-service (retries with the same requestId, waits for a terminal answer),
+ * and the checks every fault test ends with: terminal states, one certificate per request, the audit log.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../../lambdas/adapters/aws/src';
+import { AuditRepository } from '../../../lambdas/adapters/dynamodb/src/audit-repository';
+import { loadAuditPublicKey, verifyAuditStore } from '../../../lambdas/audit/src';
+import { loadAuditConfig, loadAwsConfig } from '../../../lambdas/config/src';
+import type { AuditEvent, AuditVerificationReport } from '../../../lambdas/core/src';
+import { TABLES, tableName } from '../../../lambdas/resources/src';
+import { call, type SampleRequest, type SignRequestView } from '../client';
+import { LOCAL_DIR } from '../paths';
+import { startLocalPipeline, type ConsumerProcess, type LocalPipeline } from '../runner/pipeline';
+import { startStandIns, type StandIns } from '../stand-ins';
+import { localToken } from '../token';
+
+export interface FaultPipelineOptions {
+  /** Environment overrides on top of the fault defaults (pool targets, leases, consumers, ...). */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Start DynamoDB Local and ElasticMQ for this pipeline alone, with their data on disk, so a test can
+   * stop and restart them (the shared stand-ins of the Jest run must never go down under other tests).
+   */
+  readonly ownStandIns?: boolean;
+}
+
+export interface FaultPipeline {
+  readonly pipeline: LocalPipeline;
+  /** Every log line of the pipeline and its consumer processes. */
+  readonly lines: string[];
+  /** The stand-ins this pipeline owns (ownStandIns), to stop and restart. */
+  readonly standIns?: StandIns;
+  readonly doc: DynamoDBDocumentClient;
+  stop(): Promise<void>;
+}
+
+/**
+ * Leases and visibility timeouts of a few seconds, so work of a killed consumer or of a delivery that
+ * lost its dependencies comes back within the test (AWS's are a minute or more).
+ */
+const FAULT_DEFAULTS: Record<string, string> = {
+  PORT: '0',
+  LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
+  LOCAL_ACCESS_LOG: '0',
+  LOCAL_CONSUMERS: '2',
+  LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
+  SIGN_ATTEMPT_LEASE_SECONDS: '4',
+  POOL_SHARDS: '2',
+  LOG_LEVEL: 'WARN',
+};
+
+export async function startFaultPipeline(options: FaultPipelineOptions = {}): Promise<FaultPipeline> {
+  const lines: string[] = [];
+  let standIns: StandIns | undefined;
+  let dataDir: string | undefined;
+  if (options.ownStandIns) {
+    dataDir = mkdtempSync(join(tmpdir(), 'faults-'));
+    const {
+      AWS_ENDPOINT_URL: _a,
+      AWS_ENDPOINT_URL_DYNAMODB: _d,
+      AWS_ENDPOINT_URL_SQS: _s,
+      ...env
+    } = process.env;
+    standIns = await startStandIns(
+      { dynamodbDataDir: join(dataDir, 'dynamodb'), sqsDataDir: join(dataDir, 'sqs') },
+      env,
+    );
+    // The pipeline takes configured endpoints as they are and starts nothing of its own.
+    Object.assign(process.env, standIns.env());
+  }
+  const pipeline = await startLocalPipeline({
+    resourcePrefix: `faults-${randomBytes(3).toString('hex')}-`,
+    log: (line) => lines.push(line),
+    env: { ...FAULT_DEFAULTS, ...(options.env ?? {}) },
+  });
+  const doc = documentClient(loadAwsConfig());
+  return {
+    pipeline,
+    lines,
+    standIns,
+    doc,
+    stop: async () => {
+      await pipeline.stop();
+      doc.destroy();
+      await standIns?.stop();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function liveConsumers(pipeline: LocalPipeline): ConsumerProcess[] {
+  return pipeline.consumers.filter((c) => c.child.exitCode === null && c.child.signalCode === null);
+}
+
+/**
+ * SIGKILLs a consumer as a crashed execution environment dies: the process the runner spawned is the
+ * `tsx` launcher, whose child node process runs the signer, and a SIGKILL is not relayed to it; killing
+ * only the launcher would leave the signer running. So its descendants die first, then the launcher.
+ */
+export async function sigkillConsumer(consumer: ConsumerProcess): Promise<number[]> {
+  const pid = consumer.child.pid;
+  if (pid === undefined) return [];
+  const tree = [...descendants(pid), pid];
+  for (const p of tree) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await consumer.exited;
+  // The launcher's exit does not wait for its child: wait until no process of the tree is left.
+  while (tree.some(isAlive)) await sleep(20);
+  return tree;
+}
+
+function descendants(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+  return children.flatMap((c) => [...descendants(c), c]);
+}
+
+/** Running (a zombie awaiting its reaper counts as dead: it holds no sessions and does no work). */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stops the live consumers gracefully and returns what each reported about its HSM session objects
+ * (the consumer logs the count after its last batch). Waits for 'close', so every log line is in.
+ */
+export async function stopConsumersAndCountSessionObjects(fault: FaultPipeline): Promise<number[]> {
+  const live = liveConsumers(fault.pipeline);
+  const from = fault.lines.length;
+  await Promise.all(
+    live.map(async ({ child }) => {
+      const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+      child.kill('SIGTERM');
+      await closed;
+    }),
+  );
+  return fault.lines
+    .slice(from)
+    .map((line) => /consumer stopped: hsm session objects (\d+)/.exec(line)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number);
+}
+
+/** The token's persistent objects (SoftHSM keeps one file per token object): none may appear or vanish. */
+export function tokenObjectFiles(): string[] {
+  const { tokenDir } = localToken();
+  return readdirSync(tokenDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) => readdirSync(join(tokenDir, d.name)).map((f) => `${d.name}/${f}`))
+    .filter((f) => f.endsWith('.object'))
+    .sort();
+}
+
+export interface Submitted {
+  readonly request: SampleRequest;
+  readonly id: string;
+  /** Answers other than 200/202 the client saw (and retried) before the request was accepted. */
+  readonly refusals: ReadonlyArray<{ status: number; code?: string }>;
+}
+
+/** A submission that was never accepted before the deadline. */
+export class NotAcceptedError extends Error {
+  public override readonly name = 'NotAcceptedError';
+}
+
+/**
+ * Submits like a well-behaved e-service: every request carries its own requestId, and 429/5xx answers or
+ * transport errors are retried with the same id (a replay of an accepted one answers 200 with its id).
+ */
+export async function submit(
+  url: string,
+  apiKey: string,
+  request: SampleRequest,
+  deadline: number,
+): Promise<Submitted> {
+  const refusals: Array<{ status: number; code?: string }> = [];
+  for (;;) {
+    const res = await call<{ id: string; error?: { code: string } }>(`${url}/sign-requests`, {
+      apiKey,
+      body: request.body,
+    }).catch(() => undefined);
+    if (res && (res.status === 202 || res.status === 200)) return { request, id: res.body.id, refusals };
+    refusals.push({ status: res?.status ?? 0, code: res?.body?.error?.code });
+    if (res && res.status < 500 && res.status !== 429) {
+      throw new NotAcceptedError(`refused for good: ${res.status} ${res.body?.error?.code ?? ''}`);
+    }
+    if (Date.now() > deadline) throw new NotAcceptedError(`not accepted: ${JSON.stringify(refusals)}`);
+    await sleep(250);
+  }
+}
+
+/**
+ * Long-polls every id until it is signed or failed, tolerating 5xx and transport errors (a stand-in may
+ * be down). Ids still not terminal at the deadline come back with their last seen status.
+ */
+export async function waitForTerminal(
+  url: string,
+  apiKey: string,
+  ids: readonly string[],
+  deadline: number,
+): Promise<Map<string, SignRequestView | undefined>> {
+  const views = new Map<string, SignRequestView | undefined>();
+  await runAll(ids, 32, async (id) => {
+    let last: SignRequestView | undefined;
+    while (Date.now() < deadline) {
+      const wait = Math.max(0, Math.min(20, Math.floor((deadline - Date.now()) / 1000)));
+      const res = await call<SignRequestView>(`${url}/sign-requests/${id}?wait=${wait}`, { apiKey }).catch(
+        () => undefined,
+      );
+      if (res?.status === 200) {
+        last = res.body;
+        if (last.status === 'signed' || last.status === 'failed') break;
+      } else {
+        await sleep(250);
+      }
+    }
+    views.set(id, last);
+  });
+  return views;
+}
+
+export async function runAll<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await fn(items[i], i);
+      }
+    }),
+  );
+  return results;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export interface CertificateItem {
+  readonly requestId: string;
+  readonly serialHex: string;
+  readonly certificatePem?: string;
+}
+
+/** Every item of the certificates table: `request` items (one per request) and `serial` items. */
+export async function scanCertificates(
+  doc: DynamoDBDocumentClient,
+): Promise<{ byRequest: CertificateItem[]; serials: CertificateItem[] }> {
+  const items = await scanAll(doc, tableName(TABLES.certificates));
+  const pick = (kind: string): CertificateItem[] =>
+    items
+      .filter((i) => i.kind === kind)
+      .map((i) => ({
+        requestId: String(i.requestId),
+        serialHex: String(i.serialHex),
+        certificatePem: typeof i.certificatePem === 'string' ? i.certificatePem : undefined,
+      }));
+  return { byRequest: pick('request'), serials: pick('serial') };
+}
+
+export async function scanAll(
+  doc: DynamoDBDocumentClient,
+  table: string,
+): Promise<Array<Record<string, unknown>>> {
+  const items: Array<Record<string, unknown>> = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await doc.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Values that occur more than once, with their counts (empty when all are unique). */
+export function duplicates(values: readonly string[]): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return Object.fromEntries([...counts].filter(([, n]) => n > 1));
+}
+
+export interface AuditSummary {
+  readonly events: AuditEvent[];
+  readonly report: AuditVerificationReport;
+}
+
+/** Reads the pipeline's whole audit log, parses its events and verifies chains and checkpoints. */
+export async function readAudit(doc: DynamoDBDocumentClient): Promise<AuditSummary> {
+  const config = loadAuditConfig();
+  const store = new AuditRepository(doc, { tableName: tableName(TABLES.audit) });
+  const publicKey = await loadAuditPublicKey({
+    file: join(LOCAL_DIR, 'audit', 'audit-key.pem'),
+    keyLabel: config.keyLabel,
+  });
+  const report = await verifyAuditStore(store, config.chains, publicKey);
+  const stored = await store.readAll();
+  const events = [...stored.entries.values()]
+    .flat()
+    .map((e) => (e.event ? (JSON.parse(e.event) as AuditEvent) : undefined))
+    .filter((e): e is AuditEvent => e !== undefined);
+  return { events, report };
+}
+
+/**
+ * Pool keys used more than once according to the audit log: a key id claimed twice, or signing twice.
+ * Empty when every key served at most one request.
+ */
+export function keysUsedTwice(events: readonly AuditEvent[]): Record<string, number> {
+  const claimed = events.flatMap((e) => (e.type === 'pool.key-claimed' ? [e.keyId] : []));
+  const signed = events.flatMap((e) => (e.type === 'signature.made' && e.keyId ? [e.keyId] : []));
+  return { ...duplicates(claimed), ...duplicates(signed) };
+}

@@ -1,0 +1,136 @@
+/**
+ * SIGKILL of signer consumer processes at random moments while requests flow over HTTP, each killed
+ * consumer replaced by a new one. Afterwards: every accepted request is signed or failed with a reason,
+ * no request has two certificates, no pool key served two requests (from the audit log, which must verify
+ * intact), and the HSM holds nothing extra (token objects unchanged; surviving consumers hold no session
+ * objects; a killed process's session objects die with its sessions).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sampleRequest, verifySignedResult, type SampleRequest } from '../../client';
+import { LOCAL_DIR } from '../../paths';
+import {
+  duplicates,
+  keysUsedTwice,
+  liveConsumers,
+  readAudit,
+  runAll,
+  scanCertificates,
+  sigkillConsumer,
+  sleep,
+  startFaultPipeline,
+  stopConsumersAndCountSessionObjects,
+  submit,
+  tokenObjectFiles,
+  waitForTerminal,
+  type FaultPipeline,
+} from '../harness';
+
+jest.setTimeout(300_000);
+
+const REQUESTS = 120;
+const KILLS = 6;
+let fault: FaultPipeline;
+
+beforeAll(async () => {
+  fault = await startFaultPipeline({
+    env: { POOL_TARGETS: 'EC-P256=160', LOCAL_CONSUMERS: '2', LOCAL_POLLER_CONCURRENCY: '2' },
+  });
+  await fault.pipeline.runKeygen();
+});
+
+afterAll(async () => {
+  await fault?.stop();
+});
+
+test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key used twice, HSM clean', async () => {
+  const { pipeline } = fault;
+  const tokenBefore = tokenObjectFiles();
+  const requests: SampleRequest[] = Array.from({ length: REQUESTS }, (_, i) =>
+    sampleRequest('EC-P256', i, { requestId: true }),
+  );
+
+  // Requests arrive at about 12/s while a killer SIGKILLs a random live consumer every 0.4-1.6 s and
+  // starts a replacement (as Lambda replaces a crashed execution environment).
+  let submitting = true;
+  const kills: number[] = [];
+  const killer = (async () => {
+    while (kills.length < KILLS && submitting) {
+      await sleep(400 + Math.random() * 1200);
+      const live = liveConsumers(pipeline);
+      if (live.length === 0) continue;
+      const victim = live[Math.floor(Math.random() * live.length)];
+      // A replacement still starting up has only its launcher; a running one also its signer process.
+      kills.push((await sigkillConsumer(victim)).length);
+      pipeline.startConsumer();
+    }
+  })();
+  const deadline = Date.now() + 120_000;
+  const submitted = await runAll(requests, 4, async (request) => {
+    const s = await submit(pipeline.url, pipeline.apiKey, request, deadline);
+    await sleep(300);
+    return s;
+  });
+  submitting = false;
+  await killer;
+  expect(kills.filter((processes) => processes >= 2).length).toBeGreaterThanOrEqual(3);
+  const ids = submitted.map((s) => s.id);
+  expect(new Set(ids).size).toBe(REQUESTS);
+
+  // Leases (4 s) and visibility timeouts (3 s) bring the killed consumers' work back; allow for a few
+  // rounds of redelivery and the replacements' start-up.
+  const views = await waitForTerminal(pipeline.url, pipeline.apiKey, ids, Date.now() + 120_000);
+  const notTerminal = ids.filter((id) => !['signed', 'failed'].includes(views.get(id)?.status ?? ''));
+  expect(notTerminal).toEqual([]);
+  const failedWithoutReason = ids.filter((id) => {
+    const v = views.get(id)!;
+    return v.status === 'failed' && !(v.error?.code && v.error.message);
+  });
+  expect(failedWithoutReason).toEqual([]);
+
+  const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
+  const signed = submitted.filter((s) => views.get(s.id)!.status === 'signed');
+  const bad = signed
+    .map((s) => ({ id: s.id, ...verifySignedResult(s.request, views.get(s.id)!, rootPem) }))
+    .filter((r) => !r.ok);
+  expect(bad).toEqual([]);
+  // Most requests sign despite the kills (a takeover may fail one whose key the CA already certified).
+  expect(signed.length).toBeGreaterThanOrEqual(REQUESTS * 0.8);
+
+  // One certificate per request: no request id has two serials, and a signed request's certificate is
+  // the one the CA recorded for it.
+  const certificates = await scanCertificates(fault.doc);
+  expect(duplicates(certificates.serials.map((c) => c.requestId))).toEqual({});
+  const recorded = new Map(certificates.byRequest.map((c) => [c.requestId, c.certificatePem]));
+  const mismatched = signed.filter(
+    (s) => recorded.get(s.id)?.trim() !== views.get(s.id)!.certificate?.trim(),
+  );
+  expect(mismatched.map((s) => s.id)).toEqual([]);
+
+  // No pool key served two requests, from the tamper-evident log (which must itself verify).
+  const audit = await readAudit(fault.doc);
+  expect(audit.report.issues).toEqual([]);
+  expect(audit.report.intact).toBe(true);
+  expect(keysUsedTwice(audit.events)).toEqual({});
+  const pooledSigned = signed.filter((s) => views.get(s.id)!.pooledKey).map((s) => s.id);
+  const signatureEvents = new Set(
+    audit.events.flatMap((e) => (e.type === 'signature.made' && e.keyId ? [e.requestId] : [])),
+  );
+  // The check is only worth something if the log saw the signatures: every pooled signed request's.
+  expect(pooledSigned.length).toBeGreaterThan(0);
+  expect(pooledSigned.filter((id) => !signatureEvents.has(id))).toEqual([]);
+
+  if (process.env.FAULTS_VERBOSE) {
+    const failed = REQUESTS - signed.length;
+    console.log(
+      `kills ${JSON.stringify(kills)}; signed ${signed.length} (pooled ${pooledSigned.length}), failed ${failed}; ` +
+        `audit ${audit.events.length} events, ${audit.report.entries} entries`,
+    );
+  }
+
+  // HSM: the surviving consumers destroyed every key they unwrapped; the token gained and lost nothing.
+  const sessionObjects = await stopConsumersAndCountSessionObjects(fault);
+  expect(sessionObjects.length).toBeGreaterThanOrEqual(1);
+  expect(sessionObjects.every((n) => n === 0)).toBe(true);
+  expect(tokenObjectFiles()).toEqual(tokenBefore);
+});
