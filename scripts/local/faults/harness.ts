@@ -301,11 +301,16 @@ export async function scanAll(
   return items;
 }
 
+/** How often each value occurs. */
+export function tally(values: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const v of values) counts[v] = (counts[v] ?? 0) + 1;
+  return counts;
+}
+
 /** Values that occur more than once, with their counts (empty when all are unique). */
 export function duplicates(values: readonly string[]): Record<string, number> {
-  const counts = new Map<string, number>();
-  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-  return Object.fromEntries([...counts].filter(([, n]) => n > 1));
+  return Object.fromEntries(Object.entries(tally(values)).filter(([, n]) => n > 1));
 }
 
 export interface AuditSummary {
