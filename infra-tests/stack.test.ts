@@ -263,6 +263,17 @@ describe('least privilege', () => {
     expect(actionsOn('Signer', fnId('Ca'))).toEqual(['lambda:InvokeFunction']);
   });
 
+  it('the audit log is append-only for every function: no update, delete or scan; the API has no access', () => {
+    for (const name of ['Signer', 'Ca'] as const)
+      expect(actionsOn(name, tableId('audit'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(actionsOn('Keygen', tableId('audit'))).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+    ]);
+    expect(actionsOn('Api', tableId('audit'))).toEqual([]);
+  });
+
   it('no statement grants a service-wide or global wildcard action', () => {
     for (const name of FUNCTIONS) {
       for (const action of roleStatements(template, roleId(name)).flatMap(actionsOf)) {

@@ -114,7 +114,7 @@ export class PipelineFunctions extends Construct {
         HSM_PIN_SOURCE: caUserPin,
         CA_HSM_PIN_SOURCE: caUserPin,
         CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
-        ...tableEnv('requests', 'certificates'),
+        ...tableEnv('requests', 'certificates', 'audit'),
       },
     });
 
@@ -143,7 +143,7 @@ export class PipelineFunctions extends Construct {
         ...poolUserEnv,
         CA_FUNCTION_NAME: this.ca.functionArn,
         SIGNER_CONCURRENCY: String(SIGNER_EVENT_SOURCE.batchSize),
-        ...tableEnv('requests', 'keyPool'),
+        ...tableEnv('requests', 'keyPool', 'audit'),
       },
     });
 
@@ -160,7 +160,7 @@ export class PipelineFunctions extends Construct {
         // Forecast-driven by default; POOL_TARGETS serves the `targets` policy and the dashboard's targets.
         KEYGEN_POLICY: 'forecast',
         POOL_TARGETS: settings.pool.targetsSpec,
-        ...tableEnv('keyPool', 'demand'),
+        ...tableEnv('keyPool', 'demand', 'audit'),
       },
     });
 
@@ -223,6 +223,7 @@ export class PipelineFunctions extends Construct {
     const pool = tables.table('keyPool');
     const certificates = tables.table('certificates');
     const demand = tables.table('demand');
+    const audit = tables.table('audit');
     const allow = (fn: NodejsFunction, target: dynamodb.Table, ...actions: string[]): void => {
       target.grant(fn, ...actions.map((a) => `dynamodb:${a}`));
     };
@@ -243,6 +244,9 @@ export class PipelineFunctions extends Construct {
     // Its queue permissions come from the event source mapping (receive, delete, decrypt).
     allow(this.signer, requests, 'GetItem', 'UpdateItem');
     allow(this.signer, pool, 'Query', 'DeleteItem', 'UpdateItem');
+    // The audit log is append-only for every function: read a chain head, put new entries and the moved
+    // head in one conditional transaction. No UpdateItem, DeleteItem or Scan: nothing can rewrite it.
+    allow(this.signer, audit, 'GetItem', 'PutItem');
     tableKey(this.signer);
     hsm.poolUserSecret.grantRead(this.signer);
     // The unqualified ARN only: the signer calls the CA function by that ARN.
@@ -253,11 +257,14 @@ export class PipelineFunctions extends Construct {
     allow(this.keygen, pool, 'BatchWriteItem', 'BatchGetItem', 'Query', 'DeleteItem', 'UpdateItem');
     // Forecast input (demand history) and its own measured keygen rate.
     allow(this.keygen, demand, 'Query', 'GetItem', 'PutItem');
+    // Batch and expiry events, and the scheduled checkpoint (all chain heads in one BatchGetItem).
+    allow(this.keygen, audit, 'GetItem', 'BatchGetItem', 'PutItem');
     tableKey(this.keygen);
     hsm.poolUserSecret.grantRead(this.keygen);
     // CA: read the request (subject), record issued certificates (transaction of puts), read CA certs.
     allow(this.ca, requests, 'GetItem');
     allow(this.ca, certificates, 'GetItem', 'PutItem');
+    allow(this.ca, audit, 'GetItem', 'PutItem');
     tableKey(this.ca);
     hsm.caUserSecret.grantRead(this.ca);
     hsm.caRootCertificate.grantRead(this.ca);

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KeyType } from './algorithms';
+import { hashIds, type AuditSink } from './audit';
 import { keyExpiresAt, type HsmKeyRef, type KeyPoolStore, type PoolHsm, type PoolKey } from './pool';
 import type { PoolMetrics } from './pool-metrics';
 
@@ -16,6 +17,8 @@ export interface FillPoolDeps {
   readonly hsm: Pick<PoolHsm, 'generateKeyPair' | 'wrapPrivateKey' | 'destroy'>;
   readonly pool: Pick<KeyPoolStore, 'add'>;
   readonly metrics: PoolMetrics;
+  /** The tamper-evident log: one `pool.batch-generated` event per stored batch (count, hash of ids). */
+  readonly audit?: AuditSink;
   /** Epoch ms. */
   readonly clock?: () => number;
   readonly newKeyId?: () => string;
@@ -90,6 +93,19 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
         deps.metrics.count('KeysAdded', input.keyType, result.written);
       }
       if (result.unwritten > 0) noteFailure(undefined, result.errorCode ?? 'POOL_WRITE_UNPROCESSED');
+      const ids = result.writtenKeyIds ?? [];
+      // After the write: the event names only keys that exist. A failed append leaves valid keys in the
+      // pool without their batch event; it is counted as a failure (AUDIT_WRITE_FAILED), never hidden.
+      if (deps.audit && ids.length > 0) {
+        await deps.audit
+          .append({
+            type: 'pool.batch-generated',
+            keyType: input.keyType,
+            count: ids.length,
+            keyIdsHash: hashIds(ids),
+          })
+          .catch(() => noteFailure(undefined, 'AUDIT_WRITE_FAILED'));
+      }
     } catch (err) {
       state.lost += batch.length;
       noteFailure(err);

@@ -9,6 +9,7 @@ export * from './fill-pool';
 export * from './request-state';
 export * from './signing';
 export * from './signing-errors';
+export * from './retry';
 export * from './forecast';
 export * from './planning';
 export * from './audit';

@@ -33,6 +33,8 @@ export interface AddKeysResult {
   readonly unwritten: number;
   /** Code of the hard failure that stopped the write, if any. */
   readonly errorCode?: string;
+  /** Ids of the keys written, in input order (for the audit log's batch events). */
+  readonly writtenKeyIds?: readonly string[];
 }
 
 /** The pool store (implemented by the DynamoDB KeyPoolRepository). */
@@ -46,8 +48,11 @@ export interface KeyPoolStore {
   claim(keyType: KeyType, nowSeconds: number): Promise<PoolKey | undefined>;
   /** Available keys per type from the maintained counters (no scan). */
   available(keyTypes: readonly KeyType[]): Promise<Record<KeyType, number>>;
-  /** Deletes keys of the type that expired at or before nowSeconds; returns how many it removed. */
-  removeExpired(keyType: KeyType, nowSeconds: number): Promise<number>;
+  /**
+   * Deletes keys of the type that expired at or before nowSeconds; returns how many it removed and tells
+   * onRemoved each removed key's id (for the audit log).
+   */
+  removeExpired(keyType: KeyType, nowSeconds: number, onRemoved?: (keyId: string) => void): Promise<number>;
 }
 
 /** An HSM key object as the core sees it: opaque apart from its type. */

@@ -14,7 +14,7 @@
  * the request over with a new attemptId (the old attempt's key died with its process: a claimed pool key
  * is already deleted, so it is never used twice).
  */
-import type { RequestError, RequestStatus, SignRequestRecord } from './sign-request';
+import type { RequestError, RequestStatus, SignRequestRecord, StageDurations } from './sign-request';
 
 /** The stored record: the shared SignRequestRecord plus the attempt bookkeeping of the signer. */
 export interface StoredSignRequest extends SignRequestRecord {
@@ -97,6 +97,8 @@ export interface SignedResult {
   readonly pooledKey: boolean;
   readonly keyAcquiredAt: number;
   readonly finishedAt: number;
+  readonly stageMs: StageDurations;
+  readonly discardedKeys: number;
 }
 
 export interface FailedResult {
@@ -104,6 +106,8 @@ export interface FailedResult {
   readonly pooledKey?: boolean;
   readonly keyAcquiredAt?: number;
   readonly finishedAt: number;
+  readonly stageMs?: StageDurations;
+  readonly discardedKeys?: number;
 }
 
 export interface StartAttempt {

@@ -24,6 +24,15 @@ export interface RequestError {
   readonly message: string;
 }
 
+/** The stages of a signing attempt whose durations a finished request records. */
+export type SigningStage = 'claim' | 'unwrap' | 'keygen' | 'sign' | 'csr' | 'destroy' | 'issue' | 'audit';
+
+/**
+ * Milliseconds per stage of the attempt that finished the request (summed over retries and discarded
+ * keys), for the benchmarks' "where the time goes". `audit` runs while `issue` does: it overlaps.
+ */
+export type StageDurations = Readonly<Partial<Record<SigningStage, number>>>;
+
 export interface SignRequestRecord {
   readonly id: string;
   /** The e-service client that made the request (API key / IAM principal). */
@@ -41,6 +50,9 @@ export interface SignRequestRecord {
   readonly startedAt?: number;
   readonly keyAcquiredAt?: number;
   readonly finishedAt?: number;
+  readonly stageMs?: StageDurations;
+  /** Pool keys this request threw away as unusable before one served (audit-logged by id). */
+  readonly discardedKeys?: number;
   /** Base64 signature. */
   readonly signature?: string;
   /** PEM leaf certificate. */

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
-import type { KeyDiscardReason } from './audit';
+import { signatureMadeEvent, type AuditEvent, type AuditSink, type KeyDiscardReason } from './audit';
 import type { CertificateIssuer } from './certificate-issuer';
 import { errorCode } from './fill-pool';
 import type { EmptyPoolPolicy, HsmKeyRef, HsmSignOptions, KeyPoolStore, PoolHsm } from './pool';
@@ -21,7 +21,8 @@ import {
   type SignedResult,
   type StoredSignRequest,
 } from './request-state';
-import type { RequestError, SignerIdentity } from './sign-request';
+import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from './retry';
+import type { RequestError, SignerIdentity, SigningStage } from './sign-request';
 import { AttemptSupersededError, RequestInProgressError, RequestNotFoundError } from './signing-errors';
 
 /** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/pki). */
@@ -56,8 +57,18 @@ export interface SigningDeps {
   readonly settings: SigningSettings;
   /** Verifies a CSR's signature against its own public key; throws when it does not verify. */
   readonly verifyCsr?: (csrDer: Buffer) => unknown;
-  /** Told of every pool key a request discarded (for the audit log). */
+  /** Told of every pool key a request discarded (the audit log records them too). */
   readonly onKeyDiscarded?: (keyId: string, keyType: KeyType, reason: KeyDiscardReason) => void;
+  /**
+   * The tamper-evident log: each attempt appends what it did to pool keys (claimed, discarded,
+   * destroyed) and the signature it made, before its result is stored.
+   */
+  readonly audit?: AuditSink;
+  /** Retries of transient HSM and CA failures; default DEFAULT_RETRY_POLICY. */
+  readonly retry?: RetryPolicy;
+  /** Told of each transient failure that is retried (for logs). */
+  readonly onRetry?: (stage: SigningStage, err: unknown, attempt: number) => void;
+  readonly sleep?: (ms: number) => Promise<void>;
   /** Epoch ms. */
   readonly clock?: () => number;
   readonly newAttemptId?: () => string;
@@ -147,9 +158,8 @@ function replay(record: StoredSignRequest): SignOutcome {
     : { status: 'failed', record, replayed: true };
 }
 
-/** The stage a failure happened in: the default error code when the cause has none of its own. */
-type Stage = 'claim' | 'unwrap' | 'keygen' | 'sign' | 'csr' | 'destroy' | 'issue';
-const STAGE_CODES: Readonly<Record<Stage, string>> = {
+/** The default error code of each stage, used when the cause has no code of its own. */
+const STAGE_CODES: Readonly<Record<SigningStage, string>> = {
   claim: 'POOL_CLAIM_FAILED',
   unwrap: 'KEY_UNWRAP_FAILED',
   keygen: 'KEYGEN_FAILED',
@@ -157,33 +167,29 @@ const STAGE_CODES: Readonly<Record<Stage, string>> = {
   csr: 'CSR_FAILED',
   destroy: 'KEY_DESTROY_FAILED',
   issue: 'CERTIFICATE_ISSUE_FAILED',
+  audit: 'AUDIT_WRITE_FAILED',
 };
 
 class StageError extends Error {
   public constructor(
-    public readonly stage: Stage,
+    public readonly stage: SigningStage,
     public readonly causeError: unknown,
   ) {
     super(stage);
   }
 }
 
-async function stage<T>(name: Stage, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw new StageError(name, err);
-  }
-}
-
 /** A stored error: a code and a message made of the stage and the cause's name/code, nothing else. */
-export function requestErrorFor(stageName: Stage, cause: unknown): RequestError {
+export function requestErrorFor(stageName: SigningStage, cause: unknown): RequestError {
   const causeCode = errorCode(cause);
   const own = (cause as { code?: unknown } | undefined)?.code;
   const code = typeof own === 'string' && causeCode === own ? causeCode : STAGE_CODES[stageName];
   const name = cause instanceof Error ? cause.name : 'error';
   return { code, message: `${stageName} failed: ${name} (${causeCode})` };
 }
+
+/** Stages safe to repeat after a transient failure (see retry.ts); claim and audit retry on their own. */
+const RETRIED: ReadonlySet<SigningStage> = new Set(['unwrap', 'keygen', 'sign', 'csr', 'destroy', 'issue']);
 
 async function runAttempt(
   deps: SigningDeps,
@@ -197,21 +203,54 @@ async function runAttempt(
     digestAlgorithm: record.digestAlgorithm,
     signatureAlgorithm: record.signatureAlgorithm,
   };
+  const durations: Partial<Record<SigningStage, number>> = {};
+  /** Runs one stage: timed, retried when safe, and any failure tagged with the stage. */
+  const timed = async <T>(name: SigningStage, fn: () => Promise<T>): Promise<T> => {
+    const t0 = clock();
+    try {
+      if (!RETRIED.has(name)) return await fn();
+      return await retryTransient(fn, deps.retry ?? DEFAULT_RETRY_POLICY, {
+        sleep: deps.sleep,
+        onRetry: (err, attempt) => deps.onRetry?.(name, err, attempt),
+      });
+    } catch (err) {
+      throw new StageError(name, err);
+    } finally {
+      durations[name] = (durations[name] ?? 0) + clock() - t0;
+    }
+  };
+
+  // Audit events of this attempt not yet appended (ids and hashes only).
+  const events: AuditEvent[] = [];
+  const appendEvents = async (): Promise<void> => {
+    const batch = events.splice(0);
+    if (batch.length > 0 && deps.audit) await deps.audit.appendMany(batch);
+  };
+
   let key: HsmKeyRef | undefined;
+  let keyId: string | undefined;
   let pooledKey: boolean | undefined;
   let keyAcquiredAt: number | undefined;
+  let discardedKeys = 0;
+  // Forgets the key only once the HSM confirmed the destroy, so a retry (or the safety net) tries again.
   const destroyKey = async (): Promise<void> => {
     const k = key;
+    if (!k) return;
+    await hsm.destroy(k);
     key = undefined;
-    if (k) await hsm.destroy(k);
+    if (keyId) events.push({ type: 'pool.key-destroyed', keyId, requestId: record.id });
   };
 
   const fail = async (error: RequestError, retryAfterSeconds?: number): Promise<SignOutcome> => {
+    // Best effort: what this attempt did to pool keys is recorded even when it fails.
+    await timed('audit', appendEvents).catch(() => undefined);
     const stored = await deps.requests.fail(record.id, attemptId, {
       error,
       pooledKey,
       keyAcquiredAt,
       finishedAt: clock(),
+      stageMs: durations,
+      discardedKeys,
     });
     if (!stored) throw new AttemptSupersededError(record.id);
     return { status: 'failed', record: stored, replayed: false, retryAfterSeconds };
@@ -227,16 +266,20 @@ async function runAttempt(
     let signature: Buffer;
     let csrDer: Buffer;
     let signedAt: number;
-    for (let discarded = 0; ; discarded++) {
-      const mayDiscard = discarded < (settings.maxDiscardedKeys ?? 3);
-      const discard = (keyId: string, reason: KeyDiscardReason): void => {
-        deps.onKeyDiscarded?.(keyId, record.keyType, reason);
+    for (;;) {
+      const mayDiscard = discardedKeys < (settings.maxDiscardedKeys ?? 3);
+      const discard = (id: string, reason: KeyDiscardReason): void => {
+        discardedKeys++;
+        events.push({ type: 'pool.key-discarded', keyId: id, reason, requestId: record.id });
+        deps.onKeyDiscarded?.(id, record.keyType, reason);
         deps.metrics.count('KeysDiscarded', record.keyType);
       };
-      const claimed = await stage('claim', () => deps.pool.claim(record.keyType, Math.floor(clock() / 1000)));
+      const claimed = await timed('claim', () => deps.pool.claim(record.keyType, Math.floor(clock() / 1000)));
       let publicKeySpki: Buffer;
       if (claimed) {
         pooledKey = true;
+        keyId = claimed.keyId;
+        events.push({ type: 'pool.key-claimed', keyId: claimed.keyId, requestId: record.id });
         deps.metrics.count('KeysClaimed', record.keyType);
         if (claimed.hsmProfile !== settings.hsmProfile) {
           if (mayDiscard) {
@@ -249,13 +292,15 @@ async function runAttempt(
           });
         }
         try {
-          key = await hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel);
+          key = await timed('unwrap', () =>
+            hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
+          );
         } catch (err) {
-          if (mayDiscard && isUnwrapRejection(err)) {
+          if (mayDiscard && err instanceof StageError && isUnwrapRejection(err.causeError)) {
             discard(claimed.keyId, 'unwrap-failed');
             continue;
           }
-          throw new StageError('unwrap', err);
+          throw err;
         }
         publicKeySpki = claimed.publicKeySpki;
       } else if (settings.emptyPoolPolicy === 'reject') {
@@ -264,20 +309,21 @@ async function runAttempt(
         return await fail({ code: 'POOL_EMPTY', message }, settings.retryAfterSeconds);
       } else {
         pooledKey = false;
+        keyId = undefined;
         deps.metrics.count('OnTheFlyFallbacks', record.keyType);
         // Used in place and never stored: generated non-extractable.
-        const pair = await stage('keygen', () => hsm.generateKeyPair(record.keyType, { extractable: false }));
+        const pair = await timed('keygen', () => hsm.generateKeyPair(record.keyType, { extractable: false }));
         key = pair.privateKey;
         publicKeySpki = pair.publicKeySpki;
       }
       keyAcquiredAt = clock();
       const signingKey = key;
 
-      signature = await stage('sign', () =>
+      signature = await timed('sign', () =>
         hsm.signDigest(signingKey, Buffer.from(record.digest, 'base64'), signOptions),
       );
       signedAt = clock();
-      csrDer = await stage('csr', () =>
+      csrDer = await timed('csr', () =>
         deps.buildCsr({
           subject: record.signer,
           keyType: record.keyType,
@@ -288,7 +334,7 @@ async function runAttempt(
       // The CA's own proof-of-possession check, done here first: a stored public key that is not the
       // private key's would fail it there and end the request; here it only costs that key.
       if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer)) {
-        await stage('destroy', destroyKey);
+        await timed('destroy', destroyKey);
         if (mayDiscard) {
           discard(claimed.keyId, 'public-key-mismatch');
           continue;
@@ -298,13 +344,18 @@ async function runAttempt(
           message: `pool key ${claimed.keyId} does not match its stored public key`,
         });
       }
+      events.push(signatureMadeEvent({ requestId: record.id, signature, publicKeySpki, keyId }));
       break;
     }
-    await stage('destroy', destroyKey);
+    await timed('destroy', destroyKey);
     const csrAt = clock();
 
-    // 3. The certificate: the issuer takes the subject from the request record, not from the CSR.
-    const issued = await stage('issue', () => deps.issuer.issue({ requestId: record.id, csrDer }));
+    // 3. The certificate (the issuer takes the subject from the request record, not from the CSR), while
+    // this attempt's audit events are appended: both must succeed before the result is released.
+    const [issued] = await Promise.all([
+      timed('issue', () => deps.issuer.issue({ requestId: record.id, csrDer })),
+      timed('audit', appendEvents),
+    ]);
     const finishedAt = clock();
     result = {
       signature: signature.toString('base64'),
@@ -313,6 +364,8 @@ async function runAttempt(
       pooledKey,
       keyAcquiredAt,
       finishedAt,
+      stageMs: durations,
+      discardedKeys,
     };
     stages = {
       acquireKeyMs: keyAcquiredAt - startedAt,

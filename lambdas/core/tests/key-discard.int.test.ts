@@ -13,7 +13,16 @@ import { CertificateAuthority, caCertificateStore } from '../../ca/src';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { buildCsr, verifyCsr } from '../../pki/src';
 import { createTestTables } from '../../test-support/dynamodb';
-import { InMemoryPoolMetrics, processSignRequest, type PoolKey, type SigningDeps } from '../src';
+import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
+import { AuditLog } from '../../audit/src';
+import {
+  InMemoryPoolMetrics,
+  eventsOf,
+  keyUsage,
+  processSignRequest,
+  type PoolKey,
+  type SigningDeps,
+} from '../src';
 
 const config = loadConfig();
 const WRAP = config.hsm.wrapKeyLabel;
@@ -21,11 +30,13 @@ let hsm: Pkcs11Hsm;
 let pool: KeyPoolRepository;
 let requests: RequestRepository;
 let issuer: CertificateAuthority;
+let auditStore: AuditRepository;
 
 beforeAll(async () => {
   hsm = await connectHsm(config.hsm, config.aws);
   const doc = documentClient(config.aws);
-  const tables = await createTestTables(['keyPool', 'requests', 'certificates']);
+  const tables = await createTestTables(['keyPool', 'requests', 'certificates', 'audit']);
+  auditStore = new AuditRepository(doc, { tableName: tables.audit });
   pool = new KeyPoolRepository(doc, { tableName: tables.keyPool, shards: 1 });
   requests = new RequestRepository(doc, { tableName: tables.requests });
   const caConfig = loadCaConfig();
@@ -93,6 +104,7 @@ test('a corrupted blob and a swapped public key are discarded; the request is si
 
   const discarded: string[] = [];
   const metrics = new InMemoryPoolMetrics();
+  const audit = new AuditLog(auditStore, { chains: 2 });
   const deps = (policy: 'fallback' | 'reject'): SigningDeps => ({
     requests,
     pool,
@@ -102,6 +114,7 @@ test('a corrupted blob and a swapped public key are discarded; the request is si
     issuer,
     metrics,
     onKeyDiscarded: (keyId, _type, reason) => discarded.push(`${keyId}:${reason}`),
+    audit,
     settings: {
       emptyPoolPolicy: policy,
       retryAfterSeconds: 30,
@@ -129,4 +142,18 @@ test('a corrupted blob and a swapped public key are discarded; the request is si
   expect(metrics.snapshot().counters.KeysDiscarded?.['EC-P256']).toBe(2);
   expect(await pool.available(['EC-P256'])).toEqual(expect.objectContaining({ 'EC-P256': 0 }));
   expect(await hsm.countSessionObjects()).toBe(before);
+
+  // The audit log records both discards with their reasons, against the requests that met them, and
+  // ties the one signature to the good key.
+  const events = eventsOf(await auditStore.readAll());
+  expect(
+    events
+      .filter((e) => e.type === 'pool.key-discarded')
+      .map((e) => (e.type === 'pool.key-discarded' ? `${e.keyId}:${e.reason}` : ''))
+      .sort(),
+  ).toEqual(discarded.sort());
+  const signatures = events.filter((e) => e.type === 'signature.made');
+  expect(signatures).toEqual([expect.objectContaining({ requestId: first.record.id, keyId: good.keyId })]);
+  expect(keyUsage(events)).toMatchObject({ claimed: 3, reused: [] });
+  expect(first.record.discardedKeys! + (second.record.discardedKeys ?? 0)).toBe(2);
 });

@@ -18,9 +18,15 @@ import { createTestTables } from '../../test-support/dynamodb';
 import { opensslVerifyChain, opensslVerifyDigest } from '../../test-support/openssl';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { CertificateAuthority, caCertificateStore } from '../../ca/src';
+import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
+import { AuditLog } from '../../audit/src';
 import {
   InMemoryPoolMetrics,
   RequestInProgressError,
+  eventsOf,
+  keyUsage,
+  verifyAuditLog,
+  type AuditSink,
   RequestNotFoundError,
   fillPool,
   nodeHashName,
@@ -45,11 +51,15 @@ let requests: RequestRepository;
 let issuer: CertificateAuthority;
 let chain: { rootPem: string; issuingPem: string };
 let poolTable: string;
+let auditStore: AuditRepository;
+let audit: AuditLog;
 
 beforeAll(async () => {
   hsm = await connectHsm(config.hsm, config.aws);
   doc = documentClient(config.aws);
-  const tables = await createTestTables(['keyPool', 'requests', 'certificates']);
+  const tables = await createTestTables(['keyPool', 'requests', 'certificates', 'audit']);
+  auditStore = new AuditRepository(doc, { tableName: tables.audit });
+  audit = new AuditLog(auditStore, { chains: 4 });
   poolTable = tables.keyPool;
   pool = new KeyPoolRepository(doc, { tableName: tables.keyPool, shards: SHARDS });
   requests = new RequestRepository(doc, { tableName: tables.requests });
@@ -72,7 +82,7 @@ afterAll(async () => {
 });
 
 function deps(
-  overrides: { policy?: EmptyPoolPolicy; hsm?: PoolHsm; issuer?: CertificateIssuer } = {},
+  overrides: { policy?: EmptyPoolPolicy; hsm?: PoolHsm; issuer?: CertificateIssuer; audit?: AuditSink } = {},
 ): SigningDeps & { metrics: InMemoryPoolMetrics } {
   return {
     requests,
@@ -80,7 +90,9 @@ function deps(
     hsm: overrides.hsm ?? hsm,
     buildCsr,
     issuer: overrides.issuer ?? issuer,
+    audit: overrides.audit ?? audit,
     metrics: new InMemoryPoolMetrics(),
+    sleep: async () => undefined,
     settings: {
       emptyPoolPolicy: overrides.policy ?? 'fallback',
       retryAfterSeconds: 30,
@@ -213,6 +225,16 @@ describe('200 pool keys, 20 concurrent signers', () => {
     expect([...usedSpkis].sort()).toEqual([...poolSpkis].sort());
     expect(signing.metrics.counter('KeysClaimed', keyType)).toBe(200);
     expect(signing.metrics.counter('OnTheFlyFallbacks', keyType)).toBe(0);
+    // The audit log says the same: each of these requests claimed, used and destroyed its own key, and
+    // the log's chains verify.
+    const log = await auditStore.readAll();
+    const mine = new Set(made.map((r) => r.id));
+    const events = eventsOf(log).filter((e) => 'requestId' in e && mine.has(e.requestId ?? ''));
+    const usage = keyUsage(events);
+    expect(usage).toMatchObject({ claimed: 200, destroyed: 200, signatures: 200, discarded: 0, reused: [] });
+    expect(usage.requestsByKey.size).toBe(200);
+    expect(verifyAuditLog({ ...log, chains: 4 }, undefined).intact).toBe(true);
+    for (const request of made) expect(outcomes.get(request.id)!.record.stageMs?.sign).toBeGreaterThan(0);
     expect(await available(keyType)).toBe(0);
     expect(await hsm.countSessionObjects()).toBe(objectsBefore);
 
@@ -367,6 +389,8 @@ describe('faults after the claim leave no HSM object and a terminal, explained r
     expect(outcome.record.error?.message).not.toContain('Tove');
     expect(outcome.record.pooledKey).toBe(pooled);
     expect(outcome.record.finishedAt).toBeDefined();
+    expect(outcome.record.signature).toBeUndefined();
+    expect(outcome.record.certificate).toBeUndefined();
     expect(await hsm.countSessionObjects()).toBe(objectsBefore);
     // The claimed key is consumed even though the request failed: it is never handed out again.
     if (pooled) expect(await available(keyType)).toBe(before - 1);
@@ -375,7 +399,7 @@ describe('faults after the claim leave no HSM object and a terminal, explained r
   }
 
   beforeAll(async () => {
-    await fill(keyType, 5);
+    await fill(keyType, 8);
   });
 
   test('an HSM error while signing', async () => {
@@ -404,6 +428,58 @@ describe('faults after the claim leave no HSM object and a terminal, explained r
       },
     };
     await expectFailedCleanly(deps({ issuer: failing }), 'CERTIFICATE_ISSUE_FAILED', true);
+  });
+
+  test('transient HSM and CA failures are retried with backoff, and the request is signed', async () => {
+    let signFailures = 1;
+    let caFailures = 2;
+    const flaky: PoolHsm = {
+      ...faultyHsm('generateKeyPair'),
+      generateKeyPair: (t, o) => hsm.generateKeyPair(t, o),
+      signDigest: async (k, d, o) => {
+        if (signFailures-- > 0) throw Object.assign(new Error('busy'), { name: 'HsmBusyError' });
+        return hsm.signDigest(k as never, d, o);
+      },
+    };
+    const flakyIssuer: CertificateIssuer = {
+      issue: async (input) => {
+        if (caFailures-- > 0) throw Object.assign(new Error('down'), { code: 'CA_UNAVAILABLE' });
+        return issuer.issue(input);
+      },
+    };
+    const retries: string[] = [];
+    const signing = {
+      ...deps({ hsm: flaky, issuer: flakyIssuer }),
+      onRetry: (stage: string) => retries.push(stage),
+    };
+    const request = await newRequest(keyType);
+    const outcome = await processSignRequest(signing, request.id);
+    expect(outcome.status).toBe('signed');
+    expect(verifiesWithOpenssl(request, outcome)).toBe(true);
+    expect(retries).toEqual(['sign', 'issue', 'issue']);
+  });
+
+  test('a CA that stays unavailable ends the request after the bounded retries', async () => {
+    let calls = 0;
+    const down: CertificateIssuer = {
+      issue: async () => {
+        calls++;
+        throw Object.assign(new Error('down'), {
+          name: 'CertificateAuthorityUnavailableError',
+          code: 'CA_UNAVAILABLE',
+        });
+      },
+    };
+    await expectFailedCleanly(deps({ issuer: down }), 'CA_UNAVAILABLE', true);
+    expect(calls).toBe(3);
+  });
+
+  test('an audit log that cannot be written fails the request: no signature is released unaudited', async () => {
+    const broken: AuditSink = {
+      append: () => Promise.reject(new Error('audit table unavailable')),
+      appendMany: () => Promise.reject(new Error('audit table unavailable')),
+    };
+    await expectFailedCleanly(deps({ audit: broken }), 'AUDIT_WRITE_FAILED', true);
   });
 
   test('an issuer error on the on-the-fly path', async () => {

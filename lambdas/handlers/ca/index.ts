@@ -8,6 +8,7 @@ import { documentClient } from '../../adapters/aws/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { RequestRepository } from '../../adapters/dynamodb/src/request-repository';
 import { connectHsm } from '../../adapters/hsm/src';
+import { createAuditLog } from '../../audit/src';
 import { InvalidIdentityError } from '../../core/src';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { PkiError } from '../../pki/src';
@@ -55,6 +56,8 @@ async function setUp(): Promise<CertificateAuthority> {
     certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
     caCertificates,
     config: ca,
+    // Appends only: the CA's crypto user does not hold the audit key, so it never signs checkpoints.
+    audit: await createAuditLog({ doc }),
   });
 }
 

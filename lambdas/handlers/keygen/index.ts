@@ -9,7 +9,15 @@ import type { Context } from 'aws-lambda';
 import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
 import { KeygenStatsRepository } from '../../adapters/dynamodb/src/keygen-stats-repository';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
-import { KEY_TYPES, fanOutMetrics, fillPool, type KeyType, type PoolMetrics } from '../../core/src';
+import { createAuditLog, type AuditLog } from '../../audit/src';
+import {
+  KEY_TYPES,
+  errorCode,
+  fanOutMetrics,
+  fillPool,
+  type KeyType,
+  type PoolMetrics,
+} from '../../core/src';
 import { loadPlanningConfig } from '../../config/src/planning-config';
 import { TABLES, tableName } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
@@ -25,6 +33,25 @@ const powertools = PowertoolsPoolMetrics.create();
 /** Time kept in reserve at the end of an invocation: the last batch must be written before the deadline. */
 const DEADLINE_MARGIN_MS = 20_000;
 
+let auditLog: Promise<AuditLog> | undefined;
+/** The audit log with the HSM's audit key as checkpoint signer; created once, retried after a failure. */
+function audit(): Promise<AuditLog> {
+  auditLog ??= sharedHsm()
+    .then((hsm) =>
+      // Without the audit key the pool still fills and events are still appended; checkpoints then fail
+      // (logged as errors on every run) until the key is provisioned.
+      createAuditLog({ doc, hsm }).catch((err: unknown) => {
+        logger.error('audit key unavailable: no checkpoints', { errorCode: errorCode(err) });
+        return createAuditLog({ doc });
+      }),
+    )
+    .catch((err: unknown) => {
+      auditLog = undefined;
+      throw err;
+    });
+  return auditLog;
+}
+
 export interface KeygenResult {
   readonly policy: KeygenPolicyName;
   readonly generationAllowed: boolean;
@@ -34,17 +61,24 @@ export interface KeygenResult {
   readonly targets: Partial<Record<KeyType, number>>;
   readonly keygenMsPerKey: Partial<Record<KeyType, number>>;
   readonly warnings: readonly string[];
+  /** Sequence of the signed audit checkpoint this run wrote (undefined when it failed). */
+  readonly auditCheckpoint?: number;
 }
 
 /** Optional extra sink (the local runner passes its in-memory metrics for the health endpoint). */
 export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): Promise<KeygenResult> {
   const metrics = extraMetrics ? fanOutMetrics(powertools, extraMetrics) : powertools;
   const hsm = await sharedHsm();
+  const log = await audit();
   const now = Date.now();
   const deadline = now + Math.max(0, context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS);
   let expiredRemoved = 0;
   for (const keyType of KEY_TYPES) {
-    const removed = await keyPool.removeExpired(keyType, Math.floor(now / 1000));
+    const expired: string[] = [];
+    const removed = await keyPool.removeExpired(keyType, Math.floor(now / 1000), (keyId) =>
+      expired.push(keyId),
+    );
+    await log.appendMany(expired.map((keyId) => ({ type: 'pool.key-discarded', keyId, reason: 'expired' })));
     if (removed > 0) metrics.count('ExpiredKeysRemoved', keyType, removed);
     expiredRemoved += removed;
   }
@@ -70,7 +104,7 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
     const deficit = goal - have;
     if (deficit <= 0 || Date.now() >= deadline) continue;
     const result = await fillPool(
-      { hsm, pool: keyPool, metrics },
+      { hsm, pool: keyPool, metrics, audit: log },
       {
         keyType,
         count: deficit,
@@ -88,6 +122,14 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
     }
     logger.info('pool filled', { keyType, target: goal, ...result });
   }
+  // The schedule's signed checkpoint of every chain head (the audit key signs in the HSM).
+  const checkpoint = await log.checkpoint().then(
+    (cp) => cp.body.sequence,
+    (err: unknown) => {
+      logger.error('audit checkpoint failed', { errorCode: errorCode(err) });
+      return undefined;
+    },
+  );
   const available = await keyPool.available(KEY_TYPES);
   for (const keyType of KEY_TYPES) {
     metrics.gauge('KeysAvailable', keyType, available[keyType] ?? 0);
@@ -104,6 +146,7 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
     targets: decision.targets,
     keygenMsPerKey,
     warnings: decision.warnings,
+    auditCheckpoint: checkpoint,
   };
 }
 

@@ -8,7 +8,8 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { lambdaClient } from '../../adapters/aws/src';
 import { LambdaCertificateIssuer } from '../../adapters/lambda/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
-import { PrefetchingKeyClaimer, processSignRequest, type SigningDeps } from '../../core/src';
+import { createAuditLog } from '../../audit/src';
+import { PrefetchingKeyClaimer, errorCode, processSignRequest, type SigningDeps } from '../../core/src';
 import { buildCsr, verifyCsr } from '../../pki/src';
 import { QUEUES } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
@@ -18,7 +19,7 @@ const logger = createLogger('signer');
 const processor = new BatchProcessor(EventType.SQS);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const { config, pipeline, pool, requests, keyPool, requestsConfig } = wire();
+const { config, pipeline, pool, requests, keyPool, requestsConfig, doc } = wire();
 const metrics = PowertoolsPoolMetrics.create();
 // The next key of a type is claimed while the current request works: its table round trip leaves the
 // request path. A claimed key is deleted from the table, so it is still used at most once.
@@ -28,6 +29,8 @@ const issuer = new LambdaCertificateIssuer(lambdaClient(config.aws), pipeline.ca
 // Started at init, so a provisioned environment is logged in before its first request.
 const hsm = sharedHsm();
 hsm.catch(() => undefined);
+// Appends only: signed checkpoints are the keygen schedule's job (it holds the audit key's signer).
+const audit = createAuditLog({ doc });
 
 async function deps(): Promise<SigningDeps> {
   return {
@@ -36,8 +39,11 @@ async function deps(): Promise<SigningDeps> {
     hsm: await hsm,
     buildCsr,
     verifyCsr,
+    audit: await audit,
     // Unusable pool keys (already out of the pool) are reported; the request carries on with another.
     onKeyDiscarded: (keyId, keyType, reason) => logger.warn('pool key discarded', { keyId, keyType, reason }),
+    onRetry: (stage, err, attempt) =>
+      logger.warn('transient failure, retrying', { stage, attempt, errorCode: errorCode(err) }),
     issuer,
     metrics,
     settings: {

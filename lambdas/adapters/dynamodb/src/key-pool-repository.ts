@@ -79,6 +79,11 @@ export function keySk(expiresAt: number, keyId: string): string {
   return `${expiryPrefix(expiresAt)}#${keyId}`;
 }
 
+/** The key id in a key item's sort key (inverse of keySk). */
+export function keyIdOfSk(sk: string): string {
+  return sk.slice(sk.indexOf('#') + 1);
+}
+
 function expiryPrefix(epochSeconds: number): string {
   return String(Math.max(0, Math.floor(epochSeconds))).padStart(10, '0');
 }
@@ -108,6 +113,7 @@ export class KeyPoolRepository implements KeyPoolStore {
 
   public async add(keys: readonly PoolKey[]): Promise<AddKeysResult> {
     const items = keys.map((key) => this.toItem(key));
+    const writtenKeyIds: string[] = [];
     let written = 0;
     for (let i = 0; i < items.length; i += BATCH_LIMIT) {
       const chunk = items.slice(i, i + BATCH_LIMIT);
@@ -116,14 +122,15 @@ export class KeyPoolRepository implements KeyPoolStore {
         left = await this.batchPut(chunk);
       } catch (err) {
         // Stop at a hard failure; what was written stays written (and counted).
-        return { written, unwritten: items.length - written, errorCode: errorCode(err) };
+        return { written, unwritten: items.length - written, errorCode: errorCode(err), writtenKeyIds };
       }
       const leftKeys = new Set(left.map((item) => item.sk));
       const done = chunk.filter((item) => !leftKeys.has(item.sk));
       written += done.length;
+      writtenKeyIds.push(...done.map((item) => item.keyId));
       await this.adjustCounters(done, +1);
     }
-    return { written, unwritten: items.length - written };
+    return { written, unwritten: items.length - written, writtenKeyIds };
   }
 
   public async claim(keyType: KeyType, nowSeconds: number): Promise<PoolKey | undefined> {
@@ -183,7 +190,11 @@ export class KeyPoolRepository implements KeyPoolStore {
     return result;
   }
 
-  public async removeExpired(keyType: KeyType, nowSeconds: number): Promise<number> {
+  public async removeExpired(
+    keyType: KeyType,
+    nowSeconds: number,
+    onRemoved?: (keyId: string) => void,
+  ): Promise<number> {
     let removed = 0;
     for (let shard = 0; shard < this.options.shards; shard++) {
       const pk = shardPk(keyType, shard);
@@ -203,7 +214,10 @@ export class KeyPoolRepository implements KeyPoolStore {
         for (const item of out.Items ?? []) {
           // Conditional, so a key claimed (or TTL-deleted) meanwhile is not counted twice.
           const deleted = await this.deleteIfPresent(item.pk as string, item.sk as string);
-          if (deleted) removedHere++;
+          if (deleted) {
+            removedHere++;
+            onRemoved?.(keyIdOfSk(item.sk as string));
+          }
         }
         startKey = out.LastEvaluatedKey;
       } while (startKey);

@@ -113,7 +113,8 @@ export class RequestRepository implements SignRequestStore {
     return this.transition(id, {
       UpdateExpression:
         'SET #status = :signed, signature = :sig, certificate = :cert, chain = :chain, pooledKey = :pooled, ' +
-        'keyAcquiredAt = :acquired, finishedAt = :finished REMOVE leaseUntil',
+        'keyAcquiredAt = :acquired, finishedAt = :finished, stageMs = :stages, discardedKeys = :discarded ' +
+        'REMOVE leaseUntil',
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: {
         ':signed': 'signed',
@@ -125,6 +126,8 @@ export class RequestRepository implements SignRequestStore {
         ':pooled': result.pooledKey,
         ':acquired': result.keyAcquiredAt,
         ':finished': result.finishedAt,
+        ':stages': result.stageMs,
+        ':discarded': result.discardedKeys,
       },
     });
   }
@@ -149,6 +152,14 @@ export class RequestRepository implements SignRequestStore {
     if (result.keyAcquiredAt !== undefined) {
       sets.push('keyAcquiredAt = :acquired');
       values[':acquired'] = result.keyAcquiredAt;
+    }
+    if (result.stageMs !== undefined) {
+      sets.push('stageMs = :stages');
+      values[':stages'] = result.stageMs;
+    }
+    if (result.discardedKeys) {
+      sets.push('discardedKeys = :discarded');
+      values[':discarded'] = result.discardedKeys;
     }
     return this.transition(id, {
       UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil`,

@@ -159,9 +159,11 @@ describe('claims', () => {
   test('racing claimers on a single shard never share a key and never fail spuriously', async () => {
     const pool = new KeyPoolRepository(doc, { tableName, shards: 1, candidates: 3 });
     const keyType: KeyType = 'RSA-3072';
-    expect(await pool.add(Array.from({ length: 40 }, () => fakeKey(keyType, nowSeconds() + 600)))).toEqual({
+    const keys = Array.from({ length: 40 }, () => fakeKey(keyType, nowSeconds() + 600));
+    expect(await pool.add(keys)).toEqual({
       written: 40,
       unwritten: 0,
+      writtenKeyIds: keys.map((k) => k.keyId),
     });
     const results = await Promise.all(Array.from({ length: 50 }, () => pool.claim(keyType, nowSeconds())));
     const claimed = results.filter((k): k is PoolKey => k !== undefined);
@@ -191,16 +193,18 @@ describe('claims', () => {
     const keyType: KeyType = 'RSA-4096';
     const pool = new KeyPoolRepository(doc, { tableName, shards: 3 });
     const now = nowSeconds();
-    await pool.add([
+    const expired = [
       ...Array.from({ length: 7 }, () => fakeKey(keyType, now - 10)),
       fakeKey(keyType, now), // expires this very second: unusable
-      fakeKey(keyType, now + 600),
-    ]);
+    ];
+    await pool.add([...expired, fakeKey(keyType, now + 600)]);
     expect((await pool.available([keyType]))[keyType]).toBe(9);
     const first = await pool.claim(keyType, now);
     expect(first?.expiresAt).toBe(now + 600);
     expect(await pool.claim(keyType, now)).toBeUndefined();
-    expect(await pool.removeExpired(keyType, now)).toBe(8);
+    const removedIds: string[] = [];
+    expect(await pool.removeExpired(keyType, now, (id) => removedIds.push(id))).toBe(8);
+    expect(removedIds.sort()).toEqual(expired.map((k) => k.keyId).sort());
     expect((await pool.available([keyType]))[keyType]).toBe(0);
     expect(await storedKeys(keyType, 3)).toHaveLength(0);
   });

@@ -7,6 +7,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../../adapters/aws/src';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../../adapters/hsm/src';
 import { loadConfig } from '../../../config/src';
+import { AuditRepository } from '../../../adapters/dynamodb/src/audit-repository';
+import { eventsOf } from '../../../core/src';
 import { TABLES } from '../../../resources/src';
 import { createTestTables } from '../../../test-support/dynamodb';
 import { opensslVerifyChain } from '../../../test-support/openssl';
@@ -16,16 +18,17 @@ import type { handler as Handler } from '..';
 const config = loadConfig();
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
-let tables: { requests: string; certificates: string };
+let tables: { requests: string; certificates: string; audit: string };
 let handler: typeof Handler;
 const keys: PrivateKeyRef[] = [];
 let logged = '';
 let spies: jest.SpyInstance[] = [];
 
 beforeAll(async () => {
-  tables = await createTestTables(['requests', 'certificates']);
+  tables = await createTestTables(['requests', 'certificates', 'audit']);
   process.env[TABLES.requests.envVar] = tables.requests;
   process.env[TABLES.certificates.envVar] = tables.certificates;
+  process.env[TABLES.audit.envVar] = tables.audit;
   // The Jest set-up keeps logs at WARN; this test reads the handler's INFO lines.
   process.env.LOG_LEVEL = 'INFO';
   ({ handler } = await import('..'));
@@ -64,6 +67,14 @@ it('issues a certificate that verifies against the chain, and logs no personal d
   for (const value of Object.values(IDENTITY).filter((v) => v.length > 2))
     expect(logged).not.toContain(value);
   expect(logged).not.toContain(csrDer.toString('base64').slice(0, 40));
+  // The audit log holds the issuance: serial and a hash of the subject, never the names.
+  const log = await new AuditRepository(doc, { tableName: tables.audit }).readAll();
+  const issued = eventsOf(log).filter((e) => e.type === 'certificate.issued');
+  expect(issued).toEqual([
+    expect.objectContaining({ requestId: request.id, serial: result.serialHex.toLowerCase() }),
+  ]);
+  for (const value of Object.values(IDENTITY).filter((v) => v.length > 2))
+    expect(JSON.stringify([...log.entries.values()])).not.toContain(value);
 });
 
 it('returns named refusals as { ok: false, error: { code, message } }', async () => {

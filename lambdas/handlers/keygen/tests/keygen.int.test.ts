@@ -14,10 +14,11 @@ function context(ms: number): Context {
 }
 
 test('forecast policy: plans from demand history, fills, measures its keygen rate, then holds', async () => {
-  const tables = await createTestTables(['keyPool', 'demand']);
+  const tables = await createTestTables(['keyPool', 'demand', 'audit']);
   Object.assign(process.env, {
     POOL_TABLE_NAME: tables.keyPool,
     DEMAND_TABLE_NAME: tables.demand,
+    AUDIT_TABLE_NAME: tables.audit,
     KEYGEN_POLICY: 'forecast',
     KEYGEN_KEY_TYPES: 'EC-P256',
     FORECAST_HORIZON_DAYS: '1',
@@ -43,4 +44,23 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
 
   const second = await runKeygen(context(60_000));
   expect(second.generated['EC-P256'] ?? 0).toBe(Math.max(0, second.targets['EC-P256']! - target));
+
+  // Every stored batch is in the audit log, and each run ended with a signed checkpoint that verifies.
+  const { AuditRepository } = await import('../../../adapters/dynamodb/src/audit-repository');
+  const { eventsOf, auditPublicKey } = await import('../../../core/src');
+  const { verifyAuditStore } = await import('../../../audit/src');
+  const { loadAuditConfig } = await import('../../../config/src');
+  const { readFileSync } = await import('node:fs');
+  const { LOCAL_DIR } = await import('../../../../scripts/local/paths');
+  const store = new AuditRepository(documentClient(loadAwsConfig()), { tableName: tables.audit });
+  const batches = eventsOf(await store.readAll()).filter((e) => e.type === 'pool.batch-generated');
+  const generated = (first.generated['EC-P256'] ?? 0) + (second.generated['EC-P256'] ?? 0);
+  expect(batches.reduce((sum, e) => sum + (e.type === 'pool.batch-generated' ? e.count : 0), 0)).toBe(
+    generated,
+  );
+  expect(first.auditCheckpoint).toBe(1);
+  expect(second.auditCheckpoint).toBe(2);
+  const publicKey = auditPublicKey(readFileSync(`${LOCAL_DIR}/audit/audit-key.pem`, 'utf8'));
+  const report = await verifyAuditStore(store, loadAuditConfig().chains, publicKey);
+  expect(report.intact).toBe(true);
 });
