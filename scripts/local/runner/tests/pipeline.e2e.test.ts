@@ -2,13 +2,15 @@
  * End to end through the local runner: HTTP -> API handler -> DynamoDB + SQS -> consumer process ->
  * signer handler (SoftHSM, pool) -> CA function over the Lambda Invoke API -> result over HTTP.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
-import type { KeyType } from '../../../../lambdas/core/src';
+import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
+import { eventsOf, keyUsage, type KeyType } from '../../../../lambdas/core/src';
 import { TABLES, tableName } from '../../../../lambdas/resources/src';
 import {
   call,
@@ -17,7 +19,7 @@ import {
   type SampleRequest,
   type SignRequestView,
 } from '../../client';
-import { LOCAL_DIR } from '../../paths';
+import { LOCAL_DIR, ROOT } from '../../paths';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
 jest.setTimeout(600_000);
@@ -132,6 +134,23 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
   expect(consumed - pooled).toBeGreaterThanOrEqual(0);
   expect(consumed - pooled).toBeLessThanOrEqual(2 * 3);
   expect(views.filter((v) => v.keyType === 'RSA-3072').every((v) => v.pooledKey === false)).toBe(true);
+
+  // The audit log tells the same story on its own: one signature and one certificate per request, each
+  // pooled request's key claimed by it alone, and `npm run audit -- verify` finds the log intact after a
+  // fresh signed checkpoint.
+  const events = eventsOf(await new AuditRepository(doc, { tableName: tableName(TABLES.audit) }).readAll());
+  const mine = new Set(accepted);
+  const usage = keyUsage(events.filter((e) => 'requestId' in e && mine.has(e.requestId ?? '')));
+  expect(usage).toMatchObject({ signatures: accepted.length, certificates: accepted.length, reused: [] });
+  expect(usage.claimed).toBe(pooled);
+  expect(usage.destroyed).toBe(pooled);
+  const cli = (command: string): string =>
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), command], {
+      env: { ...process.env, ...pipeline.env },
+      encoding: 'utf8',
+    });
+  expect(cli('checkpoint')).toMatch(/^checkpoint \d+ signed by /);
+  expect(cli('verify')).toMatch(/^intact: /);
 });
 
 describe('errors have statuses and codes', () => {
