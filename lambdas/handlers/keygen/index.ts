@@ -1,7 +1,7 @@
 /**
  * Scheduled (EventBridge, every 15 minutes) -> this function (reserved concurrency 1): removes expired
- * keys, decides per key type how many keys the pool should hold (forecast-driven plan, or fixed targets),
- * generates the difference in the HSM in the hours the plan allows (always below the low-water mark),
+ * keys, repairs the pool counters, decides per key type how many keys the pool should hold
+ * (forecast-driven plan, or fixed targets), generates the difference in the HSM in the hours the plan allows (always below the low-water mark),
  * stops well before the function's deadline so nothing is left half-written, and records its own keygen
  * rate for the next plan.
  */
@@ -82,6 +82,9 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
     if (removed > 0) metrics.count('ExpiredKeysRemoved', keyType, removed);
     expiredRemoved += removed;
   }
+  // DynamoDB's TTL deletes never decrement a counter: rewrite the counters from the items each run, so
+  // drift lasts at most one schedule period (claims racing the recount may leave it off by a few keys).
+  for (const keyType of KEY_TYPES) await keyPool.recount(keyType, Math.floor(now / 1000));
   const before = await keyPool.available(KEY_TYPES);
   const decision = await decide({
     env: process.env,

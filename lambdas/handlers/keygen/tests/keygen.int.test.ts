@@ -42,8 +42,27 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
   expect(first.keygenMsPerKey['EC-P256']).toBeGreaterThan(0);
   expect(first.targets['RSA-2048'] ?? 0).toBe(0);
 
+  // One key disappears behind the counter's back, as a DynamoDB TTL delete does: the next run recounts,
+  // sees the gap and fills it.
+  const { QueryCommand, DeleteCommand } = await import('@aws-sdk/lib-dynamodb');
+  const doc = documentClient(loadAwsConfig());
+  let victim: Record<string, unknown> | undefined;
+  for (let shard = 0; !victim; shard++) {
+    const items = await doc.send(
+      new QueryCommand({
+        TableName: tables.keyPool,
+        KeyConditionExpression: 'pk = :pk AND sk > :low',
+        ExpressionAttributeValues: { ':pk': `KEY#EC-P256#${shard}`, ':low': '0' },
+        Limit: 1,
+      }),
+    );
+    victim = items.Items?.[0];
+  }
+  await doc.send(new DeleteCommand({ TableName: tables.keyPool, Key: { pk: victim.pk, sk: victim.sk } }));
+
   const second = await runKeygen(context(60_000));
-  expect(second.generated['EC-P256'] ?? 0).toBe(Math.max(0, second.targets['EC-P256']! - target));
+  expect(second.generated['EC-P256'] ?? 0).toBe(Math.max(0, second.targets['EC-P256']! - target) + 1);
+  expect(second.available['EC-P256']).toBe(second.targets['EC-P256']);
 
   // Every stored batch is in the audit log, and each run ended with a signed checkpoint that verifies.
   const { AuditRepository } = await import('../../../adapters/dynamodb/src/audit-repository');
