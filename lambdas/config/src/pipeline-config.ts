@@ -12,6 +12,12 @@ export interface PipelineConfig {
   readonly signerConcurrency: number;
   /** Largest accepted request body in bytes (the pool policy and retention live in the pool config). */
   readonly maxBodyBytes: number;
+  /**
+   * The API counts demand in memory and writes the hourly counters when the oldest pending count is this
+   * old (ms) or `demandFlushPending` requests are pending; 0 writes one counter update per request.
+   */
+  readonly demandFlushMs: number;
+  readonly demandFlushPending: number;
   readonly local: {
     readonly port: number;
     /** Per-client steady rate and burst of the local gateway (API Gateway usage plan terms). */
@@ -34,6 +40,8 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
     caFunctionName: str(env, 'CA_FUNCTION_NAME', 'ca'),
     signerConcurrency: int(env, 'SIGNER_CONCURRENCY', 10, 1, 100),
     maxBodyBytes: int(env, 'API_MAX_BODY_BYTES', MAX_BODY_BYTES, 256, 1024 * 1024),
+    demandFlushMs: int(env, 'DEMAND_FLUSH_MS', 5000, 0, 300_000),
+    demandFlushPending: int(env, 'DEMAND_FLUSH_PENDING', 100, 1, 100_000),
     local: {
       port: int(env, 'PORT', 8080, 0, 65535),
       rateLimit: int(env, 'LOCAL_RATE_LIMIT', 500, 1, 100_000),

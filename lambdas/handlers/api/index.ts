@@ -5,6 +5,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { handleApiEvent, type ApiDeps } from '../../api/src';
 import { BatchedRequestReader } from '../../adapters/dynamodb/src/batched-request-reader';
+import { BufferedDemandRecorder } from '../../adapters/dynamodb/src/buffered-demand-recorder';
 import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
 import { KEY_TYPES, RequestExistsError } from '../../core/src';
 import { TABLES, tableName } from '../../resources/src';
@@ -12,7 +13,14 @@ import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('api');
 const { doc, requests, keyPool, queue, pool, pipeline, requestsConfig } = wire();
-const demand = new DemandRepository(doc, { tableName: tableName(TABLES.demand) });
+// Demand counted in memory, written per key type and hour every few seconds: one table write fewer per request.
+const demand = new BufferedDemandRecorder(
+  new DemandRepository(doc, { tableName: tableName(TABLES.demand) }),
+  {
+    maxDelayMs: pipeline.demandFlushMs,
+    maxPending: pipeline.demandFlushPending,
+  },
+);
 // Reads for all waiting clients of this process go out together (see BatchedRequestReader).
 const reader = new BatchedRequestReader(doc, { tableName: tableName(TABLES.requests) });
 
