@@ -39,6 +39,11 @@ export interface KeyPoolRepositoryOptions {
   readonly candidateTtlMs?: number;
   /** BatchWriteItem rounds for unprocessed items before giving up on them. */
   readonly maxWriteAttempts?: number;
+  /**
+   * Claims' counter decrements are summed per shard and written once the oldest is this old (ms), checked
+   * on every claim and by an unref'd timer; 0 writes one decrement per claim. Default 1000.
+   */
+  readonly counterFlushMs?: number;
   readonly random?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -98,6 +103,11 @@ export class KeyPoolRepository implements KeyPoolStore {
   private readonly sleep: (ms: number) => Promise<void>;
   /** Round-robin shard for added keys, from a random start per process. */
   private nextShard: number;
+  private readonly counterFlushMs: number;
+  /** Claims not yet subtracted from the shard counters, per shard pk. */
+  private claimedSinceFlush = new Map<string, number>();
+  private claimedOldestAt: number | undefined;
+  private counterTimer: NodeJS.Timeout | undefined;
 
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -109,6 +119,7 @@ export class KeyPoolRepository implements KeyPoolStore {
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.nextShard = Math.floor(this.random() * options.shards);
+    this.counterFlushMs = options.counterFlushMs ?? 1000;
   }
 
   public async add(keys: readonly PoolKey[]): Promise<AddKeysResult> {
@@ -163,6 +174,8 @@ export class KeyPoolRepository implements KeyPoolStore {
 
   public async available(keyTypes: readonly KeyType[]): Promise<Record<KeyType, number>> {
     const result = {} as Record<KeyType, number>;
+    // This process's own claims not yet written count as gone.
+    const unflushed = new Map(this.claimedSinceFlush);
     const keys = keyTypes.flatMap((keyType) =>
       Array.from({ length: this.options.shards }, (_, shard) => ({
         pk: shardPk(keyType, shard),
@@ -180,8 +193,9 @@ export class KeyPoolRepository implements KeyPoolStore {
         );
         for (const item of out.Responses?.[this.options.tableName] ?? []) {
           const keyType = String(item.pk).split('#')[1] as KeyType;
+          const own = unflushed.get(String(item.pk)) ?? 0;
           // A shard counter can read below zero for a moment (claims in flight): count it as empty.
-          result[keyType] += Math.max(0, Number(item.available ?? 0));
+          result[keyType] += Math.max(0, Number(item.available ?? 0) - own);
         }
         request = out.UnprocessedKeys?.[this.options.tableName]?.Keys ?? [];
         if (request.length > 0) await this.backoff(attempt);
@@ -267,10 +281,9 @@ export class KeyPoolRepository implements KeyPoolStore {
   }
 
   private async tryClaim(candidate: Candidate, nowSeconds: number): Promise<PoolKey | undefined> {
-    // The counter is decremented alongside the delete (one round trip on the hot path) and given back
-    // when the delete loses; it may read low by the claims in flight, never drift for good.
-    const [deleted, decremented] = await Promise.allSettled([
-      this.doc.send(
+    let deleted;
+    try {
+      deleted = await this.doc.send(
         new DeleteCommand({
           TableName: this.options.tableName,
           Key: { pk: candidate.pk, sk: candidate.sk },
@@ -279,16 +292,50 @@ export class KeyPoolRepository implements KeyPoolStore {
           ExpressionAttributeValues: { ':now': nowSeconds },
           ReturnValues: 'ALL_OLD',
         }),
-      ),
-      this.addToCounter(candidate.pk, -1),
-    ]);
-    const won = deleted.status === 'fulfilled' && deleted.value.Attributes !== undefined;
-    if (!won && decremented.status === 'fulfilled') await this.addToCounter(candidate.pk, +1);
-    if (deleted.status === 'rejected') {
-      if (deleted.reason instanceof ConditionalCheckFailedException) return undefined;
-      throw deleted.reason;
+      );
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return undefined;
+      throw err;
     }
-    return won ? fromItem(deleted.value.Attributes as KeyItem) : undefined;
+    if (deleted.Attributes === undefined) return undefined;
+    // Only a won claim touches the counter (a lost race costs no give-back write), and decrements are
+    // summed per shard: one counter write per shard per flush instead of one per claim. The counter reads
+    // high by at most one flush period of claims elsewhere; keygen's recount repairs what an environment
+    // shut down with unflushed claims leaves behind.
+    await this.countClaim(candidate.pk);
+    return fromItem(deleted.Attributes as KeyItem);
+  }
+
+  private async countClaim(pk: string): Promise<void> {
+    this.claimedSinceFlush.set(pk, (this.claimedSinceFlush.get(pk) ?? 0) + 1);
+    const now = Date.now();
+    this.claimedOldestAt ??= now;
+    // Checked here, inside the claiming invocation, because a frozen Lambda environment runs no timer.
+    if (now - this.claimedOldestAt >= this.counterFlushMs) {
+      await this.flushClaimCounters();
+      return;
+    }
+    if (!this.counterTimer) {
+      this.counterTimer = setTimeout(() => void this.flushClaimCounters(), this.counterFlushMs);
+      this.counterTimer.unref();
+    }
+  }
+
+  /** Writes the summed claim decrements; a failed write is kept for the next flush (never thrown at a claim). */
+  public async flushClaimCounters(): Promise<void> {
+    if (this.counterTimer) clearTimeout(this.counterTimer);
+    this.counterTimer = undefined;
+    const pending = this.claimedSinceFlush;
+    this.claimedSinceFlush = new Map();
+    this.claimedOldestAt = undefined;
+    await Promise.all(
+      [...pending].map(([pk, n]) =>
+        this.addToCounter(pk, -n).catch(() => {
+          this.claimedSinceFlush.set(pk, (this.claimedSinceFlush.get(pk) ?? 0) + n);
+          this.claimedOldestAt ??= Date.now();
+        }),
+      ),
+    );
   }
 
   /** Tries cached candidates until one is won or none is left. */

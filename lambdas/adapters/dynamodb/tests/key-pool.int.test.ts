@@ -210,6 +210,26 @@ describe('claims', () => {
   });
 });
 
+describe('claim counters', () => {
+  test('claims are subtracted from the shard counter in one write per flush, and the claimer sees its own at once', async () => {
+    const keyType: KeyType = 'EC-P384';
+    // Never flushed by time in this test: only flushClaimCounters() writes.
+    const claimer = new KeyPoolRepository(doc, { tableName, shards: 1, counterFlushMs: 3_600_000 });
+    const observer = new KeyPoolRepository(doc, { tableName, shards: 1 });
+    await claimer.recount(keyType, nowSeconds());
+    await claimer.add(Array.from({ length: 6 }, () => fakeKey(keyType, nowSeconds() + 600)));
+    const before = (await observer.available([keyType]))[keyType];
+    for (let i = 0; i < 4; i++) expect(await claimer.claim(keyType, nowSeconds())).toBeDefined();
+    // The claiming process counts its unwritten claims; another one reads the stored counter.
+    expect((await claimer.available([keyType]))[keyType]).toBe(before - 4);
+    expect((await observer.available([keyType]))[keyType]).toBe(before);
+    await claimer.flushClaimCounters();
+    expect((await observer.available([keyType]))[keyType]).toBe(before - 4);
+    expect((await claimer.available([keyType]))[keyType]).toBe(before - 4);
+    expect(await claimer.recount(keyType, nowSeconds())).toBe(before - 4);
+  });
+});
+
 describe('counter repair', () => {
   test('recount fixes a counter that drifted (an item deleted behind its back, as TTL does)', async () => {
     // A type no later test uses: the keys left here must not meet them.
