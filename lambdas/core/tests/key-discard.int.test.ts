@@ -4,7 +4,7 @@
  * (caught by the proof-of-possession check before the CA). No certificate is ever issued for a key the
  * signer did not hold, and nothing is left in the HSM. SoftHSM, DynamoDB Local and the real CA.
  */
-import { X509Certificate, createHash, randomUUID } from 'node:crypto';
+import { X509Certificate, randomUUID } from 'node:crypto';
 import { documentClient } from '../../adapters/aws/src';
 import { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
@@ -13,6 +13,7 @@ import { CertificateAuthority, caCertificateStore } from '../../ca/src';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { buildCsr, verifyCsr } from '../../pki/src';
 import { createTestTables } from '../../test-support/dynamodb';
+import { sampleSignRequestRecord } from '../../test-support/sign-request';
 import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
 import { AuditLog } from '../../audit/src';
 import {
@@ -73,26 +74,9 @@ async function poolKey(): Promise<PoolKey & { spki: Buffer }> {
 }
 
 async function request(): Promise<string> {
-  const id = randomUUID();
-  await requests.create({
-    id,
-    clientId: 'client',
-    status: 'received',
-    digest: createHash('sha256').update(id).digest('base64'),
-    digestAlgorithm: 'SHA-256',
-    keyType: 'EC-P256',
-    signatureAlgorithm: 'ECDSA',
-    signer: {
-      commonName: 'Anna Berg',
-      givenName: 'Anna',
-      surname: 'Berg',
-      serialNumber: '197001011234',
-      country: 'SE',
-    },
-    receivedAt: Date.now(),
-    expiresAt: Math.floor(Date.now() / 1000) + 3600,
-  });
-  return id;
+  const record = sampleSignRequestRecord();
+  await requests.create(record);
+  return record.id;
 }
 
 test('a corrupted blob and a swapped public key are discarded; the request is signed with the good key', async () => {

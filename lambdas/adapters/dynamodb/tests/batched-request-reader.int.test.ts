@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { documentClient } from '../../aws/src';
 import { loadAwsConfig } from '../../../config/src';
-import type { SignRequestRecord } from '../../../core/src';
 import { createTestTables } from '../../../test-support/dynamodb';
+import { sampleSignRequestRecord } from '../../../test-support/sign-request';
 import { BatchedRequestReader, RequestRepository } from '../src';
 
 test('150 concurrent gets (more than one batch), duplicates and a missing id', async () => {
@@ -12,20 +12,7 @@ test('150 concurrent gets (more than one batch), duplicates and a missing id', a
   const repo = new RequestRepository(doc, { tableName: tables.requests });
   const ids = Array.from({ length: 150 }, () => randomUUID());
   await Promise.all(
-    ids.map((id, i) =>
-      repo.create({
-        id,
-        clientId: `client-${i}`,
-        status: 'received',
-        digest: Buffer.alloc(32).toString('base64'),
-        digestAlgorithm: 'SHA-256',
-        keyType: 'EC-P256',
-        signatureAlgorithm: 'ECDSA',
-        signer: { commonName: 'A B', givenName: 'A', surname: 'B', serialNumber: '1', country: 'SE' },
-        receivedAt: i,
-        expiresAt: 2_000_000_000,
-      } satisfies SignRequestRecord),
-    ),
+    ids.map((id, i) => repo.create(sampleSignRequestRecord({ id, clientId: `client-${i}`, receivedAt: i }))),
   );
   const reader = new BatchedRequestReader(doc, { tableName: tables.requests });
   const missing = randomUUID();

@@ -1,9 +1,8 @@
 /** Abandoning a request after its last delivery: only when no live attempt owns it and it is not terminal. */
-import { randomUUID } from 'node:crypto';
 import { documentClient } from '../../aws/src';
 import { loadAwsConfig } from '../../../config/src';
-import type { SignRequestRecord } from '../../../core/src';
 import { createTestTables } from '../../../test-support/dynamodb';
+import { sampleSignRequestRecord } from '../../../test-support/sign-request';
 import { RequestRepository } from '../src';
 
 let repo: RequestRepository;
@@ -15,18 +14,7 @@ beforeAll(async () => {
 });
 
 async function created(): Promise<string> {
-  const record: SignRequestRecord = {
-    id: randomUUID(),
-    clientId: 'c',
-    status: 'received',
-    digest: Buffer.alloc(32).toString('base64'),
-    digestAlgorithm: 'SHA-256',
-    keyType: 'EC-P256',
-    signatureAlgorithm: 'ECDSA',
-    signer: { commonName: 'A B', givenName: 'A', surname: 'B', serialNumber: '1', country: 'SE' },
-    receivedAt: Date.now(),
-    expiresAt: Math.floor(Date.now() / 1000) + 3600,
-  };
+  const record = sampleSignRequestRecord();
   await repo.create(record);
   return record.id;
 }

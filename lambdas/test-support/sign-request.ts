@@ -1,0 +1,32 @@
+/**
+ * Test support: a valid `received` sign request record (EC-P256, ECDSA, SHA-256, a random digest), with
+ * overrides. The identity is fictitious and passes the certificate profile.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { nodeHashName, type SignRequestRecord } from '../core/src';
+
+export const SAMPLE_SIGNER: SignRequestRecord['signer'] = {
+  commonName: 'Tove Test',
+  givenName: 'Tove',
+  surname: 'Test',
+  serialNumber: '197001019999',
+  country: 'SE',
+};
+
+export function sampleSignRequestRecord(overrides: Partial<SignRequestRecord> = {}): SignRequestRecord {
+  const now = Date.now();
+  const digestAlgorithm = overrides.digestAlgorithm ?? 'SHA-256';
+  return {
+    id: randomUUID(),
+    clientId: 'test-client',
+    status: 'received',
+    digest: createHash(nodeHashName(digestAlgorithm)).update(randomUUID()).digest('base64'),
+    digestAlgorithm,
+    keyType: 'EC-P256',
+    signatureAlgorithm: 'ECDSA',
+    signer: SAMPLE_SIGNER,
+    receivedAt: now,
+    expiresAt: Math.floor(now / 1000) + 3600,
+    ...overrides,
+  };
+}
