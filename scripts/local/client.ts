@@ -107,7 +107,7 @@ export interface SignRequestView {
   signatureAlgorithm: SignatureAlgorithm;
   digestAlgorithm: DigestAlgorithm;
   pooledKey?: boolean;
-  timings: Record<string, string | number | undefined>;
+  timings: Record<string, string | number | undefined> & { stageMs?: Record<string, number | undefined> };
   error?: { code: string; message: string };
 }
 

@@ -24,6 +24,8 @@ export function toView(record: SignRequestRecord): Record<string, unknown> {
         record.startedAt === undefined || record.finishedAt === undefined
           ? undefined
           : record.finishedAt - record.startedAt,
+      // Per-stage durations of the finishing attempt (claim, unwrap, sign, csr, issue, ...): benchmarks.
+      stageMs: record.stageMs,
     },
     error: record.error,
   };
