@@ -1,6 +1,6 @@
 export * from './algorithms';
 export type * from './certificate-issuer';
-export type * from './sign-request';
+export * from './sign-request';
 export * from './certificate-profile';
 export * from './pool';
 export * from './key-prefetch';

@@ -4,6 +4,9 @@ import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms'
  * The record of one sign request (domain.md, "The record of one sign request"), shared by the API, the
  * signer, the CA and the benchmarks. Timestamps are epoch milliseconds.
  */
+/** A request id: a lower-case UUID (the API lower-cases client ids; openapi.json's `Id` is the same). */
+export const REQUEST_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export type RequestStatus = 'received' | 'signing' | 'signed' | 'failed';
 
 /** The natural person the certificate is issued to; validated by the API and again by the CA. */

@@ -9,7 +9,13 @@ import { lambdaClient } from '../../adapters/aws/src';
 import { LambdaCertificateIssuer } from '../../adapters/lambda/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
 import { createAuditLog } from '../../audit/src';
-import { PrefetchingKeyClaimer, errorCode, processSignRequest, type SigningDeps } from '../../core/src';
+import {
+  PrefetchingKeyClaimer,
+  REQUEST_ID_PATTERN,
+  errorCode,
+  processSignRequest,
+  type SigningDeps,
+} from '../../core/src';
 import { buildCsr, verifyCsr } from '../../pki/src';
 import { QUEUES } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
@@ -17,7 +23,6 @@ import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('signer');
 const processor = new BatchProcessor(EventType.SQS);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const { config, pipeline, pool, requests, keyPool, requestsConfig, doc } = wire();
 const metrics = PowertoolsPoolMetrics.create();
@@ -62,7 +67,7 @@ export class PoisonMessageError extends Error {
 
 async function processRecord(record: SQSRecord, signing: SigningDeps): Promise<void> {
   const id = record.body.trim();
-  if (!UUID.test(id)) {
+  if (!REQUEST_ID_PATTERN.test(id)) {
     const error = new PoisonMessageError(`message ${record.messageId} does not carry a request id`);
     logger.warn('poison message', { errorName: error.name, messageId: record.messageId });
     throw error;
