@@ -40,7 +40,15 @@ let fault: FaultPipeline;
 
 beforeAll(async () => {
   fault = await startFaultPipeline({
-    env: { POOL_TARGETS: `EC-P256=${POOL}`, LOCAL_CONSUMERS: '2', LOCAL_POLLER_CONCURRENCY: '2' },
+    env: {
+      POOL_TARGETS: `EC-P256=${POOL}`,
+      LOCAL_CONSUMERS: '2',
+      LOCAL_POLLER_CONCURRENCY: '2',
+      // Nothing is killed here: leases long enough that a slow attempt on a loaded machine is never
+      // taken over (a takeover would end the request ALREADY_CERTIFIED), and redeliveries that outlast them.
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '10',
+      SIGN_ATTEMPT_LEASE_SECONDS: '30',
+    },
   });
   await fault.pipeline.runKeygen();
 });
