@@ -104,11 +104,18 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     process.env[QUEUES.signRequests.deadLetter.envVar] = queue.deadLetterUrl;
     process.env.SIGN_QUEUE_ARN = queueArn;
 
-    // The CA function behind a Lambda Invoke endpoint, as the signer reaches it on AWS.
-    const ca = (await import('../../../lambdas/handlers/ca')) as { handler: InvokableHandler };
-    const invokeServer = await startLambdaInvokeServer({ [pipeline.caFunctionName]: ca.handler });
-    cleanups.push(() => closeServer(invokeServer));
-    process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
+    // The CA function behind a Lambda Invoke endpoint, as the signer reaches it on AWS: in a child process
+    // of its own by default (LOCAL_CA_PROCESS=0 hosts it in this process).
+    if (pipeline.local.caProcess) {
+      const caHost = await spawnCaHost(snapshotEnv(), log);
+      cleanups.push(() => stopConsumer(caHost));
+      process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${caHost.port}`;
+    } else {
+      const ca = (await import('../../../lambdas/handlers/ca')) as { handler: InvokableHandler };
+      const invokeServer = await startLambdaInvokeServer({ [pipeline.caFunctionName]: ca.handler });
+      cleanups.push(() => closeServer(invokeServer));
+      process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
+    }
 
     const clients = loadApiClients();
     const api = (await import('../../../lambdas/handlers/api')) as { handler: ApiHandler };
@@ -200,6 +207,27 @@ function spawnConsumer(
   }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return { child, exited };
+}
+
+/** Starts the CA host process and waits until it listens. */
+function spawnCaHost(
+  env: Record<string, string>,
+  log: (line: string) => void,
+): Promise<ConsumerProcess & { port: number }> {
+  const child = spawn(TSX, [join(__dirname, 'ca-host.ts')], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  createInterface({ input: child.stderr! }).on('line', (line) => log(`[ca] ${line}`));
+  return new Promise((resolve, reject) => {
+    let port: number | undefined;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const listening = /^listening (\d+)$/.exec(line);
+      if (listening && port === undefined) {
+        port = Number(listening[1]);
+        resolve({ child, exited, port });
+      } else log(`[ca] ${line}`);
+    });
+    void exited.then(() => reject(new Error('the CA host process exited before it listened')));
+  });
 }
 
 async function stopConsumer(consumer: ConsumerProcess): Promise<void> {
