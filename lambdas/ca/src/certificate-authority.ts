@@ -112,11 +112,21 @@ export class CertificateAuthority implements CertificateIssuer {
     if (!request) throw new RequestUnknownError();
     if (request.status !== 'signing') throw new RequestNotSigningError(request.status);
     if (csr.keyType !== request.keyType) throw new KeyMismatchError(request.keyType, csr.keyType);
-    if (existing) return this.retried(existing, publicKeyHash);
+    // The same key again (a retry): the stored certificate. Another key: refused, unless the caller is
+    // the attempt that now owns the request and the certificate went to an attempt it took over. That
+    // attempt died before storing its result, so its certificate never reached anyone; its key died with
+    // its HSM session. The new key's certificate replaces it and the old serial is marked superseded.
+    const supersede =
+      existing !== undefined &&
+      existing.publicKeyHash !== publicKeyHash &&
+      input.attemptId !== undefined &&
+      input.attemptId === request.attemptId &&
+      existing.attemptId !== input.attemptId;
+    if (existing && !supersede) return this.retried(existing, publicKeyHash);
 
     const subject = encodeName(subjectAttributes(request.signer));
     for (let attempt = 0; ; attempt++) {
-      const record = await this.certify(id, subject, csr.publicKeySpki, publicKeyHash);
+      const record = await this.certify(id, subject, csr.publicKeySpki, publicKeyHash, input.attemptId);
       await this.deps.audit?.append({
         type: 'certificate.issued',
         requestId: id,
@@ -124,7 +134,9 @@ export class CertificateAuthority implements CertificateIssuer {
         subjectHash: record.subjectHash,
       });
       try {
-        const result = await this.deps.certificates.record(record);
+        const result = existing
+          ? await this.deps.certificates.replace(existing, record)
+          : await this.deps.certificates.record(record);
         return result.stored ? this.issued(record) : this.retried(result.existing, publicKeyHash);
       } catch (err) {
         // A fresh serial is drawn again; a second collision means the RNG is broken, so stop.
@@ -138,6 +150,7 @@ export class CertificateAuthority implements CertificateIssuer {
     subject: ReturnType<typeof encodeName>,
     spki: Buffer,
     publicKeyHash: string,
+    attemptId: string | undefined,
   ): Promise<IssuedCertificateRecord> {
     const config = this.deps.config;
     const now = this.now();
@@ -177,6 +190,7 @@ export class CertificateAuthority implements CertificateIssuer {
       issuedAt: now,
       certificatePem: pem('CERTIFICATE', der),
       chainPem: this.chainPem,
+      ...(attemptId === undefined ? {} : { attemptId }),
     };
   }
 

@@ -1,8 +1,8 @@
-import type { SignRequestRecord } from '../../core/src';
+import type { StoredSignRequest } from '../../core/src';
 
 /** Reads sign request records (the requests repository in lambdas/adapters/dynamodb offers `get`). */
 export interface RequestLookup {
-  get(id: string): Promise<SignRequestRecord | undefined>;
+  get(id: string): Promise<StoredSignRequest | undefined>;
 }
 
 /** The CA certificates in PEM, as the bootstrap stored them. */
@@ -35,6 +35,10 @@ export interface IssuedCertificateRecord {
   readonly issuedAt: number;
   readonly certificatePem: string;
   readonly chainPem: readonly string[];
+  /** The signer attempt the certificate was issued to (absent for callers that name none). */
+  readonly attemptId?: string;
+  /** Serial of the certificate this one replaced (issued to an attempt that died before releasing it). */
+  readonly supersedes?: string;
 }
 
 export type RecordIssuedResult =
@@ -47,4 +51,13 @@ export interface IssuedCertificateStore {
   getByRequest(requestId: string): Promise<IssuedCertificateRecord | undefined>;
   /** Stores atomically; throws SerialCollisionError if the serial was ever used. */
   record(certificate: IssuedCertificateRecord): Promise<RecordIssuedResult>;
+  /**
+   * Replaces the request's certificate `previous` (never released: its attempt died) with `certificate`,
+   * atomically and only if `previous` is still the request's certificate; marks the old serial superseded
+   * (for revocation). A lost race returns the certificate that won.
+   */
+  replace(
+    previous: IssuedCertificateRecord,
+    certificate: IssuedCertificateRecord,
+  ): Promise<RecordIssuedResult>;
 }

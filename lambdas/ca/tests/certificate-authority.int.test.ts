@@ -268,6 +268,45 @@ describe('issuance rules', () => {
     expect((error as AlreadyCertifiedError).code).toBe('ALREADY_CERTIFIED');
   });
 
+  it('replaces the unreleased certificate of a dead attempt for the attempt that took over, and only for it', async () => {
+    const first = await keyAndCsr(hsm, 'EC-P256', keys);
+    const second = await keyAndCsr(hsm, 'EC-P256', keys);
+    const request = await putRequest(doc, tables.requests, { attemptId: 'attempt-1' });
+    const old = await ca.issue({ requestId: request.id, csrDer: first.csrDer, attemptId: 'attempt-1' });
+    // attempt-1 dies before storing its result; attempt-2 takes the request over with a new key.
+    await putRequest(doc, tables.requests, { ...request, attemptId: 'attempt-2' });
+    // A stale caller (the dead attempt's id, or none) still cannot certify another key.
+    for (const attemptId of ['attempt-1', undefined]) {
+      const refused = await ca
+        .issue({ requestId: request.id, csrDer: second.csrDer, attemptId })
+        .catch((e) => e);
+      expect(refused).toBeInstanceOf(AlreadyCertifiedError);
+    }
+    const replacement = await ca.issue({
+      requestId: request.id,
+      csrDer: second.csrDer,
+      attemptId: 'attempt-2',
+    });
+    expect(replacement.serialHex).not.toBe(old.serialHex);
+    expect(
+      new X509Certificate(replacement.certificatePem).publicKey.export({ type: 'spki', format: 'der' }),
+    ).toEqual(second.spki);
+    // Retries of the new owner get the replacement; the old serial is on record, marked superseded.
+    expect(await ca.issue({ requestId: request.id, csrDer: second.csrDer, attemptId: 'attempt-2' })).toEqual(
+      replacement,
+    );
+    const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
+    expect(await certificates.getBySerial(old.serialHex)).toMatchObject({
+      requestId: request.id,
+      supersededBy: replacement.serialHex,
+    });
+    expect(await certificates.getByRequest(request.id)).toMatchObject({
+      serialHex: replacement.serialHex,
+      supersedes: old.serialHex,
+      attemptId: 'attempt-2',
+    });
+  });
+
   it('lets exactly one of two concurrent issuances with different keys win', async () => {
     const a = await keyAndCsr(hsm, 'EC-P256', keys);
     const b = await keyAndCsr(hsm, 'EC-P256', keys);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Hsm, PrivateKeyRef } from '../../adapters/hsm/src';
-import type { KeyType, SignRequestRecord, SignerIdentity } from '../../core/src';
+import type { KeyType, SignerIdentity, StoredSignRequest } from '../../core/src';
 import { buildCsr } from '../../pki/src';
 import type { RequestLookup } from '../src';
 
@@ -23,7 +23,7 @@ export function tableLookup(doc: DynamoDBDocumentClient, tableName: string): Req
   return {
     async get(id) {
       const out = await doc.send(new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }));
-      return out.Item as SignRequestRecord | undefined;
+      return out.Item as StoredSignRequest | undefined;
     },
   };
 }
@@ -31,10 +31,10 @@ export function tableLookup(doc: DynamoDBDocumentClient, tableName: string): Req
 export async function putRequest(
   doc: DynamoDBDocumentClient,
   tableName: string,
-  overrides: Partial<SignRequestRecord> = {},
-): Promise<SignRequestRecord> {
+  overrides: Partial<StoredSignRequest> = {},
+): Promise<StoredSignRequest> {
   const now = Date.now();
-  const record: SignRequestRecord = {
+  const record: StoredSignRequest = {
     id: randomUUID(),
     clientId: 'test-client',
     status: 'signing',

@@ -7,6 +7,12 @@ export interface IssueCertificateInput {
   readonly requestId: string;
   /** PKCS#10 CSR (DER) signed by the one-time private key: the proof of possession. */
   readonly csrDer: Buffer;
+  /**
+   * The signer's attempt that owns the request. When an attempt died after its certificate was issued
+   * (so it was never released), the attempt that took the request over gets a certificate for its own key
+   * in place of that one (see CertificateAuthority.issue).
+   */
+  readonly attemptId?: string;
 }
 
 export interface IssuedCertificate {

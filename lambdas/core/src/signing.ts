@@ -353,7 +353,7 @@ async function runAttempt(
     // 3. The certificate (the issuer takes the subject from the request record, not from the CSR), while
     // this attempt's audit events are appended: both must succeed before the result is released.
     const [issued] = await Promise.all([
-      timed('issue', () => deps.issuer.issue({ requestId: record.id, csrDer })),
+      timed('issue', () => deps.issuer.issue({ requestId: record.id, csrDer, attemptId })),
       timed('audit', appendEvents),
     ]);
     const finishedAt = clock();

@@ -328,6 +328,31 @@ describe('redelivery', () => {
     expect(await available(keyType)).toBe(before);
   });
 
+  test('an attempt that died after its certificate was issued is taken over and the request is signed', async () => {
+    await fill(keyType, 1);
+    const request = await newRequest(keyType);
+    const now = Date.now();
+    await requests.startAttempt(request.id, { attemptId: 'died', startedAt: now, leaseUntil: now + 1000 });
+    // The dead attempt got as far as its certificate (for a key that died with its HSM session).
+    const lost = await hsm.generateKeyPair(keyType, { extractable: false });
+    const lostCsr = await buildCsr({
+      subject: request.signer,
+      keyType,
+      publicKeySpki: lost.publicKeySpki,
+      sign: (digest, options) => hsm.signDigest(lost.privateKey, digest, options),
+    });
+    const unreleased = await issuer.issue({ requestId: request.id, csrDer: lostCsr, attemptId: 'died' });
+    await hsm.destroy(lost.privateKey);
+
+    const later = { ...deps(), clock: () => Date.now() + 60_000 };
+    const outcome = await processSignRequest(later, request.id);
+    expect(outcome).toMatchObject({ status: 'signed', replayed: false });
+    // The certificate released is the new key's (the signature verifies under it), not the dead one's.
+    expect(verifiesWithOpenssl(request, outcome)).toBe(true);
+    expect(certificateSpki(outcome.record.certificate!).equals(lost.publicKeySpki)).toBe(false);
+    expect(outcome.record.certificate).not.toBe(unreleased.certificatePem);
+  });
+
   test('a crashed attempt is taken over once its lease expired, and not before', async () => {
     await fill(keyType, 1);
     const request = await newRequest(keyType);

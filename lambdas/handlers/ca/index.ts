@@ -19,6 +19,8 @@ export interface CaEvent {
   readonly requestId: string;
   /** PKCS#10 CSR, DER, base64. */
   readonly csrDer: string;
+  /** The signer attempt that owns the request (see IssueCertificateInput.attemptId). */
+  readonly attemptId?: string;
 }
 
 export type CaResult =
@@ -83,7 +85,14 @@ export async function handler(event: CaEvent): Promise<CaResult> {
   }
   try {
     const ca = await certificateAuthority();
-    const issued = await ca.issue({ requestId: requestId ?? '', csrDer: Buffer.from(csr, 'base64') });
+    // Attempt ids are UUIDs; anything else is ignored (and then cannot replace a certificate).
+    const attemptId =
+      typeof event.attemptId === 'string' && event.attemptId.length <= 64 ? event.attemptId : undefined;
+    const issued = await ca.issue({
+      requestId: requestId ?? '',
+      csrDer: Buffer.from(csr, 'base64'),
+      attemptId,
+    });
     logger.info('certificate issued', { requestId, serialHex: issued.serialHex });
     return { ok: true, ...issued, chainPem: [...issued.chainPem] };
   } catch (err) {

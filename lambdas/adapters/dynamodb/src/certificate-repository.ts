@@ -4,9 +4,16 @@
  *   REQ#<requestId>   the full record (one certificate per request; a retry reads it back)
  *   SERIAL#<hex>      serial -> request, validity, subject hash (audit and revocation; serials never repeat)
  * A concurrent second issuance for the same request loses the transaction and gets the winner's record.
+ * A replacement (after a signer attempt died holding an unreleased certificate) rewrites REQ# only if it
+ * still names the old serial, and marks the old SERIAL# item `supersededBy` the new serial.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { SerialCollisionError } from '../../../ca/src/errors';
 import type {
   IssuedCertificateRecord,
@@ -52,34 +59,62 @@ export class CertificateRepository implements IssuedCertificateStore {
   }
 
   public async record(certificate: IssuedCertificateRecord): Promise<RecordIssuedResult> {
-    const { serialHex, requestId, subjectHash, notBefore, notAfter, issuedAt } = certificate;
+    return this.write(certificate, {
+      Put: {
+        TableName: this.options.tableName,
+        Item: { pk: requestKey(certificate.requestId), kind: 'request', ...certificate },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+  }
+
+  public async replace(
+    previous: IssuedCertificateRecord,
+    certificate: IssuedCertificateRecord,
+  ): Promise<RecordIssuedResult> {
+    const TableName = this.options.tableName;
+    const replaced = { ...certificate, supersedes: previous.serialHex };
+    return this.write(
+      replaced,
+      {
+        Put: {
+          TableName,
+          Item: { pk: requestKey(certificate.requestId), kind: 'request', ...replaced },
+          ConditionExpression: 'serialHex = :previous',
+          ExpressionAttributeValues: { ':previous': previous.serialHex },
+        },
+      },
+      // The old serial stays on record, marked for revocation (a Put: the CA needs no UpdateItem).
+      {
+        Put: {
+          TableName,
+          Item: { ...serialItem(previous), supersededBy: certificate.serialHex },
+          ConditionExpression: 'attribute_exists(pk)',
+        },
+      },
+    );
+  }
+
+  /** The request item (given), the new serial item (only if absent), and any extra items, atomically. */
+  private async write(
+    certificate: IssuedCertificateRecord,
+    requestItem: TransactItem,
+    ...extra: TransactItem[]
+  ): Promise<RecordIssuedResult> {
+    const { requestId } = certificate;
     try {
       await this.doc.send(
         new TransactWriteCommand({
           TransactItems: [
+            requestItem,
             {
               Put: {
                 TableName: this.options.tableName,
-                Item: { pk: requestKey(requestId), kind: 'request', ...certificate },
+                Item: serialItem(certificate),
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
-            {
-              Put: {
-                TableName: this.options.tableName,
-                Item: {
-                  pk: serialKey(serialHex),
-                  kind: 'serial',
-                  serialHex,
-                  requestId,
-                  subjectHash,
-                  notBefore,
-                  notAfter,
-                  issuedAt,
-                },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
+            ...extra,
           ],
         }),
       );
@@ -96,6 +131,23 @@ export class CertificateRepository implements IssuedCertificateStore {
       throw err;
     }
   }
+}
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** The serial's audit item: serial -> request, subject hash, validity. */
+function serialItem(certificate: IssuedCertificateRecord): Record<string, unknown> {
+  const { serialHex, requestId, subjectHash, notBefore, notAfter, issuedAt } = certificate;
+  return {
+    pk: serialKey(serialHex),
+    kind: 'serial',
+    serialHex,
+    requestId,
+    subjectHash,
+    notBefore,
+    notAfter,
+    issuedAt,
+  };
 }
 
 function toRecord(item: Record<string, unknown>): IssuedCertificateRecord {

@@ -19,7 +19,11 @@ export class LambdaCertificateIssuer implements CertificateIssuer {
   ) {}
 
   public async issue(input: IssueCertificateInput): Promise<IssuedCertificate> {
-    const payload = JSON.stringify({ requestId: input.requestId, csrDer: input.csrDer.toString('base64') });
+    const payload = JSON.stringify({
+      requestId: input.requestId,
+      csrDer: input.csrDer.toString('base64'),
+      attemptId: input.attemptId,
+    });
     let result: CaInvokeResult;
     try {
       const out = await this.client.send(
