@@ -36,8 +36,8 @@ export interface StandInOptions {
   /** Keep DynamoDB data in this directory instead of memory (the local runner keeps its pool). */
   readonly dynamodbDataDir?: string;
   /**
-   * Keep ElasticMQ queues (queues-storage) and messages (messages-storage, H2) in this directory, so a
-   * restarted ElasticMQ still holds every queue and message, in flight or not.
+   * Keep ElasticMQ queues and messages (messages-storage, H2) in this directory, so a restarted ElasticMQ
+   * still holds every queue and message (in-flight ones become visible again, as after a visibility timeout).
    */
   readonly sqsDataDir?: string;
   readonly log?: (message: string) => void;
@@ -48,12 +48,19 @@ export class StandInNotManagedError extends Error {
   public override readonly name = 'StandInNotManagedError';
 }
 
+/** A restarted stand-in did not bring back the state it was stopped with. */
+export class StandInRestoreError extends Error {
+  public override readonly name = 'StandInRestoreError';
+}
+
 interface Managed {
   readonly name: StandInName;
   readonly args: readonly string[];
   /** URL that answers once the service is up. */
   readonly probe: string;
   child: ChildProcess | undefined;
+  /** ElasticMQ: queue URLs it held when stopped, which a restart must bring back. */
+  queues?: string[];
 }
 
 const JARS = join(LOCAL_DIR, 'jars');
@@ -132,7 +139,10 @@ export async function startStandIns(
       started: services.map((s) => s.name),
       stop,
       stopService: async (name) => {
-        await stopManaged(managed(name));
+        const service = managed(name);
+        // ElasticMQ answers before it has restored its stored queues: remember them to wait for them.
+        if (name === 'ElasticMQ' && options.sqsDataDir) service.queues = await listQueues(endpoints.sqs);
+        await stopManaged(service);
         log(`${name} stopped`);
       },
       startService: async (name) => {
@@ -140,6 +150,7 @@ export async function startStandIns(
         if (service.child && service.child.exitCode === null && service.child.signalCode === null) return;
         service.child = spawnJava([...service.args]);
         await waitUntilUp(service);
+        await waitForQueues(endpoints.sqs, service.queues ?? []);
         log(`${name} is up again`);
       },
       env: () => ({
@@ -157,8 +168,10 @@ export async function startStandIns(
 }
 
 /**
- * ElasticMQ configuration. With a data directory, queues (with their attributes) are written to a
- * queues file and messages to an H2 database (both shipped with elasticmq-server), and read back at start.
+ * ElasticMQ configuration. With a data directory, queues (with their attributes) and messages are kept in
+ * an H2 database (shipped with elasticmq-server) and restored at start; with messages-storage on, ElasticMQ
+ * keeps queues there and ignores queues-storage. DB_CLOSE_ON_EXIT=FALSE: otherwise H2's own shutdown hook
+ * closes the database under ElasticMQ's writers on SIGTERM and a queue created just before can be lost.
  */
 function elasticMqConf(port: number, dataDir: string | undefined): string {
   const lines = [
@@ -169,10 +182,8 @@ function elasticMqConf(port: number, dataDir: string | undefined): string {
   ];
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
-    lines.push(
-      `queues-storage { enabled = true, path = ${JSON.stringify(join(dataDir, 'queues.conf'))} }`,
-      `messages-storage { enabled = true, uri = ${JSON.stringify(`jdbc:h2:${join(dataDir, 'messages')}`)} }`,
-    );
+    const uri = `jdbc:h2:${join(dataDir, 'messages')};DB_CLOSE_ON_EXIT=FALSE`;
+    lines.push(`messages-storage { enabled = true, uri = ${JSON.stringify(uri)} }`);
   }
   return [...lines, ''].join('\n');
 }
@@ -219,6 +230,27 @@ async function waitUntilUp(service: Managed): Promise<void> {
     }
   }
   throw new Error(`${name} did not answer at ${url} within ${STARTUP_TIMEOUT_MS / 1000} s`);
+}
+
+/** Queue URLs of an SQS endpoint (ListQueues over the query protocol, as the readiness probe uses). */
+async function listQueues(endpoint: string): Promise<string[]> {
+  const res = await fetch(`${endpoint}/?Action=ListQueues`, { signal: AbortSignal.timeout(5000) });
+  const xml = await res.text();
+  return [...xml.matchAll(/<QueueUrl>([^<]+)<\/QueueUrl>/g)].map((m) => m[1]).sort();
+}
+
+/** A restarted ElasticMQ restores its stored queues a moment after it starts answering. */
+async function waitForQueues(endpoint: string, expected: readonly string[]): Promise<void> {
+  if (expected.length === 0) return;
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  let found: string[] = [];
+  while (Date.now() < deadline) {
+    found = await listQueues(endpoint).catch(() => []);
+    if (expected.every((q) => found.includes(q))) return;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  const missing = expected.filter((q) => !found.includes(q));
+  throw new StandInRestoreError(`ElasticMQ restarted without its stored queues: ${missing.join(', ')}`);
 }
 
 function freePort(): Promise<number> {

@@ -179,7 +179,7 @@ export interface Submitted {
   readonly request: SampleRequest;
   readonly id: string;
   /** Answers other than 200/202 the client saw (and retried) before the request was accepted. */
-  readonly refusals: ReadonlyArray<{ status: number; code?: string }>;
+  readonly refusals: ReadonlyArray<{ status: number; code?: string; message?: string }>;
 }
 
 /** A submission that was never accepted before the deadline. */
@@ -197,18 +197,29 @@ export async function submit(
   request: SampleRequest,
   deadline: number,
 ): Promise<Submitted> {
-  const refusals: Array<{ status: number; code?: string }> = [];
+  const refusals: Array<{ status: number; code?: string; message?: string }> = [];
   for (;;) {
-    const res = await call<{ id: string; error?: { code: string } }>(`${url}/sign-requests`, {
-      apiKey,
-      body: request.body,
-    }).catch(() => undefined);
+    const res = await call<{ id: string; error?: { code: string; message: string } }>(
+      `${url}/sign-requests`,
+      {
+        apiKey,
+        body: request.body,
+      },
+    ).catch(() => undefined);
     if (res && (res.status === 202 || res.status === 200)) return { request, id: res.body.id, refusals };
-    refusals.push({ status: res?.status ?? 0, code: res?.body?.error?.code });
+    refusals.push({
+      status: res?.status ?? 0,
+      code: res?.body?.error?.code,
+      message: res?.body?.error?.message,
+    });
     if (res && res.status < 500 && res.status !== 429) {
       throw new NotAcceptedError(`refused for good: ${res.status} ${res.body?.error?.code ?? ''}`);
     }
-    if (Date.now() > deadline) throw new NotAcceptedError(`not accepted: ${JSON.stringify(refusals)}`);
+    if (Date.now() > deadline) {
+      throw new NotAcceptedError(
+        `not accepted after ${refusals.length} tries, last: ${JSON.stringify(refusals.at(-1))}`,
+      );
+    }
     await sleep(250);
   }
 }
@@ -268,6 +279,7 @@ export function sleep(ms: number): Promise<void> {
 export interface CertificateItem {
   readonly requestId: string;
   readonly serialHex: string;
+  readonly issuedAt: number;
   readonly certificatePem?: string;
 }
 
@@ -282,6 +294,7 @@ export async function scanCertificates(
       .map((i) => ({
         requestId: String(i.requestId),
         serialHex: String(i.serialHex),
+        issuedAt: Number(i.issuedAt),
         certificatePem: typeof i.certificatePem === 'string' ? i.certificatePem : undefined,
       }));
   return { byRequest: pick('request'), serials: pick('serial') };
