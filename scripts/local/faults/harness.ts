@@ -281,6 +281,8 @@ export interface CertificateItem {
   readonly serialHex: string;
   readonly issuedAt: number;
   readonly certificatePem?: string;
+  /** A serial item whose certificate a takeover attempt replaced (it never reached a client): marked for revocation. */
+  readonly supersededBy?: string;
 }
 
 /** Every item of the certificates table: `request` items (one per request) and `serial` items. */
@@ -296,8 +298,26 @@ export async function scanCertificates(
         serialHex: String(i.serialHex),
         issuedAt: Number(i.issuedAt),
         certificatePem: typeof i.certificatePem === 'string' ? i.certificatePem : undefined,
+        supersededBy: typeof i.supersededBy === 'string' ? i.supersededBy : undefined,
       }));
   return { byRequest: pick('request'), serials: pick('serial') };
+}
+
+/**
+ * Requests with more than one certificate in force: serials not superseded, per request id. A takeover
+ * may replace the certificate of an attempt that died before storing it (the CA marks the old serial
+ * superseded by the new one, of the same request); anything else is a request certified twice.
+ */
+export function certifiedTwice(certificates: {
+  serials: readonly CertificateItem[];
+}): Record<string, unknown> {
+  const serials = certificates.serials;
+  const live = duplicates(serials.filter((c) => !c.supersededBy).map((c) => c.requestId));
+  const badlySuperseded = serials
+    .filter((c) => c.supersededBy)
+    .filter((c) => !serials.some((n) => n.serialHex === c.supersededBy && n.requestId === c.requestId))
+    .map((c) => c.serialHex);
+  return { ...live, ...(badlySuperseded.length > 0 ? { badlySuperseded } : {}) };
 }
 
 export async function scanAll(

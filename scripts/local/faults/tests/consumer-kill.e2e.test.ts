@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { sampleRequest, verifySignedResult, type SampleRequest } from '../../client';
 import { LOCAL_DIR } from '../../paths';
 import {
-  duplicates,
+  certifiedTwice,
   keysUsedTwice,
   liveConsumers,
   readAudit,
@@ -104,7 +104,7 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   // One certificate per request: no request id has two serials, and a signed request's certificate is
   // the one the CA recorded for it.
   const certificates = await scanCertificates(fault.doc);
-  expect(duplicates(certificates.serials.map((c) => c.requestId))).toEqual({});
+  expect(certifiedTwice(certificates)).toEqual({});
   const recorded = new Map(certificates.byRequest.map((c) => [c.requestId, c.certificatePem]));
   const mismatched = signed.filter(
     (s) => recorded.get(s.id)?.trim() !== views.get(s.id)!.certificate?.trim(),
