@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../../lambdas/adapters/aws/src';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { documentClient, sqsClient } from '../../../lambdas/adapters/aws/src';
 import { AuditRepository } from '../../../lambdas/adapters/dynamodb/src/audit-repository';
 import { loadAuditPublicKey, verifyAuditStore } from '../../../lambdas/audit/src';
 import { loadAuditConfig, loadAwsConfig } from '../../../lambdas/config/src';
@@ -95,6 +96,29 @@ export async function startFaultPipeline(options: FaultPipelineOptions = {}): Pr
   };
 }
 
+/** Messages waiting and in flight on the sign request queue and its dead-letter queue. */
+export async function queueDepths(pipeline: LocalPipeline): Promise<Record<string, string | undefined>> {
+  const sqs = sqsClient(loadAwsConfig());
+  try {
+    const depth = async (url: string): Promise<Record<string, string> | undefined> =>
+      (
+        await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: url,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        )
+      ).Attributes;
+    const [queue, dlq] = await Promise.all([depth(pipeline.queueUrl), depth(pipeline.deadLetterQueueUrl)]);
+    return {
+      queue: `${queue?.ApproximateNumberOfMessages}+${queue?.ApproximateNumberOfMessagesNotVisible} in flight`,
+      deadLetter: dlq?.ApproximateNumberOfMessages,
+    };
+  } finally {
+    sqs.destroy();
+  }
+}
+
 export function liveConsumers(pipeline: LocalPipeline): ConsumerProcess[] {
   return pipeline.consumers.filter((c) => c.child.exitCode === null && c.child.signalCode === null);
 }
@@ -119,6 +143,12 @@ export async function sigkillConsumer(consumer: ConsumerProcess): Promise<number
   // The launcher's exit does not wait for its child: wait until no process of the tree is left.
   while (tree.some(isAlive)) await sleep(20);
   return tree;
+}
+
+/** Whether the consumer's signer process is up (a replacement starts as its launcher alone). */
+export function signerRunning(consumer: ConsumerProcess): boolean {
+  const pid = consumer.child.pid;
+  return pid !== undefined && consumer.child.exitCode === null && descendants(pid).length > 0;
 }
 
 function descendants(pid: number): number[] {

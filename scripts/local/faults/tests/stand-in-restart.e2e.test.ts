@@ -18,6 +18,7 @@ import {
   scanCertificates,
   sleep,
   startFaultPipeline,
+  queueDepths,
   submit,
   tally,
   waitForTerminal,
@@ -96,7 +97,11 @@ test('DynamoDB Local and ElasticMQ restarted mid-run: requests delayed or failed
   // None lost: every accepted request reaches a terminal state once the stand-ins are back.
   const views = await waitForTerminal(pipeline.url, pipeline.apiKey, ids, Date.now() + 150_000);
   const notTerminal = ids.filter((id) => !['signed', 'failed'].includes(views.get(id)?.status ?? ''));
-  expect(notTerminal).toEqual([]);
+  // Named with their status and where their messages are, to tell a lost message from a dead-lettered one.
+  const queues = notTerminal.length > 0 ? await queueDepths(pipeline) : {};
+  expect(
+    notTerminal.map((id) => `${id}: ${views.get(id)?.status ?? 'unknown'}; ${JSON.stringify(queues)}`),
+  ).toEqual([]);
   const failedWithoutReason = ids.filter((id) => {
     const v = views.get(id)!;
     return v.status === 'failed' && !(v.error?.code && v.error.message);
