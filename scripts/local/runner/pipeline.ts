@@ -105,7 +105,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     process.env.SIGN_QUEUE_ARN = queueArn;
 
     // The CA function behind a Lambda Invoke endpoint, as the signer reaches it on AWS: in a child process
-    // of its own by default (LOCAL_CA_PROCESS=0 hosts it in this process).
+    // of its own with LOCAL_CA_PROCESS=1, in this process by default.
     if (pipeline.local.caProcess) {
       const caHost = await spawnCaHost(snapshotEnv(), log);
       cleanups.push(() => stopConsumer(caHost));
