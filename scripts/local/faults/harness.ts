@@ -258,23 +258,48 @@ export async function submit(
  * Long-polls every id until it is signed or failed, tolerating 5xx and transport errors (a stand-in may
  * be down). Ids still not terminal at the deadline come back with their last seen status.
  */
+export interface ReplayOption {
+  /** Still `received` this long after the wait began: submit the same request (same requestId) again. */
+  readonly afterMs: number;
+  readonly request: (id: string) => SampleRequest;
+  /** Ids that were replayed (filled in). */
+  readonly replayed: Set<string>;
+}
+
+/**
+ * Long-polls every id until it is signed or failed, tolerating 5xx and transport errors (a stand-in may
+ * be down). Ids still not terminal at the deadline come back with their last seen status. With `replay`,
+ * a request that never left `received` is submitted again with its requestId, as an e-service may: the
+ * API answers a replay of a request still `received` by enqueueing it again.
+ */
 export async function waitForTerminal(
   url: string,
   apiKey: string,
   ids: readonly string[],
   deadline: number,
+  replay?: ReplayOption,
 ): Promise<Map<string, SignRequestView | undefined>> {
   const views = new Map<string, SignRequestView | undefined>();
+  const started = Date.now();
   await runAll(ids, 32, async (id) => {
     let last: SignRequestView | undefined;
     while (Date.now() < deadline) {
-      const wait = Math.max(0, Math.min(20, Math.floor((deadline - Date.now()) / 1000)));
+      const wait = Math.max(0, Math.min(10, Math.floor((deadline - Date.now()) / 1000)));
       const res = await call<SignRequestView>(`${url}/sign-requests/${id}?wait=${wait}`, { apiKey }).catch(
         () => undefined,
       );
       if (res?.status === 200) {
         last = res.body;
         if (last.status === 'signed' || last.status === 'failed') break;
+        if (
+          replay &&
+          last.status === 'received' &&
+          Date.now() - started > replay.afterMs &&
+          !replay.replayed.has(id)
+        ) {
+          replay.replayed.add(id);
+          await submit(url, apiKey, replay.request(id), deadline);
+        }
       } else {
         await sleep(250);
       }
