@@ -12,6 +12,7 @@ import { createAuditLog } from '../../audit/src';
 import {
   PrefetchingKeyClaimer,
   REQUEST_ID_PATTERN,
+  RequestInProgressError,
   errorCode,
   processSignRequest,
   type SigningDeps,
@@ -24,7 +25,7 @@ import { createLogger, wire } from '../shared/wiring';
 const logger = createLogger('signer');
 const processor = new BatchProcessor(EventType.SQS);
 
-const { config, pipeline, pool, requests, keyPool, requestsConfig, doc } = wire();
+const { config, pipeline, pool, requests, keyPool, requestsConfig, doc, queue } = wire();
 const metrics = PowertoolsPoolMetrics.create();
 // The next key of a type is claimed while the current request works: its table round trip leaves the
 // request path. A claimed key is deleted from the table, so it is still used at most once.
@@ -81,6 +82,16 @@ async function processRecord(record: SQSRecord, signing: SigningDeps): Promise<v
       errorCode: (err as { code?: unknown })?.code,
       receiveCount,
     });
+    // Another attempt holds the request: come back when its lease ends (a dead attempt is taken over
+    // then), not after the visibility timeout, which would spend receives on the way to the DLQ while the
+    // lease still protects the request and leave it `signing` forever.
+    if (err instanceof RequestInProgressError && pipeline.queueUrl) {
+      await queue
+        .deferRedelivery(record.receiptHandle, err.retryAfterMs / 1000 + 1)
+        .catch((deferErr: unknown) =>
+          logger.warn('could not defer redelivery', { requestId: id, errorCode: errorCode(deferErr) }),
+        );
+    }
     // The last delivery before the dead-letter queue: end the request with the reason, so the client sees
     // a terminal answer instead of waiting forever (unless a live attempt still owns it).
     if (receiveCount >= QUEUES.signRequests.maxReceiveCount) {
