@@ -4,6 +4,7 @@
  * a client that behaves like an e-service (retries with the same requestId, waits for a terminal answer),
  * and the checks every fault test ends with: terminal states, one certificate per request, the audit log.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,9 +125,8 @@ export function liveConsumers(pipeline: LocalPipeline): ConsumerProcess[] {
 }
 
 /**
- * SIGKILLs a consumer as a crashed execution environment dies: the process the runner spawned is the
- * `tsx` launcher, whose child node process runs the signer, and a SIGKILL is not relayed to it; killing
- * only the launcher would leave the signer running. So its descendants die first, then the launcher.
+ * SIGKILLs a consumer as a crashed execution environment dies: the consumer process runs the signer
+ * handler itself (node with tsx's loader), so the signal lands on it; anything it started dies with it.
  */
 export async function sigkillConsumer(consumer: ConsumerProcess): Promise<number[]> {
   const pid = consumer.child.pid;
@@ -140,15 +140,20 @@ export async function sigkillConsumer(consumer: ConsumerProcess): Promise<number
     }
   }
   await consumer.exited;
-  // The launcher's exit does not wait for its child: wait until no process of the tree is left.
   while (tree.some(isAlive)) await sleep(20);
   return tree;
 }
 
-/** Whether the consumer's signer process is up (a replacement starts as its launcher alone). */
+/** Whether the consumer has been up long enough to have loaded the handler and be polling (>= 2 s). */
 export function signerRunning(consumer: ConsumerProcess): boolean {
   const pid = consumer.child.pid;
-  return pid !== undefined && consumer.child.exitCode === null && descendants(pid).length > 0;
+  if (pid === undefined || consumer.child.exitCode !== null || consumer.child.signalCode !== null)
+    return false;
+  try {
+    return Number(execFileSync('ps', ['-o', 'etimes=', '-p', String(pid)], { encoding: 'utf8' }).trim()) >= 2;
+  } catch {
+    return false;
+  }
 }
 
 function descendants(pid: number): number[] {

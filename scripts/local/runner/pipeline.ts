@@ -57,7 +57,12 @@ export interface LocalPipeline {
   stop(): Promise<void>;
 }
 
-const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+/**
+ * Child processes run TypeScript through tsx's loader inside one node process (not the `tsx` launcher,
+ * which forks a second process): a SIGKILL sent to the child then kills the handler's process itself.
+ */
+const runTs = (file: string, env: NodeJS.ProcessEnv): ChildProcess =>
+  spawn(process.execPath, ['--import', 'tsx', file], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
 
 /**
  * Local-only defaults: EMF metric lines would drown the request log (LOCAL_METRICS=1 shows them), and
@@ -201,7 +206,7 @@ function spawnConsumer(
   log: (line: string) => void,
   index: number,
 ): ConsumerProcess {
-  const child = spawn(TSX, [join(__dirname, 'consumer.ts')], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = runTs(join(__dirname, 'consumer.ts'), env);
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => log(`[signer-${index}] ${line}`));
   }
@@ -214,7 +219,7 @@ function spawnCaHost(
   env: Record<string, string>,
   log: (line: string) => void,
 ): Promise<ConsumerProcess & { port: number }> {
-  const child = spawn(TSX, [join(__dirname, 'ca-host.ts')], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = runTs(join(__dirname, 'ca-host.ts'), env);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   createInterface({ input: child.stderr! }).on('line', (line) => log(`[ca] ${line}`));
   return new Promise((resolve, reject) => {

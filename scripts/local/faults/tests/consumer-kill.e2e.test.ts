@@ -31,7 +31,9 @@ jest.setTimeout(300_000);
 
 const REQUESTS = 120;
 const KILLS = 6;
-const TAKEOVER_FAILURES = new Set(['ALREADY_CERTIFIED', 'DELIVERY_EXHAUSTED']);
+// A takeover replaces a dead attempt's unreleased certificate and waits for the lease (deferred
+// redelivery), so the only failure a kill may still cause is running out of deliveries.
+const TAKEOVER_FAILURES = new Set(['DELIVERY_EXHAUSTED']);
 let fault: FaultPipeline;
 
 beforeAll(async () => {
@@ -75,9 +77,9 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   });
   submitting = false;
   await killer;
-  // Each kill took the launcher and its signer process.
+  // Each kill took the signer process (the consumer is the node process running the handler).
   expect(kills.length).toBeGreaterThanOrEqual(3);
-  expect(kills.every((processes) => processes >= 2)).toBe(true);
+  expect(kills.every((processes) => processes >= 1)).toBe(true);
   const ids = submitted.map((s) => s.id);
   expect(new Set(ids).size).toBe(REQUESTS);
 
