@@ -108,6 +108,8 @@ export class KeyPoolRepository implements KeyPoolStore {
   private claimedSinceFlush = new Map<string, number>();
   private claimedOldestAt: number | undefined;
   private counterTimer: NodeJS.Timeout | undefined;
+  /** Counter writes of flushes under way: a flush or a count waits for them, so none reads a stale counter. */
+  private readonly counterWrites = new Set<Promise<void>>();
 
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -174,7 +176,8 @@ export class KeyPoolRepository implements KeyPoolStore {
 
   public async available(keyTypes: readonly KeyType[]): Promise<Record<KeyType, number>> {
     const result = {} as Record<KeyType, number>;
-    // This process's own claims not yet written count as gone.
+    // This process's own claims not yet written count as gone (and writes under way are waited for).
+    await Promise.all([...this.counterWrites]);
     const unflushed = new Map(this.claimedSinceFlush);
     const keys = keyTypes.flatMap((keyType) =>
       Array.from({ length: this.options.shards }, (_, shard) => ({
@@ -328,14 +331,18 @@ export class KeyPoolRepository implements KeyPoolStore {
     const pending = this.claimedSinceFlush;
     this.claimedSinceFlush = new Map();
     this.claimedOldestAt = undefined;
-    await Promise.all(
+    const write = Promise.all(
       [...pending].map(([pk, n]) =>
         this.addToCounter(pk, -n).catch(() => {
           this.claimedSinceFlush.set(pk, (this.claimedSinceFlush.get(pk) ?? 0) + n);
           this.claimedOldestAt ??= Date.now();
         }),
       ),
-    );
+    ).then(() => undefined);
+    this.counterWrites.add(write);
+    void write.finally(() => this.counterWrites.delete(write));
+    // Also a timer's flush still under way: when this resolves, every claim so far is written.
+    await Promise.all([...this.counterWrites]);
   }
 
   /** Tries cached candidates until one is won or none is left. */
