@@ -88,7 +88,15 @@ export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalVal
   return { ...e } as unknown as AuditEvent & CanonicalValue;
 }
 
-/** The entity whose events share a chain: the key for pool key events, the request otherwise. */
+/**
+ * The entity whose events share a chain (and so are written in order, in one transaction per batch):
+ * - a request's own events (its key claimed, discarded, destroyed; its signature): the request, so the
+ *   signer writes them as one append;
+ * - a certificate: its serial, so the CA, which appends while the signer does, writes to another chain
+ *   than the request's (two processes on one head would make one of them retry);
+ * - pool events without a request (batches, expiry): the key or batch.
+ * Verification does not depend on this choice; only the spread of writes over chain heads does.
+ */
 export function entityIdOf(event: AuditEvent): string {
   switch (event.type) {
     case 'pool.batch-generated':
@@ -96,10 +104,11 @@ export function entityIdOf(event: AuditEvent): string {
     case 'pool.key-claimed':
     case 'pool.key-destroyed':
     case 'pool.key-discarded':
-      return event.keyId;
+      return event.requestId ?? event.keyId;
     case 'signature.made':
-    case 'certificate.issued':
       return event.requestId;
+    case 'certificate.issued':
+      return `serial:${event.serial}`;
   }
 }
 
