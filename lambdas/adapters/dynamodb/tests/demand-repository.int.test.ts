@@ -12,8 +12,16 @@ import { DemandRecordError, DemandRepository, bucketOf, demandPk } from '../src/
 const config = loadConfig();
 let doc: DynamoDBDocumentClient;
 let tableName: string;
-/** A fixed clock: Wednesday 2024-01-10 13:20 UTC. */
-const NOW = Date.UTC(2024, 0, 10, 13, 20);
+/**
+ * A fixed clock: the latest Wednesday 13:20 UTC. Recent, not a fixed past date: the items' TTL follows
+ * their hour, and DynamoDB Local deletes expired items in the background (a read-back could race it).
+ */
+const NOW = ((): number => {
+  const today = new Date();
+  const back = (today.getUTCDay() - 3 + 7) % 7;
+  const wednesday = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - back, 13, 20);
+  return wednesday > Date.now() ? wednesday - 7 * 86_400_000 : wednesday;
+})();
 
 beforeAll(async () => {
   doc = documentClient(config.aws);
