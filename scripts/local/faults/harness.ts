@@ -15,7 +15,7 @@ import { documentClient, sqsClient } from '../../../lambdas/adapters/aws/src';
 import { AuditRepository } from '../../../lambdas/adapters/dynamodb/src/audit-repository';
 import { loadAuditPublicKey, verifyAuditStore } from '../../../lambdas/audit/src';
 import { loadAuditConfig, loadAwsConfig } from '../../../lambdas/config/src';
-import type { AuditEvent, AuditVerificationReport } from '../../../lambdas/core/src';
+import { eventsOf, keyUsage, type AuditEvent, type AuditVerificationReport } from '../../../lambdas/core/src';
 import { TABLES, tableName } from '../../../lambdas/resources/src';
 import { call, type SampleRequest, type SignRequestView } from '../client';
 import { LOCAL_DIR } from '../paths';
@@ -420,20 +420,38 @@ export async function readAudit(doc: DynamoDBDocumentClient): Promise<AuditSumma
     keyLabel: config.keyLabel,
   });
   const report = await verifyAuditStore(store, config.chains, publicKey);
-  const stored = await store.readAll();
-  const events = [...stored.entries.values()]
-    .flat()
-    .map((e) => (e.event ? (JSON.parse(e.event) as AuditEvent) : undefined))
-    .filter((e): e is AuditEvent => e !== undefined);
-  return { events, report };
+  return { events: eventsOf(await store.readAll()), report };
 }
 
 /**
- * Pool keys used more than once according to the audit log: a key id claimed twice, or signing twice.
- * Empty when every key served at most one request.
+ * Pool keys tied to more than one request according to the audit log (claimed by one and signing for
+ * another, or claimed twice), with the number of requests. Empty when every key served one request.
  */
 export function keysUsedTwice(events: readonly AuditEvent[]): Record<string, number> {
-  const claimed = events.flatMap((e) => (e.type === 'pool.key-claimed' ? [e.keyId] : []));
-  const signed = events.flatMap((e) => (e.type === 'signature.made' && e.keyId ? [e.keyId] : []));
-  return { ...duplicates(claimed), ...duplicates(signed) };
+  const usage = keyUsage(events);
+  return Object.fromEntries(usage.reused.map((keyId) => [keyId, usage.requestsByKey.get(keyId)!.length]));
+}
+
+/**
+ * None duplicated: at most one certificate in force per request, each signed request's certificate the
+ * one the CA recorded for it, an intact audit log, and no pool key tied to two requests in it. Returns
+ * the audit log's events for further checks.
+ */
+export async function expectNoneDuplicated(
+  doc: DynamoDBDocumentClient,
+  signed: readonly { readonly id: string }[],
+  views: ReadonlyMap<string, SignRequestView | undefined>,
+): Promise<AuditEvent[]> {
+  const certificates = await scanCertificates(doc);
+  expect(certifiedTwice(certificates)).toEqual({});
+  const recorded = new Map(certificates.byRequest.map((c) => [c.requestId, c.certificatePem]));
+  const mismatched = signed.filter(
+    (s) => recorded.get(s.id)?.trim() !== views.get(s.id)?.certificate?.trim(),
+  );
+  expect(mismatched.map((s) => s.id)).toEqual([]);
+  const audit = await readAudit(doc);
+  expect(audit.report.issues).toEqual([]);
+  expect(audit.report.intact).toBe(true);
+  expect(keysUsedTwice(audit.events)).toEqual({});
+  return audit.events;
 }

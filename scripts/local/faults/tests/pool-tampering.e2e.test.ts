@@ -45,7 +45,7 @@ beforeAll(async () => {
       LOCAL_CONSUMERS: '2',
       LOCAL_POLLER_CONCURRENCY: '2',
       // Nothing is killed here: leases long enough that a slow attempt on a loaded machine is never
-      // taken over (a takeover would end the request ALREADY_CERTIFIED), and redeliveries that outlast them.
+      // taken over (its work, and the keys it used, would be thrown away), and redeliveries outlast them.
       LOCAL_VISIBILITY_TIMEOUT_SECONDS: '10',
       SIGN_ATTEMPT_LEASE_SECONDS: '30',
     },
