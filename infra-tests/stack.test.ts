@@ -122,14 +122,6 @@ describe('sign queue (from QUEUES)', () => {
     expect(fnProps('Signer').Timeout).toBe(SIGNER_TIMEOUT_SECONDS);
   });
 
-  it('lets the signer defer a redelivery (ChangeMessageVisibility on its queue, whose URL it is given)', () => {
-    expect(env('Signer').SIGN_QUEUE_URL).toEqual({ Ref: queueId() });
-    const statements = roleStatements(template, roleId('Signer')).filter((s) =>
-      actionsOf(s).includes('sqs:ChangeMessageVisibility'),
-    );
-    expect(statements.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [queueId(), 'Arn'] }]);
-  });
-
   it('denies non-TLS access to both queues', () => {
     for (const id of [queueId(), dlqId()]) {
       template.hasResourceProperties('AWS::SQS::QueuePolicy', {

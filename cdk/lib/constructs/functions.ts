@@ -142,8 +142,6 @@ export class PipelineFunctions extends Construct {
       environment: {
         ...poolUserEnv,
         CA_FUNCTION_NAME: this.ca.functionArn,
-        // For ChangeMessageVisibility: a request held by another attempt is retried when its lease ends.
-        SIGN_QUEUE_URL: signQueue.queue.queueUrl,
         SIGNER_CONCURRENCY: String(SIGNER_EVENT_SOURCE.batchSize),
         ...tableEnv('requests', 'keyPool', 'audit'),
       },
@@ -251,8 +249,6 @@ export class PipelineFunctions extends Construct {
     allow(this.signer, audit, 'GetItem', 'PutItem');
     tableKey(this.signer);
     hsm.poolUserSecret.grantRead(this.signer);
-    // Defers the redelivery of a message whose request another attempt holds (until that lease ends).
-    signQueue.queue.grant(this.signer, 'sqs:ChangeMessageVisibility');
     // The unqualified ARN only: the signer calls the CA function by that ARN.
     this.signer.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.ca.functionArn] }),

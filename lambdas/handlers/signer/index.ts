@@ -25,7 +25,7 @@ import { createLogger, wire } from '../shared/wiring';
 const logger = createLogger('signer');
 const processor = new BatchProcessor(EventType.SQS);
 
-const { config, pipeline, pool, requests, keyPool, requestsConfig, doc, queue } = wire();
+const { config, pipeline, pool, requests, keyPool, requestsConfig, doc } = wire();
 const metrics = PowertoolsPoolMetrics.create();
 // The next key of a type is claimed while the current request works: its table round trip leaves the
 // request path. A claimed key is deleted from the table, so it is still used at most once.
@@ -61,51 +61,63 @@ async function deps(): Promise<SigningDeps> {
   };
 }
 
+/** Time a last-delivery takeover keeps in reserve for the attempt itself. */
+const LAST_DELIVERY_MARGIN_MS = 20_000;
+
 /** Malformed message bodies: no request stands behind them, so they go (via retries) to the DLQ. */
 export class PoisonMessageError extends Error {
   public override readonly name = 'PoisonMessageError';
 }
 
-async function processRecord(record: SQSRecord, signing: SigningDeps): Promise<void> {
+async function processRecord(record: SQSRecord, signing: SigningDeps, context: Context): Promise<void> {
   const id = record.body.trim();
   if (!REQUEST_ID_PATTERN.test(id)) {
     const error = new PoisonMessageError(`message ${record.messageId} does not carry a request id`);
     logger.warn('poison message', { errorName: error.name, messageId: record.messageId });
     throw error;
   }
-  const outcome = await processSignRequest(signing, id).catch(async (err: unknown) => {
-    // Rethrown: the record is reported as failed and SQS redelivers it (or dead-letters it in the end).
-    const receiveCount = Number(record.attributes.ApproximateReceiveCount);
-    logger.warn('sign request not finished in this delivery', {
-      requestId: id,
-      errorName: (err as Error)?.name,
-      errorCode: (err as { code?: unknown })?.code,
-      receiveCount,
+  const outcome = await processSignRequest(signing, id)
+    .catch(async (err: unknown) => {
+      // Rethrown: the record is reported as failed and SQS redelivers it (or dead-letters it in the end).
+      const receiveCount = Number(record.attributes.ApproximateReceiveCount);
+      const lastDelivery = receiveCount >= QUEUES.signRequests.maxReceiveCount;
+      // The last delivery meets a live lease: its holder may have died, and after this delivery the message
+      // is dead-lettered. Wait for the lease here (when the invocation has the time) and take over once.
+      if (
+        lastDelivery &&
+        err instanceof RequestInProgressError &&
+        err.retryAfterMs + LAST_DELIVERY_MARGIN_MS < context.getRemainingTimeInMillis()
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, err.retryAfterMs + 100));
+        return processSignRequest(signing, id);
+      }
+      throw err;
+    })
+    .catch(async (err: unknown) => {
+      const receiveCount = Number(record.attributes.ApproximateReceiveCount);
+      logger.warn('sign request not finished in this delivery', {
+        requestId: id,
+        errorName: (err as Error)?.name,
+        errorCode: (err as { code?: unknown })?.code,
+        receiveCount,
+      });
+      // The last delivery before the dead-letter queue: end the request with the reason, so the client sees
+      // a terminal answer instead of waiting forever (unless a live attempt still owns it).
+      if (receiveCount >= QUEUES.signRequests.maxReceiveCount) {
+        const name = err instanceof Error ? err.name : 'Error';
+        await requests
+          .abandon(
+            id,
+            {
+              code: 'DELIVERY_EXHAUSTED',
+              message: `not finished after ${receiveCount} deliveries (${name})`,
+            },
+            Date.now(),
+          )
+          .catch(() => undefined);
+      }
+      throw err;
     });
-    // Another attempt holds the request: come back when its lease ends (a dead attempt is taken over
-    // then), not after the visibility timeout, which would spend receives on the way to the DLQ while the
-    // lease still protects the request and leave it `signing` forever.
-    if (err instanceof RequestInProgressError && pipeline.queueUrl) {
-      await queue
-        .deferRedelivery(record.receiptHandle, err.retryAfterMs / 1000 + 1)
-        .catch((deferErr: unknown) =>
-          logger.warn('could not defer redelivery', { requestId: id, errorCode: errorCode(deferErr) }),
-        );
-    }
-    // The last delivery before the dead-letter queue: end the request with the reason, so the client sees
-    // a terminal answer instead of waiting forever (unless a live attempt still owns it).
-    if (receiveCount >= QUEUES.signRequests.maxReceiveCount) {
-      const name = err instanceof Error ? err.name : 'Error';
-      await requests
-        .abandon(
-          id,
-          { code: 'DELIVERY_EXHAUSTED', message: `not finished after ${receiveCount} deliveries (${name})` },
-          Date.now(),
-        )
-        .catch(() => undefined);
-    }
-    throw err;
-  });
   logger.info('sign request done', {
     requestId: id,
     status: outcome.status,
@@ -137,7 +149,7 @@ const limited = limiter(pipeline.signerConcurrency);
 
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   const signing = await deps();
-  const run = (record: SQSRecord): Promise<void> => limited(() => processRecord(record, signing));
+  const run = (record: SQSRecord): Promise<void> => limited(() => processRecord(record, signing, context));
   return processPartialResponse(event, run, processor, {
     context,
     processInParallel: true,

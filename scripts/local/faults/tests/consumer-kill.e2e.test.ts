@@ -11,6 +11,7 @@ import { sampleRequest, verifySignedResult, type SampleRequest } from '../../cli
 import { LOCAL_DIR } from '../../paths';
 import {
   expectNoneDuplicated,
+  queueDepths,
   liveConsumers,
   runAll,
   sigkillConsumer,
@@ -84,7 +85,13 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   // rounds of redelivery and the replacements' start-up.
   const views = await waitForTerminal(pipeline.url, pipeline.apiKey, ids, Date.now() + 120_000);
   const notTerminal = ids.filter((id) => !['signed', 'failed'].includes(views.get(id)?.status ?? ''));
-  expect(notTerminal).toEqual([]);
+  // Named with their status and the queues' depths, so a stuck request says where it stuck.
+  const stuck = notTerminal.map((id) => ({
+    id,
+    status: views.get(id)?.status,
+    timings: views.get(id)?.timings,
+  }));
+  expect(notTerminal.length > 0 ? { stuck, queues: await queueDepths(pipeline) } : {}).toEqual({});
   const failedWithoutReason = ids.filter((id) => {
     const v = views.get(id)!;
     return v.status === 'failed' && !(v.error?.code && v.error.message);
