@@ -17,7 +17,7 @@ import { loadAuditPublicKey, verifyAuditStore } from '../../../lambdas/audit/src
 import { loadAuditConfig, loadAwsConfig } from '../../../lambdas/config/src';
 import { eventsOf, keyUsage, type AuditEvent, type AuditVerificationReport } from '../../../lambdas/core/src';
 import { TABLES, tableName } from '../../../lambdas/resources/src';
-import { call, type SampleRequest, type SignRequestView } from '../client';
+import { call, verifySignedResult, type SampleRequest, type SignRequestView } from '../client';
 import { LOCAL_DIR } from '../paths';
 import { startLocalPipeline, type ConsumerProcess, type LocalPipeline } from '../runner/pipeline';
 import { startStandIns, type StandIns } from '../stand-ins';
@@ -430,6 +430,35 @@ export async function readAudit(doc: DynamoDBDocumentClient): Promise<AuditSumma
 export function keysUsedTwice(events: readonly AuditEvent[]): Record<string, number> {
   const usage = keyUsage(events);
   return Object.fromEntries(usage.reused.map((keyId) => [keyId, usage.requestsByKey.get(keyId)!.length]));
+}
+
+/**
+ * Every request ended: `signed` or `failed` with a code and message (a stuck one is named with its status
+ * and the queues' depths, to tell a lost message from a dead-lettered one), and every signed result's
+ * signature and chain verify. Returns the signed requests.
+ */
+export async function expectAllEnded<S extends Submitted>(
+  pipeline: LocalPipeline,
+  submitted: readonly S[],
+  views: ReadonlyMap<string, SignRequestView | undefined>,
+): Promise<S[]> {
+  const notTerminal = submitted.filter((s) => !['signed', 'failed'].includes(views.get(s.id)?.status ?? ''));
+  const queues = notTerminal.length > 0 ? await queueDepths(pipeline) : {};
+  expect(
+    notTerminal.map((s) => `${s.id}: ${views.get(s.id)?.status ?? 'unknown'}; ${JSON.stringify(queues)}`),
+  ).toEqual([]);
+  const failedWithoutReason = submitted.filter((s) => {
+    const v = views.get(s.id)!;
+    return v.status === 'failed' && !(v.error?.code && v.error.message);
+  });
+  expect(failedWithoutReason.map((s) => s.id)).toEqual([]);
+  const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
+  const signed = submitted.filter((s) => views.get(s.id)!.status === 'signed');
+  const bad = signed
+    .map((s) => ({ id: s.id, ...verifySignedResult(s.request, views.get(s.id)!, rootPem) }))
+    .filter((r) => !r.ok);
+  expect(bad).toEqual([]);
+  return signed;
 }
 
 /**

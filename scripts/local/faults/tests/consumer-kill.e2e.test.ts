@@ -5,13 +5,10 @@
  * intact), and the HSM holds nothing extra (token objects unchanged; surviving consumers hold no session
  * objects; a killed process's session objects die with its sessions).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { sampleRequest, verifySignedResult, type SampleRequest } from '../../client';
-import { LOCAL_DIR } from '../../paths';
+import { sampleRequest, type SampleRequest } from '../../client';
 import {
+  expectAllEnded,
   expectNoneDuplicated,
-  queueDepths,
   liveConsumers,
   runAll,
   sigkillConsumer,
@@ -84,26 +81,7 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   // Leases (4 s) and visibility timeouts (3 s) bring the killed consumers' work back; allow for a few
   // rounds of redelivery and the replacements' start-up.
   const views = await waitForTerminal(pipeline.url, pipeline.apiKey, ids, Date.now() + 120_000);
-  const notTerminal = ids.filter((id) => !['signed', 'failed'].includes(views.get(id)?.status ?? ''));
-  // Named with their status and the queues' depths, so a stuck request says where it stuck.
-  const stuck = notTerminal.map((id) => ({
-    id,
-    status: views.get(id)?.status,
-    timings: views.get(id)?.timings,
-  }));
-  expect(notTerminal.length > 0 ? { stuck, queues: await queueDepths(pipeline) } : {}).toEqual({});
-  const failedWithoutReason = ids.filter((id) => {
-    const v = views.get(id)!;
-    return v.status === 'failed' && !(v.error?.code && v.error.message);
-  });
-  expect(failedWithoutReason).toEqual([]);
-
-  const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
-  const signed = submitted.filter((s) => views.get(s.id)!.status === 'signed');
-  const bad = signed
-    .map((s) => ({ id: s.id, ...verifySignedResult(s.request, views.get(s.id)!, rootPem) }))
-    .filter((r) => !r.ok);
-  expect(bad).toEqual([]);
+  const signed = await expectAllEnded(pipeline, submitted, views);
   // A kill may only cost a request its deliveries: any other failure code is a defect.
   const failedCodes = ids.map((id) => views.get(id)!).filter((v) => v.status === 'failed');
   expect(failedCodes.filter((v) => !TAKEOVER_FAILURES.has(v.error!.code))).toEqual([]);
