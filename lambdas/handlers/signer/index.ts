@@ -23,7 +23,6 @@ import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('signer');
-const processor = new BatchProcessor(EventType.SQS);
 
 const { config, pipeline, pool, requests, keyPool, requestsConfig, doc } = wire();
 const metrics = PowertoolsPoolMetrics.create();
@@ -150,6 +149,10 @@ const limited = limiter(pipeline.signerConcurrency);
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   const signing = await deps();
   const run = (record: SQSRecord): Promise<void> => limited(() => processRecord(record, signing, context));
+  // A processor per invocation: outside Lambda's own store its state is per instance, and invocations
+  // that overlap in one process (the local poller runs several) would report each other's failures,
+  // deleting messages whose requests are not finished.
+  const processor = new BatchProcessor(EventType.SQS);
   return processPartialResponse(event, run, processor, {
     context,
     processInParallel: true,
