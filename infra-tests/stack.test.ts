@@ -29,7 +29,7 @@ import {
 
 let synth: Synthesized;
 let template: Template;
-const FUNCTIONS = ['Api', 'Signer', 'Keygen', 'Ca'] as const;
+const FUNCTIONS = ['Api', 'Signer', 'Keygen', 'Ca', 'Reconcile'] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const fnId = (name: FunctionName): string =>
   logicalId(template, 'AWS::Lambda::Function', `Functions/${name}/Resource`);
@@ -76,6 +76,16 @@ describe('tables (from TABLES)', () => {
       for (const a of [definition.partitionKey, definition.sortKey].filter(Boolean)) {
         expect(props.AttributeDefinitions).toContainEqual({ AttributeName: a!.name, AttributeType: a!.type });
       }
+      expect(props.GlobalSecondaryIndexes ?? []).toEqual(
+        (definition.globalSecondaryIndexes ?? []).map((index) => ({
+          IndexName: index.indexName,
+          KeySchema: [
+            { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
+            ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' }] : []),
+          ],
+          Projection: { ProjectionType: index.projection ?? 'ALL' },
+        })),
+      );
       if (definition.ttlAttribute) {
         expect(props.TimeToLiveSpecification).toEqual({
           AttributeName: definition.ttlAttribute,
@@ -159,9 +169,9 @@ describe('functions', () => {
       const props = fnProps(name);
       expect(props.Runtime).toBe('nodejs22.x');
       expect(props.Architectures).toEqual(['x86_64']);
-      // The API never touches the HSM: no layer, so no PKCS#11 library or pkcs11js in its environment.
+      // The API and the reconciler never touch the HSM: no layer, so no PKCS#11 library or pkcs11js.
       expect(props.Layers ?? []).toEqual(
-        name === 'Api'
+        name === 'Api' || name === 'Reconcile'
           ? []
           : [{ Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') }],
       );
@@ -213,6 +223,32 @@ describe('functions', () => {
     });
     expect(env('Keygen').POOL_TARGETS).toBe('RSA-2048=200,EC-P256=100,EC-P384=50');
   });
+
+  it('runs the reconciler on the SCHEDULES.reconcile rate, one at a time, stale runs dropped', () => {
+    const reconcile = SCHEDULES.reconcile;
+    expect(fnProps('Reconcile').Timeout).toBe(reconcile.timeoutSeconds);
+    expect(fnProps('Reconcile').ReservedConcurrentExecutions).toBe(reconcile.reservedConcurrency);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: `rate(${reconcile.rateMinutes} minutes)`,
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnId('Reconcile'), 'Arn'] } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: fnId('Reconcile') },
+      MaximumRetryAttempts: 0,
+    });
+    expect(env('Reconcile').HSM_PIN_SOURCE).toBeUndefined();
+    expect(Object.keys(env('Reconcile')).sort()).toEqual(
+      [
+        'LOG_LEVEL',
+        'NODE_OPTIONS',
+        'POWERTOOLS_METRICS_NAMESPACE',
+        'POWERTOOLS_SERVICE_NAME',
+        TABLES.requests.envVar,
+        'SIGN_QUEUE_URL',
+      ].sort(),
+    );
+  });
 });
 
 describe('least privilege', () => {
@@ -230,15 +266,27 @@ describe('least privilege', () => {
 
   it('only the CA function can read the CA user secret; the signer cannot', () => {
     expect(references('Ca', secretId('Ca'))).toBe(true);
-    for (const name of ['Api', 'Signer', 'Keygen'] as const)
+    for (const name of ['Api', 'Signer', 'Keygen', 'Reconcile'] as const)
       expect(references(name, secretId('Ca'))).toBe(false);
   });
 
   it('only signer and keygen can read the pool user secret', () => {
     expect(references('Signer', secretId('Pool'))).toBe(true);
     expect(references('Keygen', secretId('Pool'))).toBe(true);
-    expect(references('Ca', secretId('Pool'))).toBe(false);
-    expect(references('Api', secretId('Pool'))).toBe(false);
+    for (const name of ['Api', 'Ca', 'Reconcile'] as const)
+      expect(references(name, secretId('Pool'))).toBe(false);
+  });
+
+  it('the reconciler lists, reads and updates requests and sends messages; nothing else', () => {
+    expect(actionsOn('Reconcile', tableId('requests'))).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
+    for (const key of ['keyPool', 'certificates', 'demand', 'audit'] as const)
+      expect(actionsOn('Reconcile', tableId(key))).toEqual([]);
+    const queueId = logicalId(template, 'AWS::SQS::Queue', `SignQueue/${QUEUES.signRequests.id}/Resource`);
+    expect(actionsOn('Reconcile', queueId)).toEqual(['sqs:SendMessage']);
   });
 
   it('the API reads pool counters only: no query, no writes on the pool table', () => {
@@ -253,7 +301,7 @@ describe('least privilege', () => {
   });
 
   it('only the CA writes issued certificates, and only the signer may invoke the CA', () => {
-    for (const name of ['Api', 'Signer', 'Keygen'] as const)
+    for (const name of ['Api', 'Signer', 'Keygen', 'Reconcile'] as const)
       expect(actionsOn(name, tableId('certificates'))).toEqual([]);
     expect(actionsOn('Ca', tableId('certificates'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
     const invokers = FUNCTIONS.filter((name) =>
@@ -272,6 +320,7 @@ describe('least privilege', () => {
       'dynamodb:PutItem',
     ]);
     expect(actionsOn('Api', tableId('audit'))).toEqual([]);
+    expect(actionsOn('Reconcile', tableId('audit'))).toEqual([]);
   });
 
   it('no statement grants a service-wide or global wildcard action', () => {
@@ -447,7 +496,7 @@ describe('observability', () => {
     Ref: logicalId(template, 'AWS::SNS::Topic', 'Observability/AlarmTopic/Resource'),
   });
 
-  it('alarms on low pool per key type, dead letters, queue age over 3 s and signer errors, to the topic', () => {
+  it('alarms on low pool per key type, dead letters, queue age over 3 s, lost requests and function errors, to the topic', () => {
     const alarms = Object.values(resources(template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
     for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([topicRef()]);
     const pool = alarms.filter((a) => a.MetricName === 'KeysAvailable');
@@ -479,10 +528,21 @@ describe('observability', () => {
     expect(alarms).toContainEqual(
       expect.objectContaining({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 3 }),
     );
+    for (const name of ['Signer', 'Keygen', 'Ca', 'Reconcile'] as const) {
+      expect(alarms).toContainEqual(
+        expect.objectContaining({
+          MetricName: 'Errors',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId(name) } }],
+        }),
+      );
+    }
     expect(alarms).toContainEqual(
       expect.objectContaining({
-        MetricName: 'Errors',
-        Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId('Signer') } }],
+        MetricName: 'RequestsLost',
+        Namespace: 'SigningPipeline',
+        Dimensions: [{ Name: 'service', Value: 'signing-pipeline' }],
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       }),
     );
   });

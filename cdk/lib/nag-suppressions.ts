@@ -24,6 +24,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     stack.functions.signer,
     stack.functions.keygen,
     stack.functions.ca,
+    stack.functions.reconcile,
   ];
 
   for (const fn of functionRoles) {

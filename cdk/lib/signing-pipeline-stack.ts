@@ -68,6 +68,7 @@ export class SigningPipelineStack extends Stack {
         signer: this.functions.signer,
         keygen: this.functions.keygen,
         ca: this.functions.ca,
+        reconcile: this.functions.reconcile,
       },
       poolTargets: settings.pool.targets,
       lowWaterPercent: settings.pool.lowWaterPercent,

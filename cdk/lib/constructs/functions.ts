@@ -16,6 +16,7 @@ import {
   SIGNER_EVENT_SOURCE,
   SIGNER_TIMEOUT_SECONDS,
   TABLES,
+  type ScheduleDefinition,
 } from '../../../lambdas/resources/src';
 import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME } from '../platform';
 import type { StackSettings } from '../settings';
@@ -39,7 +40,7 @@ export interface PipelineFunctionsProps {
 }
 
 interface FunctionSpec {
-  readonly name: 'api' | 'signer' | 'keygen' | 'ca';
+  readonly name: 'api' | 'signer' | 'keygen' | 'ca' | 'reconcile';
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
@@ -51,9 +52,9 @@ interface FunctionSpec {
 }
 
 /**
- * The four handlers, each with its own role holding only what its code calls. Signer, keygen and CA carry
+ * The five handlers, each with its own role holding only what its code calls. Signer, keygen and CA carry
  * the CloudHSM layer (the PKCS#11 library and pkcs11js, a native addon the bundle cannot contain); the API
- * never touches the HSM and does without it.
+ * and the reconciler never touch the HSM and do without it.
  */
 export class PipelineFunctions extends Construct {
   public readonly api: NodejsFunction;
@@ -61,7 +62,9 @@ export class PipelineFunctions extends Construct {
   public readonly signerAlias: lambda.Alias;
   public readonly keygen: NodejsFunction;
   public readonly ca: NodejsFunction;
+  public readonly reconcile: NodejsFunction;
   public readonly keygenSchedule: events.Rule;
+  public readonly reconcileSchedule: events.Rule;
 
   public constructor(
     scope: Construct,
@@ -93,13 +96,20 @@ export class PipelineFunctions extends Construct {
       HSM_WRAP_KEY_LABEL: settings.hsm.wrapKeyLabel,
     };
 
-    // The API reaches only DynamoDB and SQS: no route to the HSM ports.
-    const apiSecurityGroup = new ec2.SecurityGroup(this, 'ApiSecurityGroup', {
-      vpc: props.vpc,
-      description: 'Signing pipeline API function (no HSM access)',
-      allowAllOutbound: false,
-    });
-    allowEndpointTraffic(apiSecurityGroup);
+    // The API and the reconciler reach only DynamoDB and SQS: no route to the HSM ports.
+    const endpointsOnly = (groupId: string, description: string): ec2.SecurityGroup => {
+      const group = new ec2.SecurityGroup(this, groupId, {
+        vpc: props.vpc,
+        description,
+        allowAllOutbound: false,
+      });
+      allowEndpointTraffic(group);
+      return group;
+    };
+    const apiSecurityGroup = endpointsOnly(
+      'ApiSecurityGroup',
+      'Signing pipeline API function (no HSM access)',
+    );
 
     this.ca = this.createFunction({
       name: 'ca',
@@ -164,9 +174,25 @@ export class PipelineFunctions extends Construct {
       },
     });
 
+    this.reconcile = this.createFunction({
+      name: 'reconcile',
+      usesHsm: false,
+      description:
+        'Scheduled: requeues sign requests left open without a message, fails those requeues cannot finish',
+      memorySize: 256,
+      timeout: Duration.seconds(SCHEDULES.reconcile.timeoutSeconds),
+      reservedConcurrency: SCHEDULES.reconcile.reservedConcurrency,
+      securityGroup: endpointsOnly('ReconcileSecurityGroup', 'Signing pipeline reconciler (no HSM access)'),
+      environment: {
+        SIGN_QUEUE_URL: signQueue.queue.queueUrl,
+        ...tableEnv('requests'),
+      },
+    });
+
     this.grantAccess();
     this.signerAlias = this.createSignerAlias();
-    this.keygenSchedule = this.createKeygenSchedule();
+    this.keygenSchedule = this.createSchedule(SCHEDULES.keygen, this.keygen);
+    this.reconcileSchedule = this.createSchedule(SCHEDULES.reconcile, this.reconcile);
   }
 
   private createFunction(spec: FunctionSpec): NodejsFunction {
@@ -224,8 +250,15 @@ export class PipelineFunctions extends Construct {
     const certificates = tables.table('certificates');
     const demand = tables.table('demand');
     const audit = tables.table('audit');
+    // On the table itself only: Table.grant would add `<table>/index/*` for every action once a table has
+    // an index, and only the reconciler may read the requests table's index.
     const allow = (fn: NodejsFunction, target: dynamodb.Table, ...actions: string[]): void => {
-      target.grant(fn, ...actions.map((a) => `dynamodb:${a}`));
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: actions.map((a) => `dynamodb:${a}`),
+          resources: [target.tableArn],
+        }),
+      );
     };
     // The tables' customer-managed key, with the exact actions DynamoDB needs on a caller's behalf.
     const tableKey = (fn: NodejsFunction): void => {
@@ -269,6 +302,19 @@ export class PipelineFunctions extends Construct {
     hsm.caUserSecret.grantRead(this.ca);
     hsm.caRootCertificate.grantRead(this.ca);
     hsm.caIssuingCertificate.grantRead(this.ca);
+    // Reconciler: list open requests (the sparse index), read one, count a requeue or fail it (conditional
+    // updates); send a fresh message. No access to the pool, the certificates, the audit log or the HSM.
+    allow(this.reconcile, requests, 'GetItem', 'UpdateItem');
+    const openIndex = TABLES.requests.globalSecondaryIndexes[0].indexName;
+    this.reconcile.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${requests.tableArn}/index/${openIndex}`],
+      }),
+    );
+    tableKey(this.reconcile);
+    signQueue.queue.grant(this.reconcile, 'sqs:SendMessage');
+    signQueue.key.grant(this.reconcile, 'kms:GenerateDataKey', 'kms:Decrypt');
   }
 
   /** Provisioned concurrency keeps HSM logins warm; the queue feeds the alias, never $LATEST. */
@@ -305,18 +351,18 @@ export class PipelineFunctions extends Construct {
     return alias;
   }
 
-  private createKeygenSchedule(): events.Rule {
-    const definition = SCHEDULES.keygen;
-    // A run that finds keygen still busy (reserved concurrency 1) is dropped, not queued for hours:
-    // the next scheduled run does the same work.
-    this.keygen.configureAsyncInvoke({
+  /** A scheduled function: one run at a time (reserved concurrency 1), never queued behind a busy one. */
+  private createSchedule(definition: ScheduleDefinition, fn: NodejsFunction): events.Rule {
+    // A run that finds the function still busy is dropped, not queued for hours: the next scheduled run
+    // does the same work.
+    fn.configureAsyncInvoke({
       retryAttempts: 0,
       maxEventAge: Duration.minutes(definition.rateMinutes),
     });
     return new events.Rule(this, definition.id, {
       description: definition.description,
       schedule: events.Schedule.rate(Duration.minutes(definition.rateMinutes)),
-      targets: [new targets.LambdaFunction(this.keygen, { retryAttempts: 0 })],
+      targets: [new targets.LambdaFunction(fn, { retryAttempts: 0 })],
     });
   }
 }

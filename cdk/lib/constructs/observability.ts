@@ -25,6 +25,7 @@ export interface ObservabilityProps {
     signer: lambda.IFunction;
     keygen: lambda.IFunction;
     ca: lambda.IFunction;
+    reconcile: lambda.IFunction;
   };
   readonly poolTargets: Partial<Record<KeyType, number>>;
   readonly lowWaterPercent: number;
@@ -117,6 +118,7 @@ export class Observability extends Construct {
       ['Signer', props.functions.signer],
       ['Keygen', props.functions.keygen],
       ['Ca', props.functions.ca],
+      ['Reconcile', props.functions.reconcile],
     ] as const) {
       this.alarm(`${name}Errors`, {
         alarmDescription: `${name} function errors (failed invocations, not per-record failures)`,
@@ -127,6 +129,21 @@ export class Observability extends Construct {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
     }
+    this.alarm('RequestsLost', {
+      alarmDescription:
+        'Sign requests failed DELIVERY_LOST: open with no message even after requeues (queue or signer fault)',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: 'RequestsLost',
+        dimensionsMap: { service: METRICS_SERVICE },
+        statistic: 'Sum',
+        period: Duration.minutes(SCHEDULES.reconcile.rateMinutes),
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     this.dashboard = this.createDashboard(props, keyTypes);
   }
 

@@ -53,7 +53,8 @@ export class Tables extends Construct {
         indexName: index.indexName,
         partitionKey: attribute(index.partitionKey),
         sortKey: index.sortKey ? attribute(index.sortKey) : undefined,
-        projectionType: dynamodb.ProjectionType.ALL,
+        projectionType:
+          index.projection === 'KEYS_ONLY' ? dynamodb.ProjectionType.KEYS_ONLY : dynamodb.ProjectionType.ALL,
       });
     }
     return table;

@@ -36,6 +36,8 @@ export interface PipelineConfig {
     readonly visibilityTimeoutSeconds: number;
     /** Keygen schedule period locally, seconds. */
     readonly keygenIntervalSeconds: number;
+    /** Reconciler schedule period locally, seconds. */
+    readonly reconcileIntervalSeconds: number;
   };
 }
 
@@ -56,6 +58,7 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
       pollerConcurrency: int(env, 'LOCAL_POLLER_CONCURRENCY', 4, 1, 64),
       visibilityTimeoutSeconds: int(env, 'LOCAL_VISIBILITY_TIMEOUT_SECONDS', 10, 1, 43200),
       keygenIntervalSeconds: int(env, 'LOCAL_KEYGEN_INTERVAL_SECONDS', 60, 1, 86400),
+      reconcileIntervalSeconds: int(env, 'LOCAL_RECONCILE_INTERVAL_SECONDS', 30, 1, 86400),
     },
   };
 }

@@ -14,10 +14,17 @@ export function loadPoolConfig(env: Env = process.env): PoolConfig {
   };
 }
 
-/** Sign request records: retention and the lease that lets a redelivery recover a crashed attempt. */
+/**
+ * Sign request records: retention, the lease that lets a redelivery recover a crashed attempt, and the
+ * reconciler that recovers requests whose message was lost. Its default quiet time (20 min) exceeds the
+ * longest a healthy message stays in flight on AWS: 5 receives x 180 s visibility.
+ */
 export function loadRequestsConfig(env: Env = process.env): RequestsConfig {
   return {
     retentionSeconds: int(env, 'REQUEST_RETENTION_SECONDS', 30 * DAY_SECONDS, 60, 10 * 365 * DAY_SECONDS),
     attemptLeaseSeconds: int(env, 'SIGN_ATTEMPT_LEASE_SECONDS', 60, 1, 900),
+    reconcileStaleAfterSeconds: int(env, 'RECONCILE_STALE_AFTER_SECONDS', 1200, 1, DAY_SECONDS),
+    reconcileMaxRequeues: int(env, 'RECONCILE_MAX_REQUEUES', 2, 0, 100),
+    reconcileBatchLimit: int(env, 'RECONCILE_BATCH_LIMIT', 1000, 1, 100_000),
   };
 }

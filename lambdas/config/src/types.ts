@@ -51,6 +51,12 @@ export interface RequestsConfig {
   readonly retentionSeconds: number;
   /** How long an attempt owns a request in `signing` before a redelivery may take it over. */
   readonly attemptLeaseSeconds: number;
+  /** The reconciler: open requests quiet this long get a fresh message ... */
+  readonly reconcileStaleAfterSeconds: number;
+  /** ... at most this many times, after which they are failed (DELIVERY_LOST). */
+  readonly reconcileMaxRequeues: number;
+  /** Most open requests one reconciler run looks at. */
+  readonly reconcileBatchLimit: number;
 }
 
 export interface AppConfig {

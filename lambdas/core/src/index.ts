@@ -7,6 +7,7 @@ export * from './key-prefetch';
 export * from './pool-metrics';
 export * from './fill-pool';
 export * from './request-state';
+export * from './reconcile';
 export * from './signing';
 export * from './signing-errors';
 export * from './retry';

@@ -24,6 +24,9 @@ export interface StoredSignRequest extends SignRequestRecord {
   readonly leaseUntil?: number;
   /** Number of attempts that entered `signing` (1 normally; more after crash take-overs). */
   readonly attempts?: number;
+  /** Fresh messages the reconciler sent for it (see reconcile.ts), and when it last did. */
+  readonly requeues?: number;
+  readonly requeuedAt?: number;
 }
 
 const TRANSITIONS: Readonly<Record<RequestStatus, readonly RequestStatus[]>> = {

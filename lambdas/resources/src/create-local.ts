@@ -56,7 +56,7 @@ async function ensureTable(
             { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
             ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' as const }] : []),
           ],
-          Projection: { ProjectionType: 'ALL' as const },
+          Projection: { ProjectionType: index.projection ?? 'ALL' },
         })),
       }),
     );

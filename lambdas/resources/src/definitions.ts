@@ -14,13 +14,25 @@ export const TABLES = {
     sortKey: { name: 'sk', type: 'S' },
     ttlAttribute: 'expiresAt',
   },
-  /** One item per sign request (SignRequestRecord). */
+  /**
+   * One item per sign request (SignRequestRecord). Open requests (received, signing) also carry
+   * `openShard`, which their terminal transition removes: a sparse index of just the open ones, oldest
+   * first per shard, for the reconciler. Sharded so that peak-rate writes spread over partitions.
+   */
   requests: {
     id: 'SignRequests',
     envVar: 'REQUESTS_TABLE_NAME',
     localName: 'sign-requests',
     partitionKey: { name: 'id', type: 'S' },
     ttlAttribute: 'expiresAt',
+    globalSecondaryIndexes: [
+      {
+        indexName: 'open-requests',
+        partitionKey: { name: 'openShard', type: 'S' },
+        sortKey: { name: 'receivedAt', type: 'N' },
+        projection: 'KEYS_ONLY',
+      },
+    ],
   },
   /** Every certificate the CA issued: by serial (never repeats) and by request (one per request). */
   certificates: {

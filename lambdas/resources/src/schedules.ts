@@ -1,6 +1,7 @@
 /**
  * Scheduled work, shared by the CDK app (EventBridge rule, function timeout and concurrency) and the local
  * runner. Keygen refills the pool to its targets; one run at a time, since concurrent fills would overshoot.
+ * The reconciler recovers open requests whose message was lost (see core/reconcile.ts).
  */
 export interface ScheduleDefinition {
   /** CDK construct id of the rule. */
@@ -20,6 +21,13 @@ export const SCHEDULES = {
     description: 'Removes expired pool keys and fills the key pool up to its targets',
     rateMinutes: 15,
     timeoutSeconds: 15 * 60,
+    reservedConcurrency: 1,
+  },
+  reconcile: {
+    id: 'ReconcileSchedule',
+    description: 'Requeues sign requests left open without a message, and fails those requeues cannot finish',
+    rateMinutes: 5,
+    timeoutSeconds: 120,
     reservedConcurrency: 1,
   },
 } as const satisfies Record<string, ScheduleDefinition>;

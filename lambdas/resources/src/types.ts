@@ -11,6 +11,8 @@ export interface IndexDefinition {
   readonly indexName: string;
   readonly partitionKey: KeyAttribute;
   readonly sortKey?: KeyAttribute;
+  /** Attributes copied into the index: all (default), or only the keys (cheaper writes). */
+  readonly projection?: 'ALL' | 'KEYS_ONLY';
 }
 
 export interface TableDefinition {

@@ -54,6 +54,10 @@ const FAULT_DEFAULTS: Record<string, string> = {
   LOCAL_CONSUMERS: '2',
   LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
   SIGN_ATTEMPT_LEASE_SECONDS: '4',
+  // The reconciler recovers a request whose message was lost once it is quiet for longer than a message's
+  // deliveries can take (visibility x 5 receives; the tests use 3-4 s visibilities).
+  RECONCILE_STALE_AFTER_SECONDS: '25',
+  LOCAL_RECONCILE_INTERVAL_SECONDS: '2',
   POOL_SHARDS: '2',
   LOG_LEVEL: 'WARN',
 };
@@ -263,29 +267,13 @@ export async function submit(
  * Long-polls every id until it is signed or failed, tolerating 5xx and transport errors (a stand-in may
  * be down). Ids still not terminal at the deadline come back with their last seen status.
  */
-export interface ReplayOption {
-  /** Still `received` this long after the wait began: submit the same request (same requestId) again. */
-  readonly afterMs: number;
-  readonly request: (id: string) => SampleRequest;
-  /** Ids that were replayed (filled in). */
-  readonly replayed: Set<string>;
-}
-
-/**
- * Long-polls every id until it is signed or failed, tolerating 5xx and transport errors (a stand-in may
- * be down). Ids still not terminal at the deadline come back with their last seen status. With `replay`,
- * a request that never left `received` is submitted again with its requestId, as an e-service may: the
- * API answers a replay of a request still `received` by enqueueing it again.
- */
 export async function waitForTerminal(
   url: string,
   apiKey: string,
   ids: readonly string[],
   deadline: number,
-  replay?: ReplayOption,
 ): Promise<Map<string, SignRequestView | undefined>> {
   const views = new Map<string, SignRequestView | undefined>();
-  const started = Date.now();
   await runAll(ids, 32, async (id) => {
     let last: SignRequestView | undefined;
     while (Date.now() < deadline) {
@@ -296,15 +284,6 @@ export async function waitForTerminal(
       if (res?.status === 200) {
         last = res.body;
         if (last.status === 'signed' || last.status === 'failed') break;
-        if (
-          replay &&
-          last.status === 'received' &&
-          Date.now() - started > replay.afterMs &&
-          !replay.replayed.has(id)
-        ) {
-          replay.replayed.add(id);
-          await submit(url, apiKey, replay.request(id), deadline);
-        }
       } else {
         await sleep(250);
       }

@@ -2,7 +2,8 @@
  * The whole pipeline on one machine, hosting the unchanged handlers: SoftHSM token (made by the
  * bootstrap), DynamoDB Local + ElasticMQ (or configured endpoints), tables and queues from the shared
  * definitions, an HTTP server playing API Gateway, a Lambda Invoke endpoint for the CA function, consumer
- * processes playing the SQS event source mapping for the signer, and a timer playing the keygen schedule.
+ * processes playing the SQS event source mapping for the signer, and timers playing the keygen and
+ * reconcile schedules.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
@@ -25,6 +26,8 @@ export interface LocalPipelineOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Run the keygen schedule (with an initial fill). Default true. */
   readonly keygen?: boolean;
+  /** Run the reconcile schedule. Default true. */
+  readonly reconcile?: boolean;
   /** Keep DynamoDB data across restarts in .local/dynamodb. Default false (in memory). */
   readonly persist?: boolean;
   /**
@@ -54,6 +57,8 @@ export interface LocalPipeline {
   startConsumer(): ConsumerProcess;
   /** Runs the keygen function once now (the schedule also runs it) and waits for it. */
   runKeygen(): Promise<unknown>;
+  /** Runs the reconcile function once now (the schedule also runs it) and waits for it. */
+  runReconcile(): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -74,6 +79,9 @@ const LOCAL_DEFAULTS: Record<string, string> = {
   // Fixed pool targets locally (POOL_TARGETS): with no demand history the forecast would plan for the
   // cold-start profile, RSA-4096 included. KEYGEN_POLICY=forecast runs the real planner.
   KEYGEN_POLICY: 'targets',
+  // Local queues redeliver within a minute (10 s visibility x 5 receives): a request quiet for two
+  // minutes has lost its message.
+  RECONCILE_STALE_AFTER_SECONDS: '120',
 };
 
 export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
@@ -152,29 +160,26 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     const keygen = (await import('../../../lambdas/handlers/keygen')) as {
       runKeygen: (context: ReturnType<typeof lambdaContext>) => Promise<unknown>;
     };
-    let running: Promise<unknown> | undefined;
-    const runKeygen = (): Promise<unknown> => {
-      // Reserved concurrency 1: a tick that finds the previous run still going waits for it instead.
-      running ??= keygen
-        .runKeygen(lambdaContext('keygen', pipeline.local.keygenIntervalSeconds * 1000 + 20_000))
-        .then(
-          (result) => {
-            log(`keygen: ${JSON.stringify(result)}`);
-            return result;
-          },
-          (err: Error) => log(`keygen failed: ${err.name}: ${err.message}`),
-        )
-        .finally(() => (running = undefined));
-      return running;
+    const runKeygen = schedule(
+      'keygen',
+      () => keygen.runKeygen(lambdaContext('keygen', pipeline.local.keygenIntervalSeconds * 1000 + 20_000)),
+      pipeline.local.keygenIntervalSeconds,
+      options.keygen !== false,
+      log,
+      cleanups,
+    );
+    const reconcile = (await import('../../../lambdas/handlers/reconcile')) as {
+      runReconcile: () => Promise<unknown>;
     };
-    if (options.keygen !== false) {
-      void runKeygen();
-      const timer = setInterval(() => void runKeygen(), pipeline.local.keygenIntervalSeconds * 1000);
-      cleanups.push(async () => {
-        clearInterval(timer);
-        await running;
-      });
-    }
+    const runReconcile = schedule(
+      'reconcile',
+      () => reconcile.runReconcile(),
+      pipeline.local.reconcileIntervalSeconds,
+      options.reconcile !== false,
+      log,
+      cleanups,
+      { runAtStart: false, logQuiet: true },
+    );
     const apiKey = clients[0].apiKey;
     return {
       url,
@@ -187,12 +192,56 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       consumers,
       startConsumer,
       runKeygen,
+      runReconcile,
       stop,
     };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/**
+ * A scheduled function, as EventBridge plus reserved concurrency 1 run it: every `intervalSeconds` (and
+ * once at start unless told otherwise); a tick that finds the previous run still going waits for it.
+ * Returns "run once now"; the timer stops with the pipeline.
+ */
+function schedule(
+  name: string,
+  run: () => Promise<unknown>,
+  intervalSeconds: number,
+  enabled: boolean,
+  log: (line: string) => void,
+  cleanups: Array<() => Promise<void>>,
+  options: { runAtStart?: boolean; logQuiet?: boolean } = {},
+): () => Promise<unknown> {
+  let running: Promise<unknown> | undefined;
+  const runOnce = (): Promise<unknown> => {
+    running ??= run()
+      .then(
+        (result) => {
+          if (!options.logQuiet || hasActivity(result)) log(`${name}: ${JSON.stringify(result)}`);
+          return result;
+        },
+        (err: Error) => log(`${name} failed: ${err.name}: ${err.message}`),
+      )
+      .finally(() => (running = undefined));
+    return running;
+  };
+  if (enabled) {
+    if (options.runAtStart !== false) void runOnce();
+    const timer = setInterval(() => void runOnce(), intervalSeconds * 1000);
+    cleanups.push(async () => {
+      clearInterval(timer);
+      await running;
+    });
+  }
+  return runOnce;
+}
+
+/** A run summary with any non-zero count (quiet runs of frequent schedules are not logged). */
+function hasActivity(result: unknown): boolean {
+  return Object.values((result ?? {}) as Record<string, unknown>).some((v) => typeof v === 'number' && v > 0);
 }
 
 function snapshotEnv(): Record<string, string> {

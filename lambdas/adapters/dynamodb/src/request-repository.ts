@@ -6,17 +6,20 @@
  *   takeover  signing  -> signing (new owner) if status = signing, attemptId = stale one, lease expired
  *   complete  signing  -> signed             if status = signing and attemptId = mine
  *   fail      signing  -> failed             if status = signing and attemptId = mine
+ * Open records carry `openShard` (the sparse `open-requests` index); every terminal transition removes it.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   DeleteCommand,
   GetCommand,
   PutCommand,
+  QueryCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type {
   FailedResult,
+  OpenRequestStore,
   RequestError,
   SignRequestRecord,
   SignRequestStore,
@@ -25,12 +28,21 @@ import type {
   StoredSignRequest,
 } from '../../../core/src';
 import { RequestExistsError } from '../../../core/src';
+import { TABLES } from '../../../resources/src';
+
+/** Partitions of the open-requests index: the first hex digit of the id (a UUID) modulo this. */
+export const OPEN_SHARDS = 8;
+const OPEN_INDEX = TABLES.requests.globalSecondaryIndexes[0].indexName;
+
+export function openShardOf(id: string): string {
+  return `OPEN#${parseInt(id.charAt(0), 16) % OPEN_SHARDS || 0}`;
+}
 
 export interface RequestRepositoryOptions {
   readonly tableName: string;
 }
 
-export class RequestRepository implements SignRequestStore {
+export class RequestRepository implements SignRequestStore, OpenRequestStore {
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly options: RequestRepositoryOptions,
@@ -42,7 +54,7 @@ export class RequestRepository implements SignRequestStore {
       await this.doc.send(
         new PutCommand({
           TableName: this.options.tableName,
-          Item: record,
+          Item: { ...record, openShard: openShardOf(record.id) },
           ConditionExpression: 'attribute_not_exists(id)',
         }),
       );
@@ -114,7 +126,7 @@ export class RequestRepository implements SignRequestStore {
       UpdateExpression:
         'SET #status = :signed, signature = :sig, certificate = :cert, chain = :chain, pooledKey = :pooled, ' +
         'keyAcquiredAt = :acquired, finishedAt = :finished, stageMs = :stages, discardedKeys = :discarded ' +
-        'REMOVE leaseUntil',
+        'REMOVE leaseUntil, openShard',
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: {
         ':signed': 'signed',
@@ -162,7 +174,7 @@ export class RequestRepository implements SignRequestStore {
       values[':discarded'] = result.discardedKeys;
     }
     return this.transition(id, {
-      UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil`,
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil, openShard`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: values,
     });
@@ -175,7 +187,8 @@ export class RequestRepository implements SignRequestStore {
    */
   public async abandon(id: string, error: RequestError, now: number): Promise<StoredSignRequest | undefined> {
     return this.transition(id, {
-      UpdateExpression: 'SET #status = :failed, #error = :error, finishedAt = :now REMOVE leaseUntil',
+      UpdateExpression:
+        'SET #status = :failed, #error = :error, finishedAt = :now REMOVE leaseUntil, openShard',
       ConditionExpression:
         '(#status = :received OR (#status = :signing AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)))',
       ExpressionAttributeValues: {
@@ -186,6 +199,67 @@ export class RequestRepository implements SignRequestStore {
         ':now': now,
       },
     });
+  }
+
+  /**
+   * Ids of open requests received before `receivedBefore`, oldest first, at most `limit`: each shard of
+   * the sparse index is read from its oldest item, and the shards' lists are merged.
+   */
+  public async listOpen(receivedBefore: number, limit: number): Promise<readonly string[]> {
+    const shards = await Promise.all(
+      Array.from({ length: OPEN_SHARDS }, (_, n) => this.queryShard(`OPEN#${n}`, receivedBefore, limit)),
+    );
+    return shards
+      .flat()
+      .sort((a, b) => a.receivedAt - b.receivedAt)
+      .slice(0, limit)
+      .map((item) => item.id);
+  }
+
+  public async getOpen(id: string): Promise<StoredSignRequest | undefined> {
+    return this.get(id);
+  }
+
+  /** Counts one requeue, only while the request is open and its count is still the one read. */
+  public async markRequeued(id: string, expectedRequeues: number, now: number): Promise<boolean> {
+    const stored = await this.transition(id, {
+      UpdateExpression: 'SET requeues = :next, requeuedAt = :now',
+      ConditionExpression:
+        '(#status = :received OR #status = :signing) AND ' +
+        (expectedRequeues === 0 ? 'attribute_not_exists(requeues)' : 'requeues = :expected'),
+      ExpressionAttributeValues: {
+        ':received': 'received',
+        ':signing': 'signing',
+        ':next': expectedRequeues + 1,
+        ':now': now,
+        ...(expectedRequeues === 0 ? {} : { ':expected': expectedRequeues }),
+      },
+    });
+    return stored !== undefined;
+  }
+
+  private async queryShard(
+    shard: string,
+    receivedBefore: number,
+    limit: number,
+  ): Promise<Array<{ id: string; receivedAt: number }>> {
+    const items: Array<{ id: string; receivedAt: number }> = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          IndexName: OPEN_INDEX,
+          KeyConditionExpression: 'openShard = :shard AND receivedAt < :before',
+          ExpressionAttributeValues: { ':shard': shard, ':before': receivedBefore },
+          Limit: limit - items.length,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...((out.Items ?? []) as Array<{ id: string; receivedAt: number }>));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey && items.length < limit);
+    return items;
   }
 
   /** One conditional update returning the new record, or undefined when the condition did not hold. */

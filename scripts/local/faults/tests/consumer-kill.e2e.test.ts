@@ -26,8 +26,8 @@ jest.setTimeout(300_000);
 
 const REQUESTS = 120;
 const KILLS = 6;
-// A takeover replaces a dead attempt's unreleased certificate and waits for the lease (deferred
-// redelivery), so the only failure a kill may still cause is running out of deliveries.
+// A takeover replaces a dead attempt's unreleased certificate, and the last delivery waits out a live
+// lease, so the only failure a kill may still cause is running out of deliveries.
 const TAKEOVER_FAILURES = new Set(['DELIVERY_EXHAUSTED']);
 let fault: FaultPipeline;
 

@@ -1,0 +1,76 @@
+/**
+ * The sparse open-requests index and the reconciler's writes, against DynamoDB Local: open requests are
+ * listed oldest first across shards, terminal ones drop out, and a requeue is counted once per read.
+ */
+import { randomUUID } from 'node:crypto';
+import { documentClient } from '../../aws/src';
+import { loadAwsConfig } from '../../../config/src';
+import { createTestTables } from '../../../test-support/dynamodb';
+import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { OPEN_SHARDS, RequestRepository, openShardOf } from '../src';
+
+let repo: RequestRepository;
+const T0 = Date.now() - 60 * 60_000;
+
+beforeEach(async () => {
+  const tables = await createTestTables(['requests']);
+  repo = new RequestRepository(documentClient(loadAwsConfig()), { tableName: tables.requests });
+});
+
+/** A request id whose first hex digit is `digit` (so its shard is known). */
+function idStartingWith(digit: string): string {
+  return digit + randomUUID().slice(1);
+}
+
+async function created(id: string, receivedAt: number): Promise<string> {
+  await repo.create(sampleSignRequestRecord({ id, receivedAt }));
+  return id;
+}
+
+test('open requests are listed oldest first across shards; terminal and recent ones are not', async () => {
+  const digits = ['0', '9', '3', 'e', '5'];
+  expect(new Set(digits.map((d) => openShardOf(idStartingWith(d)))).size).toBe(digits.length);
+  const ids = await Promise.all(digits.map((d, i) => created(idStartingWith(d), T0 + i * 1000)));
+  const signing = ids[1];
+  await repo.startAttempt(signing, { attemptId: 'a', startedAt: T0, leaseUntil: T0 + 1 });
+  const failed = ids[2];
+  await repo.abandon(failed, { code: 'X', message: 'x' }, Date.now());
+  await created(idStartingWith('a'), Date.now());
+
+  const listed = await repo.listOpen(Date.now() - 60_000, 100);
+  expect(listed).toEqual([ids[0], ids[1], ids[3], ids[4]]);
+  expect(await repo.listOpen(Date.now() - 60_000, 2)).toEqual([ids[0], ids[1]]);
+  expect(await repo.listOpen(T0 + 3500, 100)).toEqual([ids[0], ids[1], ids[3]]);
+});
+
+test('ids map onto every shard', () => {
+  const shards = new Set('0123456789abcdef'.split('').map((d) => openShardOf(idStartingWith(d))));
+  expect(shards.size).toBe(OPEN_SHARDS);
+});
+
+test('a signed request leaves the index', async () => {
+  const id = await created(randomUUID(), T0);
+  await repo.startAttempt(id, { attemptId: 'a', startedAt: T0, leaseUntil: T0 + 1 });
+  await repo.complete(id, 'a', {
+    signature: 's',
+    certificate: 'c',
+    chain: [],
+    pooledKey: true,
+    keyAcquiredAt: T0,
+    finishedAt: T0,
+    stageMs: {},
+    discardedKeys: 0,
+  });
+  expect(await repo.listOpen(Date.now(), 100)).toEqual([]);
+});
+
+test('a requeue is counted only against the count that was read, and only while open', async () => {
+  const id = await created(randomUUID(), T0);
+  expect(await repo.markRequeued(id, 0, T0 + 1)).toBe(true);
+  expect(await repo.markRequeued(id, 0, T0 + 2)).toBe(false);
+  expect(await repo.getOpen(id)).toMatchObject({ requeues: 1, requeuedAt: T0 + 1 });
+  expect(await repo.markRequeued(id, 1, T0 + 3)).toBe(true);
+  await repo.abandon(id, { code: 'DELIVERY_LOST', message: 'lost' }, Date.now());
+  expect(await repo.markRequeued(id, 2, T0 + 4)).toBe(false);
+  expect(await repo.getOpen(id)).toMatchObject({ status: 'failed', requeues: 2, requeuedAt: T0 + 3 });
+});
