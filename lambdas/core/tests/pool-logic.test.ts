@@ -162,7 +162,7 @@ describe('metrics', () => {
 });
 
 describe('pool configuration', () => {
-  test('defaults: 8 shards, 30-day keys, fallback, 60 s lease, 30-day retention', () => {
+  test('defaults: 8 shards, 30-day keys, fallback, 60 s lease, 30-day retention, 20-minute reconcile', () => {
     expect(loadPoolConfig({})).toEqual({
       shards: 8,
       keyMaxAgeSeconds: 30 * 86_400,
@@ -170,12 +170,22 @@ describe('pool configuration', () => {
       retryAfterSeconds: 30,
       fillParallelism: 2,
     });
-    expect(loadRequestsConfig({})).toEqual({ retentionSeconds: 30 * 86_400, attemptLeaseSeconds: 60 });
+    expect(loadRequestsConfig({})).toEqual({
+      retentionSeconds: 30 * 86_400,
+      attemptLeaseSeconds: 60,
+      reconcileStaleAfterSeconds: 1200,
+      reconcileMaxRequeues: 2,
+      reconcileBatchLimit: 1000,
+    });
   });
 
   test('malformed values are named errors that name the variable', () => {
     expect(() => loadPoolConfig({ POOL_EMPTY_POLICY: 'maybe' })).toThrow(/POOL_EMPTY_POLICY/);
     expect(() => loadPoolConfig({ POOL_SHARDS: '0' })).toThrow(/POOL_SHARDS/);
+    expect(() => loadRequestsConfig({ RECONCILE_STALE_AFTER_SECONDS: '0' })).toThrow(
+      /RECONCILE_STALE_AFTER_SECONDS/,
+    );
+    expect(() => loadRequestsConfig({ RECONCILE_MAX_REQUEUES: 'two' })).toThrow(/RECONCILE_MAX_REQUEUES/);
     expect(loadPoolConfig({ POOL_EMPTY_POLICY: 'reject', POOL_SHARDS: '4' })).toMatchObject({
       emptyPolicy: 'reject',
       shards: 4,
