@@ -5,16 +5,14 @@
  * signer did not hold, and nothing is left in the HSM. SoftHSM, DynamoDB Local and the real CA.
  */
 import { X509Certificate, randomUUID } from 'node:crypto';
-import { documentClient } from '../../adapters/aws/src';
-import { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
-import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { connectHsm, type Pkcs11Hsm } from '../../adapters/hsm/src';
-import { CertificateAuthority, caCertificateStore } from '../../ca/src';
-import { loadCaConfig, loadConfig } from '../../config/src';
+import type { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
+import type { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
+import type { Pkcs11Hsm } from '../../adapters/hsm/src';
+import type { CertificateAuthority } from '../../ca/src';
+import { loadConfig } from '../../config/src';
 import { buildCsr, verifyCsr } from '../../pki/src';
-import { createTestTables } from '../../test-support/dynamodb';
 import { sampleSignRequestRecord } from '../../test-support/sign-request';
-import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
+import { createTestSigningStack, type TestSigningStack } from '../../test-support/signing-stack';
 import { AuditLog } from '../../audit/src';
 import {
   InMemoryPoolMetrics,
@@ -33,27 +31,15 @@ let requests: RequestRepository;
 let issuer: CertificateAuthority;
 let auditStore: AuditRepository;
 
+let stack: TestSigningStack;
+
 beforeAll(async () => {
-  hsm = await connectHsm(config.hsm, config.aws);
-  const doc = documentClient(config.aws);
-  const tables = await createTestTables(['keyPool', 'requests', 'certificates', 'audit']);
-  auditStore = new AuditRepository(doc, { tableName: tables.audit });
-  pool = new KeyPoolRepository(doc, { tableName: tables.keyPool, shards: 1 });
-  requests = new RequestRepository(doc, { tableName: tables.requests });
-  const caConfig = loadCaConfig();
-  const caCertificates = await caCertificateStore(caConfig.certsSource, config.aws).read();
-  if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
-  issuer = await CertificateAuthority.create({
-    hsm,
-    requests,
-    certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
-    caCertificates,
-    config: caConfig,
-  });
+  stack = await createTestSigningStack({ poolShards: 1 });
+  ({ hsm, pool, requests, issuer, auditStore } = stack);
 });
 
 afterAll(async () => {
-  await hsm?.close();
+  await stack?.close();
 });
 
 async function poolKey(): Promise<PoolKey & { spki: Buffer }> {

@@ -9,17 +9,15 @@
  */
 import { X509Certificate, randomUUID } from 'node:crypto';
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../adapters/aws/src';
-import { KeyPoolRepository, RequestRepository, shardPk } from '../../adapters/dynamodb/src';
-import { HsmError, connectHsm, type Pkcs11Hsm } from '../../adapters/hsm/src';
-import { loadCaConfig, loadConfig } from '../../config/src';
+import { shardPk, type KeyPoolRepository, type RequestRepository } from '../../adapters/dynamodb/src';
+import type { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
+import { HsmError, type Pkcs11Hsm } from '../../adapters/hsm/src';
+import type { CertificateAuthority } from '../../ca/src';
+import { loadConfig } from '../../config/src';
 import { buildCsr } from '../../pki/src';
-import { createTestTables } from '../../test-support/dynamodb';
 import { sampleSignRequestRecord } from '../../test-support/sign-request';
 import { opensslVerifyChain, opensslVerifyDigest } from '../../test-support/openssl';
-import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { CertificateAuthority, caCertificateStore } from '../../ca/src';
-import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
+import { createTestSigningStack, type TestSigningStack } from '../../test-support/signing-stack';
 import { AuditLog } from '../../audit/src';
 import {
   InMemoryPoolMetrics,
@@ -54,31 +52,18 @@ let poolTable: string;
 let auditStore: AuditRepository;
 let audit: AuditLog;
 
+let stack: TestSigningStack;
+
 beforeAll(async () => {
-  hsm = await connectHsm(config.hsm, config.aws);
-  doc = documentClient(config.aws);
-  const tables = await createTestTables(['keyPool', 'requests', 'certificates', 'audit']);
-  auditStore = new AuditRepository(doc, { tableName: tables.audit });
+  stack = await createTestSigningStack({ poolShards: SHARDS });
+  ({ hsm, doc, pool, requests, issuer, auditStore } = stack);
   audit = new AuditLog(auditStore, { chains: 4 });
-  poolTable = tables.keyPool;
-  pool = new KeyPoolRepository(doc, { tableName: tables.keyPool, shards: SHARDS });
-  requests = new RequestRepository(doc, { tableName: tables.requests });
-  const caConfig = loadCaConfig();
-  const caCertificates = await caCertificateStore(caConfig.certsSource, config.aws).read();
-  if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
-  chain = caCertificates;
-  issuer = await CertificateAuthority.create({
-    hsm,
-    requests,
-    certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
-    caCertificates,
-    config: caConfig,
-  });
+  poolTable = stack.tables.keyPool;
+  chain = stack.caCertificates;
 });
 
 afterAll(async () => {
-  doc?.destroy();
-  await hsm?.close();
+  await stack?.close();
 });
 
 function deps(
