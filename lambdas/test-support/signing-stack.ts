@@ -26,21 +26,37 @@ export interface TestSigningStack {
   close(): Promise<void>;
 }
 
+/** The real CA over the local token's CA keys and the bootstrap's certificates (tests and benchmarks). */
+export async function createLocalCa(deps: {
+  readonly hsm: Pkcs11Hsm;
+  readonly doc: DynamoDBDocumentClient;
+  readonly requests: RequestRepository;
+  readonly certificatesTable: string;
+}): Promise<{ issuer: CertificateAuthority; caCertificates: CaCertificates }> {
+  const caConfig = loadCaConfig();
+  const caCertificates = await caCertificateStore(caConfig.certsSource, loadConfig().aws).read();
+  if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
+  const issuer = await CertificateAuthority.create({
+    hsm: deps.hsm,
+    requests: deps.requests,
+    certificates: new CertificateRepository(deps.doc, { tableName: deps.certificatesTable }),
+    caCertificates,
+    config: caConfig,
+  });
+  return { issuer, caCertificates };
+}
+
 export async function createTestSigningStack(options: { poolShards: number }): Promise<TestSigningStack> {
   const config = loadConfig();
   const hsm = await connectHsm(config.hsm, config.aws);
   const doc = documentClient(config.aws);
   const tables = await createTestTables(['keyPool', 'requests', 'certificates', 'audit']);
   const requests = new RequestRepository(doc, { tableName: tables.requests });
-  const caConfig = loadCaConfig();
-  const caCertificates = await caCertificateStore(caConfig.certsSource, config.aws).read();
-  if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
-  const issuer = await CertificateAuthority.create({
+  const { issuer, caCertificates } = await createLocalCa({
     hsm,
+    doc,
     requests,
-    certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
-    caCertificates,
-    config: caConfig,
+    certificatesTable: tables.certificates,
   });
   return {
     hsm,

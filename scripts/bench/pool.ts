@@ -22,7 +22,7 @@ import { loadavg } from 'node:os';
 import { documentClient, dynamoDbClient } from '../../lambdas/adapters/aws/src';
 import { KeyPoolRepository, RequestRepository } from '../../lambdas/adapters/dynamodb/src';
 import { connectHsm } from '../../lambdas/adapters/hsm/src';
-import { loadCaConfig, loadConfig } from '../../lambdas/config/src';
+import { loadConfig } from '../../lambdas/config/src';
 import {
   InMemoryPoolMetrics,
   PrefetchingKeyClaimer,
@@ -35,8 +35,7 @@ import {
 } from '../../lambdas/core/src';
 import { buildCsr } from '../../lambdas/pki/src';
 import { TABLES, ensureTables } from '../../lambdas/resources/src';
-import { CertificateRepository } from '../../lambdas/adapters/dynamodb/src/certificate-repository';
-import { CertificateAuthority, caCertificateStore } from '../../lambdas/ca/src';
+import { createLocalCa } from '../../lambdas/test-support/signing-stack';
 import { startStandIns, type StandIns } from '../local/stand-ins';
 import { finish, option, printTable, type Row } from './report';
 import { median, msSince, percentile, round } from './stats';
@@ -80,15 +79,11 @@ export async function run(args: string[]): Promise<void> {
     shards: config.pool.shards,
   });
   const requests = new RequestRepository(doc, { tableName: process.env[TABLES.requests.envVar]! });
-  const caConfig = loadCaConfig();
-  const caCertificates = await caCertificateStore(caConfig.certsSource, config.aws).read();
-  if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
-  const issuer = await CertificateAuthority.create({
+  const { issuer } = await createLocalCa({
     hsm,
+    doc,
     requests,
-    certificates: new CertificateRepository(doc, { tableName: process.env[TABLES.certificates.envVar]! }),
-    caCertificates,
-    config: caConfig,
+    certificatesTable: process.env[TABLES.certificates.envVar]!,
   });
   const metrics = new InMemoryPoolMetrics();
   // Sub-millisecond timestamps, so the stage timings of a few-ms path are not rounded away.

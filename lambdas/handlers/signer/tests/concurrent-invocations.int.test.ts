@@ -5,40 +5,14 @@
  * request it carried without a delivery. Real DynamoDB Local and SoftHSM; the CA endpoint is a closed
  * loopback port, so requests end `failed` `CA_UNAVAILABLE` after retries (slow enough to overlap).
  */
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { documentClient } from '../../../adapters/aws/src';
-import { RequestRepository } from '../../../adapters/dynamodb/src';
-import { loadAwsConfig } from '../../../config/src';
-import { TABLES } from '../../../resources/src';
-import { createTestTables } from '../../../test-support/dynamodb';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { signerTestEnvironment, sqsRecord } from './support';
 
 jest.setTimeout(90_000);
 
-function sqsRecord(messageId: string, body: string): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: `r-${messageId}`,
-    body,
-    attributes: { ApproximateReceiveCount: '1' } as never,
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:local:000000000000:queue',
-    awsRegion: 'eu-north-1',
-  };
-}
-
 test('overlapping invocations each report their own failed records', async () => {
-  const tables = await createTestTables(['requests', 'keyPool', 'audit']);
-  Object.assign(process.env, {
-    [TABLES.requests.envVar]: tables.requests,
-    [TABLES.keyPool.envVar]: tables.keyPool,
-    [TABLES.audit.envVar]: tables.audit,
-    AWS_ENDPOINT_URL_LAMBDA: 'http://127.0.0.1:9',
-    POOL_EMPTY_POLICY: 'fallback',
-  });
-  const requests = new RequestRepository(documentClient(loadAwsConfig()), { tableName: tables.requests });
+  const requests = await signerTestEnvironment();
   const [first, second] = [sampleSignRequestRecord(), sampleSignRequestRecord()];
   await Promise.all([requests.create(first), requests.create(second)]);
   const { handler } = await import('../index');
