@@ -208,35 +208,28 @@ describe('functions', () => {
     });
   });
 
-  it('runs keygen on the SCHEDULES.keygen rate, 15-minute timeout, one at a time, stale runs dropped', () => {
-    const keygen = SCHEDULES.keygen;
-    expect(fnProps('Keygen').Timeout).toBe(keygen.timeoutSeconds);
-    expect(fnProps('Keygen').ReservedConcurrentExecutions).toBe(keygen.reservedConcurrency);
-    template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: `rate(${keygen.rateMinutes} minutes)`,
-      State: 'ENABLED',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnId('Keygen'), 'Arn'] } })],
-    });
-    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
-      FunctionName: { Ref: fnId('Keygen') },
-      MaximumRetryAttempts: 0,
-    });
-    expect(env('Keygen').POOL_TARGETS).toBe('RSA-2048=200,EC-P256=100,EC-P384=50');
-  });
+  it.each([
+    ['Keygen', SCHEDULES.keygen],
+    ['Reconcile', SCHEDULES.reconcile],
+  ] as const)(
+    '%s runs on its SCHEDULES rate and timeout, one at a time, stale runs dropped',
+    (name, schedule) => {
+      expect(fnProps(name).Timeout).toBe(schedule.timeoutSeconds);
+      expect(fnProps(name).ReservedConcurrentExecutions).toBe(schedule.reservedConcurrency);
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: `rate(${schedule.rateMinutes} minutes)`,
+        State: 'ENABLED',
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnId(name), 'Arn'] } })],
+      });
+      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: fnId(name) },
+        MaximumRetryAttempts: 0,
+      });
+    },
+  );
 
-  it('runs the reconciler on the SCHEDULES.reconcile rate, one at a time, stale runs dropped', () => {
-    const reconcile = SCHEDULES.reconcile;
-    expect(fnProps('Reconcile').Timeout).toBe(reconcile.timeoutSeconds);
-    expect(fnProps('Reconcile').ReservedConcurrentExecutions).toBe(reconcile.reservedConcurrency);
-    template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: `rate(${reconcile.rateMinutes} minutes)`,
-      State: 'ENABLED',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnId('Reconcile'), 'Arn'] } })],
-    });
-    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
-      FunctionName: { Ref: fnId('Reconcile') },
-      MaximumRetryAttempts: 0,
-    });
+  it('keygen fills to the configured targets; the reconciler gets only the requests table and the queue', () => {
+    expect(env('Keygen').POOL_TARGETS).toBe('RSA-2048=200,EC-P256=100,EC-P384=50');
     expect(env('Reconcile').HSM_PIN_SOURCE).toBeUndefined();
     expect(Object.keys(env('Reconcile')).sort()).toEqual(
       [
