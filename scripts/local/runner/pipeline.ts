@@ -79,9 +79,9 @@ const LOCAL_DEFAULTS: Record<string, string> = {
   // Fixed pool targets locally (POOL_TARGETS): with no demand history the forecast would plan for the
   // cold-start profile, RSA-4096 included. KEYGEN_POLICY=forecast runs the real planner.
   KEYGEN_POLICY: 'targets',
-  // Local queues redeliver within a minute (10 s visibility x 5 receives): a request quiet for two
-  // minutes has lost its message.
-  RECONCILE_STALE_AFTER_SECONDS: '120',
+  // Local queues redeliver within a minute (10 s visibility x 5 receives); five minutes also outlasts the
+  // backlog of a saturating benchmark, which requeues would only add to.
+  RECONCILE_STALE_AFTER_SECONDS: '300',
 };
 
 export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
