@@ -4,8 +4,7 @@
  * a client that behaves like an e-service (retries with the same requestId, waits for a terminal answer),
  * and the checks every fault test ends with: terminal states, one certificate per request, the audit log.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -148,18 +147,6 @@ export async function sigkillConsumer(consumer: ConsumerProcess): Promise<number
   return tree;
 }
 
-/** Whether the consumer has been up long enough to have loaded the handler and be polling (>= 2 s). */
-export function signerRunning(consumer: ConsumerProcess): boolean {
-  const pid = consumer.child.pid;
-  if (pid === undefined || consumer.child.exitCode !== null || consumer.child.signalCode !== null)
-    return false;
-  try {
-    return Number(execFileSync('ps', ['-o', 'etimes=', '-p', String(pid)], { encoding: 'utf8' }).trim()) >= 2;
-  } catch {
-    return false;
-  }
-}
-
 function descendants(pid: number): number[] {
   let children: number[] = [];
   try {
@@ -202,6 +189,35 @@ export async function stopConsumersAndCountSessionObjects(fault: FaultPipeline):
     .map((line) => /consumer stopped: hsm session objects (\d+)/.exec(line)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(Number);
+}
+
+/** SoftHSM's own token files (`token.object`, one per token), as they are now. */
+export function snapshotTokenFiles(): Map<string, Buffer> {
+  const { tokenDir } = localToken();
+  return new Map(
+    readdirSync(tokenDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && existsSync(join(tokenDir, d.name, 'token.object')))
+      .map((d) => {
+        const file = join(tokenDir, d.name, 'token.object');
+        return [file, readFileSync(file)] as const;
+      }),
+  );
+}
+
+/**
+ * Restores any token file a kill truncated since the snapshot and returns their paths. SoftHSM rewrites
+ * `token.object` on every login (only a generation counter changes), so a SIGKILL during a login would
+ * leave it empty and the token unusable; a kill test asserts this returned nothing, and calls it again
+ * when it ends in any case, so a failed run never costs the developer the local token.
+ */
+export function restoreTruncatedTokenFiles(snapshot: ReadonlyMap<string, Buffer>): string[] {
+  const restored: string[] = [];
+  for (const [file, bytes] of snapshot) {
+    if (existsSync(file) && statSync(file).size >= bytes.length) continue;
+    writeFileSync(file, bytes, { mode: 0o600 });
+    restored.push(file);
+  }
+  return restored;
 }
 
 /** The token's persistent objects (SoftHSM keeps one file per token object): none may appear or vanish. */

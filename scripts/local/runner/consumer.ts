@@ -12,6 +12,12 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const pipeline = loadPipelineConfig();
   const signer = (await import('../../../lambdas/handlers/signer')) as { handler: SqsHandler };
+  // Logged in before the first poll, as a provisioned environment is after its init. The fault tests
+  // kill only ready consumers: SoftHSM rewrites its token file on every login, and a SIGKILL in the
+  // middle of that would truncate it.
+  const { sharedHsm } = await import('../../../lambdas/handlers/shared/hsm');
+  await sharedHsm();
+  console.error('consumer ready');
   const poller = startSqsPoller({
     client: sqsClient(config.aws),
     queueUrl: pipeline.queueUrl,

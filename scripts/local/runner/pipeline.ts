@@ -38,9 +38,15 @@ export interface LocalPipelineOptions {
   readonly log?: (line: string) => void;
 }
 
-export interface ConsumerProcess {
+/** A child process of the runner (consumer or CA host). */
+export interface ChildHandle {
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
+}
+
+export interface ConsumerProcess extends ChildHandle {
+  /** Whether it has logged in to the HSM and started polling (it prints `consumer ready`). */
+  isReady(): boolean;
 }
 
 export interface LocalPipeline {
@@ -256,18 +262,22 @@ function spawnConsumer(
   index: number,
 ): ConsumerProcess {
   const child = runTs(join(__dirname, 'consumer.ts'), env);
+  let ready = false;
   for (const stream of [child.stdout!, child.stderr!]) {
-    createInterface({ input: stream }).on('line', (line) => log(`[signer-${index}] ${line}`));
+    createInterface({ input: stream }).on('line', (line) => {
+      if (line === 'consumer ready') ready = true;
+      log(`[signer-${index}] ${line}`);
+    });
   }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, exited };
+  return { child, exited, isReady: () => ready && child.exitCode === null && child.signalCode === null };
 }
 
 /** Starts the CA host process and waits until it listens. */
 function spawnCaHost(
   env: Record<string, string>,
   log: (line: string) => void,
-): Promise<ConsumerProcess & { port: number }> {
+): Promise<ChildHandle & { port: number }> {
   const child = runTs(join(__dirname, 'ca-host.ts'), env);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   createInterface({ input: child.stderr! }).on('line', (line) => log(`[ca] ${line}`));
@@ -284,7 +294,7 @@ function spawnCaHost(
   });
 }
 
-async function stopConsumer(consumer: ConsumerProcess): Promise<void> {
+async function stopConsumer(consumer: ChildHandle): Promise<void> {
   const { child } = consumer;
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');

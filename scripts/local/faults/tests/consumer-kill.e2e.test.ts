@@ -12,10 +12,11 @@ import {
   expectAllEnded,
   expectNoneDuplicated,
   liveConsumers,
+  restoreTruncatedTokenFiles,
   runAll,
   sigkillConsumer,
-  signerRunning,
   sleep,
+  snapshotTokenFiles,
   startFaultPipeline,
   stopConsumersAndCountSessionObjects,
   submit,
@@ -32,6 +33,7 @@ const KILLS = 6;
 // lease, so the only failure a kill may still cause is running out of deliveries.
 const TAKEOVER_FAILURES = new Set(['DELIVERY_EXHAUSTED']);
 let fault: FaultPipeline;
+const tokenFiles = snapshotTokenFiles();
 
 beforeAll(async () => {
   fault = await startFaultPipeline({
@@ -42,6 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fault?.stop();
+  restoreTruncatedTokenFiles(tokenFiles);
 });
 
 test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key used twice, HSM clean', async () => {
@@ -59,7 +62,9 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   const killer = (async () => {
     while (kills.length < KILLS && (submitting || kills.length < 3)) {
       await sleep(400 + Math.random() * 1200);
-      const running = liveConsumers(pipeline).filter(signerRunning);
+      // Only consumers logged in to the HSM: SoftHSM rewrites its token file on every login, and a
+      // SIGKILL during that write would truncate it (the token would be lost, not just a process).
+      const running = liveConsumers(pipeline).filter((c) => c.isReady());
       if (running.length === 0) continue;
       const victim = running[Math.floor(Math.random() * running.length)];
       kills.push((await sigkillConsumer(victim)).length);
@@ -117,4 +122,6 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   expect(sessionObjects.length).toBeGreaterThanOrEqual(1);
   expect(sessionObjects.every((n) => n === 0)).toBe(true);
   expect(tokenObjectFiles()).toEqual(tokenBefore);
+  // No kill landed in a login's rewrite of the token file.
+  expect(restoreTruncatedTokenFiles(tokenFiles)).toEqual([]);
 });
