@@ -7,7 +7,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/lambdas', '<rootDir>/scripts', '<rootDir>/infra-tests', '<rootDir>/cdk'],
   testMatch: ['**/*.test.ts'],
-  // The fault-injection suites (minutes of kills and outages) run apart: npm run test:faults.
+  // The fault-injection suites (whole pipelines with kills and outages) run apart: npm run test:faults.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/scripts/local/faults/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],

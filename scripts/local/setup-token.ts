@@ -4,7 +4,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
 import { loadConfig } from '../../lambdas/config/src';
 import {
   HsmLoginError,
@@ -67,6 +76,27 @@ function initToken(token: LocalToken, soPin: string, userPin: string): void {
   softhsmUtil(token, ['--init-token', '--free', '--label', token.label, '--so-pin', soPin, '--pin', userPin]);
 }
 
+/**
+ * Token directories whose `token.object` is empty: SoftHSM rewrites that file on every login, and a process
+ * killed during the write leaves it so. Such a token cannot be loaded (its keys are lost with it); it is
+ * moved aside, named, so the set-up can create a fresh one instead of failing later with a bare
+ * "token not found".
+ */
+export function moveAsideTruncatedTokens(token: Pick<LocalToken, 'dir' | 'tokenDir'>): string[] {
+  const moved: string[] = [];
+  for (const entry of readdirSync(token.tokenDir, { withFileTypes: true })) {
+    const file = join(token.tokenDir, entry.name, 'token.object');
+    if (!entry.isDirectory() || !existsSync(file) || statSync(file).size > 0) continue;
+    const aside = join(token.dir, `broken-${entry.name}-${Date.now()}`);
+    renameSync(join(token.tokenDir, entry.name), aside);
+    moved.push(aside);
+    log(
+      `token directory ${entry.name} is unusable (token.object is empty: a process was killed while logging in); moved it to ${aside}`,
+    );
+  }
+  return moved;
+}
+
 function connect(config: HsmConfig): Promise<Pkcs11Hsm> {
   return connectHsm({ ...config, sessionPoolSize: 1 });
 }
@@ -78,6 +108,7 @@ export async function setupToken(): Promise<void> {
     token.confPath,
     `directories.tokendir = ${token.tokenDir}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`,
   );
+  moveAsideTruncatedTokens(token);
   useLocalHsmEnv();
   const userPin = pinFromFile(token.userPinFile, process.env.HSM_PIN);
   const soPin = pinFromFile(token.soPinFile, process.env.HSM_SO_PIN);
