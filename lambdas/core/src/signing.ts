@@ -296,11 +296,16 @@ async function runAttempt(
             hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
           );
         } catch (err) {
-          if (mayDiscard && err instanceof StageError && isUnwrapRejection(err.causeError)) {
+          if (!(err instanceof StageError && isUnwrapRejection(err.causeError))) throw err;
+          if (mayDiscard) {
             discard(claimed.keyId, 'unwrap-failed');
             continue;
           }
-          throw err;
+          // Named like the other unusable-key endings, not by the HSM's generic CKR code.
+          return await fail({
+            code: 'KEY_UNWRAP_FAILED',
+            message: `pool key ${claimed.keyId} could not be unwrapped, after ${discardedKeys} unusable keys`,
+          });
         }
         publicKeySpki = claimed.publicKeySpki;
       } else if (settings.emptyPoolPolicy === 'reject') {

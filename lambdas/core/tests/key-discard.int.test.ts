@@ -127,3 +127,36 @@ test('a corrupted blob and a swapped public key are discarded; the request is si
   expect(keyUsage(events)).toMatchObject({ claimed: 3, reused: [] });
   expect(first.record.discardedKeys! + (second.record.discardedKeys ?? 0)).toBe(2);
 });
+
+test('a request that meets more unusable keys than it may discard fails KEY_UNWRAP_FAILED, naming the key', async () => {
+  const keys = await Promise.all([poolKey(), poolKey()]);
+  for (const key of keys) key.wrappedKey[Math.floor(key.wrappedKey.length / 2)] ^= 0x01;
+  expect((await pool.add(keys)).written).toBe(2);
+  const discarded: string[] = [];
+  const outcome = await processSignRequest(
+    {
+      requests,
+      pool,
+      hsm,
+      buildCsr,
+      verifyCsr,
+      issuer,
+      metrics: new InMemoryPoolMetrics(),
+      onKeyDiscarded: (keyId) => discarded.push(keyId),
+      settings: {
+        emptyPoolPolicy: 'reject',
+        retryAfterSeconds: 30,
+        leaseMs: 30_000,
+        hsmProfile: config.hsm.profile,
+        maxDiscardedKeys: 1,
+      },
+    },
+    await request(),
+  );
+  expect(outcome.status).toBe('failed');
+  expect(outcome.record.error?.code).toBe('KEY_UNWRAP_FAILED');
+  expect(discarded).toHaveLength(1);
+  const last = keys.find((k) => k.keyId !== discarded[0])!;
+  expect(outcome.record.error?.message).toContain(last.keyId);
+  expect(outcome.record.discardedKeys).toBe(1);
+});

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { documentClient, sqsClient } from '../../../lambdas/adapters/aws/src';
+import { RequestRepository } from '../../../lambdas/adapters/dynamodb/src';
 import { AuditRepository } from '../../../lambdas/adapters/dynamodb/src/audit-repository';
 import { loadAuditPublicKey, verifyAuditStore } from '../../../lambdas/audit/src';
 import { loadAuditConfig, loadAwsConfig } from '../../../lambdas/config/src';
@@ -39,6 +40,8 @@ export interface FaultPipeline {
   /** The stand-ins this pipeline owns (ownStandIns), to stop and restart. */
   readonly standIns?: StandIns;
   readonly doc: DynamoDBDocumentClient;
+  /** The pipeline's sign request records, read directly (what the API does not show, e.g. requeues). */
+  readonly requests: RequestRepository;
   stop(): Promise<void>;
 }
 
@@ -91,6 +94,7 @@ export async function startFaultPipeline(options: FaultPipelineOptions = {}): Pr
     lines,
     standIns,
     doc,
+    requests: new RequestRepository(doc, { tableName: pipeline.env[TABLES.requests.envVar] }),
     stop: async () => {
       await pipeline.stop();
       doc.destroy();
@@ -189,6 +193,12 @@ export async function stopConsumersAndCountSessionObjects(fault: FaultPipeline):
     .map((line) => /consumer stopped: hsm session objects (\d+)/.exec(line)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(Number);
+}
+
+/** The ids among `ids` whose requests the reconciler requeued (it found them open with no message). */
+export async function requeuedIds(fault: FaultPipeline, ids: readonly string[]): Promise<string[]> {
+  const found = await runAll(ids, 8, async (id) => ((await fault.requests.get(id))?.requeues ? [id] : []));
+  return found.flat();
 }
 
 /** SoftHSM's own token files (`token.object`, one per token), as they are now. */

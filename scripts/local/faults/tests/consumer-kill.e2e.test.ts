@@ -5,8 +5,6 @@
  * intact), and the HSM holds nothing extra (token objects unchanged; surviving consumers hold no session
  * objects; a killed process's session objects die with its sessions).
  */
-import { RequestRepository } from '../../../../lambdas/adapters/dynamodb/src';
-import { TABLES } from '../../../../lambdas/resources/src';
 import { sampleRequest, type SampleRequest } from '../../client';
 import {
   expectAllEnded,
@@ -23,6 +21,7 @@ import {
   tokenObjectFiles,
   waitForTerminal,
   type FaultPipeline,
+  requeuedIds,
 } from '../harness';
 
 jest.setTimeout(300_000);
@@ -95,9 +94,7 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   expect(signed.length).toBeGreaterThanOrEqual(REQUESTS / 2);
   // The queue alone brought every killed attempt's work back: no message was lost, so the reconciler (a
   // backstop that would hide such a loss) requeued nothing.
-  const store = new RequestRepository(fault.doc, { tableName: pipeline.env[TABLES.requests.envVar] });
-  const requeued = await runAll(ids, 8, async (id) => ((await store.get(id))?.requeues ? [id] : []));
-  expect(requeued.flat()).toEqual([]);
+  expect(await requeuedIds(fault, ids)).toEqual([]);
 
   // None signed twice, no pool key served two requests (from the tamper-evident log, which verifies).
   const events = await expectNoneDuplicated(fault.doc, signed, views);

@@ -7,9 +7,7 @@
  */
 import { GetQueueAttributesCommand, PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../../../lambdas/adapters/aws/src';
-import { RequestRepository } from '../../../../lambdas/adapters/dynamodb/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
-import { TABLES } from '../../../../lambdas/resources/src';
 import { sampleRequest } from '../../client';
 import {
   expectAllEnded,
@@ -51,7 +49,7 @@ test('requests whose messages were lost are requeued by the reconciler and signe
   const ids = submitted.map((s) => s.id);
 
   // One request was taken by an attempt that died at once (its lease ends in a second).
-  const store = new RequestRepository(fault.doc, { tableName: pipeline.env[TABLES.requests.envVar] });
+  const store = fault.requests;
   const now = Date.now();
   expect(
     await store.startAttempt(ids[0], { attemptId: 'died', startedAt: now, leaseUntil: now + 1000 }),

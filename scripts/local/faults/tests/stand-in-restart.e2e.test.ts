@@ -5,8 +5,6 @@
  * certificates and no pool key served two requests (none duplicated), the audit log verifies intact, the
  * outages were really felt (refused submissions), and everything submitted after them is signed.
  */
-import { RequestRepository } from '../../../../lambdas/adapters/dynamodb/src';
-import { TABLES } from '../../../../lambdas/resources/src';
 import { sampleRequest, type SampleRequest } from '../../client';
 import type { StandInName } from '../../stand-ins';
 import {
@@ -20,6 +18,7 @@ import {
   waitForTerminal,
   type FaultPipeline,
   type Submitted,
+  requeuedIds,
 } from '../harness';
 
 jest.setTimeout(400_000);
@@ -98,8 +97,7 @@ test('DynamoDB Local and ElasticMQ restarted mid-run: requests delayed or failed
   const signed = await expectAllEnded(pipeline, submitted, views);
   // Only the ElasticMQ outage's batch may have needed the reconciler: a request of another batch that
   // was requeued lost its message some other way.
-  const store = new RequestRepository(fault.doc, { tableName: pipeline.env[TABLES.requests.envVar] });
-  const requeued = (await runAll(ids, 8, async (id) => ((await store.get(id))?.requeues ? [id] : []))).flat();
+  const requeued = await requeuedIds(fault, ids);
   expect(requeued.filter((id) => Math.floor(ids.indexOf(id) / third) !== 1)).toEqual([]);
   // Service recovers: everything submitted once both stand-ins were back is signed.
   expect(
