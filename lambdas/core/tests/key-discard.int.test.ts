@@ -59,6 +59,34 @@ async function poolKey(): Promise<PoolKey & { spki: Buffer }> {
   };
 }
 
+/** The signing core over the real stack; discards reported to `onDiscarded`. */
+function signingDeps(options: {
+  policy: 'fallback' | 'reject';
+  onDiscarded: (keyId: string, reason: string) => void;
+  metrics?: InMemoryPoolMetrics;
+  audit?: AuditLog;
+  maxDiscardedKeys?: number;
+}): SigningDeps {
+  return {
+    requests,
+    pool,
+    hsm,
+    buildCsr,
+    verifyCsr,
+    issuer,
+    metrics: options.metrics ?? new InMemoryPoolMetrics(),
+    onKeyDiscarded: (keyId, _type, reason) => options.onDiscarded(keyId, reason),
+    audit: options.audit,
+    settings: {
+      emptyPoolPolicy: options.policy,
+      retryAfterSeconds: 30,
+      leaseMs: 30_000,
+      hsmProfile: config.hsm.profile,
+      maxDiscardedKeys: options.maxDiscardedKeys,
+    },
+  };
+}
+
 async function request(): Promise<string> {
   const record = sampleSignRequestRecord();
   await requests.create(record);
@@ -75,23 +103,13 @@ test('a corrupted blob and a swapped public key are discarded; the request is si
   const discarded: string[] = [];
   const metrics = new InMemoryPoolMetrics();
   const audit = new AuditLog(auditStore, { chains: 2 });
-  const deps = (policy: 'fallback' | 'reject'): SigningDeps => ({
-    requests,
-    pool,
-    hsm,
-    buildCsr,
-    verifyCsr,
-    issuer,
-    metrics,
-    onKeyDiscarded: (keyId, _type, reason) => discarded.push(`${keyId}:${reason}`),
-    audit,
-    settings: {
-      emptyPoolPolicy: policy,
-      retryAfterSeconds: 30,
-      leaseMs: 30_000,
-      hsmProfile: config.hsm.profile,
-    },
-  });
+  const deps = (policy: 'fallback' | 'reject'): SigningDeps =>
+    signingDeps({
+      policy,
+      metrics,
+      audit,
+      onDiscarded: (keyId, reason) => discarded.push(`${keyId}:${reason}`),
+    });
   const before = await hsm.countSessionObjects();
 
   const first = await processSignRequest(deps('fallback'), await request());
@@ -134,23 +152,7 @@ test('a request that meets more unusable keys than it may discard fails KEY_UNWR
   expect((await pool.add(keys)).written).toBe(2);
   const discarded: string[] = [];
   const outcome = await processSignRequest(
-    {
-      requests,
-      pool,
-      hsm,
-      buildCsr,
-      verifyCsr,
-      issuer,
-      metrics: new InMemoryPoolMetrics(),
-      onKeyDiscarded: (keyId) => discarded.push(keyId),
-      settings: {
-        emptyPoolPolicy: 'reject',
-        retryAfterSeconds: 30,
-        leaseMs: 30_000,
-        hsmProfile: config.hsm.profile,
-        maxDiscardedKeys: 1,
-      },
-    },
+    signingDeps({ policy: 'reject', maxDiscardedKeys: 1, onDiscarded: (keyId) => discarded.push(keyId) }),
     await request(),
   );
   expect(outcome.status).toBe('failed');
