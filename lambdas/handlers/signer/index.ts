@@ -75,11 +75,11 @@ async function processRecord(record: SQSRecord, signing: SigningDeps, context: C
     logger.warn('poison message', { errorName: error.name, messageId: record.messageId });
     throw error;
   }
+  const receiveCount = Number(record.attributes.ApproximateReceiveCount);
+  const lastDelivery = receiveCount >= QUEUES.signRequests.maxReceiveCount;
   const outcome = await processSignRequest(signing, id)
     .catch(async (err: unknown) => {
       // Rethrown: the record is reported as failed and SQS redelivers it (or dead-letters it in the end).
-      const receiveCount = Number(record.attributes.ApproximateReceiveCount);
-      const lastDelivery = receiveCount >= QUEUES.signRequests.maxReceiveCount;
       // The last delivery meets a live lease: its holder may have died, and after this delivery the message
       // is dead-lettered. Wait for the lease here (when the invocation has the time) and take over once.
       if (
@@ -93,7 +93,6 @@ async function processRecord(record: SQSRecord, signing: SigningDeps, context: C
       throw err;
     })
     .catch(async (err: unknown) => {
-      const receiveCount = Number(record.attributes.ApproximateReceiveCount);
       logger.warn('sign request not finished in this delivery', {
         requestId: id,
         errorName: (err as Error)?.name,
@@ -102,7 +101,7 @@ async function processRecord(record: SQSRecord, signing: SigningDeps, context: C
       });
       // The last delivery before the dead-letter queue: end the request with the reason, so the client sees
       // a terminal answer instead of waiting forever (unless a live attempt still owns it).
-      if (receiveCount >= QUEUES.signRequests.maxReceiveCount) {
+      if (lastDelivery) {
         const name = err instanceof Error ? err.name : 'Error';
         await requests
           .abandon(
