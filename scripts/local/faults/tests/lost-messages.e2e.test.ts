@@ -5,7 +5,7 @@
  * fresh message. Afterwards every request is signed, each requeued exactly once, none signed twice, no
  * pool key used twice, and nothing dead-lettered.
  */
-import { GetQueueAttributesCommand, PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
 import { sampleRequest } from '../../client';
@@ -13,6 +13,7 @@ import {
   expectAllEnded,
   expectNoneDuplicated,
   liveConsumers,
+  queueDepths,
   runAll,
   sigkillConsumer,
   startFaultPipeline,
@@ -56,32 +57,15 @@ test('requests whose messages were lost are requeued by the reconciler and signe
   ).toBeDefined();
 
   const sqs = sqsClient(loadAwsConfig());
-  try {
-    await sqs.send(new PurgeQueueCommand({ QueueUrl: pipeline.queueUrl }));
-    const depth = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: pipeline.queueUrl,
-        AttributeNames: ['ApproximateNumberOfMessages'],
-      }),
-    );
-    expect(depth.Attributes?.ApproximateNumberOfMessages).toBe('0');
-    pipeline.startConsumer();
+  await sqs.send(new PurgeQueueCommand({ QueueUrl: pipeline.queueUrl })).finally(() => sqs.destroy());
+  expect((await queueDepths(pipeline)).queue).toBe('0+0 in flight');
+  pipeline.startConsumer();
 
-    const views = await waitForTerminal(pipeline.url, pipeline.apiKey, ids, Date.now() + 150_000);
-    const signed = await expectAllEnded(pipeline, submitted, views);
-    expect(signed.map((s) => s.id)).toEqual(ids);
-    for (const id of ids) expect((await store.get(id))?.requeues).toBe(1);
-    expect((await store.get(ids[0]))?.attempts).toBe(2);
-    await expectNoneDuplicated(fault.doc, signed, views);
-
-    const dlq = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: pipeline.deadLetterQueueUrl,
-        AttributeNames: ['ApproximateNumberOfMessages'],
-      }),
-    );
-    expect(dlq.Attributes?.ApproximateNumberOfMessages).toBe('0');
-  } finally {
-    sqs.destroy();
-  }
+  const views = await waitForTerminal(pipeline.url, pipeline.apiKey, ids, Date.now() + 150_000);
+  const signed = await expectAllEnded(pipeline, submitted, views);
+  expect(signed.map((s) => s.id)).toEqual(ids);
+  for (const id of ids) expect((await store.get(id))?.requeues).toBe(1);
+  expect((await store.get(ids[0]))?.attempts).toBe(2);
+  await expectNoneDuplicated(fault.doc, signed, views);
+  expect((await queueDepths(pipeline)).deadLetter).toBe('0');
 });
