@@ -26,8 +26,6 @@ export interface LocalPipelineOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Run the keygen schedule (with an initial fill). Default true. */
   readonly keygen?: boolean;
-  /** Run the reconcile schedule. Default true. */
-  readonly reconcile?: boolean;
   /** Keep DynamoDB data across restarts in .local/dynamodb. Default false (in memory). */
   readonly persist?: boolean;
   /**
@@ -63,8 +61,6 @@ export interface LocalPipeline {
   startConsumer(): ConsumerProcess;
   /** Runs the keygen function once now (the schedule also runs it) and waits for it. */
   runKeygen(): Promise<unknown>;
-  /** Runs the reconcile function once now (the schedule also runs it) and waits for it. */
-  runReconcile(): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -177,11 +173,11 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     const reconcile = (await import('../../../lambdas/handlers/reconcile')) as {
       runReconcile: () => Promise<unknown>;
     };
-    const runReconcile = schedule(
+    schedule(
       'reconcile',
       () => reconcile.runReconcile(),
       pipeline.local.reconcileIntervalSeconds,
-      options.reconcile !== false,
+      true,
       log,
       cleanups,
       { runAtStart: false, logQuiet: true },
@@ -198,7 +194,6 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       consumers,
       startConsumer,
       runKeygen,
-      runReconcile,
       stop,
     };
   } catch (err) {
