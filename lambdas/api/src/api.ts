@@ -1,8 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { SignRequestRecord } from '../../core/src';
+import {
+  AssertionError,
+  IdentityProviderUnavailableError,
+  assertionNonce,
+  type IdentityEvidence,
+  type SignRequestRecord,
+  type SignerIdentity,
+} from '../../core/src';
 import {
   ApiError,
+  AssertionRefusedError,
   ConflictError,
   DependencyError,
   NotFoundError,
@@ -42,6 +50,13 @@ export async function handleApiEvent(
     }
   } catch (err) {
     if (err instanceof ApiError) return errorResponse(err);
+    if (err instanceof IdentityProviderUnavailableError) {
+      return errorResponse(
+        new ApiError(503, err.code, 'the identity provider keys are unavailable, retry later', {
+          'Retry-After': '5',
+        }),
+      );
+    }
     if (isDependencyFailure(err)) return errorResponse(new DependencyError('a backing service'));
     onUnexpected(err);
     return errorResponse(new ApiError(500, 'INTERNAL_ERROR', 'internal error'));
@@ -60,6 +75,7 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
   const clientId = clientIdOf(event);
   const input = parseSignRequest(parseBody(event, deps.settings.maxBodyBytes));
   const now = (deps.now ?? Date.now)();
+  const { signer, identity } = await identify(input, clientId, deps);
 
   if (deps.settings.rejectWhenPoolEmpty) {
     const available = (await deps.pool.available())[input.keyType] ?? 0;
@@ -81,8 +97,9 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     digestAlgorithm: input.digestAlgorithm,
     keyType: input.keyType,
     signatureAlgorithm: input.signatureAlgorithm,
-    signer: input.signer,
-    inputHash: inputHash(clientId, input),
+    signer,
+    identity,
+    inputHash: inputHash(clientId, input, signer, identity),
     receivedAt: now,
     expiresAt: Math.floor(now / 1000) + deps.settings.retentionSeconds,
   };
@@ -111,6 +128,61 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     await counted;
   }
   return accepted(event, id, 'received', 202);
+}
+
+/**
+ * The signer and who vouches for it. An identity assertion is verified and bound to this request (its
+ * nonce is derived from requestId and digest), then claimed once; a client named in the trusted list (or
+ * any client under IDENTITY_MODE=trusted-client) may instead name the signer itself. Anyone else naming a
+ * signer is refused: the identity never comes from the caller's word.
+ */
+async function identify(
+  input: SignRequestInput,
+  clientId: string,
+  deps: ApiDeps,
+): Promise<{ signer: SignerIdentity; identity: IdentityEvidence }> {
+  const { identity } = deps;
+  const trusted = identity.mode === 'trusted-client' || identity.trustedClients.includes(clientId);
+  if (input.signer) {
+    if (!trusted) {
+      throw new ApiError(
+        403,
+        'SIGNER_NOT_ALLOWED',
+        "this client may not name the signer: send the identity provider's assertion as identityAssertion",
+      );
+    }
+    return { signer: input.signer, identity: { source: 'trusted-client' } };
+  }
+  // parseSignRequest guarantees an assertion with its request id when no signer is named.
+  if (!input.identityAssertion || !input.requestId)
+    throw new ValidationError('identityAssertion is required');
+  const refused = (err: AssertionError): never => {
+    deps.onAssertionRefused?.(err.code, { clientId, requestId: input.requestId });
+    throw new AssertionRefusedError(err.code, err.message);
+  };
+  try {
+    const nonce = assertionNonce({
+      requestId: input.requestId,
+      digestAlgorithm: input.digestAlgorithm,
+      digest: input.digest,
+    });
+    const verified = await identity.verifier.verify(input.identityAssertion, nonce);
+    const fresh = await identity.assertions.claim(verified.replayKey, {
+      requestId: input.requestId,
+      clientId,
+      expiresAt: verified.expiresAt,
+    });
+    if (!fresh) {
+      throw new AssertionError(
+        'ASSERTION_REPLAYED',
+        'this identity assertion was already used for another request',
+      );
+    }
+    return { signer: verified.signer, identity: verified.evidence };
+  } catch (err) {
+    if (err instanceof AssertionError) return refused(err);
+    throw err;
+  }
 }
 
 async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
@@ -184,8 +256,16 @@ function headerValue(event: APIGatewayProxyEvent, name: string): string | undefi
   return undefined;
 }
 
-function inputHash(clientId: string, input: SignRequestInput): string {
-  const { signer } = input;
+/**
+ * What makes a resend the same request: the client, what is signed and how, and whom for (by the identity
+ * provider's subject, so a second login of the same person for the same request is a resend too).
+ */
+function inputHash(
+  clientId: string,
+  input: SignRequestInput,
+  signer: SignerIdentity,
+  identity: IdentityEvidence,
+): string {
   const canonical = JSON.stringify([
     clientId,
     input.digest,
@@ -193,6 +273,7 @@ function inputHash(clientId: string, input: SignRequestInput): string {
     input.keyType,
     input.signatureAlgorithm,
     [signer.commonName, signer.givenName, signer.surname, signer.serialNumber, signer.country],
+    identity.source === 'assertion' ? [identity.issuer, identity.subject] : identity.source,
   ]);
   return createHash('sha256').update(canonical).digest('base64url');
 }

@@ -55,3 +55,11 @@ export class DependencyError extends ApiError {
     super(503, 'SERVICE_UNAVAILABLE', `${dependency} is unavailable, retry later`, { 'Retry-After': '1' });
   }
 }
+
+/** An identity assertion was refused: its own code per reason; a replay is a conflict. */
+export class AssertionRefusedError extends ApiError {
+  public override readonly name = 'AssertionRefusedError';
+  public constructor(code: string, message: string) {
+    super(code === 'ASSERTION_REPLAYED' ? 409 : 400, code, message);
+  }
+}

@@ -1,4 +1,6 @@
 import type {
+  AssertionReplayStore,
+  AssertionVerifier,
   DigestAlgorithm,
   KeyType,
   SignRequestRecord,
@@ -13,7 +15,10 @@ export interface SignRequestInput {
   readonly digestAlgorithm: DigestAlgorithm;
   readonly keyType: KeyType;
   readonly signatureAlgorithm: SignatureAlgorithm;
-  readonly signer: SignerIdentity;
+  /** The OpenID Connect ID token that names the signer (assertion mode). */
+  readonly identityAssertion?: string;
+  /** The signer as the client names it: only for clients trusted to do so (trusted-client mode). */
+  readonly signer?: SignerIdentity;
 }
 
 /** Ports the API needs; the DynamoDB and SQS adapters implement them. */
@@ -35,6 +40,16 @@ export interface PoolStatus {
   available(): Promise<Partial<Record<KeyType, number>>>;
 }
 
+/** Who vouches for the signer: an identity provider's assertion, or (trusted clients only) the client. */
+export interface IdentitySettings {
+  readonly verifier: AssertionVerifier;
+  readonly assertions: AssertionReplayStore;
+  /** `trusted-client` for the whole deployment: every client may name the signer. */
+  readonly mode: 'assertion' | 'trusted-client';
+  /** Clients that may name the signer while the deployment is in assertion mode. */
+  readonly trustedClients: readonly string[];
+}
+
 export interface ApiSettings {
   /** Largest accepted body in bytes (413 above). */
   readonly maxBodyBytes: number;
@@ -50,7 +65,10 @@ export interface ApiDeps {
   readonly queue: RequestQueue;
   readonly pool: PoolStatus;
   readonly settings: ApiSettings;
+  readonly identity: IdentitySettings;
   readonly now?: () => number;
+  /** Told of every refused identity assertion (code only: the token and its claims are never passed). */
+  readonly onAssertionRefused?: (code: string, context: { clientId: string; requestId?: string }) => void;
   /** Records demand per key type (forecast input); failures never fail the request. */
   readonly recordDemand?: (keyType: KeyType, at: number) => Promise<void>;
 }

@@ -32,11 +32,24 @@ interface RawInput {
   digestAlgorithm: DigestAlgorithm;
   keyType?: KeyType;
   signatureAlgorithm?: SignatureAlgorithm;
-  signer: SignerIdentity;
+  identityAssertion?: string;
+  signer?: SignerIdentity;
 }
 
 export function parseSignRequest(body: unknown): SignRequestInput {
-  if (!validateInput(body)) throw new ValidationError(describe(validateInput.errors?.[0]));
+  presenceRules(body);
+  if (!validateInput(body)) {
+    const error = validateInput.errors?.[0];
+    // A token that is too long or not three base64url segments has its own code, like every assertion refusal.
+    if (error?.instancePath === '/identityAssertion') {
+      throw new ApiError(
+        400,
+        'ASSERTION_MALFORMED',
+        'identityAssertion must be a compact JWS of at most 8192 characters',
+      );
+    }
+    throw new ValidationError(describe(error));
+  }
   const keyType = body.keyType ?? 'RSA-2048';
   const signatureAlgorithm = body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType);
   if (!fits(keyType, signatureAlgorithm)) {
@@ -54,8 +67,31 @@ export function parseSignRequest(body: unknown): SignRequestInput {
     digestAlgorithm: body.digestAlgorithm,
     keyType,
     signatureAlgorithm,
-    signer: validIdentity(body.signer),
+    ...(body.identityAssertion === undefined ? {} : { identityAssertion: body.identityAssertion }),
+    ...(body.signer === undefined ? {} : { signer: validIdentity(body.signer) }),
   };
+}
+
+/**
+ * Who names the signer, checked before the schema (whose oneOf says the same) so that each case gets its
+ * own code: an identity assertion with the request id it is bound to, or a signer, never both.
+ */
+function presenceRules(body: unknown): void {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return;
+  const has = (field: string): boolean => (body as Record<string, unknown>)[field] !== undefined;
+  if (has('identityAssertion') && has('signer')) {
+    throw new ValidationError('send either identityAssertion or signer, not both');
+  }
+  if (!has('identityAssertion') && !has('signer')) {
+    throw new ApiError(400, 'IDENTITY_ASSERTION_REQUIRED', 'identityAssertion is required');
+  }
+  if (has('identityAssertion') && !has('requestId')) {
+    throw new ApiError(
+      400,
+      'REQUEST_ID_REQUIRED',
+      "requestId is required with identityAssertion: the assertion's nonce is derived from it",
+    );
+  }
 }
 
 /** The certificate profile's own rules (the CA applies them again): one definition of a valid identity. */

@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { SignRequestRecord } from '../../core/src';
+import { memoryAssertionStore } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';
 import { hostileBody } from './arbitraries';
 
@@ -21,10 +22,18 @@ function deps(): ApiDeps {
     queue: { enqueue: async () => undefined, depth: async () => ({ visible: 0, inFlight: 0 }) },
     pool: { available: async () => ({}) },
     settings: {
-      maxBodyBytes: 8192,
+      maxBodyBytes: 16384,
       retentionSeconds: 3600,
       rejectWhenPoolEmpty: false,
       retryAfterSeconds: 30,
+    },
+    // These tests are about the API's other rules: their client names the signer (identity.test.ts
+    // covers identity assertions).
+    identity: {
+      verifier: { verify: async () => Promise.reject(new Error('no assertions here')) },
+      assertions: memoryAssertionStore(),
+      mode: 'assertion',
+      trustedClients: ['client-a', 'client'],
     },
   };
 }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { SignRequestRecord } from '../../core/src';
+import { memoryAssertionStore } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';
 
 function memoryDeps(
@@ -27,10 +28,18 @@ function memoryDeps(
     },
     pool: { available: async () => ({ 'RSA-2048': 3, 'EC-P256': 0 }) },
     settings: {
-      maxBodyBytes: 8192,
+      maxBodyBytes: 16384,
       retentionSeconds: 3600,
       rejectWhenPoolEmpty: false,
       retryAfterSeconds: 30,
+    },
+    // These tests are about the API's other rules: their client names the signer (identity.test.ts
+    // covers identity assertions).
+    identity: {
+      verifier: { verify: async () => Promise.reject(new Error('no assertions here')) },
+      assertions: memoryAssertionStore(),
+      mode: 'assertion',
+      trustedClients: ['client-a', 'client'],
     },
     ...overrides,
   };

@@ -6,3 +6,4 @@ export * from './pool-config';
 export type * from './types';
 export * from './ca-config';
 export * from './audit-config';
+export * from './identity-config';

@@ -14,3 +14,4 @@ export * from './retry';
 export * from './forecast';
 export * from './planning';
 export * from './audit';
+export * from './identity';

@@ -1,4 +1,5 @@
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
+import type { IdentityEvidence } from './identity/types';
 
 /**
  * The record of one sign request (domain.md, "The record of one sign request"), shared by the API, the
@@ -46,7 +47,10 @@ export interface SignRequestRecord {
   readonly digestAlgorithm: DigestAlgorithm;
   readonly keyType: KeyType;
   readonly signatureAlgorithm: SignatureAlgorithm;
+  /** The certificate subject: from a verified identity assertion, or named by a trusted client. */
   readonly signer: SignerIdentity;
+  /** Who vouched for `signer` (issuer, subject and assertion hash; never the token itself). */
+  readonly identity?: IdentityEvidence;
   /** SHA-256 of the canonical submitted input: a re-sent requestId with another body is a conflict. */
   readonly inputHash?: string;
   readonly receivedAt: number;

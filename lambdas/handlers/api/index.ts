@@ -4,15 +4,30 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { handleApiEvent, type ApiDeps } from '../../api/src';
+import { AssertionReplayRepository } from '../../adapters/dynamodb/src/assertion-replay-repository';
 import { BatchedRequestReader } from '../../adapters/dynamodb/src/batched-request-reader';
 import { BufferedDemandRecorder } from '../../adapters/dynamodb/src/buffered-demand-recorder';
 import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
+import { createAssertionVerifier } from '../../adapters/oidc/src';
+import { loadIdentityConfig } from '../../config/src';
 import { KEY_TYPES, RequestExistsError } from '../../core/src';
 import { TABLES, tableName } from '../../resources/src';
 import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('api');
-const { doc, requests, keyPool, queue, pool, pipeline, requestsConfig } = wire();
+const { doc, requests, keyPool, queue, pool, pipeline, requestsConfig, config } = wire();
+const identity = loadIdentityConfig();
+// Said at every start: a client that names signers itself is a deliberate, visible exception.
+if (identity.mode === 'trusted-client' || identity.trustedClients.length > 0) {
+  logger.warn('signer identities are taken from trusted clients without an identity assertion', {
+    identityMode: identity.mode,
+    trustedClients: identity.trustedClients,
+  });
+} else {
+  logger.info('signer identities come from identity assertions only', {
+    trustedIssuers: identity.issuers.map((i) => i.issuer),
+  });
+}
 // Demand counted in memory, written per key type and hour every few seconds: one table write fewer per request.
 const demand = new BufferedDemandRecorder(
   new DemandRepository(doc, { tableName: tableName(TABLES.demand) }),
@@ -40,6 +55,14 @@ const deps: ApiDeps = {
   queue,
   pool: { available: () => keyPool.available(KEY_TYPES) },
   recordDemand: (keyType, at) => demand.record(keyType, at),
+  identity: {
+    verifier: createAssertionVerifier(identity, config.aws),
+    assertions: new AssertionReplayRepository(doc, { tableName: tableName(TABLES.assertions) }),
+    mode: identity.mode,
+    trustedClients: identity.trustedClients,
+  },
+  // The code and the ids only: never the token or what it says about the citizen.
+  onAssertionRefused: (code, context) => logger.warn('identity assertion refused', { code, ...context }),
   settings: {
     maxBodyBytes: pipeline.maxBodyBytes,
     retentionSeconds: requestsConfig.retentionSeconds,

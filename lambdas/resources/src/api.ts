@@ -17,5 +17,5 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'GET', resource: '/health', authenticated: false },
 ];
 
-/** Largest request body accepted, in bytes (the handler and the gateway both enforce it). */
-export const MAX_BODY_BYTES = 8 * 1024;
+/** Largest request body accepted, in bytes (the handler and the gateway both enforce it): an 8 KiB identity assertion and the rest. */
+export const MAX_BODY_BYTES = 16 * 1024;

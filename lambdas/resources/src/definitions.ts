@@ -50,6 +50,17 @@ export const TABLES = {
     sortKey: { name: 'bucket', type: 'N' },
     ttlAttribute: 'expiresAt',
   },
+  /**
+   * Identity assertions already used (pk: replay key, see VerifiedAssertion.replayKey), each with the request
+   * and client that used it, until the assertion expires (TTL): one login signs one request.
+   */
+  assertions: {
+    id: 'IdentityAssertions',
+    envVar: 'ASSERTIONS_TABLE_NAME',
+    localName: 'identity-assertions',
+    partitionKey: { name: 'pk', type: 'S' },
+    ttlAttribute: 'expiresAt',
+  },
   /** Tamper-evident audit log: hash-chain entries (CHAIN#<n>/<seq>), chain heads, signed checkpoints. */
   audit: {
     id: 'AuditLog',

@@ -1,0 +1,37 @@
+import { SSMClient } from '@aws-sdk/client-ssm';
+import type { AwsConfig, IdentityConfig } from '../../../config/src';
+import { RefreshingJwks } from './jwks';
+import { jwksFetcher } from './sources';
+import { JwsAssertionVerifier } from './verifier';
+
+/** Longest identityAssertion accepted (the API's schema says the same). */
+export const MAX_ASSERTION_LENGTH = 8192;
+
+/** The verifier for the configured trusted issuers; one SSM client, created only if a source needs it. */
+export function createAssertionVerifier(config: IdentityConfig, aws: AwsConfig): JwsAssertionVerifier {
+  let ssm: SSMClient | undefined;
+  const ssmClient = (): SSMClient =>
+    (ssm ??= new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm }));
+  const issuers = new Map(
+    config.issuers.map((trusted) => [
+      trusted.issuer,
+      new RefreshingJwks(jwksFetcher(trusted.jwks, ssmClient), {
+        refreshIntervalMs: config.jwksRefreshIntervalSeconds * 1000,
+        maxAgeMs: config.jwksMaxAgeSeconds * 1000,
+      }),
+    ]),
+  );
+  return new JwsAssertionVerifier({
+    issuers,
+    algorithms: config.algorithms,
+    policy: {
+      audience: config.clientId,
+      clockSkewSeconds: config.clockSkewSeconds,
+      maxAuthAgeSeconds: config.maxAuthAgeSeconds,
+      acceptedAcr: config.acceptedAcr,
+      maxLifetimeSeconds: config.maxLifetimeSeconds,
+    },
+    mapping: config.claimMapping,
+    maxLength: MAX_ASSERTION_LENGTH,
+  });
+}

@@ -1,0 +1,361 @@
+/**
+ * The ID token verifier over a local JWKS (no network): every refusal the API turns into its own code,
+ * key rotation and the bounded refetch on unknown key ids, and a property over mutated tokens.
+ */
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import fc from 'fast-check';
+import { exportJWK, generateKeyPair, type JSONWebKeySet } from 'jose';
+import {
+  AssertionError,
+  IdentityProviderUnavailableError,
+  SWEDISH_CLAIM_MAPPING,
+  SWEDISH_OIDC_CLAIMS,
+  assertionNonce,
+} from '../../../core/src';
+import { JwsAssertionVerifier, RefreshingJwks } from '../src';
+import {
+  AUDIENCE,
+  BINDING,
+  ISSUER,
+  LOA3,
+  NONCE,
+  claims,
+  jwksOf,
+  sign,
+  testKey,
+  type TestKey,
+} from '../../../test-support/test-issuer';
+
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+const now = Math.floor(NOW / 1000);
+
+let rsa: TestKey;
+let ec: TestKey;
+beforeAll(async () => {
+  rsa = await testKey('RS256', 'rsa-1');
+  ec = await testKey('ES256', 'ec-1');
+});
+
+/** A verifier over a JWKS the test can change, counting fetches. */
+function setup(options: { jwks?: () => JSONWebKeySet; clock?: () => number } = {}) {
+  const fetches = { count: 0 };
+  let published = options.jwks ?? (() => jwksOf(rsa, ec));
+  const clock = options.clock ?? (() => NOW);
+  const keys = new RefreshingJwks(
+    async () => {
+      fetches.count++;
+      return published();
+    },
+    { refreshIntervalMs: 30_000, maxAgeMs: 600_000, clock },
+  );
+  const verifier = new JwsAssertionVerifier({
+    issuers: new Map([[ISSUER, keys]]),
+    algorithms: ['RS256', 'PS256', 'ES256', 'ES384'],
+    policy: {
+      audience: AUDIENCE,
+      clockSkewSeconds: 60,
+      maxAuthAgeSeconds: 600,
+      acceptedAcr: [LOA3, 'http://id.elegnamnden.se/loa/1.0/loa4'],
+      maxLifetimeSeconds: 3600,
+    },
+    mapping: SWEDISH_CLAIM_MAPPING,
+    maxLength: 8192,
+    clock,
+  });
+  return { verifier, fetches, publish: (f: () => JSONWebKeySet) => (published = f) };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof AssertionError) return err.code;
+    throw err;
+  }
+  throw new Error('the assertion was accepted');
+}
+
+const b64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+test('a valid RS256 or ES256 assertion yields the signer from its claims and the evidence, not the token', async () => {
+  const { verifier } = setup();
+  for (const key of [rsa, ec]) {
+    const token = await sign(key, claims(now));
+    const verified = await verifier.verify(token, NONCE);
+    expect(verified.signer).toEqual({
+      commonName: 'Åsa Öberg',
+      givenName: 'Åsa',
+      surname: 'Öberg',
+      serialNumber: '197802022389',
+      country: 'SE',
+    });
+    expect(verified.evidence).toMatchObject({
+      source: 'assertion',
+      issuer: ISSUER,
+      subject: 'c0ffee-subject-1',
+      acr: LOA3,
+      authTime: (now - 10) * 1000,
+    });
+    expect(verified.evidence.assertionHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(verified)).not.toContain(token);
+    expect(verified.expiresAt).toBe((now + 300 + 60) * 1000);
+  }
+});
+
+test('the replay key depends on the claims, not on the bytes of the token', async () => {
+  const { verifier } = setup();
+  const payload = claims(now);
+  const first = await verifier.verify(await sign(ec, payload), NONCE);
+  // Another signature over the same claims (ECDSA is randomised): another token string, same assertion.
+  const second = await verifier.verify(await sign(ec, payload), NONCE);
+  expect(second.evidence.assertionHash).not.toBe(first.evidence.assertionHash);
+  expect(second.replayKey).toBe(first.replayKey);
+  const otherLogin = await verifier.verify(await sign(ec, claims(now, { iat: now - 4 })), NONCE);
+  expect(otherLogin.replayKey).not.toBe(first.replayKey);
+});
+
+test('alg none, HMAC with the RSA public key as secret, and unlisted algorithms are refused before any key is used', async () => {
+  const { verifier, fetches } = setup();
+  const payload = b64url(claims(now));
+  expect(await refusal(verifier.verify(`${b64url({ alg: 'none' })}.${payload}.`, NONCE))).toBe(
+    'ASSERTION_ALGORITHM_NOT_ALLOWED',
+  );
+  // The classic confusion attack: HS256 keyed with the issuer's RSA public key (PEM), which is public.
+  const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pem = publicKey.export({ type: 'spki', format: 'pem' });
+  const header = b64url({ alg: 'HS256', kid: rsa.kid });
+  const mac = createHmac('sha256', pem).update(`${header}.${payload}`).digest('base64url');
+  expect(await refusal(verifier.verify(`${header}.${payload}.${mac}`, NONCE))).toBe(
+    'ASSERTION_ALGORITHM_NOT_ALLOWED',
+  );
+  // Signed with a real key, but under an algorithm the configuration does not list.
+  const rs512 = b64url({ alg: 'RS512', kid: rsa.kid });
+  const signature = (await sign(rsa, claims(now))).split('.')[2];
+  expect(await refusal(verifier.verify(`${rs512}.${payload}.${signature}`, NONCE))).toBe(
+    'ASSERTION_ALGORITHM_NOT_ALLOWED',
+  );
+  expect(fetches.count).toBe(0);
+});
+
+test('an untrusted issuer is refused without fetching anything', async () => {
+  const { verifier, fetches } = setup();
+  const token = await sign(rsa, claims(now, { iss: 'https://evil.example.test' }));
+  expect(await refusal(verifier.verify(token, NONCE))).toBe('ASSERTION_ISSUER_UNTRUSTED');
+  expect(await refusal(verifier.verify(await sign(rsa, claims(now, { iss: undefined })), NONCE))).toBe(
+    'ASSERTION_ISSUER_UNTRUSTED',
+  );
+  expect(fetches.count).toBe(0);
+});
+
+test('a key the issuer does not publish: unknown kid, or a known kid with another key, or a key embedded in the header', async () => {
+  const { verifier } = setup();
+  const attacker = await testKey('RS256', 'attacker');
+  expect(await refusal(verifier.verify(await sign(attacker, claims(now)), NONCE))).toBe(
+    'ASSERTION_UNKNOWN_KEY',
+  );
+  const stolenKid = { ...attacker, kid: rsa.kid };
+  expect(await refusal(verifier.verify(await sign(stolenKid, claims(now)), NONCE))).toBe(
+    'ASSERTION_SIGNATURE_INVALID',
+  );
+  const embedded = await sign(stolenKid, claims(now), { jwk: attacker.publicJwk });
+  expect(await refusal(verifier.verify(embedded, NONCE))).toBe('ASSERTION_SIGNATURE_INVALID');
+});
+
+test('an unknown kid is refetched at most once per interval; a rotated key is found by that refetch', async () => {
+  let clock = NOW;
+  const { verifier, fetches, publish } = setup({ clock: () => clock });
+  await verifier.verify(await sign(rsa, claims(now)), NONCE);
+  expect(fetches.count).toBe(1);
+  // A flood of invented key ids costs one fetch per interval (the first read counts as this interval's).
+  clock += 31_000;
+  const invented = await testKey('RS256', 'invented');
+  for (let i = 0; i < 5; i++) {
+    expect(
+      await refusal(verifier.verify(await sign({ ...invented, kid: `k${i}` }, claims(now)), NONCE)),
+    ).toBe('ASSERTION_UNKNOWN_KEY');
+  }
+  expect(fetches.count).toBe(2);
+  // The issuer rotates: a token under the new key is accepted once the interval allows a refetch.
+  const rotated = await testKey('ES256', 'ec-2');
+  publish(() => jwksOf(rotated, rsa));
+  expect(await refusal(verifier.verify(await sign(rotated, claims(now)), NONCE))).toBe(
+    'ASSERTION_UNKNOWN_KEY',
+  );
+  clock += 31_000;
+  const verified = await verifier.verify(await sign(rotated, claims(now)), NONCE);
+  expect(verified.evidence.issuer).toBe(ISSUER);
+  expect(fetches.count).toBe(3);
+});
+
+test('keys older than their maximum age are read again; a failed read keeps the keys it has', async () => {
+  let clock = NOW;
+  let down = false;
+  const { verifier, fetches } = setup({
+    clock: () => clock,
+    jwks: () => {
+      if (down) throw new Error('connection refused');
+      return jwksOf(rsa, ec);
+    },
+  });
+  await verifier.verify(await sign(rsa, claims(now)), NONCE);
+  clock += 601_000;
+  down = true;
+  await verifier.verify(await sign(rsa, claims(now + 601)), NONCE);
+  expect(fetches.count).toBe(2);
+});
+
+test('an issuer whose keys cannot be read at all is unavailable; a JWKS with private key material is refused', async () => {
+  const down = setup({
+    jwks: () => {
+      throw new Error('connection refused');
+    },
+  });
+  await expect(down.verifier.verify(await sign(rsa, claims(now)), NONCE)).rejects.toBeInstanceOf(
+    IdentityProviderUnavailableError,
+  );
+  // Entries of no usable type are skipped; private key material makes the whole set unusable.
+  const odd = setup({ jwks: () => ({ keys: [rsa.publicJwk, { kid: 'no-kty' }, { kty: 'oct', kid: 'x' }] }) });
+  await odd.verifier.verify(await sign(rsa, claims(now)), NONCE);
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const privateJwk = await exportJWK(privateKey);
+  const leaky = setup({ jwks: () => ({ keys: [rsa.publicJwk, privateJwk] }) });
+  await expect(leaky.verifier.verify(await sign(rsa, claims(now)), NONCE)).rejects.toBeInstanceOf(
+    IdentityProviderUnavailableError,
+  );
+});
+
+test.each([
+  ['wrong audience', { aud: 'other-service' }, 'ASSERTION_AUDIENCE_MISMATCH'],
+  ['several audiences without azp', { aud: [AUDIENCE, 'other'] }, 'ASSERTION_AUDIENCE_MISMATCH'],
+  ['expired', { exp: now - 61, iat: now - 400 }, 'ASSERTION_EXPIRED'],
+  ['not yet valid (nbf)', { nbf: now + 120 }, 'ASSERTION_NOT_YET_VALID'],
+  ['issued in the future', { iat: now + 120, exp: now + 400 }, 'ASSERTION_NOT_YET_VALID'],
+  ['stale auth_time', { auth_time: now - 700 }, 'ASSERTION_AUTH_TOO_OLD'],
+  ['no auth_time', { auth_time: undefined }, 'ASSERTION_CLAIMS_INVALID'],
+  ['acr below the minimum', { acr: 'http://id.elegnamnden.se/loa/1.0/loa2' }, 'ASSERTION_LOA_INSUFFICIENT'],
+  ['no acr', { acr: undefined }, 'ASSERTION_LOA_INSUFFICIENT'],
+  ['no nonce', { nonce: undefined }, 'ASSERTION_BINDING_MISMATCH'],
+  [
+    'bound to another digest',
+    { nonce: assertionNonce({ ...BINDING, digest: Buffer.alloc(32, 8).toString('base64') }) },
+    'ASSERTION_BINDING_MISMATCH',
+  ],
+  [
+    'bound to another request id',
+    { nonce: assertionNonce({ ...BINDING, requestId: '1b7d2a4e-9f3c-4d1a-8e2b-5c6d7e8f9a0b' }) },
+    'ASSERTION_BINDING_MISMATCH',
+  ],
+  ['lives too long', { exp: now + 7200 }, 'ASSERTION_CLAIMS_INVALID'],
+  [
+    'no personal identity number',
+    { [SWEDISH_OIDC_CLAIMS.personalIdentityNumber]: undefined },
+    'ASSERTION_CLAIMS_INVALID',
+  ],
+  [
+    'malformed personal identity number',
+    { [SWEDISH_OIDC_CLAIMS.personalIdentityNumber]: '1978 0202' },
+    'ASSERTION_CLAIMS_INVALID',
+  ],
+  ['a name that is not a string', { [SWEDISH_OIDC_CLAIMS.givenName]: 42 }, 'ASSERTION_CLAIMS_INVALID'],
+  ['DN syntax in a name', { [SWEDISH_OIDC_CLAIMS.familyName]: 'Öberg,CN=Evil' }, 'ASSERTION_CLAIMS_INVALID'],
+  ['no subject', { sub: undefined }, 'ASSERTION_CLAIMS_INVALID'],
+])('%s: %s', async (_name, overrides, code) => {
+  const { verifier } = setup();
+  expect(await refusal(verifier.verify(await sign(rsa, claims(now, overrides)), NONCE))).toBe(code);
+});
+
+test('several audiences are accepted when azp names this service; within the clock skew is still valid', async () => {
+  const { verifier } = setup();
+  await verifier.verify(await sign(rsa, claims(now, { aud: [AUDIENCE, 'x'], azp: AUDIENCE })), NONCE);
+  await verifier.verify(await sign(rsa, claims(now, { exp: now - 30, iat: now - 300 })), NONCE);
+  await verifier.verify(await sign(rsa, claims(now, { nbf: now + 30 })), NONCE);
+});
+
+test('the display name falls back to given name and surname', async () => {
+  const { verifier } = setup();
+  const verified = await verifier.verify(await sign(rsa, claims(now, { name: undefined })), NONCE);
+  expect(verified.signer.commonName).toBe('Åsa Öberg');
+});
+
+test('not a JWS, oversized, or with a payload that is not a JSON object', async () => {
+  const { verifier } = setup();
+  for (const token of [
+    'not a token',
+    'a.b',
+    'a.b.c.d',
+    `${'a'.repeat(5000)}.${'b'.repeat(5000)}.c`,
+    '..',
+    'YQ.YQ.YQ',
+  ]) {
+    expect(await refusal(verifier.verify(token, NONCE))).toBe('ASSERTION_MALFORMED');
+  }
+  const header = b64url({ alg: 'RS256', kid: rsa.kid });
+  expect(
+    await refusal(verifier.verify(`${header}.${Buffer.from('[1,2]').toString('base64url')}.AAAA`, NONCE)),
+  ).toMatch(/ASSERTION_(MALFORMED|ISSUER_UNTRUSTED)/);
+});
+
+test('a token spelled with non-canonical base64url (same bytes, other last character) is malformed', async () => {
+  const { verifier } = setup();
+  const valid = await sign(rsa, claims(now));
+  const [h, p, s] = valid.split('.');
+  // 256 signature bytes leave 4 unused bits in the last character: flip one of them.
+  const last = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.indexOf(s.slice(-1));
+  const respelled = `${s.slice(0, -1)}${'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'[last ^ 1]}`;
+  expect(Buffer.from(respelled, 'base64url')).toEqual(Buffer.from(s, 'base64url'));
+  expect(await refusal(verifier.verify(`${h}.${p}.${respelled}`, NONCE))).toBe('ASSERTION_MALFORMED');
+});
+
+test('property: any mutation of a valid token is refused with an assertion code, never accepted or crashing', async () => {
+  const { verifier } = setup();
+  const valid = await sign(rsa, claims(now));
+  const [h, p, s] = valid.split('.');
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ ';
+  const mutation = fc.oneof(
+    // Replace characters anywhere.
+    fc
+      .array(fc.tuple(fc.nat({ max: valid.length - 1 }), fc.constantFrom(...alphabet)), {
+        minLength: 1,
+        maxLength: 4,
+      })
+      .map((edits) => {
+        const chars = [...valid];
+        for (const [i, c] of edits) chars[i] = c;
+        return chars.join('');
+      }),
+    // Truncate or extend.
+    fc.nat({ max: valid.length - 1 }).map((n) => valid.slice(0, n)),
+    fc.string({ maxLength: 20 }).map((tail) => `${valid}${tail}`),
+    // Change a claim and re-encode the payload without re-signing.
+    fc
+      .tuple(
+        fc.constantFrom(
+          'iss',
+          'aud',
+          'exp',
+          'nonce',
+          'acr',
+          'sub',
+          SWEDISH_OIDC_CLAIMS.personalIdentityNumber,
+          'auth_time',
+        ),
+        fc.jsonValue({ maxDepth: 1 }),
+      )
+      .map(([claim, value]) => `${h}.${b64url({ ...claims(now), [claim]: value })}.${s}`),
+    // Swap the header for another algorithm or key id, keep the rest.
+    fc
+      .record({
+        alg: fc.constantFrom('none', 'HS256', 'RS256', 'ES256', 'PS256'),
+        kid: fc.constantFrom(rsa.kid, ec.kid, 'x'),
+      })
+      .map((header) => `${b64url(header)}.${p}.${s}`),
+  );
+  await fc.assert(
+    fc.asyncProperty(mutation, async (token) => {
+      fc.pre(token !== valid);
+      const code = await refusal(verifier.verify(token, NONCE));
+      expect(code).toMatch(/^ASSERTION_[A-Z_]+$/);
+    }),
+    { numRuns: 400 },
+  );
+});

@@ -1,0 +1,271 @@
+/**
+ * The API's identity rules over in-memory ports and the real ID token verifier (a throwaway issuer's
+ * keys): the certificate subject comes from a verified assertion bound to the request, never from the
+ * caller's word, each assertion is used once, and every refusal has its own code and stores nothing. The
+ * same rules over HTTP against the local OpenID Provider and the whole pipeline are in
+ * scripts/local/runner/tests/identity.e2e.test.ts.
+ */
+import fc from 'fast-check';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { SWEDISH_CLAIM_MAPPING, assertionNonce, type SignRequestRecord } from '../../core/src';
+import { JwsAssertionVerifier, RefreshingJwks } from '../../adapters/oidc/src';
+import {
+  AUDIENCE,
+  ISSUER,
+  LOA3,
+  claims,
+  jwksOf,
+  memoryAssertionStore,
+  sign,
+  testKey,
+  type TestKey,
+} from '../../test-support/test-issuer';
+import { handleApiEvent, type ApiDeps } from '../src';
+
+let key: TestKey;
+beforeAll(async () => {
+  key = await testKey('RS256', 'k1');
+});
+
+function deps(trustedClients: string[] = []) {
+  const records = new Map<string, SignRequestRecord>();
+  const refusals: Array<{ code: string; context: unknown }> = [];
+  const assertions = memoryAssertionStore();
+  const verifier = new JwsAssertionVerifier({
+    issuers: new Map([
+      [ISSUER, new RefreshingJwks(async () => jwksOf(key), { refreshIntervalMs: 30_000, maxAgeMs: 600_000 })],
+    ]),
+    algorithms: ['RS256', 'ES256'],
+    policy: {
+      audience: AUDIENCE,
+      clockSkewSeconds: 60,
+      maxAuthAgeSeconds: 600,
+      acceptedAcr: [LOA3],
+      maxLifetimeSeconds: 3600,
+    },
+    mapping: SWEDISH_CLAIM_MAPPING,
+    maxLength: 8192,
+  });
+  const d: ApiDeps = {
+    requests: {
+      create: async (r) => (records.has(r.id) ? false : (records.set(r.id, r), true)),
+      get: async (id) => records.get(id),
+      discard: async (id) => void records.delete(id),
+    },
+    queue: { enqueue: async () => undefined, depth: async () => ({ visible: 0, inFlight: 0 }) },
+    pool: { available: async () => ({}) },
+    settings: {
+      maxBodyBytes: 16384,
+      retentionSeconds: 3600,
+      rejectWhenPoolEmpty: false,
+      retryAfterSeconds: 30,
+    },
+    identity: { verifier, assertions, mode: 'assertion', trustedClients },
+    onAssertionRefused: (code, context) => refusals.push({ code, context }),
+  };
+  return { deps: d, records, refusals, assertions };
+}
+
+function post(body: unknown, client = 'client-a'): APIGatewayProxyEvent {
+  return {
+    httpMethod: 'POST',
+    resource: '/sign-requests',
+    path: '/sign-requests',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    isBase64Encoded: false,
+    pathParameters: null,
+    queryStringParameters: null,
+    requestContext: { stage: 'v1', identity: { apiKeyId: client } },
+  } as unknown as APIGatewayProxyEvent;
+}
+
+/** A request body bound to its own fresh id and digest, with an assertion whose claims are adjusted. */
+async function signedBody(
+  overrides: Record<string, unknown> = {},
+  bind: { requestId?: string; digest?: string } = {},
+) {
+  const requestId = bind.requestId ?? crypto.randomUUID();
+  const digest = bind.digest ?? Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
+  const now = Math.floor(Date.now() / 1000);
+  const nonce = assertionNonce({ requestId, digestAlgorithm: 'SHA-256', digest });
+  const identityAssertion = await sign(key, claims(now, { nonce, ...overrides }));
+  return { requestId, digest, digestAlgorithm: 'SHA-256', keyType: 'EC-P256', identityAssertion };
+}
+
+const answer = (res: { statusCode: number; body: string }) => ({
+  status: res.statusCode,
+  code: (JSON.parse(res.body) as { error?: { code: string } }).error?.code,
+});
+
+test("the record's signer comes from the verified claims; issuer, subject and the token's hash are kept, not the token", async () => {
+  const { deps: d, records } = deps();
+  const body = await signedBody();
+  const res = await handleApiEvent(post(body), d);
+  expect(res.statusCode).toBe(202);
+  const record = records.get(body.requestId)!;
+  expect(record.signer).toEqual({
+    commonName: 'Åsa Öberg',
+    givenName: 'Åsa',
+    surname: 'Öberg',
+    serialNumber: '197802022389',
+    country: 'SE',
+  });
+  expect(record.identity).toMatchObject({
+    source: 'assertion',
+    issuer: ISSUER,
+    subject: 'c0ffee-subject-1',
+    acr: LOA3,
+  });
+  expect(JSON.stringify(record)).not.toContain(body.identityAssertion);
+});
+
+test('a client may not name the signer unless it is trusted to; a trusted client may', async () => {
+  const signer = {
+    commonName: 'Eve Evil',
+    givenName: 'Eve',
+    surname: 'Evil',
+    serialNumber: '197001019999',
+    country: 'SE',
+  };
+  const plain = {
+    requestId: crypto.randomUUID(),
+    digest: Buffer.alloc(32, 1).toString('base64'),
+    digestAlgorithm: 'SHA-256',
+    signer,
+  };
+  const { deps: d, records } = deps(['trusted']);
+  expect(answer(await handleApiEvent(post(plain), d))).toEqual({ status: 403, code: 'SIGNER_NOT_ALLOWED' });
+  expect(records.size).toBe(0);
+  // An assertion for Åsa with a signer for Eve: refused outright, never merged.
+  const mixed = { ...(await signedBody()), signer };
+  expect(answer(await handleApiEvent(post(mixed), d))).toEqual({ status: 400, code: 'VALIDATION_FAILED' });
+  expect(records.size).toBe(0);
+  const res = await handleApiEvent(post(plain, 'trusted'), d);
+  expect(res.statusCode).toBe(202);
+  expect(records.get(plain.requestId)).toMatchObject({ signer, identity: { source: 'trusted-client' } });
+});
+
+test('without an assertion, or without the request id it is bound to: their own codes', async () => {
+  const { deps: d } = deps();
+  const body = await signedBody();
+  const { identityAssertion: _token, ...noAssertion } = body;
+  expect(answer(await handleApiEvent(post(noAssertion), d))).toEqual({
+    status: 400,
+    code: 'IDENTITY_ASSERTION_REQUIRED',
+  });
+  const { requestId: _id, ...noId } = body;
+  expect(answer(await handleApiEvent(post(noId), d))).toEqual({ status: 400, code: 'REQUEST_ID_REQUIRED' });
+});
+
+test('an assertion is used once: another client or another request replaying it is refused; a resend of the same request is not', async () => {
+  const { deps: d, records } = deps();
+  const body = await signedBody();
+  expect((await handleApiEvent(post(body), d)).statusCode).toBe(202);
+  expect((await handleApiEvent(post(body), d)).statusCode).toBe(200);
+  expect(answer(await handleApiEvent(post(body, 'client-b'), d))).toEqual({
+    status: 409,
+    code: 'ASSERTION_REPLAYED',
+  });
+  expect(records.size).toBe(1);
+});
+
+test('an assertion bound to another digest or request id is refused', async () => {
+  const { deps: d, records } = deps();
+  const body = await signedBody();
+  const otherDigest = { ...body, digest: Buffer.alloc(32, 9).toString('base64') };
+  expect(answer(await handleApiEvent(post(otherDigest), d))).toEqual({
+    status: 400,
+    code: 'ASSERTION_BINDING_MISMATCH',
+  });
+  const otherId = { ...body, requestId: crypto.randomUUID() };
+  expect(answer(await handleApiEvent(post(otherId), d))).toEqual({
+    status: 400,
+    code: 'ASSERTION_BINDING_MISMATCH',
+  });
+  expect(records.size).toBe(0);
+});
+
+test('refusals are reported by code and ids only: never the token or the personal number', async () => {
+  const { deps: d, refusals, records, assertions } = deps();
+  const body = await signedBody({ acr: 'http://id.elegnamnden.se/loa/1.0/loa2' });
+  expect(answer(await handleApiEvent(post(body), d))).toEqual({
+    status: 400,
+    code: 'ASSERTION_LOA_INSUFFICIENT',
+  });
+  expect(refusals).toEqual([
+    { code: 'ASSERTION_LOA_INSUFFICIENT', context: { clientId: 'client-a', requestId: body.requestId } },
+  ]);
+  const res = await handleApiEvent(post(body), d);
+  expect(res.body).not.toContain('197802022389');
+  expect(records.size).toBe(0);
+  expect(assertions.used.size).toBe(0);
+});
+
+test('an oversized or non-JWS assertion is ASSERTION_MALFORMED', async () => {
+  const { deps: d } = deps();
+  const body = await signedBody();
+  for (const identityAssertion of ['x'.repeat(9000), 'not a jws', 'a.b.c.d']) {
+    expect(answer(await handleApiEvent(post({ ...body, identityAssertion }), d))).toEqual({
+      status: 400,
+      code: 'ASSERTION_MALFORMED',
+    });
+  }
+});
+
+test('an identity provider whose keys cannot be read is 503 with Retry-After, and nothing is stored', async () => {
+  const { deps: d, records } = deps();
+  const down = new JwsAssertionVerifier({
+    issuers: new Map([
+      [
+        ISSUER,
+        new RefreshingJwks(() => Promise.reject(new Error('ECONNREFUSED')), {
+          refreshIntervalMs: 1,
+          maxAgeMs: 1,
+        }),
+      ],
+    ]),
+    algorithms: ['RS256'],
+    policy: {
+      audience: AUDIENCE,
+      clockSkewSeconds: 60,
+      maxAuthAgeSeconds: 600,
+      acceptedAcr: [LOA3],
+      maxLifetimeSeconds: 3600,
+    },
+    mapping: SWEDISH_CLAIM_MAPPING,
+    maxLength: 8192,
+  });
+  const res = await handleApiEvent(post(await signedBody()), {
+    ...d,
+    identity: { ...d.identity, verifier: down },
+  });
+  expect(answer(res)).toEqual({ status: 503, code: 'IDENTITY_PROVIDER_UNAVAILABLE' });
+  expect(res.headers?.['Retry-After']).toBe('5');
+  expect(records.size).toBe(0);
+});
+
+test('property: a request whose assertion was tampered with is refused with an assertion code and stores nothing', async () => {
+  const { deps: d, records } = deps();
+  const body = await signedBody();
+  const token = body.identityAssertion;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.tuple(fc.nat({ max: token.length - 1 }), fc.constantFrom(...'AZaz09-_.')), {
+        minLength: 1,
+        maxLength: 3,
+      }),
+      async (edits) => {
+        const chars = [...token];
+        for (const [i, c] of edits) chars[i] = c;
+        const tampered = chars.join('');
+        fc.pre(tampered !== token);
+        const res = answer(await handleApiEvent(post({ ...body, identityAssertion: tampered }), d));
+        expect(res.status).toBe(400);
+        expect(res.code).toMatch(/^ASSERTION_/);
+      },
+    ),
+    { numRuns: 300 },
+  );
+  expect(records.size).toBe(0);
+});

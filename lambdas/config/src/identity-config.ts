@@ -1,0 +1,187 @@
+import { isAbsolute, resolve } from 'node:path';
+import { SWEDISH_CLAIM_MAPPING, type ClaimMapping } from '../../core/src';
+import { int, oneOf, str } from './config';
+import { ConfigError } from './errors';
+import type { Env } from './types';
+
+/**
+ * `assertion`: the signer's identity comes only from a verified OpenID Connect ID token. `trusted-client`:
+ * the e-service names the signer itself, for deployments where it is the identity provider.
+ */
+export type IdentityMode = 'assertion' | 'trusted-client';
+
+/** Where a trusted issuer's keys are read. */
+export type JwksSource =
+  | { readonly kind: 'url'; readonly url: string }
+  | { readonly kind: 'ssm'; readonly parameter: string }
+  | { readonly kind: 'file'; readonly path: string };
+
+export interface TrustedIssuer {
+  /** The exact `iss` value. */
+  readonly issuer: string;
+  readonly jwks: JwksSource;
+}
+
+export interface IdentityConfig {
+  readonly mode: IdentityMode;
+  /** API clients that may name the signer themselves while the deployment is in assertion mode. */
+  readonly trustedClients: readonly string[];
+  /** This service's client id at the identity providers: the ID token's required audience. */
+  readonly clientId: string;
+  readonly issuers: readonly TrustedIssuer[];
+  readonly algorithms: readonly string[];
+  readonly clockSkewSeconds: number;
+  readonly maxAuthAgeSeconds: number;
+  readonly maxLifetimeSeconds: number;
+  readonly acceptedAcr: readonly string[];
+  /** Shortest interval between two reads of an issuer's keys caused by an unknown `kid`. */
+  readonly jwksRefreshIntervalSeconds: number;
+  /** Keys are read again when older than this. */
+  readonly jwksMaxAgeSeconds: number;
+  readonly claimMapping: ClaimMapping;
+}
+
+/** Asymmetric JWS algorithms only: `none` and the HMAC family can never be configured. */
+export const ASYMMETRIC_JWS_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+] as const;
+
+/** Swedish eID levels of assurance 3 and 4 (the Swedish eID framework's LoA URIs). */
+export const DEFAULT_ACCEPTED_ACR = [
+  'http://id.elegnamnden.se/loa/1.0/loa3',
+  'http://id.elegnamnden.se/loa/1.0/loa4',
+];
+
+export function loadIdentityConfig(env: Env = process.env): IdentityConfig {
+  const mode = oneOf<IdentityMode>(env, 'IDENTITY_MODE', ['assertion', 'trusted-client'], 'assertion');
+  const issuers = trustedIssuers(env);
+  if (mode === 'assertion' && issuers.length === 0) {
+    throw new ConfigError(
+      'IDENTITY_TRUSTED_ISSUERS must name at least one issuer when IDENTITY_MODE=assertion',
+      'IDENTITY_TRUSTED_ISSUERS',
+    );
+  }
+  return {
+    mode,
+    trustedClients: list(env, 'IDENTITY_TRUSTED_CLIENTS', []),
+    clientId: str(env, 'IDENTITY_CLIENT_ID', 'signing-service'),
+    issuers,
+    algorithms: algorithms(env),
+    clockSkewSeconds: int(env, 'IDENTITY_CLOCK_SKEW_SECONDS', 60, 0, 300),
+    maxAuthAgeSeconds: int(env, 'IDENTITY_MAX_AUTH_AGE_SECONDS', 600, 1, 86_400),
+    maxLifetimeSeconds: int(env, 'IDENTITY_MAX_LIFETIME_SECONDS', 3600, 1, 86_400),
+    acceptedAcr: list(env, 'IDENTITY_ACCEPTED_ACR', DEFAULT_ACCEPTED_ACR),
+    jwksRefreshIntervalSeconds: int(env, 'IDENTITY_JWKS_REFRESH_INTERVAL_SECONDS', 30, 1, 3600),
+    jwksMaxAgeSeconds: int(env, 'IDENTITY_JWKS_MAX_AGE_SECONDS', 600, 1, 86_400),
+    claimMapping: claimMapping(env),
+  };
+}
+
+function list(env: Env, name: string, fallback: readonly string[]): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [...fallback];
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+function algorithms(env: Env): string[] {
+  const values = list(env, 'IDENTITY_ALLOWED_ALGORITHMS', ['RS256', 'PS256', 'ES256', 'ES384']);
+  const allowed: readonly string[] = ASYMMETRIC_JWS_ALGORITHMS;
+  if (values.length === 0 || values.some((v) => !allowed.includes(v))) {
+    throw new ConfigError(
+      `IDENTITY_ALLOWED_ALGORITHMS must list algorithms among ${ASYMMETRIC_JWS_ALGORITHMS.join(', ')}`,
+      'IDENTITY_ALLOWED_ALGORITHMS',
+    );
+  }
+  return values;
+}
+
+/** JSON `[{"issuer": "<iss>", "jwks": "<https URL | ssm:/parameter | file:path>"}]`. */
+function trustedIssuers(env: Env): TrustedIssuer[] {
+  const name = 'IDENTITY_TRUSTED_ISSUERS';
+  const raw = env[name];
+  if (!raw) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a JSON array`, name);
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON array`, name);
+  return parsed.map((entry: unknown) => {
+    const e = (entry ?? {}) as { issuer?: unknown; jwks?: unknown };
+    if (typeof e.issuer !== 'string' || !isFetchableUrl(e.issuer) || typeof e.jwks !== 'string') {
+      throw new ConfigError(`${name}: each entry needs an issuer URL and a jwks source`, name);
+    }
+    return { issuer: e.issuer, jwks: parseJwksSource(e.jwks, name) };
+  });
+}
+
+/** `https://...` (or `http://` on loopback), `ssm:/parameter/name` or `file:<path>`. */
+export function parseJwksSource(spec: string, variable = 'IDENTITY_TRUSTED_ISSUERS'): JwksSource {
+  if (spec.startsWith('ssm:') && /^ssm:\/[A-Za-z0-9_.\-/]+$/.test(spec)) {
+    return { kind: 'ssm', parameter: spec.slice(4) };
+  }
+  if (spec.startsWith('file:') && spec.length > 5) {
+    const path = spec.slice(5);
+    return { kind: 'file', path: isAbsolute(path) ? path : resolve(path) };
+  }
+  if (isFetchableUrl(spec)) return { kind: 'url', url: spec };
+  throw new ConfigError(
+    `${variable}: jwks must be an https URL (http only on loopback), ssm:/<parameter> or file:<path>`,
+    variable,
+  );
+}
+
+/** Keys and discovery documents are fetched over TLS, except from this machine. */
+export function isFetchableUrl(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
+/** IDENTITY_CLAIM_MAPPING: JSON overriding fields of the Swedish default (see ClaimMapping). */
+function claimMapping(env: Env): ClaimMapping {
+  const name = 'IDENTITY_CLAIM_MAPPING';
+  const raw = env[name];
+  if (!raw) return SWEDISH_CLAIM_MAPPING;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    throw new ConfigError(`${name} must be a JSON object`, name);
+  }
+  const mapping = { ...SWEDISH_CLAIM_MAPPING, ...parsed } as ClaimMapping;
+  const strings = [mapping.givenName, mapping.surname, mapping.commonName, mapping.serialNumber];
+  const country = mapping.country as { claim?: unknown; value?: unknown };
+  if (
+    strings.some((s) => typeof s !== 'string' || s.length === 0) ||
+    typeof mapping.serialNumberPrefix !== 'string' ||
+    !/^[A-Za-z0-9-]*$/.test(mapping.serialNumberPrefix) ||
+    !(
+      typeof country?.claim === 'string' ||
+      (typeof country?.value === 'string' && /^[A-Z]{2}$/.test(country.value))
+    )
+  ) {
+    throw new ConfigError(
+      `${name} must map givenName, surname, commonName, serialNumber to claim names, serialNumberPrefix to [A-Za-z0-9-]*, and country to {"claim"} or {"value": "<ISO code>"}`,
+      name,
+    );
+  }
+  return mapping;
+}

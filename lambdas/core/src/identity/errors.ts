@@ -1,0 +1,35 @@
+/**
+ * Why an identity assertion was refused. Every code is its own answer to the client; messages name the
+ * claim or the check, never a claim's value or the token (they are personal data).
+ */
+export type AssertionErrorCode =
+  | 'IDENTITY_ASSERTION_REQUIRED'
+  | 'ASSERTION_MALFORMED'
+  | 'ASSERTION_ALGORITHM_NOT_ALLOWED'
+  | 'ASSERTION_ISSUER_UNTRUSTED'
+  | 'ASSERTION_UNKNOWN_KEY'
+  | 'ASSERTION_SIGNATURE_INVALID'
+  | 'ASSERTION_AUDIENCE_MISMATCH'
+  | 'ASSERTION_EXPIRED'
+  | 'ASSERTION_NOT_YET_VALID'
+  | 'ASSERTION_AUTH_TOO_OLD'
+  | 'ASSERTION_LOA_INSUFFICIENT'
+  | 'ASSERTION_BINDING_MISMATCH'
+  | 'ASSERTION_CLAIMS_INVALID'
+  | 'ASSERTION_REPLAYED';
+
+export class AssertionError extends Error {
+  public override readonly name = 'AssertionError';
+  public constructor(
+    public readonly code: AssertionErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The trusted issuer's keys could not be read (network, parameter store): the client may retry. */
+export class IdentityProviderUnavailableError extends Error {
+  public override readonly name = 'IdentityProviderUnavailableError';
+  public readonly code = 'IDENTITY_PROVIDER_UNAVAILABLE';
+}

@@ -1,0 +1,5 @@
+export * from './binding';
+export * from './claims';
+export * from './errors';
+export * from './mapping';
+export type * from './types';

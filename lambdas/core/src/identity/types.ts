@@ -1,0 +1,80 @@
+import type { SignerIdentity } from '../sign-request';
+
+/** Where the identity of a request's signer came from (kept on the record for the CA and the audit). */
+export type IdentityEvidence =
+  | {
+      readonly source: 'assertion';
+      /** The identity provider (`iss`) and its subject identifier (`sub`) for the citizen. */
+      readonly issuer: string;
+      readonly subject: string;
+      /** SHA-256 (hex) of the compact ID token; the token itself is never stored. */
+      readonly assertionHash: string;
+      /** Level of assurance (`acr`) and time of authentication (epoch ms). */
+      readonly acr: string;
+      readonly authTime: number;
+    }
+  /** The e-service named the signer itself (IDENTITY_MODE=trusted-client): it vouches for the person. */
+  | { readonly source: 'trusted-client' };
+
+/** What a verified identity assertion yields. */
+export interface VerifiedAssertion {
+  readonly signer: SignerIdentity;
+  readonly evidence: Extract<IdentityEvidence, { source: 'assertion' }>;
+  /**
+   * The assertion's replay key: SHA-256 (hex) over issuer, subject, nonce and issue time. Claims, not the
+   * token's bytes: an ECDSA signature can be re-encoded (s -> n - s) into another valid token string.
+   */
+  readonly replayKey: string;
+  /** Epoch ms after which the assertion is refused anyway (`exp`): how long its replay entry must live. */
+  readonly expiresAt: number;
+}
+
+/** Verifies an OpenID Connect ID token bound to one sign request (implemented by adapters/oidc). */
+export interface AssertionVerifier {
+  /**
+   * Throws AssertionError with its code when the token is not a valid, trusted assertion whose `nonce`
+   * equals `expectedNonce` (see assertionNonce), or IdentityProviderUnavailableError when the issuer's
+   * keys cannot be read.
+   */
+  verify(token: string, expectedNonce: string): Promise<VerifiedAssertion>;
+}
+
+/**
+ * Single use of identity assertions: the first request that presents one claims it until it expires.
+ * Presenting it again is accepted only for the same request by the same client (an idempotent resend).
+ */
+export interface AssertionReplayStore {
+  /** True when the assertion is fresh or already claimed by this request and client; false: a replay. */
+  claim(
+    replayKey: string,
+    use: { readonly requestId: string; readonly clientId: string; readonly expiresAt: number },
+  ): Promise<boolean>;
+}
+
+/** The checks on an assertion's claims, from configuration. */
+export interface AssertionPolicy {
+  /** This service's client id: the required `aud` (and `azp` when `aud` names several). */
+  readonly audience: string;
+  /** Tolerance for the issuer's clock on exp, nbf, iat and auth_time. */
+  readonly clockSkewSeconds: number;
+  /** The citizen must have authenticated at most this long ago (`auth_time`). */
+  readonly maxAuthAgeSeconds: number;
+  /** Accepted levels of assurance (`acr`): any other value, or none, is refused. */
+  readonly acceptedAcr: readonly string[];
+  /** Longest accepted lifetime (exp - iat): a long-lived token is not a fresh login. */
+  readonly maxLifetimeSeconds: number;
+}
+
+/** Where each identity value comes from among the claims. */
+export interface ClaimMapping {
+  readonly givenName: string;
+  readonly surname: string;
+  /** Display name; when absent from the token, "<given name> <surname>". */
+  readonly commonName: string;
+  /** The personal identity number, which becomes the subject's serialNumber. */
+  readonly serialNumber: string;
+  /** Prepended to the number, e.g. "PNOSE-" for the ETSI EN 319 412-1 semantics form; "" keeps it as is. */
+  readonly serialNumberPrefix: string;
+  /** The country: from a claim, or a fixed value for an identity provider of one country. */
+  readonly country: { readonly claim: string } | { readonly value: string };
+}

@@ -1,0 +1,86 @@
+/**
+ * A throwaway identity provider for the verifier's unit tests: key pairs made with jose and ID tokens
+ * signed with them, with the claims a Swedish eID assertion carries. The integration tests use the real
+ * local OpenID Provider instead.
+ */
+import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
+import {
+  SWEDISH_OIDC_CLAIMS,
+  assertionNonce,
+  type AssertionReplayStore,
+  type DigestAlgorithm,
+} from '../core/src';
+
+export const ISSUER = 'https://idp.example.test';
+export const AUDIENCE = 'signing-service';
+export const LOA3 = 'http://id.elegnamnden.se/loa/1.0/loa3';
+
+export interface TestKey {
+  readonly kid: string;
+  readonly alg: 'RS256' | 'ES256';
+  readonly privateKey: CryptoKey;
+  readonly publicJwk: JWK;
+}
+
+export async function testKey(alg: 'RS256' | 'ES256', kid: string): Promise<TestKey> {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+  return { kid, alg, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' } };
+}
+
+export function jwksOf(...keys: TestKey[]): JSONWebKeySet {
+  return { keys: keys.map((k) => k.publicJwk) };
+}
+
+export const BINDING = {
+  requestId: '0b7d2a4e-9f3c-4d1a-8e2b-5c6d7e8f9a0b',
+  digestAlgorithm: 'SHA-256' as DigestAlgorithm,
+  digest: Buffer.alloc(32, 7).toString('base64'),
+};
+export const NONCE = assertionNonce(BINDING);
+
+/** Claims of a valid assertion for Åsa Öberg at `nowSeconds`, with overrides (undefined removes one). */
+export function claims(nowSeconds: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const base: Record<string, unknown> = {
+    iss: ISSUER,
+    sub: 'c0ffee-subject-1',
+    aud: AUDIENCE,
+    iat: nowSeconds - 5,
+    exp: nowSeconds + 300,
+    auth_time: nowSeconds - 10,
+    nonce: NONCE,
+    acr: LOA3,
+    [SWEDISH_OIDC_CLAIMS.givenName]: 'Åsa',
+    [SWEDISH_OIDC_CLAIMS.familyName]: 'Öberg',
+    [SWEDISH_OIDC_CLAIMS.name]: 'Åsa Öberg',
+    [SWEDISH_OIDC_CLAIMS.personalIdentityNumber]: '197802022389',
+  };
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v === undefined) delete base[k];
+    else base[k] = v;
+  }
+  return base;
+}
+
+export function sign(
+  key: TestKey,
+  payload: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+): Promise<string> {
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...header })
+    .sign(key.privateKey);
+}
+
+/** The replay store's rules in memory (the DynamoDB adapter is tested against DynamoDB Local). */
+export function memoryAssertionStore(): AssertionReplayStore & { readonly used: Map<string, string> } {
+  const used = new Map<string, string>();
+  return {
+    used,
+    claim: async (key, use) => {
+      const owner = `${use.clientId} ${use.requestId}`;
+      if (used.has(key) && used.get(key) !== owner) return false;
+      used.set(key, owner);
+      return true;
+    },
+  };
+}
