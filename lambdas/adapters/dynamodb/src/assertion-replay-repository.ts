@@ -31,7 +31,8 @@ export class AssertionReplayRepository implements AssertionReplayStore {
             clientId: use.clientId,
             expiresAt: Math.ceil(use.expiresAt / 1000),
           },
-          ConditionExpression: 'attribute_not_exists(pk) OR (requestId = :requestId AND clientId = :clientId)',
+          ConditionExpression:
+            'attribute_not_exists(pk) OR (requestId = :requestId AND clientId = :clientId)',
           ExpressionAttributeValues: { ':requestId': use.requestId, ':clientId': use.clientId },
         }),
       );
