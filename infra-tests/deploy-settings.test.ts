@@ -39,6 +39,8 @@ beforeAll(() => {
         { name: 'evening', cron: '0 18 ? * MON-FRI *', min: 4, max: 4 },
       ]),
       apiClients: 'tax-agency,pension-agency',
+      identityIssuers: 'https://idp.example.se,https://eid.example.org/op',
+      identityTrustedClients: 'arn:aws:iam::123456789012:role/legacy-eservice',
     },
     { bundle: false },
   );
@@ -115,4 +117,25 @@ it('creates one API key per e-service in the usage plan', () => {
 it('passes cdk-nag with the same acknowledgements', () => {
   const report = new AwsSolutionsChecks().validateScope(synth.stack);
   expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+});
+
+it("keeps each trusted issuer's keys in its own parameter, read by the API and written by the refresher", () => {
+  for (const [i, issuer] of ['https://idp.example.se', 'https://eid.example.org/op'].entries()) {
+    template.hasResourceProperties('AWS::SSM::Parameter', {
+      Name: `/signing-pipeline/identity/jwks/${i}`,
+      Tier: 'Advanced',
+      Description: Match.stringLikeRegexp(issuer.replace(/[.]/g, '\\.')),
+    });
+  }
+  const api = logicalId(template, 'AWS::Lambda::Function', 'Functions/Api/Resource');
+  const variables = resources(template, 'AWS::Lambda::Function')[api].Properties!.Environment.Variables;
+  expect(JSON.parse(variables.IDENTITY_TRUSTED_ISSUERS)).toEqual([
+    { issuer: 'https://idp.example.se', jwks: 'ssm:/signing-pipeline/identity/jwks/0' },
+    { issuer: 'https://eid.example.org/op', jwks: 'ssm:/signing-pipeline/identity/jwks/1' },
+  ]);
+  expect(variables).toMatchObject({
+    IDENTITY_MODE: 'assertion',
+    IDENTITY_CLIENT_ID: 'signing-service',
+    IDENTITY_TRUSTED_CLIENTS: 'arn:aws:iam::123456789012:role/legacy-eservice',
+  });
 });

@@ -30,8 +30,16 @@ describe('modelSchema(SignRequestInput)', () => {
 
 describe('toDraft4', () => {
   it('refuses keywords API Gateway models cannot express', () => {
-    expect(() => toDraft4({ oneOf: [{ type: 'string' }] }, {})).toThrow(OpenApiModelError);
+    expect(() => toDraft4({ discriminator: { propertyName: 'kind' } }, {})).toThrow(OpenApiModelError);
     expect(() => toDraft4({ type: 'string', nullable: true }, {})).toThrow(OpenApiModelError);
+  });
+
+  it('keeps the draft-4 combinators: oneOf, anyOf, allOf, not', () => {
+    expect(
+      toDraft4({ oneOf: [{ required: ['a'], not: { required: ['b'] } }, { required: ['b'] }] }, {}),
+    ).toEqual({
+      oneOf: [{ required: ['a'], not: { required: ['b'] } }, { required: ['b'] }],
+    });
   });
 
   it('refuses Unicode property escapes in patterns', () => {

@@ -29,7 +29,7 @@ import {
 
 let synth: Synthesized;
 let template: Template;
-const FUNCTIONS = ['Api', 'Signer', 'Keygen', 'Ca', 'Reconcile'] as const;
+const FUNCTIONS = ['Api', 'Signer', 'Keygen', 'Ca', 'Reconcile', 'JwksRefresh'] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const fnId = (name: FunctionName): string =>
   logicalId(template, 'AWS::Lambda::Function', `Functions/${name}/Resource`);
@@ -169,13 +169,15 @@ describe('functions', () => {
       const props = fnProps(name);
       expect(props.Runtime).toBe('nodejs22.x');
       expect(props.Architectures).toEqual(['x86_64']);
-      // The API and the reconciler never touch the HSM: no layer, so no PKCS#11 library or pkcs11js.
+      // The API, the reconciler and the refresher never touch the HSM: no layer, so no PKCS#11 library.
       expect(props.Layers ?? []).toEqual(
-        name === 'Api' || name === 'Reconcile'
+        name === 'Api' || name === 'Reconcile' || name === 'JwksRefresh'
           ? []
           : [{ Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') }],
       );
-      expect(props.VpcConfig.SubnetIds.length).toBeGreaterThan(0);
+      // Only the refresher runs outside the VPC: it fetches the identity providers' keys from the internet.
+      if (name === 'JwksRefresh') expect(props.VpcConfig).toBeUndefined();
+      else expect(props.VpcConfig.SubnetIds.length).toBeGreaterThan(0);
       expect(props.Environment.Variables).toMatchObject({
         POWERTOOLS_SERVICE_NAME: 'signing-pipeline',
         POWERTOOLS_METRICS_NAMESPACE: 'SigningPipeline',
@@ -211,6 +213,7 @@ describe('functions', () => {
   it.each([
     ['Keygen', SCHEDULES.keygen],
     ['Reconcile', SCHEDULES.reconcile],
+    ['JwksRefresh', SCHEDULES.jwksRefresh],
   ] as const)(
     '%s runs on its SCHEDULES rate and timeout, one at a time, stale runs dropped',
     (name, schedule) => {
@@ -259,15 +262,32 @@ describe('least privilege', () => {
 
   it('only the CA function can read the CA user secret; the signer cannot', () => {
     expect(references('Ca', secretId('Ca'))).toBe(true);
-    for (const name of ['Api', 'Signer', 'Keygen', 'Reconcile'] as const)
+    for (const name of ['Api', 'Signer', 'Keygen', 'Reconcile', 'JwksRefresh'] as const)
       expect(references(name, secretId('Ca'))).toBe(false);
   });
 
   it('only signer and keygen can read the pool user secret', () => {
     expect(references('Signer', secretId('Pool'))).toBe(true);
     expect(references('Keygen', secretId('Pool'))).toBe(true);
-    for (const name of ['Api', 'Ca', 'Reconcile'] as const)
+    for (const name of ['Api', 'Ca', 'Reconcile', 'JwksRefresh'] as const)
       expect(references(name, secretId('Pool'))).toBe(false);
+  });
+
+  it("the identity providers' keys: the API reads their parameter, only the refresher writes it; the refresher reaches no table", () => {
+    const parameter = logicalId(template, 'AWS::SSM::Parameter', 'IdentityTrust/Jwks0/Resource');
+    expect(actionsOn('Api', parameter)).not.toContain('ssm:PutParameter');
+    expect(actionsOn('Api', parameter)).toContain('ssm:GetParameter');
+    expect(actionsOn('JwksRefresh', parameter)).toEqual(
+      expect.arrayContaining(['ssm:GetParameter', 'ssm:PutParameter']),
+    );
+    for (const name of ['Signer', 'Keygen', 'Ca', 'Reconcile'] as const)
+      expect(actionsOn(name, parameter)).toEqual([]);
+    for (const key of Object.keys(TABLES) as (keyof typeof TABLES)[])
+      expect(actionsOn('JwksRefresh', tableId(key))).toEqual([]);
+    expect(actionsOn('Api', tableId('assertions'))).toEqual(['dynamodb:PutItem']);
+    expect(JSON.parse(env('Api').IDENTITY_TRUSTED_ISSUERS as string)).toEqual([
+      { issuer: 'https://idp.placeholder.invalid', jwks: 'ssm:/signing-pipeline/identity/jwks/0' },
+    ]);
   });
 
   it('the reconciler lists, reads and updates requests and sends messages; nothing else', () => {
@@ -444,8 +464,15 @@ describe('API', () => {
     expect(model.Schema).toMatchObject({
       $schema: 'http://json-schema.org/draft-04/schema#',
       additionalProperties: false,
-      required: ['digest', 'digestAlgorithm', 'signer'],
-      properties: { signer: { type: 'object', required: expect.arrayContaining(['commonName']) } },
+      required: ['digest', 'digestAlgorithm'],
+      properties: {
+        signer: { type: 'object', required: expect.arrayContaining(['commonName']) },
+        identityAssertion: { type: 'string', maxLength: 8192 },
+      },
+      oneOf: [
+        { required: ['identityAssertion', 'requestId'], not: { required: ['signer'] } },
+        { required: ['signer'], not: { required: ['identityAssertion'] } },
+      ],
     });
     const get = method(ROUTES.find((r) => r.resource === '/sign-requests/{id}')!);
     expect(get.RequestParameters).toEqual({

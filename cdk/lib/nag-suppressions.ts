@@ -26,6 +26,16 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     stack.functions.ca,
     stack.functions.reconcile,
   ];
+  ack(
+    stack.functions.jwksRefresh.role!,
+    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    'AWS managed policy limited to writing the function its own CloudWatch Logs; the refresher runs outside the VPC.',
+  );
+  ack(
+    stack.functions.jwksRefresh,
+    'AwsSolutions-L1',
+    'Node.js 22, the runtime every function of the stack is pinned to (cdk/lib/platform.ts).',
+  );
 
   for (const fn of functionRoles) {
     ack(

@@ -91,6 +91,10 @@ export function toDraft4(
           convert(sub, [...trail, prop]),
         ]),
       );
+    } else if (key === 'oneOf' || key === 'anyOf' || key === 'allOf') {
+      out[key] = (value as OpenApiSchema[]).map((sub, i) => convert(sub, [...trail, `${key}[${i}]`]));
+    } else if (key === 'not') {
+      out.not = convert(value as OpenApiSchema, [...trail, 'not']);
     } else if (key === 'items') {
       out.items = convert(value as OpenApiSchema, [...trail, '[]']);
     } else if (key === 'additionalProperties') {

@@ -61,8 +61,27 @@ export interface StackSettings {
   };
   readonly api: { readonly rateLimit: number; readonly burstLimit: number; readonly clients: string[] };
   readonly caCertsParameterPrefix: string;
+  readonly identity: IdentitySettings;
   readonly alarmEmail?: string;
 }
+
+/** Who vouches for signers: trusted identity providers (their issuer URLs) and the clients exempted. */
+export interface IdentitySettings {
+  readonly mode: 'assertion' | 'trusted-client';
+  /** `iss` values of the trusted OpenID Providers (HTTPS); their keys are kept in SSM by the refresher. */
+  readonly issuers: readonly string[];
+  /** This service's client id at those providers: the ID tokens' audience. */
+  readonly clientId: string;
+  /** Accepted levels of assurance; undefined keeps the function's default (Swedish LoA 3 and 4). */
+  readonly acceptedAcr?: readonly string[];
+  /** IAM principal ARNs allowed to name the signer themselves (the risk is in docs/identity.md). */
+  readonly trustedClients: readonly string[];
+  /** SSM path under which each issuer's JWKS is kept (`<prefix>/jwks/<n>`). */
+  readonly parameterPrefix: string;
+}
+
+/** Synth with placeholders and no issuer named: one that resolves nowhere, so nothing is trusted by accident. */
+export const PLACEHOLDER_ISSUER = 'https://idp.placeholder.invalid';
 
 export const PLACEHOLDER_CLUSTER_ID = 'cluster-placeholder0';
 /** Well-formed (CloudFormation validates the format at synth) but owned by nobody. */
@@ -126,7 +145,9 @@ export function parseSettings(ctx: Context): StackSettings {
     },
     caCertsParameterPrefix: parameterPrefix(
       optionalString(ctx, 'caCertsParameterPrefix') ?? '/signing-pipeline/ca',
+      'caCertsParameterPrefix',
     ),
+    identity: identitySettings(ctx, allowPlaceholders),
     alarmEmail: optionalString(ctx, 'alarmEmail'),
   };
 }
@@ -298,12 +319,38 @@ function scalingWindows(ctx: Context, base: number): ScalingWindow[] {
   return windows;
 }
 
-function parameterPrefix(value: string): string {
+function parameterPrefix(value: string, key: string): string {
   if (!/^\/[A-Za-z0-9_.\-/]+[^/]$/.test(value)) {
-    throw new DeploymentSettingsError(
-      'caCertsParameterPrefix must look like /signing-pipeline/ca',
-      'caCertsParameterPrefix',
-    );
+    throw new DeploymentSettingsError(`${key} must look like /signing-pipeline/ca`, key);
   }
   return value;
+}
+
+function identitySettings(ctx: Context, allowPlaceholders: boolean): IdentitySettings {
+  const mode = oneOf(ctx, 'identityMode', ['assertion', 'trusted-client'] as const, 'assertion');
+  const issuers = list(ctx, 'identityIssuers') ?? [];
+  if (issuers.some((issuer) => !/^https:\/\/[^\s/]+(\/\S*)?$/.test(issuer))) {
+    throw new DeploymentSettingsError('identityIssuers must be HTTPS issuer URLs', 'identityIssuers');
+  }
+  if (mode === 'assertion' && issuers.length === 0) {
+    if (!allowPlaceholders) {
+      throw new DeploymentSettingsError(
+        'identityIssuers is required: the issuer URLs of the trusted OpenID Providers ' +
+          '(or -c identityMode=trusted-client, see docs/identity.md for the risk)',
+        'identityIssuers',
+      );
+    }
+    issuers.push(PLACEHOLDER_ISSUER);
+  }
+  return {
+    mode,
+    issuers,
+    clientId: optionalString(ctx, 'identityClientId') ?? 'signing-service',
+    acceptedAcr: list(ctx, 'identityAcceptedAcr'),
+    trustedClients: list(ctx, 'identityTrustedClients') ?? [],
+    parameterPrefix: parameterPrefix(
+      optionalString(ctx, 'identityParameterPrefix') ?? '/signing-pipeline/identity',
+      'identityParameterPrefix',
+    ),
+  };
 }

@@ -3,6 +3,7 @@ import type { Construct } from 'constructs';
 import { SigningApi } from './constructs/api';
 import { PipelineFunctions } from './constructs/functions';
 import { HsmAccess } from './constructs/hsm-access';
+import { IdentityTrust } from './constructs/identity-trust';
 import { Network } from './constructs/network';
 import { Observability } from './constructs/observability';
 import { SignQueue } from './constructs/sign-queue';
@@ -24,6 +25,7 @@ export class SigningPipelineStack extends Stack {
   public readonly hsm: HsmAccess;
   public readonly tables: Tables;
   public readonly signQueue: SignQueue;
+  public readonly identity: IdentityTrust;
   public readonly functions: PipelineFunctions;
   public readonly api: SigningApi;
   public readonly observability: Observability;
@@ -45,7 +47,9 @@ export class SigningPipelineStack extends Stack {
     });
     this.tables = new Tables(this, 'Tables');
     this.signQueue = new SignQueue(this, 'SignQueue');
+    this.identity = new IdentityTrust(this, 'IdentityTrust', settings.identity);
     this.functions = new PipelineFunctions(this, 'Functions', {
+      identity: this.identity,
       vpc: this.network.vpc,
       subnets: this.network.functionSubnets,
       hsm: this.hsm,
@@ -69,6 +73,7 @@ export class SigningPipelineStack extends Stack {
         keygen: this.functions.keygen,
         ca: this.functions.ca,
         reconcile: this.functions.reconcile,
+        jwksRefresh: this.functions.jwksRefresh,
       },
       poolTargets: settings.pool.targets,
       lowWaterPercent: settings.pool.lowWaterPercent,

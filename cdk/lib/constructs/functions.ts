@@ -21,6 +21,7 @@ import {
 import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME } from '../platform';
 import type { StackSettings } from '../settings';
 import { allowEndpointTraffic, type HsmAccess } from './hsm-access';
+import type { IdentityTrust } from './identity-trust';
 import type { SignQueue } from './sign-queue';
 import type { Tables } from './tables';
 
@@ -36,15 +37,17 @@ export interface PipelineFunctionsProps {
   readonly hsm: HsmAccess;
   readonly tables: Tables;
   readonly signQueue: SignQueue;
+  readonly identity: IdentityTrust;
   readonly settings: StackSettings;
 }
 
 interface FunctionSpec {
-  readonly name: 'api' | 'signer' | 'keygen' | 'ca' | 'reconcile';
+  readonly name: 'api' | 'signer' | 'keygen' | 'ca' | 'reconcile' | 'jwks-refresh';
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
-  readonly securityGroup: ec2.ISecurityGroup;
+  /** The function's security group in the VPC; undefined: the function runs outside the VPC. */
+  readonly securityGroup: ec2.ISecurityGroup | undefined;
   readonly environment: Record<string, string>;
   readonly reservedConcurrency?: number;
   /** Whether the code logs in to the HSM (and so needs the CloudHSM layer with pkcs11js). */
@@ -63,8 +66,10 @@ export class PipelineFunctions extends Construct {
   public readonly keygen: NodejsFunction;
   public readonly ca: NodejsFunction;
   public readonly reconcile: NodejsFunction;
+  public readonly jwksRefresh: NodejsFunction;
   public readonly keygenSchedule: events.Rule;
   public readonly reconcileSchedule: events.Rule;
+  public readonly jwksRefreshSchedule: events.Rule;
 
   public constructor(
     scope: Construct,
@@ -137,8 +142,9 @@ export class PipelineFunctions extends Construct {
       securityGroup: apiSecurityGroup,
       environment: {
         ...poolEnv,
+        ...props.identity.environment(),
         SIGN_QUEUE_URL: signQueue.queue.queueUrl,
-        ...tableEnv('requests', 'keyPool', 'demand'),
+        ...tableEnv('requests', 'keyPool', 'demand', 'assertions'),
       },
     });
 
@@ -189,14 +195,29 @@ export class PipelineFunctions extends Construct {
       },
     });
 
+    // The only function outside the VPC: it fetches the identity providers' keys from the internet and
+    // writes them to SSM; it reaches no table, queue or HSM.
+    this.jwksRefresh = this.createFunction({
+      name: 'jwks-refresh',
+      usesHsm: false,
+      description:
+        "Scheduled: copies the trusted identity providers' signing keys (JWKS) into SSM parameters",
+      memorySize: 256,
+      timeout: Duration.seconds(SCHEDULES.jwksRefresh.timeoutSeconds),
+      reservedConcurrency: SCHEDULES.jwksRefresh.reservedConcurrency,
+      securityGroup: undefined,
+      environment: props.identity.environment(),
+    });
+
     this.grantAccess();
     this.signerAlias = this.createSignerAlias();
     this.keygenSchedule = this.createSchedule(SCHEDULES.keygen, this.keygen);
     this.reconcileSchedule = this.createSchedule(SCHEDULES.reconcile, this.reconcile);
+    this.jwksRefreshSchedule = this.createSchedule(SCHEDULES.jwksRefresh, this.jwksRefresh);
   }
 
   private createFunction(spec: FunctionSpec): NodejsFunction {
-    const id = spec.name.charAt(0).toUpperCase() + spec.name.slice(1);
+    const id = spec.name.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase());
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
       retention: logs.RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.RETAIN,
@@ -205,7 +226,11 @@ export class PipelineFunctions extends Construct {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: `signing pipeline ${spec.name} function`,
       managedPolicies: [
-        iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'),
+        iam.ManagedPolicy.fromAwsManagedPolicyName(
+          spec.securityGroup
+            ? 'service-role/AWSLambdaVPCAccessExecutionRole'
+            : 'service-role/AWSLambdaBasicExecutionRole',
+        ),
       ],
     });
     return new NodejsFunction(this, id, {
@@ -219,10 +244,14 @@ export class PipelineFunctions extends Construct {
       reservedConcurrentExecutions: spec.reservedConcurrency,
       role,
       logGroup,
-      vpc: this.props.vpc,
-      vpcSubnets: this.props.subnets,
-      securityGroups: [spec.securityGroup],
-      allowPublicSubnet: false,
+      ...(spec.securityGroup
+        ? {
+            vpc: this.props.vpc,
+            vpcSubnets: this.props.subnets,
+            securityGroups: [spec.securityGroup],
+            allowPublicSubnet: false,
+          }
+        : {}),
       layers: spec.usesHsm ? [this.props.hsm.layer] : [],
       environment: {
         POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
@@ -244,7 +273,7 @@ export class PipelineFunctions extends Construct {
   }
 
   private grantAccess(): void {
-    const { tables, signQueue, hsm } = this.props;
+    const { tables, signQueue, hsm, identity } = this.props;
     const requests = tables.table('requests');
     const pool = tables.table('keyPool');
     const certificates = tables.table('certificates');
@@ -270,6 +299,14 @@ export class PipelineFunctions extends Construct {
     allow(this.api, pool, 'BatchGetItem');
     // Demand history: one atomic counter increment per accepted request (the forecast's input).
     allow(this.api, demand, 'UpdateItem');
+    // Identity assertions: one conditional put per accepted assertion (single use), and the issuers' keys.
+    allow(this.api, tables.table('assertions'), 'PutItem');
+    for (const parameter of identity.parameters) {
+      parameter.grantRead(this.api);
+      // The refresher reads a parameter to write it only when the keys changed.
+      parameter.grantRead(this.jwksRefresh);
+      parameter.grantWrite(this.jwksRefresh);
+    }
     tableKey(this.api);
     signQueue.queue.grant(this.api, 'sqs:SendMessage', 'sqs:GetQueueAttributes');
     signQueue.key.grant(this.api, 'kms:GenerateDataKey', 'kms:Decrypt');

@@ -26,6 +26,7 @@ export interface ObservabilityProps {
     keygen: lambda.IFunction;
     ca: lambda.IFunction;
     reconcile: lambda.IFunction;
+    jwksRefresh: lambda.IFunction;
   };
   readonly poolTargets: Partial<Record<KeyType, number>>;
   readonly lowWaterPercent: number;
@@ -119,6 +120,8 @@ export class Observability extends Construct {
       ['Keygen', props.functions.keygen],
       ['Ca', props.functions.ca],
       ['Reconcile', props.functions.reconcile],
+      // The identity providers' keys were not refreshed: rotated keys will not verify until they are.
+      ['JwksRefresh', props.functions.jwksRefresh],
     ] as const) {
       this.alarm(`${name}Errors`, {
         alarmDescription: `${name} function errors (failed invocations, not per-record failures)`,

@@ -1,7 +1,8 @@
 /**
  * Scheduled work, shared by the CDK app (EventBridge rule, function timeout and concurrency) and the local
  * runner. Keygen refills the pool to its targets; one run at a time, since concurrent fills would overshoot.
- * The reconciler recovers open requests whose message was lost (see core/reconcile.ts).
+ * The reconciler recovers open requests whose message was lost (see core/reconcile.ts). The JWKS refresher
+ * keeps the identity providers' keys where functions without internet egress can read them.
  */
 export interface ScheduleDefinition {
   /** CDK construct id of the rule. */
@@ -21,6 +22,13 @@ export const SCHEDULES = {
     description: 'Removes expired pool keys and fills the key pool up to its targets',
     rateMinutes: 15,
     timeoutSeconds: 15 * 60,
+    reservedConcurrency: 1,
+  },
+  jwksRefresh: {
+    id: 'JwksRefreshSchedule',
+    description: "Copies the trusted identity providers' signing keys (JWKS) into SSM parameters",
+    rateMinutes: 15,
+    timeoutSeconds: 60,
     reservedConcurrency: 1,
   },
   reconcile: {

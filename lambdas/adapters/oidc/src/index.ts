@@ -2,3 +2,4 @@ export { RefreshingJwks, publicSigningKeys, type JwksFetcher, type RefreshingJwk
 export { fetchJson, jwksFetcher } from './sources';
 export { JwsAssertionVerifier, type JwsAssertionVerifierOptions } from './verifier';
 export { createAssertionVerifier } from './create';
+export { refreshIssuerKeys, type KeyParameterStore, type RefreshResult } from './refresh';
