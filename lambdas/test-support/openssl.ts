@@ -2,7 +2,7 @@
  * Test support: independent verification with the openssl command line, so a test never trusts only the
  * code under test (or only Node's crypto) to judge a signature or a certificate.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,4 +88,67 @@ export function opensslVerifyChain(args: { rootPem: string; intermediatePems: st
       return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
     }
   });
+}
+
+/** Runs `openssl <args>` in a temporary directory holding `files`; never throws on a non-zero exit. */
+export function runOpenssl(
+  args: string[],
+  files: Record<string, string | Buffer> = {},
+): { ok: boolean; stdout: string; stderr: string } {
+  return withTempDir((dir) => {
+    for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+    const result = spawnSync('openssl', args, {
+      cwd: dir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
+  });
+}
+
+/**
+ * `openssl cms -verify` of a detached CMS signature (DER) over `content`, binary mode, with `rootPem` as
+ * the only trust anchor (the CMS carries the leaf and issuing CA). True only on "Verification successful".
+ */
+export function opensslCmsVerify(args: { cms: Buffer; content: Buffer; rootPem: string }): {
+  ok: boolean;
+  output: string;
+} {
+  const result = runOpenssl(
+    [
+      'cms',
+      '-verify',
+      '-binary',
+      '-inform',
+      'DER',
+      '-in',
+      'sig.p7s',
+      '-content',
+      'content.bin',
+      '-CAfile',
+      'root.pem',
+      '-purpose',
+      'any',
+      '-out',
+      '/dev/null',
+    ],
+    { 'sig.p7s': args.cms, 'content.bin': args.content, 'root.pem': args.rootPem },
+  );
+  const output = `${result.stdout}${result.stderr}`;
+  return { ok: result.ok && output.includes('Verification successful'), output };
+}
+
+/**
+ * The certHash of the ESS signing-certificate-v2 attribute of a CMS (hex), read with `openssl asn1parse`:
+ * the OCTET STRING that follows the attribute's OID. Undefined when the attribute is absent.
+ */
+export function opensslSigningCertificateV2Hash(cms: Buffer): string | undefined {
+  const { stdout } = runOpenssl(['asn1parse', '-inform', 'DER', '-in', 'sig.p7s'], { 'sig.p7s': cms });
+  const lines = stdout.split('\n');
+  const at = lines.findIndex((l) =>
+    /OBJECT\s+:(id-smime-aa-signingCertificateV2|1\.2\.840\.113549\.1\.9\.16\.2\.47)/.test(l),
+  );
+  if (at < 0) return undefined;
+  const hash = lines.slice(at).find((l) => /OCTET STRING\s+\[HEX DUMP\]:/.test(l));
+  return hash?.split('[HEX DUMP]:')[1]?.trim().toLowerCase();
 }
