@@ -1,5 +1,6 @@
 export * from './algorithms';
 export type * from './certificate-issuer';
+export type * from './signature-container';
 export * from './sign-request';
 export * from './certificate-profile';
 export * from './pool';

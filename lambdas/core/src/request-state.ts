@@ -94,8 +94,12 @@ export function requestExpiresAt(receivedAtMs: number, retentionSeconds: number)
 
 /** The result a successful attempt stores. */
 export interface SignedResult {
-  readonly signature: string;
+  /** Base64: the signature over the client's digest (`raw`) ... */
+  readonly signature?: string;
+  /** ... or the CMS container (`cms`). */
+  readonly cms?: string;
   readonly certificate: string;
+  readonly certificateSerial: string;
   readonly chain: readonly string[];
   readonly pooledKey: boolean;
   readonly keyAcquiredAt: number;

@@ -10,6 +10,17 @@ export const REQUEST_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 export type RequestStatus = 'received' | 'signing' | 'signed' | 'failed';
 
+/**
+ * What the client gets: `raw`, a signature over its digest; `cms`, a detached CMS SignedData (AdES
+ * baseline B-B) whose signed attributes the service builds after it certified the one-time key.
+ */
+export const SIGNATURE_FORMATS = ['raw', 'cms'] as const;
+export type SignatureFormat = (typeof SIGNATURE_FORMATS)[number];
+
+/** CAdES for any content (with signingTime), PAdES for a PDF's byte ranges (the time is in the PDF). */
+export const ADES_PROFILES = ['CAdES-B-B', 'PAdES-B-B'] as const;
+export type AdesProfile = (typeof ADES_PROFILES)[number];
+
 /** The natural person the certificate is issued to; validated by the API and again by the CA. */
 export interface SignerIdentity {
   readonly commonName: string;
@@ -29,7 +40,8 @@ export interface RequestError {
 }
 
 /** The stages of a signing attempt whose durations a finished request records. */
-export type SigningStage = 'claim' | 'unwrap' | 'keygen' | 'sign' | 'csr' | 'destroy' | 'issue' | 'audit';
+export type SigningStage =
+  'claim' | 'unwrap' | 'keygen' | 'sign' | 'csr' | 'destroy' | 'issue' | 'container' | 'audit';
 
 /**
  * Milliseconds per stage of the attempt that finished the request (summed over retries and discarded
@@ -47,6 +59,10 @@ export interface SignRequestRecord {
   readonly digestAlgorithm: DigestAlgorithm;
   readonly keyType: KeyType;
   readonly signatureAlgorithm: SignatureAlgorithm;
+  /** Absent on records made before containers existed: `raw`. */
+  readonly format?: SignatureFormat;
+  /** For `cms`: the AdES profile of the container. */
+  readonly profile?: AdesProfile;
   /** The certificate subject: from a verified identity assertion, or named by a trusted client. */
   readonly signer: SignerIdentity;
   /** Who vouched for `signer` (issuer, subject and assertion hash; never the token itself). */
@@ -60,10 +76,14 @@ export interface SignRequestRecord {
   readonly stageMs?: StageDurations;
   /** Pool keys this request threw away as unusable before one served (audit-logged by id). */
   readonly discardedKeys?: number;
-  /** Base64 signature. */
+  /** Base64 signature (`raw`). */
   readonly signature?: string;
+  /** Base64 DER of the CMS ContentInfo (`cms`). */
+  readonly cms?: string;
   /** PEM leaf certificate. */
   readonly certificate?: string;
+  /** Serial of the leaf certificate, lower-case hex (revocation, audit). */
+  readonly certificateSerial?: string;
   /** PEM chain: issuing CA, then root. */
   readonly chain?: readonly string[];
   /** Whether a pre-generated pool key was used (false: generated on the fly). */

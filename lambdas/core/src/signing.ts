@@ -1,19 +1,24 @@
 /**
  * The signing core: one sign request from its stored record to a terminal state, as pure orchestration
- * over ports (request store, key pool, HSM, CSR builder, certificate issuer, metrics).
+ * over ports (request store, key pool, HSM, CSR builder, certificate issuer, container builder, metrics).
  *
- *   claim a pool key (or generate on the fly / reject, per policy) -> unwrap in the HSM -> sign the digest
- *   -> CSR for the signer signed by the same key (proof of possession) -> destroy the HSM object
- *   -> certificate from the issuer -> record `signed` (or `failed` with a code, on any error)
+ *   a usable key: claim a pool key (or generate on the fly / reject, per policy) -> unwrap in the HSM
+ *     -> CSR for the signer signed by that key (proof of possession; a pool key that fails it is discarded)
+ *   raw: sign the client's digest -> destroy the key -> certificate from the issuer (while the audit
+ *     events are appended)
+ *   cms: certificate from the issuer -> signed attributes naming it -> sign them -> destroy the key
+ *     -> container -> audit events
+ *   -> record `signed` (or `failed` with a code, on any error)
  *
- * The HSM object is destroyed on every path, as soon as the CSR is signed (the issuer does not need it).
+ * The HSM object is destroyed on every path; for `raw` before the certificate is requested, for `cms`
+ * once its signature over the attributes (which must name the certificate) is made.
  */
 import { randomUUID } from 'node:crypto';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
 import { signatureMadeEvent, type AuditEvent, type AuditSink, type KeyDiscardReason } from './audit';
-import type { CertificateIssuer } from './certificate-issuer';
+import type { CertificateIssuer, IssuedCertificate } from './certificate-issuer';
 import { errorCode } from './fill-pool';
-import type { EmptyPoolPolicy, HsmKeyRef, HsmSignOptions, KeyPoolStore, PoolHsm } from './pool';
+import type { EmptyPoolPolicy, HsmKeyRef, KeyPoolStore, PoolHsm } from './pool';
 import type { PoolMetrics } from './pool-metrics';
 import {
   decideDelivery,
@@ -22,6 +27,7 @@ import {
   type StoredSignRequest,
 } from './request-state';
 import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from './retry';
+import type { ContainerBuilder } from './signature-container';
 import type { RequestError, SignerIdentity, SigningStage } from './sign-request';
 import { AttemptSupersededError, RequestInProgressError, RequestNotFoundError } from './signing-errors';
 
@@ -53,6 +59,8 @@ export interface SigningDeps {
   readonly hsm: PoolHsm;
   readonly buildCsr: CsrBuilder;
   readonly issuer: CertificateIssuer;
+  /** Builds `cms` results; a request for a container fails CONTAINER_UNSUPPORTED without one. */
+  readonly buildContainer?: ContainerBuilder;
   readonly metrics: PoolMetrics;
   readonly settings: SigningSettings;
   /** Verifies a CSR's signature against its own public key; throws when it does not verify. */
@@ -90,7 +98,9 @@ function csrVerifies(verify: (csrDer: Buffer) => unknown, csrDer: Buffer): boole
 
 /** Millisecond durations of the stages of this attempt (absent on a replay). */
 export interface StageTimings {
+  /** Claim + unwrap, or on-the-fly generation (discarded keys included). */
   readonly acquireKeyMs: number;
+  /** The one-time key's signature (over the digest, or over the container's attributes). */
   readonly signMs: number;
   readonly csrMs: number;
   readonly issueMs: number;
@@ -167,6 +177,7 @@ const STAGE_CODES: Readonly<Record<SigningStage, string>> = {
   csr: 'CSR_FAILED',
   destroy: 'KEY_DESTROY_FAILED',
   issue: 'CERTIFICATE_ISSUE_FAILED',
+  container: 'CONTAINER_FAILED',
   audit: 'AUDIT_WRITE_FAILED',
 };
 
@@ -176,6 +187,16 @@ class StageError extends Error {
     public readonly causeError: unknown,
   ) {
     super(stage);
+  }
+}
+
+/** A request that ends without a signature for a reason of its own (not a stage failure). */
+class AttemptEnded extends Error {
+  public constructor(
+    public readonly error: RequestError,
+    public readonly retryAfterSeconds?: number,
+  ) {
+    super(error.code);
   }
 }
 
@@ -191,204 +212,318 @@ export function requestErrorFor(stageName: SigningStage, cause: unknown): Reques
 /** Stages safe to repeat after a transient failure (see retry.ts); claim and audit retry on their own. */
 const RETRIED: ReadonlySet<SigningStage> = new Set(['unwrap', 'keygen', 'sign', 'csr', 'destroy', 'issue']);
 
-async function runAttempt(
+/** A key that passed the proof of possession: what the certificate will be issued for. */
+interface UsableKey {
+  readonly publicKeySpki: Buffer;
+  readonly csrDer: Buffer;
+}
+
+/** What a finished signature yields for the record. */
+interface Signed {
+  readonly result: Pick<SignedResult, 'signature' | 'cms' | 'certificate' | 'certificateSerial' | 'chain'>;
+  /** When the one-time key's signature was made. */
+  readonly signedAt: number;
+}
+
+function runAttempt(
   deps: SigningDeps,
   record: StoredSignRequest,
   attemptId: string,
   clock: () => number,
 ): Promise<SignOutcome> {
-  const { hsm, settings } = deps;
-  const startedAt = clock();
-  const signOptions: HsmSignOptions = {
-    digestAlgorithm: record.digestAlgorithm,
-    signatureAlgorithm: record.signatureAlgorithm,
-  };
-  const durations: Partial<Record<SigningStage, number>> = {};
+  return new SigningAttempt(deps, record, attemptId, clock).run();
+}
+
+/**
+ * One attempt at one request: it owns the request (attemptId), at most one HSM key object at a time, and
+ * the audit events of what it did. Each stage is timed, retried when safe, and tagged for its error code.
+ */
+class SigningAttempt {
+  private readonly durations: Partial<Record<SigningStage, number>> = {};
+  /** Audit events not yet appended (ids and hashes only). */
+  private readonly events: AuditEvent[] = [];
+  private key: HsmKeyRef | undefined;
+  private keyId: string | undefined;
+  private pooledKey: boolean | undefined;
+  private keyAcquiredAt: number | undefined;
+  private discardedKeys = 0;
+  private readonly startedAt: number;
+
+  public constructor(
+    private readonly deps: SigningDeps,
+    private readonly record: StoredSignRequest,
+    private readonly attemptId: string,
+    private readonly clock: () => number,
+  ) {
+    this.startedAt = clock();
+  }
+
+  public async run(): Promise<SignOutcome> {
+    let signed: Signed;
+    try {
+      const usable = await this.acquireUsableKey();
+      signed =
+        (this.record.format ?? 'raw') === 'cms'
+          ? await this.signContainer(usable)
+          : await this.signRaw(usable);
+    } catch (err) {
+      await this.destroyKey().catch(() => undefined);
+      if (err instanceof AttemptEnded) return this.fail(err.error, err.retryAfterSeconds);
+      if (err instanceof StageError) return this.fail(requestErrorFor(err.stage, err.causeError));
+      throw err;
+    } finally {
+      // Safety net: nothing this attempt made stays in the HSM, whatever ended it.
+      await this.destroyKey().catch(() => undefined);
+    }
+    return this.complete(signed);
+  }
+
   /** Runs one stage: timed, retried when safe, and any failure tagged with the stage. */
-  const timed = async <T>(name: SigningStage, fn: () => Promise<T>): Promise<T> => {
-    const t0 = clock();
+  private async stage<T>(name: SigningStage, fn: () => Promise<T>): Promise<T> {
+    const t0 = this.clock();
     try {
       if (!RETRIED.has(name)) return await fn();
-      return await retryTransient(fn, deps.retry ?? DEFAULT_RETRY_POLICY, {
-        sleep: deps.sleep,
-        onRetry: (err, attempt) => deps.onRetry?.(name, err, attempt),
+      return await retryTransient(fn, this.deps.retry ?? DEFAULT_RETRY_POLICY, {
+        sleep: this.deps.sleep,
+        onRetry: (err, attempt) => this.deps.onRetry?.(name, err, attempt),
       });
     } catch (err) {
       throw new StageError(name, err);
     } finally {
-      durations[name] = (durations[name] ?? 0) + clock() - t0;
+      this.durations[name] = (this.durations[name] ?? 0) + this.clock() - t0;
     }
-  };
+  }
 
-  // Audit events of this attempt not yet appended (ids and hashes only).
-  const events: AuditEvent[] = [];
-  const appendEvents = async (): Promise<void> => {
-    const batch = events.splice(0);
-    if (batch.length > 0 && deps.audit) await deps.audit.appendMany(batch);
-  };
-
-  let key: HsmKeyRef | undefined;
-  let keyId: string | undefined;
-  let pooledKey: boolean | undefined;
-  let keyAcquiredAt: number | undefined;
-  let discardedKeys = 0;
-  // Forgets the key only once the HSM confirmed the destroy, so a retry (or the safety net) tries again.
-  const destroyKey = async (): Promise<void> => {
-    const k = key;
-    if (!k) return;
-    await hsm.destroy(k);
-    key = undefined;
-    if (keyId) events.push({ type: 'pool.key-destroyed', keyId, requestId: record.id });
-  };
-
-  const fail = async (error: RequestError, retryAfterSeconds?: number): Promise<SignOutcome> => {
-    // Best effort: what this attempt did to pool keys is recorded even when it fails.
-    await timed('audit', appendEvents).catch(() => undefined);
-    const stored = await deps.requests.fail(record.id, attemptId, {
-      error,
-      pooledKey,
-      keyAcquiredAt,
-      finishedAt: clock(),
-      stageMs: durations,
-      discardedKeys,
-    });
-    if (!stored) throw new AttemptSupersededError(record.id);
-    return { status: 'failed', record: stored, replayed: false, retryAfterSeconds };
-  };
-
-  let result: SignedResult;
-  let stages: StageTimings;
-  try {
-    // 1-2. A key (claimed from the pool, deleted in the same step; or generated; or none: reject), the
-    // document signature, then the proof of possession with the same key. A pooled key that cannot serve
-    // (wrapped under another profile, rejected by unwrap, or stored with a public key that is not its
-    // own) is discarded - it is already out of the pool - and the request carries on with the next one.
-    let signature: Buffer;
-    let csrDer: Buffer;
-    let signedAt: number;
+  /**
+   * A key (claimed from the pool, deleted in the same step; or generated; or none: reject) and the proof
+   * of possession it signs. A pooled key that cannot serve (wrapped under another profile, rejected by
+   * unwrap, or stored with a public key that is not its own) is discarded - it is already out of the
+   * pool - and the request carries on with the next one, up to maxDiscardedKeys.
+   */
+  private async acquireUsableKey(): Promise<UsableKey> {
+    const { deps, record } = this;
     for (;;) {
-      const mayDiscard = discardedKeys < (settings.maxDiscardedKeys ?? 3);
-      const discard = (id: string, reason: KeyDiscardReason): void => {
-        discardedKeys++;
-        events.push({ type: 'pool.key-discarded', keyId: id, reason, requestId: record.id });
-        deps.onKeyDiscarded?.(id, record.keyType, reason);
-        deps.metrics.count('KeysDiscarded', record.keyType);
-      };
-      const claimed = await timed('claim', () => deps.pool.claim(record.keyType, Math.floor(clock() / 1000)));
+      const mayDiscard = this.discardedKeys < (deps.settings.maxDiscardedKeys ?? 3);
+      const claimed = await this.stage('claim', () =>
+        deps.pool.claim(record.keyType, Math.floor(this.clock() / 1000)),
+      );
       let publicKeySpki: Buffer;
       if (claimed) {
-        pooledKey = true;
-        keyId = claimed.keyId;
-        events.push({ type: 'pool.key-claimed', keyId: claimed.keyId, requestId: record.id });
+        this.pooledKey = true;
+        this.keyId = claimed.keyId;
+        this.events.push({ type: 'pool.key-claimed', keyId: claimed.keyId, requestId: record.id });
         deps.metrics.count('KeysClaimed', record.keyType);
-        if (claimed.hsmProfile !== settings.hsmProfile) {
+        if (claimed.hsmProfile !== deps.settings.hsmProfile) {
           if (mayDiscard) {
-            discard(claimed.keyId, 'profile-mismatch');
+            this.discard(claimed.keyId, 'profile-mismatch');
             continue;
           }
-          return await fail({
+          throw new AttemptEnded({
             code: 'KEY_PROFILE_MISMATCH',
             message: `pool key ${claimed.keyId} was wrapped under profile ${claimed.hsmProfile}`,
           });
         }
         try {
-          key = await timed('unwrap', () =>
-            hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
+          this.key = await this.stage('unwrap', () =>
+            deps.hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
           );
         } catch (err) {
           if (!(err instanceof StageError && isUnwrapRejection(err.causeError))) throw err;
           if (mayDiscard) {
-            discard(claimed.keyId, 'unwrap-failed');
+            this.discard(claimed.keyId, 'unwrap-failed');
             continue;
           }
           // Named like the other unusable-key endings, not by the HSM's generic CKR code.
-          return await fail({
+          throw new AttemptEnded({
             code: 'KEY_UNWRAP_FAILED',
-            message: `pool key ${claimed.keyId} could not be unwrapped, after ${discardedKeys} unusable keys`,
+            message: `pool key ${claimed.keyId} could not be unwrapped, after ${this.discardedKeys} unusable keys`,
           });
         }
         publicKeySpki = claimed.publicKeySpki;
-      } else if (settings.emptyPoolPolicy === 'reject') {
+      } else if (deps.settings.emptyPoolPolicy === 'reject') {
         deps.metrics.count('PoolEmptyRejections', record.keyType);
-        const message = `no pre-generated ${record.keyType} key available; retry after ${settings.retryAfterSeconds} s`;
-        return await fail({ code: 'POOL_EMPTY', message }, settings.retryAfterSeconds);
+        const retryAfter = deps.settings.retryAfterSeconds;
+        throw new AttemptEnded(
+          {
+            code: 'POOL_EMPTY',
+            message: `no pre-generated ${record.keyType} key available; retry after ${retryAfter} s`,
+          },
+          retryAfter,
+        );
       } else {
-        pooledKey = false;
-        keyId = undefined;
+        this.pooledKey = false;
+        this.keyId = undefined;
         deps.metrics.count('OnTheFlyFallbacks', record.keyType);
         // Used in place and never stored: generated non-extractable.
-        const pair = await timed('keygen', () => hsm.generateKeyPair(record.keyType, { extractable: false }));
-        key = pair.privateKey;
+        const pair = await this.stage('keygen', () =>
+          deps.hsm.generateKeyPair(record.keyType, { extractable: false }),
+        );
+        this.key = pair.privateKey;
         publicKeySpki = pair.publicKeySpki;
       }
-      keyAcquiredAt = clock();
-      const signingKey = key;
+      this.keyAcquiredAt = this.clock();
 
-      signature = await timed('sign', () =>
-        hsm.signDigest(signingKey, Buffer.from(record.digest, 'base64'), signOptions),
-      );
-      signedAt = clock();
-      csrDer = await timed('csr', () =>
+      const key = this.key;
+      const csrDer = await this.stage('csr', () =>
         deps.buildCsr({
           subject: record.signer,
           keyType: record.keyType,
           publicKeySpki,
-          sign: (digest, options) => hsm.signDigest(signingKey, digest, options),
+          sign: (digest, options) => deps.hsm.signDigest(key, digest, options),
         }),
       );
       // The CA's own proof-of-possession check, done here first: a stored public key that is not the
       // private key's would fail it there and end the request; here it only costs that key.
       if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer)) {
-        await timed('destroy', destroyKey);
+        await this.stage('destroy', () => this.destroyKey());
         if (mayDiscard) {
-          discard(claimed.keyId, 'public-key-mismatch');
+          this.discard(claimed.keyId, 'public-key-mismatch');
           continue;
         }
-        return await fail({
+        throw new AttemptEnded({
           code: 'KEY_PUBLIC_MISMATCH',
           message: `pool key ${claimed.keyId} does not match its stored public key`,
         });
       }
-      events.push(signatureMadeEvent({ requestId: record.id, signature, publicKeySpki, keyId }));
-      break;
+      return { publicKeySpki, csrDer };
     }
-    await timed('destroy', destroyKey);
-    const csrAt = clock();
-
-    // 3. The certificate (the issuer takes the subject from the request record, not from the CSR), while
-    // this attempt's audit events are appended: both must succeed before the result is released.
-    const [issued] = await Promise.all([
-      timed('issue', () => deps.issuer.issue({ requestId: record.id, csrDer, attemptId })),
-      timed('audit', appendEvents),
-    ]);
-    const finishedAt = clock();
-    result = {
-      signature: signature.toString('base64'),
-      certificate: issued.certificatePem,
-      chain: issued.chainPem,
-      pooledKey,
-      keyAcquiredAt,
-      finishedAt,
-      stageMs: durations,
-      discardedKeys,
-    };
-    stages = {
-      acquireKeyMs: keyAcquiredAt - startedAt,
-      signMs: signedAt - keyAcquiredAt,
-      csrMs: csrAt - signedAt,
-      issueMs: finishedAt - csrAt,
-      totalMs: finishedAt - startedAt,
-    };
-  } catch (err) {
-    await destroyKey().catch(() => undefined);
-    if (!(err instanceof StageError)) throw err;
-    return fail(requestErrorFor(err.stage, err.causeError));
-  } finally {
-    // Safety net for the early returns above (profile mismatch): nothing stays in the HSM.
-    await destroyKey().catch(() => undefined);
   }
 
-  const stored = await deps.requests.complete(record.id, attemptId, result);
-  if (!stored) throw new AttemptSupersededError(record.id);
-  return { status: 'signed', record: stored, replayed: false, stages };
+  private discard(keyId: string, reason: KeyDiscardReason): void {
+    this.discardedKeys++;
+    this.events.push({ type: 'pool.key-discarded', keyId, reason, requestId: this.record.id });
+    this.deps.onKeyDiscarded?.(keyId, this.record.keyType, reason);
+    this.deps.metrics.count('KeysDiscarded', this.record.keyType);
+  }
+
+  /** The client's digest, signed; the key destroyed; the certificate while the audit events are appended. */
+  private async signRaw(usable: UsableKey): Promise<Signed> {
+    const { record } = this;
+    const signature = await this.signWithKey(Buffer.from(record.digest, 'base64'), usable);
+    const signedAt = this.clock();
+    await this.stage('destroy', () => this.destroyKey());
+    // Both must succeed before the result is released: no signature without its audit events.
+    const [issued] = await Promise.all([this.issue(usable), this.stage('audit', () => this.appendEvents())]);
+    return { result: { signature: signature.toString('base64'), ...certificateOf(issued) }, signedAt };
+  }
+
+  /**
+   * The certificate first (the signed attributes must name it), then the attributes signed by the
+   * still-live key, the key destroyed, the container built and the audit events appended.
+   */
+  private async signContainer(usable: UsableKey): Promise<Signed> {
+    const { deps, record } = this;
+    const build = deps.buildContainer;
+    if (!build || !record.profile) {
+      throw new AttemptEnded({ code: 'CONTAINER_UNSUPPORTED', message: 'this signer builds no containers' });
+    }
+    const issued = await this.issue(usable);
+    const prepared = await this.stage('container', async () =>
+      build({
+        profile: record.profile!,
+        digestAlgorithm: record.digestAlgorithm,
+        signatureAlgorithm: record.signatureAlgorithm,
+        messageDigest: Buffer.from(record.digest, 'base64'),
+        certificatePem: issued.certificatePem,
+        chainPem: issued.chainPem,
+        signingTime: new Date(this.clock()),
+      }),
+    );
+    const signature = await this.signWithKey(prepared.toBeSigned, usable);
+    const signedAt = this.clock();
+    await this.stage('destroy', () => this.destroyKey());
+    const cms = await this.stage('container', async () => prepared.finish(signature));
+    await this.stage('audit', () => this.appendEvents());
+    return { result: { cms: cms.toString('base64'), ...certificateOf(issued) }, signedAt };
+  }
+
+  private async signWithKey(digest: Buffer, usable: UsableKey): Promise<Buffer> {
+    const key = this.key!;
+    const signature = await this.stage('sign', () =>
+      this.deps.hsm.signDigest(key, digest, {
+        digestAlgorithm: this.record.digestAlgorithm,
+        signatureAlgorithm: this.record.signatureAlgorithm,
+      }),
+    );
+    this.events.push(
+      signatureMadeEvent({
+        requestId: this.record.id,
+        signature,
+        publicKeySpki: usable.publicKeySpki,
+        keyId: this.keyId,
+      }),
+    );
+    return signature;
+  }
+
+  /** The certificate: the issuer takes the subject from the request record, not from the CSR. */
+  private issue(usable: UsableKey): Promise<IssuedCertificate> {
+    return this.stage('issue', () =>
+      this.deps.issuer.issue({ requestId: this.record.id, csrDer: usable.csrDer, attemptId: this.attemptId }),
+    );
+  }
+
+  private async appendEvents(): Promise<void> {
+    const batch = this.events.splice(0);
+    if (batch.length > 0 && this.deps.audit) await this.deps.audit.appendMany(batch);
+  }
+
+  /** Forgets the key only once the HSM confirmed the destroy, so a retry (or the safety net) tries again. */
+  private async destroyKey(): Promise<void> {
+    const key = this.key;
+    if (!key) return;
+    await this.deps.hsm.destroy(key);
+    this.key = undefined;
+    if (this.keyId)
+      this.events.push({ type: 'pool.key-destroyed', keyId: this.keyId, requestId: this.record.id });
+  }
+
+  private async complete(signed: Signed): Promise<SignOutcome> {
+    const finishedAt = this.clock();
+    const stored = await this.deps.requests.complete(this.record.id, this.attemptId, {
+      ...signed.result,
+      pooledKey: this.pooledKey!,
+      keyAcquiredAt: this.keyAcquiredAt!,
+      finishedAt,
+      stageMs: this.durations,
+      discardedKeys: this.discardedKeys,
+    });
+    if (!stored) throw new AttemptSupersededError(this.record.id);
+    const d = this.durations;
+    return {
+      status: 'signed',
+      record: stored,
+      replayed: false,
+      stages: {
+        acquireKeyMs: this.keyAcquiredAt! - this.startedAt,
+        signMs: d.sign ?? 0,
+        csrMs: d.csr ?? 0,
+        issueMs: d.issue ?? 0,
+        totalMs: finishedAt - this.startedAt,
+      },
+    };
+  }
+
+  private async fail(error: RequestError, retryAfterSeconds?: number): Promise<SignOutcome> {
+    // Best effort: what this attempt did to pool keys is recorded even when it fails.
+    await this.stage('audit', () => this.appendEvents()).catch(() => undefined);
+    const stored = await this.deps.requests.fail(this.record.id, this.attemptId, {
+      error,
+      pooledKey: this.pooledKey,
+      keyAcquiredAt: this.keyAcquiredAt,
+      finishedAt: this.clock(),
+      stageMs: this.durations,
+      discardedKeys: this.discardedKeys,
+    });
+    if (!stored) throw new AttemptSupersededError(this.record.id);
+    return { status: 'failed', record: stored, replayed: false, retryAfterSeconds };
+  }
+}
+
+function certificateOf(issued: IssuedCertificate): Signed['result'] {
+  return {
+    certificate: issued.certificatePem,
+    certificateSerial: issued.serialHex,
+    chain: issued.chainPem,
+  };
 }

@@ -23,7 +23,15 @@ const store: KeyParameterStore = {
     }
   },
   put: async (name, value) => {
-    await ssm.send(new PutParameterCommand({ Name: name, Value: value, Overwrite: true, Type: 'String', Tier: 'Advanced' }));
+    await ssm.send(
+      new PutParameterCommand({
+        Name: name,
+        Value: value,
+        Overwrite: true,
+        Type: 'String',
+        Tier: 'Advanced',
+      }),
+    );
   },
 };
 

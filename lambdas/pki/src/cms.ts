@@ -28,11 +28,15 @@ import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar
 import { AlgorithmIdentifier, Certificate, GeneralName, Time } from '@peculiar/asn1-x509';
 import * as ecc from '@peculiar/asn1-ecc';
 import * as rsa from '@peculiar/asn1-rsa';
-import { nodeHashName, type DigestAlgorithm, type SignatureAlgorithm } from '../../core/src';
+import {
+  nodeHashName,
+  type AdesProfile,
+  type ContainerBuilder,
+  type DigestAlgorithm,
+  type SignatureAlgorithm,
+} from '../../core/src';
+import { pemToDer } from './der';
 import { EssCertIdV2, IssuerSerial, SigningCertificateV2, id_aa_signingCertificateV2 } from './ess';
-
-/** The AdES baseline profiles this service produces: CAdES (any content) and PAdES (PDF byte ranges). */
-export type AdesProfile = 'CAdES-B-B' | 'PAdES-B-B';
 
 const DIGEST_OIDS: Readonly<Record<DigestAlgorithm, string>> = {
   'SHA-256': '2.16.840.1.101.3.4.2.1',
@@ -209,3 +213,26 @@ function derLength(length: number): Buffer {
   for (let n = length; n > 0; n = Math.floor(n / 256)) bytes.unshift(n % 256);
   return Buffer.from([0x80 | bytes.length, ...bytes]);
 }
+
+/** The signing core's ContainerBuilder: CMS SignedData for the request's AdES profile. */
+export const prepareCmsContainer: ContainerBuilder = (input) => {
+  const certificateDer = pemToDer(input.certificatePem);
+  const attributes = signedAttributes({
+    profile: input.profile,
+    digestAlgorithm: input.digestAlgorithm,
+    messageDigest: input.messageDigest,
+    certificateDer,
+    signingTime: input.signingTime,
+  });
+  return {
+    toBeSigned: signedAttributesDigest(attributes, input.digestAlgorithm),
+    finish: (signature) =>
+      buildSignedData({
+        attributes,
+        signature,
+        digestAlgorithm: input.digestAlgorithm,
+        signatureAlgorithm: input.signatureAlgorithm,
+        certificatesDer: [certificateDer, ...input.chainPem.slice(0, 1).map((pem) => pemToDer(pem))],
+      }),
+  };
+};

@@ -8,9 +8,14 @@ import { constants, createHash, createPrivateKey, randomBytes, sign, type KeyObj
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nodeHashName, type DigestAlgorithm, type SignatureAlgorithm } from '../../core/src';
+import {
+  nodeHashName,
+  type AdesProfile,
+  type DigestAlgorithm,
+  type SignatureAlgorithm,
+} from '../../core/src';
 import { opensslCmsVerify, opensslSigningCertificateV2Hash, runOpenssl } from '../../test-support/openssl';
-import { buildSignedData, pemToDer, signedAttributes, signedAttributesDer, type AdesProfile } from '../src';
+import { buildSignedData, pemToDer, signedAttributes, signedAttributesDer } from '../src';
 
 let dir: string;
 const openssl = (...args: string[]): string =>

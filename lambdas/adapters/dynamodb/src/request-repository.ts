@@ -122,18 +122,21 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
     attemptId: string,
     result: SignedResult,
   ): Promise<StoredSignRequest | undefined> {
+    // The raw signature or the container, whichever the request's format produced.
+    const output = result.cms === undefined ? 'signature = :sig' : 'cms = :sig';
     return this.transition(id, {
       UpdateExpression:
-        'SET #status = :signed, signature = :sig, certificate = :cert, chain = :chain, pooledKey = :pooled, ' +
-        'keyAcquiredAt = :acquired, finishedAt = :finished, stageMs = :stages, discardedKeys = :discarded ' +
-        'REMOVE leaseUntil, openShard',
+        `SET #status = :signed, ${output}, certificate = :cert, certificateSerial = :serial, chain = :chain, ` +
+        'pooledKey = :pooled, keyAcquiredAt = :acquired, finishedAt = :finished, stageMs = :stages, ' +
+        'discardedKeys = :discarded REMOVE leaseUntil, openShard',
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: {
         ':signed': 'signed',
         ':signing': 'signing',
         ':attempt': attemptId,
-        ':sig': result.signature,
+        ':sig': result.cms ?? result.signature,
         ':cert': result.certificate,
+        ':serial': result.certificateSerial,
         ':chain': result.chain,
         ':pooled': result.pooledKey,
         ':acquired': result.keyAcquiredAt,

@@ -53,6 +53,7 @@ test('a signed request leaves the index', async () => {
   await repo.startAttempt(id, { attemptId: 'a', startedAt: T0, leaseUntil: T0 + 1 });
   await repo.complete(id, 'a', {
     signature: 's',
+    certificateSerial: '01',
     certificate: 'c',
     chain: [],
     pooledKey: true,
