@@ -97,6 +97,8 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     digestAlgorithm: input.digestAlgorithm,
     keyType: input.keyType,
     signatureAlgorithm: input.signatureAlgorithm,
+    format: input.format,
+    ...(input.profile ? { profile: input.profile } : {}),
     signer,
     identity,
     inputHash: inputHash(clientId, input, signer, identity),
@@ -272,6 +274,8 @@ function inputHash(
     input.digestAlgorithm,
     input.keyType,
     input.signatureAlgorithm,
+    input.format,
+    input.profile ?? null,
     [signer.commonName, signer.givenName, signer.surname, signer.serialNumber, signer.country],
     identity.source === 'assertion' ? [identity.issuer, identity.subject] : identity.source,
   ]);

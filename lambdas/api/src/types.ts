@@ -1,10 +1,12 @@
 import type {
+  AdesProfile,
   AssertionReplayStore,
   AssertionVerifier,
   DigestAlgorithm,
   KeyType,
   SignRequestRecord,
   SignatureAlgorithm,
+  SignatureFormat,
   SignerIdentity,
 } from '../../core/src';
 
@@ -15,6 +17,9 @@ export interface SignRequestInput {
   readonly digestAlgorithm: DigestAlgorithm;
   readonly keyType: KeyType;
   readonly signatureAlgorithm: SignatureAlgorithm;
+  readonly format: SignatureFormat;
+  /** For `cms`: the AdES profile (default CAdES-B-B). */
+  readonly profile?: AdesProfile;
   /** The OpenID Connect ID token that names the signer (assertion mode). */
   readonly identityAssertion?: string;
   /** The signer as the client names it: only for clients trusted to do so (trusted-client mode). */

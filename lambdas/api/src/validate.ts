@@ -7,7 +7,9 @@ import {
   validateSignerIdentity,
   type DigestAlgorithm,
   type KeyType,
+  type AdesProfile,
   type SignatureAlgorithm,
+  type SignatureFormat,
   type SignerIdentity,
 } from '../../core/src';
 import openapi from '../openapi.json';
@@ -32,6 +34,8 @@ interface RawInput {
   digestAlgorithm: DigestAlgorithm;
   keyType?: KeyType;
   signatureAlgorithm?: SignatureAlgorithm;
+  format?: SignatureFormat;
+  profile?: AdesProfile;
   identityAssertion?: string;
   signer?: SignerIdentity;
 }
@@ -61,8 +65,14 @@ export function parseSignRequest(body: unknown): SignRequestInput {
       `digest must be the base64 of exactly ${DIGEST_LENGTH[body.digestAlgorithm]} bytes for ${body.digestAlgorithm}`,
     );
   }
+  const format = body.format ?? 'raw';
+  if (format === 'raw' && body.profile !== undefined) {
+    throw new ValidationError('profile applies to format cms only');
+  }
   return {
     ...(body.requestId ? { requestId: body.requestId.toLowerCase() } : {}),
+    format,
+    ...(format === 'cms' ? { profile: body.profile ?? 'CAdES-B-B' } : {}),
     digest: body.digest,
     digestAlgorithm: body.digestAlgorithm,
     keyType,

@@ -218,3 +218,27 @@ test('long-poll returns as soon as the record is terminal', async () => {
   expect(view.timings).toMatchObject({ waitMs: 5, processMs: 20 });
   expect(Date.now() - started).toBeLessThan(1500);
 });
+
+test('format cms records the AdES profile (CAdES-B-B by default); raw takes no profile; unknown values are refused', async () => {
+  const deps = memoryDeps();
+  const cms = await handleApiEvent(event('POST', '/sign-requests', { body: body({ format: 'cms' }) }), deps);
+  expect(cms.statusCode).toBe(202);
+  const { id } = JSON.parse(cms.body) as { id: string };
+  expect(deps.records.get(id)).toMatchObject({ format: 'cms', profile: 'CAdES-B-B' });
+  const pades = await handleApiEvent(
+    event('POST', '/sign-requests', { body: body({ format: 'cms', profile: 'PAdES-B-B' }) }),
+    deps,
+  );
+  expect(deps.records.get((JSON.parse(pades.body) as { id: string }).id)).toMatchObject({
+    profile: 'PAdES-B-B',
+  });
+  for (const over of [
+    { profile: 'PAdES-B-B' },
+    { format: 'cms', profile: 'XAdES-B-B' },
+    { format: 'pkcs7' },
+    { format: 'cms', digest: Buffer.alloc(31, 1).toString('base64') },
+  ]) {
+    const res = await handleApiEvent(event('POST', '/sign-requests', { body: body(over) }), deps);
+    expect([res.statusCode, errorOf(res).code]).toEqual([400, 'VALIDATION_FAILED']);
+  }
+});

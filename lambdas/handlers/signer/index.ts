@@ -17,7 +17,7 @@ import {
   processSignRequest,
   type SigningDeps,
 } from '../../core/src';
-import { buildCsr, verifyCsr } from '../../pki/src';
+import { buildCsr, prepareCmsContainer, verifyCsr } from '../../pki/src';
 import { QUEUES } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';
@@ -43,6 +43,7 @@ async function deps(): Promise<SigningDeps> {
     pool: claimer,
     hsm: await hsm,
     buildCsr,
+    buildContainer: prepareCmsContainer,
     verifyCsr,
     audit: await audit,
     // Unusable pool keys (already out of the pool) are reported; the request carries on with another.
