@@ -128,7 +128,11 @@ it("keeps each trusted issuer's keys in its own parameter, read by the API and w
     });
   }
   const api = logicalId(template, 'AWS::Lambda::Function', 'Functions/Api/Resource');
-  const variables = resources(template, 'AWS::Lambda::Function')[api].Properties!.Environment.Variables;
+  const variables = (
+    resources(template, 'AWS::Lambda::Function')[api].Properties as {
+      Environment: { Variables: Record<string, string> };
+    }
+  ).Environment.Variables;
   expect(JSON.parse(variables.IDENTITY_TRUSTED_ISSUERS)).toEqual([
     { issuer: 'https://idp.example.se', jwks: 'ssm:/signing-pipeline/identity/jwks/0' },
     { issuer: 'https://eid.example.org/op', jwks: 'ssm:/signing-pipeline/identity/jwks/1' },
