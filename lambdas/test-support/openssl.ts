@@ -4,7 +4,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DigestAlgorithm, SignatureAlgorithm } from '../core/src';
@@ -90,11 +90,15 @@ export function opensslVerifyChain(args: { rootPem: string; intermediatePems: st
   });
 }
 
-/** Runs `openssl <args>` in a temporary directory holding `files`; never throws on a non-zero exit. */
+/**
+ * Runs `openssl <args>` in a temporary directory holding `files`; never throws on a non-zero exit. The
+ * files named in `read` are returned as they are after the command (binary outputs such as `-reqout`).
+ */
 export function runOpenssl(
   args: string[],
   files: Record<string, string | Buffer> = {},
-): { ok: boolean; stdout: string; stderr: string } {
+  read: string[] = [],
+): { ok: boolean; stdout: string; stderr: string; outputs: Record<string, Buffer> } {
   return withTempDir((dir) => {
     for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
     const result = spawnSync('openssl', args, {
@@ -102,7 +106,15 @@ export function runOpenssl(
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
+    const outputs: Record<string, Buffer> = {};
+    for (const name of read) {
+      try {
+        outputs[name] = readFileSync(join(dir, name));
+      } catch {
+        // absent: the command did not write it
+      }
+    }
+    return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? '', outputs };
   });
 }
 

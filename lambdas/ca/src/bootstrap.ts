@@ -1,7 +1,21 @@
+import { X509Certificate } from 'node:crypto';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { Certificate, type Extension } from '@peculiar/asn1-x509';
 import type { Hsm } from '../../adapters/hsm/src';
-import type { CaConfig } from '../../config/src';
+import { pkiUrls, type CaConfig } from '../../config/src';
 import type { KeyType } from '../../core/src';
-import { caExtensions, encodeName, keyIdentifier, pem, randomSerial, signCertificate } from '../../pki/src';
+import {
+  caExtensions,
+  encodeName,
+  keyIdentifier,
+  ocspSignerExtensions,
+  parseCertificate,
+  pem,
+  pemToDer,
+  randomSerial,
+  signCertificate,
+  type ParsedCertificate,
+} from '../../pki/src';
 import { findCaKey, hsmSigner, parseCaChain, type CaKey } from './ca-keys';
 import type { CaCertificateStore } from './types';
 
@@ -18,6 +32,11 @@ export type CaBootstrapConfig = Pick<
   | 'country'
   | 'rootValidityDays'
   | 'issuingValidityDays'
+  | 'policyOid'
+  | 'pkiBaseUrl'
+  | 'ocspKeyLabel'
+  | 'ocspKeyType'
+  | 'ocspValidityDays'
 >;
 
 /** What a bootstrap run changed; empty when everything was already in place. */
@@ -30,32 +49,46 @@ async function ensureKey(hsm: Hsm, label: string, keyType: KeyType, changes: str
   if (found) return found;
   // Token objects, sensitive and never extractable: the CA keys exist only inside the HSM.
   const pair = await hsm.generateKeyPair(keyType, { extractable: false, tokenLabel: label });
-  changes.push(`generated CA key pair ${label} (${keyType})`);
+  changes.push(`generated key pair ${label} (${keyType})`);
   return { ref: pair.privateKey, spki: pair.publicKeySpki };
 }
 
-function caName(config: CaBootstrapConfig, role: 'Root' | 'Issuing') {
+function name(config: CaBootstrapConfig, commonName: string) {
   return encodeName([
     { oid: '2.5.4.6', kind: 'printableString', value: config.country },
     { oid: '2.5.4.10', kind: 'utf8String', value: config.organization },
-    { oid: '2.5.4.3', kind: 'utf8String', value: `${config.organization} ${role} CA` },
+    { oid: '2.5.4.3', kind: 'utf8String', value: `${config.organization} ${commonName}` },
   ]);
 }
 
-/** True when `pem` is intact, chains to the root, and certifies exactly `spki`. */
-function certifies(rootPem: string, pem: string, spki: Buffer): boolean {
+/** The certificate's extensions are exactly `expected` (same DER, any order): its profile is current. */
+function hasExtensions(certificatePem: string, expected: readonly Extension[]): boolean {
+  const actual = AsnConvert.parse(pemToDer(certificatePem), Certificate).tbsCertificate.extensions ?? [];
+  const encode = (list: readonly Extension[]): string[] =>
+    list.map((e) => Buffer.from(AsnConvert.serialize(e)).toString('hex')).sort();
+  return JSON.stringify(encode(actual)) === JSON.stringify(encode(expected));
+}
+
+/** True when `pem` is intact, issued by `issuerPem`'s key, and certifies exactly `spki`. */
+function certifies(issuerPem: string, pem: string, spki: Buffer): boolean {
   try {
-    return parseCaChain({ rootPem, issuingPem: pem }).issuing.subjectPublicKeySpki.equals(spki);
+    const certificate = new X509Certificate(pem);
+    return (
+      certificate.verify(new X509Certificate(issuerPem).publicKey) &&
+      parseCertificate(certificate.raw).subjectPublicKeySpki.equals(spki)
+    );
   } catch {
     return false;
   }
 }
 
 /**
- * Idempotent CA hierarchy set-up: root and issuing CA key pairs on the token (generated if missing), a
- * self-signed root certificate and an issuing CA certificate signed by the root, stored as PEM. Stored
- * certificates that still match the keys are kept (the root is a trust anchor: it is only re-made when
- * its key changed); otherwise the missing or stale ones are issued again.
+ * Idempotent CA hierarchy set-up: root, issuing CA and OCSP responder key pairs on the token (generated
+ * if missing); a self-signed root certificate, an issuing CA certificate signed by the root, and the
+ * delegated OCSP responder's certificate signed by the issuing CA, stored as PEM. A stored certificate is
+ * kept while it still certifies its key under the current profile (the root, a trust anchor, only while
+ * it certifies its key); otherwise it is issued again: the issuing CA's when its policy or pointers
+ * changed, the OCSP responder's also when less than a third of its validity is left.
  */
 export async function bootstrapCaHierarchy(
   hsm: Hsm,
@@ -66,60 +99,105 @@ export async function bootstrapCaHierarchy(
   const changes: string[] = [];
   const rootKey = await ensureKey(hsm, config.rootKeyLabel, config.keyType, changes);
   const issuingKey = await ensureKey(hsm, config.issuingKeyLabel, config.keyType, changes);
-
+  const ocspKey = await ensureKey(hsm, config.ocspKeyLabel, config.ocspKeyType, changes);
+  const urls = pkiUrls(config.pkiBaseUrl);
+  const notBefore = new Date(now - BACKDATE_MS);
   const stored = await store.readEach();
+
   let rootPem =
     stored.rootPem && certifies(stored.rootPem, stored.rootPem, rootKey.spki) ? stored.rootPem : undefined;
-  if (rootPem && stored.issuingPem && certifies(rootPem, stored.issuingPem, issuingKey.spki)) {
-    return { changes };
-  }
-
-  const notBefore = new Date(now - BACKDATE_MS);
-  let root = rootPem ? parseCaChain({ rootPem, issuingPem: rootPem }).root : undefined;
-  if (!root || !rootPem) {
-    const name = caName(config, 'Root');
+  if (!rootPem) {
+    const rootName = name(config, 'Root CA');
     const der = await signCertificate(
       {
         serial: randomSerial(),
-        subject: name,
+        subject: rootName,
         subjectPublicKeySpki: rootKey.spki,
         notBefore,
         notAfter: new Date(notBefore.getTime() + config.rootValidityDays * DAY_MS),
         extensions: caExtensions({ subjectPublicKeySpki: rootKey.spki }),
       },
       {
-        name,
+        name: rootName,
         keyType: config.keyType,
         keyIdentifier: keyIdentifier(rootKey.spki),
         sign: (digest, options) => hsm.signDigest(rootKey.ref, digest, options),
       },
     );
     rootPem = pem('CERTIFICATE', der);
-    root = parseCaChain({ rootPem, issuingPem: rootPem }).root;
     changes.push('issued the root CA certificate');
   }
+  const root = parseCaChain({ rootPem, issuingPem: rootPem }).root;
 
-  const issuingNotAfter = Math.min(
-    notBefore.getTime() + config.issuingValidityDays * DAY_MS,
-    root.notAfter.getTime(),
-  );
-  const issuingDer = await signCertificate(
-    {
-      serial: randomSerial(),
-      subject: caName(config, 'Issuing'),
-      subjectPublicKeySpki: issuingKey.spki,
-      notBefore,
-      notAfter: new Date(issuingNotAfter),
-      extensions: caExtensions({
+  const issuingProfile = caExtensions({
+    subjectPublicKeySpki: issuingKey.spki,
+    issuerKeyIdentifier: root.keyIdentifier,
+    pathLength: 0,
+    subordinate: { policyOid: config.policyOid, crlUrl: urls.rootCrl, caIssuersUrl: urls.rootCertificate },
+  });
+  let issuingPem =
+    stored.issuingPem &&
+    certifies(rootPem, stored.issuingPem, issuingKey.spki) &&
+    hasExtensions(stored.issuingPem, issuingProfile)
+      ? stored.issuingPem
+      : undefined;
+  if (!issuingPem) {
+    const der = await signCertificate(
+      {
+        serial: randomSerial(),
+        subject: name(config, 'Issuing CA'),
         subjectPublicKeySpki: issuingKey.spki,
-        issuerKeyIdentifier: root.keyIdentifier,
-        pathLength: 0,
-      }),
-    },
-    hsmSigner(hsm, rootKey, root, config.keyType),
-  );
-  changes.push('issued the issuing CA certificate');
-  await store.write({ rootPem, issuingPem: pem('CERTIFICATE', issuingDer) });
-  changes.push(`stored the CA certificates in ${store.location}`);
+        notBefore,
+        notAfter: new Date(
+          Math.min(notBefore.getTime() + config.issuingValidityDays * DAY_MS, root.notAfter.getTime()),
+        ),
+        extensions: issuingProfile,
+      },
+      hsmSigner(hsm, rootKey, root, config.keyType),
+    );
+    issuingPem = pem('CERTIFICATE', der);
+    changes.push('issued the issuing CA certificate');
+  }
+  const issuing: ParsedCertificate = parseCaChain({ rootPem, issuingPem }).issuing;
+
+  const ocspProfile = ocspSignerExtensions({
+    subjectPublicKeySpki: ocspKey.spki,
+    issuerKeyIdentifier: issuing.keyIdentifier,
+  });
+  const renewAt = (pem: string): number => {
+    const cert = new X509Certificate(pem);
+    const from = Date.parse(cert.validFrom);
+    const to = Date.parse(cert.validTo);
+    return to - (to - from) / 3;
+  };
+  let ocspPem =
+    stored.ocspPem &&
+    certifies(issuingPem, stored.ocspPem, ocspKey.spki) &&
+    hasExtensions(stored.ocspPem, ocspProfile) &&
+    now < renewAt(stored.ocspPem)
+      ? stored.ocspPem
+      : undefined;
+  if (!ocspPem) {
+    const der = await signCertificate(
+      {
+        serial: randomSerial(),
+        subject: name(config, 'OCSP Responder'),
+        subjectPublicKeySpki: ocspKey.spki,
+        notBefore,
+        notAfter: new Date(
+          Math.min(notBefore.getTime() + config.ocspValidityDays * DAY_MS, issuing.notAfter.getTime()),
+        ),
+        extensions: ocspProfile,
+      },
+      hsmSigner(hsm, issuingKey, issuing, config.keyType),
+    );
+    ocspPem = pem('CERTIFICATE', der);
+    changes.push('issued the OCSP responder certificate');
+  }
+
+  if (rootPem !== stored.rootPem || issuingPem !== stored.issuingPem || ocspPem !== stored.ocspPem) {
+    await store.write({ rootPem, issuingPem, ocspPem });
+    changes.push(`stored the CA certificates in ${store.location}`);
+  }
   return { changes };
 }

@@ -6,9 +6,16 @@ import type { CaCertificateStore, CaCertificates } from './types';
 
 const ROOT = 'root.pem';
 const ISSUING = 'issuing.pem';
+const OCSP = 'ocsp.pem';
 
 function complete(each: Partial<CaCertificates>): CaCertificates | undefined {
-  return each.rootPem && each.issuingPem ? { rootPem: each.rootPem, issuingPem: each.issuingPem } : undefined;
+  return each.rootPem && each.issuingPem
+    ? {
+        rootPem: each.rootPem,
+        issuingPem: each.issuingPem,
+        ...(each.ocspPem ? { ocspPem: each.ocspPem } : {}),
+      }
+    : undefined;
 }
 
 /** Locally: `<dir>/root.pem` and `<dir>/issuing.pem` (the git-ignored .local/ca by default). */
@@ -22,8 +29,8 @@ export function fileCaCertificateStore(dir: string): CaCertificateStore {
     await rename(`${file}.tmp`, file);
   };
   const readEach = async (): Promise<Partial<CaCertificates>> => {
-    const [rootPem, issuingPem] = await Promise.all([read(ROOT), read(ISSUING)]);
-    return { rootPem, issuingPem };
+    const [rootPem, issuingPem, ocspPem] = await Promise.all([read(ROOT), read(ISSUING), read(OCSP)]);
+    return { rootPem, issuingPem, ocspPem };
   };
   return {
     location: dir,
@@ -33,29 +40,37 @@ export function fileCaCertificateStore(dir: string): CaCertificateStore {
       await mkdir(dir, { recursive: true });
       await write(ROOT, certificates.rootPem);
       await write(ISSUING, certificates.issuingPem);
+      if (certificates.ocspPem) await write(OCSP, certificates.ocspPem);
     },
   };
 }
 
-/** In AWS: SSM String parameters `<prefix>/root.pem` and `<prefix>/issuing.pem` (certificates are public). */
+/**
+ * In AWS: SSM String parameters `<prefix>/root.pem`, `<prefix>/issuing.pem` and `<prefix>/ocsp.pem`
+ * (certificates are public).
+ */
 export function ssmCaCertificateStore(client: SSMClient, prefix: string): CaCertificateStore {
   const root = `${prefix}/${ROOT}`;
   const issuing = `${prefix}/${ISSUING}`;
+  const ocsp = `${prefix}/${OCSP}`;
   const readEach = async (): Promise<Partial<CaCertificates>> => {
-    const out = await client.send(new GetParametersCommand({ Names: [root, issuing] }));
+    const out = await client.send(new GetParametersCommand({ Names: [root, issuing, ocsp] }));
     const value = (name: string): string | undefined =>
       out.Parameters?.find((p) => p.Name === name)?.Value || undefined;
-    return { rootPem: value(root), issuingPem: value(issuing) };
+    return { rootPem: value(root), issuingPem: value(issuing), ocspPem: value(ocsp) };
   };
   return {
     location: `ssm:${prefix}`,
     readEach,
     read: () => readEach().then(complete),
     async write(certificates: CaCertificates) {
-      for (const [name, value] of [
+      const values: Array<[string, string | undefined]> = [
         [root, certificates.rootPem],
         [issuing, certificates.issuingPem],
-      ]) {
+        [ocsp, certificates.ocspPem],
+      ];
+      for (const [name, value] of values) {
+        if (value === undefined) continue;
         await client.send(
           new PutParameterCommand({ Name: name, Value: value, Type: 'String', Overwrite: true }),
         );

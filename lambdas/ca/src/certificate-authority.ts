@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Hsm } from '../../adapters/hsm/src';
-import type { CaConfig } from '../../config/src';
+import { pkiUrls, type CaConfig } from '../../config/src';
 import {
   subjectAttributes,
   type AuditSink,
@@ -36,7 +36,7 @@ const MAX_REQUEST_ID_LENGTH = 256;
 
 export type CaIssuanceConfig = Pick<
   CaConfig,
-  'keyType' | 'issuingKeyLabel' | 'leafValidityDays' | 'policyOid' | 'crlUrl' | 'caIssuersUrl' | 'ocspUrl'
+  'keyType' | 'issuingKeyLabel' | 'leafValidityDays' | 'policyOid' | 'pkiBaseUrl'
 >;
 
 export interface CertificateAuthorityDeps {
@@ -132,6 +132,10 @@ export class CertificateAuthority implements CertificateIssuer {
         requestId: id,
         serial: record.serialHex,
         subjectHash: record.subjectHash,
+        // Which identity assertion vouched for the subject (hash only).
+        ...(request.identity?.source === 'assertion'
+          ? { assertionHash: request.identity.assertionHash }
+          : {}),
       });
       try {
         const result = existing
@@ -153,6 +157,7 @@ export class CertificateAuthority implements CertificateIssuer {
     attemptId: string | undefined,
   ): Promise<IssuedCertificateRecord> {
     const config = this.deps.config;
+    const urls = pkiUrls(config.pkiBaseUrl);
     const now = this.now();
     const notBefore = now - BACKDATE_MS;
     // A leaf never outlives its issuer.
@@ -172,9 +177,9 @@ export class CertificateAuthority implements CertificateIssuer {
           subjectPublicKeySpki: spki,
           issuerKeyIdentifier: this.chain.issuing.keyIdentifier,
           policyOid: config.policyOid,
-          crlUrl: config.crlUrl,
-          caIssuersUrl: config.caIssuersUrl,
-          ocspUrl: config.ocspUrl,
+          crlUrl: urls.issuingCrl,
+          caIssuersUrl: urls.issuingCertificate,
+          ocspUrl: urls.ocsp,
         }),
       },
       this.signer,

@@ -8,3 +8,9 @@ export { caCertificateStore, fileCaCertificateStore, ssmCaCertificateStore } fro
 export { findCaKey, parseCaChain, type CaChain, type CaKey } from './ca-keys';
 export * from './errors';
 export type * from './types';
+export {
+  RevocationAuthority,
+  type PublishedCrl,
+  type RevocationAuthorityDeps,
+  type RevocationConfig,
+} from './revocation-authority';

@@ -9,6 +9,8 @@ export interface RequestLookup {
 export interface CaCertificates {
   readonly rootPem: string;
   readonly issuingPem: string;
+  /** The delegated OCSP responder's certificate (issued by the issuing CA). */
+  readonly ocspPem?: string;
 }
 
 /** Reads and writes the CA certificates (a local directory, or SSM parameters in AWS). */

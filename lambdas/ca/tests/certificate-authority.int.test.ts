@@ -124,12 +124,13 @@ describe.each<KeyType>(['RSA-2048', 'RSA-3072', 'EC-P256', 'EC-P384'])(
       );
       expect(out).toMatch(/X509v3 Key Usage: critical\s+Digital Signature, Non Repudiation\n/);
       expect(out).toMatch(/X509v3 Basic Constraints: critical\s+CA:FALSE/);
-      expect(out).toMatch(/X509v3 Certificate Policies:\s+Policy: 2\.25\.\d+/);
+      expect(out).toMatch(/X509v3 Certificate Policies:\s+Policy: [\d.]+/);
       expect(out).toContain(`Policy: ${caConfig.policyOid}`);
       expect(out).toContain('X509v3 Subject Key Identifier');
       expect(out).toContain('X509v3 Authority Key Identifier');
-      expect(out).not.toContain('CRL Distribution Points');
-      expect(out).not.toContain('Authority Information Access');
+      expect(out).toContain(`URI:${caConfig.pkiBaseUrl}/issuing.crl`);
+      expect(out).toContain(`OCSP - URI:${caConfig.pkiBaseUrl}/ocsp`);
+      expect(out).toContain(`CA Issuers - URI:${caConfig.pkiBaseUrl}/issuing.crt`);
       const leaf = new X509Certificate(result.issued.certificatePem);
       const days = (Date.parse(leaf.validTo) - Date.parse(leaf.validFrom)) / 86_400_000;
       expect(days).toBeCloseTo(caConfig.leafValidityDays, 0);
@@ -350,21 +351,18 @@ describe('issuance rules', () => {
     expect(stored.Item).toBeUndefined();
   });
 
-  it('adds CRL distribution point and AIA when configured', async () => {
-    const withUrls = await newCa({
-      crlUrl: 'http://crl.example.test/issuing.crl',
-      caIssuersUrl: 'http://pki.example.test/issuing.cer',
-      ocspUrl: 'http://ocsp.example.test',
-    });
+  it('points relying parties at the CRL, the OCSP responder and the issuing CA certificate under PKI_BASE_URL', async () => {
+    const withUrls = await newCa({ pkiBaseUrl: 'http://pki.example.test/se' });
     const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
     const request = await putRequest(doc, tables.requests);
     const issued = await withUrls.issue({ requestId: request.id, csrDer });
     const out = text(issued.certificatePem);
     expect(out).toMatch(
-      /X509v3 CRL Distribution Points:\s+Full Name:\s+URI:http:\/\/crl\.example\.test\/issuing\.crl/,
+      /X509v3 CRL Distribution Points:\s+Full Name:\s+URI:http:\/\/pki\.example\.test\/se\/issuing\.crl/,
     );
-    expect(out).toContain('CA Issuers - URI:http://pki.example.test/issuing.cer');
-    expect(out).toContain('OCSP - URI:http://ocsp.example.test');
+    expect(out).toContain('CA Issuers - URI:http://pki.example.test/se/issuing.crt');
+    expect(out).toContain('OCSP - URI:http://pki.example.test/se/ocsp');
+    expect(out).toMatch(/X509v3 Certificate Policies:\s+Policy: 2\.999\.1\.1/);
     expect(
       opensslVerifyChain({
         rootPem: caCerts.rootPem,

@@ -9,6 +9,9 @@ export type CaCertsSource =
 
 export type CaKeyType = 'RSA-3072' | 'EC-P384';
 
+/** The delegated OCSP responder's key: EC is cheap to sign with for every response. */
+export type OcspKeyType = 'EC-P256' | 'EC-P384' | 'RSA-3072';
+
 export interface CaConfig {
   /** Key type of the root and issuing CA keys. */
   readonly keyType: CaKeyType;
@@ -23,20 +26,27 @@ export interface CaConfig {
   readonly leafValidityDays: number;
   /** certificatePolicies OID of leaf certificates. */
   readonly policyOid: string;
-  /** Optional URLs for CRL distribution point and authorityInfoAccess (caIssuers, OCSP). */
-  readonly crlUrl?: string;
-  readonly caIssuersUrl?: string;
-  readonly ocspUrl?: string;
+  /** Where relying parties fetch CRLs, CA certificates and OCSP answers (see pkiUrls). */
+  readonly pkiBaseUrl: string;
+  /** Token label and key type of the delegated OCSP responder's key pair. */
+  readonly ocspKeyLabel: string;
+  readonly ocspKeyType: OcspKeyType;
+  /** The OCSP responder certificate's validity; the bootstrap renews it when a third is left. */
+  readonly ocspValidityDays: number;
+  /** A CRL's nextUpdate - thisUpdate; it is published more often than that (schedule, revocations). */
+  readonly crlValidityHours: number;
+  /** An OCSP answer's nextUpdate - thisUpdate. */
+  readonly ocspResponseValiditySeconds: number;
   readonly certsSource: CaCertsSource;
   /** PIN of the HSM crypto user that holds the CA keys (may differ from the signer's). */
   readonly pinSource: PinSource;
 }
 
 /**
- * Default policy OID: under the UUID arc 2.25 (ITU-T X.667), so it is ours without registration. A
- * production CA sets its registered policy OID.
+ * Default policy OID: under 2.999, the arc ITU-T X.660 sets aside for examples, short enough for every
+ * parser. It names no real policy: a production CA sets its own registered OID (CA_POLICY_OID).
  */
-export const DEFAULT_CA_POLICY_OID = '2.25.22183097487315657123782375658291702029';
+export const DEFAULT_CA_POLICY_OID = '2.999.1.1';
 
 const DAY = 1;
 const YEAR = 365 * DAY;
@@ -51,10 +61,13 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     rootValidityDays: int(env, 'CA_ROOT_VALIDITY_DAYS', 20 * YEAR, 1, 50 * YEAR),
     issuingValidityDays: int(env, 'CA_ISSUING_VALIDITY_DAYS', 10 * YEAR, 1, 50 * YEAR),
     leafValidityDays: int(env, 'CA_LEAF_VALIDITY_DAYS', 1 * YEAR, 1, 10 * YEAR),
-    policyOid: matching(env, 'CA_POLICY_OID', /^[0-2](\.(0|[1-9][0-9]*))+$/, DEFAULT_CA_POLICY_OID, 'an OID'),
-    crlUrl: url(env, 'CA_CRL_URL'),
-    caIssuersUrl: url(env, 'CA_ISSUERS_URL'),
-    ocspUrl: url(env, 'CA_OCSP_URL'),
+    policyOid: policyOid(env),
+    pkiBaseUrl: pkiBaseUrl(env),
+    ocspKeyLabel: str(env, 'CA_OCSP_KEY_LABEL', 'ocsp-signer-v1'),
+    ocspKeyType: oneOf<OcspKeyType>(env, 'CA_OCSP_KEY_TYPE', ['EC-P256', 'EC-P384', 'RSA-3072'], 'EC-P256'),
+    ocspValidityDays: int(env, 'CA_OCSP_VALIDITY_DAYS', 90, 2, 366),
+    crlValidityHours: int(env, 'CA_CRL_VALIDITY_HOURS', 24, 1, 24 * 31),
+    ocspResponseValiditySeconds: int(env, 'CA_OCSP_RESPONSE_VALIDITY_SECONDS', 3600, 60, 7 * 86_400),
     certsSource: parseCaCertsSource(str(env, 'CA_CERTS_SOURCE', 'file:.local/ca')),
     pinSource: caPinSource(env),
   };
@@ -93,18 +106,63 @@ function matching(env: Env, name: string, pattern: RegExp, fallback: string, wha
   return value;
 }
 
-function url(env: Env, name: string): string | undefined {
-  const value = env[name];
-  if (value === undefined || value === '') return undefined;
+/** Arcs must fit in 32 bits: many X.509 parsers (and both CA-world linters) refuse larger ones. */
+function policyOid(env: Env): string {
+  const value = matching(
+    env,
+    'CA_POLICY_OID',
+    /^[0-2](\.(0|[1-9][0-9]*))+$/,
+    DEFAULT_CA_POLICY_OID,
+    'an OID',
+  );
+  if (value.split('.').some((arc) => Number(arc) > 0xffffffff)) {
+    throw new ConfigError('CA_POLICY_OID must have arcs of at most 32 bits', 'CA_POLICY_OID');
+  }
+  return value;
+}
+
+/**
+ * PKI_BASE_URL: plain http (RFC 5280 4.2.1.13 and 4.2.2.1: relying parties fetch revocation data and CA
+ * certificates without TLS, whose own validation would need them) and IA5String-safe ASCII.
+ */
+function pkiBaseUrl(env: Env): string {
+  const name = 'PKI_BASE_URL';
+  const value = str(env, name, 'http://127.0.0.1:8080/pki').replace(/\/+$/, '');
   let parsed: URL | undefined;
   try {
     parsed = new URL(value);
   } catch {
     parsed = undefined;
   }
-  // Relying parties fetch these without TLS trust of their own: http(s) URLs only, as IA5String-safe ASCII.
-  if (!parsed || !/^https?:$/.test(parsed.protocol) || !/^[\x21-\x7e]+$/.test(value)) {
-    throw new ConfigError(`${name} must be an http(s) URL`, name);
+  if (
+    !parsed ||
+    parsed.protocol !== 'http:' ||
+    !/^[\x21-\x7e]+$/.test(value) ||
+    parsed.search ||
+    parsed.hash
+  ) {
+    throw new ConfigError(`${name} must be an http URL without query or fragment`, name);
   }
   return value;
+}
+
+/** What the certificates point at, under PKI_BASE_URL. */
+export interface PkiUrls {
+  /** The issuing CA's CRL and certificate, and the OCSP responder: in leaf certificates. */
+  readonly issuingCrl: string;
+  readonly issuingCertificate: string;
+  readonly ocsp: string;
+  /** The root's CRL and certificate: in the issuing CA certificate. */
+  readonly rootCrl: string;
+  readonly rootCertificate: string;
+}
+
+export function pkiUrls(baseUrl: string): PkiUrls {
+  return {
+    issuingCrl: `${baseUrl}/issuing.crl`,
+    issuingCertificate: `${baseUrl}/issuing.crt`,
+    ocsp: `${baseUrl}/ocsp`,
+    rootCrl: `${baseUrl}/root.crl`,
+    rootCertificate: `${baseUrl}/root.crt`,
+  };
 }

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ConfigError, DEFAULT_CA_POLICY_OID, loadCaConfig } from '../src';
+import { ConfigError, DEFAULT_CA_POLICY_OID, loadCaConfig, pkiUrls } from '../src';
 
 describe('loadCaConfig', () => {
   it('has local defaults: RSA-3072 CA, certificates in .local/ca, the signer PIN source', () => {
@@ -13,7 +13,25 @@ describe('loadCaConfig', () => {
       certsSource: { kind: 'file', dir: resolve('.local/ca') },
       pinSource: { kind: 'file', path: '/tmp/user.pin' },
     });
-    expect(ca.crlUrl).toBeUndefined();
+    expect(ca).toMatchObject({
+      pkiBaseUrl: 'http://127.0.0.1:8080/pki',
+      ocspKeyLabel: 'ocsp-signer-v1',
+      ocspKeyType: 'EC-P256',
+      crlValidityHours: 24,
+    });
+    // Short arcs only: every X.509 parser reads them.
+    expect(DEFAULT_CA_POLICY_OID.split('.').every((arc) => Number(arc) < 2 ** 32)).toBe(true);
+  });
+
+  it('derives every PKI URL from PKI_BASE_URL', () => {
+    const ca = loadCaConfig({ PKI_BASE_URL: 'http://pki.example.test/se/' });
+    expect(pkiUrls(ca.pkiBaseUrl)).toEqual({
+      issuingCrl: 'http://pki.example.test/se/issuing.crl',
+      issuingCertificate: 'http://pki.example.test/se/issuing.crt',
+      ocsp: 'http://pki.example.test/se/ocsp',
+      rootCrl: 'http://pki.example.test/se/root.crl',
+      rootCertificate: 'http://pki.example.test/se/root.crt',
+    });
   });
 
   it('reads every CA variable', () => {
@@ -22,8 +40,8 @@ describe('loadCaConfig', () => {
       CA_CERTS_SOURCE: 'ssm:/signing/ca/',
       CA_HSM_PIN_SOURCE: 'secretsmanager:ca-crypto-user',
       CA_POLICY_OID: '1.2.752.201.3.1',
-      CA_CRL_URL: 'http://crl.example.test/ca.crl',
-      CA_ISSUERS_URL: 'https://pki.example.test/ca.cer',
+      PKI_BASE_URL: 'http://pki.example.test',
+      CA_OCSP_KEY_TYPE: 'EC-P384',
       CA_LEAF_VALIDITY_DAYS: '30',
     });
     expect(ca).toMatchObject({
@@ -31,8 +49,8 @@ describe('loadCaConfig', () => {
       certsSource: { kind: 'ssm', prefix: '/signing/ca' },
       pinSource: { kind: 'secretsmanager', secretId: 'ca-crypto-user' },
       policyOid: '1.2.752.201.3.1',
-      crlUrl: 'http://crl.example.test/ca.crl',
-      caIssuersUrl: 'https://pki.example.test/ca.cer',
+      pkiBaseUrl: 'http://pki.example.test',
+      ocspKeyType: 'EC-P384',
       leafValidityDays: 30,
     });
   });
@@ -41,8 +59,11 @@ describe('loadCaConfig', () => {
     ['CA_KEY_TYPE', 'RSA-2048'],
     ['CA_CERTS_SOURCE', 's3:bucket'],
     ['CA_POLICY_OID', '1.2.x'],
-    ['CA_CRL_URL', 'ldap://crl.example.test'],
-    ['CA_OCSP_URL', 'not a url'],
+    ['CA_POLICY_OID', '2.25.22183097487315657123782375658291702029'],
+    ['PKI_BASE_URL', 'ldap://crl.example.test'],
+    ['PKI_BASE_URL', 'https://pki.example.test'],
+    ['PKI_BASE_URL', 'not a url'],
+    ['CA_OCSP_KEY_TYPE', 'RSA-1024'],
     ['CA_LEAF_VALIDITY_DAYS', '0'],
     ['CA_COUNTRY', 'Sweden'],
     ['CA_HSM_PIN_SOURCE', '1234'],

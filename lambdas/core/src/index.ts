@@ -15,4 +15,5 @@ export * from './retry';
 export * from './forecast';
 export * from './planning';
 export * from './audit';
+export * from './revocation';
 export * from './identity';

@@ -10,6 +10,7 @@ import {
   CertificatePolicies,
   DistributionPoint,
   DistributionPointName,
+  ExtendedKeyUsage,
   Extension,
   Extensions,
   GeneralName,
@@ -29,10 +30,12 @@ import {
   id_ce_basicConstraints,
   id_ce_cRLDistributionPoints,
   id_ce_certificatePolicies,
+  id_ce_extKeyUsage,
   id_ce_keyUsage,
   id_ce_subjectKeyIdentifier,
   id_pe_authorityInfoAccess,
 } from '@peculiar/asn1-x509';
+import { id_kp_OCSPSigning, id_pkix_ocsp_nocheck } from '@peculiar/asn1-ocsp';
 import type { KeyType } from '../../core/src';
 import { algorithmIdentifier, schemeFor, signDer } from './algorithms';
 import { outerLength, toArrayBuffer } from './der';
@@ -92,63 +95,81 @@ function extension(extnID: string, critical: boolean, value: unknown): Extension
   return new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
 }
 
-export interface LeafExtensionOptions {
-  readonly subjectPublicKeySpki: Buffer;
-  readonly issuerKeyIdentifier: Buffer;
-  readonly policyOid: string;
-  readonly crlUrl?: string;
-  readonly caIssuersUrl?: string;
+/** Where relying parties find the issuer's revocation data and certificate. */
+export interface IssuerPointers {
+  /** The issuer's CRL (CRL distribution point, RFC 5280 4.2.1.13). */
+  readonly crlUrl: string;
+  /** The issuer's certificate (AIA caIssuers, RFC 5280 4.2.2.1). */
+  readonly caIssuersUrl: string;
+  /** The OCSP responder for this certificate (AIA ocsp); absent where none answers for it. */
   readonly ocspUrl?: string;
 }
 
+export interface LeafExtensionOptions extends IssuerPointers {
+  readonly subjectPublicKeySpki: Buffer;
+  readonly issuerKeyIdentifier: Buffer;
+  readonly policyOid: string;
+  readonly ocspUrl: string;
+}
+
+/** The extensions that point relying parties at the issuer: CRL distribution point and AIA. */
+function issuerPointerExtensions(pointers: IssuerPointers): Extension[] {
+  const point = new DistributionPoint({
+    distributionPoint: new DistributionPointName({
+      fullName: [new GeneralName({ uniformResourceIdentifier: pointers.crlUrl })],
+    }),
+  });
+  const access = (method: string, url: string): AccessDescription =>
+    new AccessDescription({
+      accessMethod: method,
+      accessLocation: new GeneralName({ uniformResourceIdentifier: url }),
+    });
+  return [
+    extension(id_ce_cRLDistributionPoints, false, new CRLDistributionPoints([point])),
+    extension(
+      id_pe_authorityInfoAccess,
+      false,
+      new AuthorityInfoAccessSyntax([
+        ...(pointers.ocspUrl ? [access(id_ad_ocsp, pointers.ocspUrl)] : []),
+        access(id_ad_caIssuers, pointers.caIssuersUrl),
+      ]),
+    ),
+  ];
+}
+
+const keyIdentifiers = (spki: Buffer, issuerKeyIdentifier: Buffer): Extension[] => [
+  extension(id_ce_subjectKeyIdentifier, false, new SubjectKeyIdentifier(keyIdentifier(spki))),
+  extension(
+    id_ce_authorityKeyIdentifier,
+    false,
+    new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(issuerKeyIdentifier) }),
+  ),
+];
+
+const policies = (policyOid: string): Extension =>
+  extension(
+    id_ce_certificatePolicies,
+    false,
+    new CertificatePolicies([new PolicyInformation({ policyIdentifier: policyOid })]),
+  );
+
 /**
- * End-entity signing certificate: keyUsage digitalSignature + nonRepudiation (critical), not a CA, key
- * identifiers, the policy, and optional revocation/issuer pointers.
+ * End-entity signing certificate of a natural person (RFC 5280, ETSI EN 319 412-2): keyUsage
+ * digitalSignature + nonRepudiation (critical), not a CA, key identifiers, the policy, the CRL
+ * distribution point and AIA (OCSP responder, issuing CA certificate).
  */
 export function leafExtensions(options: LeafExtensionOptions): Extension[] {
-  const extensions = [
+  return [
     extension(
       id_ce_keyUsage,
       true,
       new KeyUsage(KeyUsageFlags.digitalSignature | KeyUsageFlags.nonRepudiation),
     ),
     extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })),
-    extension(
-      id_ce_subjectKeyIdentifier,
-      false,
-      new SubjectKeyIdentifier(keyIdentifier(options.subjectPublicKeySpki)),
-    ),
-    extension(
-      id_ce_authorityKeyIdentifier,
-      false,
-      new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(options.issuerKeyIdentifier) }),
-    ),
-    extension(
-      id_ce_certificatePolicies,
-      false,
-      new CertificatePolicies([new PolicyInformation({ policyIdentifier: options.policyOid })]),
-    ),
+    ...keyIdentifiers(options.subjectPublicKeySpki, options.issuerKeyIdentifier),
+    policies(options.policyOid),
+    ...issuerPointerExtensions(options),
   ];
-  if (options.crlUrl) {
-    const point = new DistributionPoint({
-      distributionPoint: new DistributionPointName({
-        fullName: [new GeneralName({ uniformResourceIdentifier: options.crlUrl })],
-      }),
-    });
-    extensions.push(extension(id_ce_cRLDistributionPoints, false, new CRLDistributionPoints([point])));
-  }
-  const access: AccessDescription[] = [];
-  const describe = (method: string, url: string): AccessDescription =>
-    new AccessDescription({
-      accessMethod: method,
-      accessLocation: new GeneralName({ uniformResourceIdentifier: url }),
-    });
-  if (options.ocspUrl) access.push(describe(id_ad_ocsp, options.ocspUrl));
-  if (options.caIssuersUrl) access.push(describe(id_ad_caIssuers, options.caIssuersUrl));
-  if (access.length > 0) {
-    extensions.push(extension(id_pe_authorityInfoAccess, false, new AuthorityInfoAccessSyntax(access)));
-  }
-  return extensions;
 }
 
 export interface CaExtensionOptions {
@@ -157,9 +178,14 @@ export interface CaExtensionOptions {
   readonly issuerKeyIdentifier?: Buffer;
   /** 0 for an issuing CA that may only certify end entities; omitted for the root. */
   readonly pathLength?: number;
+  /** A subordinate CA: the policies it issues under and where its issuer's CRL and certificate are. */
+  readonly subordinate?: IssuerPointers & { readonly policyOid: string };
 }
 
-/** CA certificate: basicConstraints CA (critical), keyCertSign + cRLSign (critical), key identifiers. */
+/**
+ * CA certificate: basicConstraints CA (critical), keyCertSign + cRLSign (critical), key identifiers; a
+ * subordinate CA also its certificate policy, CRL distribution point and AIA caIssuers (its issuer's).
+ */
 export function caExtensions(options: CaExtensionOptions): Extension[] {
   const extensions = [
     extension(
@@ -168,22 +194,43 @@ export function caExtensions(options: CaExtensionOptions): Extension[] {
       new BasicConstraints({ cA: true, pathLenConstraint: options.pathLength }),
     ),
     extension(id_ce_keyUsage, true, new KeyUsage(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign)),
-    extension(
-      id_ce_subjectKeyIdentifier,
-      false,
-      new SubjectKeyIdentifier(keyIdentifier(options.subjectPublicKeySpki)),
-    ),
   ];
-  if (options.issuerKeyIdentifier) {
+  if (!options.issuerKeyIdentifier) {
     extensions.push(
       extension(
-        id_ce_authorityKeyIdentifier,
+        id_ce_subjectKeyIdentifier,
         false,
-        new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(options.issuerKeyIdentifier) }),
+        new SubjectKeyIdentifier(keyIdentifier(options.subjectPublicKeySpki)),
       ),
     );
+    return extensions;
+  }
+  extensions.push(...keyIdentifiers(options.subjectPublicKeySpki, options.issuerKeyIdentifier));
+  if (options.subordinate) {
+    extensions.push(policies(options.subordinate.policyOid), ...issuerPointerExtensions(options.subordinate));
   }
   return extensions;
+}
+
+/**
+ * A delegated OCSP responder (RFC 6960 4.2.2.2): keyUsage digitalSignature (critical), extended key usage
+ * id-kp-OCSPSigning, id-pkix-ocsp-nocheck (its own status is not checked: it is short-lived instead),
+ * key identifiers.
+ */
+export function ocspSignerExtensions(options: {
+  readonly subjectPublicKeySpki: Buffer;
+  readonly issuerKeyIdentifier: Buffer;
+}): Extension[] {
+  return [
+    extension(id_ce_keyUsage, true, new KeyUsage(KeyUsageFlags.digitalSignature)),
+    extension(id_ce_extKeyUsage, false, new ExtendedKeyUsage([id_kp_OCSPSigning])),
+    new Extension({
+      extnID: id_pkix_ocsp_nocheck,
+      critical: false,
+      extnValue: new OctetString(Buffer.from([5, 0])),
+    }),
+    ...keyIdentifiers(options.subjectPublicKeySpki, options.issuerKeyIdentifier),
+  ];
 }
 
 /**

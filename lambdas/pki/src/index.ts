@@ -10,6 +10,7 @@ export {
   caExtensions,
   keyIdentifier,
   leafExtensions,
+  ocspSignerExtensions,
   nameDer,
   parseCertificate,
   randomSerial,
@@ -17,6 +18,9 @@ export {
   type CaExtensionOptions,
   type CertificateContent,
   type CertificateSigner,
+  type IssuerPointers,
   type LeafExtensionOptions,
   type ParsedCertificate,
 } from './certificate';
+export * from './crl';
+export * from './ocsp';

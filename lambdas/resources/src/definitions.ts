@@ -34,12 +34,24 @@ export const TABLES = {
       },
     ],
   },
-  /** Every certificate the CA issued: by serial (never repeats) and by request (one per request). */
+  /**
+   * Every certificate the CA issued: by serial (never repeats) and by request (one per request); the CRL
+   * numbers. Revoked serials also carry `revokedList`: a sparse index of just the revoked ones, by expiry,
+   * which the CRL is built from.
+   */
   certificates: {
     id: 'IssuedCertificates',
     envVar: 'CERTIFICATES_TABLE_NAME',
     localName: 'issued-certificates',
     partitionKey: { name: 'pk', type: 'S' },
+    globalSecondaryIndexes: [
+      {
+        indexName: 'revoked-certificates',
+        partitionKey: { name: 'revokedList', type: 'S' },
+        sortKey: { name: 'notAfter', type: 'N' },
+        projection: 'ALL',
+      },
+    ],
   },
   /** Request counts per key type (pk) per hour bucket (bucket, epoch ms): the forecaster's history. */
   demand: {

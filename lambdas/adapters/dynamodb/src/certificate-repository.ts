@@ -5,12 +5,19 @@
  *   SERIAL#<hex>      serial -> request, validity, subject hash (audit and revocation; serials never repeat)
  * A concurrent second issuance for the same request loses the transaction and gets the winner's record.
  * A replacement (after a signer attempt died holding an unreleased certificate) rewrites REQ# only if it
- * still names the old serial, and marks the old SERIAL# item `supersededBy` the new serial.
+ * still names the old serial, and marks the old SERIAL# item `supersededBy` the new serial and revoked
+ * (reason superseded) in the same transaction.
+ * Revocation sets `revokedAt`, `revocationReason`, `revokedBy` and `revokedList` (the sparse
+ * `revoked-certificates` index) on the SERIAL# item, once. `CRL#<issuer>` items count CRL numbers.
  */
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   GetCommand,
+  type BatchGetCommandOutput,
+  QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
   type DynamoDBDocumentClient,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -20,6 +27,14 @@ import type {
   IssuedCertificateStore,
   RecordIssuedResult,
 } from '../../../ca/src/types';
+import type {
+  CertificateStatus,
+  Revocation,
+  RevocationStore,
+  RevokeOutcome,
+  RevokedEntry,
+} from '../../../core/src';
+import { TABLES } from '../../../resources/src';
 
 export interface CertificateRepositoryOptions {
   readonly tableName: string;
@@ -27,8 +42,11 @@ export interface CertificateRepositoryOptions {
 
 const requestKey = (requestId: string): string => `REQ#${requestId}`;
 const serialKey = (serialHex: string): string => `SERIAL#${serialHex}`;
+/** The one partition of the revoked index: revocations are rare (takeovers, operator decisions). */
+const REVOKED_LIST = 'REVOKED';
+const REVOKED_INDEX = TABLES.certificates.globalSecondaryIndexes[0].indexName;
 
-export class CertificateRepository implements IssuedCertificateStore {
+export class CertificateRepository implements IssuedCertificateStore, RevocationStore {
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly options: CertificateRepositoryOptions,
@@ -84,15 +102,115 @@ export class CertificateRepository implements IssuedCertificateStore {
           ExpressionAttributeValues: { ':previous': previous.serialHex },
         },
       },
-      // The old serial stays on record, marked for revocation (a Put: the CA needs no UpdateItem).
+      // The old serial stays on record, revoked as superseded (a Put: the CA needs no UpdateItem for it).
       {
         Put: {
           TableName,
-          Item: { ...serialItem(previous), supersededBy: certificate.serialHex },
+          Item: {
+            ...serialItem(previous),
+            supersededBy: certificate.serialHex,
+            ...revocationAttributes({
+              revokedAt: certificate.issuedAt,
+              reason: 'superseded',
+              revokedBy: 'ca',
+            }),
+          },
           ConditionExpression: 'attribute_exists(pk)',
         },
       },
     );
+  }
+
+  public async statuses(serialHexes: readonly string[]): Promise<Map<string, CertificateStatus>> {
+    const found = new Map<string, CertificateStatus>();
+    const unique = [...new Set(serialHexes)];
+    for (let i = 0; i < unique.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = unique
+        .slice(i, i + 100)
+        .map((s) => ({ pk: serialKey(s) }));
+      // Unprocessed keys are asked again (BatchGetItem returns them under throttling).
+      while (keys && keys.length > 0) {
+        const out: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({
+            RequestItems: { [this.options.tableName]: { Keys: keys, ConsistentRead: true } },
+          }),
+        );
+        for (const item of out.Responses?.[this.options.tableName] ?? []) {
+          const status = toStatus(item);
+          found.set(status.serialHex, status);
+        }
+        keys = out.UnprocessedKeys?.[this.options.tableName]?.Keys;
+      }
+    }
+    return found;
+  }
+
+  public async revoke(serialHex: string, revocation: Revocation): Promise<RevokeOutcome> {
+    const attributes = revocationAttributes(revocation);
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { pk: serialKey(serialHex) },
+          UpdateExpression:
+            'SET revokedAt = :at, revocationReason = :reason, revokedBy = :by, revokedList = :list',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revokedAt)',
+          ExpressionAttributeValues: {
+            ':at': attributes.revokedAt,
+            ':reason': attributes.revocationReason,
+            ':by': attributes.revokedBy,
+            ':list': attributes.revokedList,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { outcome: 'revoked', status: toStatus(out.Attributes!) };
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      const existing = (await this.statuses([serialHex])).get(serialHex);
+      return existing ? { outcome: 'already-revoked', status: existing } : { outcome: 'unknown' };
+    }
+  }
+
+  public async revokedUnexpired(at: number): Promise<RevokedEntry[]> {
+    const entries: RevokedEntry[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          IndexName: REVOKED_INDEX,
+          KeyConditionExpression: 'revokedList = :list AND notAfter >= :at',
+          ExpressionAttributeValues: { ':list': REVOKED_LIST, ':at': at },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of out.Items ?? []) {
+        const status = toStatus(item);
+        if (status.revocation) {
+          entries.push({
+            serialHex: status.serialHex,
+            revokedAt: new Date(status.revocation.revokedAt),
+            reason: status.revocation.reason,
+          });
+        }
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return entries;
+  }
+
+  public async nextCrlNumber(issuer: 'root' | 'issuing'): Promise<number> {
+    const out = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.options.tableName,
+        Key: { pk: `CRL#${issuer}` },
+        UpdateExpression: 'ADD crlNumber :one',
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes!.crlNumber);
   }
 
   /** The request item (given), the new serial item (only if absent), and any extra items, atomically. */
@@ -147,6 +265,33 @@ function serialItem(certificate: IssuedCertificateRecord): Record<string, unknow
     notBefore,
     notAfter,
     issuedAt,
+  };
+}
+
+function revocationAttributes(revocation: Revocation) {
+  return {
+    revokedAt: revocation.revokedAt,
+    revocationReason: revocation.reason,
+    revokedBy: revocation.revokedBy,
+    revokedList: REVOKED_LIST,
+  };
+}
+
+function toStatus(item: Record<string, unknown>): CertificateStatus {
+  const revoked = typeof item.revokedAt === 'number';
+  return {
+    serialHex: item.serialHex as string,
+    requestId: item.requestId as string,
+    notAfter: item.notAfter as number,
+    ...(revoked
+      ? {
+          revocation: {
+            revokedAt: item.revokedAt as number,
+            reason: item.revocationReason as Revocation['reason'],
+            revokedBy: item.revokedBy as string,
+          },
+        }
+      : {}),
   };
 }
 

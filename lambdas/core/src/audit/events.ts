@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isKeyType } from '../algorithms';
+import { REVOCATION_REASONS, isRevocationReason } from '../revocation';
 import type { CanonicalValue } from './canonical';
 import { AuditEventInvalidError } from './errors';
 import type {
@@ -77,10 +78,19 @@ export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalVal
       hash('keySpkiHash');
       break;
     case 'certificate.issued':
-      fields(['requestId', 'serial', 'subjectHash']);
+      fields(['requestId', 'serial', 'subjectHash'], ['assertionHash']);
       id('requestId');
       check('serial', SERIAL, 'must be lower-case hex');
       hash('subjectHash');
+      if (e.assertionHash !== undefined) hash('assertionHash');
+      break;
+    case 'certificate.revoked':
+      fields(['serial', 'reason'], ['requestId']);
+      check('serial', SERIAL, 'must be lower-case hex');
+      id('requestId', true);
+      if (!isRevocationReason(e.reason)) {
+        throw new AuditEventInvalidError('reason', `must be one of ${REVOCATION_REASONS.join(', ')}`);
+      }
       break;
     default:
       throw new AuditEventInvalidError('type', 'is not an audit event type');
@@ -108,6 +118,7 @@ export function entityIdOf(event: AuditEvent): string {
     case 'signature.made':
       return event.requestId;
     case 'certificate.issued':
+    case 'certificate.revoked':
       return `serial:${event.serial}`;
   }
 }

@@ -4,6 +4,7 @@
  * offers (AuditSink, which the signing core, keygen and the CA take as an optional dependency).
  */
 import type { KeyType } from '../algorithms';
+import type { RevocationReason } from '../revocation';
 
 /** Lower-case hex SHA-256 (64 characters). */
 export type Sha256Hex = string;
@@ -58,6 +59,16 @@ export interface CertificateIssuedEvent {
   readonly requestId: string;
   readonly serial: string;
   readonly subjectHash: Sha256Hex;
+  /** SHA-256 of the identity assertion the subject was taken from (absent for a trusted client). */
+  readonly assertionHash?: Sha256Hex;
+}
+
+/** A certificate was revoked: its serial, the RFC 5280 reason, and the request it was issued for. */
+export interface CertificateRevokedEvent {
+  readonly type: 'certificate.revoked';
+  readonly serial: string;
+  readonly reason: RevocationReason;
+  readonly requestId?: string;
 }
 
 export type AuditEvent =
@@ -66,7 +77,8 @@ export type AuditEvent =
   | KeyDestroyedEvent
   | KeyDiscardedEvent
   | SignatureMadeEvent
-  | CertificateIssuedEvent;
+  | CertificateIssuedEvent
+  | CertificateRevokedEvent;
 
 export type AuditEventType = AuditEvent['type'];
 

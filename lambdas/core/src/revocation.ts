@@ -1,0 +1,68 @@
+/**
+ * RFC 5280 5.3.1 reason codes a revocation may carry (removeFromCRL is for delta CRLs, which this CA does
+ * not issue; certificateHold is not offered: a one-time certificate is never suspended and resumed).
+ */
+export const REVOCATION_REASONS = [
+  'unspecified',
+  'keyCompromise',
+  'cACompromise',
+  'affiliationChanged',
+  'superseded',
+  'cessationOfOperation',
+  'privilegeWithdrawn',
+] as const;
+export type RevocationReason = (typeof REVOCATION_REASONS)[number];
+
+export function isRevocationReason(value: unknown): value is RevocationReason {
+  return typeof value === 'string' && (REVOCATION_REASONS as readonly string[]).includes(value);
+}
+
+/** One revoked certificate as a CRL entry or an OCSP answer needs it. */
+export interface RevokedEntry {
+  /** Lower-case hex, as issued. */
+  readonly serialHex: string;
+  readonly revokedAt: Date;
+  readonly reason: RevocationReason;
+}
+
+/** Who revoked a certificate, when and why (kept on the certificate's serial record). */
+export interface Revocation {
+  /** Epoch ms. */
+  readonly revokedAt: number;
+  readonly reason: RevocationReason;
+  /** `operator`, `ca` (a superseded certificate), or the API client that asked. */
+  readonly revokedBy: string;
+}
+
+/** What the CRL and OCSP paths know of a serial this CA issued. */
+export interface CertificateStatus {
+  readonly serialHex: string;
+  readonly requestId: string;
+  /** Epoch ms. */
+  readonly notAfter: number;
+  readonly revocation?: Revocation;
+}
+
+export type RevokeOutcome =
+  | { readonly outcome: 'revoked'; readonly status: CertificateStatus }
+  | { readonly outcome: 'already-revoked'; readonly status: CertificateStatus }
+  | { readonly outcome: 'unknown' };
+
+/** The certificate records as revocation sees them (implemented by the DynamoDB certificate repository). */
+export interface RevocationStore {
+  /** Statuses of the given serials (absent: never issued by this CA), read strongly consistently. */
+  statuses(serialHexes: readonly string[]): Promise<Map<string, CertificateStatus>>;
+  /** Marks a serial revoked once; a second revocation keeps the first one's time and reason. */
+  revoke(serialHex: string, revocation: Revocation): Promise<RevokeOutcome>;
+  /** Revoked certificates that had not expired at `at` (epoch ms): the entries of a full CRL. */
+  revokedUnexpired(at: number): Promise<RevokedEntry[]>;
+  /** The next CRL number of an issuer (monotonic, never reused). */
+  nextCrlNumber(issuer: 'root' | 'issuing'): Promise<number>;
+}
+
+/** A serial as people write it (hex, any case, optional colons or 0x) in this CA's form; undefined if none. */
+export function normalizeSerial(input: string): string | undefined {
+  const hex = input.trim().toLowerCase().replace(/^0x/, '').replace(/:/g, '');
+  if (!/^[0-9a-f]{1,40}$/.test(hex)) return undefined;
+  return hex.replace(/^0+(?=.)/, '');
+}
