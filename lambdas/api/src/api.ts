@@ -3,7 +3,9 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
   AssertionError,
   IdentityProviderUnavailableError,
+  REVOCATION_REASONS,
   assertionNonce,
+  type RevocationReason,
   type IdentityEvidence,
   type SignRequestRecord,
   type SignerIdentity,
@@ -43,6 +45,8 @@ export async function handleApiEvent(
         return await createSignRequest(event, deps);
       case 'GET /sign-requests/{id}':
         return await getSignRequest(event, deps);
+      case 'POST /sign-requests/{id}/revocation':
+        return await revokeCertificate(event, deps);
       case 'GET /health':
         return await health(deps);
       default:
@@ -130,6 +134,48 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     await counted;
   }
   return accepted(event, id, 'received', 202);
+}
+
+/** Reasons an e-service may give (cACompromise is the CA operator's to declare, not a client's). */
+const CLIENT_REVOCATION_REASONS: readonly RevocationReason[] = REVOCATION_REASONS.filter(
+  (r) => r !== 'cACompromise',
+);
+
+/**
+ * Revokes the certificate of one of the caller's signed requests, through the CA. Another client's request
+ * is not found, like on GET; a request without a certificate is a conflict.
+ */
+async function revokeCertificate(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
+  const clientId = clientIdOf(event);
+  const id = (event.pathParameters?.id ?? '').toLowerCase();
+  if (!isRequestId(id)) throw new ValidationError('id must be a UUID');
+  const body = parseBody(event, deps.settings.maxBodyBytes) as { reason?: unknown } | null;
+  const reason = body?.reason;
+  if (
+    !body ||
+    typeof body !== 'object' ||
+    Object.keys(body).some((k) => k !== 'reason') ||
+    !CLIENT_REVOCATION_REASONS.includes(reason as RevocationReason)
+  ) {
+    throw new ValidationError(`body must be {"reason": one of ${CLIENT_REVOCATION_REASONS.join(', ')}}`);
+  }
+  const record = await deps.requests.get(id);
+  if (!record || record.clientId !== clientId) throw new NotFoundError();
+  if (!record.certificateSerial) {
+    throw new ApiError(409, 'NOT_SIGNED', `the request is ${record.status}: it has no certificate to revoke`);
+  }
+  if (!deps.revoker) throw new DependencyError('the CA');
+  const revoked = await deps.revoker
+    .revoke(record.certificateSerial, reason as RevocationReason, clientId)
+    .catch(() => Promise.reject(new DependencyError('the CA')));
+  return json(200, {
+    id,
+    certificateSerial: revoked.serialHex,
+    status: 'revoked',
+    reason: revoked.reason,
+    revokedAt: new Date(revoked.revokedAt).toISOString(),
+    ...(revoked.outcome === 'already-revoked' ? { alreadyRevoked: true } : {}),
+  });
 }
 
 /**

@@ -2,6 +2,7 @@ import type {
   AdesProfile,
   AssertionReplayStore,
   AssertionVerifier,
+  RevocationReason,
   DigestAlgorithm,
   KeyType,
   SignRequestRecord,
@@ -45,6 +46,21 @@ export interface PoolStatus {
   available(): Promise<Partial<Record<KeyType, number>>>;
 }
 
+/** Revokes certificates through the CA (the only writer of certificate records). */
+export interface CertificateRevoker {
+  /** Throws CertificateRevocationError (the CA's code) or an unavailability error. */
+  revoke(
+    serialHex: string,
+    reason: RevocationReason,
+    requestedBy: string,
+  ): Promise<{
+    outcome: 'revoked' | 'already-revoked';
+    serialHex: string;
+    reason: string;
+    revokedAt: number;
+  }>;
+}
+
 /** Who vouches for the signer: an identity provider's assertion, or (trusted clients only) the client. */
 export interface IdentitySettings {
   readonly verifier: AssertionVerifier;
@@ -71,6 +87,8 @@ export interface ApiDeps {
   readonly pool: PoolStatus;
   readonly settings: ApiSettings;
   readonly identity: IdentitySettings;
+  /** Revocation of a signed request's certificate; without it the route answers 503. */
+  readonly revoker?: CertificateRevoker;
   readonly now?: () => number;
   /** Told of every refused identity assertion (code only: the token and its claims are never passed). */
   readonly onAssertionRefused?: (code: string, context: { clientId: string; requestId?: string }) => void;

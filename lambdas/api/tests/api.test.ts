@@ -242,3 +242,76 @@ test('format cms records the AdES profile (CAdES-B-B by default); raw takes no p
     expect([res.statusCode, errorOf(res).code]).toEqual([400, 'VALIDATION_FAILED']);
   }
 });
+
+describe('POST /sign-requests/{id}/revocation', () => {
+  const revocationEvent = (id: string, reason: unknown, client = 'client-a') =>
+    event('POST', '/sign-requests/{id}/revocation', {
+      pathParameters: { id },
+      body: JSON.stringify({ reason }),
+      requestContext: { stage: 'v1', identity: { apiKeyId: client } } as never,
+    });
+
+  async function signedRequest(deps: ReturnType<typeof memoryDeps>): Promise<string> {
+    const created = await handleApiEvent(event('POST', '/sign-requests', { body: body() }), deps);
+    const { id } = JSON.parse(created.body) as { id: string };
+    deps.records.set(id, { ...deps.records.get(id)!, status: 'signed', certificateSerial: 'ab12' });
+    return id;
+  }
+
+  test("revokes the caller's certificate through the CA; idempotent; another client's request is not found", async () => {
+    const calls: unknown[] = [];
+    let first = true;
+    const deps = memoryDeps({
+      revoker: {
+        revoke: async (serialHex, reason, requestedBy) => {
+          calls.push([serialHex, reason, requestedBy]);
+          const outcome = first ? 'revoked' : 'already-revoked';
+          first = false;
+          return { outcome, serialHex, reason: 'keyCompromise', revokedAt: Date.UTC(2026, 10, 1) };
+        },
+      },
+    });
+    const id = await signedRequest(deps);
+    const res = await handleApiEvent(revocationEvent(id, 'keyCompromise'), deps);
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({
+      id,
+      certificateSerial: 'ab12',
+      status: 'revoked',
+      reason: 'keyCompromise',
+      revokedAt: '2026-11-01T00:00:00.000Z',
+    });
+    const again = JSON.parse((await handleApiEvent(revocationEvent(id, 'superseded'), deps)).body) as Record<
+      string,
+      unknown
+    >;
+    expect(again).toMatchObject({ alreadyRevoked: true, reason: 'keyCompromise' });
+    expect(calls).toEqual([
+      ['ab12', 'keyCompromise', 'client-a'],
+      ['ab12', 'superseded', 'client-a'],
+    ]);
+    const foreign = await handleApiEvent(revocationEvent(id, 'keyCompromise', 'client-b'), deps);
+    expect([foreign.statusCode, errorOf(foreign).code]).toEqual([404, 'NOT_FOUND']);
+  });
+
+  test('a request without a certificate is a conflict; a bad reason or a CA outage is refused', async () => {
+    const deps = memoryDeps({
+      revoker: {
+        revoke: async () => {
+          throw Object.assign(new Error('down'), { code: 'CA_UNAVAILABLE' });
+        },
+      },
+    });
+    const created = await handleApiEvent(event('POST', '/sign-requests', { body: body() }), deps);
+    const { id } = JSON.parse(created.body) as { id: string };
+    const unsigned = await handleApiEvent(revocationEvent(id, 'keyCompromise'), deps);
+    expect([unsigned.statusCode, errorOf(unsigned).code]).toEqual([409, 'NOT_SIGNED']);
+    const signed = await signedRequest(deps);
+    for (const reason of ['cACompromise', 'removeFromCRL', 42, undefined]) {
+      const res = await handleApiEvent(revocationEvent(signed, reason), deps);
+      expect([res.statusCode, errorOf(res).code]).toEqual([400, 'VALIDATION_FAILED']);
+    }
+    const down = await handleApiEvent(revocationEvent(signed, 'keyCompromise'), deps);
+    expect([down.statusCode, errorOf(down).code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+  });
+});

@@ -17,6 +17,7 @@ import {
   type ParsedCertificate,
 } from '../../pki/src';
 import { findCaKey, hsmSigner, parseCaChain, type CaKey } from './ca-keys';
+import { CaNotReadyError } from './errors';
 import type { CaCertificateStore } from './types';
 
 const DAY_MS = 86_400_000;
@@ -44,9 +45,16 @@ export interface CaBootstrapResult {
   readonly changes: readonly string[];
 }
 
-async function ensureKey(hsm: Hsm, label: string, keyType: KeyType, changes: string[]): Promise<CaKey> {
+async function ensureKey(
+  hsm: Hsm,
+  label: string,
+  keyType: KeyType,
+  changes: string[],
+  create: boolean,
+): Promise<CaKey> {
   const found = await findCaKey(hsm, label, keyType);
   if (found) return found;
+  if (!create) throw new CaNotReadyError(`the key ${label} is not on the token: run the CA bootstrap`);
   // Token objects, sensitive and never extractable: the CA keys exist only inside the HSM.
   const pair = await hsm.generateKeyPair(keyType, { extractable: false, tokenLabel: label });
   changes.push(`generated key pair ${label} (${keyType})`);
@@ -88,18 +96,21 @@ function certifies(issuerPem: string, pem: string, spki: Buffer): boolean {
  * delegated OCSP responder's certificate signed by the issuing CA, stored as PEM. A stored certificate is
  * kept while it still certifies its key under the current profile (the root, a trust anchor, only while
  * it certifies its key); otherwise it is issued again: the issuing CA's when its policy or pointers
- * changed, the OCSP responder's also when less than a third of its validity is left.
+ * changed, the OCSP responder's also when less than a third of its validity is left. With createKeys
+ * false (the scheduled maintenance), a missing key is an error, never a new key.
  */
 export async function bootstrapCaHierarchy(
   hsm: Hsm,
   config: CaBootstrapConfig,
   store: CaCertificateStore,
-  now: number = Date.now(),
+  options: { readonly now?: number; readonly createKeys?: boolean } = {},
 ): Promise<CaBootstrapResult> {
+  const now = options.now ?? Date.now();
+  const create = options.createKeys ?? true;
   const changes: string[] = [];
-  const rootKey = await ensureKey(hsm, config.rootKeyLabel, config.keyType, changes);
-  const issuingKey = await ensureKey(hsm, config.issuingKeyLabel, config.keyType, changes);
-  const ocspKey = await ensureKey(hsm, config.ocspKeyLabel, config.ocspKeyType, changes);
+  const rootKey = await ensureKey(hsm, config.rootKeyLabel, config.keyType, changes, create);
+  const issuingKey = await ensureKey(hsm, config.issuingKeyLabel, config.keyType, changes, create);
+  const ocspKey = await ensureKey(hsm, config.ocspKeyLabel, config.ocspKeyType, changes, create);
   const urls = pkiUrls(config.pkiBaseUrl);
   const notBefore = new Date(now - BACKDATE_MS);
   const stored = await store.readEach();

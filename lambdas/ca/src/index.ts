@@ -10,6 +10,7 @@ export * from './errors';
 export type * from './types';
 export {
   RevocationAuthority,
+  revokeCertificate,
   type PublishedCrl,
   type RevocationAuthorityDeps,
   type RevocationConfig,

@@ -44,9 +44,33 @@ export interface RevocationAuthorityDeps {
   /** Root and issuing CA certificates, and the delegated OCSP responder's certificate. */
   readonly caCertificates: CaCertificates;
   readonly config: RevocationConfig;
-  /** Each revocation is appended (serial, reason, request) before it is reported done. */
-  readonly audit?: AuditSink;
   readonly now?: () => number;
+}
+
+/**
+ * Revokes a serial this CA issued, once: a second revocation reports the first one's time and reason.
+ * The audit event (serial, reason, request) is appended before the outcome is returned. Needs no key:
+ * the CRL and OCSP answers that follow are signed by RevocationAuthority.
+ */
+export async function revokeCertificate(
+  deps: { readonly store: RevocationStore; readonly audit?: AuditSink; readonly now?: () => number },
+  serial: string,
+  reason: RevocationReason,
+  revokedBy: string,
+): Promise<RevokeOutcome> {
+  const serialHex = normalizeSerial(serial);
+  if (!serialHex) return { outcome: 'unknown' };
+  const revokedAt = (deps.now ?? Date.now)();
+  const outcome = await deps.store.revoke(serialHex, { revokedAt, reason, revokedBy });
+  if (outcome.outcome === 'revoked') {
+    await deps.audit?.append({
+      type: 'certificate.revoked',
+      serial: serialHex,
+      reason,
+      requestId: outcome.status.requestId,
+    });
+  }
+  return outcome;
 }
 
 /** A CRL signed in the HSM, ready to publish. */
@@ -59,9 +83,9 @@ export interface PublishedCrl {
 }
 
 /**
- * Revocation for the CA: revoking serials (once, with a reason, audited), full CRLs for the issuing CA
- * (signed by its key) and for the root (signed by the root key), and OCSP answers signed by the delegated
- * responder key. Everything is read from the certificate records; nothing here is on the signing path.
+ * The CA's signed revocation data: full CRLs for the issuing CA (signed by its key) and for the root
+ * (signed by the root key), and OCSP answers signed by the delegated responder key. Everything is read
+ * from the certificate records; nothing here is on the signing path.
  */
 export class RevocationAuthority {
   private readonly now: () => number;
@@ -116,25 +140,6 @@ export class RevocationAuthority {
       },
       ocspDer,
     );
-  }
-
-  /**
-   * Revokes a serial this CA issued, once: a second revocation reports the first one's time and reason.
-   * The audit event is appended before the outcome is returned.
-   */
-  public async revoke(serial: string, reason: RevocationReason, revokedBy: string): Promise<RevokeOutcome> {
-    const serialHex = normalizeSerial(serial);
-    if (!serialHex) return { outcome: 'unknown' };
-    const outcome = await this.deps.store.revoke(serialHex, { revokedAt: this.now(), reason, revokedBy });
-    if (outcome.outcome === 'revoked') {
-      await this.deps.audit?.append({
-        type: 'certificate.revoked',
-        serial: serialHex,
-        reason,
-        requestId: outcome.status.requestId,
-      });
-    }
-    return outcome;
   }
 
   /** The status of one serial (absent: never issued here). */

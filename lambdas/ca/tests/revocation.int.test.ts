@@ -10,10 +10,16 @@ import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-r
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
 import { AuditLog, MemoryAuditStore } from '../../audit/src';
 import { loadCaConfig, loadConfig } from '../../config/src';
-import { eventsOf } from '../../core/src';
+import { eventsOf, type RevocationReason, type RevokeOutcome } from '../../core/src';
 import { createTestTables } from '../../test-support/dynamodb';
 import { runOpenssl } from '../../test-support/openssl';
-import { CertificateAuthority, RevocationAuthority, caCertificateStore, type CaCertificates } from '../src';
+import {
+  CertificateAuthority,
+  RevocationAuthority,
+  caCertificateStore,
+  revokeCertificate,
+  type CaCertificates,
+} from '../src';
 import { keyAndCsr, putRequest, tableLookup } from './helpers';
 
 const config = loadConfig();
@@ -25,6 +31,7 @@ let caCerts: CaCertificates;
 let ca: CertificateAuthority;
 let revocation: RevocationAuthority;
 let auditStore: MemoryAuditStore;
+let revoke: (serial: string, reason: RevocationReason, by: string) => Promise<RevokeOutcome>;
 const keys: PrivateKeyRef[] = [];
 
 beforeAll(async () => {
@@ -46,8 +53,14 @@ beforeAll(async () => {
     store: certificates,
     caCertificates: caCerts,
     config: caConfig,
-    audit: new AuditLog(auditStore, { chains: 2 }),
   });
+  revoke = (serial, reason, by) =>
+    revokeCertificate(
+      { store: certificates, audit: new AuditLog(auditStore, { chains: 2 }) },
+      serial,
+      reason,
+      by,
+    );
 });
 
 afterAll(async () => {
@@ -110,7 +123,7 @@ test('a fresh certificate is good, a revoked one revoked with reason and time, a
   expect(good.stdout).toMatch(/OCSP Nonce/);
 
   const revoked = await issue();
-  const outcome = await revocation.revoke(revoked.serial, 'keyCompromise', 'operator');
+  const outcome = await revoke(revoked.serial, 'keyCompromise', 'operator');
   expect(outcome.outcome).toBe('revoked');
   const revokedRequest = ocspRequest(revoked.pem);
   const answer = readOcspResponse(revokedRequest, await revocation.respondOcsp(revokedRequest));
@@ -170,14 +183,14 @@ test('the nonce is echoed; without one none is sent; garbage is malformedRequest
 test('revocation happens once, is audited, and the CRL (signed in the HSM) lists it: openssl verify -crl_check refuses it', async () => {
   const good = await issue();
   const bad = await issue();
-  const first = await revocation.revoke(bad.serial.toUpperCase(), 'affiliationChanged', 'client-a');
+  const first = await revoke(bad.serial.toUpperCase(), 'affiliationChanged', 'client-a');
   expect(first).toMatchObject({ outcome: 'revoked', status: { serialHex: bad.serial } });
-  const second = await revocation.revoke(bad.serial, 'keyCompromise', 'operator');
+  const second = await revoke(bad.serial, 'keyCompromise', 'operator');
   expect(second).toMatchObject({
     outcome: 'already-revoked',
     status: { revocation: { reason: 'affiliationChanged' } },
   });
-  expect(await revocation.revoke(randomBytes(16).toString('hex'), 'keyCompromise', 'operator')).toEqual({
+  expect(await revoke(randomBytes(16).toString('hex'), 'keyCompromise', 'operator')).toEqual({
     outcome: 'unknown',
   });
   const revokedEvents = eventsOf(await auditStore.readAll()).filter((e) => e.type === 'certificate.revoked');

@@ -9,6 +9,10 @@ export type CaCertsSource =
 
 export type CaKeyType = 'RSA-3072' | 'EC-P384';
 
+/** Where CRLs and CA certificates are published: a directory (the local runner serves it) or S3. */
+export type PkiPublishTarget =
+  { readonly kind: 'file'; readonly dir: string } | { readonly kind: 's3'; readonly bucket: string };
+
 /** The delegated OCSP responder's key: EC is cheap to sign with for every response. */
 export type OcspKeyType = 'EC-P256' | 'EC-P384' | 'RSA-3072';
 
@@ -28,6 +32,9 @@ export interface CaConfig {
   readonly policyOid: string;
   /** Where relying parties fetch CRLs, CA certificates and OCSP answers (see pkiUrls). */
   readonly pkiBaseUrl: string;
+  readonly publishTarget: PkiPublishTarget;
+  /** The function that publishes CRLs; the CA invokes it (asynchronously) after each revocation. */
+  readonly crlFunctionName: string;
   /** Token label and key type of the delegated OCSP responder's key pair. */
   readonly ocspKeyLabel: string;
   readonly ocspKeyType: OcspKeyType;
@@ -63,6 +70,8 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     leafValidityDays: int(env, 'CA_LEAF_VALIDITY_DAYS', 1 * YEAR, 1, 10 * YEAR),
     policyOid: policyOid(env),
     pkiBaseUrl: pkiBaseUrl(env),
+    publishTarget: publishTarget(str(env, 'PKI_PUBLISH_TARGET', 'file:.local/pki')),
+    crlFunctionName: str(env, 'CRL_FUNCTION_NAME', 'crl'),
     ocspKeyLabel: str(env, 'CA_OCSP_KEY_LABEL', 'ocsp-signer-v1'),
     ocspKeyType: oneOf<OcspKeyType>(env, 'CA_OCSP_KEY_TYPE', ['EC-P256', 'EC-P384', 'RSA-3072'], 'EC-P256'),
     ocspValidityDays: int(env, 'CA_OCSP_VALIDITY_DAYS', 90, 2, 366),
@@ -144,6 +153,15 @@ function pkiBaseUrl(env: Env): string {
     throw new ConfigError(`${name} must be an http URL without query or fragment`, name);
   }
   return value;
+}
+
+/** `file:<dir>` (relative to the working directory) or `s3:<bucket>`. */
+export function publishTarget(spec: string): PkiPublishTarget {
+  const [kind, ...rest] = spec.split(':');
+  const value = rest.join(':');
+  if (kind === 'file' && value) return { kind, dir: isAbsolute(value) ? value : resolve(value) };
+  if (kind === 's3' && /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(value)) return { kind, bucket: value };
+  throw new ConfigError('PKI_PUBLISH_TARGET must be file:<dir> or s3:<bucket>', 'PKI_PUBLISH_TARGET');
 }
 
 /** What the certificates point at, under PKI_BASE_URL. */

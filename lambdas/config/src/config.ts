@@ -36,6 +36,7 @@ export function loadAwsConfig(env: Env = process.env): AwsConfig {
     lambda: endpoint('LAMBDA'),
     secretsmanager: endpoint('SECRETS_MANAGER'),
     ssm: endpoint('SSM'),
+    s3: endpoint('S3'),
   };
   return { region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'eu-north-1', endpoints };
 }

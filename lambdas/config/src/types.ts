@@ -27,6 +27,7 @@ export interface AwsEndpoints {
   readonly lambda?: string;
   readonly secretsmanager?: string;
   readonly ssm?: string;
+  readonly s3?: string;
 }
 
 export interface AwsConfig {

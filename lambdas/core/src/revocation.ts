@@ -66,3 +66,19 @@ export function normalizeSerial(input: string): string | undefined {
   if (!/^[0-9a-f]{1,40}$/.test(hex)) return undefined;
   return hex.replace(/^0+(?=.)/, '');
 }
+
+/** What the CA publishes for relying parties, under PKI_BASE_URL: CRLs and CA certificates (DER). */
+export const PKI_OBJECTS = {
+  'root.crt': 'application/pkix-cert',
+  'issuing.crt': 'application/pkix-cert',
+  'root.crl': 'application/pkix-crl',
+  'issuing.crl': 'application/pkix-crl',
+} as const;
+export type PkiObjectName = keyof typeof PKI_OBJECTS;
+
+/** Where published objects go: a directory served by the local runner, or S3 behind CloudFront. */
+export interface PkiPublisher {
+  publish(name: PkiObjectName, der: Buffer, options: { readonly maxAgeSeconds: number }): Promise<void>;
+  /** For logs: a path or bucket (never contents). */
+  readonly location: string;
+}

@@ -8,6 +8,8 @@ import { AssertionReplayRepository } from '../../adapters/dynamodb/src/assertion
 import { BatchedRequestReader } from '../../adapters/dynamodb/src/batched-request-reader';
 import { BufferedDemandRecorder } from '../../adapters/dynamodb/src/buffered-demand-recorder';
 import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
+import { lambdaClient } from '../../adapters/aws/src';
+import { LambdaCertificateRevoker } from '../../adapters/lambda/src';
 import { createAssertionVerifier } from '../../adapters/oidc/src';
 import { loadIdentityConfig } from '../../config/src';
 import { KEY_TYPES, RequestExistsError } from '../../core/src';
@@ -61,6 +63,7 @@ const deps: ApiDeps = {
     mode: identity.mode,
     trustedClients: identity.trustedClients,
   },
+  revoker: new LambdaCertificateRevoker(lambdaClient(config.aws), pipeline.caFunctionName),
   // The code and the ids only: never the token or what it says about the citizen.
   onAssertionRefused: (code, context) => logger.warn('identity assertion refused', { code, ...context }),
   settings: {

@@ -1,19 +1,23 @@
 /**
- * The CA Lambda: `{ requestId, csrDer (base64) }` in, a certificate and chain (or a named refusal) out.
- * Invoked by the signer through the Lambda Invoke API. Configuration, clients, the HSM login and the CA
- * certificates are set up once per execution environment, outside the handler.
+ * The CA Lambda: `{ requestId, csrDer (base64) }` in, a certificate and chain (or a named refusal) out;
+ * or `{ action: 'revoke', serial, reason, requestedBy }` in, the revocation out. Invoked by the signer
+ * (certificates) and the API (revocations) through the Lambda Invoke API: the CA is the only writer of the
+ * certificate records. After a revocation it starts the CRL publication asynchronously. Configuration,
+ * clients, the HSM login and the CA certificates are set up once per execution environment.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { documentClient } from '../../adapters/aws/src';
+import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { documentClient, lambdaClient } from '../../adapters/aws/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { RequestRepository } from '../../adapters/dynamodb/src/request-repository';
 import { connectHsm } from '../../adapters/hsm/src';
 import { createAuditLog } from '../../audit/src';
-import { InvalidIdentityError } from '../../core/src';
+import { InvalidIdentityError, isRevocationReason, type RevokeOutcome } from '../../core/src';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { PkiError } from '../../pki/src';
 import { TABLES, tableName } from '../../resources/src';
-import { CaError, CertificateAuthority, caCertificateStore } from '../../ca/src';
+import { CaError, CertificateAuthority, caCertificateStore, revokeCertificate } from '../../ca/src';
+import type { AuditSink } from '../../core/src';
 
 export interface CaEvent {
   readonly requestId: string;
@@ -22,6 +26,25 @@ export interface CaEvent {
   /** The signer attempt that owns the request (see IssueCertificateInput.attemptId). */
   readonly attemptId?: string;
 }
+
+/** Revoke a serial; `requestedBy` names who asked (an API client, for the record and the audit). */
+export interface RevokeEvent {
+  readonly action: 'revoke';
+  readonly serial: string;
+  readonly reason: string;
+  readonly requestedBy: string;
+}
+
+export type RevokeResult =
+  | {
+      readonly ok: true;
+      readonly outcome: 'revoked' | 'already-revoked';
+      readonly serialHex: string;
+      readonly reason: string;
+      /** Epoch ms. */
+      readonly revokedAt: number;
+    }
+  | { readonly ok: false; readonly error: { readonly code: string; readonly message: string } };
 
 export type CaResult =
   | {
@@ -39,9 +62,17 @@ const logger = new Logger({ serviceName: 'ca' });
 const MAX_CSR_BASE64 = 11_000;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-let ready: Promise<CertificateAuthority> | undefined;
+interface CaContext {
+  readonly ca: CertificateAuthority;
+  readonly certificates: CertificateRepository;
+  readonly audit: AuditSink;
+  /** Starts the CRL publication (asynchronous invoke): a revocation shows in the CRL within seconds. */
+  readonly publish: () => Promise<void>;
+}
 
-async function setUp(): Promise<CertificateAuthority> {
+let ready: Promise<CaContext> | undefined;
+
+async function setUp(): Promise<CaContext> {
   const config = loadConfig();
   const ca = loadCaConfig();
   const doc = documentClient(config.aws);
@@ -52,19 +83,29 @@ async function setUp(): Promise<CertificateAuthority> {
     await hsm.close();
     throw new Error(`no CA certificates in ${ca.certsSource.kind}`);
   }
-  return CertificateAuthority.create({
-    hsm,
-    requests: new RequestRepository(doc, { tableName: tableName(TABLES.requests) }),
-    certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
-    caCertificates,
-    config: ca,
-    // Appends only: the CA's crypto user does not hold the audit key, so it never signs checkpoints.
-    audit: await createAuditLog({ doc }),
-  });
+  const certificates = new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) });
+  // Appends only: the CA's crypto user does not hold the audit key, so it never signs checkpoints.
+  const audit = await createAuditLog({ doc });
+  const lambda = lambdaClient(config.aws);
+  return {
+    ca: await CertificateAuthority.create({
+      hsm,
+      requests: new RequestRepository(doc, { tableName: tableName(TABLES.requests) }),
+      certificates,
+      caCertificates,
+      config: ca,
+      audit,
+    }),
+    certificates,
+    audit,
+    publish: async () => {
+      await lambda.send(new InvokeCommand({ FunctionName: ca.crlFunctionName, InvocationType: 'Event' }));
+    },
+  };
 }
 
 /** Lazily, once; a failed set-up is tried again on the next invocation. */
-function certificateAuthority(): Promise<CertificateAuthority> {
+function certificateAuthority(): Promise<CaContext> {
   ready ??= setUp().catch((err: unknown) => {
     ready = undefined;
     throw err;
@@ -72,11 +113,61 @@ function certificateAuthority(): Promise<CertificateAuthority> {
   return ready;
 }
 
-function refusal(code: string, message: string): CaResult {
+function refusal(code: string, message: string): { ok: false; error: { code: string; message: string } } {
   return { ok: false, error: { code, message } };
 }
 
-export async function handler(event: CaEvent): Promise<CaResult> {
+export async function handler(event: RevokeEvent): Promise<RevokeResult>;
+export async function handler(event: CaEvent): Promise<CaResult>;
+export async function handler(event: CaEvent | RevokeEvent): Promise<CaResult | RevokeResult> {
+  if ((event as RevokeEvent)?.action === 'revoke') return revoke(event as RevokeEvent);
+  return issue(event as CaEvent);
+}
+
+async function revoke(event: RevokeEvent): Promise<RevokeResult> {
+  const requestedBy = typeof event.requestedBy === 'string' ? event.requestedBy.slice(0, 256) : '';
+  if (!isRevocationReason(event.reason) || typeof event.serial !== 'string' || !requestedBy) {
+    return refusal('BAD_REVOCATION', 'a revocation needs a serial, an RFC 5280 reason and who asks');
+  }
+  let outcome: RevokeOutcome;
+  try {
+    const context = await certificateAuthority();
+    outcome = await revokeCertificate(
+      { store: context.certificates, audit: context.audit },
+      event.serial,
+      event.reason,
+      requestedBy,
+    );
+    if (outcome.outcome === 'revoked') {
+      // Not awaited for its result: the schedule publishes anyway; a failed start only delays the CRL.
+      await context
+        .publish()
+        .catch((err: unknown) =>
+          logger.warn('CRL publication not started', { errorName: (err as Error)?.name }),
+        );
+    }
+  } catch (err) {
+    logger.error('revocation failed', { errorName: (err as Error)?.name });
+    return refusal('CA_UNAVAILABLE', 'the CA could not revoke now; retry later');
+  }
+  if (outcome.outcome === 'unknown') return refusal('CERTIFICATE_UNKNOWN', 'no certificate with this serial');
+  const revocation = outcome.status.revocation!;
+  logger.info('certificate revoked', {
+    serialHex: outcome.status.serialHex,
+    outcome: outcome.outcome,
+    reason: revocation.reason,
+    requestedBy,
+  });
+  return {
+    ok: true,
+    outcome: outcome.outcome,
+    serialHex: outcome.status.serialHex,
+    reason: revocation.reason,
+    revokedAt: revocation.revokedAt,
+  };
+}
+
+async function issue(event: CaEvent): Promise<CaResult> {
   const requestId = typeof event?.requestId === 'string' ? event.requestId.slice(0, 256) : undefined;
   const csr = event?.csrDer;
   if (typeof csr !== 'string' || csr.length > MAX_CSR_BASE64 || !BASE64.test(csr)) {
@@ -84,7 +175,7 @@ export async function handler(event: CaEvent): Promise<CaResult> {
     return refusal('BAD_CSR', 'csrDer must be a base64 DER PKCS#10 request');
   }
   try {
-    const ca = await certificateAuthority();
+    const { ca } = await certificateAuthority();
     // Attempt ids are UUIDs; anything else is ignored (and then cannot replace a certificate).
     const attemptId =
       typeof event.attemptId === 'string' && event.attemptId.length <= 64 ? event.attemptId : undefined;

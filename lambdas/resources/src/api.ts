@@ -14,6 +14,7 @@ export interface RouteDefinition {
 export const ROUTES: readonly RouteDefinition[] = [
   { method: 'POST', resource: '/sign-requests', authenticated: true },
   { method: 'GET', resource: '/sign-requests/{id}', authenticated: true },
+  { method: 'POST', resource: '/sign-requests/{id}/revocation', authenticated: true },
   { method: 'GET', resource: '/health', authenticated: false },
 ];
 

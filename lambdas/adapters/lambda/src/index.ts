@@ -1,2 +1,3 @@
 export * from './errors';
 export * from './lambda-certificate-issuer';
+export * from './lambda-certificate-revoker';

@@ -1,0 +1,61 @@
+/**
+ * The OCSP responder (RFC 6960 appendix A): `POST /ocsp` with an application/ocsp-request body, or
+ * `GET /ocsp/{base64 request}`. Always answers an OCSPResponse: good / revoked / unknown per certificate,
+ * signed by the delegated responder key in the HSM; malformedRequest for what does not parse; internalError
+ * (unsigned, not cached) when the records or the HSM cannot be reached.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { ocspErrorResponse } from '../../pki/src';
+import { sharedPki } from '../shared/pki';
+
+const logger = new Logger({ serviceName: 'ocsp' });
+/** A GET request is at most a few hundred bytes of base64; POST bodies are capped the same way. */
+const MAX_REQUEST_BYTES = 8192;
+
+function answer(der: Buffer, maxAgeSeconds: number): APIGatewayProxyResult {
+  return {
+    statusCode: 200,
+    headers: {
+      'Content-Type': 'application/ocsp-response',
+      'Cache-Control': maxAgeSeconds > 0 ? `public, max-age=${maxAgeSeconds}` : 'no-store',
+    },
+    body: der.toString('base64'),
+    isBase64Encoded: true,
+  };
+}
+
+/** The DER request from either binding; undefined when the HTTP request carries none. */
+export function ocspRequestOf(event: APIGatewayProxyEvent): Buffer | undefined {
+  if (event.httpMethod === 'POST') {
+    const body = event.body ?? '';
+    const der = event.isBase64Encoded ? Buffer.from(body, 'base64') : Buffer.from(body, 'latin1');
+    return der.length > 0 && der.length <= MAX_REQUEST_BYTES ? der : undefined;
+  }
+  const encoded = event.pathParameters?.request;
+  if (event.httpMethod !== 'GET' || !encoded || encoded.length > MAX_REQUEST_BYTES * 2) return undefined;
+  // RFC 6960 A.1: base64 then URL-encoding; base64url is accepted too.
+  let text: string;
+  try {
+    text = decodeURIComponent(encoded);
+  } catch {
+    return undefined;
+  }
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) return undefined;
+  return Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+}
+
+export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+  const request = ocspRequestOf(event);
+  if (!request) return answer(ocspErrorResponse('malformedRequest'), 0);
+  try {
+    const pki = await sharedPki();
+    const authority = await pki.authority();
+    // GET answers may be cached (that is what the GET binding is for); POST ones carry a nonce usually.
+    const maxAge = event.httpMethod === 'GET' ? Math.min(300, pki.config.ocspResponseValiditySeconds) : 0;
+    return answer(await authority.respondOcsp(request), maxAge);
+  } catch (err) {
+    logger.error('OCSP request failed', { errorName: (err as Error)?.name });
+    return answer(ocspErrorResponse('internalError'), 0);
+  }
+}

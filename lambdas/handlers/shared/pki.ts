@@ -1,0 +1,75 @@
+/**
+ * What the PKI functions (CRL publication, OCSP) share per execution environment: the CA crypto user's
+ * HSM login, the certificate records, the CA certificates and the signers over them.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { documentClient } from '../../adapters/aws/src';
+import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
+import { connectHsm, type Hsm } from '../../adapters/hsm/src';
+import { filePkiPublisher, s3PkiPublisher } from '../../adapters/publish/src';
+import { RevocationAuthority, caCertificateStore, type CaCertificateStore } from '../../ca/src';
+import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig } from '../../config/src';
+import type { PkiPublisher } from '../../core/src';
+import { TABLES, tableName } from '../../resources/src';
+
+export interface PkiContext {
+  readonly config: CaConfig;
+  readonly aws: AwsConfig;
+  readonly hsm: Hsm;
+  readonly certificates: CertificateRepository;
+  readonly certificateStore: CaCertificateStore;
+  readonly publisher: PkiPublisher;
+  /** Signers over the CA certificates as last read (renewed after maintenance changed them). */
+  authority(): Promise<RevocationAuthority>;
+  /** Forgets the signers, so the next call reads the CA certificates again. */
+  reload(): void;
+}
+
+let context: Promise<PkiContext> | undefined;
+
+async function setUp(): Promise<PkiContext> {
+  const { hsm: hsmConfig, aws } = loadConfig();
+  const config = loadCaConfig();
+  // The CA keys (root, issuing, OCSP responder) belong to the CA's crypto user.
+  const hsm = await connectHsm({ ...hsmConfig, pinSource: config.pinSource }, aws);
+  const certificates = new CertificateRepository(documentClient(aws), {
+    tableName: tableName(TABLES.certificates),
+  });
+  const certificateStore = caCertificateStore(config.certsSource, aws);
+  const target = config.publishTarget;
+  const publisher =
+    target.kind === 'file'
+      ? filePkiPublisher(target.dir)
+      : s3PkiPublisher(new S3Client({ region: aws.region, endpoint: aws.endpoints.s3 }), target.bucket);
+  let authority: Promise<RevocationAuthority> | undefined;
+  const create = async (): Promise<RevocationAuthority> => {
+    const caCertificates = await certificateStore.read();
+    if (!caCertificates) throw new Error(`no CA certificates in ${certificateStore.location}`);
+    return RevocationAuthority.create({ hsm, store: certificates, caCertificates, config });
+  };
+  return {
+    config,
+    aws,
+    hsm,
+    certificates,
+    certificateStore,
+    publisher,
+    authority: () =>
+      (authority ??= create().catch((err: unknown) => {
+        authority = undefined;
+        throw err;
+      })),
+    reload: () => {
+      authority = undefined;
+    },
+  };
+}
+
+/** Once per environment; a failed set-up is tried again on the next invocation. */
+export function sharedPki(): Promise<PkiContext> {
+  context ??= setUp().catch((err: unknown) => {
+    context = undefined;
+    throw err;
+  });
+  return context;
+}
