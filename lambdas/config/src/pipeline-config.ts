@@ -38,6 +38,8 @@ export interface PipelineConfig {
     readonly keygenIntervalSeconds: number;
     /** Reconciler schedule period locally, seconds. */
     readonly reconcileIntervalSeconds: number;
+    /** CRL publication period locally, seconds (revocations also publish at once). */
+    readonly crlIntervalSeconds: number;
   };
 }
 
@@ -59,6 +61,7 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
       visibilityTimeoutSeconds: int(env, 'LOCAL_VISIBILITY_TIMEOUT_SECONDS', 10, 1, 43200),
       keygenIntervalSeconds: int(env, 'LOCAL_KEYGEN_INTERVAL_SECONDS', 60, 1, 86400),
       reconcileIntervalSeconds: int(env, 'LOCAL_RECONCILE_INTERVAL_SECONDS', 30, 1, 86400),
+      crlIntervalSeconds: int(env, 'LOCAL_CRL_INTERVAL_SECONDS', 300, 1, 86400),
     },
   };
 }

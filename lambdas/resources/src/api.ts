@@ -20,3 +20,12 @@ export const ROUTES: readonly RouteDefinition[] = [
 
 /** Largest request body accepted, in bytes (the handler and the gateway both enforce it): an 8 KiB identity assertion and the rest. */
 export const MAX_BODY_BYTES = 16 * 1024;
+
+/**
+ * The OCSP responder's HTTP bindings (RFC 6960 appendix A), relative to PKI_BASE_URL: public, no
+ * authentication. The CRLs and CA certificates beside them are static objects (PKI_OBJECTS).
+ */
+export const OCSP_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
+  { method: 'POST', resource: '/ocsp' },
+  { method: 'GET', resource: '/ocsp/{request+}' },
+];

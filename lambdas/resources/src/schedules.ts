@@ -24,6 +24,13 @@ export const SCHEDULES = {
     timeoutSeconds: 15 * 60,
     reservedConcurrency: 1,
   },
+  crl: {
+    id: 'CrlSchedule',
+    description: 'Publishes the CRLs and CA certificates, and renews the OCSP responder certificate when due',
+    rateMinutes: 60,
+    timeoutSeconds: 120,
+    reservedConcurrency: 1,
+  },
   jwksRefresh: {
     id: 'JwksRefreshSchedule',
     description: "Copies the trusted identity providers' signing keys (JWKS) into SSM parameters",

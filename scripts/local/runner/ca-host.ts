@@ -1,16 +1,17 @@
 /**
- * The CA function in a process of its own, behind the Lambda Invoke endpoint, as the signer reaches it on
- * AWS. Apart from the runner's process, the CA's certificate building and HSM signing no longer share one
+ * The CA function (and the CRL publication it starts after a revocation) in a process of its own, behind
+ * the Lambda Invoke endpoint, as the signer reaches it on AWS. Apart from the runner's process, the CA's certificate building and HSM signing no longer share one
  * event loop (one core) with the gateway, the API and a load generator. Prints `listening <port>` once
  * it answers; exits when its parent goes away (stdin closes) or on SIGTERM.
  */
 import type { AddressInfo } from 'node:net';
-import { loadPipelineConfig } from '../../../lambdas/config/src';
-import { startLambdaInvokeServer, type InvokableHandler } from './lambda-invoke-server';
+import { caFunctions } from './pki';
+import { startLambdaInvokeServer } from './lambda-invoke-server';
 
 async function main(): Promise<void> {
-  const ca = (await import('../../../lambdas/handlers/ca')) as { handler: InvokableHandler };
-  const server = await startLambdaInvokeServer({ [loadPipelineConfig().caFunctionName]: ca.handler });
+  const server = await startLambdaInvokeServer(await caFunctions(), (name, err) =>
+    console.error(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
+  );
   process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);
   const shutdown = (): void => {
     server.closeAllConnections();

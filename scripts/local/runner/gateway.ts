@@ -1,12 +1,22 @@
 /**
  * Plays API Gateway (REST API, proxy integration, one stage) in front of the unchanged API handler:
  * routes from the shared definitions, API-key authentication (x-api-key, as API Gateway's usage plans
- * do), per-client throttling, a body cap, and one log line per request.
+ * do), per-client throttling, a body cap, and one log line per request. Under `/pki` it plays the public
+ * PKI endpoint (CloudFront on AWS): the published CRLs and CA certificates, and the OCSP responder.
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { API_STAGE, MAX_BODY_BYTES, ROUTES, type RouteDefinition } from '../../../lambdas/resources/src';
+import { PKI_OBJECTS, type PkiObjectName } from '../../../lambdas/core/src';
+import {
+  API_STAGE,
+  MAX_BODY_BYTES,
+  OCSP_ROUTES,
+  ROUTES,
+  type RouteDefinition,
+} from '../../../lambdas/resources/src';
 import type { ApiClient } from './api-keys';
 import { TokenBucket } from './token-bucket';
 
@@ -19,10 +29,15 @@ export interface GatewayOptions {
   readonly rateLimit: number;
   readonly burstLimit: number;
   readonly log?: (line: string) => void;
+  /** The public PKI endpoint: where the CRL function publishes, and the OCSP handler. */
+  readonly pki?: { readonly dir: string; readonly ocsp: ApiHandler };
 }
 
+/** Where the PKI endpoint is mounted (PKI_BASE_URL is http://127.0.0.1:<port>/pki locally). */
+export const PKI_PREFIX = '/pki';
+
 interface Matched {
-  readonly route: RouteDefinition;
+  readonly route: Pick<RouteDefinition, 'method' | 'resource'> & { readonly authenticated?: boolean };
   readonly pathParameters: Record<string, string> | null;
 }
 
@@ -48,6 +63,7 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     setClient: (id: string) => void,
   ): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gateway');
+    if (options.pki && url.pathname.startsWith(`${PKI_PREFIX}/`)) return servePki(req, res, url, options.pki);
     const prefix = `/${API_STAGE}`;
     const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
     const candidates =
@@ -94,16 +110,56 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
   });
 }
 
-function match(route: RouteDefinition, path: string): Matched | undefined {
+/** Static CRLs and CA certificates from the publication directory; OCSP through its handler. */
+async function servePki(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  pki: NonNullable<GatewayOptions['pki']>,
+): Promise<void> {
+  const path = url.pathname.slice(PKI_PREFIX.length);
+  const ocsp = OCSP_ROUTES.map((r) => match(r, path)).find((m) => m && m.route.method === req.method);
+  if (ocsp) {
+    const body = await readBody(req, MAX_BODY_BYTES);
+    if (body === 'too-large') return send(res, 413, error('PAYLOAD_TOO_LARGE', 'request too large'));
+    // As API Gateway does for a binary media type: the DER body arrives base64-encoded.
+    const event = {
+      ...toEvent(req, url, ocsp, body, undefined),
+      body: body.toString('base64'),
+      isBase64Encoded: true,
+    };
+    const result = await pki.ocsp({ ...event, path }, lambdaContext('ocsp'));
+    res.writeHead(result.statusCode, stringHeaders(result.headers));
+    res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+    return;
+  }
+  const name = path.slice(1);
+  if (req.method !== 'GET' || !(name in PKI_OBJECTS)) {
+    return send(res, 404, error('ROUTE_NOT_FOUND', `no PKI object ${url.pathname}`));
+  }
+  const der = await readFile(join(pki.dir, name)).catch(() => undefined);
+  if (!der) return send(res, 404, error('NOT_PUBLISHED', `${name} is not published yet`));
+  res.writeHead(200, { 'Content-Type': PKI_OBJECTS[name as PkiObjectName], 'Cache-Control': 'max-age=60' });
+  res.end(der);
+}
+
+function match(route: Matched['route'], path: string): Matched | undefined {
   const names: string[] = [];
-  const pattern = route.resource.replace(/\{(\w+)\}/g, (_, name: string) => {
+  // {name} is one path segment, {name+} the rest of the path (API Gateway's greedy parameter).
+  const pattern = route.resource.replace(/\{(\w+)(\+?)\}/g, (_, name: string, greedy: string) => {
     names.push(name);
-    return '([^/]+)';
+    return greedy ? '(.+)' : '([^/]+)';
   });
   const found = new RegExp(`^${pattern}/?$`).exec(path);
   if (!found) return undefined;
+  // Greedy parameters stay URL-encoded (an OCSP GET request is base64, then URL-encoded): the handler decodes.
   const pathParameters = names.length
-    ? Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(found[i + 1])]))
+    ? Object.fromEntries(
+        names.map((n, i) => [
+          n,
+          route.resource.includes(`{${n}+}`) ? found[i + 1] : decodeURIComponent(found[i + 1]),
+        ]),
+      )
     : null;
   return { route, pathParameters };
 }

@@ -1,6 +1,7 @@
 /**
  * Plays the Lambda Invoke API (POST /2015-03-31/functions/{name}/invocations) for functions hosted by the
- * local runner, so a handler that calls another function through @aws-sdk/client-lambda runs unchanged.
+ * local runner, so a handler that calls another function through @aws-sdk/client-lambda runs unchanged:
+ * request-response, and `Event` (asynchronous: 202 at once, the handler runs after).
  */
 import { createServer, type Server } from 'node:http';
 import type { Context } from 'aws-lambda';
@@ -10,6 +11,8 @@ export type InvokableHandler = (event: unknown, context: Context) => Promise<unk
 
 export function startLambdaInvokeServer(
   functions: Readonly<Record<string, InvokableHandler>>,
+  /** Told of a failed asynchronous invocation (Lambda would retry it and then drop it). */
+  onAsyncError?: (name: string, err: Error) => void,
 ): Promise<Server> {
   const server = createServer((req, res) => {
     const found = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(req.url?.split('?')[0] ?? '');
@@ -35,6 +38,12 @@ export function startLambdaInvokeServer(
           'x-amzn-ErrorType': 'InvalidRequestContentException',
         });
         res.end(JSON.stringify({ Type: 'User', message: 'Could not parse request body into json' }));
+        return;
+      }
+      if (req.headers['x-amz-invocation-type'] === 'Event') {
+        res.writeHead(202, { 'Content-Type': 'application/json' });
+        res.end();
+        handler(payload, lambdaContext(name)).catch((err: Error) => onAsyncError?.(name, err));
         return;
       }
       handler(payload, lambdaContext(name)).then(

@@ -12,14 +12,15 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { dynamoDbClient, sqsClient } from '../../../lambdas/adapters/aws/src';
-import { loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
+import { loadCaConfig, loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
 import { API_STAGE, QUEUES, TABLES, ensureQueue, ensureTables } from '../../../lambdas/resources/src';
 import { ROOT } from '../paths';
 import { startStandIns, type StandIns } from '../stand-ins';
 import { localHsmEnv } from '../token';
 import { loadApiClients, type ApiClient } from './api-keys';
-import { lambdaContext, startGateway, type ApiHandler } from './gateway';
-import { startLambdaInvokeServer, type InvokableHandler } from './lambda-invoke-server';
+import { PKI_PREFIX, lambdaContext, startGateway, type ApiHandler } from './gateway';
+import { startLambdaInvokeServer } from './lambda-invoke-server';
+import { caFunctions } from './pki';
 
 export interface LocalPipelineOptions {
   /** Environment overrides applied before anything is configured (e.g. POOL_TARGETS, PORT). */
@@ -119,6 +120,13 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     process.env[QUEUES.signRequests.deadLetter.envVar] = queue.deadLetterUrl;
     process.env.SIGN_QUEUE_ARN = queueArn;
 
+    // CRLs and CA certificates go where the gateway serves them (per resource prefix: pipelines sharing the
+    // stand-ins publish apart); the certificates point at PKI_BASE_URL, the gateway's /pki by default.
+    process.env.PKI_PUBLISH_TARGET ||= `file:${join(ROOT, '.local', 'pki', prefix || 'default')}`;
+    if (pipeline.local.port !== 0) {
+      process.env.PKI_BASE_URL ||= `http://127.0.0.1:${pipeline.local.port}${PKI_PREFIX}`;
+    }
+
     // The CA function behind a Lambda Invoke endpoint, as the signer reaches it on AWS: in a child process
     // of its own with LOCAL_CA_PROCESS=1, in this process by default.
     if (pipeline.local.caProcess) {
@@ -126,11 +134,14 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       cleanups.push(() => stopConsumer(caHost));
       process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${caHost.port}`;
     } else {
-      const ca = (await import('../../../lambdas/handlers/ca')) as { handler: InvokableHandler };
-      const invokeServer = await startLambdaInvokeServer({ [pipeline.caFunctionName]: ca.handler });
+      const invokeServer = await startLambdaInvokeServer(await caFunctions(), (name, err) =>
+        log(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
+      );
       cleanups.push(() => closeServer(invokeServer));
       process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
     }
+    const ca = loadCaConfig();
+    const ocsp = (await import('../../../lambdas/handlers/ocsp')) as { handler: ApiHandler };
 
     const clients = loadApiClients();
     const api = (await import('../../../lambdas/handlers/api')) as { handler: ApiHandler };
@@ -141,6 +152,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
         rateLimit: pipeline.local.rateLimit,
         burstLimit: pipeline.local.burstLimit,
         log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
+        pki: {
+          dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
+          ocsp: ocsp.handler,
+        },
       },
       pipeline.local.port,
     );
@@ -170,6 +185,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       log,
       cleanups,
     );
+    const crl = (await import('../../../lambdas/handlers/crl')) as { handler: () => Promise<unknown> };
+    schedule('crl', () => crl.handler(), pipeline.local.crlIntervalSeconds, true, log, cleanups, {
+      logQuiet: true,
+    });
     const reconcile = (await import('../../../lambdas/handlers/reconcile')) as {
       runReconcile: () => Promise<unknown>;
     };
