@@ -40,8 +40,11 @@ export function useRunnerEnv(): RunnerInfo | undefined {
     'AWS_REGION',
     'AWS_ACCESS_KEY_ID',
     'AWS_SECRET_ACCESS_KEY',
+    'AWS_ENDPOINT_URL_LAMBDA',
     'SIGN_QUEUE_URL',
     'SIGN_DLQ_URL',
+    'PKI_PUBLISH_TARGET',
+    'PKI_BASE_URL',
   ];
   for (const key of keys) if (info.env[key] && !process.env[key]) process.env[key] = info.env[key];
   for (const [key, value] of Object.entries(info.env)) {
