@@ -29,7 +29,7 @@ import {
 
 let synth: Synthesized;
 let template: Template;
-const FUNCTIONS = ['Api', 'Signer', 'Keygen', 'Ca', 'Reconcile', 'JwksRefresh'] as const;
+const FUNCTIONS = ['Api', 'Signer', 'Keygen', 'Ca', 'Reconcile', 'JwksRefresh', 'Crl', 'Ocsp'] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const fnId = (name: FunctionName): string =>
   logicalId(template, 'AWS::Lambda::Function', `Functions/${name}/Resource`);
@@ -214,6 +214,7 @@ describe('functions', () => {
     ['Keygen', SCHEDULES.keygen],
     ['Reconcile', SCHEDULES.reconcile],
     ['JwksRefresh', SCHEDULES.jwksRefresh],
+    ['Crl', SCHEDULES.crl],
   ] as const)(
     '%s runs on its SCHEDULES rate and timeout, one at a time, stale runs dropped',
     (name, schedule) => {
@@ -260,7 +261,7 @@ describe('least privilege', () => {
       .flatMap(actionsOf)
       .sort();
 
-  it('only the CA function can read the CA user secret; the signer cannot', () => {
+  it('the signing path cannot read the CA user secret', () => {
     expect(references('Ca', secretId('Ca'))).toBe(true);
     for (const name of ['Api', 'Signer', 'Keygen', 'Reconcile', 'JwksRefresh'] as const)
       expect(references(name, secretId('Ca'))).toBe(false);
@@ -313,15 +314,42 @@ describe('least privilege', () => {
     expect(actionsOn('Ca', tableId('keyPool'))).toEqual([]);
   });
 
-  it('only the CA writes issued certificates, and only the signer may invoke the CA', () => {
-    for (const name of ['Api', 'Signer', 'Keygen', 'Reconcile'] as const)
+  /** The statements of a function's role on a table, with their conditions. */
+  const statementsOn = (name: FunctionName, id: string) =>
+    roleStatements(template, roleId(name)).filter((s) => JSON.stringify(s.Resource).includes(`"${id}"`));
+
+  it('only the CA writes issued certificates (and revokes only serial records); the signer and the API may invoke it', () => {
+    for (const name of ['Api', 'Signer', 'Keygen', 'Reconcile', 'JwksRefresh'] as const)
       expect(actionsOn(name, tableId('certificates'))).toEqual([]);
-    expect(actionsOn('Ca', tableId('certificates'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(actionsOn('Ca', tableId('certificates'))).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+    const onKeys = (name: FunctionName, action: string): unknown =>
+      statementsOn(name, tableId('certificates')).find((s) => actionsOf(s).includes(action))?.Condition;
+    expect(onKeys('Ca', 'dynamodb:UpdateItem')).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SERIAL#*'] },
+    });
+    // The publication counts CRL numbers (only CRL# items) and reads the revoked index; OCSP only reads.
+    expect(onKeys('Crl', 'dynamodb:UpdateItem')).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CRL#*'] },
+    });
+    expect(actionsOn('Ocsp', tableId('certificates'))).toEqual(['dynamodb:BatchGetItem']);
     const invokers = FUNCTIONS.filter((name) =>
       roleStatements(template, roleId(name)).some((s) => actionsOf(s).includes('lambda:InvokeFunction')),
     );
-    expect(invokers).toEqual(['Signer']);
+    expect(invokers.sort()).toEqual(['Api', 'Ca', 'Signer']);
     expect(actionsOn('Signer', fnId('Ca'))).toEqual(['lambda:InvokeFunction']);
+    expect(actionsOn('Api', fnId('Ca'))).toEqual(['lambda:InvokeFunction']);
+    expect(actionsOn('Ca', fnId('Crl'))).toEqual(['lambda:InvokeFunction']);
+  });
+
+  it('the CA keys are used only by the CA, CRL and OCSP functions (the CA crypto user)', () => {
+    const caSecret = logicalId(template, 'AWS::SecretsManager::Secret', 'HsmAccess/CaCryptoUser/Resource');
+    const users = FUNCTIONS.filter((name) => references(name, caSecret));
+    expect(users.sort()).toEqual(['Ca', 'Crl', 'Ocsp']);
   });
 
   it('the audit log is append-only for every function: no update, delete or scan; the API has no access', () => {
@@ -443,8 +471,12 @@ describe('API', () => {
     return found[0].Properties!;
   }
 
+  const signingApiId = (): string => logicalId(template, 'AWS::ApiGateway::RestApi', 'Api/RestApi/Resource');
+
   it('has exactly the ROUTES, each with IAM authorization', () => {
-    const methods = Object.values(resources(template, 'AWS::ApiGateway::Method'));
+    const methods = Object.values(resources(template, 'AWS::ApiGateway::Method')).filter(
+      (m) => (m.Properties!.RestApiId as { Ref?: string }).Ref === signingApiId(),
+    );
     expect(methods).toHaveLength(ROUTES.length);
     for (const m of methods) expect(m.Properties!.AuthorizationType).toBe('AWS_IAM');
     for (const route of ROUTES) expect(method(route).ApiKeyRequired ?? false).toBe(route.authenticated);
@@ -624,5 +656,58 @@ describe('cdk-nag (AwsSolutions)', () => {
       expect(a.id).toMatch(/^AwsSolutions-/);
       expect(a.reason.length).toBeGreaterThanOrEqual(60);
     }
+  });
+});
+
+describe('public PKI endpoint', () => {
+  it('serves CRLs, CA certificates and OCSP over plain HTTP from a private bucket and a public OCSP API', () => {
+    const distribution = Object.values(resources(template, 'AWS::CloudFront::Distribution'))[0].Properties!
+      .DistributionConfig as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(distribution.DefaultCacheBehavior.ViewerProtocolPolicy).toBe('allow-all');
+    const ocsp = distribution.CacheBehaviors.find((b: { PathPattern: string }) => b.PathPattern === '/ocsp*');
+    expect(ocsp).toMatchObject({ ViewerProtocolPolicy: 'allow-all' });
+    expect(ocsp.AllowedMethods).toEqual(expect.arrayContaining(['GET', 'POST']));
+    const bucketId = logicalId(template, 'AWS::S3::Bucket', 'PublicPki/Objects/Resource');
+    expect(
+      resources(template, 'AWS::S3::Bucket')[bucketId].Properties!.PublicAccessBlockConfiguration,
+    ).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    const ocspApi = logicalId(template, 'AWS::ApiGateway::RestApi', 'PublicPki/OcspApi/Resource');
+    expect(resources(template, 'AWS::ApiGateway::RestApi')[ocspApi].Properties!.BinaryMediaTypes).toEqual([
+      '*/*',
+    ]);
+    const methods = Object.values(resources(template, 'AWS::ApiGateway::Method')).filter(
+      (m) => (m.Properties!.RestApiId as { Ref?: string }).Ref === ocspApi,
+    );
+    expect(methods.map((m) => m.Properties!.HttpMethod).sort()).toEqual(['GET', 'POST']);
+    for (const m of methods) expect(m.Properties!.AuthorizationType).toBe('NONE');
+  });
+
+  it('the publication writes exactly the published objects; certificates point at the distribution', () => {
+    const bucketId = logicalId(template, 'AWS::S3::Bucket', 'PublicPki/Objects/Resource');
+    const puts = roleStatements(template, roleId('Crl')).filter((s) => actionsOf(s).includes('s3:PutObject'));
+    expect(puts).toHaveLength(1);
+    expect(actionsOf(puts[0])).toEqual(['s3:PutObject']);
+    expect(JSON.stringify(puts[0].Resource)).toContain(bucketId);
+    for (const name of ['root.crt', 'issuing.crt', 'root.crl', 'issuing.crl'])
+      expect(JSON.stringify(puts[0].Resource)).toContain(`/${name}`);
+    for (const name of FUNCTIONS.filter((n) => n !== 'Crl')) {
+      expect(roleStatements(template, roleId(name)).some((s) => JSON.stringify(s).includes(bucketId))).toBe(
+        false,
+      );
+    }
+    const distribution = logicalId(
+      template,
+      'AWS::CloudFront::Distribution',
+      'PublicPki/Distribution/Resource',
+    );
+    for (const name of ['Ca', 'Crl'] as const) {
+      expect(JSON.stringify(env(name).PKI_BASE_URL)).toContain(distribution);
+    }
+    expect(env('Crl').PKI_PUBLISH_TARGET).toEqual({ 'Fn::Join': ['', ['s3:', { Ref: bucketId }]] });
   });
 });

@@ -25,6 +25,8 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     stack.functions.keygen,
     stack.functions.ca,
     stack.functions.reconcile,
+    stack.functions.crl,
+    stack.functions.ocsp,
   ];
   ack(
     stack.functions.jwksRefresh.role!,
@@ -89,6 +91,44 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     'Every method requires SigV4 from an IAM principal the operator granted execute-api:Invoke, and the ' +
       'usage plan throttles per client; anonymous traffic is rejected before integration. A WAF web ACL ' +
       'can be associated to the v1 stage where policy demands it.',
+  );
+  // The public PKI endpoint: what relying parties fetch without credentials, by design of the standards.
+  const { pki } = stack;
+  ack(
+    pki.ocspApi,
+    'AwsSolutions-APIG2',
+    'OCSP bodies are binary DER (RFC 6960), which API Gateway models cannot describe; the responder bounds ' +
+      'their size and parses them strictly, answering malformedRequest to anything else.',
+  );
+  ack(
+    pki.ocspApi,
+    'AwsSolutions-APIG3',
+    'A public OCSP responder: throttled at the stage; a WAF web ACL can be associated where policy demands it.',
+  );
+  for (const id of ['AwsSolutions-APIG4', 'AwsSolutions-COG4']) {
+    ack(
+      pki.ocspApi,
+      id,
+      'OCSP is a public service (RFC 6960): any relying party asks about any certificate without credentials; ' +
+        'answers carry no personal data (serial numbers and status only).',
+    );
+  }
+  ack(
+    pki.distribution,
+    'AwsSolutions-CFR1',
+    'Relying parties anywhere must be able to check revocation of signatures: no geographic restriction.',
+  );
+  ack(
+    pki.distribution,
+    'AwsSolutions-CFR2',
+    'Static CRLs and certificates plus a throttled OCSP API; a WAF web ACL can be attached where policy demands it.',
+  );
+  ack(
+    pki.distribution,
+    'AwsSolutions-CFR4',
+    'Plain HTTP is required for CRL distribution points and AIA (RFC 5280 4.2.1.13, 4.2.2.1); HTTPS uses the ' +
+      'default certificate, whose policy CloudFront fixes. A custom domain (pkiBaseUrl) with its own ' +
+      'certificate can enforce TLS 1.2 for HTTPS viewers.',
   );
   return acknowledgements;
 }

@@ -61,6 +61,8 @@ export interface StackSettings {
   };
   readonly api: { readonly rateLimit: number; readonly burstLimit: number; readonly clients: string[] };
   readonly caCertsParameterPrefix: string;
+  /** http:// base URL relying parties reach the CRLs, CA certificates and OCSP at; default the distribution. */
+  readonly pkiBaseUrl?: string;
   readonly identity: IdentitySettings;
   readonly alarmEmail?: string;
 }
@@ -147,6 +149,7 @@ export function parseSettings(ctx: Context): StackSettings {
       optionalString(ctx, 'caCertsParameterPrefix') ?? '/signing-pipeline/ca',
       'caCertsParameterPrefix',
     ),
+    pkiBaseUrl: pkiBaseUrl(ctx),
     identity: identitySettings(ctx, allowPlaceholders),
     alarmEmail: optionalString(ctx, 'alarmEmail'),
   };
@@ -322,6 +325,18 @@ function scalingWindows(ctx: Context, base: number): ScalingWindow[] {
 function parameterPrefix(value: string, key: string): string {
   if (!/^\/[A-Za-z0-9_.\-/]+[^/]$/.test(value)) {
     throw new DeploymentSettingsError(`${key} must look like /signing-pipeline/ca`, key);
+  }
+  return value;
+}
+
+/** A custom domain for the PKI distribution (CNAME), plain http as the certificates name it. */
+function pkiBaseUrl(ctx: Context): string | undefined {
+  const value = optionalString(ctx, 'pkiBaseUrl');
+  if (value !== undefined && !/^http:\/\/[A-Za-z0-9.-]+(:\d+)?$/.test(value)) {
+    throw new DeploymentSettingsError(
+      'pkiBaseUrl must be http://<host> (the distribution root)',
+      'pkiBaseUrl',
+    );
   }
   return value;
 }

@@ -6,6 +6,7 @@ import { HsmAccess } from './constructs/hsm-access';
 import { IdentityTrust } from './constructs/identity-trust';
 import { Network } from './constructs/network';
 import { Observability } from './constructs/observability';
+import { PublicPki } from './constructs/public-pki';
 import { SignQueue } from './constructs/sign-queue';
 import { Tables } from './constructs/tables';
 import { addNagSuppressions, type NagAcknowledgement } from './nag-suppressions';
@@ -28,6 +29,7 @@ export class SigningPipelineStack extends Stack {
   public readonly identity: IdentityTrust;
   public readonly functions: PipelineFunctions;
   public readonly api: SigningApi;
+  public readonly pki: PublicPki;
   public readonly observability: Observability;
   /** cdk-nag findings this stack accepts, with reasons (see nag-suppressions.ts). */
   public readonly nagAcknowledgements: NagAcknowledgement[];
@@ -57,6 +59,11 @@ export class SigningPipelineStack extends Stack {
       signQueue: this.signQueue,
       settings,
     });
+    this.pki = new PublicPki(this, 'PublicPki', {
+      ocspHandler: this.functions.ocsp,
+      baseUrl: settings.pkiBaseUrl,
+    });
+    this.functions.connectPublicPki(this.pki);
     this.api = new SigningApi(this, 'Api', {
       handler: this.functions.api,
       rateLimit: settings.api.rateLimit,
@@ -74,6 +81,8 @@ export class SigningPipelineStack extends Stack {
         ca: this.functions.ca,
         reconcile: this.functions.reconcile,
         jwksRefresh: this.functions.jwksRefresh,
+        crl: this.functions.crl,
+        ocsp: this.functions.ocsp,
       },
       poolTargets: settings.pool.targets,
       lowWaterPercent: settings.pool.lowWaterPercent,
@@ -81,6 +90,7 @@ export class SigningPipelineStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url });
+    new CfnOutput(this, 'PkiBaseUrl', { value: this.pki.baseUrl });
     new CfnOutput(this, 'PoolUserSecretArn', { value: this.hsm.poolUserSecret.secretArn });
     new CfnOutput(this, 'CaUserSecretArn', { value: this.hsm.caUserSecret.secretArn });
     new CfnOutput(this, 'SignQueueUrl', { value: this.signQueue.queue.queueUrl });

@@ -10,6 +10,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import {
   SCHEDULES,
@@ -18,6 +19,7 @@ import {
   TABLES,
   type ScheduleDefinition,
 } from '../../../lambdas/resources/src';
+import { PKI_OBJECTS } from '../../../lambdas/core/src/revocation';
 import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME } from '../platform';
 import type { StackSettings } from '../settings';
 import { allowEndpointTraffic, type HsmAccess } from './hsm-access';
@@ -42,7 +44,7 @@ export interface PipelineFunctionsProps {
 }
 
 interface FunctionSpec {
-  readonly name: 'api' | 'signer' | 'keygen' | 'ca' | 'reconcile' | 'jwks-refresh';
+  readonly name: 'api' | 'signer' | 'keygen' | 'ca' | 'reconcile' | 'jwks-refresh' | 'crl' | 'ocsp';
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
@@ -67,7 +69,10 @@ export class PipelineFunctions extends Construct {
   public readonly ca: NodejsFunction;
   public readonly reconcile: NodejsFunction;
   public readonly jwksRefresh: NodejsFunction;
+  public readonly crl: NodejsFunction;
+  public readonly ocsp: NodejsFunction;
   public readonly keygenSchedule: events.Rule;
+  public readonly crlSchedule: events.Rule;
   public readonly reconcileSchedule: events.Rule;
   public readonly jwksRefreshSchedule: events.Rule;
 
@@ -116,19 +121,45 @@ export class PipelineFunctions extends Construct {
       'Signing pipeline API function (no HSM access)',
     );
 
+    // The CA's crypto user, for every function that uses the CA keys (CA, CRL publication, OCSP).
+    const caUserEnv = {
+      ...hsmEnv,
+      // Both point at the CA user: nothing in these functions' configuration names the pool user.
+      HSM_PIN_SOURCE: caUserPin,
+      CA_HSM_PIN_SOURCE: caUserPin,
+      CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
+    };
+    this.crl = this.createFunction({
+      name: 'crl',
+      usesHsm: true,
+      description:
+        'Scheduled and after each revocation: renews the OCSP responder certificate, publishes CRLs and CA certificates',
+      memorySize: 512,
+      timeout: Duration.seconds(SCHEDULES.crl.timeoutSeconds),
+      reservedConcurrency: SCHEDULES.crl.reservedConcurrency,
+      securityGroup: hsm.clientSecurityGroup,
+      environment: { ...caUserEnv, ...tableEnv('certificates') },
+    });
+    this.ocsp = this.createFunction({
+      name: 'ocsp',
+      usesHsm: true,
+      description: 'OCSP responder: good / revoked / unknown from the certificate records, signed in the HSM',
+      memorySize: 512,
+      timeout: Duration.seconds(10),
+      securityGroup: hsm.clientSecurityGroup,
+      environment: { ...caUserEnv, ...tableEnv('certificates') },
+    });
     this.ca = this.createFunction({
       name: 'ca',
       usesHsm: true,
-      description: 'Issues the one-time certificate for a CSR signed by a pooled key (invoked by the signer)',
+      description:
+        'Issues the one-time certificate for a CSR signed by a pooled key (signer) and revokes certificates (API)',
       memorySize: 1024,
       timeout: Duration.seconds(CA_TIMEOUT_SECONDS),
       securityGroup: hsm.clientSecurityGroup,
       environment: {
-        ...hsmEnv,
-        // Both point at the CA user: nothing in this function's configuration names the pool user.
-        HSM_PIN_SOURCE: caUserPin,
-        CA_HSM_PIN_SOURCE: caUserPin,
-        CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
+        ...caUserEnv,
+        CRL_FUNCTION_NAME: this.crl.functionArn,
         ...tableEnv('requests', 'certificates', 'audit'),
       },
     });
@@ -144,6 +175,7 @@ export class PipelineFunctions extends Construct {
         ...poolEnv,
         ...props.identity.environment(),
         SIGN_QUEUE_URL: signQueue.queue.queueUrl,
+        CA_FUNCTION_NAME: this.ca.functionArn,
         ...tableEnv('requests', 'keyPool', 'demand', 'assertions'),
       },
     });
@@ -214,6 +246,7 @@ export class PipelineFunctions extends Construct {
     this.keygenSchedule = this.createSchedule(SCHEDULES.keygen, this.keygen);
     this.reconcileSchedule = this.createSchedule(SCHEDULES.reconcile, this.reconcile);
     this.jwksRefreshSchedule = this.createSchedule(SCHEDULES.jwksRefresh, this.jwksRefresh);
+    this.crlSchedule = this.createSchedule(SCHEDULES.crl, this.crl);
   }
 
   private createFunction(spec: FunctionSpec): NodejsFunction {
@@ -289,6 +322,21 @@ export class PipelineFunctions extends Construct {
         }),
       );
     };
+    // Item-level: only items whose partition key matches (dynamodb:LeadingKeys).
+    const allowOnKeys = (
+      fn: NodejsFunction,
+      target: dynamodb.Table,
+      actions: string[],
+      keys: string[],
+    ): void => {
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: actions.map((a) => `dynamodb:${a}`),
+          resources: [target.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keys } },
+        }),
+      );
+    };
     // The tables' customer-managed key, with the exact actions DynamoDB needs on a caller's behalf.
     const tableKey = (fn: NodejsFunction): void => {
       tables.key.grant(fn, 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey');
@@ -333,12 +381,43 @@ export class PipelineFunctions extends Construct {
     hsm.poolUserSecret.grantRead(this.keygen);
     // CA: read the request (subject), record issued certificates (transaction of puts), read CA certs.
     allow(this.ca, requests, 'GetItem');
-    allow(this.ca, certificates, 'GetItem', 'PutItem');
+    allow(this.ca, certificates, 'GetItem', 'PutItem', 'BatchGetItem');
+    // Revocation: one conditional update of a serial's record, nothing else.
+    allowOnKeys(this.ca, certificates, ['UpdateItem'], ['SERIAL#*']);
     allow(this.ca, audit, 'GetItem', 'PutItem');
     tableKey(this.ca);
-    hsm.caUserSecret.grantRead(this.ca);
-    hsm.caRootCertificate.grantRead(this.ca);
-    hsm.caIssuingCertificate.grantRead(this.ca);
+    const caUser = (fn: NodejsFunction, writesCertificates = false): void => {
+      hsm.caUserSecret.grantRead(fn);
+      for (const parameter of [hsm.caRootCertificate, hsm.caIssuingCertificate, hsm.caOcspCertificate]) {
+        parameter.grantRead(fn);
+        if (writesCertificates) parameter.grantWrite(fn);
+      }
+    };
+    caUser(this.ca);
+    // After a revocation the CA starts the publication (asynchronous invoke of the crl function).
+    this.ca.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.crl.functionArn] }),
+    );
+    // The API asks the CA to revoke (the CA is the only writer of certificate records).
+    this.api.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.ca.functionArn] }),
+    );
+    // CRL publication: revoked serials from the sparse index, CRL numbers from their counters; renewing
+    // the OCSP responder certificate writes the CA certificate parameters.
+    const revokedIndex = TABLES.certificates.globalSecondaryIndexes[0].indexName;
+    this.crl.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${certificates.tableArn}/index/${revokedIndex}`],
+      }),
+    );
+    allowOnKeys(this.crl, certificates, ['UpdateItem'], ['CRL#*']);
+    tableKey(this.crl);
+    caUser(this.crl, true);
+    // OCSP: the statuses of the serials asked about.
+    allow(this.ocsp, certificates, 'BatchGetItem');
+    tableKey(this.ocsp);
+    caUser(this.ocsp);
     // Reconciler: list open requests (the sparse index), read one, count a requeue or fail it (conditional
     // updates); send a fresh message. No access to the pool, the certificates, the audit log or the HSM.
     allow(this.reconcile, requests, 'GetItem', 'UpdateItem');
@@ -352,6 +431,23 @@ export class PipelineFunctions extends Construct {
     tableKey(this.reconcile);
     signQueue.queue.grant(this.reconcile, 'sqs:SendMessage');
     signQueue.key.grant(this.reconcile, 'kms:GenerateDataKey', 'kms:Decrypt');
+  }
+
+  /**
+   * The public PKI endpoint, created after the functions (its OCSP origin is the ocsp function): the CA
+   * and the publication put its URL into certificates; the crl function writes to its bucket.
+   */
+  public connectPublicPki(pki: { readonly baseUrl: string; readonly bucket: s3.IBucket }): void {
+    // Not the OCSP responder: its answers name no URL, and the distribution depends on it.
+    for (const fn of [this.ca, this.crl]) fn.addEnvironment('PKI_BASE_URL', pki.baseUrl);
+    this.crl.addEnvironment('PKI_PUBLISH_TARGET', `s3:${pki.bucket.bucketName}`);
+    // Exactly the published objects, nothing else in the bucket.
+    this.crl.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: Object.keys(PKI_OBJECTS).map((name) => pki.bucket.arnForObjects(name)),
+      }),
+    );
   }
 
   /** Provisioned concurrency keeps HSM logins warm; the queue feeds the alias, never $LATEST. */

@@ -35,6 +35,7 @@ export class HsmAccess extends Construct {
   public readonly caUserSecret: secretsmanager.Secret;
   public readonly caRootCertificate: ssm.StringParameter;
   public readonly caIssuingCertificate: ssm.StringParameter;
+  public readonly caOcspCertificate: ssm.StringParameter;
 
   public constructor(scope: Construct, id: string, props: HsmAccessProps) {
     super(scope, id);
@@ -65,14 +66,17 @@ export class HsmAccess extends Construct {
 
     // Placeholders: the CA bootstrap (run once against the cluster) overwrites them with the CA PEMs.
     // Keep these resources unchanged: CloudFormation rewrites the value whenever the resource changes.
-    const certParameter = (name: 'root' | 'issuing'): ssm.StringParameter => {
+    const certParameter = (name: 'root' | 'issuing' | 'ocsp'): ssm.StringParameter => {
       const parameter = new ssm.StringParameter(
         this,
-        `Ca${name === 'root' ? 'Root' : 'Issuing'}Certificate`,
+        `Ca${name.charAt(0).toUpperCase()}${name.slice(1)}Certificate`,
         {
           parameterName: `${props.caCertsParameterPrefix}/${name}.pem`,
           stringValue: 'PLACEHOLDER: written by the CA bootstrap',
-          description: `PEM of the ${name} CA certificate (public)`,
+          description:
+            name === 'ocsp'
+              ? 'PEM of the delegated OCSP responder certificate (public; renewed by the crl function)'
+              : `PEM of the ${name} CA certificate (public)`,
         },
       );
       parameter.applyRemovalPolicy(RemovalPolicy.RETAIN);
@@ -80,6 +84,7 @@ export class HsmAccess extends Construct {
     };
     this.caRootCertificate = certParameter('root');
     this.caIssuingCertificate = certParameter('issuing');
+    this.caOcspCertificate = certParameter('ocsp');
 
     if (hsm.caCertificatePem) {
       new ssm.StringParameter(this, 'ClusterCaCertificate', {

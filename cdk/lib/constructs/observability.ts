@@ -27,6 +27,8 @@ export interface ObservabilityProps {
     ca: lambda.IFunction;
     reconcile: lambda.IFunction;
     jwksRefresh: lambda.IFunction;
+    crl: lambda.IFunction;
+    ocsp: lambda.IFunction;
   };
   readonly poolTargets: Partial<Record<KeyType, number>>;
   readonly lowWaterPercent: number;
@@ -122,6 +124,9 @@ export class Observability extends Construct {
       ['Reconcile', props.functions.reconcile],
       // The identity providers' keys were not refreshed: rotated keys will not verify until they are.
       ['JwksRefresh', props.functions.jwksRefresh],
+      // No fresh CRL: relying parties see the old one until its nextUpdate, then revocation checks fail.
+      ['Crl', props.functions.crl],
+      ['Ocsp', props.functions.ocsp],
     ] as const) {
       this.alarm(`${name}Errors`, {
         alarmDescription: `${name} function errors (failed invocations, not per-record failures)`,

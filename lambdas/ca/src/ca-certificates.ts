@@ -8,6 +8,11 @@ const ROOT = 'root.pem';
 const ISSUING = 'issuing.pem';
 const OCSP = 'ocsp.pem';
 
+/** A stored value that is a PEM certificate; placeholders (the stack's initial SSM values) are not. */
+function pemOrUndefined(value: string | undefined): string | undefined {
+  return value?.includes('-----BEGIN CERTIFICATE-----') ? value : undefined;
+}
+
 function complete(each: Partial<CaCertificates>): CaCertificates | undefined {
   return each.rootPem && each.issuingPem
     ? {
@@ -30,7 +35,11 @@ export function fileCaCertificateStore(dir: string): CaCertificateStore {
   };
   const readEach = async (): Promise<Partial<CaCertificates>> => {
     const [rootPem, issuingPem, ocspPem] = await Promise.all([read(ROOT), read(ISSUING), read(OCSP)]);
-    return { rootPem, issuingPem, ocspPem };
+    return {
+      rootPem: pemOrUndefined(rootPem),
+      issuingPem: pemOrUndefined(issuingPem),
+      ocspPem: pemOrUndefined(ocspPem),
+    };
   };
   return {
     location: dir,
@@ -57,7 +66,11 @@ export function ssmCaCertificateStore(client: SSMClient, prefix: string): CaCert
     const out = await client.send(new GetParametersCommand({ Names: [root, issuing, ocsp] }));
     const value = (name: string): string | undefined =>
       out.Parameters?.find((p) => p.Name === name)?.Value || undefined;
-    return { rootPem: value(root), issuingPem: value(issuing), ocspPem: value(ocsp) };
+    return {
+      rootPem: pemOrUndefined(value(root)),
+      issuingPem: pemOrUndefined(value(issuing)),
+      ocspPem: pemOrUndefined(value(ocsp)),
+    };
   };
   return {
     location: `ssm:${prefix}`,

@@ -27,7 +27,7 @@ export const SCHEDULES = {
   crl: {
     id: 'CrlSchedule',
     description: 'Publishes the CRLs and CA certificates, and renews the OCSP responder certificate when due',
-    rateMinutes: 60,
+    rateMinutes: 30,
     timeoutSeconds: 120,
     reservedConcurrency: 1,
   },

@@ -1,0 +1,116 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { OCSP_ROUTES } from '../../../lambdas/resources/src';
+
+/** The stage of the OCSP API: CloudFront's origin path, invisible to relying parties. */
+const OCSP_STAGE = 'pki';
+
+/**
+ * Where relying parties check certificates: one CloudFront distribution over plain HTTP and HTTPS (CRL
+ * distribution points and AIA are fetched without TLS, RFC 5280 4.2.1.13 and 4.2.2.1), serving the CRLs
+ * and CA certificates the crl function publishes to a private bucket (origin access control), and the OCSP
+ * responder (RFC 6960 appendix A, GET and POST) through a public regional REST API. PKI_BASE_URL is the
+ * distribution's root.
+ */
+export class PublicPki extends Construct {
+  public readonly bucket: s3.Bucket;
+  public readonly logBucket: s3.Bucket;
+  public readonly ocspApi: apigw.RestApi;
+  public readonly distribution: cloudfront.Distribution;
+  /** The distribution's http:// URL (a token until deploy), unless a base URL was configured. */
+  public readonly baseUrl: string;
+
+  public constructor(
+    scope: Construct,
+    id: string,
+    props: { ocspHandler: lambda.IFunction; baseUrl?: string },
+  ) {
+    super(scope, id);
+    // Access logs of the bucket and the distribution (CloudFront standard logs need object-writer ACLs).
+    this.logBucket = new s3.Bucket(this, 'AccessLogs', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
+      lifecycleRules: [{ expiration: Duration.days(365) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.bucket = new s3.Bucket(this, 'Objects', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: true,
+      // Superseded CRLs stay a while (evidence of what was published), then go.
+      lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(90) }],
+      serverAccessLogsBucket: this.logBucket,
+      serverAccessLogsPrefix: 'objects/',
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const accessLogs = new logs.LogGroup(this, 'OcspAccessLogs', {
+      retention: logs.RetentionDays.ONE_YEAR,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.ocspApi = new apigw.RestApi(this, 'OcspApi', {
+      description: 'OCSP responder of the signing pipeline CA (public, RFC 6960)',
+      endpointTypes: [apigw.EndpointType.REGIONAL],
+      // OCSP requests and responses are DER: every body travels base64-encoded through the integration.
+      binaryMediaTypes: ['*/*'],
+      cloudWatchRole: false,
+      deployOptions: {
+        stageName: OCSP_STAGE,
+        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        metricsEnabled: true,
+        throttlingRateLimit: 500,
+        throttlingBurstLimit: 1000,
+      },
+    });
+    const integration = new apigw.LambdaIntegration(props.ocspHandler, {
+      proxy: true,
+      allowTestInvoke: false,
+    });
+    const validator = this.ocspApi.addRequestValidator('Parameters', { validateRequestParameters: true });
+    for (const route of OCSP_ROUTES) {
+      this.ocspApi.root.resourceForPath(route.resource).addMethod(route.method, integration, {
+        authorizationType: apigw.AuthorizationType.NONE,
+        requestValidator: validator,
+        requestParameters: route.resource.includes('{request+}')
+          ? { 'method.request.path.request': true }
+          : undefined,
+      });
+    }
+
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: 'Signing pipeline PKI: CRLs, CA certificates, OCSP',
+      defaultBehavior: {
+        origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+        // The crl function sets Cache-Control (minutes for CRLs, a day for certificates).
+        cachePolicy: cloudfront.CachePolicy.USE_ORIGIN_CACHE_CONTROL_HEADERS,
+      },
+      additionalBehaviors: {
+        '/ocsp*': {
+          origin: new origins.RestApiOrigin(this.ocspApi),
+          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
+          allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+          cachePolicy: cloudfront.CachePolicy.USE_ORIGIN_CACHE_CONTROL_HEADERS,
+          originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        },
+      },
+      enableLogging: true,
+      logBucket: this.logBucket,
+      logFilePrefix: 'cloudfront/',
+    });
+    this.baseUrl = props.baseUrl ?? `http://${this.distribution.distributionDomainName}`;
+  }
+}
