@@ -92,6 +92,17 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
       'usage plan throttles per client; anonymous traffic is rejected before integration. A WAF web ACL ' +
       'can be associated to the v1 stage where policy demands it.',
   );
+  const health = stack.api.restApi.root.resourceForPath('/health').node.tryFindChild('GET');
+  if (health) {
+    for (const id of ['AwsSolutions-APIG4', 'AwsSolutions-COG4']) {
+      ack(
+        health,
+        id,
+        'The health check answers anonymous callers (load balancers) with liveness only; pool and queue ' +
+          'depths are not in that answer (they are metrics).',
+      );
+    }
+  }
   // The public PKI endpoint: what relying parties fetch without credentials, by design of the standards.
   const { pki } = stack;
   ack(

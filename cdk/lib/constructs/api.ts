@@ -21,9 +21,9 @@ interface OpenApiOperation {
 }
 
 /**
- * REST API over ROUTES (the routes the local gateway serves too), stage `v1`. Every method requires SigV4
- * (IAM); the sign request methods also need an API key, which binds the caller to a usage plan with its
- * own throttle. Bodies and parameters are validated against the OpenAPI document before the function
+ * REST API over ROUTES (the routes the local gateway serves too), stage `v1`. Every authenticated method
+ * requires SigV4 (IAM) and an API key, which binds the caller to a usage plan with its own throttle; the
+ * health check is open and says only whether the service is up. Bodies and parameters are validated against the OpenAPI document before the function
  * runs. Execution logs are ERROR level without data tracing: request bodies (digests, identities) are
  * never logged.
  */
@@ -66,7 +66,8 @@ export class SigningApi extends Construct {
       const operation = openApiOperation(route);
       const body = operation.requestBody?.content?.['application/json']?.schema?.$ref?.split('/').pop();
       this.restApi.root.resourceForPath(route.resource).addMethod(route.method, integration, {
-        authorizationType: apigw.AuthorizationType.IAM,
+        // Health answers anyone (liveness only: its details need an identified caller, see the handler).
+        authorizationType: route.authenticated ? apigw.AuthorizationType.IAM : apigw.AuthorizationType.NONE,
         apiKeyRequired: route.authenticated,
         requestValidator: body ? validators.body : validators.parameters,
         requestParameters: requestParameters(operation),

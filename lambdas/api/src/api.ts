@@ -48,7 +48,7 @@ export async function handleApiEvent(
       case 'POST /sign-requests/{id}/revocation':
         return await revokeCertificate(event, deps);
       case 'GET /health':
-        return await health(deps);
+        return await health(event, deps);
       default:
         throw new ApiError(404, 'ROUTE_NOT_FOUND', `no route ${event.httpMethod} ${event.path}`);
     }
@@ -256,7 +256,18 @@ async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promi
   return json(200, toView(record));
 }
 
-async function health(deps: ApiDeps): Promise<APIGatewayProxyResult> {
+/**
+ * Liveness for anyone (a load balancer); pool and queue depths only for an identified caller, since they
+ * tell an outsider how busy the service is (operators also have them as metrics).
+ */
+async function health(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
+  let identified = true;
+  try {
+    clientIdOf(event);
+  } catch {
+    identified = false;
+  }
+  if (!identified) return json(200, { status: 'ok' });
   const [pool, queue] = await Promise.all([deps.pool.available(), deps.queue.depth()]);
   return json(200, { status: 'ok', pool, queue: { depth: queue.visible, inFlight: queue.inFlight } });
 }

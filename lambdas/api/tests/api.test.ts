@@ -315,3 +315,17 @@ describe('POST /sign-requests/{id}/revocation', () => {
     expect([down.statusCode, errorOf(down).code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
   });
 });
+
+test('health: liveness for anyone, pool and queue depths only for an identified caller', async () => {
+  const deps = memoryDeps();
+  const anonymous = await handleApiEvent(
+    event('GET', '/health', { requestContext: { stage: 'v1', identity: {} } as never }),
+    deps,
+  );
+  expect([anonymous.statusCode, JSON.parse(anonymous.body)]).toEqual([200, { status: 'ok' }]);
+  const identified = JSON.parse((await handleApiEvent(event('GET', '/health'), deps)).body) as Record<
+    string,
+    unknown
+  >;
+  expect(identified).toMatchObject({ status: 'ok', pool: { 'RSA-2048': 3 }, queue: { depth: 0 } });
+});

@@ -72,15 +72,19 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     const matched = candidates.find((m) => m.route.method === req.method);
     if (!matched) return send(res, 405, error('METHOD_NOT_ALLOWED', `${req.method} is not allowed here`));
 
+    // Credentials are required on authenticated routes and optional elsewhere; when given, they must be valid.
     let client: ApiClient | undefined;
-    if (matched.route.authenticated) {
-      const key = req.headers['x-api-key'];
-      if (typeof key !== 'string' || key === '') {
-        return send(res, 401, error('UNAUTHENTICATED', 'missing x-api-key header'));
-      }
+    const key = req.headers['x-api-key'];
+    const keyGiven = typeof key === 'string' && key !== '';
+    if (matched.route.authenticated && !keyGiven) {
+      return send(res, 401, error('UNAUTHENTICATED', 'missing x-api-key header'));
+    }
+    if (keyGiven) {
       client = byKey.get(key);
       if (!client) return send(res, 403, error('FORBIDDEN', 'invalid API key'));
       setClient(client.clientId);
+    }
+    if (client && matched.route.authenticated) {
       let bucket = buckets.get(client.clientId);
       if (!bucket)
         buckets.set(client.clientId, (bucket = new TokenBucket(options.rateLimit, options.burstLimit)));

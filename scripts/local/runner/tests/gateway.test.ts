@@ -46,6 +46,13 @@ test('routes under the stage, with path parameters and the client as the caller'
   expect(received.pop()).toEqual({ resource: '/sign-requests/{id}', clientId: 'a', id: 'abc' });
   const health = await call(`${base}/v1/health`);
   expect(health.status).toBe(200);
+  expect(received.pop()).toMatchObject({ resource: '/health', clientId: null });
+});
+
+test('optional credentials on open routes: a valid key identifies the caller, a wrong one is refused', async () => {
+  expect((await call(`${base}/v1/health`, { apiKey: 'key-a' })).status).toBe(200);
+  expect(received.pop()).toMatchObject({ resource: '/health', clientId: 'a' });
+  expect((await call(`${base}/v1/health`, { apiKey: 'key-x' })).status).toBe(403);
 });
 
 test('unknown routes are 404, wrong methods 405, missing and wrong keys 401 and 403', async () => {
