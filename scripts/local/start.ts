@@ -3,12 +3,59 @@
  * a ready-to-paste curl example, logs one line per request, and shuts everything down on Ctrl-C.
  */
 import { createHash } from 'node:crypto';
+import { keygenTargets, parseKeyCounts } from '../../lambdas/handlers/keygen/targets';
+import type { KeyType } from '../../lambdas/core/src';
+import { call } from './client';
 import { startLocalPipeline } from './runner/pipeline';
 import { writeRunnerInfo } from './runner-info';
+
+/**
+ * Keys per type the initial fill must have stored before the pipeline reports ready, so the first
+ * requests do not pay an on-the-fly keygen: LOCAL_READY_MIN_KEYS ("RSA-2048=20,EC-P256=20"; 0 = do not
+ * wait), by default the smaller of 20 and each type's pool target.
+ */
+function readyMinimum(): Partial<Record<KeyType, number>> {
+  const raw = process.env.LOCAL_READY_MIN_KEYS;
+  if (raw !== undefined) return raw === '0' ? {} : parseKeyCounts(raw, 'LOCAL_READY_MIN_KEYS');
+  const targets = keygenTargets();
+  return Object.fromEntries(
+    Object.entries(targets).map(([type, target]) => [type, Math.min(20, target ?? 0)]),
+  );
+}
+
+/** Waits (up to LOCAL_READY_TIMEOUT_SECONDS, 120) for the minimum; returns the pool as last seen. */
+async function waitForInitialFill(url: string, apiKey: string): Promise<Record<string, number>> {
+  const minimum = readyMinimum();
+  const deadline = Date.now() + Number(process.env.LOCAL_READY_TIMEOUT_SECONDS ?? 120) * 1000;
+  let lastLog = 0;
+  for (;;) {
+    const health = await call<{ pool?: Record<string, number> }>(`${url}/health`, { apiKey }).catch(
+      () => undefined,
+    );
+    const pool = health?.body.pool ?? {};
+    const short = Object.entries(minimum).filter(([type, min]) => (pool[type] ?? 0) < (min ?? 0));
+    if (short.length === 0) return pool;
+    if (Date.now() > deadline) {
+      console.log(
+        `initial pool fill still short after the wait (${short.map(([t]) => t).join(', ')}): starting anyway`,
+      );
+      return pool;
+    }
+    if (Date.now() - lastLog > 2000) {
+      lastLog = Date.now();
+      console.log(
+        `waiting for the initial pool fill: ${short.map(([type, min]) => `${type} ${pool[type] ?? 0}/${min}`).join(', ')}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
 
 async function main(): Promise<void> {
   const pipeline = await startLocalPipeline({ persist: process.env.LOCAL_PERSIST === '1' });
   writeRunnerInfo({ url: pipeline.url, pid: process.pid, env: pipeline.env });
+  const pool = await waitForInitialFill(pipeline.url, pipeline.apiKey);
+  const targets = keygenTargets();
   const digest = createHash('sha256').update('hello').digest('base64');
   const body = JSON.stringify({
     digest,
@@ -26,6 +73,12 @@ async function main(): Promise<void> {
 Signing pipeline is up: ${pipeline.url}
   API key (client "${pipeline.clients[0].clientId}"): ${pipeline.apiKey}   (stored in .local/api-keys.json)
   DynamoDB: ${pipeline.standIns.endpoints.dynamodb}   SQS: ${pipeline.standIns.endpoints.sqs}
+  Key pool: ${Object.entries(targets)
+    .map(
+      ([type, target]) =>
+        `${type} ${pool[type] ?? 0}/${target}${(pool[type] ?? 0) < (target ?? 0) ? ' (filling)' : ''}`,
+    )
+    .join(', ')}
 
 Try it:
   curl -s -X POST ${pipeline.url}/sign-requests -H 'content-type: application/json' -H 'x-api-key: ${pipeline.apiKey}' \\

@@ -27,7 +27,10 @@ export interface LocalPipelineOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Run the keygen schedule (with an initial fill). Default true. */
   readonly keygen?: boolean;
-  /** Keep DynamoDB data across restarts in .local/dynamodb. Default false (in memory). */
+  /**
+   * Keep DynamoDB tables (.local/dynamodb) and ElasticMQ queues with their messages (.local/elasticmq)
+   * across restarts, so a restarted node finds its backlog. Default false (in memory).
+   */
   readonly persist?: boolean;
   /**
    * Prefix for table and queue names, so several pipelines (tests) can share one set of stand-ins.
@@ -93,6 +96,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   const standIns = await startStandIns({
     log,
     dynamodbDataDir: options.persist ? join(ROOT, '.local', 'dynamodb') : undefined,
+    sqsDataDir: options.persist ? join(ROOT, '.local', 'elasticmq') : undefined,
   });
   const cleanups: Array<() => Promise<void>> = [() => standIns.stop()];
   const stop = async (): Promise<void> => {
