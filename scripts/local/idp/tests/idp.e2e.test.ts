@@ -1,0 +1,293 @@
+/**
+ * The local OpenID Provider end to end: a real oidc-provider in its own process, ID tokens obtained
+ * through the authorization code flow with PKCE (openid-client and the scripted user agent), and each
+ * token verified again here on its own with jose against the IdP's published keys.
+ */
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWK } from 'jose';
+import { LocalIdpLoginError, obtainIdToken } from '../../../client/src/oidc-login';
+import { LOA2_CITIZEN_INDEX, TEST_CITIZENS, type TestCitizen } from '../citizens';
+import { CLIENT_IDS, LOOPBACK_REDIRECT_URI } from '../clients';
+import { IdpStartError, rotateIdpKeys, startIdpProcess, type IdpProcess } from '../process';
+import { LOA, LOA_VALUES, SIGNING_SCOPE, SWEDISH_CLAIMS, SWEDISH_SCOPES } from '../profile';
+
+jest.setTimeout(120_000);
+
+const ID_TOKEN_TTL_SECONDS = 120;
+
+let dir: string;
+let keysFile: string;
+let idp: IdpProcess;
+let nonceCounter = 0;
+
+const nonce = (): string => `nonce-${process.pid}-${++nonceCounter}-${Date.now()}`;
+
+async function keysInFile(file: string): Promise<JWK[]> {
+  return (JSON.parse(await readFile(file, 'utf8')) as { keys: JWK[] }).keys;
+}
+
+/** The kid the IdP signs with for a key type: the first key of that type in the file. */
+async function signingKid(file: string, kty: 'RSA' | 'EC'): Promise<string> {
+  return (await keysInFile(file)).find((k) => k.kty === kty)!.kid!;
+}
+
+/** Verifies the token with jose alone: the IdP's JWKS, issuer, audience, alg; returns the payload. */
+async function verifyIndependently(
+  idToken: string,
+  issuer: string,
+  jwksUri: string,
+  audience: string,
+  alg: 'RS256' | 'ES256',
+): Promise<JWTPayload> {
+  const { payload, protectedHeader } = await jwtVerify(idToken, createRemoteJWKSet(new URL(jwksUri)), {
+    issuer,
+    audience,
+    algorithms: [alg],
+  });
+  expect(protectedHeader.alg).toBe(alg);
+  return payload;
+}
+
+function expectCitizenClaims(payload: JWTPayload, citizen: TestCitizen, sentNonce: string): void {
+  expect(payload.nonce).toBe(sentNonce);
+  expect(payload.sub).toBe(citizen.sub);
+  expect(payload.sub).not.toBe(citizen.personalIdentityNumber);
+  expect(payload[SWEDISH_CLAIMS.givenName]).toBe(citizen.givenName);
+  expect(payload[SWEDISH_CLAIMS.familyName]).toBe(citizen.familyName);
+  expect(payload[SWEDISH_CLAIMS.name]).toBe(citizen.name);
+  expect(payload[SWEDISH_CLAIMS.personalIdentityNumber]).toBe(citizen.personalIdentityNumber);
+  expect(payload[SWEDISH_CLAIMS.personalIdentityNumber]).toMatch(/^\d{12}$/);
+  const now = Math.floor(Date.now() / 1000);
+  expect(typeof payload.auth_time).toBe('number');
+  expect(payload.auth_time as number).toBeGreaterThanOrEqual(now - 60);
+  expect(payload.auth_time as number).toBeLessThanOrEqual(now + 5);
+  expect(payload.exp! - payload.iat!).toBe(ID_TOKEN_TTL_SECONDS);
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'local-idp-'));
+  // A directory that does not exist yet: the IdP creates it.
+  keysFile = join(dir, 'idp', 'jwks.json');
+  idp = await startIdpProcess({ keysFile, idTokenTtlSeconds: ID_TOKEN_TTL_SECONDS });
+});
+
+afterAll(async () => {
+  await idp?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('the keys file is made at first start: private, 0600, an RSA-2048 and an EC P-256 key with kids', async () => {
+  expect((await stat(keysFile)).mode & 0o777).toBe(0o600);
+  const keys = await keysInFile(keysFile);
+  expect(keys.map((k) => k.kty).sort()).toEqual(['EC', 'RSA']);
+  for (const key of keys) {
+    expect(key.kid).toEqual(expect.any(String));
+    expect(key.d).toEqual(expect.any(String));
+  }
+  expect(Buffer.from(keys.find((k) => k.kty === 'RSA')!.n!, 'base64url').length * 8).toBe(2048);
+  expect(keys.find((k) => k.kty === 'EC')!.crv).toBe('P-256');
+  // The published set has the same kids and no private parts.
+  const published = (await (await fetch(idp.jwksUri)).json()) as { keys: JWK[] };
+  expect(published.keys.map((k) => k.kid).sort()).toEqual(keys.map((k) => k.kid).sort());
+  for (const key of published.keys) expect(key.d).toBeUndefined();
+});
+
+test('discovery: loopback issuer, code flow with PKCE S256, the Swedish scopes, claims and levels', async () => {
+  expect(idp.issuer).toBe(`http://127.0.0.1:${idp.port}`);
+  const metadata = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as Record<
+    string,
+    unknown
+  >;
+  expect(metadata.issuer).toBe(idp.issuer);
+  expect(metadata.jwks_uri).toBe(idp.jwksUri);
+  expect(metadata.response_types_supported).toEqual(['code']);
+  expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
+  expect(metadata.scopes_supported).toEqual(
+    expect.arrayContaining(['openid', SWEDISH_SCOPES.profile, SWEDISH_SCOPES.naturalPersonNumber]),
+  );
+  expect(metadata.claims_supported).toEqual(
+    expect.arrayContaining([...Object.values(SWEDISH_CLAIMS), 'acr', 'auth_time']),
+  );
+  expect(metadata.acr_values_supported).toEqual(LOA_VALUES);
+  expect(metadata.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256']));
+  expect(metadata.claims_parameter_supported).toBe(true);
+});
+
+test('ID tokens for each test citizen carry the identity claims, acr at the citizen level and auth_time', async () => {
+  const rsaKid = await signingKid(keysFile, 'RSA');
+  for (const citizen of TEST_CITIZENS) {
+    const sent = nonce();
+    const { idToken, claims } = await obtainIdToken({
+      issuer: idp.issuer,
+      clientId: CLIENT_IDS.signingService,
+      personalIdentityNumber: citizen.personalIdentityNumber,
+      nonce: sent,
+    });
+    const payload = await verifyIndependently(
+      idToken,
+      idp.issuer,
+      idp.jwksUri,
+      CLIENT_IDS.signingService,
+      'RS256',
+    );
+    expect(decodeProtectedHeader(idToken).kid).toBe(rsaKid);
+    expectCitizenClaims(payload, citizen, sent);
+    expect(payload.acr).toBe(citizen.loa);
+    // openid-client's validated claims are the same payload.
+    expect(claims).toEqual(payload);
+  }
+});
+
+test('the ES256 client gets ES256 ID tokens signed with the EC key', async () => {
+  const citizen = TEST_CITIZENS[0];
+  const sent = nonce();
+  const { idToken } = await obtainIdToken({
+    issuer: idp.issuer,
+    clientId: CLIENT_IDS.signingServiceEs256,
+    idTokenSignedResponseAlg: 'ES256',
+    personalIdentityNumber: citizen.personalIdentityNumber,
+    nonce: sent,
+  });
+  expect(decodeProtectedHeader(idToken).kid).toBe(await signingKid(keysFile, 'EC'));
+  const payload = await verifyIndependently(
+    idToken,
+    idp.issuer,
+    idp.jwksUri,
+    CLIENT_IDS.signingServiceEs256,
+    'ES256',
+  );
+  expectCitizenClaims(payload, citizen, sent);
+  // The RP refuses an alg other than the one its client registered (RS256 by default).
+  const refused = (await obtainIdToken({
+    issuer: idp.issuer,
+    clientId: CLIENT_IDS.signingServiceEs256,
+    personalIdentityNumber: citizen.personalIdentityNumber,
+    nonce: nonce(),
+  }).catch((err: unknown) => err)) as Error;
+  expect((refused.cause as Error | undefined)?.message).toMatch(/unexpected JWT "alg"/);
+});
+
+test("another client's ID token has its own audience and fails verification for the signing service", async () => {
+  const { idToken } = await obtainIdToken({
+    issuer: idp.issuer,
+    clientId: CLIENT_IDS.otherService,
+    personalIdentityNumber: TEST_CITIZENS[1].personalIdentityNumber,
+    nonce: nonce(),
+  });
+  await verifyIndependently(idToken, idp.issuer, idp.jwksUri, CLIENT_IDS.otherService, 'RS256');
+  await expect(
+    verifyIndependently(idToken, idp.issuer, idp.jwksUri, CLIENT_IDS.signingService, 'RS256'),
+  ).rejects.toMatchObject({ code: 'ERR_JWT_CLAIM_VALIDATION_FAILED', claim: 'aud' });
+});
+
+describe('acr', () => {
+  const loa2Citizen = TEST_CITIZENS[LOA2_CITIZEN_INDEX];
+  const loa4Citizen = TEST_CITIZENS.find((c) => c.loa === LOA.loa4)!;
+
+  const acrOf = async (citizen: TestCitizen, options: { acrValues?: string[]; claims?: object }) => {
+    const { claims } = await obtainIdToken({
+      issuer: idp.issuer,
+      clientId: CLIENT_IDS.signingService,
+      personalIdentityNumber: citizen.personalIdentityNumber,
+      nonce: nonce(),
+      acrValues: options.acrValues,
+      extraParameters: options.claims ? { claims: JSON.stringify(options.claims) } : undefined,
+    });
+    return claims.acr;
+  };
+
+  test('a citizen only at loa2 gets loa2, even when loa3 is asked for (acr_values are voluntary)', async () => {
+    expect(loa2Citizen.loa).toBe(LOA.loa2);
+    expect(await acrOf(loa2Citizen, {})).toBe(LOA.loa2);
+    expect(await acrOf(loa2Citizen, { acrValues: [LOA.loa3] })).toBe(LOA.loa2);
+  });
+
+  test('a loa4 citizen gets the highest requested level the login meets', async () => {
+    expect(await acrOf(loa4Citizen, {})).toBe(LOA.loa4);
+    expect(await acrOf(loa4Citizen, { acrValues: [LOA.loa3] })).toBe(LOA.loa3);
+    expect(await acrOf(loa4Citizen, { acrValues: [LOA.loa3, LOA.loa4] })).toBe(LOA.loa4);
+  });
+
+  test('an essential acr request (claims parameter) the citizen cannot meet ends the login with an error', async () => {
+    const essential = (values: string[]) => ({ id_token: { acr: { essential: true, values } } });
+    expect(await acrOf(loa2Citizen, { claims: essential([LOA.loa2, LOA.loa3]) })).toBe(LOA.loa2);
+    await expect(acrOf(loa2Citizen, { claims: essential([LOA.loa3]) })).rejects.toMatchObject({
+      error: 'unmet_authentication_requirements',
+    });
+  });
+});
+
+test('an unknown personal identity number cannot log in', async () => {
+  await expect(
+    obtainIdToken({
+      issuer: idp.issuer,
+      clientId: CLIENT_IDS.signingService,
+      personalIdentityNumber: '190001010000',
+      nonce: nonce(),
+    }),
+  ).rejects.toThrow(LocalIdpLoginError);
+});
+
+test('an authorization request without PKCE is refused', async () => {
+  const url = new URL(`${idp.issuer}/auth`);
+  url.search = new URLSearchParams({
+    client_id: CLIENT_IDS.signingService,
+    redirect_uri: LOOPBACK_REDIRECT_URI,
+    response_type: 'code',
+    scope: SIGNING_SCOPE,
+    nonce: nonce(),
+    state: 'some-state',
+  }).toString();
+  const response = await fetch(url, { redirect: 'manual' });
+  await response.body?.cancel();
+  const location = new URL(response.headers.get('location')!);
+  expect(`${location.origin}${location.pathname}`).toBe(LOOPBACK_REDIRECT_URI);
+  expect(location.searchParams.get('error')).toBe('invalid_request');
+  expect(location.searchParams.get('error_description')).toMatch(/PKCE/);
+});
+
+test('rotation: the next start signs with new kids and still publishes the old keys', async () => {
+  const oldRsaKid = await signingKid(keysFile, 'RSA');
+  const oldEcKid = await signingKid(keysFile, 'EC');
+  const { idToken: oldToken } = await obtainIdToken({
+    issuer: idp.issuer,
+    clientId: CLIENT_IDS.signingService,
+    personalIdentityNumber: TEST_CITIZENS[2].personalIdentityNumber,
+    nonce: nonce(),
+  });
+
+  const newKids = await rotateIdpKeys(keysFile);
+  expect(newKids).toHaveLength(2);
+  expect(newKids).not.toContain(oldRsaKid);
+  expect(newKids).not.toContain(oldEcKid);
+  expect((await stat(keysFile)).mode & 0o777).toBe(0o600);
+  expect(await keysInFile(keysFile)).toHaveLength(4);
+
+  const rotated = await startIdpProcess({ keysFile, idTokenTtlSeconds: ID_TOKEN_TTL_SECONDS });
+  try {
+    const { idToken } = await obtainIdToken({
+      issuer: rotated.issuer,
+      clientId: CLIENT_IDS.signingService,
+      personalIdentityNumber: TEST_CITIZENS[2].personalIdentityNumber,
+      nonce: nonce(),
+    });
+    const kid = decodeProtectedHeader(idToken).kid;
+    expect(kid).toBe(await signingKid(keysFile, 'RSA'));
+    expect(newKids).toContain(kid);
+    await verifyIndependently(idToken, rotated.issuer, rotated.jwksUri, CLIENT_IDS.signingService, 'RS256');
+    // A token signed before the rotation still verifies against the new process's published keys.
+    await verifyIndependently(oldToken, idp.issuer, rotated.jwksUri, CLIENT_IDS.signingService, 'RS256');
+  } finally {
+    await rotated.stop();
+  }
+});
+
+test('a broken keys file stops the IdP before it listens, with the reason', async () => {
+  const broken = join(dir, 'broken.json');
+  await writeFile(broken, 'not json', { mode: 0o600 });
+  const failure = (await startIdpProcess({ keysFile: broken }).catch((err: unknown) => err)) as Error;
+  expect(failure).toBeInstanceOf(IdpStartError);
+  expect(failure.message).toMatch(/broken\.json is not JSON/);
+});
