@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   for (const keyType of KEY_TYPES) {
     for (const scheme of signatureAlgorithmsFor(keyType)) {
       for (const digestAlgorithm of ['SHA-256', 'SHA-384'] as const) {
-        const request = sampleRequest(keyType, i++, { digestAlgorithm, signatureAlgorithm: scheme });
+        const request = await sampleRequest(keyType, i++, { digestAlgorithm, signatureAlgorithm: scheme });
         const started = Date.now();
         const accepted = await call<{ id: string }>(`${url}/sign-requests`, { apiKey, body: request.body });
         if (accepted.status !== 202) throw new Error(`POST answered ${accepted.status}`);

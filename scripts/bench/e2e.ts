@@ -48,8 +48,9 @@ interface Target {
   readonly pipeline?: LocalPipeline;
 }
 
-async function poolDepth(url: string, keyType: KeyType): Promise<number> {
-  const health = await call<{ pool: Record<string, number> }>(`${url}/health`);
+async function poolDepth(url: string, apiKey: string, keyType: KeyType): Promise<number> {
+  // Pool depths are for identified callers only.
+  const health = await call<{ pool: Record<string, number> }>(`${url}/health`, { apiKey });
   return health.body.pool?.[keyType] ?? 0;
 }
 
@@ -70,10 +71,13 @@ async function target(args: Args, keysNeeded: number): Promise<Target> {
       LOCAL_ACCESS_LOG: '0',
       POOL_TARGETS: `${args.keyType}=${keysNeeded}`,
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
+      // Logins happen before a run and a run lasts minutes: tokens and logins must outlive it.
+      LOCAL_IDP_ID_TOKEN_TTL_SECONDS: '3000',
+      IDENTITY_MAX_AUTH_AGE_SECONDS: '3600',
     },
   });
   const started = Date.now();
-  const before = await poolDepth(pipeline.url, args.keyType);
+  const before = await poolDepth(pipeline.url, pipeline.apiKey, args.keyType);
   if (before < keysNeeded) {
     console.log(`filling the pool: ${keysNeeded - before} ${args.keyType} keys ...`);
     await pipeline.runKeygen();
@@ -167,9 +171,9 @@ function byPhase(outcomes: readonly Outcome[]): PhaseStats[] {
 }
 
 async function runWorkload(t: Target, args: Args, arrivals: Arrival[]): Promise<Record<string, unknown>> {
-  const depthBefore = await poolDepth(t.url, args.keyType);
+  const depthBefore = await poolDepth(t.url, t.apiKey, args.keyType);
   const outcomes = await runOpenLoop(arrivals, { url: t.url, apiKey: t.apiKey, keyType: args.keyType });
-  const depthAfter = await poolDepth(t.url, args.keyType);
+  const depthAfter = await poolDepth(t.url, t.apiKey, args.keyType);
   const phases = byPhase(outcomes);
   const overall = phaseStats('all', outcomes);
   const errorCodes: Record<string, number> = {};
@@ -221,7 +225,7 @@ export async function run(argv: string[]): Promise<void> {
     let best = 0;
     let failedAt: number | undefined;
     const tryRate = async (rate: number): Promise<boolean> => {
-      if ((await poolDepth(t.url, args.keyType)) < rate * args.seconds && t.pipeline)
+      if ((await poolDepth(t.url, t.apiKey, args.keyType)) < rate * args.seconds && t.pipeline)
         await t.pipeline.runKeygen();
       const result = await runWorkload(t, args, steadyArrivals(rate, args.seconds, `${rate}/s`));
       const stats = result.overall as PhaseStats;

@@ -1,10 +1,18 @@
 /**
  * Open-loop load over HTTP: requests are sent on their schedule whatever the responses, so slow
  * answers show as latency instead of silently lowering the offered rate (no coordinated omission).
- * Latency is the client's: from sending the POST to seeing the terminal result (GET ?wait=).
+ * Latency is the client's: from sending the POST to seeing the terminal result (GET ?wait=). The
+ * citizens log in at the identity provider before the run (each login is bound to its request's id and
+ * digest, so the requests are made then too): the IdP is not part of the service being measured.
  */
 import type { KeyType } from '../../lambdas/core/src';
-import { call, sampleRequest, type SignRequestView } from '../local/client';
+import {
+  call,
+  sampleRequest,
+  sampleRequests,
+  type SampleRequest,
+  type SignRequestView,
+} from '../local/client';
 
 export interface Arrival {
   /** Milliseconds after the start of the run. */
@@ -31,19 +39,24 @@ export interface LoadOptions {
 }
 
 export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOptions): Promise<Outcome[]> {
+  const requests = await sampleRequests(arrivals.length, (i) => sampleRequest(options.keyType, i));
   const start = performance.now();
   const pending: Array<Promise<Outcome>> = [];
   for (let i = 0; i < arrivals.length; i++) {
     const arrival = arrivals[i];
     const wait = arrival.at - (performance.now() - start);
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    pending.push(one(arrival, i, start, options));
+    pending.push(one(arrival, requests[i], start, options));
   }
   return Promise.all(pending);
 }
 
-async function one(arrival: Arrival, i: number, start: number, options: LoadOptions): Promise<Outcome> {
-  const request = sampleRequest(options.keyType, i);
+async function one(
+  arrival: Arrival,
+  request: SampleRequest,
+  start: number,
+  options: LoadOptions,
+): Promise<Outcome> {
   const sentAt = performance.now() - start;
   // Latency is taken when the outcome is built: from sending the POST to seeing the answer.
   const outcome = (ok: boolean, status: string, view?: SignRequestView): Outcome => ({

@@ -4,59 +4,107 @@
  */
 import { X509Certificate, createHash, randomBytes, randomUUID, verify, constants } from 'node:crypto';
 import {
+  assertionNonce,
   defaultSignatureAlgorithm,
   nodeHashName,
+  type AdesProfile,
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
+  type SignatureFormat,
 } from '../../lambdas/core/src';
+import { obtainIdToken } from '../client/src/oidc-login';
+import { LOA2_CITIZEN_INDEX, TEST_CITIZENS, type TestCitizen } from './idp/citizens';
+import { CLIENT_IDS } from './idp/clients';
+import { readRunnerInfo } from './runner-info';
 
 export interface SampleRequest {
   readonly body: {
-    requestId?: string;
+    requestId: string;
     digest: string;
     digestAlgorithm: DigestAlgorithm;
     keyType: KeyType;
     signatureAlgorithm: SignatureAlgorithm;
-    signer: { commonName: string; givenName: string; surname: string; serialNumber: string; country: string };
+    format?: SignatureFormat;
+    profile?: AdesProfile;
+    identityAssertion: string;
   };
   /** The document whose digest is signed (kept to verify the signature with Node's crypto). */
   readonly document: Buffer;
+  /** The test citizen who logged in for it: the certificate must name this person. */
+  readonly citizen: TestCitizen;
 }
 
-const GIVEN = ['Anna', 'Björn', 'Åsa', 'Erik', 'Märta', "O'Neil", 'Jean-Luc'];
-const SURNAMES = ['Andersson', 'Öberg', 'Lindqvist', 'Nyström', 'de la Cruz'];
+/** Citizens whose level of assurance the service accepts (the loa2 one is for refusal tests). */
+const SIGNING_CITIZENS = TEST_CITIZENS.filter((_, i) => i !== LOA2_CITIZEN_INDEX);
 
-export function sampleRequest(
+/** The local IdP's issuer: set by the Jest set-up and the runner (LOCAL_IDP_ISSUER). */
+export function localIssuer(): string {
+  const issuer = process.env.LOCAL_IDP_ISSUER ?? readRunnerInfo()?.env.LOCAL_IDP_ISSUER;
+  if (!issuer) throw new Error('no local identity provider: start the pipeline with `npm start` first');
+  return issuer;
+}
+
+/**
+ * A sign request as an e-service makes one: a random document, a fresh request id, and an ID token from
+ * the local IdP for a test citizen, whose nonce binds the login to this request id and digest.
+ */
+export async function sampleRequest(
   keyType: KeyType,
   i: number,
   options: {
     digestAlgorithm?: DigestAlgorithm;
     signatureAlgorithm?: SignatureAlgorithm;
-    requestId?: boolean;
+    format?: SignatureFormat;
+    profile?: AdesProfile;
+    citizen?: TestCitizen;
+    issuer?: string;
   } = {},
-): SampleRequest {
+): Promise<SampleRequest> {
   const digestAlgorithm = options.digestAlgorithm ?? 'SHA-256';
   const document = randomBytes(64);
-  const givenName = GIVEN[i % GIVEN.length];
-  const surname = SURNAMES[i % SURNAMES.length];
+  const citizen = options.citizen ?? SIGNING_CITIZENS[i % SIGNING_CITIZENS.length];
+  const requestId = randomUUID();
+  const digest = createHash(nodeHashName(digestAlgorithm)).update(document).digest('base64');
+  const { idToken } = await obtainIdToken({
+    issuer: options.issuer ?? localIssuer(),
+    clientId: CLIENT_IDS.signingService,
+    personalIdentityNumber: citizen.personalIdentityNumber,
+    nonce: assertionNonce({ requestId, digestAlgorithm, digest }),
+  });
   return {
     document,
+    citizen,
     body: {
-      ...(options.requestId ? { requestId: randomUUID() } : {}),
-      digest: createHash(nodeHashName(digestAlgorithm)).update(document).digest('base64'),
+      requestId,
+      digest,
       digestAlgorithm,
       keyType,
       signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
-      signer: {
-        commonName: `${givenName} ${surname}`,
-        givenName,
-        surname,
-        serialNumber: `19${String(700101 + (i % 300000)).padStart(6, '0')}${String(i % 10000).padStart(4, '0')}`,
-        country: 'SE',
-      },
+      ...(options.format ? { format: options.format } : {}),
+      ...(options.profile ? { profile: options.profile } : {}),
+      identityAssertion: idToken,
     },
   };
+}
+
+/** `count` sample requests, logins a few at a time (the IdP is a process of its own on the same cores). */
+export async function sampleRequests(
+  count: number,
+  make: (i: number) => Promise<SampleRequest>,
+  parallel = 8,
+): Promise<SampleRequest[]> {
+  const out: SampleRequest[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        out[i] = await make(i);
+      }
+    }),
+  );
+  return out;
 }
 
 export interface HttpResult<T = Record<string, unknown>> {
@@ -140,6 +188,12 @@ export function verifySignedResult(
     return { ok: false, problem: 'leaf not issued by CA' };
   if (!issuing.checkIssued(trustedRoot) || !issuing.verify(trustedRoot.publicKey)) {
     return { ok: false, problem: 'issuing CA not issued by root' };
+  }
+  // The person of the assertion, and no one else, is the subject.
+  const { citizen } = request;
+  const expected = `serialNumber=${citizen.personalIdentityNumber}\nCN=${citizen.name}`;
+  if (!leaf.subject.includes(expected) || !leaf.subject.includes(`GN=${citizen.givenName}`)) {
+    return { ok: false, problem: 'the certificate does not name the citizen who logged in' };
   }
   return { ok: true };
 }

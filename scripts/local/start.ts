@@ -52,6 +52,8 @@ async function waitForInitialFill(url: string, apiKey: string): Promise<Record<s
 }
 
 async function main(): Promise<void> {
+  // A stable issuer URL across restarts (tests take free ports instead).
+  process.env.LOCAL_IDP_PORT ??= '8081';
   const pipeline = await startLocalPipeline({ persist: process.env.LOCAL_PERSIST === '1' });
   writeRunnerInfo({ url: pipeline.url, pid: process.pid, env: pipeline.env });
   const pool = await waitForInitialFill(pipeline.url, pipeline.apiKey);

@@ -14,6 +14,8 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { dynamoDbClient, sqsClient } from '../../../lambdas/adapters/aws/src';
 import { loadCaConfig, loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
 import { API_STAGE, QUEUES, TABLES, ensureQueue, ensureTables } from '../../../lambdas/resources/src';
+import { startIdpProcess } from '../idp/process';
+import { localIdentityEnv } from '../idp/trust';
 import { ROOT } from '../paths';
 import { startStandIns, type StandIns } from '../stand-ins';
 import { localHsmEnv } from '../token';
@@ -104,6 +106,19 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   };
   try {
     Object.assign(process.env, standIns.env());
+    // The local OpenID Provider, unless identity assertions are already trusted from elsewhere (the Jest
+    // set-up's IdP, or a configured one) or this deployment takes the signer from its clients.
+    if (!process.env.IDENTITY_TRUSTED_ISSUERS && process.env.IDENTITY_MODE !== 'trusted-client') {
+      const idp = await startIdpProcess({
+        port: Number(process.env.LOCAL_IDP_PORT ?? 0),
+        idTokenTtlSeconds: process.env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS
+          ? Number(process.env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS)
+          : undefined,
+        log: (line) => log(`[idp] ${line}`),
+      });
+      cleanups.push(() => idp.stop());
+      Object.assign(process.env, localIdentityEnv(idp));
+    }
     const prefix = options.resourcePrefix ?? '';
     for (const table of Object.values(TABLES)) process.env[table.envVar] ||= `${prefix}${table.localName}`;
     const pipeline = loadPipelineConfig();

@@ -5,7 +5,7 @@
  * intact), and the HSM holds nothing extra (token objects unchanged; surviving consumers hold no session
  * objects; a killed process's session objects die with its sessions).
  */
-import { sampleRequest, type SampleRequest } from '../../client';
+import { sampleRequest, sampleRequests, type SampleRequest } from '../../client';
 import {
   expectAllEnded,
   expectNoneDuplicated,
@@ -49,9 +49,7 @@ afterAll(async () => {
 test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key used twice, HSM clean', async () => {
   const { pipeline } = fault;
   const tokenBefore = tokenObjectFiles();
-  const requests: SampleRequest[] = Array.from({ length: REQUESTS }, (_, i) =>
-    sampleRequest('EC-P256', i, { requestId: true }),
-  );
+  const requests: SampleRequest[] = await sampleRequests(REQUESTS, (i) => sampleRequest('EC-P256', i));
 
   // Requests arrive at about 8/s while a killer SIGKILLs a random consumer whose signer is up every
   // 0.4-1.6 s and starts a replacement (as Lambda replaces a crashed execution environment). It goes on

@@ -8,7 +8,7 @@
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
-import { sampleRequest } from '../../client';
+import { sampleRequest, sampleRequests } from '../../client';
 import {
   expectAllEnded,
   expectNoneDuplicated,
@@ -40,9 +40,7 @@ test('requests whose messages were lost are requeued by the reconciler and signe
   const { pipeline } = fault;
   // No consumer: the messages stay in the queue until they are purged.
   for (const consumer of liveConsumers(pipeline)) await sigkillConsumer(consumer);
-  const requests = Array.from({ length: REQUESTS }, (_, i) =>
-    sampleRequest('EC-P256', i, { requestId: true }),
-  );
+  const requests = await sampleRequests(REQUESTS, (i) => sampleRequest('EC-P256', i));
   const deadline = Date.now() + 60_000;
   const submitted = await runAll(requests, 4, (request) =>
     submit(pipeline.url, pipeline.apiKey, request, deadline),

@@ -9,7 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { TABLES, tableName } from '../../../../lambdas/resources/src';
-import { sampleRequest, type SampleRequest } from '../../client';
+import { sampleRequest, sampleRequests, type SampleRequest } from '../../client';
 import {
   expectAllEnded,
   keysUsedTwice,
@@ -72,9 +72,7 @@ test('flipped wrapped keys and swapped public keys: never certified, discarded a
   expect(items.length).toBe(POOL);
   const realSpki = new Map(items.map((i) => [i.keyId, Buffer.from(i.publicKeySpki).toString('base64')]));
 
-  const requests: SampleRequest[] = Array.from({ length: REQUESTS }, (_, i) =>
-    sampleRequest('EC-P256', i, { requestId: true }),
-  );
+  const requests: SampleRequest[] = await sampleRequests(REQUESTS, (i) => sampleRequest('EC-P256', i));
   const submitting = runAll(requests, 4, async (request) => {
     const s = await submit(pipeline.url, pipeline.apiKey, request, Date.now() + 120_000);
     await sleep(150);

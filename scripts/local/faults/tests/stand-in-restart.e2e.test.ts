@@ -5,7 +5,7 @@
  * certificates and no pool key served two requests (none duplicated), the audit log verifies intact, the
  * outages were really felt (refused submissions), and everything submitted after them is signed.
  */
-import { sampleRequest, type SampleRequest } from '../../client';
+import { sampleRequest, sampleRequests, type SampleRequest } from '../../client';
 import type { StandInName } from '../../stand-ins';
 import {
   expectAllEnded,
@@ -49,9 +49,7 @@ afterAll(async () => {
 test('DynamoDB Local and ElasticMQ restarted mid-run: requests delayed or failed with a reason, none lost, none duplicated', async () => {
   const { pipeline } = fault;
   const standIns = fault.standIns!;
-  const requests: SampleRequest[] = Array.from({ length: REQUESTS }, (_, i) =>
-    sampleRequest('EC-P256', i, { requestId: true }),
-  );
+  const requests: SampleRequest[] = await sampleRequests(REQUESTS, (i) => sampleRequest('EC-P256', i));
 
   // Three batches: one meets a DynamoDB Local outage, one an ElasticMQ outage, one comes after both.
   // Each outage lasts a few seconds plus the stand-in's own start-up (several seconds on a busy machine).

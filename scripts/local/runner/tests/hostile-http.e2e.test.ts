@@ -11,7 +11,7 @@ import { sqsClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
 import { redrive } from '../../../redrive-dlq';
 import { hostileBody } from '../../../../lambdas/api/tests/arbitraries';
-import { call, sampleRequest, type SignRequestView } from '../../client';
+import { call, sampleRequest, sampleRequests, type SignRequestView } from '../../client';
 import { localToken } from '../../token';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
@@ -77,9 +77,7 @@ test('hostile requests over HTTP: never a 5xx, every 4xx has a code and a messag
 });
 
 test('with HSM faults injected every accepted request still ends signed or failed with a reason', async () => {
-  const requests = Array.from({ length: 40 }, (_, i) =>
-    sampleRequest(i % 4 === 0 ? 'RSA-2048' : 'EC-P256', i),
-  );
+  const requests = await sampleRequests(40, (i) => sampleRequest(i % 4 === 0 ? 'RSA-2048' : 'EC-P256', i));
   const ids = await Promise.all(
     requests.map(async (r) => {
       const res = await call<{ id: string }>(`${pipeline.url}/sign-requests`, {

@@ -14,6 +14,7 @@ import { eventsOf, keyUsage, type KeyType } from '../../../../lambdas/core/src';
 import { TABLES, tableName } from '../../../../lambdas/resources/src';
 import {
   call,
+  sampleRequests,
   sampleRequest,
   verifySignedResult,
   type SampleRequest,
@@ -64,7 +65,9 @@ async function runAll<T, R>(items: readonly T[], limit: number, fn: (item: T) =>
 }
 
 test('500 mixed requests over HTTP: all signed once, every signature and chain verifies', async () => {
-  const health = await call<{ pool: Record<KeyType, number> }>(`${pipeline.url}/health`);
+  const health = await call<{ pool: Record<KeyType, number> }>(`${pipeline.url}/health`, {
+    apiKey: pipeline.apiKey,
+  });
   expect(health.status).toBe(200);
   const poolBefore = health.body.pool;
   expect(poolBefore['RSA-2048']).toBe(100);
@@ -76,10 +79,9 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
     ...Array<KeyType>(14).fill('RSA-3072'),
     ...Array<KeyType>(6).fill('RSA-4096'),
   ];
-  const requests: SampleRequest[] = mix.map((keyType, i) =>
-    sampleRequest(keyType, i, {
-      requestId: i % 2 === 0,
-      signatureAlgorithm: keyType.startsWith('RSA') && i % 3 === 0 ? 'RSASSA-PSS' : undefined,
+  const requests: SampleRequest[] = await sampleRequests(mix.length, (i) =>
+    sampleRequest(mix[i], i, {
+      signatureAlgorithm: mix[i].startsWith('RSA') && i % 3 === 0 ? 'RSASSA-PSS' : undefined,
       digestAlgorithm: (['SHA-256', 'SHA-384', 'SHA-512'] as const)[i % 3],
     }),
   );
@@ -124,7 +126,9 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
   });
   expect(perRequest.every((count) => count === 1)).toBe(true);
   const pooled = views.filter((v) => v.pooledKey).length;
-  const after = (await call<{ pool: Record<KeyType, number> }>(`${pipeline.url}/health`)).body.pool;
+  const after = (
+    await call<{ pool: Record<KeyType, number> }>(`${pipeline.url}/health`, { apiKey: pipeline.apiKey })
+  ).body.pool;
   const consumed = (['RSA-2048', 'EC-P256', 'EC-P384'] as const).reduce(
     (sum, t) => sum + (poolBefore[t] - after[t]),
     0,
@@ -155,7 +159,11 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
 
 describe('errors have statuses and codes', () => {
   const url = (): string => `${pipeline.url}/sign-requests`;
-  const valid = (): SampleRequest['body'] => sampleRequest('EC-P256', 1).body;
+  let validBody: SampleRequest['body'];
+  beforeAll(async () => {
+    validBody = (await sampleRequest('EC-P256', 1)).body;
+  });
+  const valid = (): SampleRequest['body'] => validBody;
 
   test.each([
     [
@@ -178,10 +186,24 @@ describe('errors have statuses and codes', () => {
       'VALIDATION_FAILED',
     ],
     [
-      'hostile identity',
-      { body: { ...valid(), signer: { ...valid().signer, surname: 'x,CN=evil' } } },
-      400,
-      'INVALID_IDENTITY',
+      'a signer named by a client not trusted to',
+      {
+        body: (() => {
+          const { identityAssertion: _token, ...rest } = valid();
+          return {
+            ...rest,
+            signer: {
+              commonName: 'Eve Evil',
+              givenName: 'Eve',
+              surname: 'Evil',
+              serialNumber: '1',
+              country: 'SE',
+            },
+          };
+        })(),
+      },
+      403,
+      'SIGNER_NOT_ALLOWED',
     ],
     [
       'body too large',
@@ -225,20 +247,22 @@ describe('errors have statuses and codes', () => {
     expect([route.status, route.body.error.code]).toEqual([404, 'ROUTE_NOT_FOUND']);
   });
 
-  test('idempotency: the same requestId returns the same request; another body is 409', async () => {
-    const body = { ...valid(), requestId: randomUUID() };
+  test('idempotency: the same request again returns it; another body under its id is 409; its assertion is not reusable', async () => {
+    const { body } = await sampleRequest('EC-P256', 2);
     const first = await call<{ id: string }>(url(), { apiKey: pipeline.apiKey, body });
     expect(first.status).toBe(202);
     const again = await call<{ id: string }>(url(), { apiKey: pipeline.apiKey, body });
     expect([200, 202]).toContain(again.status);
     expect(again.body.id).toBe(first.body.id);
+    // Same id and login, another key type (the login binds the id and the digest, not the key type).
     const conflict = await call<{ error: { code: string } }>(url(), {
       apiKey: pipeline.apiKey,
-      body: { ...body, digestAlgorithm: 'SHA-256', digest: Buffer.alloc(32, 7).toString('base64') },
+      body: { ...body, keyType: 'EC-P384' },
     });
     expect([conflict.status, conflict.body.error.code]).toEqual([409, 'REQUEST_ID_CONFLICT']);
+    // Another e-service presenting the same login.
     const otherClient = await call<{ error: { code: string } }>(url(), { apiKey: OTHER_CLIENT.apiKey, body });
-    expect(otherClient.status).toBe(409);
+    expect([otherClient.status, otherClient.body.error.code]).toEqual([409, 'ASSERTION_REPLAYED']);
     const done = await call<SignRequestView>(`${url()}/${first.body.id}?wait=20`, {
       apiKey: pipeline.apiKey,
     });
