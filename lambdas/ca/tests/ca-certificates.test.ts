@@ -9,6 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { caCertificateStore, fileCaCertificateStore } from '../src';
 
+/** Stand-ins for PEMs: the stores keep only values that look like a PEM certificate. */
+const pemOf = (name: string): string => `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----\n`;
+
 describe('the SSM store', () => {
   const parameters = new Map<string, string>();
   let server: Server;
@@ -44,19 +47,31 @@ describe('the SSM store', () => {
 
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  it('writes and reads both PEMs under the prefix', async () => {
+  it('writes and reads the PEMs under the prefix; placeholders read as absent', async () => {
     const store = caCertificateStore(
       { kind: 'ssm', prefix: '/signing/ca' },
       { region: 'eu-north-1', endpoints: { ssm: endpoint } },
     );
     expect(store.location).toBe('ssm:/signing/ca');
     expect(await store.read()).toBeUndefined();
-    await store.write({ rootPem: 'ROOT PEM', issuingPem: 'ISSUING PEM' });
+    await store.write({ rootPem: pemOf('ROOT'), issuingPem: pemOf('ISSUING') });
     expect([...parameters.keys()].sort()).toEqual(['/signing/ca/issuing.pem', '/signing/ca/root.pem']);
-    expect(await store.read()).toEqual({ rootPem: 'ROOT PEM', issuingPem: 'ISSUING PEM' });
+    expect(await store.read()).toEqual({ rootPem: pemOf('ROOT'), issuingPem: pemOf('ISSUING') });
+    await store.write({ rootPem: pemOf('ROOT'), issuingPem: pemOf('ISSUING'), ocspPem: pemOf('OCSP') });
+    expect(await store.read()).toEqual({
+      rootPem: pemOf('ROOT'),
+      issuingPem: pemOf('ISSUING'),
+      ocspPem: pemOf('OCSP'),
+    });
+    parameters.set('/signing/ca/ocsp.pem', 'PLACEHOLDER: written by the CA bootstrap');
+    expect((await store.read())?.ocspPem).toBeUndefined();
     parameters.delete('/signing/ca/issuing.pem');
     expect(await store.read()).toBeUndefined();
-    expect(await store.readEach()).toEqual({ rootPem: 'ROOT PEM', issuingPem: undefined });
+    expect(await store.readEach()).toEqual({
+      rootPem: pemOf('ROOT'),
+      issuingPem: undefined,
+      ocspPem: undefined,
+    });
   });
 });
 
@@ -66,9 +81,9 @@ describe('the file store', () => {
     try {
       const store = fileCaCertificateStore(join(dir, 'nested'));
       expect(await store.read()).toBeUndefined();
-      await store.write({ rootPem: 'R', issuingPem: 'I' });
-      expect(readFileSync(join(dir, 'nested', 'root.pem'), 'utf8')).toBe('R');
-      expect(await store.read()).toEqual({ rootPem: 'R', issuingPem: 'I' });
+      await store.write({ rootPem: pemOf('R'), issuingPem: pemOf('I') });
+      expect(readFileSync(join(dir, 'nested', 'root.pem'), 'utf8')).toBe(pemOf('R'));
+      expect(await store.read()).toEqual({ rootPem: pemOf('R'), issuingPem: pemOf('I') });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -168,26 +168,26 @@ describe('errors have statuses and codes', () => {
   test.each([
     [
       'invalid JSON',
-      { rawBody: '{"digest":', headers: { 'content-type': 'application/json' } },
+      () => ({ rawBody: '{"digest":', headers: { 'content-type': 'application/json' } }),
       400,
       'INVALID_JSON',
     ],
-    ['unknown field', { body: { ...valid(), extra: 1 } }, 400, 'VALIDATION_FAILED'],
+    ['unknown field', () => ({ body: { ...valid(), extra: 1 } }), 400, 'VALIDATION_FAILED'],
     [
       'digest length mismatch',
-      { body: { ...valid(), digestAlgorithm: 'SHA-512' } },
+      () => ({ body: { ...valid(), digestAlgorithm: 'SHA-512' } }),
       400,
       'VALIDATION_FAILED',
     ],
     [
       'key type and algorithm mismatch',
-      { body: { ...valid(), signatureAlgorithm: 'RSASSA-PSS' } },
+      () => ({ body: { ...valid(), signatureAlgorithm: 'RSASSA-PSS' } }),
       400,
       'VALIDATION_FAILED',
     ],
     [
       'a signer named by a client not trusted to',
-      {
+      () => ({
         body: (() => {
           const { identityAssertion: _token, ...rest } = valid();
           return {
@@ -201,23 +201,23 @@ describe('errors have statuses and codes', () => {
             },
           };
         })(),
-      },
+      }),
       403,
       'SIGNER_NOT_ALLOWED',
     ],
     [
       'body too large',
-      {
+      () => ({
         rawBody: JSON.stringify({ ...valid(), pad: 'x'.repeat(20_000) }),
         headers: { 'content-type': 'application/json' },
-      },
+      }),
       413,
       'PAYLOAD_TOO_LARGE',
     ],
-  ])('%s', async (_name, init, status, code) => {
+  ] as const)('%s', async (_name, init, status, code) => {
     const res = await call<{ error: { code: string; message: string } }>(url(), {
       apiKey: pipeline.apiKey,
-      ...init,
+      ...init(),
     });
     expect(res.status).toBe(status);
     expect(res.body.error.code).toBe(code);
