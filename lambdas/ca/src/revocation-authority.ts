@@ -60,7 +60,8 @@ export async function revokeCertificate(
 ): Promise<RevokeOutcome> {
   const serialHex = normalizeSerial(serial);
   if (!serialHex) return { outcome: 'unknown' };
-  const revokedAt = (deps.now ?? Date.now)();
+  // Whole seconds: CRL and OCSP times carry no fractions (RFC 5280 4.1.2.5.2), and all three must agree.
+  const revokedAt = Math.floor((deps.now ?? Date.now)() / 1000) * 1000;
   const outcome = await deps.store.revoke(serialHex, { revokedAt, reason, revokedBy });
   if (outcome.outcome === 'revoked') {
     await deps.audit?.append({

@@ -50,10 +50,11 @@ export interface CaConfig {
 }
 
 /**
- * Default policy OID: under 2.999, the arc ITU-T X.660 sets aside for examples, short enough for every
- * parser. It names no real policy: a production CA sets its own registered OID (CA_POLICY_OID).
+ * Default policy OID: under 1.3.6.1.4.1.32473, the private enterprise number IANA reserves for
+ * documentation (RFC 5612), short enough for every parser. It names no real policy: a production CA sets
+ * its own registered OID (CA_POLICY_OID). (The X.660 example arc 2.999 is refused by pkilint's decoder.)
  */
-export const DEFAULT_CA_POLICY_OID = '2.999.1.1';
+export const DEFAULT_CA_POLICY_OID = '1.3.6.1.4.1.32473.1.1';
 
 const DAY = 1;
 const YEAR = 365 * DAY;

@@ -60,11 +60,17 @@ export interface RevocationStore {
   nextCrlNumber(issuer: 'root' | 'issuing'): Promise<number>;
 }
 
-/** A serial as people write it (hex, any case, optional colons or 0x) in this CA's form; undefined if none. */
+/**
+ * A serial as people write it (hex, any case, optional colons or 0x) in this CA's form: the bytes of the
+ * positive integer without leading zero octets, as lower-case hex (so a serial whose first octet is below
+ * 0x10 keeps its leading zero digit). Undefined when it is not a serial.
+ */
 export function normalizeSerial(input: string): string | undefined {
-  const hex = input.trim().toLowerCase().replace(/^0x/, '').replace(/:/g, '');
-  if (!/^[0-9a-f]{1,40}$/.test(hex)) return undefined;
-  return hex.replace(/^0+(?=.)/, '');
+  let hex = input.trim().toLowerCase().replace(/^0x/, '').replace(/:/g, '');
+  if (!/^[0-9a-f]{1,42}$/.test(hex)) return undefined;
+  if (hex.length % 2 === 1) hex = `0${hex}`;
+  while (hex.length > 2 && hex.startsWith('00')) hex = hex.slice(2);
+  return hex;
 }
 
 /** What the CA publishes for relying parties, under PKI_BASE_URL: CRLs and CA certificates (DER). */

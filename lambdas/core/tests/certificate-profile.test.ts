@@ -10,6 +10,7 @@ import {
   validateSignerIdentity,
   type SignerIdentity,
   type SubjectField,
+  normalizeSerial,
 } from '../src';
 
 const VALID: SignerIdentity = {
@@ -146,5 +147,23 @@ describe('isIsoCountryCode', () => {
   it('knows assigned codes only', () => {
     expect(['SE', 'NO', 'FI', 'DK', 'DE', 'GB', 'US', 'AX'].every(isIsoCountryCode)).toBe(true);
     expect(['EU', 'UK', 'XK', 'SU', 'ZZ', ''].some(isIsoCountryCode)).toBe(false);
+  });
+});
+
+describe('normalizeSerial', () => {
+  it.each([
+    ['0A:1B:2C', '0a1b2c'],
+    ['0x0a1b2c', '0a1b2c'],
+    ['A1B2C', '0a1b2c'],
+    ['000a1b2c', '0a1b2c'],
+    ['00ff', 'ff'],
+    ['80', '80'],
+    ['0', '00'],
+  ])('%s -> %s (the bytes of the positive integer, as the CA stores them)', (input, expected) => {
+    expect(normalizeSerial(input)).toBe(expected);
+  });
+
+  it.each(['', 'xyz', '12 34', '1'.repeat(43)])('refuses %p', (input) => {
+    expect(normalizeSerial(input)).toBeUndefined();
   });
 });

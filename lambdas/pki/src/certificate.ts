@@ -155,16 +155,13 @@ const policies = (policyOid: string): Extension =>
 
 /**
  * End-entity signing certificate of a natural person (RFC 5280, ETSI EN 319 412-2): keyUsage
- * digitalSignature + nonRepudiation (critical), not a CA, key identifiers, the policy, the CRL
- * distribution point and AIA (OCSP responder, issuing CA certificate).
+ * nonRepudiation (contentCommitment) only, critical (EN 319 412-2 4.3.2 key usage type A, for commitment
+ * to signed content), not a CA, key identifiers, the policy, the CRL distribution point and AIA (OCSP
+ * responder, issuing CA certificate).
  */
 export function leafExtensions(options: LeafExtensionOptions): Extension[] {
   return [
-    extension(
-      id_ce_keyUsage,
-      true,
-      new KeyUsage(KeyUsageFlags.digitalSignature | KeyUsageFlags.nonRepudiation),
-    ),
+    extension(id_ce_keyUsage, true, new KeyUsage(KeyUsageFlags.nonRepudiation)),
     extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })),
     ...keyIdentifiers(options.subjectPublicKeySpki, options.issuerKeyIdentifier),
     policies(options.policyOid),

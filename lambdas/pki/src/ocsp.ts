@@ -217,7 +217,8 @@ function certStatus(status: OcspStatus): CertStatus {
     case 'revoked':
       return new CertStatus({
         revoked: new RevokedInfo({
-          revocationTime: status.entry.revokedAt,
+          // GeneralizedTime without fractions (RFC 5280 4.1.2.5.2).
+          revocationTime: new Date(Math.floor(status.entry.revokedAt.getTime() / 1000) * 1000),
           ...(status.entry.reason === 'unspecified'
             ? {}
             : { revocationReason: new CRLReason(CRLReasons[status.entry.reason]) }),
