@@ -2,7 +2,7 @@
  * Test support: independent verification with the openssl command line, so a test never trusts only the
  * code under test (or only Node's crypto) to judge a signature or a certificate.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -116,6 +116,31 @@ export function runOpenssl(
     }
     return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? '', outputs };
   });
+}
+
+/**
+ * runOpenssl without blocking the event loop: for commands that talk to a server in this process (the
+ * local runner's OCSP responder), which a synchronous child would starve.
+ */
+export async function runOpensslAsync(
+  args: string[],
+  files: Record<string, string | Buffer> = {},
+): Promise<{ ok: boolean; stdout: string; stderr: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'openssl-'));
+  try {
+    for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+    return await new Promise((resolve, reject) => {
+      const child = spawn('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ ok: code === 0, stdout, stderr }));
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -292,7 +292,7 @@ describe('issuance rules', () => {
     expect(
       new X509Certificate(replacement.certificatePem).publicKey.export({ type: 'spki', format: 'der' }),
     ).toEqual(second.spki);
-    // Retries of the new owner get the replacement; the old serial is on record, marked superseded.
+    // Retries of the new owner get the replacement; the old serial is on record, superseded and revoked.
     expect(await ca.issue({ requestId: request.id, csrDer: second.csrDer, attemptId: 'attempt-2' })).toEqual(
       replacement,
     );
@@ -301,6 +301,10 @@ describe('issuance rules', () => {
       requestId: request.id,
       supersededBy: replacement.serialHex,
     });
+    const statuses = await certificates.statuses([old.serialHex, replacement.serialHex]);
+    expect(statuses.get(old.serialHex)?.revocation).toMatchObject({ reason: 'superseded', revokedBy: 'ca' });
+    expect(statuses.get(replacement.serialHex)?.revocation).toBeUndefined();
+    expect((await certificates.revokedUnexpired(Date.now())).map((e) => e.serialHex)).toContain(old.serialHex);
     expect(await certificates.getByRequest(request.id)).toMatchObject({
       serialHex: replacement.serialHex,
       supersedes: old.serialHex,
