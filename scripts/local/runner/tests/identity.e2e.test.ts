@@ -1,0 +1,409 @@
+/**
+ * Identity over HTTP, against the local OpenID Provider (real logins with PKCE) and the whole pipeline:
+ * every certificate names the person of a verified assertion; a client cannot get a certificate for
+ * anyone else; every bad assertion is refused with its own code, without a certificate, without a pool
+ * key, and without the token or personal data in any log line. Forged tokens are signed with the IdP's
+ * own key file (what an attacker does not have) to reach the checks after the signature.
+ */
+import { createHmac, createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { SignJWT, decodeJwt, importJWK, type CryptoKey, type JWK } from 'jose';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../../../lambdas/adapters/aws/src';
+import { loadAwsConfig } from '../../../../lambdas/config/src';
+import { assertionNonce, type DigestAlgorithm } from '../../../../lambdas/core/src';
+import { TABLES } from '../../../../lambdas/resources/src';
+import { runOpenssl } from '../../../../lambdas/test-support/openssl';
+import { obtainIdToken } from '../../../client/src/oidc-login';
+import { call, localIssuer, sampleRequest, type SampleRequest, type SignRequestView } from '../../client';
+import { LOA2_CITIZEN_INDEX, TEST_CITIZENS } from '../../idp/citizens';
+import { CLIENT_IDS } from '../../idp/clients';
+import { DEFAULT_KEYS_FILE } from '../../idp/keys';
+import { LOA, SWEDISH_CLAIMS } from '../../idp/profile';
+import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+
+jest.setTimeout(120_000);
+
+const OTHER_CLIENT = { clientId: 'other-eservice', apiKey: `other-${randomBytes(8).toString('hex')}` };
+let pipeline: LocalPipeline;
+const lines: string[] = [];
+const restore: Array<() => void> = [];
+
+beforeAll(async () => {
+  // Every line any part of the pipeline writes, to check what the logs carry.
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream);
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      lines.push(String(chunk));
+      return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof stream.write;
+    restore.push(() => (stream.write = write));
+  }
+  pipeline = await startLocalPipeline({
+    resourcePrefix: `identity-${Date.now().toString(36)}-`,
+    log: (line) => lines.push(line),
+    env: {
+      PORT: '0',
+      LOG_LEVEL: 'INFO',
+      POOL_TARGETS: 'EC-P256=10',
+      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
+      LOCAL_API_CLIENTS: `${OTHER_CLIENT.clientId}:${OTHER_CLIENT.apiKey}`,
+    },
+  });
+  await pipeline.runKeygen();
+});
+
+afterAll(async () => {
+  await pipeline?.stop();
+  for (const undo of restore) undo();
+});
+
+const post = (body: unknown, apiKey = pipeline.apiKey) =>
+  call<{ id?: string; error?: { code: string; message: string } }>(`${pipeline.url}/sign-requests`, {
+    apiKey,
+    body,
+  });
+
+/** Pooled keys stored right now, counted item by item (a claim deletes its item in the same step). */
+async function poolKeys(): Promise<number> {
+  const doc = documentClient(loadAwsConfig());
+  try {
+    let count = 0;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await doc.send(
+        new ScanCommand({
+          TableName: pipeline.env[TABLES.keyPool.envVar],
+          FilterExpression: 'attribute_exists(keyId)',
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      count += out.Count ?? 0;
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return count;
+  } finally {
+    doc.destroy();
+  }
+}
+
+/** The pooled keys once the signers' background prefetch of a next key has settled. */
+async function settledPoolDepth(): Promise<number> {
+  let last = await poolKeys();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = await poolKeys();
+    if (now === last) return now;
+    last = now;
+  }
+}
+
+async function result(id: string): Promise<SignRequestView> {
+  return (
+    await call<SignRequestView>(`${pipeline.url}/sign-requests/${id}?wait=20`, { apiKey: pipeline.apiKey })
+  ).body;
+}
+
+/** A fresh request id and digest, and the nonce a login must carry for them. */
+function binding(digestAlgorithm: DigestAlgorithm = 'SHA-256') {
+  const requestId = randomUUID();
+  const digest = randomBytes(32).toString('base64');
+  return {
+    requestId,
+    digest,
+    digestAlgorithm,
+    nonce: assertionNonce({ requestId, digestAlgorithm, digest }),
+  };
+}
+
+/** The IdP's own RSA signing key (from its key file) and its published kid. */
+async function idpKey(): Promise<{ key: CryptoKey; kid: string }> {
+  const keys = (JSON.parse(readFileSync(DEFAULT_KEYS_FILE, 'utf8')) as { keys: JWK[] }).keys;
+  const rsa = keys.find((k) => k.kty === 'RSA')!;
+  return { key: (await importJWK(rsa, 'RS256')) as CryptoKey, kid: rsa.kid! };
+}
+
+/** A token as the IdP would issue it for Åsa, with claims changed; signed by `key` (the IdP's by default). */
+async function forged(
+  nonce: string,
+  overrides: Record<string, unknown> = {},
+  signWith?: { key: CryptoKey; kid: string },
+): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const asa = TEST_CITIZENS[0];
+  const claims: Record<string, unknown> = {
+    iss: localIssuer(),
+    sub: asa.sub,
+    aud: CLIENT_IDS.signingService,
+    iat: now,
+    exp: now + 300,
+    auth_time: now - 5,
+    nonce,
+    acr: LOA.loa3,
+    [SWEDISH_CLAIMS.givenName]: asa.givenName,
+    [SWEDISH_CLAIMS.familyName]: asa.familyName,
+    [SWEDISH_CLAIMS.name]: asa.name,
+    [SWEDISH_CLAIMS.personalIdentityNumber]: asa.personalIdentityNumber,
+  };
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v === undefined) delete claims[k];
+    else claims[k] = v;
+  }
+  const signer = signWith ?? (await idpKey());
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', kid: signer.kid, typ: 'JWT' })
+    .sign(signer.key);
+}
+
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+test('every certificate names the citizen who logged in, and only that citizen', async () => {
+  for (const citizen of TEST_CITIZENS.filter((_, i) => i !== LOA2_CITIZEN_INDEX).slice(0, 3)) {
+    const request = await sampleRequest('EC-P256', 0, { citizen });
+    const accepted = await post(request.body);
+    expect(accepted.status).toBe(202);
+    const view = await result(accepted.body.id!);
+    expect(view.status).toBe('signed');
+    const printed = runOpenssl(
+      ['x509', '-in', 'c.pem', '-noout', '-subject', '-nameopt', 'utf8,sep_comma_plus'],
+      {
+        'c.pem': view.certificate!,
+      },
+    ).stdout;
+    expect(printed).toContain(`serialNumber=${citizen.personalIdentityNumber}`);
+    expect(printed).toContain(`GN=${citizen.givenName}`);
+    expect(printed).toContain(`SN=${citizen.familyName}`);
+    expect(printed).toContain(`CN=${citizen.name}`);
+  }
+});
+
+test('a client cannot obtain a certificate for a person it did not present an assertion for', async () => {
+  const eve = {
+    commonName: 'Eve Evil',
+    givenName: 'Eve',
+    surname: 'Evil',
+    serialNumber: '199001019999',
+    country: 'SE',
+  };
+  const depth = await settledPoolDepth();
+  // Naming the person outright.
+  const { requestId, digest, digestAlgorithm } = binding();
+  const named = await post({ requestId, digest, digestAlgorithm, keyType: 'EC-P256', signer: eve });
+  expect([named.status, named.body.error?.code]).toEqual([403, 'SIGNER_NOT_ALLOWED']);
+  // Åsa's login, with Eve as the signer beside it.
+  const asa = await sampleRequest('EC-P256', 0, { citizen: TEST_CITIZENS[0] });
+  const both = await post({ ...asa.body, signer: eve });
+  expect([both.status, both.body.error?.code]).toEqual([400, 'VALIDATION_FAILED']);
+  // Åsa's login for one document, presented for another.
+  const other = await post({ ...asa.body, digest: randomBytes(32).toString('base64') });
+  expect([other.status, other.body.error?.code]).toEqual([400, 'ASSERTION_BINDING_MISMATCH']);
+  for (const id of [requestId, asa.body.requestId]) {
+    expect((await call(`${pipeline.url}/sign-requests/${id}`, { apiKey: pipeline.apiKey })).status).toBe(404);
+  }
+  expect(await settledPoolDepth()).toBe(depth);
+});
+
+describe('bad assertions: their own code, no request, no key, no certificate, nothing personal in the logs', () => {
+  let depthBefore: number;
+  beforeAll(async () => {
+    depthBefore = await settledPoolDepth();
+  });
+
+  const cases: Array<[string, (b: ReturnType<typeof binding>) => Promise<string | unknown>, number, string]> =
+    [
+      [
+        'expired',
+        (b) => forged(b.nonce, { iat: now() - 900, exp: now() - 600, auth_time: now() - 905 }),
+        400,
+        'ASSERTION_EXPIRED',
+      ],
+      ['not yet valid', (b) => forged(b.nonce, { nbf: now() + 600 }), 400, 'ASSERTION_NOT_YET_VALID'],
+      [
+        'issued to another client (wrong aud)',
+        async (b) =>
+          (
+            await obtainIdToken({
+              issuer: localIssuer(),
+              clientId: CLIENT_IDS.otherService,
+              personalIdentityNumber: TEST_CITIZENS[0].personalIdentityNumber,
+              nonce: b.nonce,
+            })
+          ).idToken,
+        400,
+        'ASSERTION_AUDIENCE_MISMATCH',
+      ],
+      [
+        'from an untrusted issuer',
+        async (b) => forged(b.nonce, { iss: 'https://idp.evil.example' }, await ownKey('evil')),
+        400,
+        'ASSERTION_ISSUER_UNTRUSTED',
+      ],
+      [
+        'alg none',
+        async (b) => `${b64({ alg: 'none' })}.${b64(decodeJwt(await forged(b.nonce)))}.`,
+        400,
+        'ASSERTION_ALGORITHM_NOT_ALLOWED',
+      ],
+      [
+        'HS256 keyed with the RSA public key',
+        (b) => hmacWithPublicKey(b.nonce),
+        400,
+        'ASSERTION_ALGORITHM_NOT_ALLOWED',
+      ],
+      [
+        'an unknown kid',
+        async (b) => forged(b.nonce, {}, await ownKey('not-published')),
+        400,
+        'ASSERTION_UNKNOWN_KEY',
+      ],
+      [
+        'a key not in the JWKS, under a published kid',
+        async (b) => forged(b.nonce, {}, await ownKey((await idpKey()).kid)),
+        400,
+        'ASSERTION_SIGNATURE_INVALID',
+      ],
+      [
+        'bound to another digest',
+        (b) =>
+          forged(
+            assertionNonce({
+              requestId: b.requestId,
+              digestAlgorithm: 'SHA-256',
+              digest: randomBytes(32).toString('base64'),
+            }),
+          ),
+        400,
+        'ASSERTION_BINDING_MISMATCH',
+      ],
+      [
+        'bound to another request id',
+        (b) =>
+          forged(assertionNonce({ requestId: randomUUID(), digestAlgorithm: 'SHA-256', digest: b.digest })),
+        400,
+        'ASSERTION_BINDING_MISMATCH',
+      ],
+      [
+        'without the personal identity number',
+        (b) => forged(b.nonce, { [SWEDISH_CLAIMS.personalIdentityNumber]: undefined }),
+        400,
+        'ASSERTION_CLAIMS_INVALID',
+      ],
+      [
+        'with a malformed name',
+        (b) => forged(b.nonce, { [SWEDISH_CLAIMS.familyName]: 'Öberg,CN=Root' }),
+        400,
+        'ASSERTION_CLAIMS_INVALID',
+      ],
+      [
+        'at a level of assurance below the minimum (a real loa2 login)',
+        async (b) =>
+          (
+            await obtainIdToken({
+              issuer: localIssuer(),
+              clientId: CLIENT_IDS.signingService,
+              personalIdentityNumber: TEST_CITIZENS[LOA2_CITIZEN_INDEX].personalIdentityNumber,
+              nonce: b.nonce,
+            })
+          ).idToken,
+        400,
+        'ASSERTION_LOA_INSUFFICIENT',
+      ],
+      [
+        'with a stale auth_time',
+        (b) => forged(b.nonce, { auth_time: now() - 3600 }),
+        400,
+        'ASSERTION_AUTH_TOO_OLD',
+      ],
+      ['oversized', async () => `${'a'.repeat(6000)}.${'b'.repeat(3000)}.c`, 400, 'ASSERTION_MALFORMED'],
+      ['not a JWS', async () => 'this is not a token', 400, 'ASSERTION_MALFORMED'],
+    ];
+
+  test.each(cases)('%s', async (_name, make, status, code) => {
+    const b = binding();
+    const token = await make(b);
+    const res = await post({
+      requestId: b.requestId,
+      digest: b.digest,
+      digestAlgorithm: b.digestAlgorithm,
+      keyType: 'EC-P256',
+      identityAssertion: token,
+    });
+    expect([res.status, res.body.error?.code]).toEqual([status, code]);
+    expect(res.body.error?.message.length).toBeGreaterThan(0);
+    expect(
+      (await call(`${pipeline.url}/sign-requests/${b.requestId}`, { apiKey: pipeline.apiKey })).status,
+    ).toBe(404);
+    const logged = lines.join('\n');
+    if (typeof token === 'string' && token.length > 20) expect(logged).not.toContain(token);
+    expect(logged).not.toContain(TEST_CITIZENS[0].personalIdentityNumber);
+  });
+
+  test('none of them took a pool key', async () => {
+    expect(await settledPoolDepth()).toBe(depthBefore);
+  });
+
+  test('a replayed assertion: another e-service presenting it is refused; the first request stands', async () => {
+    const request = await sampleRequest('EC-P256', 0);
+    expect((await post(request.body)).status).toBe(202);
+    const replay = await post(request.body, OTHER_CLIENT.apiKey);
+    expect([replay.status, replay.body.error?.code]).toEqual([409, 'ASSERTION_REPLAYED']);
+    expect((await result(request.body.requestId)).status).toBe('signed');
+  });
+
+  test('refusals are logged by code, without the token', () => {
+    const logged = lines.join('\n');
+    expect(logged).toMatch(/identity assertion refused.*ASSERTION_EXPIRED/);
+    expect(logged).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}\.eyJ/);
+  });
+});
+
+test('property: a real login tampered with anywhere is refused with an assertion code and nothing is signed', async () => {
+  const depth = await settledPoolDepth();
+  let base: SampleRequest | undefined;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.tuple(fc.nat(), fc.constantFrom(...'AZaz09-_.')), { minLength: 1, maxLength: 3 }),
+      async (edits) => {
+        base ??= await sampleRequest('EC-P256', 1);
+        const token = base.body.identityAssertion;
+        const chars = [...token];
+        for (const [i, c] of edits) chars[i % chars.length] = c;
+        const tampered = chars.join('');
+        fc.pre(tampered !== token);
+        const res = await post({ ...base.body, identityAssertion: tampered });
+        expect(res.status).toBe(400);
+        expect(res.body.error?.code).toMatch(/^ASSERTION_/);
+      },
+    ),
+    { numRuns: 40 },
+  );
+  expect(await settledPoolDepth()).toBe(depth);
+});
+
+function now(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+/** A key pair of the test's own, published nowhere. */
+async function ownKey(kid: string): Promise<{ key: CryptoKey; kid: string }> {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    key: (await importJWK(privateKey.export({ format: 'jwk' }) as JWK, 'RS256')) as CryptoKey,
+    kid,
+  };
+}
+
+/** The classic confusion: HS256 with the issuer's RSA public key (PEM, which anyone can fetch) as secret. */
+async function hmacWithPublicKey(nonce: string): Promise<string> {
+  const discovery = (await (await fetch(`${localIssuer()}/.well-known/openid-configuration`)).json()) as {
+    jwks_uri: string;
+  };
+  const published = (await (await fetch(discovery.jwks_uri)).json()) as { keys: JWK[] };
+  const rsa = published.keys.find((k) => k.kty === 'RSA')!;
+  const pem = createPublicKey({ key: rsa as never, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+  const header = b64({ alg: 'HS256', kid: rsa.kid });
+  const payload = b64(decodeJwt(await forged(nonce)));
+  const mac = createHmac('sha256', pem).update(`${header}.${payload}`).digest('base64url');
+  return `${header}.${payload}.${mac}`;
+}
