@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  EncryptedPDFError,
   PDFArray,
   PDFDict,
   PDFDocument,
@@ -62,7 +63,7 @@ export async function preparePdfSignature(
   try {
     doc = await PDFDocument.load(pdf, { updateMetadata: false });
   } catch (err) {
-    if ((err as Error)?.name === 'EncryptedPDFError') {
+    if (err instanceof EncryptedPDFError) {
       throw new PdfSignatureError('PDF_ENCRYPTED', 'the PDF is encrypted: decrypt it before signing');
     }
     throw new PdfSignatureError(
