@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { KEY_TYPES, signatureAlgorithmsFor } from '../lambdas/core/src';
-import { opensslVerifyChain, opensslVerifyDigest } from '../lambdas/test-support/openssl';
+import { opensslCmsVerify, opensslVerifyChain, opensslVerifyDigest } from '../lambdas/test-support/openssl';
 import { loadApiClients } from './local/runner/api-keys';
 import { call, sampleRequest, type SignRequestView } from './local/client';
 import { LOCAL_DIR } from './local/paths';
@@ -68,7 +68,30 @@ async function main(): Promise<void> {
       }
     }
   }
+  // AdES containers: the certificate first, then the signed attributes naming it (openssl cms -verify).
+  const cmsRows: Row[] = [];
+  for (const keyType of KEY_TYPES) {
+    const request = await sampleRequest(keyType, i++, { format: 'cms', profile: 'CAdES-B-B' });
+    const accepted = await call<{ id: string }>(`${url}/sign-requests`, { apiKey, body: request.body });
+    if (accepted.status !== 202) throw new Error(`POST answered ${accepted.status}`);
+    const view = (await call<SignRequestView>(`${url}/sign-requests/${accepted.body.id}?wait=20`, { apiKey }))
+      .body;
+    const verified =
+      view.status === 'signed' &&
+      opensslCmsVerify({ cms: Buffer.from(view.cms!, 'base64'), content: request.document, rootPem }).ok;
+    if (!verified) failures++;
+    cmsRows.push({
+      keyType,
+      profile: 'CAdES-B-B',
+      status: view.status,
+      signer: view.certificate
+        ? (new X509Certificate(view.certificate).subject.split('\n').pop() ?? '')
+        : '-',
+      'openssl cms -verify': verified ? 'OK' : 'FAILED',
+    });
+  }
   printTable(`Demo against ${url}`, rows);
+  printTable('CMS containers (format cms)', cmsRows);
   console.log(
     failures === 0 ? '\nall results verified with openssl' : `\n${failures} result(s) FAILED verification`,
   );

@@ -149,7 +149,9 @@ export interface SignRequestView {
   id: string;
   status: 'received' | 'signing' | 'signed' | 'failed';
   signature?: string;
+  cms?: string;
   certificate?: string;
+  certificateSerial?: string;
   chain?: string[];
   keyType: KeyType;
   signatureAlgorithm: SignatureAlgorithm;
