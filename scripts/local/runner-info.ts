@@ -12,16 +12,17 @@ export interface RunnerInfo {
   readonly env: Readonly<Record<string, string>>;
 }
 
-const FILE = join(LOCAL_DIR, 'runner.json');
+/** LOCAL_RUNNER_INFO_FILE moves it (a test running a node of its own must not replace the developer's). */
+const file = (): string => process.env.LOCAL_RUNNER_INFO_FILE || join(LOCAL_DIR, 'runner.json');
 
 export function writeRunnerInfo(info: RunnerInfo): void {
-  writeFileSync(FILE, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(file(), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
 }
 
 /** The running runner's info, or undefined when none is running. */
 export function readRunnerInfo(): RunnerInfo | undefined {
-  if (!existsSync(FILE)) return undefined;
-  const info = JSON.parse(readFileSync(FILE, 'utf8')) as RunnerInfo;
+  if (!existsSync(file())) return undefined;
+  const info = JSON.parse(readFileSync(file(), 'utf8')) as RunnerInfo;
   try {
     process.kill(info.pid, 0);
     return info;

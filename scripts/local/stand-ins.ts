@@ -182,7 +182,8 @@ function elasticMqConf(port: number, dataDir: string | undefined): string {
   ];
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
-    const uri = `jdbc:h2:${join(dataDir, 'messages')};DB_CLOSE_ON_EXIT=FALSE`;
+    // WRITE_DELAY=0: every change is on disk when ElasticMQ answers, so a killed node loses no message.
+    const uri = `jdbc:h2:${join(dataDir, 'messages')};DB_CLOSE_ON_EXIT=FALSE;WRITE_DELAY=0`;
     lines.push(`messages-storage { enabled = true, uri = ${JSON.stringify(uri)} }`);
   }
   return [...lines, ''].join('\n');

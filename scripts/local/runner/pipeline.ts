@@ -97,8 +97,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   Object.assign(process.env, localHsmEnv(), { ...LOCAL_DEFAULTS, ...process.env }, options.env ?? {});
   const standIns = await startStandIns({
     log,
-    dynamodbDataDir: options.persist ? join(ROOT, '.local', 'dynamodb') : undefined,
-    sqsDataDir: options.persist ? join(ROOT, '.local', 'elasticmq') : undefined,
+    dynamodbDataDir: options.persist ? join(persistDir(), 'dynamodb') : undefined,
+    sqsDataDir: options.persist ? join(persistDir(), 'elasticmq') : undefined,
   });
   const cleanups: Array<() => Promise<void>> = [() => standIns.stop()];
   const stop = async (): Promise<void> => {
@@ -238,6 +238,11 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     await stop();
     throw err;
   }
+}
+
+/** Where LOCAL_PERSIST keeps the stand-ins' data: LOCAL_PERSIST_DIR, by default .local. */
+function persistDir(): string {
+  return process.env.LOCAL_PERSIST_DIR || join(ROOT, '.local');
 }
 
 /**

@@ -1,0 +1,182 @@
+/**
+ * The whole local node (`npm start`: runner, consumers, CA, DynamoDB Local, ElasticMQ) SIGKILLed mid-load
+ * and started again with LOCAL_PERSIST=1: the tables and the queue with its messages survive, so the
+ * restarted node drains its backlog by itself. Bound: every accepted request ends within RESTART_BOUND_MS
+ * of the restart, far under the reconciler's quiet time (5 minutes locally), so the queue, not the
+ * backstop, brought the work back. Nothing is signed twice and the audit log stays intact.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { documentClient } from '../../../../lambdas/adapters/aws/src';
+import { RequestRepository } from '../../../../lambdas/adapters/dynamodb/src';
+import { loadAwsConfig } from '../../../../lambdas/config/src';
+import { TABLES } from '../../../../lambdas/resources/src';
+import { loadApiClients } from '../../runner/api-keys';
+import { call, sampleRequest, sampleRequests, type SignRequestView } from '../../client';
+import { ROOT } from '../../paths';
+import type { RunnerInfo } from '../../runner-info';
+import {
+  expectNoneDuplicated,
+  restoreTruncatedTokenFiles,
+  runAll,
+  sleep,
+  snapshotTokenFiles,
+  submit,
+  waitForTerminal,
+  type Submitted,
+} from '../harness';
+
+jest.setTimeout(600_000);
+
+const REQUESTS = 80;
+/** From the restart command (the node's own start-up included) to the last accepted request ending. */
+const RESTART_BOUND_MS = 90_000;
+
+const dir = mkdtempSync(join(tmpdir(), 'node-kill-'));
+const tokenFiles = snapshotTokenFiles();
+let node: ChildProcess | undefined;
+const lines: string[] = [];
+
+afterAll(() => {
+  if (node && node.exitCode === null && node.pid) process.kill(-node.pid, 'SIGKILL');
+  restoreTruncatedTokenFiles(tokenFiles);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `npm start` in a process group of its own (so one signal reaches every process of the node). */
+async function startNode(port: number): Promise<{ child: ChildProcess; info: RunnerInfo }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'local', 'start.ts')], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      LOCAL_PERSIST: '1',
+      LOCAL_PERSIST_DIR: dir,
+      LOCAL_RUNNER_INFO_FILE: join(dir, 'runner.json'),
+      PORT: String(port),
+      // The Jest set-up's stand-ins are not this node's: it starts and keeps its own.
+      AWS_ENDPOINT_URL_DYNAMODB: '',
+      AWS_ENDPOINT_URL_SQS: '',
+      POOL_TARGETS: 'EC-P256=80',
+      LOCAL_READY_MIN_KEYS: 'EC-P256=60',
+      // One slow consumer (one record at a time), so a backlog builds up before the kill.
+      LOCAL_CONSUMERS: '1',
+      LOCAL_POLLER_CONCURRENCY: '1',
+      SIGNER_CONCURRENCY: '1',
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '5',
+      SIGN_ATTEMPT_LEASE_SECONDS: '6',
+      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
+      LOCAL_ACCESS_LOG: '0',
+      LOG_LEVEL: 'WARN',
+    },
+  });
+  const up = new Promise<void>((resolve, reject) => {
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        lines.push(line);
+        if (line.startsWith('Signing pipeline is up')) resolve();
+      });
+    }
+    child.once('exit', (code) => reject(new Error(`the node exited (${code}) before it was up`)));
+  });
+  await up;
+  const info = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as RunnerInfo;
+  return { child, info };
+}
+
+/** Waits until every consumer of the node has logged in to the HSM (a kill during a login could truncate the token). */
+async function consumersReady(count: number, from: number): Promise<void> {
+  while (lines.slice(from).filter((l) => l.endsWith('consumer ready')).length < count) await sleep(100);
+}
+
+test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 every accepted request ends, promptly', async () => {
+  const port = await freePort();
+  const from = lines.length;
+  ({ child: node } = await startNode(port));
+  await consumersReady(1, from);
+  const url = `http://127.0.0.1:${port}/v1`;
+  const apiKey = loadApiClients()[0].apiKey;
+  const requests = await sampleRequests(REQUESTS, (i) => sampleRequest('EC-P256', i));
+
+  // Requests arrive at 20/s, faster than the one consumer signs them; after 3 s the whole node dies at once.
+  const accepted: Submitted[] = [];
+  const start = Date.now();
+  let killed = false;
+  const submitting = runAll(requests, 8, async (request, i) => {
+    await sleep(start + i * 50 - Date.now());
+    if (killed) return;
+    const s = await submit(url, apiKey, request, Date.now() + 1000).catch(() => undefined);
+    if (s) accepted.push(s);
+  });
+  await sleep(3000);
+  killed = true;
+  // The backlog the node dies with: accepted, not signed yet (so there is work to bring back).
+  const stillOpen = async (): Promise<number> =>
+    (
+      await runAll([...accepted], 8, async (s) => {
+        const res = await call<SignRequestView>(`${url}/sign-requests/${s.id}`, { apiKey });
+        return !['signed', 'failed'].includes(res.body.status);
+      })
+    ).filter(Boolean).length;
+  const pending = await stillOpen();
+  process.kill(-node.pid!, 'SIGKILL');
+  await new Promise((resolve) => node!.once('exit', resolve));
+  await submitting;
+  expect(restoreTruncatedTokenFiles(tokenFiles)).toEqual([]);
+
+  expect(pending).toBeGreaterThan(5);
+
+  // Same port, same data: the restarted node finds its tables, its queue and the messages in it.
+  const restartedAt = Date.now();
+  ({ child: node } = await startNode(port));
+  const views = await waitForTerminal(
+    url,
+    apiKey,
+    accepted.map((s) => s.id),
+    restartedAt + RESTART_BOUND_MS,
+  );
+  const endedAfter = Date.now() - restartedAt;
+  const open = accepted.filter((s) => !['signed', 'failed'].includes(views.get(s.id)?.status ?? ''));
+  expect(open.map((s) => `${s.id}: ${views.get(s.id)?.status}`)).toEqual([]);
+  expect(endedAfter).toBeLessThan(RESTART_BOUND_MS);
+  const failed = accepted.filter((s) => views.get(s.id)?.status === 'failed');
+  expect(failed.map((s) => views.get(s.id)?.error?.code)).toEqual([]);
+
+  // Read the node's own tables: one certificate per request, the audit log intact, no key used twice.
+  const info = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as RunnerInfo;
+  const saved = { ...process.env };
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_DYNAMODB: info.env.AWS_ENDPOINT_URL_DYNAMODB,
+    [TABLES.certificates.envVar]: info.env[TABLES.certificates.envVar],
+    [TABLES.audit.envVar]: info.env[TABLES.audit.envVar],
+  });
+  const doc = documentClient(loadAwsConfig());
+  try {
+    await expectNoneDuplicated(doc, accepted, views);
+    // Not the reconciler's doing: no request was requeued.
+    const records = new RequestRepository(doc, { tableName: info.env[TABLES.requests.envVar] });
+    const requeued = await runAll(accepted, 8, async (s) => (await records.get(s.id))?.requeues ?? 0);
+    expect(requeued.filter((n) => n > 0)).toEqual([]);
+  } finally {
+    doc.destroy();
+    process.env = saved;
+  }
+  console.log(
+    `node kill: ${accepted.length} accepted before the kill, ${pending} still open at the restart, all ended ${endedAfter} ms after it`,
+  );
+});
