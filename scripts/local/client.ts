@@ -8,6 +8,7 @@ import {
   defaultSignatureAlgorithm,
   nodeHashName,
   type AdesProfile,
+  type AuditReceipt,
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
@@ -152,6 +153,7 @@ export interface SignRequestView {
   cms?: string;
   certificate?: string;
   certificateSerial?: string;
+  receipt?: AuditReceipt;
   chain?: string[];
   keyType: KeyType;
   signatureAlgorithm: SignatureAlgorithm;

@@ -11,6 +11,7 @@ export function toView(record: SignRequestRecord): Record<string, unknown> {
     cms: record.cms,
     certificate: record.certificate,
     certificateSerial: record.certificateSerial,
+    receipt: record.receipt,
     chain: record.chain,
     keyType: record.keyType,
     signatureAlgorithm: record.signatureAlgorithm,

@@ -1,20 +1,22 @@
 /**
- * The audit log service: appends events to hash chains and writes signed checkpoints.
+ * The audit log service: appends batches of events as Merkle-tree entries to hash chains, hands out a
+ * receipt (inclusion proof) per event, and writes signed checkpoints.
  *
- * Appends are cheap on the request path: one conditional transaction per batch. The head of each chain
- * this process last wrote is cached, so the common case is a single round trip (no read); a lost race
- * (another process moved the head) re-reads the head and rebuilds the entries. Within one process the
- * appends to one chain are queued and written as one transaction per batch (group commit), so
- * concurrent callers never race each other and share round trips under load.
+ * Appends are cheap on the request path: appends queued while a write is under way (concurrent callers
+ * in this process) are committed together as ONE entry, in one conditional transaction of two items (the
+ * entry and the chain head), whatever their number. The head this process last wrote is cached, so the
+ * common case is a single round trip; a lost race (another process moved the head) re-reads a head and
+ * rebuilds the entry. Each instance writes to one chain of its own choosing, so writers in different
+ * processes rarely meet on a head.
  */
 import {
   AuditAppendConflictError,
   AuditCheckpointError,
   AuditNotReadyError,
-  buildEntries,
+  buildEntry,
   canonicalCheckpoint,
-  chainOfEvent,
   checkpointBody,
+  receiptsOf,
   signCheckpoint,
   validateAuditEvent,
   type AuditEntry,
@@ -33,19 +35,18 @@ interface Pending {
   readonly reject: (err: unknown) => void;
 }
 
-interface ChainState {
-  readonly queue: Pending[];
-  running: boolean;
-  /** Head after this process's last successful write; a guess that a conditional write checks. */
-  head?: ChainHead;
-}
-
 const DEFAULT_MAX_ATTEMPTS = 30;
-const DEFAULT_MAX_BATCH = 25;
+/** Events per entry: ~250 bytes each keeps an entry far below DynamoDB's 400 KB item limit. */
+const DEFAULT_MAX_BATCH = 500;
 const CHECKPOINT_ATTEMPTS = 5;
 
 export class AuditLog implements AuditSink {
-  private readonly chainStates = new Map<number, ChainState>();
+  private readonly queue: Pending[] = [];
+  private running = false;
+  /** The chain this instance appends to; moves after a lost race. */
+  private chain: number;
+  /** Head after this process's last successful write; a guess that a conditional write checks. */
+  private head: ChainHead | undefined;
   private readonly clock: () => number;
   private readonly random: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -62,7 +63,8 @@ export class AuditLog implements AuditSink {
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    this.maxBatch = Math.min(options.maxBatch ?? DEFAULT_MAX_BATCH, 99);
+    this.maxBatch = Math.max(1, options.maxBatch ?? DEFAULT_MAX_BATCH);
+    this.chain = options.chain ?? this.randomChain();
   }
 
   public async append(event: AuditEvent): Promise<AuditReceipt> {
@@ -70,29 +72,17 @@ export class AuditLog implements AuditSink {
   }
 
   /**
-   * Appends events; events of one chain keep their order and are written in as few transactions as
-   * possible. Everything is validated before anything is written. Receipts come back in input order.
+   * Appends events, in order, to the next entry this process commits (with whatever else is queued).
+   * Everything is validated before anything is written. Receipts come back in input order.
    */
   public async appendMany(events: readonly AuditEvent[]): Promise<AuditReceipt[]> {
+    if (events.length === 0) return [];
     events.forEach(validateAuditEvent);
-    const groups = new Map<number, number[]>();
-    events.forEach((event, i) => {
-      const chain = chainOfEvent(event, this.options.chains);
-      groups.set(chain, [...(groups.get(chain) ?? []), i]);
-    });
-    const receipts = new Array<AuditReceipt>(events.length);
-    await Promise.all(
-      [...groups].map(async ([chain, indexes]) => {
-        for (let i = 0; i < indexes.length; i += this.maxBatch) {
-          const part = indexes.slice(i, i + this.maxBatch);
-          const written = await this.enqueue(
-            chain,
-            part.map((j) => events[j]),
-          );
-          part.forEach((j, k) => (receipts[j] = written[k]));
-        }
-      }),
-    );
+    const receipts: AuditReceipt[] = [];
+    // More events than one entry holds (a large keygen batch): several entries, in order.
+    for (let i = 0; i < events.length; i += this.maxBatch) {
+      receipts.push(...(await this.enqueue(events.slice(i, i + this.maxBatch))));
+    }
     this.countForCheckpoint(events.length);
     return receipts;
   }
@@ -120,82 +110,72 @@ export class AuditLog implements AuditSink {
 
   /** Waits for queued appends and a running automatic checkpoint (call before a process ends). */
   public async flush(): Promise<void> {
-    while ([...this.chainStates.values()].some((s) => s.running) || this.background) {
+    while (this.running || this.background) {
       await Promise.all([this.background, this.sleep(1)]);
     }
   }
 
-  private enqueue(chain: number, events: readonly AuditEvent[]): Promise<AuditReceipt[]> {
-    let state = this.chainStates.get(chain);
-    if (!state) {
-      state = { queue: [], running: false };
-      this.chainStates.set(chain, state);
-    }
-    const s = state;
+  private enqueue(events: readonly AuditEvent[]): Promise<AuditReceipt[]> {
     return new Promise<AuditReceipt[]>((resolve, reject) => {
-      s.queue.push({ events, resolve, reject });
-      if (!s.running) void this.drain(chain, s);
+      this.queue.push({ events, resolve, reject });
+      if (!this.running) void this.drain();
     });
   }
 
-  /** Writes the queue of one chain, as many queued appends per transaction as fit in a batch. */
-  private async drain(chain: number, state: ChainState): Promise<void> {
-    state.running = true;
+  /** Commits the queue, as many queued appends per entry as fit. */
+  private async drain(): Promise<void> {
+    this.running = true;
     try {
-      while (state.queue.length > 0) {
-        const batch: Pending[] = [state.queue.shift() as Pending];
+      while (this.queue.length > 0) {
+        const batch: Pending[] = [this.queue.shift() as Pending];
         let size = batch[0].events.length;
-        while (state.queue.length > 0 && size + state.queue[0].events.length <= this.maxBatch) {
-          const next = state.queue.shift() as Pending;
+        while (this.queue.length > 0 && size + this.queue[0].events.length <= this.maxBatch) {
+          const next = this.queue.shift() as Pending;
           size += next.events.length;
           batch.push(next);
         }
         try {
-          const entries = await this.write(
-            chain,
-            state,
-            batch.flatMap((p) => p.events),
-          );
+          const receipts = receiptsOf(await this.write(batch.flatMap((p) => p.events)));
           let offset = 0;
           for (const p of batch) {
-            const mine = entries.slice(offset, offset + p.events.length);
+            p.resolve(receipts.slice(offset, offset + p.events.length));
             offset += p.events.length;
-            p.resolve(mine.map((e) => ({ chain: e.chain, sequence: e.sequence, hash: e.hash })));
           }
         } catch (err) {
           for (const p of batch) p.reject(err);
         }
       }
     } finally {
-      state.running = false;
+      this.running = false;
     }
   }
 
-  private async write(
-    chain: number,
-    state: ChainState,
-    events: readonly AuditEvent[],
-  ): Promise<AuditEntry[]> {
+  private async write(events: readonly AuditEvent[]): Promise<AuditEntry> {
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      const head = state.head ?? (await this.store.readHead(chain));
-      const entries = buildEntries(head, events, this.clock());
+      const head = this.head ?? (await this.store.readHead(this.chain));
+      const entry = buildEntry(head, events, this.clock());
       let written: boolean;
       try {
-        written = await this.store.appendEntries(head, entries);
+        written = await this.store.appendEntries(head, [entry]);
       } catch (err) {
         // Outcome unknown (the write may have landed): forget the cached head and let the caller decide.
-        state.head = undefined;
+        this.head = undefined;
         throw err;
       }
       if (written) {
-        const last = entries[entries.length - 1];
-        state.head = { chain, sequence: last.sequence, hash: last.hash };
-        return entries;
+        this.head = { chain: entry.chain, sequence: entry.sequence, hash: entry.hash };
+        return entry;
       }
-      state.head = undefined;
+      // Another process appends here too: try another chain (its head is read fresh).
+      this.head = undefined;
+      if (this.options.chain === undefined) this.chain = this.randomChain();
       if (attempt > 1) await this.sleep(this.backoff(attempt));
     }
-    throw new AuditAppendConflictError(chain, this.maxAttempts);
+    throw new AuditAppendConflictError(this.chain, this.maxAttempts);
+  }
+
+  private randomChain(): number {
+    return Math.floor(this.random() * this.options.chains) % this.options.chains;
   }
 
   /** Full jitter, capped at 50 ms: appenders on one chain spread out quickly. */

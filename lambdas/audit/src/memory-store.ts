@@ -44,7 +44,7 @@ export class MemoryAuditStore implements AuditStore {
         chain: e.chain,
         sequence: e.sequence,
         prevHash: e.prevHash,
-        event: e.event,
+        events: [...e.events],
         timestamp: e.timestamp,
         hash: e.hash,
       });

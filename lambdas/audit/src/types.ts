@@ -1,15 +1,17 @@
 import type { AuditSigner } from '../../core/src';
 
 export interface AuditLogOptions {
-  /** Number of hash chains events are spread over (by entity id). Keep it fixed for a table's lifetime. */
+  /** Number of hash chains writers spread over. Keep it fixed for a table's lifetime. */
   readonly chains: number;
-  /** Checkpoint after this many entries appended by this instance; 0 = only on demand. */
+  /** The chain this instance appends to; default a random one, changed after a lost race. */
+  readonly chain?: number;
+  /** Checkpoint after this many events appended by this instance; 0 = only on demand. */
   readonly checkpointEvery?: number;
   /** Signs checkpoints (the audit key in the HSM). Without it checkpoint() throws AuditNotReadyError. */
   readonly signer?: AuditSigner;
   /** Transaction attempts per batch when appenders race on one chain head. */
   readonly maxAttempts?: number;
-  /** Most events written in one transaction (DynamoDB allows 100 items, one is the head). */
+  /** Most events committed in one entry (one Merkle tree). */
   readonly maxBatch?: number;
   /** Epoch ms. */
   readonly clock?: () => number;

@@ -6,6 +6,8 @@ import {
   chainFor,
   entryHash,
   hashIds,
+  merkleRoot,
+  receiptCovers,
   signatureMadeEvent,
   type AuditEvent,
 } from '../../core/src';
@@ -20,12 +22,14 @@ describe('canonical encoding', () => {
   });
 
   it('entry hashes cover every field', () => {
-    const base = entryHash(1, 2, GENESIS_HASH, '{"a":1}', 1000);
-    expect(entryHash(0, 2, GENESIS_HASH, '{"a":1}', 1000)).not.toBe(base);
-    expect(entryHash(1, 3, GENESIS_HASH, '{"a":1}', 1000)).not.toBe(base);
-    expect(entryHash(1, 2, '1'.repeat(64), '{"a":1}', 1000)).not.toBe(base);
-    expect(entryHash(1, 2, GENESIS_HASH, '{"a":2}', 1000)).not.toBe(base);
-    expect(entryHash(1, 2, GENESIS_HASH, '{"a":1}', 1001)).not.toBe(base);
+    const root = merkleRoot(['{"a":1}']);
+    const base = entryHash(1, 2, GENESIS_HASH, root, 1, 1000);
+    expect(entryHash(0, 2, GENESIS_HASH, root, 1, 1000)).not.toBe(base);
+    expect(entryHash(1, 3, GENESIS_HASH, root, 1, 1000)).not.toBe(base);
+    expect(entryHash(1, 2, '1'.repeat(64), root, 1, 1000)).not.toBe(base);
+    expect(entryHash(1, 2, GENESIS_HASH, merkleRoot(['{"a":2}']), 1, 1000)).not.toBe(base);
+    expect(entryHash(1, 2, GENESIS_HASH, root, 2, 1000)).not.toBe(base);
+    expect(entryHash(1, 2, GENESIS_HASH, root, 1, 1001)).not.toBe(base);
   });
 });
 
@@ -69,14 +73,37 @@ describe('events', () => {
 });
 
 describe('AuditLog over the memory store', () => {
-  it('appends linked entries and returns receipts in input order', async () => {
+  it('commits a batch as one entry and returns a receipt per event, in input order', async () => {
     const store = new MemoryAuditStore();
     const log = new AuditLog(store, { chains: 1 });
-    const receipts = await log.appendMany([...eventsFor(1), ...eventsFor(2)]);
-    expect(receipts.map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const events = [...eventsFor(1), ...eventsFor(2)];
+    const receipts = await log.appendMany(events);
+    expect(receipts.map((r) => [r.sequence, r.leafIndex, r.treeSize])).toEqual(
+      events.map((_, i) => [1, i, 8]),
+    );
     expect((await store.readHead(0)).hash).toBe(receipts[7].hash);
+    const stored = (await store.readAll()).entries.get(0)![0];
+    for (const [i, r] of receipts.entries()) {
+      expect(r.path).toHaveLength(3);
+      expect(receiptCovers(r, canonicalJson(events[i] as never), stored as never)).toBe(true);
+      // Another event's text, or another leaf index, does not verify.
+      expect(receiptCovers(r, canonicalJson(events[(i + 1) % 8] as never), stored as never)).toBe(false);
+      expect(
+        receiptCovers({ ...r, leafIndex: (i + 1) % 8 }, canonicalJson(events[i] as never), stored as never),
+      ).toBe(false);
+    }
     const report = await verifyAuditStore(store, 1, undefined);
-    expect(report).toMatchObject({ intact: true, entries: 8, checkpoints: 0 });
+    expect(report).toMatchObject({ intact: true, entries: 1, checkpoints: 0 });
+  });
+
+  it('merges appends queued while a write is under way into one entry', async () => {
+    const store = new MemoryAuditStore();
+    const log = new AuditLog(store, { chains: 4 });
+    const receipts = await Promise.all(Array.from({ length: 20 }, (_, i) => log.appendMany(eventsFor(i))));
+    const entries = new Set(receipts.flat().map((r) => `${r.chain}/${r.sequence}`));
+    // The first append is written alone; the 19 queued behind it share the next entry.
+    expect(entries.size).toBe(2);
+    expect((await verifyAuditStore(store, 4, undefined)).intact).toBe(true);
   });
 
   it('keeps chains intact under many concurrent appenders on two instances', async () => {
@@ -90,17 +117,29 @@ describe('AuditLog over the memory store', () => {
     });
     const a = new AuditLog(racy, { chains: 3 });
     const b = new AuditLog(racy, { chains: 3 });
-    await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).appendMany(eventsFor(i))));
+    const receipts = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).appendMany(eventsFor(i))),
+    );
     const report = await verifyAuditStore(store, 3, undefined);
     expect(report.issues).toEqual([]);
-    expect(report.entries).toBe(240);
+    const log = await store.readAll();
+    const stored = [...log.entries.values()].flat();
+    expect(stored.flatMap((e) => e.events ?? [])).toHaveLength(240);
+    // Every receipt points at its own event in a stored entry.
+    receipts.forEach((rs, i) =>
+      rs.forEach((r, j) => {
+        const entry = log.entries.get(r.chain)!.find((e) => e.sequence === r.sequence)!;
+        expect(entry.events![r.leafIndex]).toBe(canonicalJson(eventsFor(i)[j] as never));
+        expect(receiptCovers(r, entry.events![r.leafIndex], entry as never)).toBe(true);
+      }),
+    );
   });
 
-  it('writes checkpoints every N entries and on demand, linked and signed', async () => {
+  it('writes checkpoints every N events and on demand, linked and signed', async () => {
     const store = new MemoryAuditStore();
     const { signer, check } = fakeSigner();
     const log = new AuditLog(store, { chains: 2, checkpointEvery: 10, signer });
-    for (let i = 0; i < 6; i++) await log.appendMany(eventsFor(i)); // 24 entries
+    for (let i = 0; i < 6; i++) await log.appendMany(eventsFor(i)); // 24 events
     await log.flush();
     const cp = await log.checkpoint();
     expect(cp.body.sequence).toBeGreaterThanOrEqual(2);

@@ -2,7 +2,7 @@
  * Each kind of tampering an attacker with write access to the table could do, applied to a copy of a
  * real log, must be detected and named by chain and sequence.
  */
-import { entryHash, type AuditIssue, type AuditVerificationReport } from '../../core/src';
+import { entryHash, merkleRoot, type AuditIssue, type AuditVerificationReport } from '../../core/src';
 import { AuditLog, MemoryAuditStore, pad, verifyAuditStore, type MemoryItem } from '../src';
 import { eventsFor, fakeSigner } from './helpers';
 
@@ -12,12 +12,14 @@ let pristine: Map<string, MemoryItem>;
 
 beforeAll(async () => {
   const store = new MemoryAuditStore();
-  const log = new AuditLog(store, { chains: CHAINS, signer });
-  for (let i = 0; i < 10; i++) await log.appendMany(eventsFor(i));
+  // Two writers, one per chain; each append is one entry (a Merkle tree of four events).
+  const logs = [0, 1].map((chain) => new AuditLog(store, { chains: CHAINS, chain, signer }));
+  const log = logs[0];
+  for (let i = 0; i < 20; i++) await logs[i % 2].appendMany(eventsFor(i));
   await log.checkpoint();
-  for (let i = 10; i < 15; i++) await log.appendMany(eventsFor(i));
+  for (let i = 20; i < 30; i++) await logs[i % 2].appendMany(eventsFor(i));
   await log.checkpoint();
-  for (let i = 15; i < 17; i++) await log.appendMany(eventsFor(i)); // after the last checkpoint
+  for (let i = 30; i < 34; i++) await logs[i % 2].appendMany(eventsFor(i)); // after the last checkpoint
   pristine = store.items;
 });
 
@@ -37,7 +39,8 @@ const rehash = (item: MemoryItem): void => {
     item.chain as number,
     item.sequence as number,
     item.prevHash as string,
-    item.event as string,
+    merkleRoot(item.events as string[]),
+    (item.events as string[]).length,
     item.timestamp as number,
   );
 };
@@ -60,13 +63,13 @@ function expectIssue(report: AuditVerificationReport, issue: Partial<AuditIssue>
 describe('audit verifier', () => {
   it('reports an untouched log as intact', async () => {
     const report = await verify(copy());
-    expect(report).toMatchObject({ intact: true, entries: 68, checkpoints: 2, lastCheckpoint: 2 });
-    expect(report.entriesAfterLastCheckpoint).toBe(8);
+    expect(report).toMatchObject({ intact: true, entries: 34, checkpoints: 2, lastCheckpoint: 2 });
+    expect(report.entriesAfterLastCheckpoint).toBe(4);
   });
 
   it('names a modified entry', async () => {
     const s = copy();
-    entry(s, 1, 5).event = (entry(s, 1, 5).event as string).replace('req-', 'reX-');
+    entry(s, 1, 5).events = (entry(s, 1, 5).events as string[]).map((t) => t.replace('req-', 'reX-'));
     const report = await verify(s);
     expectIssue(report, { kind: 'modified', chain: 1, sequence: 5 });
     expect(report.issues).toHaveLength(1);
@@ -75,7 +78,7 @@ describe('audit verifier', () => {
   it('names an entry replaced with a re-hashed one', async () => {
     const s = copy();
     const e = entry(s, 0, 7);
-    e.event = (e.event as string).replace('req-', 'reX-');
+    e.events = (e.events as string[]).map((t) => t.replace('req-', 'reX-'));
     rehash(e);
     const report = await verify(s);
     expectIssue(report, { kind: 'modified', chain: 0, sequence: 7 });
@@ -109,7 +112,7 @@ describe('audit verifier', () => {
     const forged = entry(s, 1, 3);
     Object.assign(forged, {
       sk: pad(3),
-      event: '{"keyId":"forged","type":"pool.key-claimed"}',
+      events: ['{"keyId":"forged","type":"pool.key-claimed"}'],
       timestamp: 1,
     });
     rehash(forged);
@@ -185,7 +188,7 @@ describe('audit verifier', () => {
     const s = copy();
     const last = head(s, 1).sequence as number;
     const e = entry(s, 1, last);
-    e.event = (e.event as string).replace('req-', 'reX-');
+    e.events = (e.events as string[]).map((t) => t.replace('req-', 'reX-'));
     rehash(e);
     head(s, 1).hash = e.hash;
     expect((await verify(s)).intact).toBe(true);

@@ -14,6 +14,7 @@
  * the request over with a new attemptId (the old attempt's key died with its process: a claimed pool key
  * is already deleted, so it is never used twice).
  */
+import type { AuditReceipt } from './audit';
 import type { RequestError, RequestStatus, SignRequestRecord, StageDurations } from './sign-request';
 
 /** The stored record: the shared SignRequestRecord plus the attempt bookkeeping of the signer. */
@@ -100,6 +101,7 @@ export interface SignedResult {
   readonly cms?: string;
   readonly certificate: string;
   readonly certificateSerial: string;
+  readonly receipt?: AuditReceipt;
   readonly chain: readonly string[];
   readonly pooledKey: boolean;
   readonly keyAcquiredAt: number;

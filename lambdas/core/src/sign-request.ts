@@ -1,3 +1,4 @@
+import type { AuditReceipt } from './audit';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
 import type { IdentityEvidence } from './identity/types';
 
@@ -84,6 +85,8 @@ export interface SignRequestRecord {
   readonly certificate?: string;
   /** Serial of the leaf certificate, lower-case hex (revocation, audit). */
   readonly certificateSerial?: string;
+  /** Proof that the signature's audit event is in the audit log (signed requests with an audit log). */
+  readonly receipt?: AuditReceipt;
   /** PEM chain: issuing CA, then root. */
   readonly chain?: readonly string[];
   /** Whether a pre-generated pool key was used (false: generated on the fly). */

@@ -15,7 +15,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
-import { signatureMadeEvent, type AuditEvent, type AuditSink, type KeyDiscardReason } from './audit';
+import {
+  signatureMadeEvent,
+  type AuditEvent,
+  type AuditReceipt,
+  type AuditSink,
+  type KeyDiscardReason,
+} from './audit';
 import type { CertificateIssuer, IssuedCertificate } from './certificate-issuer';
 import { errorCode } from './fill-pool';
 import type { EmptyPoolPolicy, HsmKeyRef, KeyPoolStore, PoolHsm } from './pool';
@@ -247,6 +253,8 @@ class SigningAttempt {
   private pooledKey: boolean | undefined;
   private keyAcquiredAt: number | undefined;
   private discardedKeys = 0;
+  /** Where the signature's event landed in the audit log (returned with the result). */
+  private receipt: AuditReceipt | undefined;
   private readonly startedAt: number;
 
   public constructor(
@@ -465,7 +473,10 @@ class SigningAttempt {
 
   private async appendEvents(): Promise<void> {
     const batch = this.events.splice(0);
-    if (batch.length > 0 && this.deps.audit) await this.deps.audit.appendMany(batch);
+    if (batch.length === 0 || !this.deps.audit) return;
+    const receipts = await this.deps.audit.appendMany(batch);
+    const signature = batch.findIndex((e) => e.type === 'signature.made');
+    if (signature >= 0) this.receipt = receipts[signature];
   }
 
   /** Forgets the key only once the HSM confirmed the destroy, so a retry (or the safety net) tries again. */
@@ -482,6 +493,7 @@ class SigningAttempt {
     const finishedAt = this.clock();
     const stored = await this.deps.requests.complete(this.record.id, this.attemptId, {
       ...signed.result,
+      ...(this.receipt ? { receipt: this.receipt } : {}),
       pooledKey: this.pooledKey!,
       keyAcquiredAt: this.keyAcquiredAt!,
       finishedAt,

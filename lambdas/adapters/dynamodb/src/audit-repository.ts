@@ -101,7 +101,7 @@ export class AuditRepository implements AuditStore {
                   chain: e.chain,
                   sequence: e.sequence,
                   prevHash: e.prevHash,
-                  event: e.event,
+                  events: e.events,
                   timestamp: e.timestamp,
                   hash: e.hash,
                 },

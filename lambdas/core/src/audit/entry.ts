@@ -1,21 +1,23 @@
 /**
- * Entry hashing and chain choice.
+ * Entry hashing and chain choice. An entry holds a batch of events (whatever one writer committed at
+ * once) under a Merkle tree (merkle.ts):
  *
- *   entryHash = SHA-256( canonicalJson(["audit-entry/v1", chain, sequence, prevHash, event, timestamp]) )
+ *   entryHash = SHA-256( canonicalJson(["audit-entry/v2", chain, sequence, prevHash, root, size, timestamp]) )
  *
- * where `event` is the event's canonical JSON *text* (a string inside the array), so the hash covers the
- * exact stored bytes. The leading tag keeps entry hashes apart from any other SHA-256 use.
+ * where `root` is the RFC 9162 tree hash over the events' canonical JSON *texts* (the exact stored
+ * bytes) and `size` their number. The leading tag keeps entry hashes apart from any other SHA-256 use.
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical';
 import { AuditEventInvalidError } from './errors';
 import { entityIdOf, validateAuditEvent } from './events';
+import { merkleRoot } from './merkle';
 import type { AuditEntry, AuditEvent, ChainHead, Sha256Hex } from './types';
 
 /** prevHash of the first entry of every chain (and of the first checkpoint). */
 export const GENESIS_HASH: Sha256Hex = '0'.repeat(64);
 
-const ENTRY_TAG = 'audit-entry/v1';
+const ENTRY_TAG = 'audit-entry/v2';
 
 export function sha256Hex(data: string | Buffer): Sha256Hex {
   return createHash('sha256').update(data).digest('hex');
@@ -29,10 +31,11 @@ export function entryHash(
   chain: number,
   sequence: number,
   prevHash: string,
-  event: string,
+  root: Sha256Hex,
+  size: number,
   timestamp: number,
 ): Sha256Hex {
-  return sha256Hex(canonicalJson([ENTRY_TAG, chain, sequence, prevHash, event, timestamp]));
+  return sha256Hex(canonicalJson([ENTRY_TAG, chain, sequence, prevHash, root, size, timestamp]));
 }
 
 /**
@@ -48,21 +51,23 @@ export function chainOfEvent(event: AuditEvent, chains: number): number {
   return chainFor(entityIdOf(event), chains);
 }
 
-/** Builds the entries that follow `head` for these events (validated, canonically encoded, linked). */
-export function buildEntries(head: ChainHead, events: readonly AuditEvent[], now: number): AuditEntry[] {
-  const entries: AuditEntry[] = [];
-  let prev = head;
-  for (const event of events) {
-    const text = canonicalJson(validateAuditEvent(event));
-    const sequence = prev.sequence + 1;
-    const hash = entryHash(head.chain, sequence, prev.hash, text, now);
-    entries.push({ chain: head.chain, sequence, prevHash: prev.hash, event: text, timestamp: now, hash });
-    prev = { chain: head.chain, sequence, hash };
-  }
-  return entries;
+/** The entry that follows `head` for this batch of events (validated, canonically encoded, linked). */
+export function buildEntry(head: ChainHead, events: readonly AuditEvent[], now: number): AuditEntry {
+  if (events.length === 0) throw new AuditEventInvalidError('events', 'an entry holds at least one event');
+  const texts = events.map((event) => canonicalJson(validateAuditEvent(event)));
+  const sequence = head.sequence + 1;
+  const hash = entryHash(head.chain, sequence, head.hash, merkleRoot(texts), texts.length, now);
+  return { chain: head.chain, sequence, prevHash: head.hash, events: texts, timestamp: now, hash };
 }
 
 /** Recomputes an entry's hash from its content. */
 export function hashOfEntry(entry: Omit<AuditEntry, 'hash'>): Sha256Hex {
-  return entryHash(entry.chain, entry.sequence, entry.prevHash, entry.event, entry.timestamp);
+  return entryHash(
+    entry.chain,
+    entry.sequence,
+    entry.prevHash,
+    merkleRoot(entry.events),
+    entry.events.length,
+    entry.timestamp,
+  );
 }

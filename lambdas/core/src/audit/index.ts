@@ -5,5 +5,7 @@ export * from './errors';
 export * from './events';
 export * from './key-usage';
 export * from './layout';
+export * from './merkle';
+export * from './receipt';
 export type * from './types';
 export * from './verifier';

@@ -10,11 +10,12 @@ export function eventsOf(log: StoredAuditLog): AuditEvent[] {
   const events: AuditEvent[] = [];
   for (const chain of [...log.entries.keys()].sort((a, b) => a - b)) {
     for (const entry of log.entries.get(chain) ?? []) {
-      if (entry.event === undefined) continue;
-      try {
-        events.push(JSON.parse(entry.event) as AuditEvent);
-      } catch {
-        // Verification names malformed entries; usage analysis only reads well-formed ones.
+      for (const text of entry.events ?? []) {
+        try {
+          events.push(JSON.parse(text) as AuditEvent);
+        } catch {
+          // Verification names malformed entries; usage analysis only reads well-formed ones.
+        }
       }
     }
   }

@@ -26,6 +26,8 @@ export function parseAuditItems(items: readonly Record<string, unknown>[]): Stor
   const foreign: string[] = [];
   const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+  const strings = (v: unknown): string[] | undefined =>
+    Array.isArray(v) && v.every((e) => typeof e === 'string') ? (v as string[]) : undefined;
   const position = (sk: string): number | undefined => (/^\d{12}$/.test(sk) ? Number(sk) : undefined);
   for (const item of items) {
     const pk = String(item.pk);
@@ -41,7 +43,7 @@ export function parseAuditItems(items: readonly Record<string, unknown>[]): Stor
         entryChain: num(item.chain),
         sequence: num(item.sequence),
         prevHash: str(item.prevHash),
-        event: str(item.event),
+        events: strings(item.events),
         timestamp: num(item.timestamp),
         hash: str(item.hash),
       });

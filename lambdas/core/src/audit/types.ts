@@ -90,25 +90,33 @@ export interface ChainHead {
 }
 
 /**
- * One link of a chain. hash = entryHash(chain, sequence, prevHash, event, timestamp); `event` is kept as
- * its canonical JSON text so a verifier re-hashes exactly the stored bytes.
+ * One link of a chain: a batch of events under a Merkle tree. hash = entryHash(chain, sequence, prevHash,
+ * merkleRoot(events), events.length, timestamp); events are kept as their canonical JSON texts so a
+ * verifier re-hashes exactly the stored bytes.
  */
 export interface AuditEntry {
   readonly chain: number;
   readonly sequence: number;
   readonly prevHash: Sha256Hex;
-  /** Canonical JSON of the AuditEvent. */
-  readonly event: string;
+  /** Canonical JSON of each AuditEvent, in the order they were committed (the tree's leaves). */
+  readonly events: readonly string[];
   /** Epoch milliseconds when the entry was built. */
   readonly timestamp: number;
   readonly hash: Sha256Hex;
 }
 
-/** What an append tells the caller: where its event landed. */
+/**
+ * What an append tells the caller: where its event landed, and the proof that it is there. The entry
+ * (chain, sequence) commits to the event through its Merkle root: the leaf at `leafIndex` of a tree of
+ * `treeSize` leaves, with `path` its RFC 9162 inclusion path. `hash` is the entry's hash.
+ */
 export interface AuditReceipt {
   readonly chain: number;
   readonly sequence: number;
   readonly hash: Sha256Hex;
+  readonly leafIndex: number;
+  readonly treeSize: number;
+  readonly path: readonly Sha256Hex[];
 }
 
 /** The signed content of a checkpoint: every chain head at one moment, linked to the previous checkpoint. */
@@ -163,7 +171,8 @@ export interface StoredAuditEntry {
   readonly entryChain?: number;
   readonly sequence?: number;
   readonly prevHash?: string;
-  readonly event?: string;
+  /** Canonical event texts; undefined when the stored attribute is not a list of strings. */
+  readonly events?: readonly string[];
   readonly timestamp?: number;
   readonly hash?: string;
 }

@@ -20,6 +20,7 @@
 import type { KeyObject } from 'node:crypto';
 import { checkpointHashOf, parseCheckpointBody, verifyCheckpointSignature } from './checkpoint';
 import { GENESIS_HASH, entryHash } from './entry';
+import { merkleRoot } from './merkle';
 import type {
   AuditEntry,
   AuditIssue,
@@ -198,14 +199,15 @@ function verifyChain(
 }
 
 function wellFormed(item: StoredAuditEntry): Entry | undefined {
-  const { entryChain, sequence, prevHash, event, timestamp, hash, position } = item;
+  const { entryChain, sequence, prevHash, events, timestamp, hash, position } = item;
   if (
     !Number.isSafeInteger(entryChain) ||
     !Number.isSafeInteger(sequence) ||
     (sequence as number) < 1 ||
     typeof prevHash !== 'string' ||
     !HEX64.test(prevHash) ||
-    typeof event !== 'string' ||
+    events === undefined ||
+    events.length === 0 ||
     !Number.isSafeInteger(timestamp) ||
     typeof hash !== 'string' ||
     position === undefined
@@ -217,11 +219,11 @@ function wellFormed(item: StoredAuditEntry): Entry | undefined {
   const ts = timestamp as number;
   let contentOk: boolean;
   try {
-    contentOk = entryHash(chain, seq, prevHash, event, ts) === hash;
+    contentOk = entryHash(chain, seq, prevHash, merkleRoot(events), events.length, ts) === hash;
   } catch {
     contentOk = false;
   }
-  return { chain, sequence: seq, prevHash, event, timestamp: ts, hash, position, contentOk };
+  return { chain, sequence: seq, prevHash, events, timestamp: ts, hash, position, contentOk };
 }
 
 /** Checks signatures and the checkpoint chain; returns the bodies whose signatures verified, in order. */

@@ -2,11 +2,11 @@
  * End to end through the local runner: HTTP -> API handler -> DynamoDB + SQS -> consumer process ->
  * signer handler (SoftHSM, pool) -> CA function over the Lambda Invoke API -> result over HTTP.
  */
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
@@ -148,13 +148,36 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
   expect(usage).toMatchObject({ signatures: accepted.length, certificates: accepted.length, reused: [] });
   expect(usage.claimed).toBe(pooled);
   expect(usage.destroyed).toBe(pooled);
-  const cli = (command: string): string =>
-    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), command], {
+  const cli = (...args: string[]): { status: number | null; stdout: string } =>
+    spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), ...args], {
       env: { ...process.env, ...pipeline.env },
       encoding: 'utf8',
     });
-  expect(cli('checkpoint')).toMatch(/^checkpoint \d+ signed by /);
-  expect(cli('verify')).toMatch(/^intact: /);
+  expect(cli('checkpoint').stdout).toMatch(/^checkpoint \d+ signed by /);
+  expect(cli('verify').stdout).toMatch(/^intact: /);
+
+  // Every signature has a receipt; `npm run audit -- prove` checks one against the log and the signed
+  // checkpoint, and refuses a receipt that points at another leaf.
+  const signed = views.filter((v) => v.status === 'signed');
+  expect(signed.every((v) => v.receipt && v.receipt.treeSize >= 1)).toBe(true);
+  const proven = cli('prove', signed[0].id);
+  expect(proven.stdout).toMatch(/proven: request /);
+  expect(proven.status).toBe(0);
+  const moved = {
+    ...signed[0].receipt!,
+    leafIndex: (signed[0].receipt!.leafIndex + 1) % signed[0].receipt!.treeSize,
+  };
+  await doc.send(
+    new UpdateCommand({
+      TableName: tableName(TABLES.requests),
+      Key: { id: signed[0].id },
+      UpdateExpression: 'SET receipt = :r',
+      ExpressionAttributeValues: { ':r': moved },
+    }),
+  );
+  const refused = cli('prove', signed[0].id);
+  expect(refused.stdout).toMatch(/NOT PROVEN/);
+  expect(refused.status).toBe(1);
 });
 
 describe('errors have statuses and codes', () => {
