@@ -4,9 +4,13 @@ import { pkiUrls, type CaConfig } from '../../config/src';
 import {
   subjectAttributes,
   type AuditSink,
+  type BatchCertificateIssuer,
+  type CertificateIssuedEvent,
   type CertificateIssuer,
   type IssueCertificateInput,
+  type IssueOutcome,
   type IssuedCertificate,
+  type StoredSignRequest,
 } from '../../core/src';
 import {
   encodeName,
@@ -58,12 +62,30 @@ function sha256Hex(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
+function validRequestId(id: unknown): id is string {
+  return typeof id === 'string' && id.length > 0 && id.length <= MAX_REQUEST_ID_LENGTH;
+}
+
+/** The audit event of an issuance: serial, subject hash, and which identity assertion vouched for it. */
+function issuedEvent(request: StoredSignRequest, record: IssuedCertificateRecord): CertificateIssuedEvent {
+  return {
+    type: 'certificate.issued',
+    requestId: record.requestId,
+    serial: record.serialHex,
+    subjectHash: record.subjectHash,
+    ...(request.identity?.source === 'assertion' ? { assertionHash: request.identity.assertionHash } : {}),
+  };
+}
+
+const succeeded = (certificate: IssuedCertificate): IssueOutcome => ({ ok: true, certificate });
+const failed = (error: unknown): IssueOutcome => ({ ok: false, error });
+
 /**
  * Issues natural-person signing certificates for one-time keys. The subject comes from the sign request
  * record, never from the CSR; the CSR only proves possession of the key. The issuing CA key signs inside
  * the HSM. One certificate per request: a retry with the same key gets the stored certificate back.
  */
-export class CertificateAuthority implements CertificateIssuer {
+export class CertificateAuthority implements CertificateIssuer, BatchCertificateIssuer {
   private readonly now: () => number;
 
   private constructor(
@@ -101,9 +123,7 @@ export class CertificateAuthority implements CertificateIssuer {
     const publicKeyHash = sha256Hex(csr.publicKeySpki);
 
     const id = input.requestId;
-    if (typeof id !== 'string' || id.length === 0 || id.length > MAX_REQUEST_ID_LENGTH) {
-      throw new RequestUnknownError();
-    }
+    if (!validRequestId(id)) throw new RequestUnknownError();
     // Both reads at once: one round trip of latency instead of two.
     const [request, existing] = await Promise.all([
       this.deps.requests.get(id),
@@ -127,16 +147,7 @@ export class CertificateAuthority implements CertificateIssuer {
     const subject = encodeName(subjectAttributes(request.signer));
     for (let attempt = 0; ; attempt++) {
       const record = await this.certify(id, subject, csr.publicKeySpki, publicKeyHash, input.attemptId);
-      await this.deps.audit?.append({
-        type: 'certificate.issued',
-        requestId: id,
-        serial: record.serialHex,
-        subjectHash: record.subjectHash,
-        // Which identity assertion vouched for the subject (hash only).
-        ...(request.identity?.source === 'assertion'
-          ? { assertionHash: request.identity.assertionHash }
-          : {}),
-      });
+      await this.deps.audit?.append(issuedEvent(request, record));
       try {
         const result = existing
           ? await this.deps.certificates.replace(existing, record)
@@ -147,6 +158,85 @@ export class CertificateAuthority implements CertificateIssuer {
         if (!(err instanceof SerialCollisionError) || attempt > 0) throw err;
       }
     }
+  }
+
+  /**
+   * Certifies a batch: one read of the requests and of their certificates, one HSM signature per new
+   * certificate, one audit append and one write for all of them. Items that are not plain first
+   * issuances (retries, takeovers, repeated ids, write conflicts) take the single-item path and its
+   * rules. Outcomes are per item, in input order.
+   */
+  public async issueMany(inputs: readonly IssueCertificateInput[]): Promise<IssueOutcome[]> {
+    const { requests, certificates } = this.deps;
+    if (!requests.getMany || !certificates.getManyByRequest || !certificates.recordMany) {
+      return Promise.all(inputs.map((input) => this.issue(input).then(succeeded, failed)));
+    }
+    const ids = [...new Set(inputs.map((i) => i.requestId).filter(validRequestId))];
+    const [records, existing] = await Promise.all([
+      requests.getMany(ids),
+      certificates.getManyByRequest(ids),
+    ]);
+    const outcomes = new Array<IssueOutcome>(inputs.length);
+    const single: number[] = [];
+    const seen = new Set<string>();
+    const candidates: Array<{ index: number; request: StoredSignRequest; spki: Buffer }> = [];
+    inputs.forEach((input, index) => {
+      try {
+        const csr = verifyCsr(input.csrDer);
+        const request = validRequestId(input.requestId) ? records.get(input.requestId) : undefined;
+        if (!request || existing.has(input.requestId) || seen.has(input.requestId)) {
+          single.push(index);
+          return;
+        }
+        if (request.status !== 'signing') throw new RequestNotSigningError(request.status);
+        if (csr.keyType !== request.keyType) throw new KeyMismatchError(request.keyType, csr.keyType);
+        seen.add(input.requestId);
+        candidates.push({ index, request, spki: csr.publicKeySpki });
+      } catch (err) {
+        outcomes[index] = failed(err);
+      }
+    });
+    const fresh = (
+      await Promise.all(
+        candidates.map(async ({ index, request, spki }) => {
+          try {
+            const subject = encodeName(subjectAttributes(request.signer));
+            const input = inputs[index];
+            const record = await this.certify(
+              input.requestId,
+              subject,
+              spki,
+              sha256Hex(spki),
+              input.attemptId,
+            );
+            return { index, record, event: issuedEvent(request, record) };
+          } catch (err) {
+            outcomes[index] = failed(err);
+            return undefined;
+          }
+        }),
+      )
+    ).filter((f) => f !== undefined);
+    if (fresh.length > 0) {
+      try {
+        // Logged before stored or returned, as on the single path: no released certificate is unlogged.
+        await this.deps.audit?.appendMany(fresh.map((f) => f.event));
+        const stored = await certificates.recordMany(fresh.map((f) => f.record));
+        fresh.forEach((f, k) => {
+          if (stored[k]) outcomes[f.index] = succeeded(this.issued(f.record));
+          else single.push(f.index);
+        });
+      } catch {
+        // Nothing of these was released: each item decides alone (the single path reads what landed).
+        single.push(...fresh.map((f) => f.index));
+      }
+    }
+    await Promise.all(
+      single.map(async (index) => {
+        outcomes[index] = await this.issue(inputs[index]).then(succeeded, failed);
+      }),
+    );
+    return outcomes;
   }
 
   private async certify(

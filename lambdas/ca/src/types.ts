@@ -3,6 +3,8 @@ import type { StoredSignRequest } from '../../core/src';
 /** Reads sign request records (the requests repository in lambdas/adapters/dynamodb offers `get`). */
 export interface RequestLookup {
   get(id: string): Promise<StoredSignRequest | undefined>;
+  /** Many records in one read (strongly consistent); absent ids are missing from the map. */
+  getMany?(ids: readonly string[]): Promise<ReadonlyMap<string, StoredSignRequest>>;
 }
 
 /** The CA certificates in PEM, as the bootstrap stored them. */
@@ -51,6 +53,14 @@ export type RecordIssuedResult =
 /** Issued certificates: one per request, serials never repeat. */
 export interface IssuedCertificateStore {
   getByRequest(requestId: string): Promise<IssuedCertificateRecord | undefined>;
+  /** Many requests' certificates in one read; requests without one are missing from the map. */
+  getManyByRequest?(requestIds: readonly string[]): Promise<ReadonlyMap<string, IssuedCertificateRecord>>;
+  /**
+   * Stores new certificates (none of whose requests has one yet) in as few transactions as possible.
+   * Per item: stored, or not stored (`record` would have to decide: lost race, serial collision, or a
+   * write whose outcome is unknown); never a partial certificate.
+   */
+  recordMany?(certificates: readonly IssuedCertificateRecord[]): Promise<boolean[]>;
   /** Stores atomically; throws SerialCollisionError if the serial was ever used. */
   record(certificate: IssuedCertificateRecord): Promise<RecordIssuedResult>;
   /**

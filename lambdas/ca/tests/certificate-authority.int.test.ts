@@ -6,6 +6,7 @@ import { X509Certificate, createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../adapters/aws/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
+import { RequestRepository } from '../../adapters/dynamodb/src/request-repository';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
 import { loadCaConfig, loadConfig, type CaConfig } from '../../config/src';
 import type { KeyType, SignerIdentity } from '../../core/src';
@@ -304,7 +305,9 @@ describe('issuance rules', () => {
     const statuses = await certificates.statuses([old.serialHex, replacement.serialHex]);
     expect(statuses.get(old.serialHex)?.revocation).toMatchObject({ reason: 'superseded', revokedBy: 'ca' });
     expect(statuses.get(replacement.serialHex)?.revocation).toBeUndefined();
-    expect((await certificates.revokedUnexpired(Date.now())).map((e) => e.serialHex)).toContain(old.serialHex);
+    expect((await certificates.revokedUnexpired(Date.now())).map((e) => e.serialHex)).toContain(
+      old.serialHex,
+    );
     expect(await certificates.getByRequest(request.id)).toMatchObject({
       serialHex: replacement.serialHex,
       supersedes: old.serialHex,
@@ -406,5 +409,53 @@ describe('CA keys and certificates', () => {
         config: caConfig,
       }),
     ).rejects.toThrow(CaNotReadyError);
+  });
+});
+
+describe('batches', () => {
+  it('certifies a batch in one read and one write, with per-item refusals and retries on the single path', async () => {
+    const requests = new RequestRepository(doc, { tableName: tables.requests });
+    const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
+    const batchCa = await CertificateAuthority.create({
+      hsm,
+      requests,
+      certificates,
+      caCertificates: caCerts,
+      config: caConfig,
+    });
+    const fresh = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
+        const request = await putRequest(doc, tables.requests, {
+          keyType: 'EC-P256',
+          signatureAlgorithm: 'ECDSA',
+        });
+        return { requestId: request.id, csrDer };
+      }),
+    );
+    const earlier = await issueFor('EC-P256');
+    const other = await keyAndCsr(hsm, 'EC-P256', keys);
+    const outcomes = await batchCa.issueMany([
+      ...fresh,
+      { requestId: earlier.request.id, csrDer: earlier.csrDer }, // a retry: the stored certificate
+      { requestId: 'no-such-request', csrDer: fresh[0].csrDer },
+      { requestId: fresh[0].requestId, csrDer: other.csrDer }, // the same request again, another key
+      { requestId: fresh[1].requestId, csrDer: Buffer.from('not a csr') },
+    ]);
+    const serials = outcomes.slice(0, 4).map((o) => (o.ok ? o.certificate.serialHex : o.error));
+    expect(serials.every((s) => typeof s === 'string')).toBe(true);
+    expect(new Set(serials).size).toBe(4);
+    expect(serials[3]).toBe(earlier.issued.serialHex);
+    expect(outcomes[4]).toMatchObject({ ok: false, error: expect.any(RequestUnknownError) });
+    expect(outcomes[5]).toMatchObject({ ok: false, error: expect.any(AlreadyCertifiedError) });
+    expect(outcomes[6]).toMatchObject({ ok: false, error: expect.any(BadCsrError) });
+    // Stored as the single path stores them: the request's record names the serial it was given.
+    const stored = await certificates.getManyByRequest(fresh.map((f) => f.requestId));
+    fresh.forEach((f, i) => expect(stored.get(f.requestId)?.serialHex).toBe(serials[i]));
+    for (const o of outcomes.slice(0, 3)) {
+      if (!o.ok) throw new Error('not issued');
+      const leaf = new X509Certificate(o.certificate.certificatePem);
+      expect(leaf.verify(new X509Certificate(caCerts.issuingPem).publicKey)).toBe(true);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { MAX_BODY_BYTES } from '../../resources/src/api';
+import { SIGNER_EVENT_SOURCE } from '../../resources/src/queues';
 import { int, str } from './config';
 import type { Env } from './types';
 
@@ -10,6 +11,16 @@ export interface PipelineConfig {
   readonly caFunctionName: string;
   /** Records processed concurrently within one signer batch. */
   readonly signerConcurrency: number;
+  /** Most records per signer batch (the local poller; on AWS the event source mapping's batch size). */
+  readonly signerBatchSize: number;
+  /** How long the local poller gathers a batch after its first record (ms; 0 = what one receive gets). */
+  readonly signerBatchingWindowMs: number;
+  /**
+   * The signer's certificate requests go to the CA in batches: at most `caBatchMax` per invocation, sent
+   * when every attempt in flight has asked or `caBatchWindowMs` after the first one.
+   */
+  readonly caBatchWindowMs: number;
+  readonly caBatchMax: number;
   /** Largest accepted request body in bytes (the pool policy and retention live in the pool config). */
   readonly maxBodyBytes: number;
   /**
@@ -48,6 +59,16 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
     queueUrl: str(env, 'SIGN_QUEUE_URL', ''),
     caFunctionName: str(env, 'CA_FUNCTION_NAME', 'ca'),
     signerConcurrency: int(env, 'SIGNER_CONCURRENCY', 10, 1, 100),
+    signerBatchSize: int(env, 'SIGNER_BATCH_SIZE', SIGNER_EVENT_SOURCE.batchSize, 1, 10),
+    signerBatchingWindowMs: int(
+      env,
+      'SIGNER_BATCHING_WINDOW_MS',
+      SIGNER_EVENT_SOURCE.maxBatchingWindowSeconds * 1000,
+      0,
+      300_000,
+    ),
+    caBatchWindowMs: int(env, 'CA_BATCH_WINDOW_MS', 20, 0, 1000),
+    caBatchMax: int(env, 'CA_BATCH_MAX', 25, 1, 100),
     maxBodyBytes: int(env, 'API_MAX_BODY_BYTES', MAX_BODY_BYTES, 256, 1024 * 1024),
     demandFlushMs: int(env, 'DEMAND_FLUSH_MS', 5000, 0, 300_000),
     demandFlushPending: int(env, 'DEMAND_FLUSH_PENDING', 100, 1, 100_000),

@@ -27,3 +27,13 @@ export interface IssuedCertificate {
 export interface CertificateIssuer {
   issue(input: IssueCertificateInput): Promise<IssuedCertificate>;
 }
+
+/** One item of a batch: its certificate, or why this item got none (the others are not affected). */
+export type IssueOutcome =
+  | { readonly ok: true; readonly certificate: IssuedCertificate }
+  | { readonly ok: false; readonly error: unknown };
+
+/** Certifies many keys in one call (one invocation, one read, one write for the batch). */
+export interface BatchCertificateIssuer {
+  issueMany(inputs: readonly IssueCertificateInput[]): Promise<IssueOutcome[]>;
+}

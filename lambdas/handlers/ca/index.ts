@@ -1,6 +1,8 @@
 /**
  * The CA Lambda: `{ requestId, csrDer (base64) }` in, a certificate and chain (or a named refusal) out;
- * or `{ action: 'revoke', serial, reason, requestedBy }` in, the revocation out. Invoked by the signer
+ * `{ action: 'issue-batch', items }` in, one such result per item out (the signer's batches: one read,
+ * one audit entry and one write for all of them); or `{ action: 'revoke', serial, reason, requestedBy }`
+ * in, the revocation out. Invoked by the signer
  * (certificates) and the API (revocations) through the Lambda Invoke API: the CA is the only writer of the
  * certificate records. After a revocation it starts the CRL publication asynchronously. Configuration,
  * clients, the HSM login and the CA certificates are set up once per execution environment.
@@ -12,7 +14,13 @@ import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-r
 import { RequestRepository } from '../../adapters/dynamodb/src/request-repository';
 import { connectHsm } from '../../adapters/hsm/src';
 import { createAuditLog } from '../../audit/src';
-import { InvalidIdentityError, isRevocationReason, type RevokeOutcome } from '../../core/src';
+import {
+  InvalidIdentityError,
+  isRevocationReason,
+  type IssueCertificateInput,
+  type IssueOutcome,
+  type RevokeOutcome,
+} from '../../core/src';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { PkiError } from '../../pki/src';
 import { TABLES, tableName } from '../../resources/src';
@@ -26,6 +34,19 @@ export interface CaEvent {
   /** The signer attempt that owns the request (see IssueCertificateInput.attemptId). */
   readonly attemptId?: string;
 }
+
+/** Certify many keys in one invocation (the signer's batches): one result per item, in order. */
+export interface IssueBatchEvent {
+  readonly action: 'issue-batch';
+  readonly items: readonly CaEvent[];
+}
+
+export interface IssueBatchResult {
+  readonly results: CaResult[];
+}
+
+/** Items per batch invocation: a batch of CSRs and certificates stays far below Lambda's 6 MB payload. */
+export const MAX_BATCH_ITEMS = 100;
 
 /** Revoke a serial; `requestedBy` names who asked (an API client, for the record and the audit). */
 export interface RevokeEvent {
@@ -118,9 +139,14 @@ function refusal(code: string, message: string): { ok: false; error: { code: str
 }
 
 export async function handler(event: RevokeEvent): Promise<RevokeResult>;
+export async function handler(event: IssueBatchEvent): Promise<IssueBatchResult | CaResult>;
 export async function handler(event: CaEvent): Promise<CaResult>;
-export async function handler(event: CaEvent | RevokeEvent): Promise<CaResult | RevokeResult> {
-  if ((event as RevokeEvent)?.action === 'revoke') return revoke(event as RevokeEvent);
+export async function handler(
+  event: CaEvent | RevokeEvent | IssueBatchEvent,
+): Promise<CaResult | RevokeResult | IssueBatchResult> {
+  const action = (event as { action?: unknown } | undefined)?.action;
+  if (action === 'revoke') return revoke(event as RevokeEvent);
+  if (action === 'issue-batch') return issueBatch(event as IssueBatchEvent);
   return issue(event as CaEvent);
 }
 
@@ -167,32 +193,64 @@ async function revoke(event: RevokeEvent): Promise<RevokeResult> {
   };
 }
 
-async function issue(event: CaEvent): Promise<CaResult> {
-  const requestId = typeof event?.requestId === 'string' ? event.requestId.slice(0, 256) : undefined;
+/** A checked item: its request id and CSR, or the refusal it gets without reaching the CA. */
+function parseItem(
+  event: CaEvent,
+): { ok: true; input: IssueCertificateInput } | { ok: false; result: CaResult } {
+  const requestId = typeof event?.requestId === 'string' ? event.requestId.slice(0, 256) : '';
   const csr = event?.csrDer;
   if (typeof csr !== 'string' || csr.length > MAX_CSR_BASE64 || !BASE64.test(csr)) {
     logger.warn('certificate refused', { requestId, code: 'BAD_CSR' });
-    return refusal('BAD_CSR', 'csrDer must be a base64 DER PKCS#10 request');
+    return { ok: false, result: refusal('BAD_CSR', 'csrDer must be a base64 DER PKCS#10 request') };
   }
+  const attemptId =
+    typeof event.attemptId === 'string' && event.attemptId.length <= 64 ? event.attemptId : undefined;
+  return { ok: true, input: { requestId, csrDer: Buffer.from(csr, 'base64'), attemptId } };
+}
+
+/** The answer for one item: the certificate, a named refusal, or CA_UNAVAILABLE (worth a retry). */
+function resultOf(requestId: string, outcome: IssueOutcome): CaResult {
+  if (outcome.ok) {
+    logger.info('certificate issued', { requestId, serialHex: outcome.certificate.serialHex });
+    return { ok: true, ...outcome.certificate, chainPem: [...outcome.certificate.chainPem] };
+  }
+  const err = outcome.error;
+  if (err instanceof CaError || err instanceof PkiError || err instanceof InvalidIdentityError) {
+    logger.warn('certificate refused', { requestId, code: err.code });
+    return refusal(err.code, err.message);
+  }
+  logger.error('certificate issuance failed', { requestId, errorName: (err as Error)?.name });
+  return refusal('CA_UNAVAILABLE', 'the CA could not issue a certificate now; retry later');
+}
+
+async function issue(event: CaEvent): Promise<CaResult> {
+  const item = parseItem(event);
+  if (!item.ok) return item.result;
+  const outcome = await certificateAuthority()
+    .then(({ ca }) => ca.issue(item.input))
+    .then(
+      (certificate): IssueOutcome => ({ ok: true, certificate }),
+      (error: unknown): IssueOutcome => ({ ok: false, error }),
+    );
+  return resultOf(item.input.requestId, outcome);
+}
+
+async function issueBatch(event: IssueBatchEvent): Promise<IssueBatchResult | CaResult> {
+  const items = event.items;
+  if (!Array.isArray(items) || items.length === 0 || items.length > MAX_BATCH_ITEMS) {
+    return refusal('BAD_BATCH', `a batch holds 1 to ${MAX_BATCH_ITEMS} items`);
+  }
+  const parsed = items.map(parseItem);
+  const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
+  let outcomes: IssueOutcome[];
   try {
     const { ca } = await certificateAuthority();
-    // Attempt ids are UUIDs; anything else is ignored (and then cannot replace a certificate).
-    const attemptId =
-      typeof event.attemptId === 'string' && event.attemptId.length <= 64 ? event.attemptId : undefined;
-    const issued = await ca.issue({
-      requestId: requestId ?? '',
-      csrDer: Buffer.from(csr, 'base64'),
-      attemptId,
-    });
-    logger.info('certificate issued', { requestId, serialHex: issued.serialHex });
-    return { ok: true, ...issued, chainPem: [...issued.chainPem] };
-  } catch (err) {
-    if (err instanceof CaError || err instanceof PkiError || err instanceof InvalidIdentityError) {
-      logger.warn('certificate refused', { requestId, code: err.code });
-      return refusal(err.code, err.message);
-    }
-    // Unknown failures (HSM, DynamoDB, set-up): name only, as their messages are not ours to vouch for.
-    logger.error('certificate issuance failed', { requestId, errorName: (err as Error)?.name });
-    return refusal('CA_UNAVAILABLE', 'the CA could not issue a certificate now; retry later');
+    outcomes = inputs.length > 0 ? await ca.issueMany(inputs) : [];
+  } catch (error) {
+    outcomes = inputs.map(() => ({ ok: false, error }));
   }
+  let k = 0;
+  return {
+    results: parsed.map((p) => (p.ok ? resultOf(p.input.requestId, outcomes[k++]) : p.result)),
+  };
 }

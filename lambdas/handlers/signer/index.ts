@@ -6,7 +6,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaClient } from '../../adapters/aws/src';
-import { LambdaCertificateIssuer } from '../../adapters/lambda/src';
+import { BatchingCertificateIssuer } from '../../adapters/lambda/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
 import { createAuditLog } from '../../audit/src';
 import {
@@ -29,8 +29,13 @@ const metrics = PowertoolsPoolMetrics.create();
 // The next key of a type is claimed while the current request works: its table round trip leaves the
 // request path. A claimed key is deleted from the table, so it is still used at most once.
 const claimer = new PrefetchingKeyClaimer(keyPool);
-// One Lambda client per environment: its connections are reused by every batch.
-const issuer = new LambdaCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName);
+// One Lambda client per environment: its connections are reused by every batch. Certificate requests of
+// the records in flight go to the CA together (one invocation per batch, not per record).
+const issuer = new BatchingCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName, {
+  windowMs: pipeline.caBatchWindowMs,
+  maxBatch: pipeline.caBatchMax,
+  inFlight: () => limited.inFlight(),
+});
 // Started at init, so a provisioned environment is logged in before its first request.
 const hsm = sharedHsm();
 hsm.catch(() => undefined);
@@ -127,10 +132,10 @@ async function processRecord(record: SQSRecord, signing: SigningDeps, context: C
 }
 
 /** At most `limit` records of this environment in flight at once (batches may be larger). */
-function limiter(limit: number): <T>(task: () => Promise<T>) => Promise<T> {
+function limiter(limit: number): (<T>(task: () => Promise<T>) => Promise<T>) & { inFlight(): number } {
   let active = 0;
   const queue: Array<() => void> = [];
-  return async (task) => {
+  const run = async <T>(task: () => Promise<T>): Promise<T> => {
     // A finishing task hands its slot straight to the next waiter, so the count never overshoots.
     if (active >= limit) await new Promise<void>((resolve) => queue.push(resolve));
     else active++;
@@ -142,6 +147,7 @@ function limiter(limit: number): <T>(task: () => Promise<T>) => Promise<T> {
       else active--;
     }
   };
+  return Object.assign(run, { inFlight: () => active });
 }
 
 const limited = limiter(pipeline.signerConcurrency);

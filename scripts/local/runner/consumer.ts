@@ -5,7 +5,7 @@
  */
 import { sqsClient } from '../../../lambdas/adapters/aws/src';
 import { loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
-import { SIGNER_EVENT_SOURCE, SIGNER_TIMEOUT_SECONDS } from '../../../lambdas/resources/src';
+import { SIGNER_TIMEOUT_SECONDS } from '../../../lambdas/resources/src';
 import { startSqsPoller, type SqsHandler } from './sqs-poller';
 
 async function main(): Promise<void> {
@@ -23,7 +23,8 @@ async function main(): Promise<void> {
     queueUrl: pipeline.queueUrl,
     queueArn: process.env.SIGN_QUEUE_ARN ?? 'arn:aws:sqs:local:000000000000:sign-requests',
     handler: signer.handler,
-    batchSize: SIGNER_EVENT_SOURCE.batchSize,
+    batchSize: pipeline.signerBatchSize,
+    batchingWindowMs: pipeline.signerBatchingWindowMs,
     concurrency: pipeline.local.pollerConcurrency,
     region: config.aws.region,
     functionTimeoutMs: SIGNER_TIMEOUT_SECONDS * 1000,

@@ -21,6 +21,8 @@ export interface PollerOptions {
   readonly queueArn: string;
   readonly handler: SqsHandler;
   readonly batchSize: number;
+  /** After the first messages of a batch, keep receiving this long (ms) unless the batch is full. */
+  readonly batchingWindowMs?: number;
   readonly concurrency: number;
   readonly region: string;
   readonly functionTimeoutMs: number;
@@ -48,6 +50,20 @@ export function startSqsPoller(options: PollerOptions): Poller {
           }),
         );
         messages = out.Messages ?? [];
+        const until = Date.now() + (options.batchingWindowMs ?? 0);
+        while (messages.length > 0 && messages.length < options.batchSize && Date.now() < until) {
+          const more = await options.client.send(
+            new ReceiveMessageCommand({
+              QueueUrl: options.queueUrl,
+              MaxNumberOfMessages: options.batchSize - messages.length,
+              WaitTimeSeconds: 0,
+              MessageSystemAttributeNames: ['All'],
+            }),
+          );
+          messages.push(...(more.Messages ?? []));
+          if (!more.Messages?.length)
+            await new Promise((r) => setTimeout(r, Math.min(10, until - Date.now())));
+        }
       } catch (err) {
         options.log?.(`poller: receive failed (${(err as Error).name}), retrying`);
         await new Promise((r) => setTimeout(r, 1000));

@@ -35,6 +35,8 @@ import type {
   RevokedEntry,
 } from '../../../core/src';
 import { TABLES } from '../../../resources/src';
+import { batchGetConsistent } from './batch-get';
+import { transactGroups } from './transactions';
 
 export interface CertificateRepositoryOptions {
   readonly tableName: string;
@@ -62,6 +64,37 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
       }),
     );
     return out.Item ? toRecord(out.Item) : undefined;
+  }
+
+  public async getManyByRequest(
+    requestIds: readonly string[],
+  ): Promise<Map<string, IssuedCertificateRecord>> {
+    const items = await batchGetConsistent(
+      this.doc,
+      this.options.tableName,
+      [...new Set(requestIds)].map((id) => ({ pk: requestKey(id) })),
+    );
+    return new Map(items.map((item) => [String(item.requestId), toRecord(item)]));
+  }
+
+  /** New certificates, each with its two items in one atomic group, many groups per transaction. */
+  public async recordMany(certificates: readonly IssuedCertificateRecord[]): Promise<boolean[]> {
+    const TableName = this.options.tableName;
+    return transactGroups(
+      this.doc,
+      certificates.map((certificate) => [
+        {
+          Put: {
+            TableName,
+            Item: { pk: requestKey(certificate.requestId), kind: 'request', ...certificate },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: { TableName, Item: serialItem(certificate), ConditionExpression: 'attribute_not_exists(pk)' },
+        },
+      ]),
+    );
   }
 
   /** The serial's audit item: which request a serial was issued for, and its validity. */

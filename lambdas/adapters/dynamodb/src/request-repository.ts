@@ -29,6 +29,7 @@ import type {
 } from '../../../core/src';
 import { RequestExistsError } from '../../../core/src';
 import { TABLES } from '../../../resources/src';
+import { batchGetConsistent } from './batch-get';
 
 /** Partitions of the open-requests index: the first hex digit of the id (a UUID) modulo this. */
 export const OPEN_SHARDS = 8;
@@ -76,6 +77,16 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
    * Removes a record that never reached the queue: only while it is still `received`, so a request a
    * signer already started can never be erased. A missing or started record is left as it is.
    */
+  /** Many records in one strongly consistent read (BatchGetItem; 100 per call). */
+  public async getMany(ids: readonly string[]): Promise<Map<string, StoredSignRequest>> {
+    const items = await batchGetConsistent(
+      this.doc,
+      this.options.tableName,
+      [...new Set(ids)].map((id) => ({ id })),
+    );
+    return new Map(items.map((item) => [String(item.id), item as unknown as StoredSignRequest]));
+  }
+
   public async discard(id: string): Promise<void> {
     try {
       await this.doc.send(
@@ -128,7 +139,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
       UpdateExpression:
         `SET #status = :signed, ${output}, certificate = :cert, certificateSerial = :serial, chain = :chain, ` +
         'pooledKey = :pooled, keyAcquiredAt = :acquired, finishedAt = :finished, stageMs = :stages, ' +
-        'discardedKeys = :discarded REMOVE leaseUntil, openShard',
+        `discardedKeys = :discarded${result.receipt ? ', receipt = :receipt' : ''} REMOVE leaseUntil, openShard`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: {
         ':signed': 'signed',
@@ -143,6 +154,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
         ':finished': result.finishedAt,
         ':stages': result.stageMs,
         ':discarded': result.discardedKeys,
+        ...(result.receipt ? { ':receipt': result.receipt } : {}),
       },
     });
   }

@@ -1,0 +1,82 @@
+/**
+ * Many conditional writes in few round trips: each logical write (a group of one or more items that must
+ * land together) goes into a shared TransactWriteItems of up to 100 items. DynamoDB cancels the whole
+ * transaction when any condition fails; its cancellation reasons name the items, so the groups whose
+ * conditions failed are answered `false` and the others are written again without them. Reasons that
+ * are not about a condition (a conflicting transaction, throttling) retry the group a few times.
+ */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+type TransactItem = NonNullable<
+  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
+>[number];
+
+/** DynamoDB's limit of items per TransactWriteItems. */
+export const MAX_TRANSACTION_ITEMS = 100;
+const MAX_ROUNDS = 5;
+
+/** The write is not known to have landed or not (retries exhausted): callers must not assume either. */
+export class TransactionOutcomeUnknownError extends Error {
+  public override readonly name = 'TransactionOutcomeUnknownError';
+}
+
+/**
+ * Writes each group atomically, as few transactions as fit. Resolves per group: true written, false a
+ * condition of the group failed (nothing of it written). Rejects (per the whole call) only on errors that
+ * leave outcomes unknown.
+ */
+export async function transactGroups(
+  doc: DynamoDBDocumentClient,
+  groups: readonly (readonly TransactItem[])[],
+): Promise<boolean[]> {
+  const results = new Array<boolean>(groups.length);
+  let pending = groups.map((_, i) => i);
+  for (let round = 0; pending.length > 0; round++) {
+    if (round >= MAX_ROUNDS) {
+      throw new TransactionOutcomeUnknownError(
+        `${pending.length} writes still contended after ${round} rounds`,
+      );
+    }
+    if (round > 0) await new Promise((r) => setTimeout(r, 5 * 2 ** round * Math.random()));
+    const retry: number[] = [];
+    for (const chunk of chunks(pending, groups)) {
+      const items = chunk.flatMap((i) => groups[i]);
+      try {
+        await doc.send(new TransactWriteCommand({ TransactItems: items }));
+        for (const i of chunk) results[i] = true;
+      } catch (err) {
+        const reasons = err instanceof TransactionCanceledException ? err.CancellationReasons : undefined;
+        if (!reasons) throw err;
+        let offset = 0;
+        for (const i of chunk) {
+          const mine = reasons.slice(offset, offset + groups[i].length).map((r) => r.Code ?? 'None');
+          offset += groups[i].length;
+          if (mine.includes('ConditionalCheckFailed')) results[i] = false;
+          else retry.push(i);
+        }
+      }
+    }
+    pending = retry;
+  }
+  return results;
+}
+
+/** Consecutive groups packed into transactions of at most MAX_TRANSACTION_ITEMS items. */
+function chunks(indexes: readonly number[], groups: readonly (readonly TransactItem[])[]): number[][] {
+  const out: number[][] = [];
+  let current: number[] = [];
+  let size = 0;
+  for (const i of indexes) {
+    const n = groups[i].length;
+    if (size + n > MAX_TRANSACTION_ITEMS && current.length > 0) {
+      out.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(i);
+    size += n;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
