@@ -5,7 +5,12 @@
  * (filling the pool for the workload first) unless --url names a running one.
  */
 import { isKeyType, KEY_TYPES, type KeyType } from '../../lambdas/core/src';
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { call } from '../local/client';
+import { costPerMillion, PRICES } from './costs';
+import type { ProxyCounts } from './counting-proxy';
+import { cpuBetween, cpuSnapshot } from './process-cpu';
 import { startLocalPipeline, type LocalPipeline } from '../local/runner/pipeline';
 import { rampArrivals, runOpenLoop, steadyArrivals, type Arrival, type Outcome } from './load';
 import { finish, option, printTable, type Row } from './report';
@@ -46,6 +51,47 @@ interface Target {
   readonly url: string;
   readonly apiKey: string;
   readonly pipeline?: LocalPipeline;
+  readonly counter?: Counter;
+}
+
+/** The counting proxy process: its IPC, as promises. */
+class Counter {
+  private next = 1;
+  private readonly waiting = new Map<number, (value: unknown) => void>();
+
+  private constructor(private readonly child: ChildProcess) {
+    child.on('message', (m: { id: number; value: unknown }) => {
+      this.waiting.get(m.id)?.(m.value);
+      this.waiting.delete(m.id);
+    });
+  }
+
+  public static async start(): Promise<Counter> {
+    const child = fork(join(__dirname, 'counting-proxy.ts'), [], { execArgv: ['--import', 'tsx'] });
+    const counter = new Counter(child);
+    await new Promise<void>((resolve) => counter.waiting.set(0, () => resolve()));
+    return counter;
+  }
+
+  public async wrap(service: string, target: string): Promise<string> {
+    return ((await this.ask({ add: { service, target } })) as { url: string }).url;
+  }
+
+  public async read(): Promise<ProxyCounts> {
+    return (await this.ask({ read: true })) as ProxyCounts;
+  }
+
+  public stop(): void {
+    this.child.kill();
+  }
+
+  private ask(message: Record<string, unknown>): Promise<unknown> {
+    const id = this.next++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.child.send({ id, ...message });
+    });
+  }
 }
 
 async function poolDepth(url: string, apiKey: string, keyType: KeyType): Promise<number> {
@@ -60,7 +106,9 @@ async function target(args: Args, keysNeeded: number): Promise<Target> {
     if (!apiKey) throw new Error('with --url, set LOCAL_API_KEY to the API key of that pipeline');
     return { url: args.url, apiKey };
   }
+  const counter = await Counter.start();
   const pipeline = await startLocalPipeline({
+    wrapEndpoint: (service, url) => counter.wrap(service, url),
     persist: args.persist,
     resourcePrefix: args.persist ? 'bench-' : undefined,
     log: () => undefined,
@@ -83,7 +131,64 @@ async function target(args: Args, keysNeeded: number): Promise<Target> {
     await pipeline.runKeygen();
     console.log(`pool filled in ${round((Date.now() - started) / 1000, 1)} s`);
   }
-  return { url: pipeline.url, apiKey: pipeline.apiKey, pipeline };
+  return { url: pipeline.url, apiKey: pipeline.apiKey, pipeline, counter };
+}
+
+/** Calls, item operations, invocations and CPU per request between two snapshots. */
+function perRequest(
+  before: ProxyCounts,
+  after: ProxyCounts,
+  cpu: Record<string, number>,
+  requests: number,
+): Record<string, unknown> {
+  const per = (x: number): number => round(x / Math.max(1, requests), 2);
+  const delta = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
+    Object.fromEntries(
+      Object.entries(b)
+        .map(([k, v]) => [k, v - (a[k] ?? 0)])
+        .filter(([, v]) => v !== 0),
+    );
+  const calls = delta(before.calls, after.calls);
+  const total = (prefix: string): number =>
+    Object.entries(calls)
+      .filter(([k]) => k.startsWith(prefix))
+      .reduce((n, [, v]) => n + v, 0);
+  const items = after.tableItemOps - before.tableItemOps;
+  const reads = after.tableReadItems - before.tableReadItems;
+  const invocations = delta(before.invocations, after.invocations);
+  const caInvocations = Object.entries(invocations)
+    .filter(([fn]) => fn === 'ca' || fn.includes('ca'))
+    .reduce((n, [, v]) => n + v, 0);
+  const cpuMsPerRequest = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, per(v)]));
+  const service = Object.entries(cpu)
+    .filter(([k]) => !/proxy|IdP/.test(k))
+    .reduce((n, [, v]) => n + v, 0);
+  const counts = {
+    tableWriteItemsPerRequest: per(items - reads),
+    tableReadItemsPerRequest: per(reads),
+    sqsCallsPerRequest: per(total('sqs.')),
+    lambdaInvocationsPerRequest: per(total('lambda.')),
+    // The functions' share of the CPU: everything but the stand-ins (on AWS, managed services).
+    lambdaCpuMsPerRequest: per(
+      Object.entries(cpu)
+        .filter(([k]) => /runner|consumer|CA host/.test(k))
+        .reduce((n, [, v]) => n + v, 0),
+    ),
+  };
+  return {
+    tableOpsPerRequest: per(items),
+    tableCallsPerRequest: per(total('dynamodb.')),
+    sdkCallsPerRequest: per(total('dynamodb.') + total('sqs.') + total('lambda.')),
+    caInvocationsPerRequest: per(caInvocations),
+    caItemsPerInvocation: round((after.caBatchItems - before.caBatchItems) / Math.max(1, caInvocations), 1),
+    callsPerRequest: Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, per(v)])),
+    cpuMsPerRequest,
+    cpuMsPerRequestService: per(service),
+    costPerMillionUsd: {
+      prices: `${PRICES.region}, list prices of ${PRICES.retrieved}`,
+      ...costPerMillion(counts),
+    },
+  };
 }
 
 interface PhaseStats extends Row {
@@ -172,7 +277,20 @@ function byPhase(outcomes: readonly Outcome[]): PhaseStats[] {
 
 async function runWorkload(t: Target, args: Args, arrivals: Arrival[]): Promise<Record<string, unknown>> {
   const depthBefore = await poolDepth(t.url, t.apiKey, args.keyType);
-  const outcomes = await runOpenLoop(arrivals, { url: t.url, apiKey: t.apiKey, keyType: args.keyType });
+  let countsBefore: ProxyCounts | undefined;
+  let cpuBefore = new Map<string, number>();
+  // Counted from the first request sent (logins are made before it) to the last answer.
+  const outcomes = await runOpenLoop(arrivals, {
+    url: t.url,
+    apiKey: t.apiKey,
+    keyType: args.keyType,
+    onStart: async () => {
+      countsBefore = await t.counter?.read();
+      cpuBefore = cpuSnapshot();
+    },
+  });
+  const cpu = cpuBetween(cpuBefore, cpuSnapshot());
+  const countsAfter = await t.counter?.read();
   const depthAfter = await poolDepth(t.url, t.apiKey, args.keyType);
   const phases = byPhase(outcomes);
   const overall = phaseStats('all', outcomes);
@@ -187,6 +305,7 @@ async function runWorkload(t: Target, args: Args, arrivals: Arrival[]): Promise<
     breakdownMedianMs: breakdown(outcomes),
     errorCodes,
     generatorLagP99Ms: round(percentile(lag, 99), 1),
+    ...(countsBefore && countsAfter ? perRequest(countsBefore, countsAfter, cpu, outcomes.length) : {}),
   };
 }
 
@@ -260,5 +379,6 @@ export async function run(argv: string[]): Promise<void> {
     });
   } finally {
     await t.pipeline?.stop();
+    t.counter?.stop();
   }
 }

@@ -36,10 +36,13 @@ export interface LoadOptions {
   readonly url: string;
   readonly apiKey: string;
   readonly keyType: KeyType;
+  /** Called once the logins are made, right before the first request is sent (measurements start). */
+  readonly onStart?: () => Promise<void>;
 }
 
 export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOptions): Promise<Outcome[]> {
   const requests = await sampleRequests(arrivals.length, (i) => sampleRequest(options.keyType, i));
+  await options.onStart?.();
   const start = performance.now();
   const pending: Array<Promise<Outcome>> = [];
   for (let i = 0; i < arrivals.length; i++) {

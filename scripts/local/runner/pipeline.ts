@@ -40,6 +40,11 @@ export interface LocalPipelineOptions {
    */
   readonly resourcePrefix?: string;
   readonly log?: (line: string) => void;
+  /**
+   * Puts something in front of a service endpoint (the benchmarks' counting proxy): gets the stand-in's
+   * URL, returns the URL every handler and process of this pipeline will use instead.
+   */
+  readonly wrapEndpoint?: (service: 'dynamodb' | 'sqs' | 'lambda', url: string) => Promise<string>;
 }
 
 /** A child process of the runner (consumer or CA host). */
@@ -106,6 +111,12 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   };
   try {
     Object.assign(process.env, standIns.env());
+    const wrap = async (service: 'dynamodb' | 'sqs' | 'lambda', variable: string): Promise<void> => {
+      const url = process.env[variable];
+      if (options.wrapEndpoint && url) process.env[variable] = await options.wrapEndpoint(service, url);
+    };
+    await wrap('dynamodb', 'AWS_ENDPOINT_URL_DYNAMODB');
+    await wrap('sqs', 'AWS_ENDPOINT_URL_SQS');
     // The local OpenID Provider, unless identity assertions are already trusted from elsewhere (the Jest
     // set-up's IdP, or a configured one) or this deployment takes the signer from its clients.
     if (!process.env.IDENTITY_TRUSTED_ISSUERS && process.env.IDENTITY_MODE !== 'trusted-client') {
@@ -159,6 +170,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       cleanups.push(() => closeServer(invokeServer));
       process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
     }
+    await wrap('lambda', 'AWS_ENDPOINT_URL_LAMBDA');
     const ca = loadCaConfig();
     const ocsp = (await import('../../../lambdas/handlers/ocsp')) as { handler: ApiHandler };
 
