@@ -33,7 +33,7 @@ function read(pid: number): ProcInfo | undefined {
 
 function nameOf(cmd: string, pid: number): string {
   if (pid === process.pid) return 'runner (gateway, API, CA, keygen) + load generator';
-  if (cmd.includes('DynamoDBLocal')) return 'DynamoDB Local';
+  if (/dynamodb/i.test(cmd)) return 'DynamoDB Local';
   if (cmd.includes('elasticmq')) return 'ElasticMQ';
   if (cmd.includes('consumer.ts')) return 'consumer (signer)';
   if (cmd.includes('ca-host.ts')) return 'CA host';
