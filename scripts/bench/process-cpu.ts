@@ -51,7 +51,12 @@ export function cpuSnapshot(): Map<string, number> {
   const mine = new Set([process.pid]);
   for (let grew = true; grew;) {
     grew = false;
-    for (const p of all) if (!mine.has(p.pid) && mine.has(p.ppid)) (mine.add(p.pid), (grew = true));
+    for (const p of all) {
+      if (!mine.has(p.pid) && mine.has(p.ppid)) {
+        mine.add(p.pid);
+        grew = true;
+      }
+    }
   }
   const out = new Map<string, number>();
   for (const p of all) if (mine.has(p.pid)) out.set(p.name, (out.get(p.name) ?? 0) + p.cpuMs);
