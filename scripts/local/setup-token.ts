@@ -31,8 +31,9 @@ import { LOCAL_DIR } from './paths';
 import { localToken, useLocalHsmEnv, type LocalToken } from './token';
 
 /**
- * Long-lived token objects, each created if missing. The CA issue adds the root and issuing CA key pairs
- * here (and the audit issue its checkpoint key), so one command provisions a complete local HSM.
+ * Long-lived token objects, each created if missing: the pool wrapping key, the CA hierarchy (root,
+ * issuing CA and OCSP responder) and the audit checkpoint key, so one command provisions a complete
+ * local HSM.
  */
 export type Provisioner = (hsm: Hsm, config: HsmConfig) => Promise<string | undefined>;
 

@@ -2,7 +2,7 @@
  * Everything the CA publishes, judged by two linters of the CA world (pkilint from PyPI, zlint from the Go
  * module proxy, installed by the test itself): leaf certificates of every key type, the root, issuing CA
  * and OCSP responder certificates, both CRLs, and OCSP responses of every kind. Findings at warning level
- * or above fail the test, except the ones docs/pki.md explains (EXPLAINED below).
+ * or above fail the test, except the ones docs/certificate-profile.md explains (EXPLAINED below).
  */
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -31,7 +31,7 @@ import {
 } from '../src';
 import { keyAndCsr, putRequest, tableLookup } from './helpers';
 
-/** Findings docs/pki.md explains as deliberate (none today: every artefact lints clean). */
+/** Findings docs/certificate-profile.md explains as deliberate (none today: every artefact lints clean). */
 const EXPLAINED: readonly string[] = [];
 /** The findings that count, formatted: the expectation reads them in a failure message. */
 const problems = (findings: readonly PkiLintFinding[]): string =>

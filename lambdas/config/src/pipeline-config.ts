@@ -38,7 +38,7 @@ export interface PipelineConfig {
     readonly consumers: number;
     /**
      * Host the CA function in a child process of its own (LOCAL_CA_PROCESS=1) instead of the runner's: on
-     * 2 cores it cost ~6% more CPU per request than it spread (bench figures in the README), so off by default.
+     * 2 cores it cost ~6% more CPU per request than it spread (docs/benchmarks.md), so off by default.
      */
     readonly caProcess: boolean;
     /** Batches each consumer process handles at once. */

@@ -31,7 +31,7 @@ import { errorCode } from '../../../core/src';
 
 export interface KeyPoolRepositoryOptions {
   readonly tableName: string;
-  /** Shards per key type; must stay the same for the table's lifetime (or only grow: see README). */
+  /** Shards per key type; must stay the same for the table's lifetime (or only grow: see docs/key-pool.md). */
   readonly shards: number;
   /** Candidates fetched per query; the unused ones are kept as hints for the next claims. */
   readonly candidates?: number;
