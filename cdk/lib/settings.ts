@@ -55,6 +55,7 @@ export interface StackSettings {
     /** Raw POOL_TARGETS value handed to keygen. */
     readonly targetsSpec: string;
     readonly shards: number;
+    readonly bundleSize: number;
     readonly emptyPolicy: 'fallback' | 'reject';
     /** Alarm when the pool after a fill is below this share of its target. */
     readonly lowWaterPercent: number;
@@ -137,6 +138,7 @@ export function parseSettings(ctx: Context): StackSettings {
       targets,
       targetsSpec,
       shards: int(ctx, 'poolShards', 8, 1, 256),
+      bundleSize: int(ctx, 'poolBundleSize', 10, 1, 100),
       emptyPolicy: oneOf(ctx, 'poolEmptyPolicy', ['fallback', 'reject'] as const, 'fallback'),
       lowWaterPercent: int(ctx, 'poolLowWaterPercent', 20, 1, 100),
     },

@@ -94,6 +94,7 @@ export class PipelineFunctions extends Construct {
     };
     const poolEnv = {
       POOL_SHARDS: String(settings.pool.shards),
+      POOL_BUNDLE_SIZE: String(settings.pool.bundleSize),
       POOL_EMPTY_POLICY: settings.pool.emptyPolicy,
     };
     const poolUserPin = `secretsmanager:${hsm.poolUserSecret.secretArn}`;

@@ -7,6 +7,7 @@ const DAY_SECONDS = 86_400;
 export function loadPoolConfig(env: Env = process.env): PoolConfig {
   return {
     shards: int(env, 'POOL_SHARDS', 8, 1, 256),
+    bundleSize: int(env, 'POOL_BUNDLE_SIZE', 10, 1, 100),
     keyMaxAgeSeconds: int(env, 'POOL_KEY_MAX_AGE_SECONDS', 30 * DAY_SECONDS, 60, 365 * DAY_SECONDS),
     emptyPolicy: oneOf(env, 'POOL_EMPTY_POLICY', ['fallback', 'reject'] as const, 'fallback'),
     retryAfterSeconds: int(env, 'POOL_RETRY_AFTER_SECONDS', 30, 1, 3600),

@@ -38,6 +38,8 @@ export interface AwsConfig {
 export interface PoolConfig {
   /** Partitions per key type (`<keyType>#<shard>`): concurrent claimers spread over them. */
   readonly shards: number;
+  /** Keys per stored pool item: one claim, write and deletion per bundle instead of per key. */
+  readonly bundleSize: number;
   /** Maximum age of a stored key (the TTL of pool items). */
   readonly keyMaxAgeSeconds: number;
   /** Pool empty: generate on the fly (`fallback`) or fail the request with a retry hint (`reject`). */

@@ -162,9 +162,10 @@ describe('metrics', () => {
 });
 
 describe('pool configuration', () => {
-  test('defaults: 8 shards, 30-day keys, fallback, 60 s lease, 30-day retention, 20-minute reconcile', () => {
+  test('defaults: 8 shards, bundles of 10, 30-day keys, fallback, 60 s lease, 30-day retention, 20-minute reconcile', () => {
     expect(loadPoolConfig({})).toEqual({
       shards: 8,
+      bundleSize: 10,
       keyMaxAgeSeconds: 30 * 86_400,
       emptyPolicy: 'fallback',
       retryAfterSeconds: 30,

@@ -122,7 +122,8 @@ async function storedSpkis(keyType: KeyType): Promise<string[]> {
         }),
       );
       for (const item of out.Items ?? [])
-        spkis.push(Buffer.from(item.publicKeySpki as Uint8Array).toString('base64'));
+        for (const key of item.keys as Array<{ publicKeySpki: Uint8Array }>)
+          spkis.push(Buffer.from(key.publicKeySpki).toString('base64'));
       startKey = out.LastEvaluatedKey;
     } while (startKey);
   }

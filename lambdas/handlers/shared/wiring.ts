@@ -46,7 +46,11 @@ export function wire(): Wiring {
     requestsConfig: loadRequestsConfig(),
     doc,
     requests: new RequestRepository(doc, { tableName: tableName(TABLES.requests) }),
-    keyPool: new KeyPoolRepository(doc, { tableName: tableName(TABLES.keyPool), shards: pool.shards }),
+    keyPool: new KeyPoolRepository(doc, {
+      tableName: tableName(TABLES.keyPool),
+      shards: pool.shards,
+      bundleSize: pool.bundleSize,
+    }),
     queue: new SqsRequestQueue(sqsClient(config.aws), pipeline.queueUrl),
   };
   return wiring;

@@ -2,17 +2,24 @@
  * The key pool in DynamoDB.
  *
  * Table layout (one table, pk/sk strings, TTL attribute `expiresAt`):
- *   key item      pk = `KEY#<keyType>#<shard>`   sk = `<expiresAt, 10 digits>#<keyId>`
- *   shard counter pk = `KEY#<keyType>#<shard>`   sk = `#COUNT`   available = N
+ *   bundle item   pk = `KEY#<keyType>#<shard>`   sk = `<expiresAt, 10 digits>#<first keyId>`
+ *                 keys = [{ keyId, wrappedKey, publicKeySpki, createdAt, expiresAt }, ...], keyCount
+ *   shard counter pk = `KEY#<keyType>#<shard>`   sk = `#COUNT`   available = N (keys, not items)
+ *
+ * - Keys are stored in bundles of up to `bundleSize` keys of one type per item (their earliest expiry is
+ *   the bundle's): one claim, one write and one TTL deletion per bundle instead of per key. A process
+ *   holds the other keys of a bundle it claimed and hands them out to its next claims, each once; keys
+ *   held by a process that ends unused are lost to the pool (never served twice).
  *
  * - "Any available key of type T" is one Query on a random shard: `pk = :p AND sk > :now`, strongly
  *   consistent, a few items. Ordering by expiry makes the query skip expired keys in the key condition
  *   itself (TTL deletion lags by up to days) and hands out the oldest keys first.
  * - Shards spread concurrent claimers over partitions; a claimer visits every shard before it calls the
  *   pool empty.
- * - A claim is a conditional DeleteItem with ReturnValues ALL_OLD: the wrapped key ceases to exist in the
- *   same atomic step that hands it out, so neither a racing claimer nor a redelivered message can get
- *   it twice. A lost race (condition failed) just tries another candidate.
+ * - A claim is a conditional DeleteItem with ReturnValues ALL_OLD: the bundle ceases to exist in the
+ *   same atomic step that hands it to one process, so neither a racing claimer nor a redelivered message
+ *   can get its keys twice. A lost race (condition failed) just tries another candidate. Within a
+ *   process, one bundle claim per key type is under way at a time; concurrent claims wait for it.
  * - The counter ('#' sorts before digits, so it never matches the key condition) is maintained with ADD
  *   on add/claim/expiry removal: availability per type is N GetItems, never a scan.
  */
@@ -44,25 +51,36 @@ export interface KeyPoolRepositoryOptions {
    * on every claim and by an unref'd timer; 0 writes one decrement per claim. Default 1000.
    */
   readonly counterFlushMs?: number;
+  /** Keys per stored item (1..100, default 1); claims work with whatever size was stored. */
+  readonly bundleSize?: number;
   readonly random?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
 const COUNTER_SK = '#COUNT';
 const BATCH_LIMIT = 25;
+/** 100 RSA-4096 keys (about 3 KB each wrapped, with the public key) stay well under the 400 KB item limit. */
+export const MAX_BUNDLE_SIZE = 100;
 
-interface KeyItem {
-  pk: string;
-  sk: string;
+interface BundledKey {
   keyId: string;
-  keyType: KeyType;
-  shard: number;
   wrappedKey: Uint8Array;
   publicKeySpki: Uint8Array;
-  wrapKeyLabel: string;
-  hsmProfile: string;
   createdAt: number;
   expiresAt: number;
+}
+
+interface BundleItem {
+  pk: string;
+  sk: string;
+  keyType: KeyType;
+  shard: number;
+  wrapKeyLabel: string;
+  hsmProfile: string;
+  /** The earliest expiry of its keys: the bundle leaves the pool (TTL, removeExpired) with it. */
+  expiresAt: number;
+  keyCount: number;
+  keys: BundledKey[];
 }
 
 interface Candidate {
@@ -79,14 +97,9 @@ export function shardPk(keyType: KeyType, shard: number): string {
   return `KEY#${keyType}#${shard}`;
 }
 
-/** Sort key: expiry first (10-digit epoch seconds sort lexicographically), then the id for uniqueness. */
+/** Sort key: expiry first (10-digit epoch seconds sort lexicographically), then the first key's id for uniqueness. */
 export function keySk(expiresAt: number, keyId: string): string {
   return `${expiryPrefix(expiresAt)}#${keyId}`;
-}
-
-/** The key id in a key item's sort key (inverse of keySk). */
-export function keyIdOfSk(sk: string): string {
-  return sk.slice(sk.indexOf('#') + 1);
 }
 
 function expiryPrefix(epochSeconds: number): string {
@@ -110,6 +123,11 @@ export class KeyPoolRepository implements KeyPoolStore {
   private counterTimer: NodeJS.Timeout | undefined;
   /** Counter writes of flushes under way: a flush or a count waits for them, so none reads a stale counter. */
   private readonly counterWrites = new Set<Promise<void>>();
+  private readonly bundleSize: number;
+  /** Keys of claimed bundles not handed out yet, per type, oldest first. */
+  private readonly held = new Map<KeyType, PoolKey[]>();
+  /** The bundle claim under way per type (resolves true when it took a bundle). */
+  private readonly bundleClaims = new Map<KeyType, Promise<boolean>>();
 
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -122,34 +140,66 @@ export class KeyPoolRepository implements KeyPoolStore {
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.nextShard = Math.floor(this.random() * options.shards);
     this.counterFlushMs = options.counterFlushMs ?? 1000;
+    this.bundleSize = options.bundleSize ?? 1;
+    if (!Number.isInteger(this.bundleSize) || this.bundleSize < 1 || this.bundleSize > MAX_BUNDLE_SIZE)
+      throw new RangeError(`bundleSize must be an integer in 1..${MAX_BUNDLE_SIZE}`);
   }
 
   public async add(keys: readonly PoolKey[]): Promise<AddKeysResult> {
-    const items = keys.map((key) => this.toItem(key));
+    const items = this.toBundles(keys);
     const writtenKeyIds: string[] = [];
     let written = 0;
     for (let i = 0; i < items.length; i += BATCH_LIMIT) {
       const chunk = items.slice(i, i + BATCH_LIMIT);
-      let left: KeyItem[];
+      let left: BundleItem[];
       try {
         left = await this.batchPut(chunk);
       } catch (err) {
         // Stop at a hard failure; what was written stays written (and counted).
-        return { written, unwritten: items.length - written, errorCode: errorCode(err), writtenKeyIds };
+        return { written, unwritten: keys.length - written, errorCode: errorCode(err), writtenKeyIds };
       }
       const leftKeys = new Set(left.map((item) => item.sk));
       const done = chunk.filter((item) => !leftKeys.has(item.sk));
-      written += done.length;
-      writtenKeyIds.push(...done.map((item) => item.keyId));
+      for (const item of done) {
+        written += item.keyCount;
+        writtenKeyIds.push(...item.keys.map((key) => key.keyId));
+      }
       await this.adjustCounters(done, +1);
     }
-    return { written, unwritten: items.length - written, writtenKeyIds };
+    return { written, unwritten: keys.length - written, writtenKeyIds };
   }
 
   public async claim(keyType: KeyType, nowSeconds: number): Promise<PoolKey | undefined> {
-    // Candidates an earlier query found first: usually one round trip (the delete) per claim.
-    const fromCache = await this.claimCached(keyType, nowSeconds);
-    if (fromCache) return fromCache;
+    for (;;) {
+      const held = this.takeHeld(keyType, nowSeconds);
+      if (held) return held;
+      // One bundle claim per type at a time: concurrent claims share its keys instead of each taking a
+      // bundle of their own.
+      let claiming = this.bundleClaims.get(keyType);
+      if (!claiming) {
+        claiming = this.claimBundle(keyType, nowSeconds).finally(() => this.bundleClaims.delete(keyType));
+        this.bundleClaims.set(keyType, claiming);
+      }
+      if (!(await claiming)) return this.takeHeld(keyType, nowSeconds);
+    }
+  }
+
+  /** Keys of this type this process claimed and has not handed out yet (unexpired or not). */
+  public heldKeys(keyType: KeyType): number {
+    return this.held.get(keyType)?.length ?? 0;
+  }
+
+  /** The oldest held key still usable at nowSeconds; expired ones are dropped (they were never served). */
+  private takeHeld(keyType: KeyType, nowSeconds: number): PoolKey | undefined {
+    const held = this.held.get(keyType);
+    for (let key = held?.shift(); key; key = held?.shift()) if (key.expiresAt > nowSeconds) return key;
+    return undefined;
+  }
+
+  /** Claims one bundle of the type and holds its keys; false when no unexpired bundle was left. */
+  private async claimBundle(keyType: KeyType, nowSeconds: number): Promise<boolean> {
+    // Candidates an earlier query found first: usually one round trip (the delete) per bundle.
+    if (await this.claimCached(keyType, nowSeconds)) return true;
     for (const shard of shardVisitOrder(this.options.shards, this.random)) {
       const pk = shardPk(keyType, shard);
       // Each lost race means another claimer consumed a key, so this loop ends once the shard is empty.
@@ -167,11 +217,10 @@ export class KeyPoolRepository implements KeyPoolStore {
         const found = (out.Items ?? []) as Candidate[];
         if (found.length === 0) break;
         this.remember(keyType, found);
-        const claimed = await this.claimCached(keyType, nowSeconds);
-        if (claimed) return claimed;
+        if (await this.claimCached(keyType, nowSeconds)) return true;
       }
     }
-    return undefined;
+    return false;
   }
 
   public async available(keyTypes: readonly KeyType[]): Promise<Record<KeyType, number>> {
@@ -229,11 +278,11 @@ export class KeyPoolRepository implements KeyPoolStore {
           }),
         );
         for (const item of out.Items ?? []) {
-          // Conditional, so a key claimed (or TTL-deleted) meanwhile is not counted twice.
+          // Conditional, so a bundle claimed (or TTL-deleted) meanwhile is not counted twice.
           const deleted = await this.deleteIfPresent(item.pk as string, item.sk as string);
-          if (deleted) {
+          for (const key of deleted?.keys ?? []) {
             removedHere++;
-            onRemoved?.(keyIdOfSk(item.sk as string));
+            onRemoved?.(key.keyId);
           }
         }
         startKey = out.LastEvaluatedKey;
@@ -262,12 +311,12 @@ export class KeyPoolRepository implements KeyPoolStore {
             TableName: this.options.tableName,
             KeyConditionExpression: 'pk = :pk AND sk > :now',
             ExpressionAttributeValues: { ':pk': pk, ':now': `${expiryPrefix(nowSeconds)}#~` },
-            Select: 'COUNT',
+            ProjectionExpression: 'keyCount',
             ConsistentRead: true,
             ExclusiveStartKey: startKey,
           }),
         );
-        count += out.Count ?? 0;
+        for (const item of out.Items ?? []) count += Number(item.keyCount ?? 0);
         startKey = out.LastEvaluatedKey;
       } while (startKey);
       await this.doc.send(
@@ -283,7 +332,8 @@ export class KeyPoolRepository implements KeyPoolStore {
     return total;
   }
 
-  private async tryClaim(candidate: Candidate, nowSeconds: number): Promise<PoolKey | undefined> {
+  /** Deletes the candidate bundle if it is still there and unexpired, and holds its keys. */
+  private async tryClaim(candidate: Candidate, keyType: KeyType, nowSeconds: number): Promise<boolean> {
     let deleted;
     try {
       deleted = await this.doc.send(
@@ -297,20 +347,24 @@ export class KeyPoolRepository implements KeyPoolStore {
         }),
       );
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return undefined;
+      if (err instanceof ConditionalCheckFailedException) return false;
       throw err;
     }
-    if (deleted.Attributes === undefined) return undefined;
+    if (deleted.Attributes === undefined) return false;
+    const bundle = deleted.Attributes as BundleItem;
     // Only a won claim touches the counter (a lost race costs no give-back write), and decrements are
     // summed per shard: one counter write per shard per flush instead of one per claim. The counter reads
     // high by at most one flush period of claims elsewhere; keygen's recount repairs what an environment
     // shut down with unflushed claims leaves behind.
-    await this.countClaim(candidate.pk);
-    return fromItem(deleted.Attributes as KeyItem);
+    const held = this.held.get(keyType) ?? [];
+    held.push(...fromBundle(bundle));
+    this.held.set(keyType, held);
+    await this.countClaim(candidate.pk, bundle.keys.length);
+    return true;
   }
 
-  private async countClaim(pk: string): Promise<void> {
-    this.claimedSinceFlush.set(pk, (this.claimedSinceFlush.get(pk) ?? 0) + 1);
+  private async countClaim(pk: string, keys: number): Promise<void> {
+    this.claimedSinceFlush.set(pk, (this.claimedSinceFlush.get(pk) ?? 0) + keys);
     const now = Date.now();
     this.claimedOldestAt ??= now;
     // Checked here, inside the claiming invocation, because a frozen Lambda environment runs no timer.
@@ -345,13 +399,12 @@ export class KeyPoolRepository implements KeyPoolStore {
     await Promise.all([...this.counterWrites]);
   }
 
-  /** Tries cached candidates until one is won or none is left. */
-  private async claimCached(keyType: KeyType, nowSeconds: number): Promise<PoolKey | undefined> {
+  /** Tries cached candidates until one is won (true) or none is left. */
+  private async claimCached(keyType: KeyType, nowSeconds: number): Promise<boolean> {
     for (let c = this.takeCached(keyType); c; c = this.takeCached(keyType)) {
-      const claimed = await this.tryClaim(c, nowSeconds);
-      if (claimed) return claimed;
+      if (await this.tryClaim(c, keyType, nowSeconds)) return true;
     }
-    return undefined;
+    return false;
   }
 
   /** A fresh candidate no claim of this process has tried yet (it is marked taken at once). */
@@ -384,7 +437,8 @@ export class KeyPoolRepository implements KeyPoolStore {
     this.candidateCache.set(keyType, hints);
   }
 
-  private async deleteIfPresent(pk: string, sk: string): Promise<boolean> {
+  /** The deleted bundle, or undefined when it was already gone. */
+  private async deleteIfPresent(pk: string, sk: string): Promise<BundleItem | undefined> {
     try {
       const out = await this.doc.send(
         new DeleteCommand({
@@ -394,15 +448,15 @@ export class KeyPoolRepository implements KeyPoolStore {
           ReturnValues: 'ALL_OLD',
         }),
       );
-      return out.Attributes !== undefined;
+      return out.Attributes as BundleItem | undefined;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
+      if (err instanceof ConditionalCheckFailedException) return undefined;
       throw err;
     }
   }
 
   /** Writes up to 25 items, re-sending unprocessed ones with jittered backoff; returns those left over. */
-  private async batchPut(items: KeyItem[]): Promise<KeyItem[]> {
+  private async batchPut(items: BundleItem[]): Promise<BundleItem[]> {
     let pending = items;
     for (let attempt = 0; pending.length > 0 && attempt < this.maxWriteAttempts; attempt++) {
       if (attempt > 0) await this.backoff(attempt - 1);
@@ -423,9 +477,9 @@ export class KeyPoolRepository implements KeyPoolStore {
     return pending;
   }
 
-  private async adjustCounters(items: readonly KeyItem[], sign: 1 | -1): Promise<void> {
+  private async adjustCounters(items: readonly BundleItem[], sign: 1 | -1): Promise<void> {
     const perShard = new Map<string, number>();
-    for (const item of items) perShard.set(item.pk, (perShard.get(item.pk) ?? 0) + sign);
+    for (const item of items) perShard.set(item.pk, (perShard.get(item.pk) ?? 0) + sign * item.keyCount);
     await Promise.all([...perShard].map(([pk, n]) => this.addToCounter(pk, n)));
   }
 
@@ -446,36 +500,54 @@ export class KeyPoolRepository implements KeyPoolStore {
     return this.sleep(Math.floor(this.random() * cap) + 1);
   }
 
-  private toItem(key: PoolKey): KeyItem {
-    const shard = this.nextShard;
-    this.nextShard = (this.nextShard + 1) % this.options.shards;
-    return {
-      pk: shardPk(key.keyType, shard),
-      sk: keySk(key.expiresAt, key.keyId),
-      keyId: key.keyId,
-      keyType: key.keyType,
-      shard,
-      wrappedKey: key.wrappedKey,
-      publicKeySpki: key.publicKeySpki,
-      wrapKeyLabel: key.wrapKeyLabel,
-      hsmProfile: key.hsmProfile,
-      createdAt: key.createdAt,
-      expiresAt: key.expiresAt,
-    };
+  /** Bundles of up to bundleSize consecutive keys sharing type, wrapping key and profile; shards round-robin. */
+  private toBundles(keys: readonly PoolKey[]): BundleItem[] {
+    const groups = new Map<string, PoolKey[]>();
+    for (const key of keys) {
+      const group = `${key.keyType}|${key.wrapKeyLabel}|${key.hsmProfile}`;
+      groups.set(group, [...(groups.get(group) ?? []), key]);
+    }
+    const bundles: BundleItem[] = [];
+    for (const group of groups.values()) {
+      for (let i = 0; i < group.length; i += this.bundleSize) {
+        const members = group.slice(i, i + this.bundleSize);
+        const shard = this.nextShard;
+        this.nextShard = (this.nextShard + 1) % this.options.shards;
+        const expiresAt = Math.min(...members.map((key) => key.expiresAt));
+        bundles.push({
+          pk: shardPk(members[0].keyType, shard),
+          sk: keySk(expiresAt, members[0].keyId),
+          keyType: members[0].keyType,
+          shard,
+          wrapKeyLabel: members[0].wrapKeyLabel,
+          hsmProfile: members[0].hsmProfile,
+          expiresAt,
+          keyCount: members.length,
+          keys: members.map((key) => ({
+            keyId: key.keyId,
+            wrappedKey: key.wrappedKey,
+            publicKeySpki: key.publicKeySpki,
+            createdAt: key.createdAt,
+            expiresAt: key.expiresAt,
+          })),
+        });
+      }
+    }
+    return bundles;
   }
 }
 
-function fromItem(item: KeyItem): PoolKey {
-  return {
-    keyId: item.keyId,
+function fromBundle(item: BundleItem): PoolKey[] {
+  return item.keys.map((key) => ({
+    keyId: key.keyId,
     keyType: item.keyType,
-    wrappedKey: Buffer.from(item.wrappedKey),
-    publicKeySpki: Buffer.from(item.publicKeySpki),
+    wrappedKey: Buffer.from(key.wrappedKey),
+    publicKeySpki: Buffer.from(key.publicKeySpki),
     wrapKeyLabel: item.wrapKeyLabel,
     hsmProfile: item.hsmProfile,
-    createdAt: Number(item.createdAt),
-    expiresAt: Number(item.expiresAt),
-  };
+    createdAt: Number(key.createdAt),
+    expiresAt: Number(key.expiresAt),
+  }));
 }
 
 function isThrottle(err: unknown): boolean {

@@ -39,15 +39,19 @@ afterAll(async () => {
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
-/** Every key item of a type, read straight from the table (test oracle, not the code under test). */
-async function storedKeys(keyType: KeyType, shards: number): Promise<Array<Record<string, unknown>>> {
+/** Every bundle item of a type, read straight from the table (test oracle, not the code under test). */
+async function storedBundles(
+  keyType: KeyType,
+  shards: number,
+  table: string = tableName,
+): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
   for (let shard = 0; shard < shards; shard++) {
     let startKey: Record<string, unknown> | undefined;
     do {
       const out = await doc.send(
         new QueryCommand({
-          TableName: tableName,
+          TableName: table,
           KeyConditionExpression: 'pk = :pk AND sk >= :low',
           ExpressionAttributeValues: { ':pk': shardPk(keyType, shard), ':low': '0' },
           ExclusiveStartKey: startKey,
@@ -58,6 +62,13 @@ async function storedKeys(keyType: KeyType, shards: number): Promise<Array<Recor
     } while (startKey);
   }
   return items;
+}
+
+/** Every stored key of a type, each with its bundle's shared attributes. */
+async function storedKeys(keyType: KeyType, shards: number): Promise<Array<Record<string, unknown>>> {
+  return (await storedBundles(keyType, shards)).flatMap(({ keys, ...bundle }) =>
+    (keys as Array<Record<string, unknown>>).map((key) => ({ ...bundle, ...key })),
+  );
 }
 
 function fakeKey(keyType: KeyType, expiresAt: number): PoolKey {
@@ -211,6 +222,153 @@ describe('claims', () => {
     expect(removedIds.sort()).toEqual(expired.map((k) => k.keyId).sort());
     expect((await pool.available([keyType]))[keyType]).toBe(0);
     expect(await storedKeys(keyType, 3)).toHaveLength(0);
+  });
+});
+
+describe('bundles: several keys per item', () => {
+  // A table of its own: no other test's keys meet these.
+  let bundleTable: string;
+  beforeAll(async () => {
+    bundleTable = (await createTestTables(['keyPool'])).keyPool;
+  });
+  /** A document client of its own that counts the commands it sends by name, and deletes that returned an item. */
+  function countingClient(counts: Map<string, number>): DynamoDBDocumentClient {
+    const own = documentClient(config.aws);
+    own.middlewareStack.add(
+      (next, context) => async (args) => {
+        const name = context.commandName ?? 'unknown';
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+        const result = await next(args);
+        const output = result.output as { Attributes?: unknown };
+        if (name === 'DeleteItemCommand' && output.Attributes)
+          counts.set('won', (counts.get('won') ?? 0) + 1);
+        return result;
+      },
+      { step: 'initialize', name: 'countCommands' },
+    );
+    return own;
+  }
+
+  test('20 processes with 3 concurrent claims each take 200 bundled keys exactly once, one delete per bundle won', async () => {
+    const keyType: KeyType = 'EC-P256';
+    const shards = 3;
+    const filler = new KeyPoolRepository(doc, { tableName: bundleTable, shards, bundleSize: 7 });
+    const keys = Array.from({ length: 200 }, () => fakeKey(keyType, nowSeconds() + 600));
+    expect(await filler.add(keys)).toEqual({
+      written: 200,
+      unwritten: 0,
+      writtenKeyIds: keys.map((k) => k.keyId),
+    });
+    const bundles = await storedBundles(keyType, shards, bundleTable);
+    // 28 bundles of 7 and one of 4, counted as 200 keys.
+    expect(bundles.map((b) => b.keyCount).sort((a, b) => Number(a) - Number(b))).toEqual([
+      4,
+      ...Array(28).fill(7),
+    ]);
+    expect((await filler.available([keyType]))[keyType]).toBe(200);
+
+    const counts = new Map<string, number>();
+    const clients: DynamoDBDocumentClient[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const taken = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const client = countingClient(counts);
+        clients.push(client);
+        const own = new KeyPoolRepository(client, { tableName: bundleTable, shards });
+        const mine: PoolKey[] = [];
+        // Three claims at a time in each process, as a signer working on a batch does.
+        await Promise.all(
+          Array.from({ length: 3 }, async () => {
+            for (;;) {
+              inFlight++;
+              maxInFlight = Math.max(maxInFlight, inFlight);
+              const key = await own.claim(keyType, nowSeconds()).finally(() => inFlight--);
+              if (!key) return;
+              mine.push(key);
+            }
+          }),
+        );
+        expect(own.heldKeys(keyType)).toBe(0);
+        await own.flushClaimCounters();
+        return mine;
+      }),
+    );
+    for (const client of clients) client.destroy();
+    // The claims really overlapped, within and across processes.
+    expect(maxInFlight).toBeGreaterThan(20);
+    const all = taken.flat();
+    expect(all).toHaveLength(200);
+    expect(new Set(all.map((k) => k.keyId))).toEqual(new Set(keys.map((k) => k.keyId)));
+    // The stored blobs came back with the right keys.
+    const byId = new Map(keys.map((k) => [k.keyId, k]));
+    for (const key of all) expect(key.wrappedKey).toEqual(byId.get(key.keyId)!.wrappedKey);
+    // One won delete per bundle, never one per key (lost races, another process first, are the rest).
+    expect(counts.get('won')).toBe(29);
+    expect(await storedBundles(keyType, shards, bundleTable)).toHaveLength(0);
+    expect((await filler.available([keyType]))[keyType]).toBe(0);
+  });
+
+  test('one process claiming 35 keys in bundles of 7 sends 5 deletes and 2 queries', async () => {
+    const keyType: KeyType = 'RSA-3072';
+    await new KeyPoolRepository(doc, { tableName: bundleTable, shards: 1, bundleSize: 7 }).add(
+      Array.from({ length: 35 }, () => fakeKey(keyType, nowSeconds() + 600)),
+    );
+    const counts = new Map<string, number>();
+    const client = countingClient(counts);
+    const pool = new KeyPoolRepository(client, {
+      tableName: bundleTable,
+      shards: 1,
+      counterFlushMs: 3_600_000,
+    });
+    const claimed = await Promise.all(Array.from({ length: 36 }, () => pool.claim(keyType, nowSeconds())));
+    client.destroy();
+    expect(new Set(claimed.filter((k) => k !== undefined).map((k) => k.keyId)).size).toBe(35);
+    expect(claimed.filter((k) => k === undefined)).toHaveLength(1);
+    // The first query finds the 5 bundles, the last finds the shard empty; no counter write yet.
+    expect(Object.fromEntries(counts)).toEqual({ QueryCommand: 2, DeleteItemCommand: 5, won: 5 });
+  });
+
+  test('a held key that expires while held is dropped, never served', async () => {
+    const keyType: KeyType = 'EC-P384';
+    const pool = new KeyPoolRepository(doc, { tableName: bundleTable, shards: 1, bundleSize: 3 });
+    const now = nowSeconds();
+    // One bundle: its earliest expiry (now + 100) is the bundle's.
+    await pool.add([fakeKey(keyType, now + 100), fakeKey(keyType, now + 50), fakeKey(keyType, now + 600)]);
+    const first = await pool.claim(keyType, now);
+    expect(first?.expiresAt).toBe(now + 100);
+    expect(pool.heldKeys(keyType)).toBe(2);
+    // At now + 60 the held key expiring at now + 50 is skipped; the one expiring at now + 600 is served.
+    expect((await pool.claim(keyType, now + 60))?.expiresAt).toBe(now + 600);
+    expect(await pool.claim(keyType, now + 60)).toBeUndefined();
+  });
+
+  test('removeExpired deletes expired bundles whole (a bundle expires with its earliest key) and reports each key', async () => {
+    const keyType: KeyType = 'RSA-2048';
+    const pool = new KeyPoolRepository(doc, { tableName: bundleTable, shards: 2, bundleSize: 4 });
+    await pool.recount(keyType, nowSeconds());
+    const before = (await pool.available([keyType]))[keyType];
+    const now = nowSeconds();
+    // Bundles of 4: [e e e e] [e e l l] [l l l]; the second goes with its expired keys.
+    const expired = Array.from({ length: 6 }, () => fakeKey(keyType, now - 5));
+    const live = Array.from({ length: 5 }, () => fakeKey(keyType, now + 600));
+    await pool.add([...expired, ...live]);
+    expect((await pool.available([keyType]))[keyType]).toBe(before + 11);
+    const removed: string[] = [];
+    expect(await pool.removeExpired(keyType, now, (id) => removed.push(id))).toBe(8);
+    expect(removed.sort()).toEqual([...expired, ...live.slice(0, 2)].map((k) => k.keyId).sort());
+    expect((await pool.available([keyType]))[keyType]).toBe(before + 3);
+    expect(await pool.recount(keyType, now)).toBe(before + 3);
+    expect((await pool.claim(keyType, now))?.keyId).toBe(live[2].keyId);
+  });
+
+  test('a bundle size outside 1..100 is refused', () => {
+    expect(() => new KeyPoolRepository(doc, { tableName: bundleTable, shards: 1, bundleSize: 0 })).toThrow(
+      RangeError,
+    );
+    expect(() => new KeyPoolRepository(doc, { tableName: bundleTable, shards: 1, bundleSize: 101 })).toThrow(
+      RangeError,
+    );
   });
 });
 

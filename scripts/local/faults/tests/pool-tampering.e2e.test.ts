@@ -32,6 +32,8 @@ const POOL = 150;
 const REQUESTS = 90;
 const FLIPPED = 10;
 const SWAPPED_PAIRS = 5;
+/** Keys per pool item. */
+const BUNDLE = 5;
 /** Codes a request may end with when it met more unusable keys in a row than it may discard (3). */
 const KEY_UNUSABLE = new Set(['KEY_UNWRAP_FAILED', 'KEY_PUBLIC_MISMATCH']);
 let fault: FaultPipeline;
@@ -40,6 +42,7 @@ beforeAll(async () => {
   fault = await startFaultPipeline({
     env: {
       POOL_TARGETS: `EC-P256=${POOL}`,
+      POOL_BUNDLE_SIZE: String(BUNDLE),
       LOCAL_CONSUMERS: '2',
       LOCAL_POLLER_CONCURRENCY: '2',
       // Nothing is killed here: leases long enough that a slow attempt on a loaded machine is never
@@ -55,12 +58,29 @@ afterAll(async () => {
   await fault?.stop();
 });
 
+/** One stored key: its bundle item's coordinates and its place in the bundle's `keys` list. */
 interface PoolItem {
   pk: string;
   sk: string;
+  index: number;
   keyId: string;
   wrappedKey: Uint8Array;
   publicKeySpki: Uint8Array;
+}
+
+/** Every key still stored, bundle by bundle. */
+async function storedKeys(doc: FaultPipeline['doc'], table: string): Promise<PoolItem[]> {
+  const bundles = (await scanAll(doc, table)).filter((i) => Array.isArray(i.keys));
+  return bundles.flatMap((bundle) =>
+    (bundle.keys as Array<Omit<PoolItem, 'pk' | 'sk' | 'index'>>).map((key, index) => ({
+      pk: String(bundle.pk),
+      sk: String(bundle.sk),
+      index,
+      keyId: key.keyId,
+      wrappedKey: key.wrappedKey,
+      publicKeySpki: key.publicKeySpki,
+    })),
+  );
 }
 
 type Tampering = 'flipped' | 'swapped';
@@ -68,7 +88,7 @@ type Tampering = 'flipped' | 'swapped';
 test('flipped wrapped keys and swapped public keys: never certified, discarded and audited, requests carry on', async () => {
   const { pipeline, doc } = fault;
   const poolTable = tableName(TABLES.keyPool);
-  const items = (await scanAll(doc, poolTable)).filter((i) => i.keyId) as unknown as PoolItem[];
+  const items = await storedKeys(doc, poolTable);
   expect(items.length).toBe(POOL);
   const realSpki = new Map(items.map((i) => [i.keyId, Buffer.from(i.publicKeySpki).toString('base64')]));
 
@@ -82,12 +102,12 @@ test('flipped wrapped keys and swapped public keys: never certified, discarded a
   // Tamper while the requests run; an item a signer claims first (deleted) fails the condition and is
   // simply not tampered with.
   await sleep(500);
-  // Victims among the keys claimed early (claims take each shard's oldest keys first), past the first
-  // few per shard that are likely already claimed: most tampered keys then meet a signer in this run.
+  // Victims among the keys claimed early (claims take each shard's oldest bundles first), past the first
+  // bundle per shard that is likely already claimed: most tampered keys then meet a signer in this run.
   const shards = [...new Set(items.map((i) => i.pk))].map((pk) =>
-    items.filter((i) => i.pk === pk).sort((a, b) => a.sk.localeCompare(b.sk)),
+    items.filter((i) => i.pk === pk).sort((a, b) => a.sk.localeCompare(b.sk) || a.index - b.index),
   );
-  const claimOrder = shards.flatMap((shard) => shard.slice(3, Math.floor(shard.length / 2)));
+  const claimOrder = shards.flatMap((shard) => shard.slice(BUNDLE, Math.floor(shard.length / 2)));
   const victims = claimOrder.sort(() => Math.random() - 0.5).slice(0, FLIPPED + 2 * SWAPPED_PAIRS);
   const tampered = new Map<string, Tampering>();
   const update = async (item: PoolItem, values: Partial<PoolItem>, kind: Tampering): Promise<void> => {
@@ -96,7 +116,8 @@ test('flipped wrapped keys and swapped public keys: never certified, discarded a
         new UpdateCommand({
           TableName: poolTable,
           Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: 'SET wrappedKey = :w, publicKeySpki = :p',
+          UpdateExpression: `SET #keys[${item.index}].wrappedKey = :w, #keys[${item.index}].publicKeySpki = :p`,
+          ExpressionAttributeNames: { '#keys': 'keys' },
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: {
             ':w': values.wrappedKey ?? item.wrappedKey,
@@ -165,12 +186,13 @@ test('flipped wrapped keys and swapped public keys: never certified, discarded a
   };
   const wrongDiscards = [...discarded].filter(([id, reason]) => expectedReason[tampered.get(id)!] !== reason);
   expect(wrongDiscards).toEqual([]);
-  // Every tampered key that left the pool was discarded, except those a consumer had prefetched (one
-  // per consumer process, lost when it stops) or that a request met after its last allowed discard.
-  const left = new Set((await scanAll(doc, poolTable)).map((i) => String(i.keyId)));
+  // Every tampered key that left the pool was discarded, except those a consumer still held (the rest
+  // of its last bundle and its prefetched key, lost when it stops) or that a request met after its last
+  // allowed discard.
+  const left = new Set((await storedKeys(doc, poolTable)).map((i) => i.keyId));
   const claimedTampered = [...tampered.keys()].filter((id) => !left.has(id));
   const undiscarded = claimedTampered.filter((id) => !discarded.has(id));
-  expect(undiscarded.length).toBeLessThanOrEqual(2 + failed.length);
+  expect(undiscarded.length).toBeLessThanOrEqual(2 * BUNDLE + failed.length);
   const kinds = tally([...discarded.values()]);
   expect(kinds['unwrap-failed']).toBeGreaterThanOrEqual(1);
   expect(kinds['public-key-mismatch']).toBeGreaterThanOrEqual(1);

@@ -65,7 +65,7 @@ const post = (body: unknown, apiKey = pipeline.apiKey) =>
     body,
   });
 
-/** Pooled keys stored right now, counted item by item (a claim deletes its item in the same step). */
+/** Pooled keys stored right now, summed over the bundle items (a claim deletes its bundle in the same step). */
 async function poolKeys(): Promise<number> {
   const doc = documentClient(loadAwsConfig());
   try {
@@ -75,11 +75,12 @@ async function poolKeys(): Promise<number> {
       const out = await doc.send(
         new ScanCommand({
           TableName: pipeline.env[TABLES.keyPool.envVar],
-          FilterExpression: 'attribute_exists(keyId)',
+          FilterExpression: 'attribute_exists(keyCount)',
+          ProjectionExpression: 'keyCount',
           ExclusiveStartKey: startKey,
         }),
       );
-      count += out.Count ?? 0;
+      for (const item of out.Items ?? []) count += Number(item.keyCount);
       startKey = out.LastEvaluatedKey;
     } while (startKey);
     return count;
