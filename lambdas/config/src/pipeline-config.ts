@@ -21,6 +21,11 @@ export interface PipelineConfig {
    */
   readonly caBatchWindowMs: number;
   readonly caBatchMax: number;
+  /**
+   * The signer's request record transitions (start, finish) go to the table together: one transaction
+   * and one read once every record in flight has asked, or `recordBatchWindowMs` after the first.
+   */
+  readonly recordBatchWindowMs: number;
   /** Largest accepted request body in bytes (the pool policy and retention live in the pool config). */
   readonly maxBodyBytes: number;
   /**
@@ -69,6 +74,7 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
     ),
     caBatchWindowMs: int(env, 'CA_BATCH_WINDOW_MS', 20, 0, 1000),
     caBatchMax: int(env, 'CA_BATCH_MAX', 25, 1, 100),
+    recordBatchWindowMs: int(env, 'RECORD_BATCH_WINDOW_MS', 10, 0, 1000),
     maxBodyBytes: int(env, 'API_MAX_BODY_BYTES', MAX_BODY_BYTES, 256, 1024 * 1024),
     demandFlushMs: int(env, 'DEMAND_FLUSH_MS', 5000, 0, 300_000),
     demandFlushPending: int(env, 'DEMAND_FLUSH_PENDING', 100, 1, 100_000),

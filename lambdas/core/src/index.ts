@@ -12,6 +12,7 @@ export * from './reconcile';
 export * from './signing';
 export * from './signing-errors';
 export * from './retry';
+export * from './coalescer';
 export * from './forecast';
 export * from './planning';
 export * from './audit';

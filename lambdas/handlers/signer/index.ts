@@ -18,13 +18,23 @@ import {
   type SigningDeps,
 } from '../../core/src';
 import { buildCsr, prepareCmsContainer, verifyCsr } from '../../pki/src';
-import { QUEUES } from '../../resources/src';
+import { MAX_TRANSACTION_ITEMS, RequestRepository } from '../../adapters/dynamodb/src';
+import { QUEUES, TABLES, tableName } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('signer');
 
-const { config, pipeline, pool, requests, keyPool, requestsConfig, doc } = wire();
+const { config, pipeline, pool, keyPool, requestsConfig, doc } = wire();
+// The records of a batch move together: one transaction and one read per step, not one write each.
+const requests = new RequestRepository(doc, {
+  tableName: tableName(TABLES.requests),
+  batching: {
+    windowMs: pipeline.recordBatchWindowMs,
+    maxBatch: MAX_TRANSACTION_ITEMS,
+    waiting: () => limited.inFlight(),
+  },
+});
 const metrics = PowertoolsPoolMetrics.create();
 // The next key of a type is claimed while the current request works: its table round trip leaves the
 // request path. A claimed key is deleted from the table, so it is still used at most once.

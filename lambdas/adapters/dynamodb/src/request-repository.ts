@@ -7,6 +7,9 @@
  *   complete  signing  -> signed             if status = signing and attemptId = mine
  *   fail      signing  -> failed             if status = signing and attemptId = mine
  * Open records carry `openShard` (the sparse `open-requests` index); every terminal transition removes it.
+ * With `batching`, the transitions concurrent work of this process asks for travel together: one
+ * TransactWriteItems with each record's own condition (a record whose condition fails is answered
+ * undefined and the others are written without it), then one BatchGetItem for the new records.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
@@ -18,6 +21,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type {
+  CoalescerOptions,
   FailedResult,
   OpenRequestStore,
   RequestError,
@@ -27,9 +31,10 @@ import type {
   StartAttempt,
   StoredSignRequest,
 } from '../../../core/src';
-import { RequestExistsError } from '../../../core/src';
+import { Coalescer, RequestExistsError, type Settled } from '../../../core/src';
 import { TABLES } from '../../../resources/src';
 import { batchGetConsistent } from './batch-get';
+import { transactGroups } from './transactions';
 
 /** Partitions of the open-requests index: the first hex digit of the id (a UUID) modulo this. */
 export const OPEN_SHARDS = 8;
@@ -41,13 +46,28 @@ export function openShardOf(id: string): string {
 
 export interface RequestRepositoryOptions {
   readonly tableName: string;
+  /** Coalesce this process's concurrent transitions (the signer working on a batch). */
+  readonly batching?: CoalescerOptions;
+}
+
+/** A conditional update of one record (the condition is ANDed with the record's existence). */
+interface Transition {
+  readonly id: string;
+  readonly UpdateExpression: string;
+  readonly ConditionExpression: string;
+  readonly ExpressionAttributeValues: Record<string, unknown>;
 }
 
 export class RequestRepository implements SignRequestStore, OpenRequestStore {
+  private readonly transitions: Coalescer<Transition, StoredSignRequest | undefined> | undefined;
+
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly options: RequestRepositoryOptions,
-  ) {}
+  ) {
+    if (options.batching)
+      this.transitions = new Coalescer((batch) => this.transitionMany(batch), options.batching);
+  }
 
   /** Writes a new record; throws RequestExistsError when the id is taken (nothing is overwritten). */
   public async create(record: SignRequestRecord): Promise<void> {
@@ -73,10 +93,6 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
     return out.Item as StoredSignRequest | undefined;
   }
 
-  /**
-   * Removes a record that never reached the queue: only while it is still `received`, so a request a
-   * signer already started can never be erased. A missing or started record is left as it is.
-   */
   /** Many records in one strongly consistent read (BatchGetItem; 100 per call). */
   public async getMany(ids: readonly string[]): Promise<Map<string, StoredSignRequest>> {
     const items = await batchGetConsistent(
@@ -87,6 +103,10 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
     return new Map(items.map((item) => [String(item.id), item as unknown as StoredSignRequest]));
   }
 
+  /**
+   * Removes a record that never reached the queue: only while it is still `received`, so a request a
+   * signer already started can never be erased. A missing or started record is left as it is.
+   */
   public async discard(id: string): Promise<void> {
     try {
       await this.doc.send(
@@ -278,31 +298,68 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
   }
 
   /** One conditional update returning the new record, or undefined when the condition did not hold. */
-  private async transition(
-    id: string,
-    update: {
-      UpdateExpression: string;
-      ConditionExpression: string;
-      ExpressionAttributeValues: Record<string, unknown>;
-    },
-  ): Promise<StoredSignRequest | undefined> {
-    const names: Record<string, string> = { '#status': 'status' };
-    if (update.UpdateExpression.includes('#error')) names['#error'] = 'error';
+  private transition(id: string, update: Omit<Transition, 'id'>): Promise<StoredSignRequest | undefined> {
+    const transition = { id, ...update };
+    return this.transitions ? this.transitions.submit(transition) : this.transitionOne(transition);
+  }
+
+  private async transitionOne(transition: Transition): Promise<StoredSignRequest | undefined> {
     try {
       const out = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { id },
-          ...update,
-          ConditionExpression: `attribute_exists(id) AND ${update.ConditionExpression}`,
-          ExpressionAttributeNames: names,
-          ReturnValues: 'ALL_NEW',
-        }),
+        new UpdateCommand({ ...this.updateOf(transition), ReturnValues: 'ALL_NEW' }),
       );
       return out.Attributes as StoredSignRequest | undefined;
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * A batch of transitions: one transaction (a record appears in it once; a second transition of the same
+   * record waits for the first) and one read of the records written.
+   */
+  private async transitionMany(
+    batch: readonly Transition[],
+  ): Promise<Settled<StoredSignRequest | undefined>[]> {
+    const first = new Map<string, number>();
+    batch.forEach((t, i) => first.set(t.id, first.get(t.id) ?? i));
+    const unique = [...first.values()];
+    const answers = new Array<Settled<StoredSignRequest | undefined>>(batch.length);
+    if (unique.length === 1) {
+      answers[unique[0]] = { ok: true, value: await this.transitionOne(batch[unique[0]]) };
+    } else {
+      const written = await transactGroups(
+        this.doc,
+        unique.map((i) => [{ Update: this.updateOf(batch[i]) }]),
+      );
+      const records = await this.getMany(unique.filter((_, n) => written[n]).map((i) => batch[i].id));
+      unique.forEach((i, n) => {
+        answers[i] = { ok: true, value: written[n] ? records.get(batch[i].id) : undefined };
+      });
+    }
+    for (let i = 0; i < batch.length; i++) {
+      if (answers[i]) continue;
+      try {
+        answers[i] = { ok: true, value: await this.transitionOne(batch[i]) };
+      } catch (error) {
+        answers[i] = { ok: false, error };
+      }
+    }
+    return answers;
+  }
+
+  private updateOf(transition: Transition) {
+    const { id, ...update } = transition;
+    const names: Record<string, string> = { '#status': 'status' };
+    if (update.UpdateExpression.includes('#error')) names['#error'] = 'error';
+    return {
+      TableName: this.options.tableName,
+      Key: { id },
+      UpdateExpression: update.UpdateExpression,
+      ConditionExpression: `attribute_exists(id) AND ${update.ConditionExpression}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: update.ExpressionAttributeValues,
+    };
   }
 }

@@ -1,5 +1,11 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import type { CertificateIssuer, IssueCertificateInput, IssuedCertificate } from '../../../core/src';
+import {
+  Coalescer,
+  type CertificateIssuer,
+  type IssueCertificateInput,
+  type IssuedCertificate,
+  type Settled,
+} from '../../../core/src';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 import type { CaInvokeResult } from './lambda-certificate-issuer';
 
@@ -15,49 +21,34 @@ export interface BatchingIssuerOptions {
   readonly inFlight?: () => number;
 }
 
-interface Waiting {
-  readonly input: IssueCertificateInput;
-  readonly resolve: (issued: IssuedCertificate) => void;
-  readonly reject: (err: unknown) => void;
-}
-
 /**
  * The CertificateIssuer port over the Lambda Invoke API, batched: the certificate requests of concurrent
  * attempts in this process go to the CA function as one `issue-batch` invocation (one read, one audit
  * entry and one write at the CA for all of them). Each caller still gets its own certificate or error.
  */
 export class BatchingCertificateIssuer implements CertificateIssuer {
-  private queue: Waiting[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private readonly batches: Coalescer<IssueCertificateInput, IssuedCertificate>;
 
   public constructor(
     private readonly client: LambdaClient,
     private readonly functionName: string,
-    private readonly options: BatchingIssuerOptions,
-  ) {}
-
-  public issue(input: IssueCertificateInput): Promise<IssuedCertificate> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ input, resolve, reject });
-      const everyone = this.options.inFlight !== undefined && this.queue.length >= this.options.inFlight();
-      if (this.queue.length >= this.options.maxBatch || everyone || this.options.windowMs <= 0) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
+    options: BatchingIssuerOptions,
+  ) {
+    this.batches = new Coalescer((inputs) => this.send(inputs), {
+      windowMs: options.windowMs,
+      maxBatch: options.maxBatch,
+      waiting: options.inFlight,
     });
   }
 
-  private flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.maxBatch);
-      void this.send(batch);
-    }
+  public issue(input: IssueCertificateInput): Promise<IssuedCertificate> {
+    return this.batches.submit(input);
   }
 
-  private async send(batch: readonly Waiting[]): Promise<void> {
+  private async send(inputs: readonly IssueCertificateInput[]): Promise<Settled<IssuedCertificate>[]> {
     const payload = JSON.stringify({
       action: 'issue-batch',
-      items: batch.map(({ input }) => ({
+      items: inputs.map((input) => ({
         requestId: input.requestId,
         csrDer: input.csrDer.toString('base64'),
         attemptId: input.attemptId,
@@ -73,32 +64,33 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
         results?: CaInvokeResult[];
       } & Partial<CaInvokeResult>;
       if (body.ok === false) throw new CertificateRefusedError(body.error!.code, body.error!.message);
-      if (!Array.isArray(body.results) || body.results.length !== batch.length) {
+      if (!Array.isArray(body.results) || body.results.length !== inputs.length) {
         throw new CertificateAuthorityUnavailableError('the CA returned a malformed answer');
       }
       results = body.results;
     } catch (err) {
-      const error =
-        err instanceof CertificateRefusedError || err instanceof CertificateAuthorityUnavailableError
-          ? err
-          : new CertificateAuthorityUnavailableError(`the CA could not be reached: ${(err as Error).name}`);
-      for (const w of batch) w.reject(error);
-      return;
+      throw err instanceof CertificateRefusedError || err instanceof CertificateAuthorityUnavailableError
+        ? err
+        : new CertificateAuthorityUnavailableError(`the CA could not be reached: ${(err as Error).name}`);
     }
-    batch.forEach((w, i) => {
-      const result = results[i];
+    return results.map((result) => {
       if (!result || typeof result !== 'object' || !('ok' in result)) {
-        w.reject(new CertificateAuthorityUnavailableError('the CA returned a malformed answer'));
-      } else if (!result.ok) {
-        // As on the single path: the code decides (CA_UNAVAILABLE is retried by the signing core).
-        w.reject(new CertificateRefusedError(result.error.code, result.error.message));
-      } else {
-        w.resolve({
+        return {
+          ok: false,
+          error: new CertificateAuthorityUnavailableError('the CA returned a malformed answer'),
+        };
+      }
+      // As on the single path: the code decides (CA_UNAVAILABLE is retried by the signing core).
+      if (!result.ok)
+        return { ok: false, error: new CertificateRefusedError(result.error.code, result.error.message) };
+      return {
+        ok: true,
+        value: {
           certificatePem: result.certificatePem,
           chainPem: result.chainPem,
           serialHex: result.serialHex,
-        });
-      }
+        },
+      };
     });
   }
 }
