@@ -1,8 +1,9 @@
 /**
- * Reads request records for many waiting clients at once: `get` calls made within a short window are
- * answered by one strongly consistent BatchGetItem (up to 100 keys), not one GetItem each. Long-polling
- * clients of one API process then cost the table (and the process's CPU, which the SDK call dominates) a
- * few batch reads per second, whatever their number.
+ * Reads request records for many waiting clients at once: `get` calls are answered on a shared clock
+ * tick (every `tickMs` of wall time) by one strongly consistent BatchGetItem (up to 100 keys), not one
+ * GetItem each. Long-polling clients of one API process, which poll at most once per tick, then cost the
+ * table (and the process's CPU, which the SDK call dominates) at most 1000 / tickMs batch reads per
+ * second, whatever their number.
  */
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { StoredSignRequest } from '../../../core/src';
@@ -20,7 +21,7 @@ export class BatchedRequestReader {
 
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
-    private readonly options: { readonly tableName: string; readonly windowMs?: number },
+    private readonly options: { readonly tableName: string; readonly tickMs?: number },
   ) {}
 
   public get(id: string): Promise<StoredSignRequest | undefined> {
@@ -28,7 +29,8 @@ export class BatchedRequestReader {
       const waiters = this.waiting.get(id) ?? [];
       waiters.push({ resolve, reject });
       this.waiting.set(id, waiters);
-      this.timer ??= setTimeout(() => void this.flush(), this.options.windowMs ?? 5);
+      const tick = this.options.tickMs ?? 25;
+      this.timer ??= setTimeout(() => void this.flush(), tick - (Date.now() % tick));
     });
   }
 
