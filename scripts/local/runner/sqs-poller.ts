@@ -50,8 +50,11 @@ export function startSqsPoller(options: PollerOptions): Poller {
           }),
         );
         messages = out.Messages ?? [];
-        const until = Date.now() + (options.batchingWindowMs ?? 0);
-        while (messages.length > 0 && messages.length < options.batchSize && Date.now() < until) {
+        // A batching window gathers what arrives meanwhile: wait it out once, then take the rest in one
+        // receive (not one receive per message as they trickle in).
+        const windowMs = options.batchingWindowMs ?? 0;
+        if (messages.length > 0 && messages.length < options.batchSize && windowMs > 0) {
+          await new Promise((r) => setTimeout(r, windowMs));
           const more = await options.client.send(
             new ReceiveMessageCommand({
               QueueUrl: options.queueUrl,
@@ -61,8 +64,6 @@ export function startSqsPoller(options: PollerOptions): Poller {
             }),
           );
           messages.push(...(more.Messages ?? []));
-          if (!more.Messages?.length)
-            await new Promise((r) => setTimeout(r, Math.min(10, until - Date.now())));
         }
       } catch (err) {
         options.log?.(`poller: receive failed (${(err as Error).name}), retrying`);

@@ -115,7 +115,7 @@ test('finishing a batch: signed and failed records in one transaction, a superse
     keyAcquiredAt: finishedAt,
     finishedAt,
     stageMs: {},
-    discardedKeys: [],
+    discardedKeys: 0,
   };
   const [done, failed, superseded] = await Promise.all([
     repo.complete(ids[0], 'd0', signed),

@@ -1,0 +1,76 @@
+/**
+ * The local event source mapping against ElasticMQ: a batching window gathers messages that trickle in
+ * into one handler call, with one extra receive for the whole window, and handled messages are deleted.
+ */
+import { randomBytes } from 'node:crypto';
+import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { sqsClient } from '../../../../lambdas/adapters/aws/src';
+import { loadAwsConfig } from '../../../../lambdas/config/src';
+import { QUEUES, ensureQueue } from '../../../../lambdas/resources/src';
+import { startSqsPoller } from '../sqs-poller';
+
+let client: SQSClient;
+let receives = 0;
+
+beforeAll(() => {
+  client = sqsClient(loadAwsConfig());
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'ReceiveMessageCommand') receives++;
+      return next(args);
+    },
+    { step: 'initialize', name: 'countReceives' },
+  );
+});
+
+afterAll(() => client.destroy());
+
+test('messages arriving 30 ms apart within a 400 ms window reach the handler as one batch', async () => {
+  const { url } = await ensureQueue(client, QUEUES.signRequests, {
+    prefix: `poller-${randomBytes(3).toString('hex')}-`,
+  });
+  const arn = (
+    await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))
+  ).Attributes!.QueueArn!;
+  const batches: string[][] = [];
+  receives = 0;
+  const poller = startSqsPoller({
+    client,
+    queueUrl: url,
+    queueArn: arn,
+    handler: async (event: SQSEvent) => {
+      batches.push(event.Records.map((r) => r.body));
+    },
+    batchSize: 10,
+    batchingWindowMs: 400,
+    concurrency: 1,
+    region: 'us-east-1',
+    functionTimeoutMs: 30_000,
+  });
+  try {
+    for (let i = 0; i < 5; i++) {
+      await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: `m${i}` }));
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    const deadline = Date.now() + 10_000;
+    while (batches.flat().length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(batches).toEqual([['m0', 'm1', 'm2', 'm3', 'm4']]);
+    // The long poll that found m0, and one receive after the window (an idle long poll may follow).
+    expect(receives).toBeLessThanOrEqual(3);
+    // Handled messages are gone from the queue.
+    await new Promise((r) => setTimeout(r, 200));
+    const attributes = await client.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    expect(attributes.Attributes).toMatchObject({
+      ApproximateNumberOfMessages: '0',
+      ApproximateNumberOfMessagesNotVisible: '0',
+    });
+  } finally {
+    await poller.stop();
+  }
+});
