@@ -12,7 +12,7 @@ import { costPerMillion, PRICES } from './costs';
 import type { ProxyCounts } from './counting-proxy';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
 import { startLocalPipeline, type LocalPipeline } from '../local/runner/pipeline';
-import { rampArrivals, runOpenLoop, steadyArrivals, type Arrival, type Outcome } from './load';
+import { rampArrivals, runOpenLoopInChild, steadyArrivals, type Arrival, type Outcome } from './load';
 import { finish, option, printTable, type Row } from './report';
 import { median, percentile, round } from './stats';
 
@@ -161,7 +161,7 @@ function perRequest(
     .reduce((n, [, v]) => n + v, 0);
   const cpuMsPerRequest = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, per(v)]));
   const service = Object.entries(cpu)
-    .filter(([k]) => !/proxy|IdP/.test(k))
+    .filter(([k]) => !/proxy|IdP|load generator/.test(k))
     .reduce((n, [, v]) => n + v, 0);
   const counts = {
     tableWriteItemsPerRequest: per(items - reads),
@@ -279,8 +279,10 @@ async function runWorkload(t: Target, args: Args, arrivals: Arrival[]): Promise<
   const depthBefore = await poolDepth(t.url, t.apiKey, args.keyType);
   let countsBefore: ProxyCounts | undefined;
   let cpuBefore = new Map<string, number>();
+  let cpuAfter = new Map<string, number>();
+  let countsAfter: ProxyCounts | undefined;
   // Counted from the first request sent (logins are made before it) to the last answer.
-  const outcomes = await runOpenLoop(arrivals, {
+  const outcomes = await runOpenLoopInChild(arrivals, {
     url: t.url,
     apiKey: t.apiKey,
     keyType: args.keyType,
@@ -288,9 +290,12 @@ async function runWorkload(t: Target, args: Args, arrivals: Arrival[]): Promise<
       countsBefore = await t.counter?.read();
       cpuBefore = cpuSnapshot();
     },
+    onEnd: async () => {
+      cpuAfter = cpuSnapshot();
+      countsAfter = await t.counter?.read();
+    },
   });
-  const cpu = cpuBetween(cpuBefore, cpuSnapshot());
-  const countsAfter = await t.counter?.read();
+  const cpu = cpuBetween(cpuBefore, cpuAfter);
   const depthAfter = await poolDepth(t.url, t.apiKey, args.keyType);
   const phases = byPhase(outcomes);
   const overall = phaseStats('all', outcomes);

@@ -5,6 +5,8 @@
  * citizens log in at the identity provider before the run (each login is bound to its request's id and
  * digest, so the requests are made then too): the IdP is not part of the service being measured.
  */
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
 import type { KeyType } from '../../lambdas/core/src';
 import {
   call,
@@ -38,6 +40,8 @@ export interface LoadOptions {
   readonly keyType: KeyType;
   /** Called once the logins are made, right before the first request is sent (measurements start). */
   readonly onStart?: () => Promise<void>;
+  /** Called once the last answer is in, while the generator (in a child process) still runs. */
+  readonly onEnd?: () => Promise<void>;
 }
 
 export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOptions): Promise<Outcome[]> {
@@ -52,6 +56,28 @@ export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOpt
     pending.push(one(arrival, requests[i], start, options));
   }
   return Promise.all(pending);
+}
+
+/** runOpenLoop in a child process (load-worker.ts): its CPU shows apart from the service's. */
+export function runOpenLoopInChild(arrivals: readonly Arrival[], options: LoadOptions): Promise<Outcome[]> {
+  const child = fork(join(__dirname, 'load-worker.ts'), [], { execArgv: ['--import', 'tsx'] });
+  return new Promise<Outcome[]>((resolve, reject) => {
+    child.on('message', (m: { ready?: true; outcomes?: Outcome[]; error?: string }) => {
+      if (m.ready)
+        void (options.onStart?.() ?? Promise.resolve()).then(() => child.send({ go: true }), reject);
+      else if (m.outcomes) {
+        const outcomes = m.outcomes;
+        void (options.onEnd?.() ?? Promise.resolve()).then(() => {
+          child.send({ exit: true });
+          resolve(outcomes);
+        }, reject);
+      } else if (m.error) reject(new Error(`load generator failed: ${m.error}`));
+    });
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`load generator exited with code ${code}`));
+    });
+    child.send({ arrivals, options: { url: options.url, apiKey: options.apiKey, keyType: options.keyType } });
+  });
 }
 
 async function one(

@@ -32,7 +32,8 @@ function read(pid: number): ProcInfo | undefined {
 }
 
 function nameOf(cmd: string, pid: number): string {
-  if (pid === process.pid) return 'runner (gateway, API, CA, keygen) + load generator';
+  if (pid === process.pid) return 'runner (gateway, API, CA, keygen)';
+  if (cmd.includes('load-worker')) return 'load generator';
   if (/dynamodb/i.test(cmd)) return 'DynamoDB Local';
   if (cmd.includes('elasticmq')) return 'ElasticMQ';
   if (cmd.includes('consumer.ts')) return 'consumer (signer)';
