@@ -1,8 +1,8 @@
 /**
  * The CA function (and the CRL publication it starts after a revocation) in a process of its own, behind
- * the Lambda Invoke endpoint, as the signer reaches it on AWS. Apart from the runner's process, the CA's certificate building and HSM signing no longer share one
- * event loop (one core) with the gateway, the API and a load generator. Prints `listening <port>` once
- * it answers; exits when its parent goes away (stdin closes) or on SIGTERM.
+ * the Lambda Invoke endpoint, as the signer reaches it on AWS: the CA's certificate building and HSM
+ * signing then have an event loop of their own, not the one of the gateway and the API. Prints
+ * `listening <port>` once it answers; exits when its parent goes away (stdin closes) or on SIGTERM.
  */
 import type { AddressInfo } from 'node:net';
 import { caFunctions } from './pki';
