@@ -77,10 +77,13 @@ export function toDraft4(
       if (!type) throw new OpenApiModelError(`unsupported type ${String(value)} in ${trail.join('.')}`);
       out.type = type;
     } else if (key === 'pattern') {
-      // API Gateway evaluates patterns with Java regular expressions: Unicode property escapes differ.
-      if (/\\[pP]\{/.test(value as string)) {
+      // API Gateway evaluates patterns with Java regular expressions: of the Unicode property escapes only
+      // the one-letter general categories (\p{L}, \p{M}, ...) mean the same there as in ECMAScript.
+      const escapes = (value as string).match(/\\[pP]\{[^}]*\}/g) ?? [];
+      const foreign = escapes.find((e) => !/^\\[pP]\{[LMNPSZC]\}$/.test(e));
+      if (foreign) {
         throw new OpenApiModelError(
-          `pattern with \\p{...} in ${trail.join('.')} is not portable to API Gateway`,
+          `pattern with ${foreign} in ${trail.join('.')} is not portable to API Gateway`,
         );
       }
       out.pattern = value;

@@ -1,6 +1,9 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import {
+  DIGEST_ALGORITHMS,
   DIGEST_LENGTH,
+  KEY_TYPES,
+  SIGNATURE_ALGORITHMS,
   defaultSignatureAlgorithm,
   fits,
   InvalidIdentityError,
@@ -17,9 +20,9 @@ import { ApiError, ValidationError } from './errors';
 import type { SignRequestInput } from './types';
 
 /**
- * Request validation in two steps: the OpenAPI document's schema (structure, types, lengths, unknown
- * fields), then the rules a schema cannot say (digest length per algorithm, key type / scheme fit, the
- * certificate profile's identity rules).
+ * Request validation against the OpenAPI document's schema, which states every rule on the body's shape
+ * (so that a schema-valid body is accepted); the rules across fields and the certificate profile's
+ * identity rules are also applied here, for their precise messages and for the names' NFC form.
  */
 const ajv = new Ajv({ allErrors: false, strict: false });
 ajv.addSchema(openapi, 'openapi.json');
@@ -52,23 +55,14 @@ export function parseSignRequest(body: unknown): SignRequestInput {
         'identityAssertion must be a compact JWS of at most 8192 characters',
       );
     }
+    // The schema states every rule; when one of the rules across fields (or the identity's) is what
+    // failed, it is named in the message (and code) a client can act on.
+    crossFieldRules(body as Partial<RawInput>);
     throw new ValidationError(describe(error));
   }
+  crossFieldRules(body);
   const keyType = body.keyType ?? 'RSA-2048';
-  const signatureAlgorithm = body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType);
-  if (!fits(keyType, signatureAlgorithm)) {
-    throw new ValidationError(`signatureAlgorithm ${signatureAlgorithm} does not fit keyType ${keyType}`);
-  }
-  const digest = Buffer.from(body.digest, 'base64');
-  if (digest.toString('base64') !== body.digest || digest.length !== DIGEST_LENGTH[body.digestAlgorithm]) {
-    throw new ValidationError(
-      `digest must be the base64 of exactly ${DIGEST_LENGTH[body.digestAlgorithm]} bytes for ${body.digestAlgorithm}`,
-    );
-  }
   const format = body.format ?? 'raw';
-  if (format === 'raw' && body.profile !== undefined) {
-    throw new ValidationError('profile applies to format cms only');
-  }
   return {
     ...(body.requestId ? { requestId: body.requestId.toLowerCase() } : {}),
     format,
@@ -76,10 +70,44 @@ export function parseSignRequest(body: unknown): SignRequestInput {
     digest: body.digest,
     digestAlgorithm: body.digestAlgorithm,
     keyType,
-    signatureAlgorithm,
+    signatureAlgorithm: body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
     ...(body.identityAssertion === undefined ? {} : { identityAssertion: body.identityAssertion }),
     ...(body.signer === undefined ? {} : { signer: validIdentity(body.signer) }),
   };
+}
+
+/**
+ * The rules that join fields (also in the schema's allOf) and the certificate profile's identity rules,
+ * with their own messages. Each is checked only when its fields have the right types, so it is safe on
+ * a body the schema refused.
+ */
+function crossFieldRules(body: Partial<RawInput>): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  const known = <T extends string>(value: unknown, values: readonly T[]): value is T =>
+    typeof value === 'string' && (values as readonly string[]).includes(value);
+  const keyType = body.keyType ?? 'RSA-2048';
+  const signatureAlgorithm = body.signatureAlgorithm;
+  if (
+    known(keyType, KEY_TYPES) &&
+    known(signatureAlgorithm, SIGNATURE_ALGORITHMS) &&
+    !fits(keyType, signatureAlgorithm)
+  ) {
+    throw new ValidationError(`signatureAlgorithm ${signatureAlgorithm} does not fit keyType ${keyType}`);
+  }
+  if (typeof body.digest === 'string' && known(body.digestAlgorithm, DIGEST_ALGORITHMS)) {
+    const digest = Buffer.from(body.digest, 'base64');
+    if (digest.toString('base64') !== body.digest || digest.length !== DIGEST_LENGTH[body.digestAlgorithm]) {
+      throw new ValidationError(
+        `digest must be the base64 of exactly ${DIGEST_LENGTH[body.digestAlgorithm]} bytes for ${body.digestAlgorithm}`,
+      );
+    }
+  }
+  if ((body.format ?? 'raw') === 'raw' && body.profile !== undefined) {
+    throw new ValidationError('profile applies to format cms only');
+  }
+  if (body.signer !== undefined && typeof body.signer === 'object' && body.signer !== null) {
+    validIdentity(body.signer);
+  }
 }
 
 /**

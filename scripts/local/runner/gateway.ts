@@ -70,7 +70,11 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
       path === undefined ? [] : ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
     if (candidates.length === 0) return send(res, 404, error('ROUTE_NOT_FOUND', `no route ${url.pathname}`));
     const matched = candidates.find((m) => m.route.method === req.method);
-    if (!matched) return send(res, 405, error('METHOD_NOT_ALLOWED', `${req.method} is not allowed here`));
+    if (!matched) {
+      // RFC 9110: a 405 lists the methods the resource does allow.
+      const allow = [...new Set(candidates.map((m) => m.route.method))].join(', ');
+      return send(res, 405, error('METHOD_NOT_ALLOWED', `${req.method} is not allowed here`), { Allow: allow });
+    }
 
     // Credentials are required on authenticated routes and optional elsewhere; when given, they must be valid.
     let client: ApiClient | undefined;
