@@ -1,0 +1,368 @@
+/**
+ * Contract test: the running local API against its OpenAPI document (lambdas/api/openapi.json), with
+ * requests generated from the document's schemas by fast-check (seeded: CONTRACT_SEED reproduces a run).
+ *
+ * - Schema-valid bodies are accepted: 202 (or 200 for a repeat), and the link from the answer leads to
+ *   GET /v1/sign-requests/{id}, followed until the request is terminal. A body with a real identity
+ *   assertion (from the local IdP, bound to the generated request) or a signer named by a trusted client
+ *   must be accepted; a schema-valid body with a generated token may only be refused for the token
+ *   (an `ASSERTION_*` code), never for its shape.
+ * - Mutated bodies the schema refuses are refused with a declared 4xx, never accepted.
+ * - Every answer's status is declared for its operation and its body matches the declared schema;
+ *   no 5xx. Operations that declare credentials refuse requests without them; a method a path does not
+ *   list gets 405 with Allow; a body that is not JSON gets 415.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import fc from 'fast-check';
+import openapi from '../../../../lambdas/api/openapi.json';
+import { assertionNonce, type DigestAlgorithm } from '../../../../lambdas/core/src';
+import { obtainIdToken } from '../../../client/src/oidc-login';
+import { call, localIssuer, type HttpResult } from '../../client';
+import { CLIENT_IDS } from '../../idp/clients';
+import { TEST_CITIZENS } from '../../idp/citizens';
+import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+
+jest.setTimeout(300_000);
+
+const SEED = Number(process.env.CONTRACT_SEED ?? 20261124);
+const TRUSTED = { clientId: 'contract-trusted', apiKey: `trusted-${randomBytes(8).toString('hex')}` };
+
+type Schema = Record<string, unknown>;
+type Doc = typeof openapi & Record<string, unknown>;
+const doc = openapi as Doc;
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+// The document's formats (date-time, ...) are checked, not ignored.
+addFormats(ajv);
+ajv.addSchema(openapi, 'openapi.json');
+const pointer = (path: string[]): string =>
+  `openapi.json#/${path.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+const validator = (path: string[]) => ajv.compile({ $ref: pointer(path) });
+const validBody = validator(['components', 'schemas', 'SignRequestInput']);
+
+let pipeline: LocalPipeline;
+let base: string;
+const answers: Array<{ where: string; status: number }> = [];
+
+beforeAll(async () => {
+  pipeline = await startLocalPipeline({
+    resourcePrefix: `contract-${randomBytes(3).toString('hex')}-`,
+    log: () => undefined,
+    env: {
+      PORT: '0',
+      // Keys of every type the generator may ask for (a request of a type with no key would wait for a
+      // key generated on the fly, which the contract does not need).
+      POOL_TARGETS: 'RSA-2048=20,RSA-3072=8,RSA-4096=8,EC-P256=20,EC-P384=20',
+      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
+      LOCAL_API_CLIENTS: `${TRUSTED.clientId}:${TRUSTED.apiKey}`,
+      IDENTITY_TRUSTED_CLIENTS: TRUSTED.clientId,
+      LOG_LEVEL: 'WARN',
+    },
+  });
+  await pipeline.runKeygen();
+  base = pipeline.url.replace(/\/v1$/, '');
+});
+
+afterAll(async () => {
+  await pipeline?.stop();
+});
+
+// ---- the document -------------------------------------------------------------------------------
+
+function resolve(schema: Schema): Schema {
+  let s = schema;
+  while (typeof s.$ref === 'string') {
+    s = (s.$ref as string)
+      .slice(2)
+      .split('/')
+      .reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, doc) as Schema;
+  }
+  return s;
+}
+
+interface Operation {
+  readonly path: string;
+  readonly method: string;
+  readonly op: Record<string, unknown>;
+}
+
+const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, ops]) =>
+  Object.entries(ops as Record<string, Record<string, unknown>>)
+    .filter(([method]) => method !== 'parameters')
+    .map(([method, op]) => ({ path, method, op })),
+);
+const operation = (id: string): Operation => operations.find((o) => o.op.operationId === id)!;
+
+/** The answer is declared for the operation, and its body (and required headers) are as declared. */
+function expectDeclared(where: Operation, res: HttpResult<unknown>): void {
+  answers.push({ where: `${where.method} ${where.path}`, status: res.status });
+  const responses = where.op.responses as Record<string, Schema>;
+  expect({
+    where: `${where.method} ${where.path}`,
+    status: res.status,
+    declared: res.status in responses,
+  }).toEqual({
+    where: `${where.method} ${where.path}`,
+    status: res.status,
+    declared: true,
+  });
+  expectResponse(['paths', where.path, where.method, 'responses', String(res.status)], res);
+}
+
+function expectResponse(path: string[], res: HttpResult<unknown>): void {
+  expect(res.status).toBeLessThan(500);
+  let response = path.reduce<Record<string, unknown>>(
+    (node, key) => node[key] as Record<string, unknown>,
+    doc,
+  );
+  if (typeof response.$ref === 'string') {
+    path = response.$ref.slice(2).split('/');
+    response = resolve(response);
+  }
+  for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, Schema>)) {
+    if (header.required)
+      expect({ header: name, present: res.headers.has(name) }).toEqual({ header: name, present: true });
+  }
+  if (response.content) {
+    const validate = validator([...path, 'content', 'application/json', 'schema']);
+    if (!validate(res.body)) {
+      throw new Error(
+        `${res.status} body does not match its schema: ${JSON.stringify(validate.errors)}\n${JSON.stringify(res.body).slice(0, 500)}`,
+      );
+    }
+  }
+}
+
+// ---- generators over the schema -----------------------------------------------------------------
+
+/** Values of a schema (the subset the document uses), with branches of anyOf/oneOf chosen and merged. */
+function arbitrary(schema: Schema): fc.Arbitrary<unknown> {
+  const s = resolve(schema);
+  if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
+  if (s.type === 'string') {
+    const min = Number(s.minLength ?? 0);
+    const max = Number(s.maxLength ?? 64);
+    const text =
+      typeof s.pattern === 'string'
+        ? fc.stringMatching(new RegExp(s.pattern as string, 'u'))
+        : fc.string({ minLength: min, maxLength: max });
+    return text.filter((v) => [...v].length >= min && [...v].length <= max);
+  }
+  if (s.type === 'integer')
+    return fc.integer({ min: Number(s.minimum ?? 0), max: Number(s.maximum ?? 1000) });
+  return objectArbitrary(s);
+}
+
+/** An object schema with its allOf/oneOf/anyOf branches: one branch of each, merged into the properties. */
+function objectArbitrary(s: Schema): fc.Arbitrary<unknown> {
+  const choices: Schema[][] = [];
+  if (Array.isArray(s.oneOf)) choices.push(s.oneOf as Schema[]);
+  if (Array.isArray(s.anyOf)) choices.push(s.anyOf as Schema[]);
+  for (const part of (s.allOf ?? []) as Schema[]) {
+    if (Array.isArray(part.anyOf)) choices.push(part.anyOf as Schema[]);
+    if (Array.isArray(part.oneOf)) choices.push(part.oneOf as Schema[]);
+  }
+  const branches =
+    choices.length === 0
+      ? fc.constant([] as Schema[])
+      : fc.tuple(...choices.map((c) => fc.constantFrom(...c)));
+  return branches.chain((picked) => {
+    const properties = { ...((s.properties ?? {}) as Record<string, Schema>) };
+    const required = new Set((s.required ?? []) as string[]);
+    const absent = new Set<string>();
+    for (const b of picked) {
+      for (const r of (b.required ?? []) as string[]) required.add(r);
+      for (const r of ((b.not as Schema | undefined)?.required ?? []) as string[]) absent.add(r);
+      for (const [name, narrower] of Object.entries((b.properties ?? {}) as Record<string, Schema>)) {
+        properties[name] = { ...resolve(properties[name] ?? {}), ...narrower };
+      }
+    }
+    const record: Record<string, fc.Arbitrary<unknown>> = {};
+    for (const [name, sub] of Object.entries(properties))
+      if (!absent.has(name)) record[name] = arbitrary(sub);
+    return fc.record(record, { requiredKeys: [...required].filter((r) => !absent.has(r)) });
+  });
+}
+
+/** Schema-valid sign request bodies (the filter drops the few branch combinations that contradict). */
+const signRequestBodies = objectArbitrary(resolve({ $ref: '#/components/schemas/SignRequestInput' })).filter(
+  (b) => validBody(b),
+) as fc.Arbitrary<Record<string, unknown>>;
+
+/** A body with one field removed, retyped, replaced by a value outside its schema, or an unknown field. */
+const mutatedBodies = fc
+  .tuple(
+    signRequestBodies,
+    fc.constantFrom(
+      'digest',
+      'digestAlgorithm',
+      'keyType',
+      'signatureAlgorithm',
+      'format',
+      'profile',
+      'requestId',
+      'signer',
+      'identityAssertion',
+      'extra',
+    ),
+    fc.oneof(
+      fc.constant(undefined),
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.string({ maxLength: 120 }),
+      fc.constantFrom('', 'SHA-1', 'RSA-1024', 'ECDSA', 'cms', 'CAdES-B-LT', 'not base64!', '=='),
+    ),
+  )
+  .map(([body, field, value]) => {
+    const out: Record<string, unknown> = { ...body };
+    if (value === undefined) delete out[field];
+    else out[field] = value;
+    return out;
+  });
+
+// ---- properties ---------------------------------------------------------------------------------
+
+const create = operation('createSignRequest');
+const read = operation('getSignRequest');
+
+async function post(body: unknown, apiKey = pipeline.apiKey): Promise<HttpResult<Record<string, unknown>>> {
+  return call(`${pipeline.url}/sign-requests`, { apiKey, body });
+}
+
+/** Follows the 202/200 answer's declared link to the request, until it is terminal. */
+async function followLink(status: number, body: Record<string, unknown>, apiKey: string): Promise<void> {
+  const link = (
+    (create.op.responses as Record<string, Schema>)[String(status)].links as Record<string, Schema>
+  ).GetSignRequest;
+  expect(link.operationId).toBe('getSignRequest');
+  const id = body[String((link.parameters as Record<string, string>).id).replace('$response.body#/', '')];
+  let view: HttpResult<Record<string, unknown>>;
+  do {
+    view = await call(`${pipeline.url}/sign-requests/${String(id)}?wait=10`, { apiKey });
+    expectDeclared(read, view);
+    expect(view.status).toBe(200);
+  } while (view.body.status === 'received' || view.body.status === 'signing');
+  expect(view.body.status).toBe('signed');
+}
+
+test('schema-valid bodies from a client trusted to name the signer are accepted, and their links lead to the result', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      signRequestBodies.filter((b) => b.signer !== undefined),
+      async (body) => {
+        const res = await post(body, TRUSTED.apiKey);
+        expectDeclared(create, res);
+        expect([202, 200]).toContain(res.status);
+        await followLink(res.status, res.body, TRUSTED.apiKey);
+      },
+    ),
+    { seed: SEED, numRuns: 25 },
+  );
+});
+
+test('schema-valid bodies with an identity assertion bound to them are accepted; with a generated token only the token is refused', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      signRequestBodies.filter((b) => b.identityAssertion !== undefined),
+      fc.nat(),
+      async (body, n) => {
+        // As generated: a token of the right shape that no trusted IdP signed.
+        const forged = await post(body);
+        expectDeclared(create, forged);
+        expect(forged.status).toBeGreaterThanOrEqual(400);
+        expect(String((forged.body.error as Record<string, unknown>).code)).toMatch(/^ASSERTION_/);
+        // The same body with a real login for this request id and digest.
+        const citizen = TEST_CITIZENS[n % 3];
+        const { idToken } = await obtainIdToken({
+          issuer: localIssuer(),
+          clientId: CLIENT_IDS.signingService,
+          personalIdentityNumber: citizen.personalIdentityNumber,
+          nonce: assertionNonce({
+            requestId: String(body.requestId).toLowerCase(),
+            digestAlgorithm: body.digestAlgorithm as DigestAlgorithm,
+            digest: String(body.digest),
+          }),
+        });
+        const real = { ...body, identityAssertion: idToken };
+        const res = await post(real);
+        expectDeclared(create, res);
+        expect([202, 200]).toContain(res.status);
+        await followLink(res.status, res.body, pipeline.apiKey);
+      },
+    ),
+    { seed: SEED, numRuns: 12 },
+  );
+});
+
+test('mutated bodies: refused with a declared 4xx when the schema refuses them, never a 5xx', async () => {
+  await fc.assert(
+    fc.asyncProperty(mutatedBodies, async (body) => {
+      const res = await post(body, TRUSTED.apiKey);
+      expectDeclared(create, res);
+      if (!validBody(body)) {
+        expect(res.status).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+      }
+    }),
+    { seed: SEED, numRuns: 100 },
+  );
+});
+
+test('credentials: declared operations refuse requests without them; health answers both shapes', async () => {
+  const id = randomUUID();
+  for (const o of operations) {
+    const security = (o.op.security ?? doc.security) as Schema[];
+    const optional = security.some((s) => Object.keys(s).length === 0);
+    const path = o.path.replace('{id}', id);
+    const res = await call(`${base}${path}`, {
+      method: o.method.toUpperCase(),
+      ...(o.method === 'post' ? { body: o.path.endsWith('revocation') ? { reason: 'superseded' } : {} } : {}),
+    });
+    expectDeclared(o, res);
+    if (optional) expect(res.status).toBe(200);
+    else expect(res.status).toBe(401);
+  }
+  const health = operation('getHealth');
+  const anonymous = await call(`${base}/v1/health`);
+  const identified = await call(`${base}/v1/health`, { apiKey: pipeline.apiKey });
+  expectDeclared(health, anonymous);
+  expectDeclared(health, identified);
+  expect(Object.keys(anonymous.body as object).sort()).toEqual(['status']);
+  expect(Object.keys(identified.body as object).sort()).toEqual(['pool', 'queue', 'status']);
+  const wrongKey = await call(`${base}/v1/health`, { apiKey: 'not-a-key' });
+  expectDeclared(health, wrongKey);
+  expect(wrongKey.status).toBe(403);
+});
+
+test('a method a path does not list: 405 with Allow; a body that is not JSON: 415', async () => {
+  const id = randomUUID();
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    const listed = Object.keys(ops as object)
+      .filter((m) => m !== 'parameters')
+      .map((m) => m.toUpperCase());
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !listed.includes(m))) {
+      const res = await call(`${base}${path.replace('{id}', id)}`, { method, apiKey: pipeline.apiKey });
+      expect({ path, method, status: res.status }).toEqual({ path, method, status: 405 });
+      expectResponse(['components', 'responses', 'MethodNotAllowed'], res);
+      expect(res.headers.get('allow')?.split(', ').sort()).toEqual(listed.sort());
+    }
+  }
+  const res = await call(`${pipeline.url}/sign-requests`, {
+    apiKey: pipeline.apiKey,
+    rawBody: 'digest=abc',
+    headers: { 'content-type': 'text/plain' },
+  });
+  expectDeclared(create, res);
+  expect(res.status).toBe(415);
+});
+
+afterAll(() => {
+  // What the run covered, by operation and status (printed with CONTRACT_VERBOSE).
+  if (process.env.CONTRACT_VERBOSE) {
+    const seen = new Map<string, number>();
+    for (const a of answers)
+      seen.set(`${a.where} ${a.status}`, (seen.get(`${a.where} ${a.status}`) ?? 0) + 1);
+    console.log(`seed ${SEED}`, Object.fromEntries(seen));
+  }
+});
