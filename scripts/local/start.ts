@@ -1,8 +1,7 @@
 /**
  * `npm start`: the whole pipeline locally (see runner/pipeline.ts). Prints the URL, the local API key and
- * a ready-to-paste curl example, logs one line per request, and shuts everything down on Ctrl-C.
+ * the first steps to try (sign a PDF, verify it), logs one line per request, and shuts everything down on Ctrl-C.
  */
-import { createHash } from 'node:crypto';
 import { keygenTargets, parseKeyCounts } from '../../lambdas/handlers/keygen/targets';
 import type { KeyType } from '../../lambdas/core/src';
 import { call } from './client';
@@ -58,23 +57,11 @@ async function main(): Promise<void> {
   writeRunnerInfo({ url: pipeline.url, pid: process.pid, env: pipeline.env });
   const pool = await waitForInitialFill(pipeline.url, pipeline.apiKey);
   const targets = keygenTargets();
-  const digest = createHash('sha256').update('hello').digest('base64');
-  const body = JSON.stringify({
-    digest,
-    digestAlgorithm: 'SHA-256',
-    keyType: 'EC-P256',
-    signer: {
-      commonName: 'Anna Andersson',
-      givenName: 'Anna',
-      surname: 'Andersson',
-      serialNumber: '197001011234',
-      country: 'SE',
-    },
-  });
   console.log(`
 Signing pipeline is up: ${pipeline.url}
   API key (client "${pipeline.clients[0].clientId}"): ${pipeline.apiKey}   (stored in .local/api-keys.json)
   DynamoDB: ${pipeline.standIns.endpoints.dynamodb}   SQS: ${pipeline.standIns.endpoints.sqs}
+  OpenID Provider (test citizens): ${pipeline.env.LOCAL_IDP_ISSUER ?? 'not started'}
   Key pool: ${Object.entries(targets)
     .map(
       ([type, target]) =>
@@ -82,10 +69,10 @@ Signing pipeline is up: ${pipeline.url}
     )
     .join(', ')}
 
-Try it:
-  curl -s -X POST ${pipeline.url}/sign-requests -H 'content-type: application/json' -H 'x-api-key: ${pipeline.apiKey}' \\
-    -d '${body}'
-  curl -s '${pipeline.url}/sign-requests/<id>?wait=10' -H 'x-api-key: ${pipeline.apiKey}'
+Try it (a second terminal, this directory; README.md "First session" explains each step):
+  npx tsx -e "require('fs').writeFileSync('hello.pdf', require('./lambdas/test-support/pdf-validator').minimalPdf('Hello'))"
+  npm run sign -- hello.pdf --pdf -o signed.pdf     # logs a test citizen in at the OpenID Provider, signs
+  npm run verify-pdf -- signed.pdf                   # the EU DSS validator, trusting .local/ca/root.pem
   curl -s ${pipeline.url}/health
 
 Ctrl-C stops everything.
