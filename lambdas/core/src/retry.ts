@@ -16,18 +16,17 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 3, baseDelayMs: 25, maxDelayMs: 400 };
 
-/** Error names and codes that mean "try again shortly": capacity, lost sessions, an unreachable CA. */
-const TRANSIENT_NAMES = new Set([
-  'HsmBusyError',
-  'HsmInjectedFault',
-  'HsmSessionError',
-  'CertificateAuthorityUnavailableError',
-]);
-const TRANSIENT_CODES = new Set(['CA_UNAVAILABLE', 'INJECTED_FAULT']);
+/**
+ * Error names and codes that mean "try again shortly": capacity, lost sessions, an unreachable CA; and
+ * any error that says so itself (`transient: true`).
+ */
+const TRANSIENT_NAMES = new Set(['HsmBusyError', 'HsmSessionError', 'CertificateAuthorityUnavailableError']);
+const TRANSIENT_CODES = new Set(['CA_UNAVAILABLE']);
 
 export function isTransient(err: unknown): boolean {
-  const e = err as { name?: unknown; code?: unknown } | undefined;
+  const e = err as { name?: unknown; code?: unknown; transient?: unknown } | undefined;
   return (
+    e?.transient === true ||
     (typeof e?.name === 'string' && TRANSIENT_NAMES.has(e.name)) ||
     (typeof e?.code === 'string' && TRANSIENT_CODES.has(e.code))
   );

@@ -6,11 +6,13 @@
 import { sqsClient } from '../../../lambdas/adapters/aws/src';
 import { loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
 import { SIGNER_TIMEOUT_SECONDS } from '../../../lambdas/resources/src';
+import { installHsmFaults } from './hsm-faults';
 import { startSqsPoller, type SqsHandler } from './sqs-poller';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const pipeline = loadPipelineConfig();
+  await installHsmFaults();
   const signer = (await import('../../../lambdas/handlers/signer')) as { handler: SqsHandler };
   // Logged in before the first poll, as a provisioned environment is after its init. The fault tests
   // kill only ready consumers: SoftHSM rewrites its token file on every login, and a SIGKILL in the

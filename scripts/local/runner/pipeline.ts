@@ -23,6 +23,7 @@ import { loadApiClients, type ApiClient } from './api-keys';
 import { PKI_PREFIX, lambdaContext, startGateway, type ApiHandler } from './gateway';
 import { startLambdaInvokeServer } from './lambda-invoke-server';
 import { caFunctions } from './pki';
+import { installHsmFaults } from './hsm-faults';
 
 export interface LocalPipelineOptions {
   /** Environment overrides applied before anything is configured (e.g. POOL_TARGETS, PORT). */
@@ -205,6 +206,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       await Promise.all(consumers.map((c) => stopConsumer(c)));
     });
 
+    // The runner's own HSM (keygen) gets the injected faults too, when the environment asks for them.
+    await installHsmFaults();
     const keygen = (await import('../../../lambdas/handlers/keygen')) as {
       runKeygen: (context: ReturnType<typeof lambdaContext>) => Promise<unknown>;
     };

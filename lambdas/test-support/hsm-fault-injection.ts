@@ -1,16 +1,17 @@
 /**
  * Fault injection for resilience tests: wraps an Hsm so chosen operations fail at a given rate with a
- * named, retryable HsmError (code INJECTED_FAULT), before the real call is made. Enabled by
- * configuration only (HSM_FAULT_RATE > 0), so production wiring can call maybeWithFaults unconditionally.
+ * named, retryable HsmError (code INJECTED_FAULT), before the real call is made. Only the local runner
+ * and tests install it (decorateSharedHsm), when HSM_FAULT_RATE > 0; no deployed function contains it.
  */
-import { ConfigError, type Env } from '../../../config/src';
-import { HsmBusyError } from './errors';
-import type { Hsm } from './types';
+import { ConfigError, type Env } from '../config/src';
+import { HsmBusyError, type Hsm } from '../adapters/hsm/src';
 
 /** An injected failure: an HsmBusyError (callers retry it like a capacity error) with its own code. */
 export class HsmInjectedFault extends HsmBusyError {
   public override name = 'HsmInjectedFault';
   public override readonly code = 'INJECTED_FAULT';
+  /** Retried like the capacity error it plays. */
+  public readonly transient = true;
   public constructor(operation: string) {
     super(`${operation} failed: injected fault`, operation);
   }

@@ -1,13 +1,6 @@
-import { ConfigError } from '../../../config/src';
-import {
-  HsmBusyError,
-  HsmError,
-  HsmInjectedFault,
-  loadFaultOptions,
-  maybeWithFaults,
-  withFaults,
-  type Hsm,
-} from '../src';
+import { ConfigError } from '../../config/src';
+import { HsmBusyError, HsmError, type Hsm } from '../../adapters/hsm/src';
+import { HsmInjectedFault, loadFaultOptions, maybeWithFaults, withFaults } from '../hsm-fault-injection';
 
 /** Deterministic PRNG (mulberry32) so the rate check cannot flake. */
 function seeded(seed: number): () => number {

@@ -1,0 +1,36 @@
+/**
+ * What the deployed functions contain: each handler bundled as the CDK app bundles it (esbuild, CJS,
+ * pkcs11js external). No test-only code can be switched on in a deployment: the bundles hold neither
+ * the HSM fault injection nor anything from lambdas/test-support.
+ */
+import { readdirSync, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { buildSync } from 'esbuild';
+
+const HANDLERS = resolve(__dirname, '../lambdas/handlers');
+const entries = readdirSync(HANDLERS)
+  .map((name) => ({ name, entry: join(HANDLERS, name, 'index.ts') }))
+  .filter(({ entry }) => existsSync(entry));
+
+test('every function with an index.ts is bundled and checked', () => {
+  expect(entries.map((e) => e.name)).toEqual(expect.arrayContaining(['api', 'ca', 'keygen', 'signer']));
+});
+
+test.each(entries)('the $name bundle holds no fault injection and no test support', ({ entry }) => {
+  const out = buildSync({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    external: ['pkcs11js'],
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const inputs = Object.keys(out.metafile!.inputs);
+  expect(inputs.filter((path) => /test-support|hsm-fault-injection|scripts\//.test(path))).toEqual([]);
+  const code = out.outputFiles[0].text;
+  expect(code).not.toContain('HSM_FAULT_RATE');
+  expect(code).not.toContain('INJECTED_FAULT');
+});
