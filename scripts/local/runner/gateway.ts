@@ -73,7 +73,9 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     if (!matched) {
       // RFC 9110: a 405 lists the methods the resource does allow.
       const allow = [...new Set(candidates.map((m) => m.route.method))].join(', ');
-      return send(res, 405, error('METHOD_NOT_ALLOWED', `${req.method} is not allowed here`), { Allow: allow });
+      return send(res, 405, error('METHOD_NOT_ALLOWED', `${req.method} is not allowed here`), {
+        Allow: allow,
+      });
     }
 
     // Credentials are required on authenticated routes and optional elsewhere; when given, they must be valid.
