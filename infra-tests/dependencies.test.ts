@@ -16,13 +16,14 @@ function sources(dir: string): string[] {
     .filter((file) => !/(^|\/)(tests|test-support)\//.test(file) && !file.endsWith('.test.ts'));
 }
 
-/** Packages a file imports at run time (type-only imports are erased by the compiler). */
-function packagesOf(file: string): Set<string> {
+/** Packages a file imports at run time (type-only imports are erased by the compiler), or at all. */
+function packagesOf(file: string, options: { types?: boolean } = {}): Set<string> {
   const text = readFileSync(join(ROOT, file), 'utf8');
   const found = new Set<string>();
+  const notType = options.types ? '' : '(?!type\\b)';
   const patterns = [
-    /^\s*import\s+(?!type\b)[^;]*?from\s+'([^']+)'/gm,
-    /^\s*export\s+(?!type\b)[^;]*?from\s+'([^']+)'/gm,
+    new RegExp(`^\\s*import\\s+${notType}[^;]*?from\\s+'([^']+)'`, 'gm'),
+    new RegExp(`^\\s*export\\s+${notType}[^;]*?from\\s+'([^']+)'`, 'gm'),
     /\bimport\(\s*'([^']+)'\s*\)/g,
     /\brequire\(\s*'([^']+)'\s*\)/g,
   ];
@@ -55,4 +56,35 @@ test("the functions' code imports runtime dependencies only", () => {
   expect(offending).toEqual([]);
   // And nothing is declared twice.
   expect(runtime.filter((name) => development.includes(name))).toEqual([]);
+});
+
+test('every development dependency is used: imported anywhere (tests too), run by a script or config, or the types of something used', () => {
+  const everything = ['lambdas', 'scripts', 'cdk', 'infra-tests', 'layers']
+    .flatMap((dir) =>
+      readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+        .filter((e) => e.isFile() && /\.(ts|js|mjs)$/.test(e.name))
+        .map((e) => relative(ROOT, join(e.parentPath, e.name))),
+    )
+    .concat(['jest.config.js', 'eslint.config.mjs']);
+  const imported = new Set(everything.flatMap((f) => [...packagesOf(f, { types: true })]));
+  const tooling = [
+    JSON.stringify(packageJson.scripts),
+    ...[
+      'jest.config.js',
+      'eslint.config.mjs',
+      'cdk.json',
+      'scripts/bootstrap.sh',
+      'scripts/local/faults/jest.config.js',
+    ].map((f) => readFileSync(join(ROOT, f), 'utf8')),
+  ].join('\n');
+  const used = (name: string): boolean => {
+    if (imported.has(name) || tooling.includes(name)) return true;
+    // The CLI of aws-cdk is `cdk`, typescript's `tsc`.
+    if ((name === 'aws-cdk' && /\bcdk /.test(tooling)) || (name === 'typescript' && /\btsc\b/.test(tooling)))
+      return true;
+    if (!name.startsWith('@types/')) return false;
+    const typed = name.slice('@types/'.length);
+    return typed === 'node' || typed === 'jest' ? true : imported.has(typed);
+  };
+  expect(development.filter((name) => !used(name))).toEqual([]);
 });

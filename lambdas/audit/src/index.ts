@@ -1,6 +1,5 @@
 export * from './audit-log';
 export * from './hsm-signer';
-export * from './memory-store';
 export * from './verify';
 export type * from './types';
 export * from './create';

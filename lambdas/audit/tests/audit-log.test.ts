@@ -11,7 +11,8 @@ import {
   signatureMadeEvent,
   type AuditEvent,
 } from '../../core/src';
-import { AuditLog, MemoryAuditStore, verifyAuditStore } from '../src';
+import { AuditLog, verifyAuditStore } from '../src';
+import { MemoryAuditStore } from '../src/memory-store';
 import { eventsFor, fakeSigner } from './helpers';
 
 describe('canonical encoding', () => {

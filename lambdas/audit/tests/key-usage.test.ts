@@ -1,6 +1,7 @@
 /** keyUsage over a log written through the AuditLog (memory store): reuse is found from the log alone. */
 import { eventsOf, keyUsage, type AuditEvent } from '../../core/src';
-import { AuditLog, MemoryAuditStore } from '../src';
+import { AuditLog } from '../src';
+import { MemoryAuditStore } from '../src/memory-store';
 import { eventsFor } from './helpers';
 
 async function logOf(events: readonly AuditEvent[]): Promise<AuditEvent[]> {

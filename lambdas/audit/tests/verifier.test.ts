@@ -3,7 +3,8 @@
  * real log, must be detected and named by chain and sequence.
  */
 import { entryHash, merkleRoot, type AuditIssue, type AuditVerificationReport } from '../../core/src';
-import { AuditLog, MemoryAuditStore, pad, verifyAuditStore, type MemoryItem } from '../src';
+import { AuditLog, verifyAuditStore } from '../src';
+import { MemoryAuditStore, pad, type MemoryItem } from '../src/memory-store';
 import { eventsFor, fakeSigner } from './helpers';
 
 const CHAINS = 2;
