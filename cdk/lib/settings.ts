@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
-import { keygenTargets } from '../../lambdas/handlers/keygen/targets';
+import { keygenTargets } from '../../lambdas/config/src';
 import type { KeyType } from '../../lambdas/core/src';
 import { DeploymentSettingsError } from './errors';
 

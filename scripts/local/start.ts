@@ -2,7 +2,7 @@
  * `npm start`: the whole pipeline locally (see runner/pipeline.ts). Prints the URL, the local API key and
  * the first steps to try (sign a PDF, verify it), logs one line per request, and shuts everything down on Ctrl-C.
  */
-import { keygenTargets, parseKeyCounts } from '../../lambdas/handlers/keygen/targets';
+import { keygenTargets, parseKeyCounts } from '../../lambdas/config/src';
 import type { KeyType } from '../../lambdas/core/src';
 import { call } from './client';
 import { startLocalPipeline } from './runner/pipeline';

@@ -3,7 +3,7 @@
  * message without personal data (no names, no personal numbers, no request contents).
  */
 export { BadCsrError, CsrSignatureInvalidError } from '../../pki/src';
-export { InvalidIdentityError } from '../../core/src';
+export { InvalidIdentityError, SerialCollisionError } from '../../core/src';
 
 export abstract class CaError extends Error {
   public abstract readonly code: string;
@@ -41,15 +41,6 @@ export class AlreadyCertifiedError extends CaError {
   public readonly code = 'ALREADY_CERTIFIED';
   public constructor() {
     super('the sign request already has a certificate for another public key');
-  }
-}
-
-/** A fresh random serial was already in use (2^-128 odds unless the RNG is broken): never reused. */
-export class SerialCollisionError extends CaError {
-  public override readonly name = 'SerialCollisionError';
-  public readonly code = 'SERIAL_COLLISION';
-  public constructor() {
-    super('the certificate serial number is already in use');
   }
 }
 

@@ -3,6 +3,7 @@ export * from './errors';
 export * from './pin';
 export * from './pipeline-config';
 export * from './pool-config';
+export * from './pool-targets';
 export type * from './types';
 export * from './ca-config';
 export * from './audit-config';

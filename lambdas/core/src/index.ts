@@ -13,6 +13,7 @@ export * from './signing';
 export * from './signing-errors';
 export * from './retry';
 export * from './coalescer';
+export * from './certificate-store';
 export * from './forecast';
 export * from './planning';
 export * from './audit';

@@ -16,6 +16,7 @@ import { connectHsm } from '../../adapters/hsm/src';
 import { createAuditLog } from '../../audit/src';
 import {
   InvalidIdentityError,
+  SerialCollisionError,
   isRevocationReason,
   type IssueCertificateInput,
   type IssueOutcome,
@@ -215,7 +216,12 @@ function resultOf(requestId: string, outcome: IssueOutcome): CaResult {
     return { ok: true, ...outcome.certificate, chainPem: [...outcome.certificate.chainPem] };
   }
   const err = outcome.error;
-  if (err instanceof CaError || err instanceof PkiError || err instanceof InvalidIdentityError) {
+  if (
+    err instanceof CaError ||
+    err instanceof PkiError ||
+    err instanceof InvalidIdentityError ||
+    err instanceof SerialCollisionError
+  ) {
     logger.warn('certificate refused', { requestId, code: err.code });
     return refusal(err.code, err.message);
   }

@@ -15,7 +15,7 @@ import {
 } from '../../core/src';
 import { ConfigError, oneOf } from '../../config/src';
 import type { PlanningConfig } from '../../config/src/planning-config';
-import { keygenTargets, parseKeyCounts } from './targets';
+import { keygenTargets, parseKeyCounts } from '../../config/src';
 
 export type KeygenPolicyName = 'forecast' | 'targets';
 

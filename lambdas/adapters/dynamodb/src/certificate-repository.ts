@@ -21,12 +21,12 @@ import {
   type DynamoDBDocumentClient,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { SerialCollisionError } from '../../../ca/src/errors';
-import type {
-  IssuedCertificateRecord,
-  IssuedCertificateStore,
-  RecordIssuedResult,
-} from '../../../ca/src/types';
+import {
+  SerialCollisionError,
+  type IssuedCertificateRecord,
+  type IssuedCertificateStore,
+  type RecordIssuedResult,
+} from '../../../core/src';
 import type {
   CertificateStatus,
   Revocation,

@@ -1,5 +1,5 @@
 import { isKeyType, type KeyType } from '../../core/src';
-import { ConfigError } from '../../config/src';
+import { ConfigError } from './errors';
 
 /** Parses "RSA-2048=500,EC-P256=200" (from the variable named for errors) into counts per key type. */
 export function parseKeyCounts(spec: string, variable: string): Partial<Record<KeyType, number>> {

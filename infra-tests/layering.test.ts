@@ -1,0 +1,62 @@
+/**
+ * The lint enforces the layers: a file of a lower layer importing an upper one fails `npm run lint`.
+ * Probe files are written where such code would live, linted in one ESLint run, and removed.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+
+const ROOT = join(__dirname, '..');
+
+const refused: Array<[string, string]> = [
+  ['lambdas/core/src', "import { connectHsm } from '../../adapters/hsm/src';"],
+  ['lambdas/core/src', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';"],
+  ['lambdas/core/src/audit', "import { AuditLog } from '../../../audit/src';"],
+  ['lambdas/adapters/dynamodb/src', "import { CaError } from '../../../ca/src/errors';"],
+  ['lambdas/adapters/dynamodb/src', "import { wire } from '../../../handlers/shared/wiring';"],
+  ['lambdas/ca/src', "import { createTestTables } from '../../test-support/dynamodb';"],
+  ['lambdas/handlers/signer', "import { minimalPdf } from '../../test-support/pdf-validator';"],
+  ['cdk/lib', "import { keygenPolicy } from '../../lambdas/handlers/keygen/policy';"],
+  ['cdk/lib', "import { startLocalPipeline } from '../../scripts/local/runner/pipeline';"],
+];
+const allowed: Array<[string, string]> = [
+  ['lambdas/core/src/identity', "import { merkleRoot } from '../audit/merkle';"],
+  ['lambdas/adapters/dynamodb/src', "import { RequestExistsError } from '../../../core/src';"],
+  ['lambdas/handlers/signer', "import { wire } from '../shared/wiring';"],
+  ['lambdas/core/tests', "import { createTestTables } from '../../test-support/dynamodb';"],
+];
+
+test('lower layers importing upper ones (or test support) are lint errors; imports within the rules are not', () => {
+  const tag = randomBytes(4).toString('hex');
+  const probes = [...refused, ...allowed].map(([dir, line], i) => {
+    const file = join(ROOT, dir, `zz-layering-${tag}-${i}${dir.endsWith('tests') ? '.test' : ''}.ts`);
+    writeFileSync(file, `${line}\nexport const used = 1;\n`);
+    return file;
+  });
+  try {
+    const run = spawnSync(join(ROOT, 'node_modules/.bin/eslint'), ['--format', 'json', ...probes], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    const results = JSON.parse(run.stdout) as Array<{
+      filePath: string;
+      messages: Array<{ ruleId: string }>;
+    }>;
+    const flagged = (file: string): number =>
+      results
+        .find((r) => r.filePath === file)!
+        .messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').length;
+    const outcome = probes.map((file, i) => [
+      relative(ROOT, dirname(file)),
+      [...refused, ...allowed][i][1],
+      flagged(file),
+    ]);
+    expect(outcome).toEqual([
+      ...refused.map(([dir, line]) => [dir, line, 1]),
+      ...allowed.map(([dir, line]) => [dir, line, 0]),
+    ]);
+  } finally {
+    for (const file of probes) rmSync(file, { force: true });
+  }
+});
