@@ -46,8 +46,9 @@ export default tseslint.config(
     ],
     [
       {
-        regex: '^(\\.\\./)+(handlers|test-support)(/|$)',
-        message: 'a service imports no handler and no test support',
+        regex: '^(\\.\\./)+(handlers|test-support|adapters/hsm)(/|$)',
+        message:
+          'a service imports no handler, no test support and no HSM adapter (the Hsm port is in the core)',
       },
     ],
   ),

@@ -16,6 +16,7 @@ const refused: Array<[string, string]> = [
   ['lambdas/adapters/dynamodb/src', "import { CaError } from '../../../ca/src/errors';"],
   ['lambdas/adapters/dynamodb/src', "import { wire } from '../../../handlers/shared/wiring';"],
   ['lambdas/ca/src', "import { createTestTables } from '../../test-support/dynamodb';"],
+  ['lambdas/ca/src', "import { connectHsm } from '../../adapters/hsm/src';"],
   ['lambdas/handlers/signer', "import { minimalPdf } from '../../test-support/pdf-validator';"],
   ['cdk/lib', "import { keygenPolicy } from '../../lambdas/handlers/keygen/policy';"],
   ['cdk/lib', "import { startLocalPipeline } from '../../scripts/local/runner/pipeline';"],
@@ -24,6 +25,7 @@ const allowed: Array<[string, string]> = [
   ['lambdas/core/src/identity', "import { merkleRoot } from '../audit/merkle';"],
   ['lambdas/adapters/dynamodb/src', "import { RequestExistsError } from '../../../core/src';"],
   ['lambdas/handlers/signer', "import { wire } from '../shared/wiring';"],
+  ['lambdas/ca/src', "import { isKeyType } from '../../core/src';"],
   ['lambdas/core/tests', "import { createTestTables } from '../../test-support/dynamodb';"],
 ];
 

@@ -4,7 +4,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
-import type { Hsm } from '../../adapters/hsm/src';
+import type { Hsm } from '../../core/src';
 import { loadAuditConfig, type AuditConfig } from '../../config/src';
 import { TABLES, tableName } from '../../resources/src';
 import { AuditLog } from './audit-log';

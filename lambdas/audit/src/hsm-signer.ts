@@ -5,8 +5,7 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Hsm } from '../../adapters/hsm/src';
-import { AuditNotReadyError, auditPublicKey, type AuditSigner } from '../../core/src';
+import { AuditNotReadyError, auditPublicKey, type AuditSigner, type Hsm } from '../../core/src';
 
 export const AUDIT_KEY_TYPE = 'EC-P384';
 

@@ -1,9 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate, type Extension } from '@peculiar/asn1-x509';
-import type { Hsm } from '../../adapters/hsm/src';
 import { pkiUrls, type CaConfig } from '../../config/src';
-import type { KeyType } from '../../core/src';
+import type { KeyType, Hsm } from '../../core/src';
 import {
   caExtensions,
   encodeName,

@@ -1,6 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import type { Hsm, PrivateKeyRef } from '../../adapters/hsm/src';
-import type { KeyType } from '../../core/src';
+import type { KeyType, Hsm, PrivateKeyRef } from '../../core/src';
 import {
   keyTypeOfSpki,
   parseCertificate,

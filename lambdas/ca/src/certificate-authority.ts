@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Hsm } from '../../adapters/hsm/src';
 import { pkiUrls, type CaConfig } from '../../config/src';
 import {
   subjectAttributes,
@@ -11,6 +10,7 @@ import {
   type IssueOutcome,
   type IssuedCertificate,
   type StoredSignRequest,
+  type Hsm,
 } from '../../core/src';
 import {
   encodeName,

@@ -1,4 +1,3 @@
-import type { Hsm } from '../../adapters/hsm/src';
 import {
   normalizeSerial,
   type AuditSink,
@@ -6,6 +5,7 @@ import {
   type RevocationReason,
   type RevocationStore,
   type RevokeOutcome,
+  type Hsm,
 } from '../../core/src';
 import {
   OcspMalformedRequestError,

@@ -14,6 +14,7 @@ export * from './signing-errors';
 export * from './retry';
 export * from './coalescer';
 export * from './certificate-store';
+export type * from './hsm';
 export * from './forecast';
 export * from './planning';
 export * from './audit';
