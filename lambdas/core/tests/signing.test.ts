@@ -1,0 +1,314 @@
+/**
+ * The signing core with in-memory fakes of its ports: deliveries (fresh, replay, busy, takeover, lost
+ * races, superseded attempts), every failure stage and its code, unusable pool keys, the empty-pool
+ * policies, retries, and that no HSM object outlives an attempt, whatever ended it.
+ */
+import {
+  AttemptSupersededError,
+  RequestInProgressError,
+  RequestNotFoundError,
+  processSignRequest,
+  type SigningStage,
+  type StoredSignRequest,
+} from '../src';
+import { sampleSignRequestRecord } from '../../test-support/sign-request';
+import { harness, hsmError, poolKey, type Harness } from './fakes';
+
+function received(h: Harness, overrides: Partial<StoredSignRequest> = {}): StoredSignRequest {
+  const record = sampleSignRequestRecord(overrides) as StoredSignRequest;
+  h.store.put(record);
+  return record;
+}
+
+describe('deliveries', () => {
+  test('a fresh request is signed with a pool key: result stored, receipt kept, key destroyed, events appended', async () => {
+    const h = harness();
+    h.pool.push(poolKey(1));
+    const record = received(h);
+    const outcome = await processSignRequest(h.deps, record.id);
+    expect(outcome).toMatchObject({ status: 'signed', replayed: false });
+    const stored = h.store.records.get(record.id)!;
+    expect(stored).toMatchObject({
+      status: 'signed',
+      attemptId: 'attempt-1',
+      pooledKey: true,
+      discardedKeys: 0,
+      certificate: `cert-for-${record.id}`,
+      certificateSerial: '0a',
+      receipt: { leafIndex: 1 },
+    });
+    expect(Buffer.from(stored.signature!, 'base64').toString()).toMatch(/^sig\(key-1\):/);
+    expect(h.hsm.live.size).toBe(0);
+    expect(h.appended.map((e) => e.type)).toEqual([
+      'pool.key-claimed',
+      'signature.made',
+      'pool.key-destroyed',
+    ]);
+    expect(h.metrics.counter('KeysClaimed', 'EC-P256')).toBe(1);
+  });
+
+  test('cms: the certificate is issued before the one-time key signs the attributes naming it', async () => {
+    const h = harness();
+    h.pool.push(poolKey(1));
+    const record = received(h, { format: 'cms', profile: 'CAdES-B-B' });
+    const outcome = await processSignRequest(h.deps, record.id);
+    expect(outcome.status).toBe('signed');
+    // CSR signature, certificate, signature over the attributes, then the audit events.
+    expect(h.order).toEqual(['sign', 'issue', 'sign', 'audit']);
+    expect(Buffer.from(h.store.records.get(record.id)!.cms!, 'base64').toString()).toMatch(
+      /^cms:sig\(key-1\):/,
+    );
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test('cms without a container builder fails CONTAINER_UNSUPPORTED and leaves no key', async () => {
+    const h = harness({ buildContainer: undefined });
+    h.pool.push(poolKey(1));
+    const record = received(h, { format: 'cms', profile: 'CAdES-B-B' });
+    const outcome = await processSignRequest(h.deps, record.id);
+    expect(outcome.record.error?.code).toBe('CONTAINER_UNSUPPORTED');
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test('a terminal request is replayed without touching the pool or the HSM', async () => {
+    const h = harness();
+    const record = received(h, { status: 'signed' });
+    expect(await processSignRequest(h.deps, record.id)).toMatchObject({ status: 'signed', replayed: true });
+    expect(h.hsm.calls).toEqual([]);
+  });
+
+  test('unknown id: RequestNotFoundError', async () => {
+    await expect(processSignRequest(harness().deps, 'no-such-id')).rejects.toBeInstanceOf(
+      RequestNotFoundError,
+    );
+  });
+
+  test('a live attempt owns the request: busy, with the time left on its lease', async () => {
+    const h = harness();
+    const record = received(h, {
+      status: 'signing',
+      attemptId: 'other',
+      leaseUntil: 1_000_000 + 30_000,
+    } as Partial<StoredSignRequest>);
+    const error = await processSignRequest(h.deps, record.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestInProgressError);
+    expect((error as RequestInProgressError).retryAfterMs).toBeGreaterThan(29_000);
+    expect(h.hsm.calls).toEqual([]);
+  });
+
+  test('an expired lease is taken over by a new attempt, which signs', async () => {
+    const h = harness();
+    h.pool.push(poolKey(1));
+    const record = received(h, {
+      status: 'signing',
+      attemptId: 'crashed',
+      leaseUntil: 10,
+      attempts: 1,
+    } as Partial<StoredSignRequest>);
+    const outcome = await processSignRequest(h.deps, record.id);
+    expect(outcome.status).toBe('signed');
+    expect(h.store.records.get(record.id)).toMatchObject({ attemptId: 'attempt-2', attempts: 2 });
+  });
+
+  test('a lost race to start: another delivery started it first, so this one is busy', async () => {
+    const h = harness();
+    const record = received(h);
+    h.store.beforeStart = (id) => {
+      h.store.beforeStart = undefined;
+      h.store.put({
+        ...h.store.records.get(id)!,
+        status: 'signing',
+        attemptId: 'winner',
+        leaseUntil: 5_000_000,
+      });
+    };
+    await expect(processSignRequest(h.deps, record.id)).rejects.toBeInstanceOf(RequestInProgressError);
+    expect(h.hsm.calls).toEqual([]);
+  });
+
+  test('a lost race that the winner already finished is replayed', async () => {
+    const h = harness();
+    const record = received(h);
+    h.store.beforeStart = (id) => {
+      h.store.beforeStart = undefined;
+      h.store.put({ ...h.store.records.get(id)!, status: 'signed', attemptId: 'winner' });
+    };
+    expect(await processSignRequest(h.deps, record.id)).toMatchObject({ status: 'signed', replayed: true });
+  });
+
+  test('an attempt superseded while it worked cannot store its result, and leaves no key', async () => {
+    const h = harness();
+    h.pool.push(poolKey(1));
+    const record = received(h);
+    h.deps.issuer.issue = async () => {
+      // Another delivery took the request over meanwhile.
+      h.store.put({ ...h.store.records.get(record.id)!, attemptId: 'usurper' });
+      return { certificatePem: 'c', chainPem: [], serialHex: '0b' };
+    };
+    await expect(processSignRequest(h.deps, record.id)).rejects.toBeInstanceOf(AttemptSupersededError);
+    expect(h.store.records.get(record.id)).toMatchObject({ status: 'signing', attemptId: 'usurper' });
+    expect(h.hsm.live.size).toBe(0);
+  });
+});
+
+/** An error without a code of its own: the stage's code is stored (a CKR code would be kept instead). */
+function codeless(name: string): Error {
+  return Object.assign(new Error(name), { name });
+}
+
+/** The CSR's signature (the first) goes through; the signature over the digest fails. */
+function failSecondSignature(h: Harness): void {
+  let calls = 0;
+  const sign = h.hsm.signDigest.bind(h.hsm);
+  h.hsm.signDigest = async (key, digest, options) => {
+    if (++calls === 2) throw codeless('HsmError');
+    return sign(key, digest, options);
+  };
+}
+
+describe('failure stages: each ends the request with its code and leaves no HSM object', () => {
+  const cases: Array<[SigningStage, string, (h: Harness) => void]> = [
+    [
+      'claim',
+      'POOL_CLAIM_FAILED',
+      (h) => void (h.deps.pool.claim = async () => Promise.reject(new Error('table down'))),
+    ],
+    ['unwrap', 'KEY_UNWRAP_FAILED', (h) => void (h.hsm.failures.unwrapPrivateKey = [codeless('HsmError')])],
+    [
+      'keygen',
+      'KEYGEN_FAILED',
+      (h) => void ((h.pool.length = 0), (h.hsm.failures.generateKeyPair = [codeless('HsmError')])),
+    ],
+    ['sign', 'HSM_SIGN_FAILED', (h) => failSecondSignature(h)],
+    [
+      'csr',
+      'CSR_FAILED',
+      (h) => void (h.deps.buildCsr = async () => Promise.reject(new Error('bad subject'))),
+    ],
+    [
+      'issue',
+      'CERTIFICATE_ISSUE_FAILED',
+      (h) => void (h.deps.issuer.issue = async () => Promise.reject(new Error('refused'))),
+    ],
+    [
+      'audit',
+      'AUDIT_WRITE_FAILED',
+      (h) => void (h.deps.audit!.appendMany = async () => Promise.reject(new Error('log down'))),
+    ],
+  ];
+
+  test.each(cases)('%s -> %s', async (stage, code, breakIt) => {
+    const h = harness();
+    h.pool.push(poolKey(1));
+    breakIt(h);
+    const record = received(h);
+    const outcome = await processSignRequest(h.deps, record.id);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.record.error).toMatchObject({ code });
+    expect(outcome.record.error!.message).toMatch(new RegExp(`^${stage} failed: `));
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test('container -> CONTAINER_FAILED (after the certificate, before the signature)', async () => {
+    const h = harness({
+      buildContainer: () => {
+        throw new Error('bad attributes');
+      },
+    });
+    h.pool.push(poolKey(1));
+    const record = received(h, { format: 'cms', profile: 'CAdES-B-B' });
+    const outcome = await processSignRequest(h.deps, record.id);
+    expect(outcome.record.error?.code).toBe('CONTAINER_FAILED');
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test('destroy -> KEY_DESTROY_FAILED, and the safety net tries the destroy again', async () => {
+    const h = harness({ retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
+    h.pool.push(poolKey(1));
+    h.hsm.failures.destroy = [codeless('HsmError')];
+    const record = received(h);
+    const outcome = await processSignRequest(h.deps, record.id);
+    expect(outcome.record.error?.code).toBe('KEY_DESTROY_FAILED');
+    expect(h.hsm.calls.filter((c) => c === 'destroy')).toHaveLength(2);
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test('a cause with a code of its own keeps it', async () => {
+    const h = harness();
+    h.pool.push(poolKey(1));
+    h.deps.issuer.issue = async () => Promise.reject(Object.assign(new Error('no'), { code: 'BAD_CSR' }));
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome.record.error?.code).toBe('BAD_CSR');
+  });
+
+  test('a transient HSM failure is retried and the request signed', async () => {
+    const retried: SigningStage[] = [];
+    const h = harness({ onRetry: (stage) => retried.push(stage) });
+    h.pool.push(poolKey(1));
+    h.hsm.failures.unwrapPrivateKey = [hsmError('HsmBusyError', 'CKR_SESSION_COUNT')];
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome.status).toBe('signed');
+    expect(retried).toEqual(['unwrap']);
+    expect(h.hsm.live.size).toBe(0);
+  });
+});
+
+describe('unusable pool keys are discarded and the request carries on', () => {
+  test('profile mismatch, unwrap rejection and a stored public key that is not the key: three discards, then signed', async () => {
+    const discarded: string[] = [];
+    const h = harness({ onKeyDiscarded: (keyId, _t, reason) => discarded.push(`${keyId}:${reason}`) });
+    h.pool.push(
+      poolKey(1, { hsmProfile: 'cloudhsm' }),
+      poolKey(2),
+      poolKey(3, { publicKeySpki: Buffer.from('spki-of-key-99') }),
+      poolKey(4),
+    );
+    h.hsm.failures.unwrapPrivateKey = [hsmError('HsmUnwrapError', 'CKR_WRAPPED_KEY_INVALID')];
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome.status).toBe('signed');
+    expect(discarded).toEqual(['k1:profile-mismatch', 'k2:unwrap-failed', 'k3:public-key-mismatch']);
+    expect(outcome.record).toMatchObject({ discardedKeys: 3 });
+    expect(Buffer.from(outcome.record.signature!, 'base64').toString()).toMatch(/^sig\(key-4\):/);
+    expect(h.appended.filter((e) => e.type === 'pool.key-discarded')).toHaveLength(3);
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test.each([
+    ['profile', { hsmProfile: 'cloudhsm' }, 'KEY_PROFILE_MISMATCH'],
+    ['public key', { publicKeySpki: Buffer.from('spki-of-key-99') }, 'KEY_PUBLIC_MISMATCH'],
+  ] as const)('past the limit (%s): the request fails %s', async (_what, broken, code) => {
+    const h = harness({ settings: { maxDiscardedKeys: 1 } });
+    h.pool.push(poolKey(1, broken), poolKey(2, broken));
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome.record.error?.code).toBe(code);
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test('past the limit (unwrap): KEY_UNWRAP_FAILED', async () => {
+    const h = harness({ settings: { maxDiscardedKeys: 0 } });
+    h.pool.push(poolKey(1));
+    h.hsm.failures.unwrapPrivateKey = [hsmError('HsmUnwrapError', 'CKR_WRAPPED_KEY_INVALID')];
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome.record.error?.code).toBe('KEY_UNWRAP_FAILED');
+  });
+});
+
+describe('empty pool', () => {
+  test('fallback: a key generated on the fly, used in place, destroyed', async () => {
+    const h = harness();
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome).toMatchObject({ status: 'signed' });
+    expect(outcome.record.pooledKey).toBe(false);
+    expect(h.hsm.calls).toContain('generateKeyPair');
+    expect(h.metrics.counter('OnTheFlyFallbacks', 'EC-P256')).toBe(1);
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test('reject: POOL_EMPTY with the retry hint, nothing generated', async () => {
+    const h = harness({ settings: { emptyPoolPolicy: 'reject', retryAfterSeconds: 45 } });
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome).toMatchObject({ status: 'failed', retryAfterSeconds: 45 });
+    expect(outcome.record.error?.code).toBe('POOL_EMPTY');
+    expect(h.hsm.calls).toEqual([]);
+  });
+});
