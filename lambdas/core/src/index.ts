@@ -11,6 +11,7 @@ export * from './request-state';
 export * from './reconcile';
 export * from './signing';
 export * from './signing-errors';
+export * from './delivery';
 export * from './retry';
 export * from './coalescer';
 export * from './certificate-store';

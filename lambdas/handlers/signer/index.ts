@@ -12,7 +12,7 @@ import { createAuditLog } from '../../audit/src';
 import {
   PrefetchingKeyClaimer,
   REQUEST_ID_PATTERN,
-  RequestInProgressError,
+  deliverSignRequest,
   errorCode,
   processSignRequest,
   type SigningDeps,
@@ -76,9 +76,6 @@ async function deps(): Promise<SigningDeps> {
   };
 }
 
-/** Time a last-delivery takeover keeps in reserve for the attempt itself. */
-const LAST_DELIVERY_MARGIN_MS = 20_000;
-
 /** Malformed message bodies: no request stands behind them, so they go (via retries) to the DLQ. */
 export class PoisonMessageError extends Error {
   public override readonly name = 'PoisonMessageError';
@@ -92,46 +89,25 @@ async function processRecord(record: SQSRecord, signing: SigningDeps, context: C
     throw error;
   }
   const receiveCount = Number(record.attributes.ApproximateReceiveCount);
-  const lastDelivery = receiveCount >= QUEUES.signRequests.maxReceiveCount;
-  const outcome = await processSignRequest(signing, id)
-    .catch(async (err: unknown) => {
-      // Rethrown: the record is reported as failed and SQS redelivers it (or dead-letters it in the end).
-      // The last delivery meets a live lease: its holder may have died, and after this delivery the message
-      // is dead-lettered. Wait for the lease here (when the invocation has the time) and take over once.
-      if (
-        lastDelivery &&
-        err instanceof RequestInProgressError &&
-        err.retryAfterMs + LAST_DELIVERY_MARGIN_MS < context.getRemainingTimeInMillis()
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, err.retryAfterMs + 100));
-        return processSignRequest(signing, id);
-      }
-      throw err;
-    })
-    .catch(async (err: unknown) => {
-      logger.warn('sign request not finished in this delivery', {
-        requestId: id,
-        errorName: (err as Error)?.name,
-        errorCode: (err as { code?: unknown })?.code,
-        receiveCount,
-      });
-      // The last delivery before the dead-letter queue: end the request with the reason, so the client sees
-      // a terminal answer instead of waiting forever (unless a live attempt still owns it).
-      if (lastDelivery) {
-        const name = err instanceof Error ? err.name : 'Error';
-        await requests
-          .abandon(
-            id,
-            {
-              code: 'DELIVERY_EXHAUSTED',
-              message: `not finished after ${receiveCount} deliveries (${name})`,
-            },
-            Date.now(),
-          )
-          .catch(() => undefined);
-      }
-      throw err;
-    });
+  const outcome = await deliverSignRequest(
+    {
+      requestId: id,
+      receiveCount,
+      maxReceiveCount: QUEUES.signRequests.maxReceiveCount,
+      remainingTimeMs: () => context.getRemainingTimeInMillis(),
+    },
+    {
+      process: (requestId) => processSignRequest(signing, requestId),
+      abandon: (requestId, error, now) => requests.abandon(requestId, error, now),
+      onUnfinished: (err) =>
+        logger.warn('sign request not finished in this delivery', {
+          requestId: id,
+          errorName: (err as Error)?.name,
+          errorCode: (err as { code?: unknown })?.code,
+          receiveCount,
+        }),
+    },
+  );
   logger.info('sign request done', {
     requestId: id,
     status: outcome.status,

@@ -1,0 +1,62 @@
+/**
+ * One queue delivery of a sign request, around processSignRequest: what the signer does when a delivery
+ * cannot finish. Any failure is rethrown (the message is redelivered, or dead-lettered after the last
+ * delivery). The last delivery is special: it meets a live lease whose holder may have died, so it waits
+ * for the lease (when its invocation has the time) and takes over once; and if it still cannot finish, it
+ * ends the request `failed` with DELIVERY_EXHAUSTED, so the client sees a terminal answer instead of
+ * waiting forever (the store refuses while a live attempt owns the request).
+ */
+import type { RequestError } from './sign-request';
+import type { SignOutcome } from './signing';
+import { RequestInProgressError } from './signing-errors';
+
+export interface Delivery {
+  readonly requestId: string;
+  /** How many times the queue has delivered this message (1 the first time). */
+  readonly receiveCount: number;
+  /** Deliveries before the queue dead-letters the message. */
+  readonly maxReceiveCount: number;
+  /** Time left in the invocation (ms). */
+  readonly remainingTimeMs: () => number;
+}
+
+export interface DeliveryDeps {
+  readonly process: (requestId: string) => Promise<SignOutcome>;
+  /** Ends a request that no attempt owns: `failed` with the error (see RequestRepository.abandon). */
+  readonly abandon: (requestId: string, error: RequestError, nowMs: number) => Promise<unknown>;
+  /** Told of the failure before it is rethrown (for logs). */
+  readonly onUnfinished?: (err: unknown) => void;
+  /** Time the takeover keeps in reserve for the attempt itself; default 20 s. */
+  readonly marginMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly clock?: () => number;
+}
+
+export async function deliverSignRequest(delivery: Delivery, deps: DeliveryDeps): Promise<SignOutcome> {
+  const last = delivery.receiveCount >= delivery.maxReceiveCount;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  try {
+    try {
+      return await deps.process(delivery.requestId);
+    } catch (err) {
+      const waitable =
+        last &&
+        err instanceof RequestInProgressError &&
+        err.retryAfterMs + (deps.marginMs ?? 20_000) < delivery.remainingTimeMs();
+      if (!waitable) throw err;
+      await sleep(err.retryAfterMs + 100);
+      return await deps.process(delivery.requestId);
+    }
+  } catch (err) {
+    deps.onUnfinished?.(err);
+    if (last) {
+      const name = err instanceof Error ? err.name : 'Error';
+      const error = {
+        code: 'DELIVERY_EXHAUSTED',
+        message: `not finished after ${delivery.receiveCount} deliveries (${name})`,
+      };
+      await deps.abandon(delivery.requestId, error, (deps.clock ?? Date.now)()).catch(() => undefined);
+    }
+    throw err;
+  }
+}

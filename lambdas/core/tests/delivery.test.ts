@@ -1,0 +1,78 @@
+import { RequestInProgressError, deliverSignRequest, type RequestError, type SignOutcome } from '../src';
+
+const signed = { status: 'signed', replayed: false, record: {} } as unknown as SignOutcome;
+
+function setup(results: Array<SignOutcome | Error>, remainingMs = 60_000) {
+  const calls: string[] = [];
+  const abandoned: RequestError[] = [];
+  const slept: number[] = [];
+  const unfinished: unknown[] = [];
+  const deps = {
+    process: async (id: string) => {
+      calls.push(id);
+      const next = results.shift()!;
+      if (next instanceof Error) throw next;
+      return next;
+    },
+    abandon: async (_id: string, error: RequestError) => {
+      abandoned.push(error);
+    },
+    onUnfinished: (err: unknown) => unfinished.push(err),
+    sleep: async (ms: number) => void slept.push(ms),
+    clock: () => 42,
+  };
+  const delivery = (receiveCount: number) => ({
+    requestId: 'r1',
+    receiveCount,
+    maxReceiveCount: 5,
+    remainingTimeMs: () => remainingMs,
+  });
+  return { deps, delivery, calls, abandoned, slept, unfinished };
+}
+
+test('a delivery that finishes returns its outcome', async () => {
+  const t = setup([signed]);
+  expect(await deliverSignRequest(t.delivery(1), t.deps)).toBe(signed);
+  expect(t.abandoned).toEqual([]);
+});
+
+test('before the last delivery a busy request is rethrown at once (the queue redelivers it)', async () => {
+  const busy = new RequestInProgressError('r1', 5_000);
+  const t = setup([busy]);
+  await expect(deliverSignRequest(t.delivery(4), t.deps)).rejects.toBe(busy);
+  expect(t.slept).toEqual([]);
+  expect(t.abandoned).toEqual([]);
+  expect(t.unfinished).toEqual([busy]);
+});
+
+test('the last delivery waits out a live lease when it has the time, and takes over once', async () => {
+  const t = setup([new RequestInProgressError('r1', 5_000), signed], 60_000);
+  expect(await deliverSignRequest(t.delivery(5), t.deps)).toBe(signed);
+  expect(t.slept).toEqual([5_100]);
+  expect(t.calls).toEqual(['r1', 'r1']);
+  expect(t.abandoned).toEqual([]);
+});
+
+test('the last delivery without the time to wait ends the request DELIVERY_EXHAUSTED and rethrows', async () => {
+  const busy = new RequestInProgressError('r1', 50_000);
+  const t = setup([busy], 60_000);
+  await expect(deliverSignRequest(t.delivery(5), t.deps)).rejects.toBe(busy);
+  expect(t.slept).toEqual([]);
+  expect(t.abandoned).toEqual([
+    { code: 'DELIVERY_EXHAUSTED', message: 'not finished after 5 deliveries (RequestInProgressError)' },
+  ]);
+});
+
+test('the last delivery whose takeover fails too is abandoned with that failure', async () => {
+  const down = Object.assign(new Error('table down'), { name: 'ServiceUnavailable' });
+  const t = setup([new RequestInProgressError('r1', 1_000), down]);
+  await expect(deliverSignRequest(t.delivery(6), t.deps)).rejects.toBe(down);
+  expect(t.abandoned[0].message).toBe('not finished after 6 deliveries (ServiceUnavailable)');
+});
+
+test('an abandon that fails does not hide the delivery failure', async () => {
+  const down = new Error('table down');
+  const t = setup([down]);
+  t.deps.abandon = async () => Promise.reject(new Error('abandon failed'));
+  await expect(deliverSignRequest(t.delivery(5), t.deps)).rejects.toBe(down);
+});
