@@ -2,7 +2,7 @@
  * API Gateway -> this function: accepts sign requests, serves results (long-poll) and health. The
  * request path does no HSM work: it validates, writes the record and queues the id.
  */
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { handleApiEvent, type ApiDeps } from '../../api/src';
 import { AssertionReplayRepository } from '../../adapters/dynamodb/src/assertion-replay-repository';
 import { BatchedRequestReader } from '../../adapters/dynamodb/src/batched-request-reader';
@@ -74,7 +74,12 @@ const deps: ApiDeps = {
   },
 };
 
-export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+export async function handler(
+  event: APIGatewayProxyEvent,
+  context?: Context,
+): Promise<APIGatewayProxyResult> {
+  // Every log line of the invocation carries the Lambda context (function, request id, cold start).
+  if (context) logger.addContext(context);
   return handleApiEvent(event, deps, (err) =>
     // Name and stack only: the error may come from anywhere, its message is not trusted to be clean.
     logger.error('unexpected API failure', { errorName: (err as Error)?.name, stack: (err as Error)?.stack }),

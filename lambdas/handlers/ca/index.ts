@@ -8,6 +8,7 @@
  * clients, the HSM login and the CA certificates are set up once per execution environment.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { Context } from 'aws-lambda';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { documentClient, lambdaClient } from '../../adapters/aws/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
@@ -139,12 +140,18 @@ function refusal(code: string, message: string): { ok: false; error: { code: str
   return { ok: false, error: { code, message } };
 }
 
-export async function handler(event: RevokeEvent): Promise<RevokeResult>;
-export async function handler(event: IssueBatchEvent): Promise<IssueBatchResult | CaResult>;
-export async function handler(event: CaEvent): Promise<CaResult>;
+export async function handler(event: RevokeEvent, context?: Context): Promise<RevokeResult>;
+export async function handler(
+  event: IssueBatchEvent,
+  context?: Context,
+): Promise<IssueBatchResult | CaResult>;
+export async function handler(event: CaEvent, context?: Context): Promise<CaResult>;
 export async function handler(
   event: CaEvent | RevokeEvent | IssueBatchEvent,
+  context?: Context,
 ): Promise<CaResult | RevokeResult | IssueBatchResult> {
+  // Every log line of the invocation carries the Lambda context (function, request id, cold start).
+  if (context) logger.addContext(context);
   const action = (event as { action?: unknown } | undefined)?.action;
   if (action === 'revoke') return revoke(event as RevokeEvent);
   if (action === 'issue-batch') return issueBatch(event as IssueBatchEvent);

@@ -5,6 +5,7 @@
  * changed. Publication writes the root and issuing CA certificates and both CRLs (fresh numbers, signed
  * in the HSM) where PKI_BASE_URL serves them.
  */
+import type { Context } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { bootstrapCaHierarchy } from '../../ca/src';
 import type { PkiObjectName } from '../../core/src';
@@ -23,7 +24,9 @@ export interface PublicationResult {
   readonly revokedEntries: number;
 }
 
-export async function handler(): Promise<PublicationResult> {
+export async function handler(_event?: unknown, context?: Context): Promise<PublicationResult> {
+  // Every log line of the invocation carries the Lambda context (function, request id, cold start).
+  if (context) logger.addContext(context);
   const pki = await sharedPki();
   const { changes } = await bootstrapCaHierarchy(pki.hsm, pki.config, pki.certificateStore, {
     createKeys: false,

@@ -4,6 +4,7 @@
  * subnets without egress, reads them. Fails the run (and so the Errors alarm) when an issuer could not
  * be refreshed; its previous keys stay in place.
  */
+import type { Context } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { fetchJson, refreshIssuerKeys, type KeyParameterStore } from '../../adapters/oidc/src';
@@ -35,7 +36,12 @@ const store: KeyParameterStore = {
   },
 };
 
-export async function handler(): Promise<{ updated: number; unchanged: number }> {
+export async function handler(
+  _event?: unknown,
+  context?: Context,
+): Promise<{ updated: number; unchanged: number }> {
+  // Every log line of the invocation carries the Lambda context (function, request id, cold start).
+  if (context) logger.addContext(context);
   const result = await refreshIssuerKeys(loadIdentityConfig().issuers, { fetchJson, store });
   for (const failure of result.failed) logger.error('issuer keys not refreshed', failure);
   logger.info('issuer keys refreshed', { updated: result.updated, unchanged: result.unchanged });

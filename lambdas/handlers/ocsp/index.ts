@@ -5,7 +5,7 @@
  * (unsigned, not cached) when the records or the HSM cannot be reached.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { ocspErrorResponse } from '../../pki/src';
 import { sharedPki } from '../shared/pki';
 
@@ -45,7 +45,12 @@ export function ocspRequestOf(event: APIGatewayProxyEvent): Buffer | undefined {
   return Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
 }
 
-export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+export async function handler(
+  event: APIGatewayProxyEvent,
+  context?: Context,
+): Promise<APIGatewayProxyResult> {
+  // Every log line of the invocation carries the Lambda context (function, request id, cold start).
+  if (context) logger.addContext(context);
   const request = ocspRequestOf(event);
   if (!request) return answer(ocspErrorResponse('malformedRequest'), 0);
   try {

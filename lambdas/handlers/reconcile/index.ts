@@ -4,6 +4,7 @@
  * and sends each a fresh message, or fails it (DELIVERY_LOST) once requeues did not finish it. The rules
  * are in core/reconcile.ts; the sparse open-requests index keeps each run to the open requests alone.
  */
+import type { Context } from 'aws-lambda';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import { reconcileOpenRequests, type ReconcileSummary } from '../../core/src';
 import { createLogger, wire } from '../shared/wiring';
@@ -37,6 +38,8 @@ export async function runReconcile(): Promise<ReconcileSummary> {
   return summary;
 }
 
-export async function handler(): Promise<ReconcileSummary> {
+export async function handler(_event?: unknown, context?: Context): Promise<ReconcileSummary> {
+  // Every log line of the invocation carries the Lambda context (function, request id, cold start).
+  if (context) logger.addContext(context);
   return runReconcile();
 }

@@ -105,6 +105,15 @@ test('with HSM faults injected every accepted request still ends signed or faile
   // Faults were really injected (some failures) and the service still did its work (some successes).
   expect(views.some((v) => v.status === 'signed')).toBe(true);
   expect(lines.join('\n')).toMatch(/INJECTED_FAULT/);
+  // Log lines carry the Lambda context of their invocation (Powertools logger with the context added).
+  const signerLine = lines
+    .join('\n')
+    .match(/\{[^\n]*"service":"signer"[^\n]*"function_name":"signer"[^\n]*\}/);
+  expect(signerLine).not.toBeNull();
+  expect(JSON.parse(signerLine![0])).toMatchObject({
+    cold_start: expect.any(Boolean),
+    function_request_id: expect.any(String),
+  });
 });
 
 test('a poison message ends in the dead-letter queue after maxReceiveCount deliveries; redrive moves it back', async () => {
