@@ -3,6 +3,9 @@
  * dimension, readable by CloudWatch from the function's log output.
  */
 import { PowertoolsPoolMetrics } from '../src';
+import { restoreEnvAfterAll } from '../../../test-support/env';
+
+restoreEnvAfterAll();
 
 // The Jest set-up silences EMF output for the other suites; this one is about that output.
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';

@@ -14,6 +14,9 @@ import { createTestTables } from '../../../test-support/dynamodb';
 import { opensslVerifyChain } from '../../../test-support/openssl';
 import { IDENTITY, keyAndCsr, putRequest } from '../../../ca/tests/helpers';
 import type { handler as Handler } from '..';
+import { restoreEnvAfterAll } from '../../../test-support/env';
+
+restoreEnvAfterAll();
 
 const config = loadConfig();
 let hsm: Pkcs11Hsm;

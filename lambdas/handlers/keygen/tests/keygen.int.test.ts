@@ -5,6 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { createTestTables } from '../../../test-support/dynamodb';
+import { restoreEnvAfterAll } from '../../../test-support/env';
+
+restoreEnvAfterAll();
 
 jest.setTimeout(120_000);
 

@@ -11,6 +11,9 @@ import { loadAwsConfig } from '../../../config/src';
 import { QUEUES, TABLES, ensureQueue } from '../../../resources/src';
 import { createTestTables } from '../../../test-support/dynamodb';
 import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { restoreEnvAfterAll } from '../../../test-support/env';
+
+restoreEnvAfterAll();
 
 jest.setTimeout(60_000);
 

@@ -58,7 +58,7 @@ beforeAll(async () => {
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       LOCAL_API_CLIENTS: `${TRUSTED.clientId}:${TRUSTED.apiKey}`,
       IDENTITY_TRUSTED_CLIENTS: TRUSTED.clientId,
-      LOG_LEVEL: 'WARN',
+      LOG_LEVEL: 'ERROR',
     },
   });
   await pipeline.runKeygen();
