@@ -373,6 +373,18 @@ describe('least privilege', () => {
   });
 });
 
+describe('tracing', () => {
+  it('traces every function actively (X-Ray)', () => {
+    // The pipeline's functions (CDK's own custom-resource helpers are not ours to trace).
+    const functions = Object.entries(resources(template, 'AWS::Lambda::Function')).filter(([id]) =>
+      id.startsWith('Functions'),
+    );
+    expect(functions.length).toBe(8);
+    for (const [id, fn] of functions)
+      expect([id, fn.Properties!.TracingConfig]).toEqual([id, { Mode: 'Active' }]);
+  });
+});
+
 describe('network and HSM access', () => {
   it('has isolated subnets only, no NAT, and the endpoints the functions need', () => {
     template.resourceCountIs('AWS::EC2::NatGateway', 0);
@@ -380,7 +392,16 @@ describe('network and HSM access', () => {
     const services = Object.values(resources(template, 'AWS::EC2::VPCEndpoint')).map((e) =>
       JSON.stringify(e.Properties!.ServiceName),
     );
-    for (const service of ['dynamodb', 'sqs', 'lambda', 'secretsmanager', 'ssm', 'logs', 'monitoring']) {
+    for (const service of [
+      'dynamodb',
+      'sqs',
+      'lambda',
+      'secretsmanager',
+      'ssm',
+      'logs',
+      'monitoring',
+      'xray',
+    ]) {
       expect(services.some((s) => s.includes(`.${service}"`))).toBe(true);
     }
     template.resourceCountIs('AWS::EC2::FlowLog', 1);

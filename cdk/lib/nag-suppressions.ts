@@ -39,6 +39,15 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     'Node.js 22, the runtime every function of the stack is pinned to (cdk/lib/platform.ts).',
   );
 
+  for (const fn of [...functionRoles, stack.functions.jwksRefresh]) {
+    const policy = fn.role!.node.tryFindChild('DefaultPolicy');
+    ack(
+      policy ?? fn.role!,
+      'AwsSolutions-IAM5[Resource::*]',
+      'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions ' +
+        '(AWS documents Resource "*" for them); no other statement of these policies uses a wildcard resource.',
+    );
+  }
   for (const fn of functionRoles) {
     ack(
       fn.role!,
@@ -58,8 +67,8 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
       secret,
       'AwsSolutions-SMG4',
       'The secret is a CloudHSM crypto user password: rotating it means changing the user in the HSM ' +
-        '(cloudhsm-cli user change-password) and the secret together, an operator procedure in README ' +
-        '"Operations"; a Secrets Manager rotation Lambda cannot log in to the cluster as admin.',
+        '(cloudhsm-cli user change-password) and the secret together, an operator procedure in ' +
+        'docs/operations.md; a Secrets Manager rotation Lambda cannot log in to the cluster as admin.',
     );
   }
   // Interface endpoints' own security groups admit HTTPS from the VPC CIDR (Fn::GetAtt), which the rule

@@ -276,6 +276,8 @@ export class PipelineFunctions extends Construct {
       memorySize: spec.memorySize,
       timeout: spec.timeout,
       reservedConcurrentExecutions: spec.reservedConcurrency,
+      // X-Ray traces of every invocation (the Lambda service's segments; the role gets PutTraceSegments).
+      tracing: lambda.Tracing.ACTIVE,
       role,
       logGroup,
       ...(spec.securityGroup

@@ -58,6 +58,8 @@ export class Network extends Construct {
       ['Ssm', ec2.InterfaceVpcEndpointAwsService.SSM],
       ['Logs', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS],
       ['Monitoring', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING],
+      // Active tracing: the functions' segments reach X-Ray without a route to the internet.
+      ['XRay', ec2.InterfaceVpcEndpointAwsService.XRAY],
     ];
     for (const [id, service] of interfaces) {
       // `open: true` admits HTTPS from the VPC's CIDR only (the endpoint's own security group).
