@@ -7,6 +7,7 @@ export * from './pool';
 export * from './key-prefetch';
 export * from './pool-metrics';
 export * from './fill-pool';
+export * from './keygen-cycle';
 export * from './request-state';
 export * from './reconcile';
 export * from './signing';
