@@ -14,7 +14,9 @@ import type { PoolMetrics } from './pool-metrics';
 /** What the keygen policy decided for this run (targets, low-water marks, whether generating is allowed). */
 export interface KeygenDecision {
   readonly policy: string;
+  /** Keys wanted in the pool now, per key type. */
   readonly targets: Partial<Record<KeyType, number>>;
+  /** Whether the current hour allows regular generation (the low-water mark ignores this). */
   readonly generationAllowed: boolean;
   readonly lowWater: Partial<Record<KeyType, number>>;
   readonly warnings: readonly string[];

@@ -12,21 +12,15 @@ import {
   type DemandHistory,
   type KeyType,
   type Plan,
+  type KeygenDecision as CycleDecision,
 } from '../../core/src';
-import { ConfigError, oneOf } from '../../config/src';
+import { ConfigError, keygenTargets, oneOf, parseKeyCounts } from '../../config/src';
 import type { PlanningConfig } from '../../config/src/planning-config';
-import { keygenTargets, parseKeyCounts } from '../../config/src';
 
 export type KeygenPolicyName = 'forecast' | 'targets';
 
-export interface KeygenDecision {
+export interface KeygenDecision extends CycleDecision {
   readonly policy: KeygenPolicyName;
-  /** Keys wanted in the pool now, per key type. */
-  readonly targets: Partial<Record<KeyType, number>>;
-  /** Whether the current hour allows regular generation (the low-water mark ignores this). */
-  readonly generationAllowed: boolean;
-  readonly lowWater: Partial<Record<KeyType, number>>;
-  readonly warnings: readonly string[];
   readonly plan?: Plan;
 }
 
