@@ -85,5 +85,6 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
 export async function handler(_event: unknown, context: Context): Promise<KeygenResult> {
   // Every log line of the invocation carries the Lambda context (function, request id, cold start).
   if (context) logger.addContext(context);
+  powertools.coldStart(context.functionName);
   return runKeygen(context);
 }

@@ -41,5 +41,6 @@ export async function runReconcile(): Promise<ReconcileSummary> {
 export async function handler(_event?: unknown, context?: Context): Promise<ReconcileSummary> {
   // Every log line of the invocation carries the Lambda context (function, request id, cold start).
   if (context) logger.addContext(context);
+  metrics.captureColdStartMetric(context?.functionName);
   return runReconcile();
 }

@@ -141,6 +141,7 @@ const limited = limiter(pipeline.signerConcurrency);
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   // Every log line of the invocation carries the Lambda context (function, request id, cold start).
   if (context) logger.addContext(context);
+  metrics.coldStart(context.functionName);
   const signing = await deps();
   const run = (record: SQSRecord): Promise<void> => limited(() => processRecord(record, signing, context));
   // A processor per invocation: outside Lambda's own store its state is per instance, and invocations

@@ -21,6 +21,14 @@ export class PowertoolsPoolMetrics implements PoolMetrics {
     this.emit(name, keyType, value);
   }
 
+  /**
+   * A `ColdStart` count on the first invocation of an on-demand execution environment (Powertools emits
+   * it once, with the function name as dimension); later calls, and provisioned environments, emit nothing.
+   */
+  public coldStart(functionName?: string): void {
+    this.metrics.captureColdStartMetric(functionName);
+  }
+
   /** Flushes buffered figures (call at the end of an invocation, or use Powertools' logMetrics). */
   public publish(): void {
     this.metrics.publishStoredMetrics();

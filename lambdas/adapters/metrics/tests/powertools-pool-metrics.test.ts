@@ -40,3 +40,19 @@ test('each figure is one EMF document with the KeyType dimension', () => {
   expect(aws.CloudWatchMetrics[0].Namespace).toBe('PoolTest');
   expect(aws.CloudWatchMetrics[0].Dimensions[0]).toContain('KeyType');
 });
+
+test('the cold start of an on-demand environment is counted once; a provisioned one has none', () => {
+  // Lambda sets this; provisioned-concurrency environments are initialised before any request.
+  process.env.AWS_LAMBDA_INITIALIZATION_TYPE = 'provisioned-concurrency';
+  const provisioned = PowertoolsPoolMetrics.create('PoolTest');
+  expect(captureStdout(() => provisioned.coldStart('signer'))).toEqual([]);
+  process.env.AWS_LAMBDA_INITIALIZATION_TYPE = 'on-demand';
+  const metrics = PowertoolsPoolMetrics.create('PoolTest');
+  const lines = captureStdout(() => {
+    metrics.coldStart('signer');
+    metrics.coldStart('signer');
+  });
+  const docs = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(docs).toHaveLength(1);
+  expect(docs[0]).toMatchObject({ ColdStart: 1, function_name: 'signer' });
+});
