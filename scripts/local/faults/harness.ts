@@ -337,6 +337,24 @@ export async function runAll<T, R>(
   return results;
 }
 
+/**
+ * The suites' randomness (victims, delays, flipped bits), seeded so that a run can be repeated: the seed
+ * is FAULTS_SEED when set, else a fixed one; a failing suite prints it. mulberry32.
+ */
+export function seededRandom(
+  seed = Number(process.env.FAULTS_SEED ?? 20261124),
+): (() => number) & { seed: number } {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return Object.assign(next, { seed });
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -12,6 +12,7 @@ import {
   liveConsumers,
   restoreTruncatedTokenFiles,
   runAll,
+  seededRandom,
   sigkillConsumer,
   sleep,
   snapshotTokenFiles,
@@ -56,14 +57,17 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   // until it has killed KILLS, and at least 3 before the last request is in.
   let submitting = true;
   const kills: number[] = [];
+  // The kill times still depend on the machine's pace, so the counts below are bounds, not exact.
+  const random = seededRandom();
+  console.log(`consumer kill: FAULTS_SEED=${random.seed}`);
   const killer = (async () => {
     while (kills.length < KILLS && (submitting || kills.length < 3)) {
-      await sleep(400 + Math.random() * 1200);
+      await sleep(400 + random() * 1200);
       // Only consumers logged in to the HSM: SoftHSM rewrites its token file on every login, and a
       // SIGKILL during that write would truncate it (the token would be lost, not just a process).
       const running = liveConsumers(pipeline).filter((c) => c.isReady());
       if (running.length === 0) continue;
-      const victim = running[Math.floor(Math.random() * running.length)];
+      const victim = running[Math.floor(random() * running.length)];
       kills.push((await sigkillConsumer(victim)).length);
       pipeline.startConsumer();
     }
