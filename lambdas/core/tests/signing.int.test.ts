@@ -8,13 +8,14 @@
  * with both RSA schemes is covered by a smaller run.
  */
 import { X509Certificate, randomUUID } from 'node:crypto';
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { shardPk, type KeyPoolRepository, type RequestRepository } from '../../adapters/dynamodb/src';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
 import type { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
 import { HsmError, type Pkcs11Hsm } from '../../adapters/hsm/src';
 import type { CertificateAuthority } from '../../ca/src';
 import { loadConfig } from '../../config/src';
 import { buildCsr } from '../../pki/src';
+import { storedPoolKeys } from '../../test-support/dynamodb';
 import { sampleSignRequestRecord } from '../../test-support/sign-request';
 import { opensslVerifyChain, opensslVerifyDigest } from '../../test-support/openssl';
 import { createTestSigningStack, type TestSigningStack } from '../../test-support/signing-stack';
@@ -109,25 +110,9 @@ async function available(keyType: KeyType): Promise<number> {
 
 /** SPKIs of every stored key of a type, straight from the table (the test's own oracle). */
 async function storedSpkis(keyType: KeyType): Promise<string[]> {
-  const spkis: string[] = [];
-  for (let shard = 0; shard < SHARDS; shard++) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await doc.send(
-        new QueryCommand({
-          TableName: poolTable,
-          KeyConditionExpression: 'pk = :pk AND sk >= :low',
-          ExpressionAttributeValues: { ':pk': shardPk(keyType, shard), ':low': '0' },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of out.Items ?? [])
-        for (const key of item.keys as Array<{ publicKeySpki: Uint8Array }>)
-          spkis.push(Buffer.from(key.publicKeySpki).toString('base64'));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-  }
-  return spkis;
+  return (await storedPoolKeys(doc, poolTable, keyType, SHARDS)).map((key) =>
+    Buffer.from(key.publicKeySpki as Uint8Array).toString('base64'),
+  );
 }
 
 async function newRequest(

@@ -7,7 +7,7 @@
  * opaque to it); RSA keys go through the same path in the signing tests and the bench.
  */
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../aws/src';
 import { connectHsm, type Pkcs11Hsm } from '../../hsm/src';
 import { loadConfig } from '../../../config/src';
@@ -18,7 +18,7 @@ import {
   type KeyType,
   type PoolKey,
 } from '../../../core/src';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables, storedPoolBundles, storedPoolKeys } from '../../../test-support/dynamodb';
 import { KeyPoolRepository, shardPk } from '../src';
 
 const config = loadConfig();
@@ -39,37 +39,9 @@ afterAll(async () => {
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
-/** Every bundle item of a type, read straight from the table (test oracle, not the code under test). */
-async function storedBundles(
-  keyType: KeyType,
-  shards: number,
-  table: string = tableName,
-): Promise<Array<Record<string, unknown>>> {
-  const items: Array<Record<string, unknown>> = [];
-  for (let shard = 0; shard < shards; shard++) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await doc.send(
-        new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: 'pk = :pk AND sk >= :low',
-          ExpressionAttributeValues: { ':pk': shardPk(keyType, shard), ':low': '0' },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      items.push(...(out.Items ?? []));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-  }
-  return items;
-}
-
-/** Every stored key of a type, each with its bundle's shared attributes. */
-async function storedKeys(keyType: KeyType, shards: number): Promise<Array<Record<string, unknown>>> {
-  return (await storedBundles(keyType, shards)).flatMap(({ keys, ...bundle }) =>
-    (keys as Array<Record<string, unknown>>).map((key) => ({ ...bundle, ...key })),
-  );
-}
+const storedBundles = (keyType: KeyType, shards: number, table: string = tableName) =>
+  storedPoolBundles(doc, table, keyType, shards);
+const storedKeys = (keyType: KeyType, shards: number) => storedPoolKeys(doc, tableName, keyType, shards);
 
 function fakeKey(keyType: KeyType, expiresAt: number): PoolKey {
   return {
