@@ -17,7 +17,7 @@ const refused: Array<[string, string]> = [
   ['lambdas/adapters/dynamodb/src', "import { wire } from '../../../handlers/shared/wiring';"],
   ['lambdas/ca/src', "import { createTestTables } from '../../test-support/dynamodb';"],
   ['lambdas/ca/src', "import { connectHsm } from '../../adapters/hsm/src';"],
-  ['lambdas/handlers/signer', "import { minimalPdf } from '../../test-support/pdf-validator';"],
+  ['lambdas/handlers/signer', "import { createTestTables } from '../../test-support/dynamodb';"],
   ['cdk/lib', "import { keygenPolicy } from '../../lambdas/handlers/keygen/policy';"],
   ['cdk/lib', "import { startLocalPipeline } from '../../scripts/local/runner/pipeline';"],
 ];

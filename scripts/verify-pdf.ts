@@ -2,7 +2,7 @@
  * npm run verify-pdf -- <file.pdf> [--root <root.pem>] [--json]
  *
  * Validates every signature of a PDF with the EU DSS validator (ETSI EN 319 102-1), the same one the
- * tests use (lambdas/test-support/pdf-validator.ts; installed into .local/validators/pdf on first use).
+ * tests use (scripts/local/verify/pdf-validator.ts; installed into .local/validators/pdf on first use).
  * Offline: the only trust anchor is the root CA certificate, by default the local one in
  * .local/ca/root.pem; revocation checks are warnings (a PAdES-B-B signature carries no revocation data).
  * Prints one line per signature (or the whole report with --json). Exit codes: 0 every signature
@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_DIR } from './local/paths';
-import { PdfValidatorError, validatePdfSignatures } from '../lambdas/test-support/pdf-validator';
+import { PdfValidatorError, validatePdfSignatures } from './local/verify/pdf-validator';
 
 const USAGE = 'usage: npm run verify-pdf -- <file.pdf> [--root <root.pem>] [--json]';
 

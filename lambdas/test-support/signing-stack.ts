@@ -7,10 +7,10 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../adapters/aws/src';
 import { KeyPoolRepository, RequestRepository } from '../adapters/dynamodb/src';
 import { AuditRepository } from '../adapters/dynamodb/src/audit-repository';
-import { CertificateRepository } from '../adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Pkcs11Hsm } from '../adapters/hsm/src';
-import { CertificateAuthority, caCertificateStore, type CaCertificates } from '../ca/src';
-import { loadCaConfig, loadConfig } from '../config/src';
+import type { CertificateAuthority, CaCertificates } from '../ca/src';
+import { loadConfig } from '../config/src';
+import { createLocalCa } from '../../scripts/local/local-ca';
 import { createTestTables } from './dynamodb';
 
 export interface TestSigningStack {
@@ -24,26 +24,6 @@ export interface TestSigningStack {
   readonly caCertificates: CaCertificates;
   /** Closes the HSM and the DynamoDB client. */
   close(): Promise<void>;
-}
-
-/** The real CA over the local token's CA keys and the bootstrap's certificates (tests and benchmarks). */
-export async function createLocalCa(deps: {
-  readonly hsm: Pkcs11Hsm;
-  readonly doc: DynamoDBDocumentClient;
-  readonly requests: RequestRepository;
-  readonly certificatesTable: string;
-}): Promise<{ issuer: CertificateAuthority; caCertificates: CaCertificates }> {
-  const caConfig = loadCaConfig();
-  const caCertificates = await caCertificateStore(caConfig.certsSource, loadConfig().aws).read();
-  if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
-  const issuer = await CertificateAuthority.create({
-    hsm: deps.hsm,
-    requests: deps.requests,
-    certificates: new CertificateRepository(deps.doc, { tableName: deps.certificatesTable }),
-    caCertificates,
-    config: caConfig,
-  });
-  return { issuer, caCertificates };
 }
 
 export async function createTestSigningStack(options: { poolShards: number }): Promise<TestSigningStack> {

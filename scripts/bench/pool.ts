@@ -35,7 +35,7 @@ import {
 } from '../../lambdas/core/src';
 import { buildCsr } from '../../lambdas/pki/src';
 import { TABLES, ensureTables } from '../../lambdas/resources/src';
-import { createLocalCa } from '../../lambdas/test-support/signing-stack';
+import { createLocalCa } from '../local/local-ca';
 import { startStandIns, type StandIns } from '../local/stand-ins';
 import { finish, option, printTable, type Row } from './report';
 import { median, msSince, percentile, round } from './stats';

@@ -70,7 +70,7 @@ Signing pipeline is up: ${pipeline.url}
     .join(', ')}
 
 Try it (a second terminal, this directory; README.md "First session" explains each step):
-  npx tsx -e "require('fs').writeFileSync('hello.pdf', require('./lambdas/test-support/pdf-validator').minimalPdf('Hello'))"
+  npx tsx -e "require('fs').writeFileSync('hello.pdf', require('./scripts/local/verify/pdf-validator').minimalPdf('Hello'))"
   npm run sign -- hello.pdf --pdf -o signed.pdf     # logs a test citizen in at the OpenID Provider, signs
   npm run verify-pdf -- signed.pdf                   # the EU DSS validator, trusting .local/ca/root.pem
   curl -s ${pipeline.url}/health

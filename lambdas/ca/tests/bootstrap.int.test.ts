@@ -14,7 +14,7 @@ import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/h
 import { loadCaConfig, loadConfig, type CaConfig } from '../../config/src';
 import type { KeyType } from '../../core/src';
 import { createTestTables } from '../../test-support/dynamodb';
-import { opensslVerifyChain } from '../../test-support/openssl';
+import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import {
   CaNotReadyError,
   CertificateAuthority,

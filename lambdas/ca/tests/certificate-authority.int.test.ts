@@ -10,7 +10,7 @@ import { RequestRepository } from '../../adapters/dynamodb/src/request-repositor
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
 import { loadCaConfig, loadConfig, type CaConfig } from '../../config/src';
 import type { KeyType, SignerIdentity } from '../../core/src';
-import { opensslVerifyChain } from '../../test-support/openssl';
+import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import { createTestTables } from '../../test-support/dynamodb';
 import {
   AlreadyCertifiedError,

@@ -13,7 +13,7 @@ import { loadCaConfig, loadConfig } from '../../config/src';
 import { KEY_TYPES, type RevocationReason } from '../../core/src';
 import { pemToDer } from '../../pki/src';
 import { createTestTables } from '../../test-support/dynamodb';
-import { runOpenssl } from '../../test-support/openssl';
+import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import {
   ensurePkiLinters,
   formatFindings,

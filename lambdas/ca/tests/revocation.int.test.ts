@@ -13,7 +13,7 @@ import { MemoryAuditStore } from '../../audit/src/memory-store';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { eventsOf, type RevocationReason, type RevokeOutcome } from '../../core/src';
 import { createTestTables } from '../../test-support/dynamodb';
-import { runOpenssl } from '../../test-support/openssl';
+import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import {
   CertificateAuthority,
   RevocationAuthority,

@@ -17,7 +17,7 @@ import { loadConfig } from '../../config/src';
 import { buildCsr } from '../../pki/src';
 import { storedPoolKeys } from '../../test-support/dynamodb';
 import { sampleSignRequestRecord } from '../../test-support/sign-request';
-import { opensslVerifyChain, opensslVerifyDigest } from '../../test-support/openssl';
+import { opensslVerifyChain, opensslVerifyDigest } from '../../../scripts/local/verify/openssl';
 import { createTestSigningStack, type TestSigningStack } from '../../test-support/signing-stack';
 import { AuditLog } from '../../audit/src';
 import {

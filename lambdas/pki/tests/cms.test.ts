@@ -14,7 +14,11 @@ import {
   type DigestAlgorithm,
   type SignatureAlgorithm,
 } from '../../core/src';
-import { opensslCmsVerify, opensslSigningCertificateV2Hash, runOpenssl } from '../../test-support/openssl';
+import {
+  opensslCmsVerify,
+  opensslSigningCertificateV2Hash,
+  runOpenssl,
+} from '../../../scripts/local/verify/openssl';
 import { buildSignedData, pemToDer, signedAttributes, signedAttributesDer } from '../src';
 
 let dir: string;

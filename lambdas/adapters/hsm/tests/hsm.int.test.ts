@@ -14,7 +14,7 @@ import {
   type SignatureAlgorithm,
 } from '../../../core/src';
 import { loadConfig } from '../../../config/src';
-import { opensslVerifyDigest } from '../../../test-support/openssl';
+import { opensslVerifyDigest } from '../../../../scripts/local/verify/openssl';
 import { HsmKeyNotExtractableError, HsmUnwrapError, Pkcs11Hsm, connectHsm, type Hsm } from '../src';
 
 const TSX = join(__dirname, '../../../../node_modules/.bin/tsx');

@@ -11,7 +11,7 @@ import { AuditRepository } from '../../../adapters/dynamodb/src/audit-repository
 import { eventsOf } from '../../../core/src';
 import { TABLES } from '../../../resources/src';
 import { createTestTables } from '../../../test-support/dynamodb';
-import { opensslVerifyChain } from '../../../test-support/openssl';
+import { opensslVerifyChain } from '../../../../scripts/local/verify/openssl';
 import { IDENTITY, keyAndCsr, putRequest } from '../../../ca/tests/helpers';
 import type { handler as Handler } from '..';
 import { restoreEnvAfterAll } from '../../../test-support/env';

@@ -14,7 +14,7 @@ import { documentClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
 import { assertionNonce, type DigestAlgorithm } from '../../../../lambdas/core/src';
 import { TABLES } from '../../../../lambdas/resources/src';
-import { runOpenssl } from '../../../../lambdas/test-support/openssl';
+import { runOpenssl } from '../../verify/openssl';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { call, localIssuer, sampleRequest, type SampleRequest, type SignRequestView } from '../../client';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS } from '../../idp/citizens';

@@ -13,7 +13,7 @@ import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit
 import { loadAwsConfig } from '../../../../lambdas/config/src';
 import { eventsOf } from '../../../../lambdas/core/src';
 import { TABLES, tableName } from '../../../../lambdas/resources/src';
-import { runOpenssl, runOpensslAsync } from '../../../../lambdas/test-support/openssl';
+import { runOpenssl, runOpensslAsync } from '../../verify/openssl';
 import { call, sampleRequest, type SignRequestView } from '../../client';
 import { LOCAL_DIR } from '../../paths';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';

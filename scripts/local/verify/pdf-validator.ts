@@ -18,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LOCAL_DIR, ROOT } from '../../scripts/local/paths';
+import { LOCAL_DIR, ROOT } from '../paths';
 
 export const PDF_VALIDATOR_DIR = join(LOCAL_DIR, 'validators', 'pdf');
 const INSTALL_SCRIPT = join(ROOT, 'scripts', 'local', 'validators', 'pdf', 'install.sh');

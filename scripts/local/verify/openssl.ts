@@ -7,7 +7,7 @@ import { createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DigestAlgorithm, SignatureAlgorithm } from '../core/src';
+import type { DigestAlgorithm, SignatureAlgorithm } from '../../../lambdas/core/src';
 
 function withTempDir<T>(fn: (dir: string) => T): T {
   const dir = mkdtempSync(join(tmpdir(), 'openssl-'));
