@@ -4,6 +4,7 @@ export * from './pin';
 export * from './pipeline-config';
 export * from './pool-config';
 export * from './pool-targets';
+export * from './keygen-config';
 export type * from './types';
 export * from './ca-config';
 export * from './audit-config';

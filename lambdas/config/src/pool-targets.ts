@@ -1,5 +1,6 @@
 import { isKeyType, type KeyType } from '../../core/src';
 import { ConfigError } from './errors';
+import type { Env } from './types';
 
 /** Parses "RSA-2048=500,EC-P256=200" (from the variable named for errors) into counts per key type. */
 export function parseKeyCounts(spec: string, variable: string): Partial<Record<KeyType, number>> {
@@ -22,6 +23,6 @@ export function parseKeyCounts(spec: string, variable: string): Partial<Record<K
  * Pool targets per key type from POOL_TARGETS: the fill-to-target baseline policy. Types not listed get
  * no keys (requests of those types use the empty-pool policy).
  */
-export function keygenTargets(env: NodeJS.ProcessEnv = process.env): Partial<Record<KeyType, number>> {
+export function keygenTargets(env: Env = process.env): Partial<Record<KeyType, number>> {
   return parseKeyCounts(env.POOL_TARGETS ?? 'RSA-2048=200,EC-P256=100,EC-P384=50', 'POOL_TARGETS');
 }

@@ -16,6 +16,7 @@ import {
   type KeygenResult,
   type PoolMetrics,
 } from '../../core/src';
+import { loadKeygenPolicyConfig } from '../../config/src';
 import { loadPlanningConfig } from '../../config/src/planning-config';
 import { TABLES, tableName } from '../../resources/src';
 import { sharedHsm } from '../shared/hsm';
@@ -27,6 +28,7 @@ const { config, doc, pool, keyPool } = wire();
 const demand = new DemandRepository(doc, { tableName: tableName(TABLES.demand) });
 const stats = new KeygenStatsRepository(doc, { tableName: tableName(TABLES.demand) });
 const planning = loadPlanningConfig();
+const keygenPolicy = loadKeygenPolicyConfig();
 const powertools = PowertoolsPoolMetrics.create();
 /** Time kept in reserve at the end of an invocation: the last batch must be written before the deadline. */
 const DEADLINE_MARGIN_MS = 20_000;
@@ -63,7 +65,7 @@ export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): P
       metrics: extraMetrics ? fanOutMetrics(powertools, extraMetrics) : powertools,
       decide: (available) =>
         decide({
-          env: process.env,
+          config: keygenPolicy,
           planning,
           available,
           history: (keyTypes) => demand.history(keyTypes, planning.historyWeeks),

@@ -2,22 +2,22 @@
  * How much to generate now, per key type. `forecast` (default): the planner's target from the demand
  * forecast, generating only in the plan's allowed hours; `targets`: fixed levels from POOL_TARGETS (the
  * fill-to-maximum baseline). Either way, below the emergency low-water mark keys are always generated.
+ * Reads its settings from a KeygenPolicyConfig (lambdas/config), never from the environment.
  */
 import {
   HOUR_MS,
   KEY_TYPES,
   forecast,
-  isKeyType,
   plan,
   type DemandHistory,
   type KeyType,
   type Plan,
   type KeygenDecision as CycleDecision,
 } from '../../core/src';
-import { ConfigError, keygenTargets, oneOf, parseKeyCounts } from '../../config/src';
+import type { KeygenPolicyConfig, KeygenPolicyName } from '../../config/src';
 import type { PlanningConfig } from '../../config/src/planning-config';
 
-export type KeygenPolicyName = 'forecast' | 'targets';
+export type { KeygenPolicyName };
 
 export interface KeygenDecision extends CycleDecision {
   readonly policy: KeygenPolicyName;
@@ -25,7 +25,7 @@ export interface KeygenDecision extends CycleDecision {
 }
 
 export interface PolicyInputs {
-  readonly env: NodeJS.ProcessEnv;
+  readonly config: KeygenPolicyConfig;
   readonly planning: PlanningConfig;
   readonly available: Partial<Record<KeyType, number>>;
   readonly history: (keyTypes: readonly KeyType[]) => Promise<DemandHistory>;
@@ -43,12 +43,10 @@ const DEFAULT_RATES: Readonly<Record<KeyType, number>> = {
 };
 
 export async function decide(inputs: PolicyInputs): Promise<KeygenDecision> {
-  const policy = oneOf<KeygenPolicyName>(inputs.env, 'KEYGEN_POLICY', ['forecast', 'targets'], 'forecast');
-  const lowWater = lowWaterMarks(inputs.env);
+  const { policy, lowWater, keyTypes, hsmCount } = inputs.config;
   if (policy === 'targets') {
-    return { policy, targets: keygenTargets(inputs.env), generationAllowed: true, lowWater, warnings: [] };
+    return { policy, targets: inputs.config.targets, generationAllowed: true, lowWater, warnings: [] };
   }
-  const keyTypes = pooledKeyTypes(inputs.env);
   const history = await inputs.history(keyTypes);
   const horizonBuckets = inputs.planning.horizonDays * 24;
   const predicted = forecast(history, {
@@ -67,7 +65,7 @@ export async function decide(inputs: PolicyInputs): Promise<KeygenDecision> {
   for (const keyType of keyTypes) {
     keysPerSecondPerHsm[keyType] = (await inputs.measuredRate(keyType)) ?? DEFAULT_RATES[keyType];
   }
-  const result = plan(predicted, { hsmCount: hsmCount(inputs.env), keysPerSecondPerHsm }, inputs.available, {
+  const result = plan(predicted, { hsmCount, keysPerSecondPerHsm }, inputs.available, {
     maxPoolSize: inputs.planning.maxPoolKeys,
     pausedHoursOfDay: inputs.planning.pausedHoursOfDay,
     timeZoneOffsetMinutes: inputs.planning.timeZoneOffsetMinutes,
@@ -84,29 +82,4 @@ export async function decide(inputs: PolicyInputs): Promise<KeygenDecision> {
     warnings: result.warnings.map((w) => w.message),
     plan: result,
   };
-}
-
-/** KEYGEN_KEY_TYPES ("RSA-2048,EC-P256"): the key types the pool holds; default all. */
-export function pooledKeyTypes(env: NodeJS.ProcessEnv): KeyType[] {
-  if (!env.KEYGEN_KEY_TYPES) return [...KEY_TYPES];
-  const types = env.KEYGEN_KEY_TYPES.split(',').map((t) => t.trim());
-  if (!types.every(isKeyType)) {
-    throw new ConfigError(
-      `KEYGEN_KEY_TYPES must list key types from ${KEY_TYPES.join(', ')}`,
-      'KEYGEN_KEY_TYPES',
-    );
-  }
-  return types;
-}
-
-/** POOL_LOW_WATER ("RSA-2048=50,EC-P256=20"): below it keys are generated even in paused hours. */
-function lowWaterMarks(env: NodeJS.ProcessEnv): Partial<Record<KeyType, number>> {
-  return env.POOL_LOW_WATER ? parseKeyCounts(env.POOL_LOW_WATER, 'POOL_LOW_WATER') : {};
-}
-
-function hsmCount(env: NodeJS.ProcessEnv): number {
-  const n = Number(env.HSM_COUNT ?? 1);
-  if (!Number.isInteger(n) || n < 1)
-    throw new ConfigError('HSM_COUNT must be a positive integer', 'HSM_COUNT');
-  return n;
 }

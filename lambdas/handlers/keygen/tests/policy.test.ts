@@ -1,6 +1,7 @@
 import { HOUR_MS, type DemandHistory, type KeyType } from '../../../core/src';
 import { loadPlanningConfig } from '../../../config/src/planning-config';
-import { decide, pooledKeyTypes } from '../policy';
+import { loadKeygenPolicyConfig, pooledKeyTypes } from '../../../config/src';
+import { decide } from '../policy';
 
 /** Three weeks of hourly history: `perHour` requests in office hours (8-17 UTC, Mon-Fri), none else. */
 function officeHistory(keyTypes: readonly KeyType[], perHour: number, end: number): DemandHistory {
@@ -18,7 +19,7 @@ const thisHour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
 
 test('targets policy: fixed levels from POOL_TARGETS, always allowed', async () => {
   const decision = await decide({
-    env: { KEYGEN_POLICY: 'targets', POOL_TARGETS: 'EC-P256=7' },
+    config: loadKeygenPolicyConfig({ KEYGEN_POLICY: 'targets', POOL_TARGETS: 'EC-P256=7' }),
     planning: loadPlanningConfig({}),
     available: {},
     history: () => Promise.reject(new Error('not read')),
@@ -29,7 +30,7 @@ test('targets policy: fixed levels from POOL_TARGETS, always allowed', async () 
 
 test("forecast policy: demand above what keygen can add makes a positive target below the week's demand", async () => {
   const decision = await decide({
-    env: { KEYGEN_KEY_TYPES: 'RSA-2048' },
+    config: loadKeygenPolicyConfig({ KEYGEN_KEY_TYPES: 'RSA-2048' }),
     planning: loadPlanningConfig({ FORECAST_HORIZON_DAYS: '7' }),
     available: { 'RSA-2048': 0 },
     history: async (keyTypes) => officeHistory(keyTypes, 200, thisHour),
@@ -47,7 +48,7 @@ test("forecast policy: demand above what keygen can add makes a positive target 
 test('forecast policy: paused hours forbid regular generation; the low-water mark is reported', async () => {
   const hour = new Date().getUTCHours();
   const decision = await decide({
-    env: { KEYGEN_KEY_TYPES: 'EC-P256', POOL_LOW_WATER: 'EC-P256=25' },
+    config: loadKeygenPolicyConfig({ KEYGEN_KEY_TYPES: 'EC-P256', POOL_LOW_WATER: 'EC-P256=25' }),
     planning: loadPlanningConfig({ KEYGEN_PAUSED_HOURS: String(hour) }),
     available: {},
     history: async (keyTypes) => officeHistory(keyTypes, 10, thisHour),
@@ -55,6 +56,12 @@ test('forecast policy: paused hours forbid regular generation; the low-water mar
   });
   expect(decision.generationAllowed).toBe(false);
   expect(decision.lowWater).toEqual({ 'EC-P256': 25 });
+});
+
+test('the keygen settings are validated when read', () => {
+  expect(() => loadKeygenPolicyConfig({ HSM_COUNT: '0' })).toThrow(/HSM_COUNT/);
+  expect(() => loadKeygenPolicyConfig({ KEYGEN_POLICY: 'fill' })).toThrow(/KEYGEN_POLICY/);
+  expect(() => loadKeygenPolicyConfig({ POOL_LOW_WATER: 'EC-P256=-1' })).toThrow(/POOL_LOW_WATER/);
 });
 
 test('KEYGEN_KEY_TYPES is validated', () => {
