@@ -119,7 +119,7 @@ it('passes cdk-nag with the same acknowledgements', () => {
   expect(report.violations.map((v) => v.ruleName)).toEqual([]);
 });
 
-it("keeps each trusted issuer's keys in its own parameter, read by the API and written by the refresher", () => {
+it("keeps each trusted issuer's keys and each registered client's keys in their own parameters, read by the API and the CA", () => {
   for (const [i, issuer] of ['https://idp.example.se', 'https://eid.example.org/op'].entries()) {
     template.hasResourceProperties('AWS::SSM::Parameter', {
       Name: `/signing-pipeline/identity/jwks/${i}`,
@@ -137,9 +137,24 @@ it("keeps each trusted issuer's keys in its own parameter, read by the API and w
     { issuer: 'https://idp.example.se', jwks: 'ssm:/signing-pipeline/identity/jwks/0' },
     { issuer: 'https://eid.example.org/op', jwks: 'ssm:/signing-pipeline/identity/jwks/1' },
   ]);
-  expect(variables).toMatchObject({
-    IDENTITY_MODE: 'assertion',
-    IDENTITY_CLIENT_ID: 'signing-service',
-    IDENTITY_TRUSTED_CLIENTS: 'arn:aws:iam::123456789012:role/legacy-eservice',
+  expect(variables).toMatchObject({ IDENTITY_MODE: 'assertion', IDENTITY_CLIENT_ID: 'signing-service' });
+  expect(JSON.parse(variables.IDENTITY_CLIENT_KEYS)).toEqual([
+    {
+      client: 'arn:aws:iam::123456789012:role/legacy-eservice',
+      jwks: 'ssm:/signing-pipeline/identity/clients/0',
+    },
+  ]);
+  template.hasResourceProperties('AWS::SSM::Parameter', {
+    Name: '/signing-pipeline/identity/clients/0',
+    Description: Match.stringLikeRegexp('legacy-eservice'),
   });
+  // The CA verifies the same evidence: it gets the same identity settings.
+  const ca = logicalId(template, 'AWS::Lambda::Function', 'Functions/Ca/Resource');
+  const caVariables = (
+    resources(template, 'AWS::Lambda::Function')[ca].Properties as {
+      Environment: { Variables: Record<string, string> };
+    }
+  ).Environment.Variables;
+  expect(caVariables.IDENTITY_CLIENT_KEYS).toBe(variables.IDENTITY_CLIENT_KEYS);
+  expect(caVariables.IDENTITY_TRUSTED_ISSUERS).toBe(variables.IDENTITY_TRUSTED_ISSUERS);
 });

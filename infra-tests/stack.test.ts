@@ -29,7 +29,17 @@ import {
 
 let synth: Synthesized;
 let template: Template;
-const FUNCTIONS = ['Api', 'Signer', 'Keygen', 'Ca', 'Reconcile', 'JwksRefresh', 'Crl', 'Ocsp'] as const;
+const FUNCTIONS = [
+  'Api',
+  'Signer',
+  'Keygen',
+  'Ca',
+  'Revoke',
+  'Reconcile',
+  'JwksRefresh',
+  'Crl',
+  'Ocsp',
+] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const fnId = (name: FunctionName): string =>
   logicalId(template, 'AWS::Lambda::Function', `Functions/${name}/Resource`);
@@ -169,9 +179,9 @@ describe('functions', () => {
       const props = fnProps(name);
       expect(props.Runtime).toBe('nodejs22.x');
       expect(props.Architectures).toEqual(['x86_64']);
-      // The API, the reconciler and the refresher never touch the HSM: no layer, so no PKCS#11 library.
+      // The API, revocation, the reconciler and the refresher never touch the HSM: no layer, no PKCS#11.
       expect(props.Layers ?? []).toEqual(
-        name === 'Api' || name === 'Reconcile' || name === 'JwksRefresh'
+        name === 'Api' || name === 'Revoke' || name === 'Reconcile' || name === 'JwksRefresh'
           ? []
           : [{ Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') }],
       );
@@ -274,15 +284,19 @@ describe('least privilege', () => {
       expect(references(name, secretId('Pool'))).toBe(false);
   });
 
-  it("the identity providers' keys: the API reads their parameter, only the refresher writes it; the refresher reaches no table", () => {
+  it("the identity providers' keys: the API and the CA read their parameter, only the refresher writes it; the refresher reaches no table", () => {
     const parameter = logicalId(template, 'AWS::SSM::Parameter', 'IdentityTrust/Jwks0/Resource');
-    expect(actionsOn('Api', parameter)).not.toContain('ssm:PutParameter');
-    expect(actionsOn('Api', parameter)).toContain('ssm:GetParameter');
+    for (const name of ['Api', 'Ca'] as const) {
+      expect(actionsOn(name, parameter)).not.toContain('ssm:PutParameter');
+      expect(actionsOn(name, parameter)).toContain('ssm:GetParameter');
+    }
     expect(actionsOn('JwksRefresh', parameter)).toEqual(
       expect.arrayContaining(['ssm:GetParameter', 'ssm:PutParameter']),
     );
-    for (const name of ['Signer', 'Keygen', 'Ca', 'Reconcile'] as const)
+    for (const name of ['Signer', 'Keygen', 'Revoke', 'Reconcile'] as const)
       expect(actionsOn(name, parameter)).toEqual([]);
+    // The CA verifies the evidence itself: it trusts the same issuers as the API.
+    expect(env('Ca').IDENTITY_TRUSTED_ISSUERS).toEqual(env('Api').IDENTITY_TRUSTED_ISSUERS);
     for (const key of Object.keys(TABLES) as (keyof typeof TABLES)[])
       expect(actionsOn('JwksRefresh', tableId(key))).toEqual([]);
     expect(actionsOn('Api', tableId('assertions'))).toEqual(['dynamodb:PutItem']);
@@ -318,20 +332,26 @@ describe('least privilege', () => {
   const statementsOn = (name: FunctionName, id: string) =>
     roleStatements(template, roleId(name)).filter((s) => JSON.stringify(s.Resource).includes(`"${id}"`));
 
-  it('only the CA writes issued certificates (and revokes only serial records); the signer and the API may invoke it', () => {
+  it('only the CA issues (puts certificates, reads no request) and only the revocation function revokes; the signer may only issue, the API only revoke', () => {
     for (const name of ['Api', 'Signer', 'Keygen', 'Reconcile', 'JwksRefresh'] as const)
       expect(actionsOn(name, tableId('certificates'))).toEqual([]);
     expect(actionsOn('Ca', tableId('certificates'))).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+    ]);
+    expect(actionsOn('Ca', tableId('requests'))).toEqual([]);
+    expect(actionsOn('Revoke', tableId('certificates'))).toEqual([
+      'dynamodb:BatchGetItem',
       'dynamodb:UpdateItem',
     ]);
     const onKeys = (name: FunctionName, action: string): unknown =>
       statementsOn(name, tableId('certificates')).find((s) => actionsOf(s).includes(action))?.Condition;
-    expect(onKeys('Ca', 'dynamodb:UpdateItem')).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SERIAL#*'] },
-    });
+    for (const action of ['dynamodb:UpdateItem', 'dynamodb:BatchGetItem']) {
+      expect(onKeys('Revoke', action)).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SERIAL#*'] },
+      });
+    }
     // The publication counts CRL numbers (only CRL# items) and reads the revoked index; OCSP only reads.
     expect(onKeys('Crl', 'dynamodb:UpdateItem')).toEqual({
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CRL#*'] },
@@ -340,10 +360,13 @@ describe('least privilege', () => {
     const invokers = FUNCTIONS.filter((name) =>
       roleStatements(template, roleId(name)).some((s) => actionsOf(s).includes('lambda:InvokeFunction')),
     );
-    expect(invokers.sort()).toEqual(['Api', 'Ca', 'Signer']);
+    expect(invokers.sort()).toEqual(['Api', 'Revoke', 'Signer']);
     expect(actionsOn('Signer', fnId('Ca'))).toEqual(['lambda:InvokeFunction']);
-    expect(actionsOn('Api', fnId('Ca'))).toEqual(['lambda:InvokeFunction']);
-    expect(actionsOn('Ca', fnId('Crl'))).toEqual(['lambda:InvokeFunction']);
+    expect(actionsOn('Signer', fnId('Revoke'))).toEqual([]);
+    expect(actionsOn('Api', fnId('Revoke'))).toEqual(['lambda:InvokeFunction']);
+    expect(actionsOn('Api', fnId('Ca'))).toEqual([]);
+    expect(actionsOn('Revoke', fnId('Crl'))).toEqual(['lambda:InvokeFunction']);
+    expect(actionsOn('Ca', fnId('Crl'))).toEqual([]);
   });
 
   it('the CA keys are used only by the CA, CRL and OCSP functions (the CA crypto user)', () => {
@@ -353,7 +376,7 @@ describe('least privilege', () => {
   });
 
   it('the audit log is append-only for every function: no update, delete or scan; the API has no access', () => {
-    for (const name of ['Signer', 'Ca'] as const)
+    for (const name of ['Signer', 'Ca', 'Revoke'] as const)
       expect(actionsOn(name, tableId('audit'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
     expect(actionsOn('Keygen', tableId('audit'))).toEqual([
       'dynamodb:BatchGetItem',
@@ -379,7 +402,7 @@ describe('tracing', () => {
     const functions = Object.entries(resources(template, 'AWS::Lambda::Function')).filter(([id]) =>
       id.startsWith('Functions'),
     );
-    expect(functions.length).toBe(8);
+    expect(functions.length).toBe(9);
     for (const [id, fn] of functions)
       expect([id, fn.Properties!.TracingConfig]).toEqual([id, { Mode: 'Active' }]);
   });
@@ -519,16 +542,11 @@ describe('API', () => {
     expect(model.Schema).toMatchObject({
       $schema: 'http://json-schema.org/draft-04/schema#',
       additionalProperties: false,
-      required: ['digest', 'digestAlgorithm'],
-      properties: {
-        signer: { type: 'object', required: expect.arrayContaining(['commonName']) },
-        identityAssertion: { type: 'string', maxLength: 8192 },
-      },
-      oneOf: [
-        { required: ['identityAssertion', 'requestId'], not: { required: ['signer'] } },
-        { required: ['signer'], not: { required: ['identityAssertion'] } },
-      ],
+      required: ['requestId', 'digest', 'digestAlgorithm', 'identityAssertion'],
+      properties: { identityAssertion: { type: 'string', maxLength: 8192 } },
     });
+    // No field names the signer: a body with one is refused by the gateway already.
+    expect(Object.keys(model.Schema.properties)).not.toContain('signer');
     const get = method(ROUTES.find((r) => r.resource === '/sign-requests/{id}')!);
     expect(get.RequestParameters).toEqual({
       'method.request.path.id': true,
@@ -603,7 +621,7 @@ describe('observability', () => {
     expect(alarms).toContainEqual(
       expect.objectContaining({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 3 }),
     );
-    for (const name of ['Signer', 'Keygen', 'Ca', 'Reconcile'] as const) {
+    for (const name of ['Signer', 'Keygen', 'Ca', 'Revoke', 'Reconcile'] as const) {
       expect(alarms).toContainEqual(
         expect.objectContaining({
           MetricName: 'Errors',

@@ -18,7 +18,8 @@ die() { printf '[bootstrap] ERROR: %s\n' "$*" >&2; exit 1; }
 missing=()
 [ -e /usr/lib/softhsm/libsofthsm2.so ] && command -v softhsm2-util >/dev/null || missing+=(softhsm2)
 command -v pkcs11-tool >/dev/null || missing+=(opensc)
-command -v java >/dev/null || missing+=(default-jre-headless)
+# A JDK, not only a JRE: DynamoDB Local starts through a single-file Java launcher (it binds loopback).
+command -v java >/dev/null && command -v javac >/dev/null || missing+=(default-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)
 command -v openssl >/dev/null || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then

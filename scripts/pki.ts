@@ -58,7 +58,7 @@ async function main(argv: readonly string[]): Promise<number> {
       console.error(USAGE);
       return 2;
     }
-    const revoker = new LambdaCertificateRevoker(lambdaClient(aws), loadPipelineConfig().caFunctionName);
+    const revoker = new LambdaCertificateRevoker(lambdaClient(aws), loadPipelineConfig().revokeFunctionName);
     const revoked = await revoker.revoke(serial, reason, 'operator');
     console.log(
       `${revoked.serialHex}: ${revoked.outcome === 'revoked' ? 'revoked' : 'was already revoked'} ` +

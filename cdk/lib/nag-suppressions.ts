@@ -24,6 +24,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     stack.functions.signer,
     stack.functions.keygen,
     stack.functions.ca,
+    stack.functions.revoke,
     stack.functions.reconcile,
     stack.functions.crl,
     stack.functions.ocsp,

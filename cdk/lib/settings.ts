@@ -77,7 +77,10 @@ export interface IdentitySettings {
   readonly clientId: string;
   /** Accepted levels of assurance; undefined keeps the function's default (Swedish LoA 3 and 4). */
   readonly acceptedAcr?: readonly string[];
-  /** IAM principal ARNs allowed to name the signer themselves (the risk is in docs/identity.md). */
+  /**
+   * IAM principal ARNs of the clients that may vouch for their signers in request objects, each with its
+   * keys in an SSM parameter (the risk is in docs/identity.md).
+   */
   readonly trustedClients: readonly string[];
   /** SSM path under which each issuer's JWKS is kept (`<prefix>/jwks/<n>`). */
   readonly parameterPrefix: string;
@@ -359,12 +362,19 @@ function identitySettings(ctx: Context, allowPlaceholders: boolean): IdentitySet
     }
     issuers.push(PLACEHOLDER_ISSUER);
   }
+  const trustedClients = list(ctx, 'identityTrustedClients') ?? [];
+  if (mode === 'trusted-client' && trustedClients.length === 0) {
+    throw new DeploymentSettingsError(
+      'identityTrustedClients is required with identityMode=trusted-client: the IAM principal ARNs of the clients that vouch for their signers',
+      'identityTrustedClients',
+    );
+  }
   return {
     mode,
     issuers,
     clientId: optionalString(ctx, 'identityClientId') ?? 'signing-service',
     acceptedAcr: list(ctx, 'identityAcceptedAcr'),
-    trustedClients: list(ctx, 'identityTrustedClients') ?? [],
+    trustedClients,
     parameterPrefix: parameterPrefix(
       optionalString(ctx, 'identityParameterPrefix') ?? '/signing-pipeline/identity',
       'identityParameterPrefix',

@@ -79,6 +79,7 @@ export class SigningPipelineStack extends Stack {
         signer: this.functions.signer,
         keygen: this.functions.keygen,
         ca: this.functions.ca,
+        revoke: this.functions.revoke,
         reconcile: this.functions.reconcile,
         jwksRefresh: this.functions.jwksRefresh,
         crl: this.functions.crl,

@@ -1,9 +1,11 @@
 /**
  * Test support: a valid `received` sign request record (EC-P256, ECDSA, SHA-256, a random digest), with
- * overrides. The identity is fictitious and passes the certificate profile.
+ * overrides, carrying an identity assertion for its signer bound to it (from the direct identity
+ * provider, which a CA under test trusts). The identity is fictitious and passes the certificate profile.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { nodeHashName, type SignRequestRecord } from '../core/src';
+import { directAssertion } from '../../scripts/local/idp/direct-assertions';
 
 export const SAMPLE_SIGNER: SignRequestRecord['signer'] = {
   commonName: 'Tove Test',
@@ -16,7 +18,7 @@ export const SAMPLE_SIGNER: SignRequestRecord['signer'] = {
 export function sampleSignRequestRecord(overrides: Partial<SignRequestRecord> = {}): SignRequestRecord {
   const now = Date.now();
   const digestAlgorithm = overrides.digestAlgorithm ?? 'SHA-256';
-  return {
+  const record: SignRequestRecord = {
     id: randomUUID(),
     clientId: 'test-client',
     status: 'received',
@@ -29,4 +31,7 @@ export function sampleSignRequestRecord(overrides: Partial<SignRequestRecord> = 
     expiresAt: Math.floor(now / 1000) + 3600,
     ...overrides,
   };
+  return 'identityAssertion' in overrides
+    ? record
+    : { ...record, identityAssertion: directAssertion(record) };
 }

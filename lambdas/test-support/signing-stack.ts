@@ -35,7 +35,6 @@ export async function createTestSigningStack(options: { poolShards: number }): P
   const { issuer, caCertificates } = await createLocalCa({
     hsm,
     doc,
-    requests,
     certificatesTable: tables.certificates,
   });
   return {

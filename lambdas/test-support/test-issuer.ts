@@ -7,8 +7,8 @@ import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JSONWebKeySet
 import {
   SWEDISH_OIDC_CLAIMS,
   assertionNonce,
+  type AssertionBinding,
   type AssertionReplayStore,
-  type DigestAlgorithm,
 } from '../core/src';
 
 export const ISSUER = 'https://idp.example.test';
@@ -31,10 +31,13 @@ export function jwksOf(...keys: TestKey[]): JSONWebKeySet {
   return { keys: keys.map((k) => k.publicJwk) };
 }
 
-export const BINDING = {
+export const BINDING: AssertionBinding = {
   requestId: '0b7d2a4e-9f3c-4d1a-8e2b-5c6d7e8f9a0b',
-  digestAlgorithm: 'SHA-256' as DigestAlgorithm,
+  digestAlgorithm: 'SHA-256',
   digest: Buffer.alloc(32, 7).toString('base64'),
+  keyType: 'EC-P256',
+  signatureAlgorithm: 'ECDSA',
+  format: 'raw',
 };
 export const NONCE = assertionNonce(BINDING);
 

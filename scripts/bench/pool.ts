@@ -17,6 +17,7 @@
  * The certificate comes from the real CA in process (lambdas/ca: request read, CSR check, leaf signed by
  * the issuing CA key in SoftHSM, certificate records written), the same on every path.
  */
+import { directAssertion } from '../local/idp/direct-assertions';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { documentClient, dynamoDbClient } from '../../lambdas/adapters/aws/src';
@@ -82,7 +83,6 @@ export async function run(args: string[]): Promise<void> {
   const { issuer } = await createLocalCa({
     hsm,
     doc,
-    requests,
     certificatesTable: process.env[TABLES.certificates.envVar]!,
   });
   const metrics = new InMemoryPoolMetrics();
@@ -125,7 +125,7 @@ export async function run(args: string[]): Promise<void> {
       receivedAt: now,
       expiresAt: Math.floor(now / 1000) + 3600,
     };
-    await requests.create(record);
+    await requests.create({ ...record, identityAssertion: directAssertion(record) });
     const start = process.hrtime.bigint();
     const outcome = await processSignRequest(deps, record.id);
     const requestMs = msSince(start);

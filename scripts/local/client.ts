@@ -5,6 +5,7 @@
 import { X509Certificate, createHash, randomBytes, randomUUID, verify, constants } from 'node:crypto';
 import {
   assertionNonce,
+  bindingOf,
   defaultSignatureAlgorithm,
   nodeHashName,
   type AdesProfile,
@@ -13,8 +14,11 @@ import {
   type KeyType,
   type SignatureAlgorithm,
   type SignatureFormat,
+  type SignerIdentity,
 } from '../../lambdas/core/src';
 import { obtainIdToken } from '../client/src/oidc-login';
+import { signRequestObject } from '../client/src/signing-client';
+import { localClientKey } from './client-keys';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS, type TestCitizen } from './idp/citizens';
 import { CLIENT_IDS } from './idp/clients';
 import { readRunnerInfo } from './runner-info';
@@ -26,7 +30,7 @@ export interface SampleRequest {
     digestAlgorithm: DigestAlgorithm;
     keyType: KeyType;
     signatureAlgorithm: SignatureAlgorithm;
-    format?: SignatureFormat;
+    format: SignatureFormat;
     profile?: AdesProfile;
     identityAssertion: string;
   };
@@ -48,7 +52,9 @@ export function localIssuer(): string {
 
 /**
  * A sign request as an e-service makes one: a random document, a fresh request id, and an ID token from
- * the local IdP for a test citizen, whose nonce binds the login to this request id and digest.
+ * the local IdP for a test citizen, whose nonce binds the login to this request id, digest and way of
+ * signing; or, with `vouchedBy`, that client's request object naming the citizen (the client's local
+ * key must be registered: IDENTITY_CLIENT_KEYS).
  */
 export async function sampleRequest(
   keyType: KeyType,
@@ -60,32 +66,49 @@ export async function sampleRequest(
     profile?: AdesProfile;
     citizen?: TestCitizen;
     issuer?: string;
+    /** An API client id: that client vouches for the citizen in a request object instead of a login. */
+    vouchedBy?: string;
   } = {},
 ): Promise<SampleRequest> {
   const digestAlgorithm = options.digestAlgorithm ?? 'SHA-256';
   const document = randomBytes(64);
   const citizen = options.citizen ?? SIGNING_CITIZENS[i % SIGNING_CITIZENS.length];
-  const requestId = randomUUID();
-  const digest = createHash(nodeHashName(digestAlgorithm)).update(document).digest('base64');
-  const { idToken } = await obtainIdToken({
-    issuer: options.issuer ?? localIssuer(),
-    clientId: CLIENT_IDS.signingService,
-    personalIdentityNumber: citizen.personalIdentityNumber,
-    nonce: assertionNonce({ requestId, digestAlgorithm, digest }),
+  const format = options.format ?? (options.profile ? 'cms' : 'raw');
+  const binding = bindingOf({
+    id: randomUUID(),
+    digest: createHash(nodeHashName(digestAlgorithm)).update(document).digest('base64'),
+    digestAlgorithm,
+    keyType,
+    signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
+    format,
+    profile: options.profile ?? (format === 'cms' ? 'CAdES-B-B' : undefined),
   });
+  const identityAssertion = options.vouchedBy
+    ? await signRequestObject({
+        key: localClientKey(options.vouchedBy),
+        clientId: options.vouchedBy,
+        binding,
+        signer: signerOf(citizen),
+      })
+    : (
+        await obtainIdToken({
+          issuer: options.issuer ?? localIssuer(),
+          clientId: CLIENT_IDS.signingService,
+          personalIdentityNumber: citizen.personalIdentityNumber,
+          nonce: assertionNonce(binding),
+        })
+      ).idToken;
+  return { document, citizen, body: { ...binding, identityAssertion } };
+}
+
+/** The certificate subject a test citizen gets (the mapping of the local IdP's claims). */
+export function signerOf(citizen: TestCitizen): SignerIdentity {
   return {
-    document,
-    citizen,
-    body: {
-      requestId,
-      digest,
-      digestAlgorithm,
-      keyType,
-      signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
-      ...(options.format ? { format: options.format } : {}),
-      ...(options.profile ? { profile: options.profile } : {}),
-      identityAssertion: idToken,
-    },
+    commonName: citizen.name,
+    givenName: citizen.givenName,
+    surname: citizen.familyName,
+    serialNumber: citizen.personalIdentityNumber,
+    country: 'SE',
   };
 }
 

@@ -1,29 +1,35 @@
 /**
  * The real CA of the local environment: the CA keys on the local SoftHSM token and the certificates the
- * bootstrap issued, with a certificate table of the caller's choosing (benchmarks and tests).
+ * bootstrap issued, with a certificate table of the caller's choosing (benchmarks and tests), trusting
+ * the direct identity provider's assertions unless told otherwise.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { RequestRepository } from '../../lambdas/adapters/dynamodb/src';
 import { CertificateRepository } from '../../lambdas/adapters/dynamodb/src/certificate-repository';
 import type { Pkcs11Hsm } from '../../lambdas/adapters/hsm/src';
 import { CertificateAuthority, caCertificateStore, type CaCertificates } from '../../lambdas/ca/src';
 import { loadCaConfig, loadConfig } from '../../lambdas/config/src';
+import type { AssertionVerifier, AuditSink } from '../../lambdas/core/src';
+import { directAssertionVerifier } from './idp/direct-assertions';
 
 export async function createLocalCa(deps: {
   readonly hsm: Pkcs11Hsm;
   readonly doc: DynamoDBDocumentClient;
-  readonly requests: RequestRepository;
   readonly certificatesTable: string;
+  readonly evidence?: AssertionVerifier;
+  readonly audit?: AuditSink;
+  readonly now?: () => number;
 }): Promise<{ issuer: CertificateAuthority; caCertificates: CaCertificates }> {
   const caConfig = loadCaConfig();
   const caCertificates = await caCertificateStore(caConfig.certsSource, loadConfig().aws).read();
   if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
   const issuer = await CertificateAuthority.create({
     hsm: deps.hsm,
-    requests: deps.requests,
     certificates: new CertificateRepository(deps.doc, { tableName: deps.certificatesTable }),
     caCertificates,
     config: caConfig,
+    evidence: deps.evidence ?? directAssertionVerifier(),
+    ...(deps.audit ? { audit: deps.audit } : {}),
+    ...(deps.now ? { now: deps.now } : {}),
   });
   return { issuer, caCertificates };
 }

@@ -9,6 +9,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { LOCAL_DIR } from './paths';
 
+const LOOPBACK_DYNAMODB = join(__dirname, 'java', 'LoopbackDynamoDb.java');
+
 export interface StandInEndpoints {
   readonly dynamodb: string;
   readonly sqs: string;
@@ -87,10 +89,11 @@ export async function startStandIns(
     let dynamodb = configured('DYNAMODB');
     if (!dynamodb) {
       const port = await freePort();
-      const args = ['-port', String(port), '-disableTelemetry'];
+      // One database whatever access key a caller signs with (the runner's processes have their own).
+      const args = ['-port', String(port), '-disableTelemetry', '-sharedDb'];
       if (options.dynamodbDataDir) {
         mkdirSync(options.dynamodbDataDir, { recursive: true });
-        args.push('-sharedDb', '-dbPath', options.dynamodbDataDir);
+        args.push('-dbPath', options.dynamodbDataDir);
       } else {
         args.push('-inMemory');
       }
@@ -102,7 +105,8 @@ export async function startStandIns(
           `-Djava.library.path=${dir}`,
           '-cp',
           `${dir}/*`,
-          'com.amazonaws.services.dynamodbv2.local.main.ServerRunner',
+          // DynamoDB Local's own ServerRunner binds every interface; this launcher binds 127.0.0.1.
+          LOOPBACK_DYNAMODB,
           ...args,
         ],
         probe: dynamodb,

@@ -44,7 +44,8 @@ export interface PipelineFunctionsProps {
 }
 
 interface FunctionSpec {
-  readonly name: 'api' | 'signer' | 'keygen' | 'ca' | 'reconcile' | 'jwks-refresh' | 'crl' | 'ocsp';
+  readonly name:
+    'api' | 'signer' | 'keygen' | 'ca' | 'revoke' | 'reconcile' | 'jwks-refresh' | 'crl' | 'ocsp';
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
@@ -67,6 +68,7 @@ export class PipelineFunctions extends Construct {
   public readonly signerAlias: lambda.Alias;
   public readonly keygen: NodejsFunction;
   public readonly ca: NodejsFunction;
+  public readonly revoke: NodejsFunction;
   public readonly reconcile: NodejsFunction;
   public readonly jwksRefresh: NodejsFunction;
   public readonly crl: NodejsFunction;
@@ -154,14 +156,27 @@ export class PipelineFunctions extends Construct {
       name: 'ca',
       usesHsm: true,
       description:
-        'Issues the one-time certificate for a CSR signed by a pooled key (signer) and revokes certificates (API)',
+        "Issues one-time certificates (signer only): verifies each request's identity assertion and the CSR itself",
       memorySize: 1024,
       timeout: Duration.seconds(CA_TIMEOUT_SECONDS),
       securityGroup: hsm.clientSecurityGroup,
       environment: {
         ...caUserEnv,
+        ...props.identity.environment(),
+        ...tableEnv('certificates', 'audit'),
+      },
+    });
+    // Revocation apart from issuance: another function, another caller (the API and operators), no key.
+    this.revoke = this.createFunction({
+      name: 'revoke',
+      usesHsm: false,
+      description: 'Revokes certificates (API and operators only) and starts the CRL publication',
+      memorySize: 256,
+      timeout: Duration.seconds(CA_TIMEOUT_SECONDS),
+      securityGroup: endpointsOnly('RevokeSecurityGroup', 'Signing pipeline revocation (no HSM access)'),
+      environment: {
         CRL_FUNCTION_NAME: this.crl.functionArn,
-        ...tableEnv('requests', 'certificates', 'audit'),
+        ...tableEnv('certificates', 'audit'),
       },
     });
 
@@ -176,7 +191,7 @@ export class PipelineFunctions extends Construct {
         ...poolEnv,
         ...props.identity.environment(),
         SIGN_QUEUE_URL: signQueue.queue.queueUrl,
-        CA_FUNCTION_NAME: this.ca.functionArn,
+        REVOKE_FUNCTION_NAME: this.revoke.functionArn,
         ...tableEnv('requests', 'keyPool', 'demand', 'assertions'),
       },
     });
@@ -353,10 +368,17 @@ export class PipelineFunctions extends Construct {
     // Identity assertions: one conditional put per accepted assertion (single use), and the issuers' keys.
     allow(this.api, tables.table('assertions'), 'PutItem');
     for (const parameter of identity.parameters) {
+      // The API refuses bad assertions early; the CA verifies them again before it certifies.
       parameter.grantRead(this.api);
+      parameter.grantRead(this.ca);
       // The refresher reads a parameter to write it only when the keys changed.
       parameter.grantRead(this.jwksRefresh);
       parameter.grantWrite(this.jwksRefresh);
+    }
+    // Registered clients' request-object keys: kept by operators, read by the API and the CA only.
+    for (const parameter of identity.clientParameters) {
+      parameter.grantRead(this.api);
+      parameter.grantRead(this.ca);
     }
     tableKey(this.api);
     signQueue.queue.grant(this.api, 'sqs:SendMessage', 'sqs:GetQueueAttributes');
@@ -382,13 +404,16 @@ export class PipelineFunctions extends Construct {
     allow(this.keygen, audit, 'GetItem', 'BatchGetItem', 'PutItem');
     tableKey(this.keygen);
     hsm.poolUserSecret.grantRead(this.keygen);
-    // CA: read the request (subject), record issued certificates (transaction of puts), read CA certs.
-    allow(this.ca, requests, 'GetItem');
+    // CA: no request record (it decides on the evidence it verifies); read its certificates and registers
+    // (one BatchGetItem), record a certificate with its register entries (a transaction of puts).
     allow(this.ca, certificates, 'GetItem', 'PutItem', 'BatchGetItem');
-    // Revocation: one conditional update of a serial's record, nothing else.
-    allowOnKeys(this.ca, certificates, ['UpdateItem'], ['SERIAL#*']);
     allow(this.ca, audit, 'GetItem', 'PutItem');
     tableKey(this.ca);
+    // Revocation: one conditional update of a serial's record, the statuses it reports, nothing else.
+    allowOnKeys(this.revoke, certificates, ['UpdateItem'], ['SERIAL#*']);
+    allowOnKeys(this.revoke, certificates, ['BatchGetItem'], ['SERIAL#*']);
+    allow(this.revoke, audit, 'GetItem', 'PutItem');
+    tableKey(this.revoke);
     const caUser = (fn: NodejsFunction, writesCertificates = false): void => {
       hsm.caUserSecret.grantRead(fn);
       for (const parameter of [hsm.caRootCertificate, hsm.caIssuingCertificate, hsm.caOcspCertificate]) {
@@ -397,13 +422,13 @@ export class PipelineFunctions extends Construct {
       }
     };
     caUser(this.ca);
-    // After a revocation the CA starts the publication (asynchronous invoke of the crl function).
-    this.ca.addToRolePolicy(
+    // After a revocation the revocation function starts the publication (asynchronous invoke).
+    this.revoke.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.crl.functionArn] }),
     );
-    // The API asks the CA to revoke (the CA is the only writer of certificate records).
+    // The API may revoke (never issue); the signer may issue (never revoke).
     this.api.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.ca.functionArn] }),
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.revoke.functionArn] }),
     );
     // CRL publication: revoked serials from the sparse index, CRL numbers from their counters; renewing
     // the OCSP responder certificate writes the CA certificate parameters.

@@ -13,8 +13,12 @@ const EMPTY_JWKS = '{"keys":[]}';
  */
 export class IdentityTrust extends Construct {
   public readonly parameters: ssm.StringParameter[];
+  /** One per registered client (`<prefix>/clients/<n>`): its request-object keys, put there by operators. */
+  public readonly clientParameters: ssm.StringParameter[];
   /** IDENTITY_TRUSTED_ISSUERS for the functions: each issuer with its parameter as the key source. */
   public readonly trustedIssuersEnv: string;
+  /** IDENTITY_CLIENT_KEYS for the functions: each registered client with its parameter. */
+  public readonly clientKeysEnv: string;
 
   public constructor(
     scope: Construct,
@@ -31,6 +35,21 @@ export class IdentityTrust extends Construct {
           tier: ssm.ParameterTier.ADVANCED,
         }),
     );
+    this.clientParameters = settings.trustedClients.map(
+      (client, i) =>
+        new ssm.StringParameter(this, `ClientKeys${i}`, {
+          parameterName: `${settings.parameterPrefix}/clients/${i}`,
+          description: `Request-object signing keys (JWKS) of the client ${client}, which may vouch for its signers`,
+          stringValue: EMPTY_JWKS,
+          tier: ssm.ParameterTier.ADVANCED,
+        }),
+    );
+    this.clientKeysEnv = JSON.stringify(
+      settings.trustedClients.map((client, i) => ({
+        client,
+        jwks: `ssm:${settings.parameterPrefix}/clients/${i}`,
+      })),
+    );
     this.trustedIssuersEnv = JSON.stringify(
       settings.issuers.map((issuer, i) => ({
         issuer,
@@ -39,7 +58,7 @@ export class IdentityTrust extends Construct {
     );
   }
 
-  /** The identity settings every function that reads them gets (API and refresher). */
+  /** The identity settings every function that reads them gets (API, CA and refresher). */
   public environment(): Record<string, string> {
     const { settings } = this;
     return {
@@ -47,9 +66,7 @@ export class IdentityTrust extends Construct {
       IDENTITY_CLIENT_ID: settings.clientId,
       IDENTITY_TRUSTED_ISSUERS: this.trustedIssuersEnv,
       ...(settings.acceptedAcr ? { IDENTITY_ACCEPTED_ACR: settings.acceptedAcr.join(',') } : {}),
-      ...(settings.trustedClients.length > 0
-        ? { IDENTITY_TRUSTED_CLIENTS: settings.trustedClients.join(',') }
-        : {}),
+      ...(settings.trustedClients.length > 0 ? { IDENTITY_CLIENT_KEYS: this.clientKeysEnv } : {}),
     };
   }
 }

@@ -25,6 +25,7 @@ export interface ObservabilityProps {
     signer: lambda.IFunction;
     keygen: lambda.IFunction;
     ca: lambda.IFunction;
+    revoke: lambda.IFunction;
     reconcile: lambda.IFunction;
     jwksRefresh: lambda.IFunction;
     crl: lambda.IFunction;
@@ -121,6 +122,7 @@ export class Observability extends Construct {
       ['Signer', props.functions.signer],
       ['Keygen', props.functions.keygen],
       ['Ca', props.functions.ca],
+      ['Revoke', props.functions.revoke],
       ['Reconcile', props.functions.reconcile],
       // The identity providers' keys were not refreshed: rotated keys will not verify until they are.
       ['JwksRefresh', props.functions.jwksRefresh],

@@ -1,10 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
   AssertionError,
   IdentityProviderUnavailableError,
   REVOCATION_REASONS,
   assertionNonce,
+  bindingOf,
   type RevocationReason,
   type IdentityEvidence,
   type SignRequestRecord,
@@ -92,7 +93,7 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     }
   }
 
-  const id = input.requestId ?? randomUUID();
+  const id = input.requestId;
   const record: SignRequestRecord = {
     id,
     clientId,
@@ -105,6 +106,7 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     ...(input.profile ? { profile: input.profile } : {}),
     signer,
     identity,
+    identityAssertion: input.identityAssertion,
     inputHash: inputHash(clientId, input, signer, identity),
     receivedAt: now,
     expiresAt: Math.floor(now / 1000) + deps.settings.retentionSeconds,
@@ -179,10 +181,12 @@ async function revokeCertificate(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
 }
 
 /**
- * The signer and who vouches for it. An identity assertion is verified and bound to this request (its
- * nonce is derived from requestId and digest), then claimed once; a client named in the trusted list (or
- * any client under IDENTITY_MODE=trusted-client) may instead name the signer itself. Anyone else naming a
- * signer is refused: the identity never comes from the caller's word.
+ * The signer and who vouches for it: the identity assertion, verified and bound to this request (its
+ * nonce is derived from the request id, the digest and how it is signed), then claimed once. An ID token
+ * from a trusted identity provider names the person it authenticated; a request object signed with a
+ * registered client's key (IDENTITY_CLIENT_KEYS) names the person that client vouches for, and is
+ * accepted only from that client itself. The identity never comes from the caller's word, and the CA
+ * verifies the same assertion again before it certifies.
  */
 async function identify(
   input: SignRequestInput,
@@ -190,31 +194,19 @@ async function identify(
   deps: ApiDeps,
 ): Promise<{ signer: SignerIdentity; identity: IdentityEvidence }> {
   const { identity } = deps;
-  const trusted = identity.mode === 'trusted-client' || identity.trustedClients.includes(clientId);
-  if (input.signer) {
-    if (!trusted) {
-      throw new ApiError(
-        403,
-        'SIGNER_NOT_ALLOWED',
-        "this client may not name the signer: send the identity provider's assertion as identityAssertion",
-      );
-    }
-    return { signer: input.signer, identity: { source: 'trusted-client' } };
-  }
-  // parseSignRequest guarantees an assertion with its request id when no signer is named.
-  if (!input.identityAssertion || !input.requestId)
-    throw new ValidationError('identityAssertion is required');
   const refused = (err: AssertionError): never => {
     deps.onAssertionRefused?.(err.code, { clientId, requestId: input.requestId });
     throw new AssertionRefusedError(err.code, err.message);
   };
   try {
-    const nonce = assertionNonce({
-      requestId: input.requestId,
-      digestAlgorithm: input.digestAlgorithm,
-      digest: input.digest,
-    });
+    const nonce = assertionNonce(bindingOf({ ...input, id: input.requestId }));
     const verified = await identity.verifier.verify(input.identityAssertion, nonce);
+    if (verified.evidence.source === 'trusted-client' && verified.evidence.client !== clientId) {
+      throw new AssertionError(
+        'CLIENT_NOT_TRUSTED',
+        'a request object is accepted only from the client whose registered key signed it',
+      );
+    }
     const fresh = await identity.assertions.claim(verified.replayKey, {
       requestId: input.requestId,
       clientId,
@@ -334,7 +326,9 @@ function inputHash(
     input.format,
     input.profile ?? null,
     [signer.commonName, signer.givenName, signer.surname, signer.serialNumber, signer.country],
-    identity.source === 'assertion' ? [identity.issuer, identity.subject] : identity.source,
+    identity.source === 'assertion'
+      ? [identity.issuer, identity.subject]
+      : [identity.source, identity.client],
   ]);
   return createHash('sha256').update(canonical).digest('base64url');
 }

@@ -60,6 +60,6 @@ export class DependencyError extends ApiError {
 export class AssertionRefusedError extends ApiError {
   public override readonly name = 'AssertionRefusedError';
   public constructor(code: string, message: string) {
-    super(code === 'ASSERTION_REPLAYED' ? 409 : 400, code, message);
+    super(code === 'ASSERTION_REPLAYED' ? 409 : code === 'CLIENT_NOT_TRUSTED' ? 403 : 400, code, message);
   }
 }

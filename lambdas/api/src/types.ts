@@ -8,12 +8,11 @@ import type {
   SignRequestRecord,
   SignatureAlgorithm,
   SignatureFormat,
-  SignerIdentity,
 } from '../../core/src';
 
 /** A validated sign request as the API accepted it (defaults applied). */
 export interface SignRequestInput {
-  readonly requestId?: string;
+  readonly requestId: string;
   readonly digest: string;
   readonly digestAlgorithm: DigestAlgorithm;
   readonly keyType: KeyType;
@@ -21,10 +20,8 @@ export interface SignRequestInput {
   readonly format: SignatureFormat;
   /** For `cms`: the AdES profile (default CAdES-B-B). */
   readonly profile?: AdesProfile;
-  /** The OpenID Connect ID token that names the signer (assertion mode). */
-  readonly identityAssertion?: string;
-  /** The signer as the client names it: only for clients trusted to do so (trusted-client mode). */
-  readonly signer?: SignerIdentity;
+  /** The ID token, or a trusted client's request object, that names the signer. */
+  readonly identityAssertion: string;
 }
 
 /** Ports the API needs; the DynamoDB and SQS adapters implement them. */
@@ -61,14 +58,13 @@ export interface CertificateRevoker {
   }>;
 }
 
-/** Who vouches for the signer: an identity provider's assertion, or (trusted clients only) the client. */
+/**
+ * Who vouches for the signer: an identity provider's ID token, or a request object signed with the
+ * calling client's registered key (the verifier knows which clients are registered).
+ */
 export interface IdentitySettings {
   readonly verifier: AssertionVerifier;
   readonly assertions: AssertionReplayStore;
-  /** `trusted-client` for the whole deployment: every client may name the signer. */
-  readonly mode: 'assertion' | 'trusted-client';
-  /** Clients that may name the signer while the deployment is in assertion mode. */
-  readonly trustedClients: readonly string[];
 }
 
 export interface ApiSettings {

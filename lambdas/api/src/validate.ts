@@ -6,14 +6,11 @@ import {
   SIGNATURE_ALGORITHMS,
   defaultSignatureAlgorithm,
   fits,
-  InvalidIdentityError,
-  validateSignerIdentity,
   type DigestAlgorithm,
   type KeyType,
   type AdesProfile,
   type SignatureAlgorithm,
   type SignatureFormat,
-  type SignerIdentity,
 } from '../../core/src';
 import openapi from '../openapi.json';
 import { ApiError, ValidationError } from './errors';
@@ -40,7 +37,6 @@ interface RawInput {
   format?: SignatureFormat;
   profile?: AdesProfile;
   identityAssertion?: string;
-  signer?: SignerIdentity;
 }
 
 export function parseSignRequest(body: unknown): SignRequestInput {
@@ -64,15 +60,14 @@ export function parseSignRequest(body: unknown): SignRequestInput {
   const keyType = body.keyType ?? 'RSA-2048';
   const format = body.format ?? 'raw';
   return {
-    ...(body.requestId ? { requestId: body.requestId.toLowerCase() } : {}),
+    requestId: body.requestId!.toLowerCase(),
     format,
     ...(format === 'cms' ? { profile: body.profile ?? 'CAdES-B-B' } : {}),
     digest: body.digest,
     digestAlgorithm: body.digestAlgorithm,
     keyType,
     signatureAlgorithm: body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
-    ...(body.identityAssertion === undefined ? {} : { identityAssertion: body.identityAssertion }),
-    ...(body.signer === undefined ? {} : { signer: validIdentity(body.signer) }),
+    identityAssertion: body.identityAssertion!,
   };
 }
 
@@ -105,40 +100,31 @@ function crossFieldRules(body: Partial<RawInput>): void {
   if ((body.format ?? 'raw') === 'raw' && body.profile !== undefined) {
     throw new ValidationError('profile applies to format cms only');
   }
-  if (body.signer !== undefined && typeof body.signer === 'object' && body.signer !== null) {
-    validIdentity(body.signer);
-  }
 }
 
 /**
- * Who names the signer, checked before the schema (whose oneOf says the same) so that each case gets its
- * own code: an identity assertion with the request id it is bound to, or a signer, never both.
+ * Who vouches for the signer, checked before the schema (which says the same) so that each case gets its
+ * own code: an identity assertion, with the request id it is bound to.
  */
 function presenceRules(body: unknown): void {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return;
   const has = (field: string): boolean => (body as Record<string, unknown>)[field] !== undefined;
-  if (has('identityAssertion') && has('signer')) {
-    throw new ValidationError('send either identityAssertion or signer, not both');
+  if (has('signer')) {
+    throw new ApiError(
+      400,
+      'SIGNER_NOT_ALLOWED',
+      'the signer is never named in the body: send an ID token, or as a trusted client a signed request object, as identityAssertion',
+    );
   }
-  if (!has('identityAssertion') && !has('signer')) {
+  if (!has('identityAssertion')) {
     throw new ApiError(400, 'IDENTITY_ASSERTION_REQUIRED', 'identityAssertion is required');
   }
-  if (has('identityAssertion') && !has('requestId')) {
+  if (!has('requestId')) {
     throw new ApiError(
       400,
       'REQUEST_ID_REQUIRED',
       "requestId is required with identityAssertion: the assertion's nonce is derived from it",
     );
-  }
-}
-
-/** The certificate profile's own rules (the CA applies them again): one definition of a valid identity. */
-function validIdentity(signer: SignerIdentity): SignerIdentity {
-  try {
-    return validateSignerIdentity(signer);
-  } catch (err) {
-    if (err instanceof InvalidIdentityError) throw new ApiError(400, err.code, err.message);
-    throw err;
   }
 }
 

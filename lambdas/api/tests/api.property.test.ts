@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { SignRequestRecord } from '../../core/src';
+import { AssertionError, type SignRequestRecord } from '../../core/src';
 import { memoryAssertionStore } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';
 import { hostileBody } from './arbitraries';
@@ -27,13 +27,14 @@ function deps(): ApiDeps {
       rejectWhenPoolEmpty: false,
       retryAfterSeconds: 30,
     },
-    // These tests are about the API's other rules: their client names the signer (identity.test.ts
-    // covers identity assertions).
+    // No generated token is signed by a trusted issuer: the verifier refuses each, as the real one would
+    // (identity.test.ts covers identity assertions).
     identity: {
-      verifier: { verify: async () => Promise.reject(new Error('no assertions here')) },
+      verifier: {
+        verify: async () =>
+          Promise.reject(new AssertionError('ASSERTION_SIGNATURE_INVALID', 'not signed by a trusted issuer')),
+      },
       assertions: memoryAssertionStore(),
-      mode: 'assertion',
-      trustedClients: ['client-a', 'client'],
     },
   };
 }

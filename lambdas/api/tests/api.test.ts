@@ -3,11 +3,35 @@
  * throttling by pool policy, dependency failures). The HTTP path end to end is tested through the local
  * runner in scripts/local/runner/tests.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { SignRequestRecord } from '../../core/src';
+import type { AssertionVerifier, SignRequestRecord } from '../../core/src';
 import { memoryAssertionStore } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';
+
+/** Accepts any token as a login of Anna Berg (each token its own assertion). */
+const anyAssertion: AssertionVerifier = {
+  verify: async (token) => ({
+    signer: {
+      commonName: 'Anna Berg',
+      givenName: 'Anna',
+      surname: 'Berg',
+      serialNumber: '197001011234',
+      country: 'SE',
+    },
+    evidence: {
+      source: 'assertion',
+      issuer: 'https://idp.example.test',
+      subject: 'anna',
+      assertionHash: createHash('sha256').update(token).digest('hex'),
+      acr: 'loa3',
+      authTime: Date.now(),
+    },
+    replayKey: createHash('sha256').update(token).digest('hex'),
+    expiresAt: Date.now() + 300_000,
+    issuedAt: Date.now(),
+  }),
+};
 
 function memoryDeps(
   overrides: Partial<ApiDeps> = {},
@@ -33,14 +57,9 @@ function memoryDeps(
       rejectWhenPoolEmpty: false,
       retryAfterSeconds: 30,
     },
-    // These tests are about the API's other rules: their client names the signer (identity.test.ts
-    // covers identity assertions).
-    identity: {
-      verifier: { verify: async () => Promise.reject(new Error('no assertions here')) },
-      assertions: memoryAssertionStore(),
-      mode: 'assertion',
-      trustedClients: ['client-a', 'client'],
-    },
+    // These tests are about the API's other rules: every assertion verifies (identity.test.ts covers
+    // identity assertions).
+    identity: { verifier: anyAssertion, assertions: memoryAssertionStore() },
     ...overrides,
   };
 }
@@ -69,13 +88,8 @@ const body = (over: Record<string, unknown> = {}): string =>
     digest: createHash('sha256').update('x').digest('base64'),
     digestAlgorithm: 'SHA-256',
     keyType: 'EC-P256',
-    signer: {
-      commonName: 'Anna Berg',
-      givenName: 'Anna',
-      surname: 'Berg',
-      serialNumber: '197001011234',
-      country: 'SE',
-    },
+    requestId: randomUUID(),
+    identityAssertion: `eyJhbGciOiJFUzI1NiJ9.${Buffer.from(randomUUID()).toString('base64url')}.c2ln`,
     ...over,
   });
 

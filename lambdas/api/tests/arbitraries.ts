@@ -8,11 +8,13 @@ const validSigner = {
   serialNumber: '197001011234',
   country: 'SE',
 };
+/** Valid in shape; the assertion is not a real token (no issuer signed it). */
 const validBody = {
+  requestId: '6f1c2a9e-3b4d-4c5e-8f6a-7b8c9d0e1f2a',
   digest: Buffer.alloc(32, 1).toString('base64'),
   digestAlgorithm: 'SHA-256',
   keyType: 'EC-P256',
-  signer: validSigner,
+  identityAssertion: 'eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJ4In0.c2ln',
 };
 
 /** Strings an attacker would try: injections, controls, huge, odd Unicode, lone surrogates. */
@@ -36,7 +38,10 @@ const nasty = fc.oneof(
 
 const anyJson: fc.Arbitrary<unknown> = fc.jsonValue({ maxDepth: 3 });
 
-/** A valid body with one field replaced by something hostile, or removed, or an unknown field added. */
+/**
+ * A valid body with one field replaced by something hostile, or removed, or an unknown field added; or
+ * with a signer named beside the assertion (always refused), itself hostile or not.
+ */
 const mutated = fc
   .tuple(
     fc.constantFrom(
@@ -44,16 +49,18 @@ const mutated = fc
       'digestAlgorithm',
       'keyType',
       'signatureAlgorithm',
+      'format',
+      'profile',
       'requestId',
-      'signer',
+      'identityAssertion',
       'extra',
     ),
     fc.constantFrom('commonName', 'givenName', 'surname', 'serialNumber', 'country', 'extra'),
     fc.oneof(nasty, anyJson, fc.constant(undefined)),
     fc.boolean(),
   )
-  .map(([field, signerField, value, inSigner]) => {
-    if (inSigner) return { ...validBody, signer: { ...validSigner, [signerField]: value } };
+  .map(([field, signerField, value, withSigner]) => {
+    if (withSigner) return { ...validBody, signer: { ...validSigner, [signerField]: value } };
     return { ...validBody, [field]: value };
   });
 

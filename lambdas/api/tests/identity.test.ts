@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { SWEDISH_CLAIM_MAPPING, assertionNonce, type SignRequestRecord } from '../../core/src';
+import { SWEDISH_CLAIM_MAPPING, assertionNonce, bindingOf, type SignRequestRecord } from '../../core/src';
 import { JwsAssertionVerifier, RefreshingJwks } from '../../adapters/oidc/src';
 import {
   AUDIENCE,
@@ -23,26 +23,33 @@ import {
 import { handleApiEvent, type ApiDeps } from '../src';
 
 let key: TestKey;
+/** The request-object key of the client `trusted`, registered with the service. */
+let clientKey: TestKey;
 beforeAll(async () => {
   key = await testKey('RS256', 'k1');
+  clientKey = await testKey('ES256', 'trusted-1');
 });
 
-function deps(trustedClients: string[] = []) {
+const POLICY = {
+  audience: AUDIENCE,
+  clockSkewSeconds: 60,
+  maxAuthAgeSeconds: 600,
+  acceptedAcr: [LOA3],
+  maxLifetimeSeconds: 3600,
+  maxAuthGapSeconds: 30,
+};
+
+function deps() {
   const records = new Map<string, SignRequestRecord>();
   const refusals: Array<{ code: string; context: unknown }> = [];
   const assertions = memoryAssertionStore();
+  const keys = (k: () => TestKey) =>
+    new RefreshingJwks(async () => jwksOf(k()), { refreshIntervalMs: 30_000, maxAgeMs: 600_000 });
   const verifier = new JwsAssertionVerifier({
-    issuers: new Map([
-      [ISSUER, new RefreshingJwks(async () => jwksOf(key), { refreshIntervalMs: 30_000, maxAgeMs: 600_000 })],
-    ]),
+    issuers: new Map([[ISSUER, keys(() => key)]]),
+    clients: new Map([['trusted', keys(() => clientKey)]]),
     algorithms: ['RS256', 'ES256'],
-    policy: {
-      audience: AUDIENCE,
-      clockSkewSeconds: 60,
-      maxAuthAgeSeconds: 600,
-      acceptedAcr: [LOA3],
-      maxLifetimeSeconds: 3600,
-    },
+    policy: POLICY,
     mapping: SWEDISH_CLAIM_MAPPING,
     maxLength: 8192,
   });
@@ -60,7 +67,7 @@ function deps(trustedClients: string[] = []) {
       rejectWhenPoolEmpty: false,
       retryAfterSeconds: 30,
     },
-    identity: { verifier, assertions, mode: 'assertion', trustedClients },
+    identity: { verifier, assertions },
     onAssertionRefused: (code, context) => refusals.push({ code, context }),
   };
   return { deps: d, records, refusals, assertions };
@@ -80,17 +87,45 @@ function post(body: unknown, client = 'client-a'): APIGatewayProxyEvent {
   } as unknown as APIGatewayProxyEvent;
 }
 
+/** A fresh request (id, digest, EC-P256 raw) and the nonce that binds an assertion to it. */
+function freshRequest() {
+  const body = {
+    requestId: crypto.randomUUID(),
+    digest: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'),
+    digestAlgorithm: 'SHA-256' as const,
+    keyType: 'EC-P256' as const,
+    signatureAlgorithm: 'ECDSA' as const,
+    format: 'raw' as const,
+  };
+  return { body, nonce: assertionNonce(bindingOf({ ...body, id: body.requestId })) };
+}
+
 /** A request body bound to its own fresh id and digest, with an assertion whose claims are adjusted. */
-async function signedBody(
-  overrides: Record<string, unknown> = {},
-  bind: { requestId?: string; digest?: string } = {},
-) {
-  const requestId = bind.requestId ?? crypto.randomUUID();
-  const digest = bind.digest ?? Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
+async function signedBody(overrides: Record<string, unknown> = {}) {
+  const { body, nonce } = freshRequest();
   const now = Math.floor(Date.now() / 1000);
-  const nonce = assertionNonce({ requestId, digestAlgorithm: 'SHA-256', digest });
   const identityAssertion = await sign(key, claims(now, { nonce, ...overrides }));
-  return { requestId, digest, digestAlgorithm: 'SHA-256', keyType: 'EC-P256', identityAssertion };
+  return { ...body, identityAssertion };
+}
+
+const EVE = {
+  commonName: 'Eve Evil',
+  givenName: 'Eve',
+  surname: 'Evil',
+  serialNumber: '197001019999',
+  country: 'SE',
+};
+
+/** A request object of `client` (signed with the registered client's key unless told) naming Eve. */
+async function requestObjectBody(options: { client?: string; typ?: string; signWith?: TestKey } = {}) {
+  const { body, nonce } = freshRequest();
+  const now = Math.floor(Date.now() / 1000);
+  const identityAssertion = await sign(
+    options.signWith ?? clientKey,
+    { iss: options.client ?? 'trusted', aud: AUDIENCE, iat: now, exp: now + 300, nonce, signer: EVE },
+    { typ: options.typ ?? 'sign-request+jwt' },
+  );
+  return { ...body, identityAssertion };
 }
 
 const answer = (res: { statusCode: number; body: string }) => ({
@@ -98,7 +133,7 @@ const answer = (res: { statusCode: number; body: string }) => ({
   code: (JSON.parse(res.body) as { error?: { code: string } }).error?.code,
 });
 
-test("the record's signer comes from the verified claims; issuer, subject and the token's hash are kept, not the token", async () => {
+test("the record's signer comes from the verified claims; issuer, subject and the token's hash are kept, and the token only while the request is open", async () => {
   const { deps: d, records } = deps();
   const body = await signedBody();
   const res = await handleApiEvent(post(body), d);
@@ -117,33 +152,63 @@ test("the record's signer comes from the verified claims; issuer, subject and th
     subject: 'c0ffee-subject-1',
     acr: LOA3,
   });
-  expect(JSON.stringify(record)).not.toContain(body.identityAssertion);
+  // For the CA, which verifies it again; every terminal transition removes it (request-repository).
+  expect(record.identityAssertion).toBe(body.identityAssertion);
 });
 
-test('a client may not name the signer unless it is trusted to; a trusted client may', async () => {
-  const signer = {
-    commonName: 'Eve Evil',
-    givenName: 'Eve',
-    surname: 'Evil',
-    serialNumber: '197001019999',
-    country: 'SE',
-  };
-  const plain = {
-    requestId: crypto.randomUUID(),
-    digest: Buffer.alloc(32, 1).toString('base64'),
-    digestAlgorithm: 'SHA-256',
-    signer,
-  };
-  const { deps: d, records } = deps(['trusted']);
-  expect(answer(await handleApiEvent(post(plain), d))).toEqual({ status: 403, code: 'SIGNER_NOT_ALLOWED' });
-  expect(records.size).toBe(0);
+test('a signer named in the body is refused, beside an assertion or alone', async () => {
+  const { deps: d, records } = deps();
+  const plain = { ...freshRequest().body, signer: EVE };
+  expect(answer(await handleApiEvent(post(plain, 'trusted'), d))).toEqual({
+    status: 400,
+    code: 'SIGNER_NOT_ALLOWED',
+  });
   // An assertion for Åsa with a signer for Eve: refused outright, never merged.
-  const mixed = { ...(await signedBody()), signer };
-  expect(answer(await handleApiEvent(post(mixed), d))).toEqual({ status: 400, code: 'VALIDATION_FAILED' });
+  const mixed = { ...(await signedBody()), signer: EVE };
+  expect(answer(await handleApiEvent(post(mixed), d))).toEqual({ status: 400, code: 'SIGNER_NOT_ALLOWED' });
   expect(records.size).toBe(0);
-  const res = await handleApiEvent(post(plain, 'trusted'), d);
-  expect(res.statusCode).toBe(202);
-  expect(records.get(plain.requestId)).toMatchObject({ signer, identity: { source: 'trusted-client' } });
+});
+
+test("a registered client's request object names the signer it vouches for, from that client only", async () => {
+  const { deps: d, records } = deps();
+  const vouched = await requestObjectBody();
+  expect((await handleApiEvent(post(vouched, 'trusted'), d)).statusCode).toBe(202);
+  expect(records.get(vouched.requestId)).toMatchObject({
+    signer: EVE,
+    identity: { source: 'trusted-client', client: 'trusted' },
+  });
+  // The same kind of object sent by another client, or signed by a client with no registered key, or
+  // not typed as a request object, or signed with another key: refused, nothing stored.
+  expect(answer(await handleApiEvent(post(await requestObjectBody(), 'client-a'), d))).toEqual({
+    status: 403,
+    code: 'CLIENT_NOT_TRUSTED',
+  });
+  expect(
+    answer(await handleApiEvent(post(await requestObjectBody({ client: 'client-a' }), 'client-a'), d)),
+  ).toEqual({
+    status: 400,
+    code: 'ASSERTION_ISSUER_UNTRUSTED',
+  });
+  expect(answer(await handleApiEvent(post(await requestObjectBody({ typ: 'JWT' }), 'trusted'), d))).toEqual({
+    status: 400,
+    code: 'ASSERTION_MALFORMED',
+  });
+  const stranger = await testKey('ES256', 'trusted-1');
+  expect(
+    answer(await handleApiEvent(post(await requestObjectBody({ signWith: stranger }), 'trusted'), d)),
+  ).toEqual({ status: 400, code: 'ASSERTION_SIGNATURE_INVALID' });
+  expect(records.size).toBe(1);
+});
+
+test('a token minted from an existing session (auth_time long before iat) is not a login for this signature', async () => {
+  const { deps: d, records } = deps();
+  const now = Math.floor(Date.now() / 1000);
+  const silent = await signedBody({ iat: now, auth_time: now - 120 });
+  expect(answer(await handleApiEvent(post(silent), d))).toEqual({
+    status: 400,
+    code: 'ASSERTION_LOGIN_NOT_FRESH',
+  });
+  expect(records.size).toBe(0);
 });
 
 test('without an assertion, or without the request id it is bound to: their own codes', async () => {
@@ -170,19 +235,21 @@ test('an assertion is used once: another client or another request replaying it 
   expect(records.size).toBe(1);
 });
 
-test('an assertion bound to another digest or request id is refused', async () => {
+test('an assertion bound to another digest, request id, key type, algorithm or format is refused', async () => {
   const { deps: d, records } = deps();
   const body = await signedBody();
-  const otherDigest = { ...body, digest: Buffer.alloc(32, 9).toString('base64') };
-  expect(answer(await handleApiEvent(post(otherDigest), d))).toEqual({
-    status: 400,
-    code: 'ASSERTION_BINDING_MISMATCH',
-  });
-  const otherId = { ...body, requestId: crypto.randomUUID() };
-  expect(answer(await handleApiEvent(post(otherId), d))).toEqual({
-    status: 400,
-    code: 'ASSERTION_BINDING_MISMATCH',
-  });
+  for (const other of [
+    { digest: Buffer.alloc(32, 9).toString('base64') },
+    { requestId: crypto.randomUUID() },
+    { keyType: 'EC-P384' },
+    { keyType: 'RSA-2048', signatureAlgorithm: 'RSASSA-PKCS1-v1_5' },
+    { format: 'cms' },
+  ]) {
+    expect(answer(await handleApiEvent(post({ ...body, ...other }), d))).toEqual({
+      status: 400,
+      code: 'ASSERTION_BINDING_MISMATCH',
+    });
+  }
   expect(records.size).toBe(0);
 });
 
@@ -226,13 +293,7 @@ test('an identity provider whose keys cannot be read is 503 with Retry-After, an
       ],
     ]),
     algorithms: ['RS256'],
-    policy: {
-      audience: AUDIENCE,
-      clockSkewSeconds: 60,
-      maxAuthAgeSeconds: 600,
-      acceptedAcr: [LOA3],
-      maxLifetimeSeconds: 3600,
-    },
+    policy: POLICY,
     mapping: SWEDISH_CLAIM_MAPPING,
     maxLength: 8192,
   });

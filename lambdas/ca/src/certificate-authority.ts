@@ -1,16 +1,22 @@
 import { createHash } from 'node:crypto';
 import { pkiUrls, type CaConfig } from '../../config/src';
 import {
+  AssertionError,
+  assertionNonce,
   subjectAttributes,
   type AuditSink,
   type BatchCertificateIssuer,
   type CertificateIssuedEvent,
   type CertificateIssuer,
+  type AssertionVerifier,
+  type IssuanceRegisters,
+  type IssuanceState,
   type IssueCertificateInput,
   type IssueOutcome,
   type IssuedCertificate,
-  type StoredSignRequest,
   type Hsm,
+  type RecordIssuedResult,
+  type VerifiedAssertion,
 } from '../../core/src';
 import {
   encodeName,
@@ -26,13 +32,16 @@ import { BACKDATE_MS } from './bootstrap';
 import { findCaKey, hsmSigner, parseCaChain, type CaChain } from './ca-keys';
 import {
   AlreadyCertifiedError,
+  AssertionAlreadyUsedError,
+  CaError,
   CaNotReadyError,
   KeyMismatchError,
-  RequestNotSigningError,
+  PublicKeyAlreadyCertifiedError,
   RequestUnknownError,
   SerialCollisionError,
+  SignerMismatchError,
 } from './errors';
-import type { CaCertificates, IssuedCertificateRecord, IssuedCertificateStore, RequestLookup } from './types';
+import type { CaCertificates, IssuedCertificateRecord, IssuedCertificateStore } from './types';
 
 const DAY_MS = 86_400_000;
 /** Request ids are short opaque strings; anything longer is not one (and would be refused as a key). */
@@ -40,50 +49,66 @@ const MAX_REQUEST_ID_LENGTH = 256;
 
 export type CaIssuanceConfig = Pick<
   CaConfig,
-  'keyType' | 'issuingKeyLabel' | 'leafValidityDays' | 'policyOid' | 'pkiBaseUrl'
+  | 'keyType'
+  | 'issuingKeyLabel'
+  | 'leafValidityDays'
+  | 'policyOid'
+  | 'pkiBaseUrl'
+  | 'maxAssertionAgeSeconds'
+  | 'publicKeyRegisterDays'
 >;
 
 export interface CertificateAuthorityDeps {
   readonly hsm: Hsm;
-  readonly requests: RequestLookup;
   readonly certificates: IssuedCertificateStore;
   readonly caCertificates: CaCertificates;
   readonly config: CaIssuanceConfig;
   /**
-   * The tamper-evident log: every certificate the CA key signs is appended (serial, subject hash) before
-   * it is stored or returned, so no released certificate is missing from the log.
+   * Verifies identity assertions (ID tokens of the trusted identity providers, request objects of the
+   * registered clients): the only source of a certificate's subject.
+   */
+  readonly evidence: AssertionVerifier;
+  /**
+   * The tamper-evident log: every certificate the CA key signs is appended (serial, subject hash, key
+   * hash) before it is stored or returned, so no released certificate is missing from the log; every
+   * refusal is appended too.
    */
   readonly audit?: AuditSink;
   /** Epoch milliseconds; injectable for tests. */
   readonly now?: () => number;
 }
 
-function sha256Hex(data: Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
-}
+const sha256Hex = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
 
 function validRequestId(id: unknown): id is string {
   return typeof id === 'string' && id.length > 0 && id.length <= MAX_REQUEST_ID_LENGTH;
 }
 
-/** The audit event of an issuance: serial, subject hash, and which identity assertion vouched for it. */
-function issuedEvent(request: StoredSignRequest, record: IssuedCertificateRecord): CertificateIssuedEvent {
-  return {
-    type: 'certificate.issued',
-    requestId: record.requestId,
-    serial: record.serialHex,
-    subjectHash: record.subjectHash,
-    ...(request.identity?.source === 'assertion' ? { assertionHash: request.identity.assertionHash } : {}),
-  };
+/** Refusals: named, the request ends with their code. Anything else is the CA being unavailable. */
+type Refusal = CaError | AssertionError;
+const isRefusal = (err: unknown): err is Refusal => err instanceof CaError || err instanceof AssertionError;
+
+/** An input whose proof of possession, evidence and subject checked out. */
+interface Checked {
+  readonly input: IssueCertificateInput;
+  readonly spki: Buffer;
+  readonly publicKeyHash: string;
+  readonly assertionHash: string;
+  readonly verified: VerifiedAssertion;
+  readonly subject: ReturnType<typeof encodeName>;
 }
 
 const succeeded = (certificate: IssuedCertificate): IssueOutcome => ({ ok: true, certificate });
 const failed = (error: unknown): IssueOutcome => ({ ok: false, error });
 
 /**
- * Issues natural-person signing certificates for one-time keys. The subject comes from the sign request
- * record, never from the CSR; the CSR only proves possession of the key. The issuing CA key signs inside
- * the HSM. One certificate per request: a retry with the same key gets the stored certificate back.
+ * Issues natural-person signing certificates for one-time keys, on evidence it checks itself and on
+ * nothing stored: the CSR proves possession of the key; the identity assertion (an ID token of a trusted
+ * identity provider, or a trusted client's signed request object) must verify, be recent by the CA's own
+ * clock, and bind exactly this request id and what the signer is about to sign; the subject is taken
+ * from it (and the CSR must name the same person); the assertion serves one request and a public key is
+ * certified once, by registers written in the same transaction as the certificate. The issuing CA key
+ * signs inside the HSM. A retry with the same key gets the stored certificate back.
  */
 export class CertificateAuthority implements CertificateIssuer, BatchCertificateIssuer {
   private readonly now: () => number;
@@ -119,40 +144,158 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   }
 
   public async issue(input: IssueCertificateInput): Promise<IssuedCertificate> {
+    const checked = await this.check(input);
+    const [state] = await this.deps.certificates.lookup([this.lookupOf(checked)]);
+    return this.issueChecked(checked, state);
+  }
+
+  /**
+   * Certifies a batch: every item checked on its own, one read of the store for all of them, one HSM
+   * signature per new certificate, one audit append and one write for the plain first issuances. Items
+   * that are not (retries, takeovers, register hits, repeats within the batch, lost writes) take the
+   * single-item rules. Outcomes are per item, in input order.
+   */
+  public async issueMany(inputs: readonly IssueCertificateInput[]): Promise<IssueOutcome[]> {
+    const { certificates } = this.deps;
+    const outcomes = new Array<IssueOutcome>(inputs.length);
+    const checked: Array<{ index: number; checked: Checked }> = [];
+    await Promise.all(
+      inputs.map(async (input, index) => {
+        try {
+          checked.push({ index, checked: await this.check(input) });
+        } catch (err) {
+          outcomes[index] = failed(err);
+        }
+      }),
+    );
+    const states = await certificates.lookup(checked.map((c) => this.lookupOf(c.checked)));
+    const seen = new Set<string>();
+    const fresh: Array<{ index: number; checked: Checked }> = [];
+    const single: Array<{ index: number; checked: Checked; state?: IssuanceState }> = [];
+    checked.forEach((c, k) => {
+      const state = states[k];
+      const keys = [
+        `r:${c.checked.input.requestId}`,
+        `a:${c.checked.verified.replayKey}`,
+        `k:${c.checked.publicKeyHash}`,
+      ];
+      if (keys.some((key) => seen.has(key))) {
+        single.push(c); // a repeat within the batch: decided after the others are stored
+        return;
+      }
+      keys.forEach((key) => seen.add(key));
+      if (state.existing || state.assertionUse || state.publicKeyUse || !certificates.recordMany) {
+        single.push({ ...c, state });
+      } else fresh.push(c);
+    });
+
+    const signed = (
+      await Promise.all(
+        fresh.map(async (f) => {
+          try {
+            return { ...f, record: await this.certify(f.checked) };
+          } catch (err) {
+            outcomes[f.index] = failed(err);
+            return undefined;
+          }
+        }),
+      )
+    ).filter((f) => f !== undefined);
+    if (signed.length > 0) {
+      try {
+        // Logged before stored or returned, as on the single path: no released certificate is unlogged.
+        await this.deps.audit?.appendMany(signed.map((f) => issuedEvent(f.checked, f.record)));
+        const stored = await certificates.recordMany!(
+          signed.map((f) => ({ certificate: f.record, registers: this.registersOf(f.checked) })),
+        );
+        await Promise.all(
+          signed.map(async (f, k) => {
+            outcomes[f.index] = stored[k]
+              ? succeeded(this.issued(f.record))
+              : // Not written: the single write of the same certificate says why.
+                await this.store(f.checked, f.record, undefined).then(succeeded, failed);
+          }),
+        );
+      } catch (err) {
+        signed.forEach((f) => (outcomes[f.index] = failed(err)));
+      }
+    }
+    await Promise.all(
+      single.map(async (s) => {
+        outcomes[s.index] = await (
+          s.state
+            ? this.issueChecked(s.checked, s.state)
+            : this.deps.certificates
+                .lookup([this.lookupOf(s.checked)])
+                .then(([state]) => this.issueChecked(s.checked, state))
+        ).then(succeeded, failed);
+      }),
+    );
+    return outcomes;
+  }
+
+  /**
+   * The proof of possession, then the evidence: a request id bound by the assertion, the CSR's key of
+   * the type it binds, the assertion verified (signature, issuer or client, audience, level of assurance,
+   * a login made for this token, its nonce against what is about to be signed, its age by the CA's own
+   * clock), and the CSR naming the person the assertion names. Refusals are audited.
+   */
+  private async check(input: IssueCertificateInput): Promise<Checked> {
     const csr = verifyCsr(input.csrDer);
     const publicKeyHash = sha256Hex(csr.publicKeySpki);
+    const assertionHash = typeof input.assertion === 'string' ? sha256Hex(input.assertion) : undefined;
+    try {
+      const binding = input.binding;
+      if (
+        !validRequestId(input.requestId) ||
+        binding?.requestId?.toLowerCase() !== input.requestId.toLowerCase()
+      ) {
+        throw new RequestUnknownError();
+      }
+      if (csr.keyType !== binding.keyType) throw new KeyMismatchError(binding.keyType, csr.keyType);
+      if (!assertionHash) {
+        throw new AssertionError(
+          'IDENTITY_ASSERTION_REQUIRED',
+          'no identity assertion came with the request',
+        );
+      }
+      const verified = await this.deps.evidence.verify(input.assertion, assertionNonce(binding), {
+        maxAgeSeconds: this.deps.config.maxAssertionAgeSeconds,
+      });
+      const subject = encodeName(subjectAttributes(verified.signer));
+      if (!nameDer(subject).equals(csr.subjectDer)) throw new SignerMismatchError();
+      return { input, spki: csr.publicKeySpki, publicKeyHash, assertionHash, verified, subject };
+    } catch (err) {
+      if (isRefusal(err)) await this.refused(input.requestId, err, publicKeyHash, assertionHash);
+      throw err;
+    }
+  }
 
-    const id = input.requestId;
-    if (!validRequestId(id)) throw new RequestUnknownError();
-    // Both reads at once: one round trip of latency instead of two.
-    const [request, existing] = await Promise.all([
-      this.deps.requests.get(id),
-      this.deps.certificates.getByRequest(id),
-    ]);
-    if (!request) throw new RequestUnknownError();
-    if (request.status !== 'signing') throw new RequestNotSigningError(request.status);
-    if (csr.keyType !== request.keyType) throw new KeyMismatchError(request.keyType, csr.keyType);
-    // The same key again (a retry): the stored certificate. Another key: refused, unless the caller is
-    // the attempt that now owns the request and the certificate went to an attempt it took over. That
-    // attempt died before storing its result, so its certificate never reached anyone; its key died with
-    // its HSM session. The new key's certificate replaces it and the old serial is marked superseded.
+  /**
+   * The rules on what the store already holds: the same key again is a retry (the stored certificate);
+   * a key certified before, or an assertion certified for another request, is refused. Another key for a
+   * request that has a certificate is refused, unless the caller is an attempt that took the request over
+   * from the one the certificate went to: that attempt died before storing its result, and its key died
+   * with its HSM session; the new key's certificate replaces it and the old serial is marked superseded,
+   * not revoked (a record reset by someone who can write the table looks the same as a crash, and must
+   * not revoke a certificate that was released; the assertion must still be recent by the CA's bound).
+   */
+  private async issueChecked(checked: Checked, state: IssuanceState): Promise<IssuedCertificate> {
+    const { existing, assertionUse, publicKeyUse } = state;
+    const { input } = checked;
+    if (existing && existing.publicKeyHash === checked.publicKeyHash) return this.issued(existing);
+    if (publicKeyUse) return this.refuse(checked, new PublicKeyAlreadyCertifiedError());
+    if (assertionUse && assertionUse.requestId !== input.requestId) {
+      return this.refuse(checked, new AssertionAlreadyUsedError());
+    }
     const supersede =
-      existing !== undefined &&
-      existing.publicKeyHash !== publicKeyHash &&
-      input.attemptId !== undefined &&
-      input.attemptId === request.attemptId &&
-      existing.attemptId !== input.attemptId;
-    if (existing && !supersede) return this.retried(existing, publicKeyHash);
-
-    const subject = encodeName(subjectAttributes(request.signer));
+      existing !== undefined && input.attemptId !== undefined && existing.attemptId !== input.attemptId;
+    if (existing && !supersede) return this.refuse(checked, new AlreadyCertifiedError());
     for (let attempt = 0; ; attempt++) {
-      const record = await this.certify(id, subject, csr.publicKeySpki, publicKeyHash, input.attemptId);
-      await this.deps.audit?.append(issuedEvent(request, record));
+      const record = await this.certify(checked);
+      await this.deps.audit?.append(issuedEvent(checked, record));
       try {
-        const result = existing
-          ? await this.deps.certificates.replace(existing, record)
-          : await this.deps.certificates.record(record);
-        return result.stored ? this.issued(record) : this.retried(result.existing, publicKeyHash);
+        return await this.store(checked, record, existing);
       } catch (err) {
         // A fresh serial is drawn again; a second collision means the RNG is broken, so stop.
         if (!(err instanceof SerialCollisionError) || attempt > 0) throw err;
@@ -160,93 +303,79 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     }
   }
 
-  /**
-   * Certifies a batch: one read of the requests and of their certificates, one HSM signature per new
-   * certificate, one audit append and one write for all of them. Items that are not plain first
-   * issuances (retries, takeovers, repeated ids, write conflicts) take the single-item path and its
-   * rules. Outcomes are per item, in input order.
-   */
-  public async issueMany(inputs: readonly IssueCertificateInput[]): Promise<IssueOutcome[]> {
-    const { requests, certificates } = this.deps;
-    if (!requests.getMany || !certificates.getManyByRequest || !certificates.recordMany) {
-      return Promise.all(inputs.map((input) => this.issue(input).then(succeeded, failed)));
+  /** Records a signed (and logged) certificate; a register or a concurrent issuance may refuse it. */
+  private async store(
+    checked: Checked,
+    record: IssuedCertificateRecord,
+    previous: IssuedCertificateRecord | undefined,
+  ): Promise<IssuedCertificate> {
+    const item = { certificate: record, registers: this.registersOf(checked) };
+    const result: RecordIssuedResult = previous
+      ? await this.deps.certificates.replace(previous, item)
+      : await this.deps.certificates.record(item);
+    if (result.stored) return this.issued(record);
+    if ('existing' in result) {
+      if (result.existing.publicKeyHash === checked.publicKeyHash) return this.issued(result.existing);
+      return this.refuse(checked, new AlreadyCertifiedError(), record.serialHex);
     }
-    const ids = [...new Set(inputs.map((i) => i.requestId).filter(validRequestId))];
-    const [records, existing] = await Promise.all([
-      requests.getMany(ids),
-      certificates.getManyByRequest(ids),
-    ]);
-    const outcomes = new Array<IssueOutcome>(inputs.length);
-    const single: number[] = [];
-    const seen = new Set<string>();
-    const candidates: Array<{ index: number; request: StoredSignRequest; spki: Buffer }> = [];
-    inputs.forEach((input, index) => {
-      try {
-        const csr = verifyCsr(input.csrDer);
-        const request = validRequestId(input.requestId) ? records.get(input.requestId) : undefined;
-        if (!request || existing.has(input.requestId) || seen.has(input.requestId)) {
-          single.push(index);
-          return;
-        }
-        if (request.status !== 'signing') throw new RequestNotSigningError(request.status);
-        if (csr.keyType !== request.keyType) throw new KeyMismatchError(request.keyType, csr.keyType);
-        seen.add(input.requestId);
-        candidates.push({ index, request, spki: csr.publicKeySpki });
-      } catch (err) {
-        outcomes[index] = failed(err);
-      }
-    });
-    const fresh = (
-      await Promise.all(
-        candidates.map(async ({ index, request, spki }) => {
-          try {
-            const subject = encodeName(subjectAttributes(request.signer));
-            const input = inputs[index];
-            const record = await this.certify(
-              input.requestId,
-              subject,
-              spki,
-              sha256Hex(spki),
-              input.attemptId,
-            );
-            return { index, record, event: issuedEvent(request, record) };
-          } catch (err) {
-            outcomes[index] = failed(err);
-            return undefined;
-          }
-        }),
-      )
-    ).filter((f) => f !== undefined);
-    if (fresh.length > 0) {
-      try {
-        // Logged before stored or returned, as on the single path: no released certificate is unlogged.
-        await this.deps.audit?.appendMany(fresh.map((f) => f.event));
-        const stored = await certificates.recordMany(fresh.map((f) => f.record));
-        fresh.forEach((f, k) => {
-          if (stored[k]) outcomes[f.index] = succeeded(this.issued(f.record));
-          else single.push(f.index);
-        });
-      } catch {
-        // Nothing of these was released: each item decides alone (the single path reads what landed).
-        single.push(...fresh.map((f) => f.index));
-      }
-    }
-    await Promise.all(
-      single.map(async (index) => {
-        outcomes[index] = await this.issue(inputs[index]).then(succeeded, failed);
-      }),
+    return this.refuse(
+      checked,
+      result.conflict === 'assertion-used'
+        ? new AssertionAlreadyUsedError()
+        : new PublicKeyAlreadyCertifiedError(),
+      record.serialHex,
     );
-    return outcomes;
   }
 
-  private async certify(
-    requestId: string,
-    subject: ReturnType<typeof encodeName>,
-    spki: Buffer,
+  private async refuse(checked: Checked, err: CaError, serialHex?: string): Promise<never> {
+    await this.refused(checked.input.requestId, err, checked.publicKeyHash, checked.assertionHash, serialHex);
+    throw err;
+  }
+
+  /** The refusal in the audit log (best effort: the refusal stands whether or not it is logged). */
+  private async refused(
+    requestId: unknown,
+    err: Refusal,
     publicKeyHash: string,
-    attemptId: string | undefined,
-  ): Promise<IssuedCertificateRecord> {
+    assertionHash: string | undefined,
+    serialHex?: string,
+  ): Promise<void> {
+    if (!this.deps.audit || !validRequestId(requestId) || !/^[A-Za-z0-9._:-]{1,128}$/.test(requestId)) return;
+    await this.deps.audit
+      .append({
+        type: 'certificate.refused',
+        requestId,
+        code: err.code,
+        keySpkiHash: publicKeyHash,
+        ...(assertionHash ? { assertionHash } : {}),
+        ...(serialHex ? { serial: serialHex } : {}),
+      })
+      .catch(() => undefined);
+  }
+
+  private lookupOf(checked: Checked) {
+    return {
+      requestId: checked.input.requestId,
+      assertionKey: checked.verified.replayKey,
+      publicKeyHash: checked.publicKeyHash,
+    };
+  }
+
+  private registersOf(checked: Checked): IssuanceRegisters {
+    const { config } = this.deps;
+    const now = Math.floor(this.now() / 1000);
+    return {
+      assertionKey: checked.verified.replayKey,
+      // After this the CA refuses the assertion as stale anyway (plus a day of margin for clock skew).
+      assertionExpiresAt:
+        Math.floor(checked.verified.issuedAt / 1000) + config.maxAssertionAgeSeconds + 86_400,
+      publicKeyExpiresAt: now + config.publicKeyRegisterDays * 86_400,
+    };
+  }
+
+  private async certify(checked: Checked): Promise<IssuedCertificateRecord> {
     const config = this.deps.config;
+    const { input, spki } = checked;
     const urls = pkiUrls(config.pkiBaseUrl);
     const now = this.now();
     const notBefore = now - BACKDATE_MS;
@@ -259,7 +388,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     const der = await signCertificate(
       {
         serial,
-        subject,
+        subject: checked.subject,
         subjectPublicKeySpki: spki,
         notBefore: new Date(notBefore),
         notAfter: new Date(notAfter),
@@ -276,22 +405,18 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     );
     return {
       serialHex: serial.toString('hex'),
-      requestId,
-      subjectHash: sha256Hex(nameDer(subject)),
-      publicKeyHash,
+      requestId: input.requestId,
+      subjectHash: sha256Hex(nameDer(checked.subject)),
+      publicKeyHash: checked.publicKeyHash,
+      assertionHash: checked.assertionHash,
       // Seconds precision, as in the certificate.
       notBefore: Math.floor(notBefore / 1000) * 1000,
       notAfter: Math.floor(notAfter / 1000) * 1000,
       issuedAt: now,
       certificatePem: pem('CERTIFICATE', der),
       chainPem: this.chainPem,
-      ...(attemptId === undefined ? {} : { attemptId }),
+      ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
     };
-  }
-
-  private retried(existing: IssuedCertificateRecord, publicKeyHash: string): IssuedCertificate {
-    if (existing.publicKeyHash !== publicKeyHash) throw new AlreadyCertifiedError();
-    return this.issued(existing);
   }
 
   private issued(record: IssuedCertificateRecord): IssuedCertificate {
@@ -301,4 +426,16 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       serialHex: record.serialHex,
     };
   }
+}
+
+/** The audit event of an issuance: serial, subject hash, the certified key and the assertion behind it. */
+function issuedEvent(checked: Checked, record: IssuedCertificateRecord): CertificateIssuedEvent {
+  return {
+    type: 'certificate.issued',
+    requestId: record.requestId,
+    serial: record.serialHex,
+    subjectHash: record.subjectHash,
+    assertionHash: checked.assertionHash,
+    keySpkiHash: checked.publicKeyHash,
+  };
 }

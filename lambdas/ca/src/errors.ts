@@ -9,20 +9,12 @@ export abstract class CaError extends Error {
   public abstract readonly code: string;
 }
 
+/** The request id is not one (empty, too long) or is not the one the assertion's binding names. */
 export class RequestUnknownError extends CaError {
   public override readonly name = 'RequestUnknownError';
   public readonly code = 'REQUEST_UNKNOWN';
   public constructor() {
-    super('no sign request with this id exists');
-  }
-}
-
-/** The request is not in state `signing` (not started, or already signed or failed). */
-export class RequestNotSigningError extends CaError {
-  public override readonly name = 'RequestNotSigningError';
-  public readonly code = 'REQUEST_NOT_SIGNING';
-  public constructor(public readonly status: string) {
-    super(`the sign request is ${status}, not signing: no certificate is issued for it`);
+    super('the certificate request names no valid sign request id');
   }
 }
 
@@ -48,4 +40,31 @@ export class AlreadyCertifiedError extends CaError {
 export class CaNotReadyError extends CaError {
   public override readonly name = 'CaNotReadyError';
   public readonly code = 'CA_NOT_READY';
+}
+
+/** The CSR names another person than the verified identity assertion: the request was altered. */
+export class SignerMismatchError extends CaError {
+  public override readonly name = 'SignerMismatchError';
+  public readonly code = 'SIGNER_MISMATCH';
+  public constructor() {
+    super('the certificate request names another signer than the identity assertion');
+  }
+}
+
+/** The identity assertion was already certified for another sign request: one login, one signature. */
+export class AssertionAlreadyUsedError extends CaError {
+  public override readonly name = 'AssertionAlreadyUsedError';
+  public readonly code = 'ASSERTION_ALREADY_USED';
+  public constructor() {
+    super('this identity assertion was already used for another certificate');
+  }
+}
+
+/** The public key was certified before: a copy of a used one-time key (a restored pool item). */
+export class PublicKeyAlreadyCertifiedError extends CaError {
+  public override readonly name = 'PublicKeyAlreadyCertifiedError';
+  public readonly code = 'PUBLIC_KEY_ALREADY_CERTIFIED';
+  public constructor() {
+    super('this public key was certified before: a one-time key is certified once');
+  }
 }

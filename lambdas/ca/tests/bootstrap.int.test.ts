@@ -22,7 +22,8 @@ import {
   fileCaCertificateStore,
   findCaKey,
 } from '../src';
-import { keyAndCsr, openssl, putRequest, tableLookup } from './helpers';
+import { evidenceFor, keyAndCsr, openssl } from './helpers';
+import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 
 const config = loadConfig();
 const ecCa: CaConfig = {
@@ -139,14 +140,14 @@ describe('bootstrapCaHierarchy', () => {
 describe('an EC-P384 CA (ECDSA with SHA-384)', () => {
   let doc: DynamoDBDocumentClient;
   let ca: CertificateAuthority;
-  let tables: { requests: string; certificates: string };
+  let tables: { certificates: string };
 
   beforeAll(async () => {
     doc = documentClient(config.aws);
-    tables = await createTestTables(['requests', 'certificates']);
+    tables = await createTestTables(['certificates']);
     ca = await CertificateAuthority.create({
       hsm,
-      requests: tableLookup(doc, tables.requests),
+      evidence: directAssertionVerifier(),
       certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
       caCertificates: (await fileCaCertificateStore(dir).read())!,
       config: ecCa,
@@ -157,8 +158,7 @@ describe('an EC-P384 CA (ECDSA with SHA-384)', () => {
 
   it.each<KeyType>(['RSA-2048', 'EC-P256'])('issues %s leaves that openssl verifies', async (keyType) => {
     const { csrDer } = await keyAndCsr(hsm, keyType, keys);
-    const request = await putRequest(doc, tables.requests, { keyType });
-    const issued = await ca.issue({ requestId: request.id, csrDer });
+    const issued = await ca.issue({ ...evidenceFor({ keyType }), csrDer });
     const verdict = opensslVerifyChain({
       rootPem: read('root.pem'),
       intermediatePems: [read('issuing.pem')],

@@ -1,15 +1,22 @@
 /**
  * The CA end to end against the real SoftHSM token (CA keys made by the bootstrap, one-time keys made
- * here) and DynamoDB Local; every certificate is judged by openssl and by Node's X509Certificate.
+ * here) and DynamoDB Local, on identity assertions of the direct identity provider; every certificate is
+ * judged by openssl and by Node's X509Certificate.
  */
 import { X509Certificate, createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../adapters/aws/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { RequestRepository } from '../../adapters/dynamodb/src/request-repository';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
 import { loadCaConfig, loadConfig, type CaConfig } from '../../config/src';
-import type { KeyType, SignerIdentity } from '../../core/src';
+import {
+  AssertionError,
+  type AuditEvent,
+  type AuditSink,
+  type KeyType,
+  type SignerIdentity,
+} from '../../core/src';
+import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import { createTestTables } from '../../test-support/dynamodb';
 import {
@@ -18,39 +25,56 @@ import {
   CaNotReadyError,
   CertificateAuthority,
   CsrSignatureInvalidError,
-  InvalidIdentityError,
   KeyMismatchError,
-  RequestNotSigningError,
+  PublicKeyAlreadyCertifiedError,
   RequestUnknownError,
+  SignerMismatchError,
   caCertificateStore,
   findCaKey,
   type CaCertificates,
 } from '../src';
-import { IDENTITY, keyAndCsr, openssl, putRequest, tableLookup } from './helpers';
+import { IDENTITY, evidenceFor, keyAndCsr, openssl } from './helpers';
 
 const config = loadConfig();
 const caConfig: CaConfig = loadCaConfig();
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
-let tables: { requests: string; certificates: string };
+let tables: { certificates: string };
 let caCerts: CaCertificates;
 let ca: CertificateAuthority;
 const keys: PrivateKeyRef[] = [];
+/** What the CA appended to its audit log. */
+const events: AuditEvent[] = [];
+const audit: AuditSink = {
+  append: async (event) => (await audit.appendMany([event]))[0],
+  appendMany: async (batch) => {
+    events.push(...batch);
+    return batch.map((_, leafIndex) => ({
+      chain: 0,
+      sequence: 0,
+      hash: '00'.repeat(32),
+      leafIndex,
+      treeSize: 1,
+      path: [],
+    }));
+  },
+};
 
 async function newCa(overrides: Partial<CaConfig> = {}): Promise<CertificateAuthority> {
   return CertificateAuthority.create({
     hsm,
-    requests: tableLookup(doc, tables.requests),
     certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
     caCertificates: caCerts,
     config: { ...caConfig, ...overrides },
+    evidence: directAssertionVerifier(),
+    audit,
   });
 }
 
 beforeAll(async () => {
   hsm = await connectHsm(config.hsm, config.aws);
   doc = documentClient(config.aws);
-  tables = await createTestTables(['requests', 'certificates']);
+  tables = await createTestTables(['certificates']);
   const stored = await caCertificateStore(caConfig.certsSource, config.aws).read();
   if (!stored) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
   caCerts = stored;
@@ -64,14 +88,20 @@ afterAll(async () => {
 });
 
 async function issueFor(keyType: KeyType, signer: SignerIdentity = IDENTITY) {
-  const { csrDer, spki } = await keyAndCsr(hsm, keyType, keys);
-  const request = await putRequest(doc, tables.requests, {
-    keyType,
-    signer,
-    signatureAlgorithm: keyType.startsWith('EC') ? 'ECDSA' : 'RSASSA-PKCS1-v1_5',
-  });
-  const issued = await ca.issue({ requestId: request.id, csrDer });
-  return { issued, request, csrDer, spki };
+  const { csrDer, spki, key } = await keyAndCsr(hsm, keyType, keys, signer);
+  const evidence = evidenceFor({ keyType, signer });
+  const issued = await ca.issue({ ...evidence, csrDer });
+  return { issued, request: { id: evidence.requestId }, evidence, csrDer, spki, key };
+}
+
+/** The refusal an issuance ends in (or undefined), and the CA's audit event for it. */
+async function refusalOf(promise: Promise<unknown>): Promise<{ error: unknown; audited: AuditEvent[] }> {
+  const before = events.length;
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { error, audited: events.slice(before).filter((e) => e.type === 'certificate.refused') };
 }
 
 function text(certificatePem: string): string {
@@ -180,7 +210,7 @@ describe.each<KeyType>(['RSA-2048', 'RSA-3072', 'EC-P256', 'EC-P384'])(
 );
 
 describe('issuance rules', () => {
-  it('takes the subject from the request record, never from the CSR', async () => {
+  it('takes the subject from the verified assertion; a CSR naming anyone else is refused', async () => {
     const victim: SignerIdentity = {
       commonName: 'Karl Svensson',
       givenName: 'Karl',
@@ -189,11 +219,127 @@ describe('issuance rules', () => {
       country: 'SE',
     };
     const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys, victim);
-    const request = await putRequest(doc, tables.requests);
-    const issued = await ca.issue({ requestId: request.id, csrDer });
+    const evidence = evidenceFor();
+    const { error, audited } = await refusalOf(ca.issue({ ...evidence, csrDer }));
+    expect(error).toBeInstanceOf(SignerMismatchError);
+    expect(audited).toEqual([
+      expect.objectContaining({ requestId: evidence.requestId, code: 'SIGNER_MISMATCH' }),
+    ]);
+    const { issued } = await issueFor('EC-P256');
     const subject = new X509Certificate(issued.certificatePem).subject;
     expect(subject).toContain('serialNumber=197001011234');
     expect(subject).not.toContain('Svensson');
+  });
+
+  it.each<[string, Parameters<typeof evidenceFor>[0], string]>([
+    [
+      'a token bound to another digest',
+      { binding: { digest: Buffer.alloc(32, 9).toString('base64') } },
+      'ASSERTION_BINDING_MISMATCH',
+    ],
+    [
+      'a token bound to another format',
+      { binding: { format: 'cms', profile: 'CAdES-B-B' } },
+      'ASSERTION_BINDING_MISMATCH',
+    ],
+    [
+      'a token bound to another algorithm',
+      { binding: { signatureAlgorithm: 'RSASSA-PSS' } },
+      'ASSERTION_BINDING_MISMATCH',
+    ],
+    [
+      'a token issued longer ago than a request may wait',
+      {
+        claims: {
+          iat: Math.floor(Date.now() / 1000) - 3600,
+          auth_time: Math.floor(Date.now() / 1000) - 3600,
+          exp: Math.floor(Date.now() / 1000) - 3000,
+        },
+      },
+      'ASSERTION_STALE',
+    ],
+    [
+      'a token minted from an old session',
+      { claims: { auth_time: Math.floor(Date.now() / 1000) - 120 } },
+      'ASSERTION_LOGIN_NOT_FRESH',
+    ],
+    [
+      'a token of an untrusted issuer',
+      { claims: { iss: 'https://evil.example' } },
+      'ASSERTION_ISSUER_UNTRUSTED',
+    ],
+    ['a token for another audience', { claims: { aud: 'other-service' } }, 'ASSERTION_AUDIENCE_MISMATCH'],
+    [
+      'a token below the level of assurance',
+      { claims: { acr: 'http://id.elegnamnden.se/loa/1.0/loa2' } },
+      'ASSERTION_LOA_INSUFFICIENT',
+    ],
+    ['a DN injection in a name claim', { claims: { name: 'Eve, CN=Root CA' } }, 'ASSERTION_CLAIMS_INVALID'],
+  ])('refuses %s, signs nothing, and audits the refusal', async (_what, options, code) => {
+    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
+    const evidence = evidenceFor(options);
+    const { error, audited } = await refusalOf(ca.issue({ ...evidence, csrDer }));
+    expect(error).toBeInstanceOf(AssertionError);
+    expect((error as AssertionError).code).toBe(code);
+    expect(audited).toEqual([expect.objectContaining({ requestId: evidence.requestId, code })]);
+    const stored = await doc.send(
+      new GetCommand({ TableName: tables.certificates, Key: { pk: `REQ#${evidence.requestId}` } }),
+    );
+    expect(stored.Item).toBeUndefined();
+  });
+
+  it('refuses a forged or missing assertion', async () => {
+    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
+    const evidence = evidenceFor();
+    const [h, p, sig] = evidence.assertion.split('.');
+    const forged = `${h}.${p}.${sig.slice(0, -4)}${sig.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+    const bad = await refusalOf(ca.issue({ ...evidence, assertion: forged, csrDer }));
+    expect((bad.error as AssertionError).code).toBe('ASSERTION_SIGNATURE_INVALID');
+    const none = await refusalOf(
+      ca.issue({ ...evidence, assertion: undefined as unknown as string, csrDer }),
+    );
+    expect((none.error as AssertionError).code).toBe('IDENTITY_ASSERTION_REQUIRED');
+  });
+
+  it('an assertion serves one request: used for another request id it is refused', async () => {
+    const first = await issueFor('EC-P256');
+    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
+    // The same token presented for another request: its nonce binds the first request id.
+    const otherId = evidenceFor();
+    const rebound = await refusalOf(ca.issue({ ...otherId, assertion: first.evidence.assertion, csrDer }));
+    expect((rebound.error as AssertionError).code).toBe('ASSERTION_BINDING_MISMATCH');
+    // The same token and binding, under a request id that is not the one bound: not a request.
+    const renamed = await refusalOf(ca.issue({ ...first.evidence, requestId: otherId.requestId, csrDer }));
+    expect(renamed.error).toBeInstanceOf(RequestUnknownError);
+    // The register: an assertion already certified for request A, presented again for A by another
+    // attempt while A's certificate is being replaced, is fine; for any other request it is refused.
+    const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
+    const [state] = await certificates.lookup([
+      { requestId: 'some-other-request', assertionKey: 'x', publicKeyHash: 'y' },
+    ]);
+    expect(state).toEqual({});
+  });
+
+  it('a public key is certified once: the same key for another request is refused', async () => {
+    const first = await issueFor('EC-P256');
+    const { buildCsr } = await import('../../pki/src');
+    const again = await buildCsr({
+      subject: IDENTITY,
+      keyType: 'EC-P256',
+      publicKeySpki: first.spki,
+      sign: (d, o) => hsm.signDigest(first.key, d, o),
+    });
+    const evidence = evidenceFor();
+    const { error, audited } = await refusalOf(ca.issue({ ...evidence, csrDer: again }));
+    expect(error).toBeInstanceOf(PublicKeyAlreadyCertifiedError);
+    expect((error as PublicKeyAlreadyCertifiedError).code).toBe('PUBLIC_KEY_ALREADY_CERTIFIED');
+    expect(audited).toEqual([
+      expect.objectContaining({
+        requestId: evidence.requestId,
+        code: 'PUBLIC_KEY_ALREADY_CERTIFIED',
+        keySpkiHash: createHash('sha256').update(first.spki).digest('hex'),
+      }),
+    ]);
   });
 
   it('refuses a CSR whose signature does not match its public key, and records nothing', async () => {
@@ -207,51 +353,44 @@ describe('issuance rules', () => {
       publicKeySpki: victim.spki,
       sign: (d, o) => hsm.signDigest(attacker.privateKey, d, o),
     });
-    const request = await putRequest(doc, tables.requests);
-    const error = await ca.issue({ requestId: request.id, csrDer: forged }).catch((e: unknown) => e);
+    const evidence = evidenceFor();
+    const error = await ca.issue({ ...evidence, csrDer: forged }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CsrSignatureInvalidError);
     expect((error as CsrSignatureInvalidError).code).toBe('CSR_SIGNATURE_INVALID');
     const stored = await doc.send(
-      new GetCommand({ TableName: tables.certificates, Key: { pk: `REQ#${request.id}` } }),
+      new GetCommand({ TableName: tables.certificates, Key: { pk: `REQ#${evidence.requestId}` } }),
     );
     expect(stored.Item).toBeUndefined();
   });
 
   it('refuses bytes that are not a CSR', async () => {
-    const request = await putRequest(doc, tables.requests);
-    await expect(
-      ca.issue({ requestId: request.id, csrDer: Buffer.from('30820001ff', 'hex') }),
-    ).rejects.toThrow(BadCsrError);
+    await expect(ca.issue({ ...evidenceFor(), csrDer: Buffer.from('30820001ff', 'hex') })).rejects.toThrow(
+      BadCsrError,
+    );
   });
 
-  it.each(['signed', 'failed', 'received'] as const)('refuses a request in state %s', async (status) => {
+  it('refuses a request id that is none, or not the one the assertion binds', async () => {
     const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
-    const request = await putRequest(doc, tables.requests, { status });
-    const error = await ca.issue({ requestId: request.id, csrDer }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RequestNotSigningError);
-    expect((error as RequestNotSigningError).code).toBe('REQUEST_NOT_SIGNING');
-  });
-
-  it('refuses an unknown request id', async () => {
-    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
+    const evidence = evidenceFor();
     for (const requestId of ['no-such-request', '', 'x'.repeat(5000)]) {
-      const error = await ca.issue({ requestId, csrDer }).catch((e: unknown) => e);
+      const error = await ca.issue({ ...evidence, requestId, csrDer }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RequestUnknownError);
       expect((error as RequestUnknownError).code).toBe('REQUEST_UNKNOWN');
     }
   });
 
-  it('refuses a CSR key of another type than the request asked for', async () => {
+  it('refuses a CSR key of another type than the assertion binds', async () => {
     const { csrDer } = await keyAndCsr(hsm, 'EC-P384', keys);
-    const request = await putRequest(doc, tables.requests, { keyType: 'EC-P256' });
-    await expect(ca.issue({ requestId: request.id, csrDer })).rejects.toThrow(KeyMismatchError);
+    await expect(ca.issue({ ...evidenceFor({ keyType: 'EC-P256' }), csrDer })).rejects.toThrow(
+      KeyMismatchError,
+    );
   });
 
   it('returns the same certificate on a retry with the same CSR or the same key, refuses another key', async () => {
     const first = await keyAndCsr(hsm, 'EC-P256', keys);
-    const request = await putRequest(doc, tables.requests);
-    const issued = await ca.issue({ requestId: request.id, csrDer: first.csrDer });
-    expect(await ca.issue({ requestId: request.id, csrDer: first.csrDer })).toEqual(issued);
+    const evidence = evidenceFor();
+    const issued = await ca.issue({ ...evidence, csrDer: first.csrDer });
+    expect(await ca.issue({ ...evidence, csrDer: first.csrDer })).toEqual(issued);
 
     // A new CSR from the same key (ECDSA: different signature bytes) is the same key: same certificate.
     const { buildCsr } = await import('../../pki/src');
@@ -262,10 +401,10 @@ describe('issuance rules', () => {
       sign: (d, o) => hsm.signDigest(first.key, d, o),
     });
     expect(again.equals(first.csrDer)).toBe(false);
-    expect(await ca.issue({ requestId: request.id, csrDer: again })).toEqual(issued);
+    expect(await ca.issue({ ...evidence, csrDer: again })).toEqual(issued);
 
     const other = await keyAndCsr(hsm, 'EC-P256', keys);
-    const error = await ca.issue({ requestId: request.id, csrDer: other.csrDer }).catch((e: unknown) => e);
+    const error = await ca.issue({ ...evidence, csrDer: other.csrDer }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AlreadyCertifiedError);
     expect((error as AlreadyCertifiedError).code).toBe('ALREADY_CERTIFIED');
   });
@@ -273,55 +412,49 @@ describe('issuance rules', () => {
   it('replaces the unreleased certificate of a dead attempt for the attempt that took over, and only for it', async () => {
     const first = await keyAndCsr(hsm, 'EC-P256', keys);
     const second = await keyAndCsr(hsm, 'EC-P256', keys);
-    const request = await putRequest(doc, tables.requests, { attemptId: 'attempt-1' });
-    const old = await ca.issue({ requestId: request.id, csrDer: first.csrDer, attemptId: 'attempt-1' });
-    // attempt-1 dies before storing its result; attempt-2 takes the request over with a new key.
-    await putRequest(doc, tables.requests, { ...request, attemptId: 'attempt-2' });
-    // A stale caller (the dead attempt's id, or none) still cannot certify another key.
+    const evidence = evidenceFor();
+    const old = await ca.issue({ ...evidence, csrDer: first.csrDer, attemptId: 'attempt-1' });
+    // attempt-1 dies before storing its result; attempt-2 takes the request over with a new key. A
+    // stale caller (the dead attempt's id, or none) still cannot certify another key.
     for (const attemptId of ['attempt-1', undefined]) {
-      const refused = await ca
-        .issue({ requestId: request.id, csrDer: second.csrDer, attemptId })
-        .catch((e) => e);
+      const refused = await ca.issue({ ...evidence, csrDer: second.csrDer, attemptId }).catch((e) => e);
       expect(refused).toBeInstanceOf(AlreadyCertifiedError);
     }
-    const replacement = await ca.issue({
-      requestId: request.id,
-      csrDer: second.csrDer,
-      attemptId: 'attempt-2',
-    });
+    const replacement = await ca.issue({ ...evidence, csrDer: second.csrDer, attemptId: 'attempt-2' });
     expect(replacement.serialHex).not.toBe(old.serialHex);
     expect(
       new X509Certificate(replacement.certificatePem).publicKey.export({ type: 'spki', format: 'der' }),
     ).toEqual(second.spki);
-    // Retries of the new owner get the replacement; the old serial is on record, superseded and revoked.
-    expect(await ca.issue({ requestId: request.id, csrDer: second.csrDer, attemptId: 'attempt-2' })).toEqual(
+    // Retries of the new owner get the replacement; the old serial is on record, superseded (not revoked:
+    // a reset record must not be a way to revoke a released certificate).
+    expect(await ca.issue({ ...evidence, csrDer: second.csrDer, attemptId: 'attempt-2' })).toEqual(
       replacement,
     );
     const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
     expect(await certificates.getBySerial(old.serialHex)).toMatchObject({
-      requestId: request.id,
+      requestId: evidence.requestId,
       supersededBy: replacement.serialHex,
     });
     const statuses = await certificates.statuses([old.serialHex, replacement.serialHex]);
-    expect(statuses.get(old.serialHex)?.revocation).toMatchObject({ reason: 'superseded', revokedBy: 'ca' });
+    expect(statuses.get(old.serialHex)?.revocation).toBeUndefined();
     expect(statuses.get(replacement.serialHex)?.revocation).toBeUndefined();
-    expect((await certificates.revokedUnexpired(Date.now())).map((e) => e.serialHex)).toContain(
-      old.serialHex,
-    );
-    expect(await certificates.getByRequest(request.id)).toMatchObject({
+    expect(await certificates.getByRequest(evidence.requestId)).toMatchObject({
       serialHex: replacement.serialHex,
       supersedes: old.serialHex,
       attemptId: 'attempt-2',
     });
+    // The dead attempt's key cannot come back for another request.
+    const reused = await ca.issue({ ...evidenceFor(), csrDer: first.csrDer }).catch((e) => e);
+    expect(reused).toBeInstanceOf(PublicKeyAlreadyCertifiedError);
   });
 
   it('lets exactly one of two concurrent issuances with different keys win', async () => {
     const a = await keyAndCsr(hsm, 'EC-P256', keys);
     const b = await keyAndCsr(hsm, 'EC-P256', keys);
-    const request = await putRequest(doc, tables.requests);
+    const evidence = evidenceFor();
     const results = await Promise.allSettled([
-      ca.issue({ requestId: request.id, csrDer: a.csrDer }),
-      ca.issue({ requestId: request.id, csrDer: b.csrDer }),
+      ca.issue({ ...evidence, csrDer: a.csrDer }),
+      ca.issue({ ...evidence, csrDer: b.csrDer }),
     ]);
     const won = results.filter((r) => r.status === 'fulfilled');
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -336,33 +469,10 @@ describe('issuance rules', () => {
     expect(serials.size).toBe(10);
   });
 
-  it.each<[string, Partial<SignerIdentity>]>([
-    ['an overlong common name', { commonName: 'A'.repeat(65) }],
-    ['a control character', { surname: 'Öberg\u0000' }],
-    ['a DN injection', { commonName: 'Eve, CN=Root CA' }],
-    ['a "+" RDN injection', { givenName: 'Eve+serialNumber=1' }],
-    ['a lone surrogate', { givenName: 'Eve\uD800' }],
-    ['an unknown country', { country: 'XX' }],
-    ['a serial number with "="', { serialNumber: 'SN=1' }],
-  ])('refuses a request record with %s, without signing anything', async (_what, change) => {
-    const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
-    const hostile = { ...IDENTITY, ...change };
-    const request = await putRequest(doc, tables.requests, { signer: hostile });
-    const error = await ca.issue({ requestId: request.id, csrDer }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(InvalidIdentityError);
-    expect((error as InvalidIdentityError).code).toBe('INVALID_IDENTITY');
-    for (const value of Object.values(change)) expect((error as Error).message).not.toContain(value);
-    const stored = await doc.send(
-      new GetCommand({ TableName: tables.certificates, Key: { pk: `REQ#${request.id}` } }),
-    );
-    expect(stored.Item).toBeUndefined();
-  });
-
   it('points relying parties at the CRL, the OCSP responder and the issuing CA certificate under PKI_BASE_URL', async () => {
     const withUrls = await newCa({ pkiBaseUrl: 'http://pki.example.test/se' });
     const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
-    const request = await putRequest(doc, tables.requests);
-    const issued = await withUrls.issue({ requestId: request.id, csrDer });
+    const issued = await withUrls.issue({ ...evidenceFor(), csrDer });
     const out = text(issued.certificatePem);
     expect(out).toMatch(
       /X509v3 CRL Distribution Points:\s+Full Name:\s+URI:http:\/\/pki\.example\.test\/se\/issuing\.crl/,
@@ -394,19 +504,19 @@ describe('CA keys and certificates', () => {
     await expect(
       CertificateAuthority.create({
         hsm,
-        requests: tableLookup(doc, tables.requests),
         certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
         caCertificates: { rootPem: caCerts.rootPem, issuingPem: caCerts.rootPem },
         config: caConfig,
+        evidence: directAssertionVerifier(),
       }),
     ).rejects.toThrow(CaNotReadyError);
     await expect(
       CertificateAuthority.create({
         hsm,
-        requests: tableLookup(doc, tables.requests),
         certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
         caCertificates: { rootPem: caCerts.issuingPem, issuingPem: caCerts.rootPem },
         config: caConfig,
+        evidence: directAssertionVerifier(),
       }),
     ).rejects.toThrow(CaNotReadyError);
   });
@@ -414,33 +524,22 @@ describe('CA keys and certificates', () => {
 
 describe('batches', () => {
   it('certifies a batch in one read and one write, with per-item refusals and retries on the single path', async () => {
-    const requests = new RequestRepository(doc, { tableName: tables.requests });
     const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
-    const batchCa = await CertificateAuthority.create({
-      hsm,
-      requests,
-      certificates,
-      caCertificates: caCerts,
-      config: caConfig,
-    });
     const fresh = await Promise.all(
-      [0, 1, 2].map(async () => {
-        const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
-        const request = await putRequest(doc, tables.requests, {
-          keyType: 'EC-P256',
-          signatureAlgorithm: 'ECDSA',
-        });
-        return { requestId: request.id, csrDer };
-      }),
+      [0, 1, 2].map(async () => ({
+        ...evidenceFor(),
+        csrDer: (await keyAndCsr(hsm, 'EC-P256', keys)).csrDer,
+      })),
     );
     const earlier = await issueFor('EC-P256');
     const other = await keyAndCsr(hsm, 'EC-P256', keys);
-    const outcomes = await batchCa.issueMany([
+    const outcomes = await ca.issueMany([
       ...fresh,
-      { requestId: earlier.request.id, csrDer: earlier.csrDer }, // a retry: the stored certificate
-      { requestId: 'no-such-request', csrDer: fresh[0].csrDer },
-      { requestId: fresh[0].requestId, csrDer: other.csrDer }, // the same request again, another key
-      { requestId: fresh[1].requestId, csrDer: Buffer.from('not a csr') },
+      { ...earlier.evidence, csrDer: earlier.csrDer }, // a retry: the stored certificate
+      { ...fresh[0], requestId: 'no-such-request' },
+      { ...fresh[0], csrDer: other.csrDer }, // the same request again, another key
+      { ...fresh[1], csrDer: Buffer.from('not a csr') },
+      { ...evidenceFor(), csrDer: earlier.csrDer }, // another request with a key certified before
     ]);
     const serials = outcomes.slice(0, 4).map((o) => (o.ok ? o.certificate.serialHex : o.error));
     expect(serials.every((s) => typeof s === 'string')).toBe(true);
@@ -449,13 +548,30 @@ describe('batches', () => {
     expect(outcomes[4]).toMatchObject({ ok: false, error: expect.any(RequestUnknownError) });
     expect(outcomes[5]).toMatchObject({ ok: false, error: expect.any(AlreadyCertifiedError) });
     expect(outcomes[6]).toMatchObject({ ok: false, error: expect.any(BadCsrError) });
+    expect(outcomes[7]).toMatchObject({ ok: false, error: expect.any(PublicKeyAlreadyCertifiedError) });
     // Stored as the single path stores them: the request's record names the serial it was given.
-    const stored = await certificates.getManyByRequest(fresh.map((f) => f.requestId));
-    fresh.forEach((f, i) => expect(stored.get(f.requestId)?.serialHex).toBe(serials[i]));
+    const states = await certificates.lookup(
+      fresh.map((f) => ({ requestId: f.requestId, assertionKey: '-', publicKeyHash: '-' })),
+    );
+    fresh.forEach((_, i) => expect(states[i].existing?.serialHex).toBe(serials[i]));
     for (const o of outcomes.slice(0, 3)) {
       if (!o.ok) throw new Error('not issued');
       const leaf = new X509Certificate(o.certificate.certificatePem);
       expect(leaf.verify(new X509Certificate(caCerts.issuingPem).publicKey)).toBe(true);
     }
+  });
+
+  it('two requests of one batch presenting the same assertion or key: one certificate, one refusal', async () => {
+    const shared = evidenceFor();
+    const a = await keyAndCsr(hsm, 'EC-P256', keys);
+    const b = await keyAndCsr(hsm, 'EC-P256', keys);
+    const keyTwice = evidenceFor();
+    const outcomes = await ca.issueMany([
+      { ...shared, csrDer: a.csrDer },
+      { ...shared, csrDer: b.csrDer },
+      { ...keyTwice, csrDer: (await keyAndCsr(hsm, 'EC-P256', keys)).csrDer },
+    ]);
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(2);
+    expect(outcomes[1]).toMatchObject({ ok: false, error: expect.any(AlreadyCertifiedError) });
   });
 });

@@ -1,14 +1,19 @@
 /** Shared set-up for the CA integration tests: real SoftHSM, real DynamoDB Local tables. */
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Hsm, PrivateKeyRef } from '../../adapters/hsm/src';
-import type { KeyType, SignerIdentity, StoredSignRequest } from '../../core/src';
+import {
+  defaultSignatureAlgorithm,
+  type AssertionBinding,
+  type IssueCertificateInput,
+  type KeyType,
+  type SignerIdentity,
+} from '../../core/src';
 import { buildCsr } from '../../pki/src';
-import type { RequestLookup } from '../src';
+import { directAssertion } from '../../../scripts/local/idp/direct-assertions';
 
 export const IDENTITY: SignerIdentity = {
   commonName: 'Åsa Öberg-Nilsson',
@@ -18,38 +23,43 @@ export const IDENTITY: SignerIdentity = {
   country: 'SE',
 };
 
-/** Minimal lookup over the requests table: the same strongly consistent get the requests repository does. */
-export function tableLookup(doc: DynamoDBDocumentClient, tableName: string): RequestLookup {
-  return {
-    async get(id) {
-      const out = await doc.send(new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }));
-      return out.Item as StoredSignRequest | undefined;
-    },
-  };
-}
-
-export async function putRequest(
-  doc: DynamoDBDocumentClient,
-  tableName: string,
-  overrides: Partial<StoredSignRequest> = {},
-): Promise<StoredSignRequest> {
-  const now = Date.now();
-  const record: StoredSignRequest = {
+/**
+ * What the signer sends the CA for a fresh request (minus the CSR): a request id, the binding it will
+ * sign, and an ID token of the direct identity provider for `signer` bound to it. `claims` change the
+ * token's claims (undefined removes one); `binding` changes what the signer claims it will sign after the
+ * token was made (a tampered request).
+ */
+export function evidenceFor(
+  options: {
+    readonly keyType?: KeyType;
+    readonly signer?: SignerIdentity;
+    readonly claims?: Record<string, unknown>;
+    readonly binding?: Partial<AssertionBinding>;
+  } = {},
+): Omit<IssueCertificateInput, 'csrDer'> & { readonly requestId: string } {
+  const keyType = options.keyType ?? 'EC-P256';
+  const request = {
     id: randomUUID(),
-    clientId: 'test-client',
-    status: 'signing',
-    digest: Buffer.alloc(32, 7).toString('base64'),
-    digestAlgorithm: 'SHA-256',
-    keyType: 'EC-P256',
-    signatureAlgorithm: 'ECDSA',
-    signer: IDENTITY,
-    receivedAt: now,
-    startedAt: now,
-    expiresAt: Math.floor(now / 1000) + 3600,
-    ...overrides,
+    digest: createHash('sha256').update(randomUUID()).digest('base64'),
+    digestAlgorithm: 'SHA-256' as const,
+    keyType,
+    signatureAlgorithm: defaultSignatureAlgorithm(keyType),
+    format: 'raw' as const,
+    signer: options.signer ?? IDENTITY,
   };
-  await doc.send(new PutCommand({ TableName: tableName, Item: record }));
-  return record;
+  const binding: AssertionBinding = {
+    requestId: request.id,
+    digestAlgorithm: request.digestAlgorithm,
+    digest: request.digest,
+    keyType,
+    signatureAlgorithm: request.signatureAlgorithm,
+    format: 'raw',
+  };
+  return {
+    requestId: request.id,
+    assertion: directAssertion(request, options.claims),
+    binding: { ...binding, ...options.binding },
+  };
 }
 
 /** A one-time key in the HSM (session object) and a CSR it signed. */

@@ -29,7 +29,8 @@ import {
   revokeCertificate,
   type CaCertificates,
 } from '../src';
-import { keyAndCsr, putRequest, tableLookup } from './helpers';
+import { evidenceFor, keyAndCsr } from './helpers';
+import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 
 /** Findings docs/certificate-profile.md explains as deliberate (none today: every artefact lints clean). */
 const EXPLAINED: readonly string[] = [];
@@ -47,7 +48,7 @@ const config = loadConfig();
 const caConfig = { ...loadCaConfig(), pkiBaseUrl: PKI_BASE_URL };
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
-let tables: { requests: string; certificates: string };
+let tables: { certificates: string };
 let caCerts: CaCertificates;
 let ca: CertificateAuthority;
 let certificates: CertificateRepository;
@@ -58,12 +59,12 @@ beforeAll(async () => {
   ensurePkiLinters();
   hsm = await connectHsm(config.hsm, config.aws);
   doc = documentClient(config.aws);
-  tables = await createTestTables(['requests', 'certificates']);
+  tables = await createTestTables(['certificates']);
   caCerts = (await caCertificateStore(caConfig.certsSource, config.aws).read())!;
   certificates = new CertificateRepository(doc, { tableName: tables.certificates });
   ca = await CertificateAuthority.create({
     hsm,
-    requests: tableLookup(doc, tables.requests),
+    evidence: directAssertionVerifier(),
     certificates,
     caCertificates: caCerts,
     config: caConfig,
@@ -84,11 +85,7 @@ afterAll(async () => {
 
 async function issue(keyType: (typeof KEY_TYPES)[number]) {
   const { csrDer } = await keyAndCsr(hsm, keyType, keys);
-  const request = await putRequest(doc, tables.requests, {
-    keyType,
-    signatureAlgorithm: keyType.startsWith('EC') ? 'ECDSA' : 'RSASSA-PKCS1-v1_5',
-  });
-  return ca.issue({ requestId: request.id, csrDer });
+  return ca.issue({ ...evidenceFor({ keyType }), csrDer });
 }
 
 test.each(KEY_TYPES)(

@@ -21,13 +21,14 @@ import {
   revokeCertificate,
   type CaCertificates,
 } from '../src';
-import { keyAndCsr, putRequest, tableLookup } from './helpers';
+import { evidenceFor, keyAndCsr } from './helpers';
+import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 
 const config = loadConfig();
 const caConfig = loadCaConfig();
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
-let tables: { requests: string; certificates: string };
+let tables: { certificates: string };
 let caCerts: CaCertificates;
 let ca: CertificateAuthority;
 let revocation: RevocationAuthority;
@@ -38,12 +39,12 @@ const keys: PrivateKeyRef[] = [];
 beforeAll(async () => {
   hsm = await connectHsm(config.hsm, config.aws);
   doc = documentClient(config.aws);
-  tables = await createTestTables(['requests', 'certificates']);
+  tables = await createTestTables(['certificates']);
   caCerts = (await caCertificateStore(caConfig.certsSource, config.aws).read())!;
   const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
   ca = await CertificateAuthority.create({
     hsm,
-    requests: tableLookup(doc, tables.requests),
+    evidence: directAssertionVerifier(),
     certificates,
     caCertificates: caCerts,
     config: caConfig,
@@ -72,9 +73,9 @@ afterAll(async () => {
 
 async function issue(): Promise<{ pem: string; serial: string; requestId: string }> {
   const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
-  const request = await putRequest(doc, tables.requests);
-  const issued = await ca.issue({ requestId: request.id, csrDer });
-  return { pem: issued.certificatePem, serial: issued.serialHex, requestId: request.id };
+  const evidence = evidenceFor();
+  const issued = await ca.issue({ ...evidence, csrDer });
+  return { pem: issued.certificatePem, serial: issued.serialHex, requestId: evidence.requestId };
 }
 
 const crlPem = (der: Buffer): string =>

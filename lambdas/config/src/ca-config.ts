@@ -47,6 +47,17 @@ export interface CaConfig {
   readonly certsSource: CaCertsSource;
   /** PIN of the HSM crypto user that holds the CA keys (may differ from the signer's). */
   readonly pinSource: PinSource;
+  /**
+   * The CA's own bound on how old an identity assertion may be when it certifies (its `iat` and
+   * `auth_time`): how long a request may wait in the queue. Older: the request ends ASSERTION_STALE.
+   */
+  readonly maxAssertionAgeSeconds: number;
+  /**
+   * How long the register of certified public keys remembers a key: longer than any pool key may live
+   * (POOL_KEY_MAX_AGE_SECONDS is at most 365 days), so a restored pool key is refused for as long as it
+   * could be claimed.
+   */
+  readonly publicKeyRegisterDays: number;
 }
 
 /**
@@ -80,6 +91,8 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     ocspResponseValiditySeconds: int(env, 'CA_OCSP_RESPONSE_VALIDITY_SECONDS', 3600, 60, 7 * 86_400),
     certsSource: parseCaCertsSource(str(env, 'CA_CERTS_SOURCE', 'file:.local/ca')),
     pinSource: caPinSource(env),
+    maxAssertionAgeSeconds: int(env, 'CA_MAX_ASSERTION_AGE_SECONDS', 600, 10, 86_400),
+    publicKeyRegisterDays: int(env, 'CA_PUBLIC_KEY_REGISTER_DAYS', 400, YEAR + 1, 10 * YEAR),
   };
 }
 

@@ -5,8 +5,10 @@ import { ConfigError } from './errors';
 import type { Env } from './types';
 
 /**
- * `assertion`: the signer's identity comes only from a verified OpenID Connect ID token. `trusted-client`:
- * the e-service names the signer itself, for deployments where it is the identity provider.
+ * `assertion`: signers are authenticated by trusted identity providers (ID tokens); clients with
+ * registered keys may also vouch for signers. `trusted-client`: the e-services vouch for their signers
+ * in signed request objects (deployments where the e-service is the identity provider); no identity
+ * provider is required.
  */
 export type IdentityMode = 'assertion' | 'trusted-client';
 
@@ -22,10 +24,20 @@ export interface TrustedIssuer {
   readonly jwks: JwksSource;
 }
 
+/** A client that may vouch for signers, and where its request-object keys are read. */
+export interface ClientKeys {
+  /** The client id: the API caller (API key client locally, IAM principal on AWS) and the request object's `iss`. */
+  readonly client: string;
+  readonly jwks: JwksSource;
+}
+
 export interface IdentityConfig {
   readonly mode: IdentityMode;
-  /** API clients that may name the signer themselves while the deployment is in assertion mode. */
-  readonly trustedClients: readonly string[];
+  /**
+   * The clients that may vouch for signers in request objects, and where their keys are read: being
+   * registered here is what trusts a client. Every other client must send ID tokens.
+   */
+  readonly clientKeys: readonly ClientKeys[];
   /** This service's client id at the identity providers: the ID token's required audience. */
   readonly clientId: string;
   readonly issuers: readonly TrustedIssuer[];
@@ -33,6 +45,8 @@ export interface IdentityConfig {
   readonly clockSkewSeconds: number;
   readonly maxAuthAgeSeconds: number;
   readonly maxLifetimeSeconds: number;
+  /** Longest `iat - auth_time`: a token minted from an existing session is not a login for this signature. */
+  readonly maxAuthGapSeconds: number;
   readonly acceptedAcr: readonly string[];
   /** Shortest interval between two reads of an issuer's keys caused by an unknown `kid`. */
   readonly jwksRefreshIntervalSeconds: number;
@@ -69,15 +83,23 @@ export function loadIdentityConfig(env: Env = process.env): IdentityConfig {
       'IDENTITY_TRUSTED_ISSUERS',
     );
   }
+  const clients = clientKeys(env);
+  if (mode === 'trusted-client' && clients.length === 0) {
+    throw new ConfigError(
+      'IDENTITY_CLIENT_KEYS must register at least one client when IDENTITY_MODE=trusted-client',
+      'IDENTITY_CLIENT_KEYS',
+    );
+  }
   return {
     mode,
-    trustedClients: list(env, 'IDENTITY_TRUSTED_CLIENTS', []),
+    clientKeys: clients,
     clientId: str(env, 'IDENTITY_CLIENT_ID', 'signing-service'),
     issuers,
     algorithms: algorithms(env),
     clockSkewSeconds: int(env, 'IDENTITY_CLOCK_SKEW_SECONDS', 60, 0, 300),
     maxAuthAgeSeconds: int(env, 'IDENTITY_MAX_AUTH_AGE_SECONDS', 600, 1, 86_400),
     maxLifetimeSeconds: int(env, 'IDENTITY_MAX_LIFETIME_SECONDS', 3600, 1, 86_400),
+    maxAuthGapSeconds: int(env, 'IDENTITY_MAX_AUTH_GAP_SECONDS', 30, 0, 300),
     acceptedAcr: list(env, 'IDENTITY_ACCEPTED_ACR', DEFAULT_ACCEPTED_ACR),
     jwksRefreshIntervalSeconds: int(env, 'IDENTITY_JWKS_REFRESH_INTERVAL_SECONDS', 30, 1, 3600),
     jwksMaxAgeSeconds: int(env, 'IDENTITY_JWKS_MAX_AGE_SECONDS', 600, 1, 86_400),
@@ -124,6 +146,32 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
       throw new ConfigError(`${name}: each entry needs an issuer URL and a jwks source`, name);
     }
     return { issuer: e.issuer, jwks: parseJwksSource(e.jwks, name) };
+  });
+}
+
+/** JSON `[{"client": "<client id>", "jwks": "<https URL | ssm:/parameter | file:path>"}]`. */
+function clientKeys(env: Env): ClientKeys[] {
+  const name = 'IDENTITY_CLIENT_KEYS';
+  const raw = env[name];
+  if (!raw) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a JSON array`, name);
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON array`, name);
+  return parsed.map((entry: unknown) => {
+    const e = (entry ?? {}) as { client?: unknown; jwks?: unknown };
+    if (
+      typeof e.client !== 'string' ||
+      e.client.length === 0 ||
+      e.client.length > 256 ||
+      typeof e.jwks !== 'string'
+    ) {
+      throw new ConfigError(`${name}: each entry needs a client id and a jwks source`, name);
+    }
+    return { client: e.client, jwks: parseJwksSource(e.jwks, name) };
   });
 }
 

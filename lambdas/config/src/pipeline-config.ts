@@ -7,8 +7,10 @@ import type { Env } from './types';
 export interface PipelineConfig {
   /** URL of the sign request queue (the CDK stack sets it; the local runner creates the queue). */
   readonly queueUrl: string;
-  /** Name (or ARN) of the CA function the signer invokes. */
+  /** Name (or ARN) of the CA function the signer invokes (issuance). */
   readonly caFunctionName: string;
+  /** Name (or ARN) of the revocation function the API and operators invoke. */
+  readonly revokeFunctionName: string;
   /** Records processed concurrently within one signer batch. */
   readonly signerConcurrency: number;
   /** Most records per signer batch (the local poller; on AWS the event source mapping's batch size). */
@@ -63,6 +65,7 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
   return {
     queueUrl: str(env, 'SIGN_QUEUE_URL', ''),
     caFunctionName: str(env, 'CA_FUNCTION_NAME', 'ca'),
+    revokeFunctionName: str(env, 'REVOKE_FUNCTION_NAME', 'revoke'),
     signerConcurrency: int(env, 'SIGNER_CONCURRENCY', 10, 1, 100),
     signerBatchSize: int(env, 'SIGNER_BATCH_SIZE', SIGNER_EVENT_SOURCE.batchSize, 1, 10),
     signerBatchingWindowMs: int(
@@ -82,7 +85,7 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
       port: int(env, 'PORT', 8080, 0, 65535),
       rateLimit: int(env, 'LOCAL_RATE_LIMIT', 500, 1, 100_000),
       burstLimit: int(env, 'LOCAL_BURST_LIMIT', 1000, 1, 100_000),
-      consumers: int(env, 'LOCAL_CONSUMERS', 1, 1, 16),
+      consumers: int(env, 'LOCAL_CONSUMERS', 1, 0, 16),
       caProcess: str(env, 'LOCAL_CA_PROCESS', '0') === '1',
       pollerConcurrency: int(env, 'LOCAL_POLLER_CONCURRENCY', 4, 1, 64),
       visibilityTimeoutSeconds: int(env, 'LOCAL_VISIBILITY_TIMEOUT_SECONDS', 10, 1, 43200),

@@ -2,11 +2,19 @@
  * Port through which the signing core obtains a certificate for a one-time key. Implemented by the CA
  * (in process, or through the Lambda Invoke API by the signer function).
  */
+import type { AssertionBinding } from './identity/binding';
+
 export interface IssueCertificateInput {
-  /** The sign request id: the CA takes the subject from this request's record, never from the CSR. */
   readonly requestId: string;
   /** PKCS#10 CSR (DER) signed by the one-time private key: the proof of possession. */
   readonly csrDer: Buffer;
+  /**
+   * The evidence of who signs (ID token or trusted client's request object), which the CA verifies
+   * itself: the certificate's subject comes from it, never from a stored record.
+   */
+  readonly assertion: string;
+  /** What the signer is about to sign: the assertion's nonce must bind exactly this. */
+  readonly binding: AssertionBinding;
   /**
    * The signer's attempt that owns the request. When an attempt died after its certificate was issued
    * (so it was never released), the attempt that took the request over gets a certificate for its own key

@@ -1,6 +1,9 @@
 /**
  * The issued-certificate store as the CA uses it: its port and records, owned here with the rest of the
- * domain so that the DynamoDB adapter implements it without importing the CA service.
+ * domain so that the DynamoDB adapter implements it without importing the CA service. Beside the
+ * certificates it keeps the CA's two registers, written in the same transaction as each certificate:
+ * the identity assertions it certified for (each serves one request) and the public keys it certified
+ * (each once, ever: a copy of a used pool key is refused).
  */
 
 /** One issued certificate, kept for audit, revocation and idempotent retries. */
@@ -11,6 +14,8 @@ export interface IssuedCertificateRecord {
   readonly subjectHash: string;
   /** SHA-256 (hex) of the certified SubjectPublicKeyInfo: decides whether a retry is the same key. */
   readonly publicKeyHash: string;
+  /** SHA-256 (hex) of the identity assertion the subject was taken from. */
+  readonly assertionHash?: string;
   readonly notBefore: number;
   readonly notAfter: number;
   readonly issuedAt: number;
@@ -22,33 +27,66 @@ export interface IssuedCertificateRecord {
   readonly supersedes?: string;
 }
 
+/** The register entries a certificate is recorded with (see IssuedCertificateStore). */
+export interface IssuanceRegisters {
+  /** The assertion's replay key (VerifiedAssertion.replayKey) and until when it must be remembered. */
+  readonly assertionKey: string;
+  /** Epoch seconds: after this the CA refuses the assertion as stale anyway. */
+  readonly assertionExpiresAt: number;
+  /** Epoch seconds: longer than any pool key may live. */
+  readonly publicKeyExpiresAt: number;
+}
+
+/** What the store already knows about one issuance (one read for a whole batch). */
+export interface IssuanceState {
+  /** The request's current certificate. */
+  readonly existing?: IssuedCertificateRecord;
+  /** The request (and attempt) an assertion was certified for. */
+  readonly assertionUse?: { readonly requestId: string; readonly attemptId?: string };
+  /** The request a public key was certified for. */
+  readonly publicKeyUse?: { readonly requestId: string; readonly serialHex: string };
+}
+
+export interface IssuanceLookup {
+  readonly requestId: string;
+  readonly assertionKey: string;
+  readonly publicKeyHash: string;
+}
+
 export type RecordIssuedResult =
   | { readonly stored: true }
   /** The request already has a certificate (a concurrent or earlier issuance): this one was not stored. */
-  | { readonly stored: false; readonly existing: IssuedCertificateRecord };
+  | { readonly stored: false; readonly existing: IssuedCertificateRecord }
+  /** A register refused it (a concurrent use of the same assertion or key): nothing was stored. */
+  | { readonly stored: false; readonly conflict: 'assertion-used' | 'public-key-certified' };
 
-/** Issued certificates: one per request, serials never repeat. */
+/** An issued certificate with the register entries it is recorded with. */
+export interface CertificateToRecord {
+  readonly certificate: IssuedCertificateRecord;
+  readonly registers: IssuanceRegisters;
+}
+
+/** Issued certificates (one per request, serials never repeat) and the CA's registers. */
 export interface IssuedCertificateStore {
-  getByRequest(requestId: string): Promise<IssuedCertificateRecord | undefined>;
-  /** Many requests' certificates in one read; requests without one are missing from the map. */
-  getManyByRequest?(requestIds: readonly string[]): Promise<ReadonlyMap<string, IssuedCertificateRecord>>;
+  /** One strongly consistent read for many issuances; results in input order. */
+  lookup(items: readonly IssuanceLookup[]): Promise<IssuanceState[]>;
   /**
-   * Stores new certificates (none of whose requests has one yet) in as few transactions as possible.
-   * Per item: stored, or not stored (`record` would have to decide: lost race, serial collision, or a
-   * write whose outcome is unknown); never a partial certificate.
+   * Stores new certificates (none of whose requests has one yet) in as few transactions as possible, each
+   * with its register entries. Per item: stored, or not stored (`record` must decide: lost race, register
+   * conflict, serial collision, or a write whose outcome is unknown); never a partial certificate.
    */
-  recordMany?(certificates: readonly IssuedCertificateRecord[]): Promise<boolean[]>;
-  /** Stores atomically; throws SerialCollisionError if the serial was ever used. */
-  record(certificate: IssuedCertificateRecord): Promise<RecordIssuedResult>;
+  recordMany?(items: readonly CertificateToRecord[]): Promise<boolean[]>;
   /**
-   * Replaces the request's certificate `previous` (never released: its attempt died) with `certificate`,
-   * atomically and only if `previous` is still the request's certificate; marks the old serial superseded
-   * (for revocation). A lost race returns the certificate that won.
+   * Stores a certificate, its serial and its register entries atomically, each only if new (the assertion
+   * may already be registered to the same request); throws SerialCollisionError if the serial was used.
    */
-  replace(
-    previous: IssuedCertificateRecord,
-    certificate: IssuedCertificateRecord,
-  ): Promise<RecordIssuedResult>;
+  record(item: CertificateToRecord): Promise<RecordIssuedResult>;
+  /**
+   * Replaces the request's certificate `previous` (its attempt died) with a new one, atomically and only
+   * if `previous` is still the request's certificate; marks the old serial superseded. A lost race returns
+   * the certificate that won.
+   */
+  replace(previous: IssuedCertificateRecord, item: CertificateToRecord): Promise<RecordIssuedResult>;
 }
 
 /** A fresh random serial was already in use (2^-128 odds unless the RNG is broken): never reused. */

@@ -22,3 +22,4 @@ export * from './planning';
 export * from './audit';
 export * from './revocation';
 export * from './identity';
+export * from './ca-contract';

@@ -64,10 +64,18 @@ export interface SignRequestRecord {
   readonly format?: SignatureFormat;
   /** For `cms`: the AdES profile of the container. */
   readonly profile?: AdesProfile;
-  /** The certificate subject: from a verified identity assertion, or named by a trusted client. */
+  /**
+   * The certificate subject as the API read it from the verified assertion (for the CSR and the view);
+   * the CA takes the subject from the assertion itself and refuses a CSR that names anyone else.
+   */
   readonly signer: SignerIdentity;
-  /** Who vouched for `signer` (issuer, subject and assertion hash; never the token itself). */
+  /** Who vouched for `signer` (issuer, subject and assertion hash). */
   readonly identity?: IdentityEvidence;
+  /**
+   * The evidence itself (the compact ID token or request object) while the request is open: the CA
+   * verifies it again before it certifies. Every terminal transition removes it.
+   */
+  readonly identityAssertion?: string;
   /** SHA-256 of the canonical submitted input: a re-sent requestId with another body is a conflict. */
   readonly inputHash?: string;
   readonly receivedAt: number;

@@ -2,16 +2,15 @@
  * The signing core: one sign request from its stored record to a terminal state, as pure orchestration
  * over ports (request store, key pool, HSM, CSR builder, certificate issuer, container builder, metrics).
  *
- *   a usable key: claim a pool key (or generate on the fly / reject, per policy) -> unwrap in the HSM
- *     -> CSR for the signer signed by that key (proof of possession; a pool key that fails it is discarded)
- *   raw: sign the client's digest -> destroy the key -> certificate from the issuer (while the audit
- *     events are appended)
- *   cms: certificate from the issuer -> signed attributes naming it -> sign them -> destroy the key
- *     -> container -> audit events
- *   -> record `signed` (or `failed` with a code, on any error)
+ *   a certified key: claim a pool key (or generate on the fly / reject, per policy) -> unwrap in the HSM
+ *     -> CSR for the signer signed by that key (proof of possession; a pool key that fails it is
+ *     discarded) -> certificate from the issuer, which verifies the request's identity assertion itself
+ *     (a key the CA already certified once is discarded like any unusable pool key)
+ *   raw: sign the client's digest; cms: signed attributes naming the certificate, signed
+ *   -> destroy the key -> (cms: container) -> audit events -> record `signed` (or `failed` with a code)
  *
- * The HSM object is destroyed on every path; for `raw` before the certificate is requested, for `cms`
- * once its signature over the attributes (which must name the certificate) is made.
+ * Nothing is signed with a key before the CA certified it, so a key the CA refuses has signed nothing.
+ * The HSM object is destroyed on every path.
  */
 import { randomUUID } from 'node:crypto';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
@@ -24,6 +23,7 @@ import {
 } from './audit';
 import type { CertificateIssuer, IssuedCertificate } from './certificate-issuer';
 import { errorCode } from './fill-pool';
+import { bindingOf } from './identity/binding';
 import type { EmptyPoolPolicy, HsmKeyRef, KeyPoolStore, PoolHsm } from './pool';
 import type { PoolMetrics } from './pool-metrics';
 import {
@@ -57,6 +57,11 @@ export interface SigningSettings {
   readonly hsmProfile: string;
   /** Pool keys a request may discard (unusable) before it fails; default 3. */
   readonly maxDiscardedKeys?: number;
+  /**
+   * Pool keys a request may discard because the CA certified them before (copies of used keys: a restored
+   * bundle holds up to a bundle's worth), counted apart; default 25.
+   */
+  readonly maxReplayedKeys?: number;
 }
 
 export interface SigningDeps {
@@ -224,6 +229,18 @@ interface UsableKey {
   readonly csrDer: Buffer;
 }
 
+/** A usable key and the certificate the CA issued for it. */
+interface CertifiedKey extends UsableKey {
+  readonly issued: IssuedCertificate;
+}
+
+/** The CA's refusal of a public key it certified before (see the CA's register of public keys). */
+export const KEY_ALREADY_CERTIFIED = 'PUBLIC_KEY_ALREADY_CERTIFIED';
+
+function isAlreadyCertified(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === KEY_ALREADY_CERTIFIED;
+}
+
 /** What a finished signature yields for the record. */
 interface Signed {
   readonly result: Pick<SignedResult, 'signature' | 'cms' | 'certificate' | 'certificateSerial' | 'chain'>;
@@ -253,6 +270,7 @@ class SigningAttempt {
   private pooledKey: boolean | undefined;
   private keyAcquiredAt: number | undefined;
   private discardedKeys = 0;
+  private replayedKeys = 0;
   /** Where the signature's event landed in the audit log (returned with the result). */
   private receipt: AuditReceipt | undefined;
   private readonly startedAt: number;
@@ -269,11 +287,28 @@ class SigningAttempt {
   public async run(): Promise<SignOutcome> {
     let signed: Signed;
     try {
-      const usable = await this.acquireUsableKey();
-      signed =
-        (this.record.format ?? 'raw') === 'cms'
-          ? await this.signContainer(usable)
-          : await this.signRaw(usable);
+      if (!this.record.identityAssertion) {
+        // Nothing the CA could verify (a record the API did not write): no key is spent on it, and the
+        // refusal is in the audit log.
+        this.events.push({
+          type: 'request.refused',
+          requestId: this.record.id,
+          code: 'IDENTITY_EVIDENCE_MISSING',
+        });
+        throw new AttemptEnded({
+          code: 'IDENTITY_EVIDENCE_MISSING',
+          message: 'the request carries no identity assertion for the CA to verify',
+        });
+      }
+      const cms = (this.record.format ?? 'raw') === 'cms';
+      if (cms && (!this.deps.buildContainer || !this.record.profile)) {
+        throw new AttemptEnded({
+          code: 'CONTAINER_UNSUPPORTED',
+          message: 'this signer builds no containers',
+        });
+      }
+      const certified = await this.acquireCertifiedKey();
+      signed = cms ? await this.signContainer(certified) : await this.signRaw(certified);
     } catch (err) {
       await this.destroyKey().catch(() => undefined);
       if (err instanceof AttemptEnded) return this.fail(err.error, err.retryAfterSeconds);
@@ -303,12 +338,13 @@ class SigningAttempt {
   }
 
   /**
-   * A key (claimed from the pool, deleted in the same step; or generated; or none: reject) and the proof
-   * of possession it signs. A pooled key that cannot serve (wrapped under another profile, rejected by
-   * unwrap, or stored with a public key that is not its own) is discarded - it is already out of the
-   * pool - and the request carries on with the next one, up to maxDiscardedKeys.
+   * A key (claimed from the pool, deleted in the same step; or generated; or none: reject), the proof of
+   * possession it signs, and its certificate. A pooled key that cannot serve (wrapped under another
+   * profile, rejected by unwrap, stored with a public key that is not its own, or certified before: a
+   * restored copy) is discarded - it is already out of the pool - and the request carries on with the
+   * next one, up to maxDiscardedKeys.
    */
-  private async acquireUsableKey(): Promise<UsableKey> {
+  private async acquireCertifiedKey(): Promise<CertifiedKey> {
     const { deps, record } = this;
     for (;;) {
       const mayDiscard = this.discardedKeys < (deps.settings.maxDiscardedKeys ?? 3);
@@ -393,39 +429,56 @@ class SigningAttempt {
           message: `pool key ${claimed.keyId} does not match its stored public key`,
         });
       }
-      return { publicKeySpki, csrDer };
+      const usable = { publicKeySpki, csrDer };
+      try {
+        return { ...usable, issued: await this.issue(usable) };
+      } catch (err) {
+        // The CA certified this public key before: a copy of a used pool key (a restored bundle). It has
+        // signed nothing here; it goes like any unusable key.
+        const mayDiscardReplayed = this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25);
+        if (!(
+          claimed &&
+          mayDiscardReplayed &&
+          err instanceof StageError &&
+          isAlreadyCertified(err.causeError)
+        )) {
+          throw err;
+        }
+        await this.stage('destroy', () => this.destroyKey());
+        this.replayedKeys++;
+        this.discard(claimed.keyId, 'already-certified');
+      }
     }
   }
 
   private discard(keyId: string, reason: KeyDiscardReason): void {
-    this.discardedKeys++;
+    if (reason !== 'already-certified') this.discardedKeys++;
     this.events.push({ type: 'pool.key-discarded', keyId, reason, requestId: this.record.id });
     this.deps.onKeyDiscarded?.(keyId, this.record.keyType, reason);
     this.deps.metrics.count('KeysDiscarded', this.record.keyType);
   }
 
-  /** The client's digest, signed; the key destroyed; the certificate while the audit events are appended. */
-  private async signRaw(usable: UsableKey): Promise<Signed> {
-    const { record } = this;
-    const signature = await this.signWithKey(Buffer.from(record.digest, 'base64'), usable);
+  /** The client's digest signed by the certified key, the key destroyed, the audit events appended. */
+  private async signRaw(certified: CertifiedKey): Promise<Signed> {
+    const signature = await this.signWithKey(Buffer.from(this.record.digest, 'base64'), certified);
     const signedAt = this.clock();
     await this.stage('destroy', () => this.destroyKey());
-    // Both must succeed before the result is released: no signature without its audit events.
-    const [issued] = await Promise.all([this.issue(usable), this.stage('audit', () => this.appendEvents())]);
-    return { result: { signature: signature.toString('base64'), ...certificateOf(issued) }, signedAt };
+    // No signature without its audit events.
+    await this.stage('audit', () => this.appendEvents());
+    return {
+      result: { signature: signature.toString('base64'), ...certificateOf(certified.issued) },
+      signedAt,
+    };
   }
 
   /**
-   * The certificate first (the signed attributes must name it), then the attributes signed by the
-   * still-live key, the key destroyed, the container built and the audit events appended.
+   * The signed attributes name the certificate; the still-live key signs them, is destroyed, the
+   * container is built and the audit events appended.
    */
-  private async signContainer(usable: UsableKey): Promise<Signed> {
+  private async signContainer(certified: CertifiedKey): Promise<Signed> {
     const { deps, record } = this;
-    const build = deps.buildContainer;
-    if (!build || !record.profile) {
-      throw new AttemptEnded({ code: 'CONTAINER_UNSUPPORTED', message: 'this signer builds no containers' });
-    }
-    const issued = await this.issue(usable);
+    const build = deps.buildContainer!;
+    const issued = certified.issued;
     const prepared = await this.stage('container', async () =>
       build({
         profile: record.profile!,
@@ -437,7 +490,7 @@ class SigningAttempt {
         signingTime: new Date(this.clock()),
       }),
     );
-    const signature = await this.signWithKey(prepared.toBeSigned, usable);
+    const signature = await this.signWithKey(prepared.toBeSigned, certified);
     const signedAt = this.clock();
     await this.stage('destroy', () => this.destroyKey());
     const cms = await this.stage('container', async () => prepared.finish(signature));
@@ -464,10 +517,20 @@ class SigningAttempt {
     return signature;
   }
 
-  /** The certificate: the issuer takes the subject from the request record, not from the CSR. */
+  /**
+   * The certificate: the issuer verifies the identity assertion against what this attempt will sign and
+   * takes the subject from it, never from the record or the CSR.
+   */
   private issue(usable: UsableKey): Promise<IssuedCertificate> {
+    const { record } = this;
     return this.stage('issue', () =>
-      this.deps.issuer.issue({ requestId: this.record.id, csrDer: usable.csrDer, attemptId: this.attemptId }),
+      this.deps.issuer.issue({
+        requestId: record.id,
+        csrDer: usable.csrDer,
+        attemptId: this.attemptId,
+        assertion: record.identityAssertion!,
+        binding: bindingOf(record),
+      }),
     );
   }
 
@@ -498,7 +561,7 @@ class SigningAttempt {
       keyAcquiredAt: this.keyAcquiredAt!,
       finishedAt,
       stageMs: this.durations,
-      discardedKeys: this.discardedKeys,
+      discardedKeys: this.discardedKeys + this.replayedKeys,
     });
     if (!stored) throw new AttemptSupersededError(this.record.id);
     const d = this.durations;
@@ -525,7 +588,7 @@ class SigningAttempt {
       keyAcquiredAt: this.keyAcquiredAt,
       finishedAt: this.clock(),
       stageMs: this.durations,
-      discardedKeys: this.discardedKeys,
+      discardedKeys: this.discardedKeys + this.replayedKeys,
     });
     if (!stored) throw new AttemptSupersededError(this.record.id);
     return { status: 'failed', record: stored, replayed: false, retryAfterSeconds };

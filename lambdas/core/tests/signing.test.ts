@@ -61,6 +61,45 @@ describe('deliveries', () => {
     expect(h.hsm.live.size).toBe(0);
   });
 
+  test('raw: the certificate is issued before the one-time key signs the digest; the CA gets the assertion and what will be signed', async () => {
+    const h = harness();
+    const asked: unknown[] = [];
+    const issue = h.deps.issuer.issue.bind(h.deps.issuer);
+    h.deps.issuer = { issue: (input) => (asked.push(input), issue(input)) };
+    h.pool.push(poolKey(1));
+    const record = received(h);
+    expect((await processSignRequest(h.deps, record.id)).status).toBe('signed');
+    expect(h.order).toEqual(['sign', 'issue', 'sign', 'audit']);
+    expect(asked).toEqual([
+      expect.objectContaining({
+        requestId: record.id,
+        assertion: record.identityAssertion,
+        binding: {
+          requestId: record.id,
+          digestAlgorithm: record.digestAlgorithm,
+          digest: record.digest,
+          keyType: record.keyType,
+          signatureAlgorithm: record.signatureAlgorithm,
+          format: 'raw',
+        },
+      }),
+    ]);
+  });
+
+  test('a record without an identity assertion fails before any key is used, and the refusal is audited', async () => {
+    const h = harness();
+    h.pool.push(poolKey(1));
+    const record = received(h, { identityAssertion: undefined });
+    const outcome = await processSignRequest(h.deps, record.id);
+    expect(outcome.record.error?.code).toBe('IDENTITY_EVIDENCE_MISSING');
+    expect(h.hsm.calls).toEqual([]);
+    expect(h.pool).toHaveLength(1);
+    expect(h.issued).toEqual([]);
+    expect(h.appended).toEqual([
+      { type: 'request.refused', requestId: record.id, code: 'IDENTITY_EVIDENCE_MISSING' },
+    ]);
+  });
+
   test('cms without a container builder fails CONTAINER_UNSUPPORTED and leaves no key', async () => {
     const h = harness({ buildContainer: undefined });
     h.pool.push(poolKey(1));
@@ -290,6 +329,47 @@ describe('unusable pool keys are discarded and the request carries on', () => {
     h.hsm.failures.unwrapPrivateKey = [hsmError('HsmUnwrapError', 'CKR_WRAPPED_KEY_INVALID')];
     const outcome = await processSignRequest(h.deps, received(h).id);
     expect(outcome.record.error?.code).toBe('KEY_UNWRAP_FAILED');
+  });
+});
+
+describe('a pool key the CA certified before (a restored copy) is discarded; nothing is signed with it', () => {
+  const alreadyCertified = (h: Harness, certified: Set<string>) => {
+    const issue = h.deps.issuer.issue.bind(h.deps.issuer);
+    h.deps.issuer = {
+      issue: async (input) => {
+        const { spki } = JSON.parse(input.csrDer.toString()) as { spki: string };
+        if (certified.has(spki)) {
+          throw Object.assign(new Error('certified before'), { code: 'PUBLIC_KEY_ALREADY_CERTIFIED' });
+        }
+        return issue(input);
+      },
+    };
+  };
+
+  test('the next key serves: signed, the copies discarded and audited, counted apart from other discards', async () => {
+    const h = harness({ settings: { maxDiscardedKeys: 0 } });
+    alreadyCertified(h, new Set(['spki-of-key-1', 'spki-of-key-2']));
+    h.pool.push(poolKey(1), poolKey(2), poolKey(3));
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome.status).toBe('signed');
+    expect(Buffer.from(outcome.record.signature!, 'base64').toString()).toMatch(/^sig\(key-3\):/);
+    expect(outcome.record.discardedKeys).toBe(2);
+    expect(
+      h.appended.filter((e) => e.type === 'pool.key-discarded').map((e) => 'reason' in e && e.reason),
+    ).toEqual(['already-certified', 'already-certified']);
+    // The copies signed nothing but their CSRs: one signature.made, for the key that served.
+    expect(h.appended.filter((e) => e.type === 'signature.made')).toHaveLength(1);
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test('past its own limit the request fails PUBLIC_KEY_ALREADY_CERTIFIED', async () => {
+    const h = harness({ settings: { maxReplayedKeys: 1 } });
+    alreadyCertified(h, new Set(['spki-of-key-1', 'spki-of-key-2']));
+    h.pool.push(poolKey(1), poolKey(2), poolKey(3));
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome.record.error?.code).toBe('PUBLIC_KEY_ALREADY_CERTIFIED');
+    expect(outcome.record.signature).toBeUndefined();
+    expect(h.hsm.live.size).toBe(0);
   });
 });
 

@@ -19,11 +19,11 @@ import { createLogger, wire } from '../shared/wiring';
 const logger = createLogger('api');
 const { doc, requests, keyPool, queue, pool, pipeline, requestsConfig, config } = wire();
 const identity = loadIdentityConfig();
-// Said at every start: a client that names signers itself is a deliberate, visible exception.
-if (identity.mode === 'trusted-client' || identity.trustedClients.length > 0) {
-  logger.warn('signer identities are taken from trusted clients without an identity assertion', {
+// Said at every start: a client that vouches for signers itself is a deliberate, visible exception.
+if (identity.clientKeys.length > 0) {
+  logger.warn('clients with registered keys may vouch for signers in request objects', {
     identityMode: identity.mode,
-    trustedClients: identity.trustedClients,
+    trustedClients: identity.clientKeys.map((c) => c.client),
   });
 } else {
   logger.info('signer identities come from identity assertions only', {
@@ -60,10 +60,8 @@ const deps: ApiDeps = {
   identity: {
     verifier: createAssertionVerifier(identity, config.aws),
     assertions: new AssertionReplayRepository(doc, { tableName: tableName(TABLES.assertions) }),
-    mode: identity.mode,
-    trustedClients: identity.trustedClients,
   },
-  revoker: new LambdaCertificateRevoker(lambdaClient(config.aws), pipeline.caFunctionName),
+  revoker: new LambdaCertificateRevoker(lambdaClient(config.aws), pipeline.revokeFunctionName),
   // The code and the ids only: never the token or what it says about the citizen.
   onAssertionRefused: (code, context) => logger.warn('identity assertion refused', { code, ...context }),
   settings: {

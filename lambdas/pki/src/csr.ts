@@ -59,8 +59,8 @@ function parse(der: Buffer): CertificationRequest {
 
 /**
  * Parses a CSR and verifies its signature with its own public key: proof that the requester holds the
- * private key. Only the key is taken from a CSR; its subject is ignored (the CA takes the subject from the
- * sign request record). Throws BadCsrError or CsrSignatureInvalidError.
+ * private key. Only the key is certified; the CA takes the subject from the verified identity assertion
+ * and only compares the CSR's with it. Throws BadCsrError or CsrSignatureInvalidError.
  */
 export function verifyCsr(der: Buffer): VerifiedCsr {
   const csr = parse(der);
@@ -94,5 +94,5 @@ export function verifyCsr(der: Buffer): VerifiedCsr {
     // a signature that is not even well-formed (e.g. bad ECDSA DER) is just as invalid
   }
   if (!ok) throw new CsrSignatureInvalidError();
-  return { keyType, publicKeySpki };
+  return { keyType, publicKeySpki, subjectDer: Buffer.from(AsnConvert.serialize(info.subject)) };
 }

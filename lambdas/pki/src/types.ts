@@ -24,6 +24,8 @@ export interface VerifiedCsr {
   readonly keyType: KeyType;
   /** SubjectPublicKeyInfo, DER, exactly as in the CSR. */
   readonly publicKeySpki: Buffer;
+  /** The subject Name, DER, exactly as in the CSR (never certified as such: the CA compares it). */
+  readonly subjectDer: Buffer;
 }
 
 /** The signature scheme a key type uses for CSRs and certificates. */

@@ -76,7 +76,12 @@ describe.each<KeyType>(['RSA-2048', 'RSA-3072', 'EC-P256', 'EC-P384'])(
       });
       expect(text).toContain(`Signature Algorithm: ${EXPECTED_ALGORITHM[keyType]}`);
       expect(text).toContain('CN=Åsa Öberg-Nilsson');
-      expect(verifyCsr(der)).toEqual({ keyType, publicKeySpki: spki });
+      const verified = verifyCsr(der);
+      expect(verified).toEqual({ keyType, publicKeySpki: spki, subjectDer: expect.any(Buffer) });
+      // The subject exactly as the CSR carries it (the CA compares it with the assertion's).
+      const asn1 = openssl(['asn1parse', '-inform', 'DER', '-in', 's.der'], { 's.der': verified.subjectDer });
+      expect(asn1).toContain(':countryName');
+      expect(asn1).toContain(':commonName');
     });
   },
 );

@@ -36,14 +36,16 @@ export const TABLES = {
   },
   /**
    * Every certificate the CA issued: by serial (never repeats) and by request (one per request); the CRL
-   * numbers. Revoked serials also carry `revokedList`: a sparse index of just the revoked ones, by expiry,
-   * which the CRL is built from.
+   * numbers; the CA's registers of the assertions and public keys it certified (only these expire, TTL).
+   * Revoked serials also carry `revokedList`: a sparse index of just the revoked ones, by expiry, which
+   * the CRL is built from.
    */
   certificates: {
     id: 'IssuedCertificates',
     envVar: 'CERTIFICATES_TABLE_NAME',
     localName: 'issued-certificates',
     partitionKey: { name: 'pk', type: 'S' },
+    ttlAttribute: 'expiresAt',
     globalSecondaryIndexes: [
       {
         indexName: 'revoked-certificates',

@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto';
 import { preparePdfSignature } from './pdf-signature';
 import {
   SigningClient,
+  defaultSignatureAlgorithm,
   signRequestNonce,
+  type SignBinding,
   type DigestAlgorithm,
   type KeyType,
   type SignRequestResult,
@@ -67,18 +69,19 @@ export async function signDocument(options: SignDocumentOptions): Promise<Signed
       ? prepared.digest(HASHES[digestAlgorithm])
       : createHash(HASHES[digestAlgorithm]).update(options.document).digest()
   ).toString('base64');
-  const requestId = SigningClient.newRequestId();
-  const identityAssertion = await options.login(signRequestNonce(requestId, digestAlgorithm, digest));
-  await options.client.submit({
-    requestId,
+  const keyType = options.keyType ?? 'EC-P256';
+  const binding: SignBinding = {
+    requestId: SigningClient.newRequestId(),
     digest,
     digestAlgorithm,
-    keyType: options.keyType ?? 'EC-P256',
-    ...(options.signatureAlgorithm ? { signatureAlgorithm: options.signatureAlgorithm } : {}),
+    keyType,
+    signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
     format: 'cms',
     profile: prepared ? 'PAdES-B-B' : 'CAdES-B-B',
-    identityAssertion,
-  });
+  };
+  const requestId = binding.requestId;
+  const identityAssertion = await options.login(signRequestNonce(binding));
+  await options.client.submit({ ...binding, identityAssertion });
   const result = await options.client.result(requestId, options.timeoutSeconds ?? 60);
   if (result.status !== 'signed' || !result.cms) {
     throw new SigningFailedError(

@@ -1,40 +1,101 @@
 /**
  * The signing service's API as an e-service calls it: pick a request id, compute the nonce that binds the
- * citizen's login to this request and this document, get the ID token from the identity provider (see
- * oidc-login.ts), submit, and wait for the result. No dependency on the service's code but the nonce rule,
- * which is re-stated here so an e-service can copy this file alone.
+ * citizen's login to this request, this document and how it is signed, get the ID token from the identity
+ * provider (see oidc-login.ts) - or, as a client registered to vouch for its signers, sign a request
+ * object - submit, and wait for the result. No dependency on the service's code but the nonce rule and
+ * the request object's shape, which are re-stated here so an e-service can copy this file alone.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { SignJWT, type CryptoKey, type JWK, type KeyObject } from 'jose';
 
 export type DigestAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
 export type KeyType = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'EC-P256' | 'EC-P384';
 export type SignatureAlgorithm = 'RSASSA-PKCS1-v1_5' | 'RSASSA-PSS' | 'ECDSA';
 
+/** What a login (or a request object) authorises: exactly the values sent in the sign request. */
+export interface SignBinding {
+  readonly requestId: string;
+  readonly digestAlgorithm: DigestAlgorithm;
+  /** Standard base64, exactly as sent. */
+  readonly digest: string;
+  readonly keyType: KeyType;
+  readonly signatureAlgorithm: SignatureAlgorithm;
+  readonly format: 'raw' | 'cms';
+  /** For `cms` only. */
+  readonly profile?: 'CAdES-B-B' | 'PAdES-B-B';
+}
+
 /**
- * The `nonce` to send in the authorization request (and that the ID token then carries):
- * base64url(SHA-256("hsm-signing-pipeline/sign-request/v1\n" + requestId + "\n" + digestAlgorithm + "\n"
- * + digest)), with the digest in standard base64 exactly as it is sent in the sign request.
+ * The `nonce` to send in the authorization request (and that the ID token then carries): base64url of the
+ * SHA-256 of these lines joined by "\n": "hsm-signing-pipeline/sign-request/v2", the request id in lower
+ * case, digestAlgorithm, digest, keyType, signatureAlgorithm, format, profile (empty for raw). Send the
+ * same values, explicitly, in the sign request.
  */
-export function signRequestNonce(
-  requestId: string,
-  digestAlgorithm: DigestAlgorithm,
-  digest: string,
-): string {
+export function signRequestNonce(binding: SignBinding): string {
   return createHash('sha256')
     .update(
-      ['hsm-signing-pipeline/sign-request/v1', requestId.toLowerCase(), digestAlgorithm, digest].join('\n'),
+      [
+        'hsm-signing-pipeline/sign-request/v2',
+        binding.requestId.toLowerCase(),
+        binding.digestAlgorithm,
+        binding.digest,
+        binding.keyType,
+        binding.signatureAlgorithm,
+        binding.format,
+        binding.profile ?? '',
+      ].join('\n'),
     )
     .digest('base64url');
 }
 
-export interface SignRequestBody {
-  readonly requestId: string;
-  readonly digest: string;
-  readonly digestAlgorithm: DigestAlgorithm;
-  readonly keyType?: KeyType;
-  readonly signatureAlgorithm?: SignatureAlgorithm;
-  readonly format?: 'raw' | 'cms';
-  readonly profile?: 'CAdES-B-B' | 'PAdES-B-B';
+/** The signature algorithm the service picks when a request names none (the first that fits the key). */
+export function defaultSignatureAlgorithm(keyType: KeyType): SignatureAlgorithm {
+  return keyType.startsWith('EC-') ? 'ECDSA' : 'RSASSA-PKCS1-v1_5';
+}
+
+/** A client's request-object signing key (registered with the service as a JWKS). */
+export interface ClientSigningKey {
+  readonly privateKey: CryptoKey | KeyObject | JWK | Uint8Array;
+  readonly kid: string;
+  readonly alg: 'ES256' | 'ES384' | 'RS256' | 'PS256';
+}
+
+/** The JWS type the service requires of a request object. */
+export const REQUEST_OBJECT_TYPE = 'sign-request+jwt';
+
+/**
+ * A request object: the client (`iss`, its API client id) vouches that `signer` is the person signing
+ * this binding. Only for clients whose keys the service registered (IDENTITY_CLIENT_KEYS); send it as
+ * `identityAssertion`. Valid for `ttlSeconds` (the service refuses long-lived ones).
+ */
+export function signRequestObject(options: {
+  readonly key: ClientSigningKey;
+  readonly clientId: string;
+  /** The service's identifier (IDENTITY_CLIENT_ID), default `signing-service`. */
+  readonly audience?: string;
+  readonly binding: SignBinding;
+  readonly signer: {
+    readonly commonName: string;
+    readonly givenName: string;
+    readonly surname: string;
+    readonly serialNumber: string;
+    readonly country: string;
+  };
+  readonly ttlSeconds?: number;
+}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ nonce: signRequestNonce(options.binding), signer: options.signer })
+    .setProtectedHeader({ alg: options.key.alg, kid: options.key.kid, typ: REQUEST_OBJECT_TYPE })
+    .setIssuer(options.clientId)
+    .setAudience(options.audience ?? 'signing-service')
+    .setIssuedAt(now)
+    .setExpirationTime(now + (options.ttlSeconds ?? 300))
+    .setJti(randomUUID())
+    .sign(options.key.privateKey);
+}
+
+export interface SignRequestBody extends SignBinding {
+  /** The ID token, or this client's request object. */
   readonly identityAssertion: string;
 }
 

@@ -5,13 +5,15 @@
  * `listening <port>` once it answers; exits when its parent goes away (stdin closes) or on SIGTERM.
  */
 import type { AddressInfo } from 'node:net';
-import { caFunctions } from './pki';
+import { caFunctions, invokeCallersFromEnv } from './pki';
 import { startLambdaInvokeServer } from './lambda-invoke-server';
 
 async function main(): Promise<void> {
-  const server = await startLambdaInvokeServer(await caFunctions(), (name, err) =>
-    console.error(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
-  );
+  const server = await startLambdaInvokeServer(await caFunctions(), {
+    callers: invokeCallersFromEnv(),
+    onAsyncError: (name, err) => console.error(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
+    onRefused: (name, type) => console.error(`invocation of ${name} refused: ${type}`),
+  });
   process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);
   const shutdown = (): void => {
     server.closeAllConnections();

@@ -14,6 +14,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { dynamoDbClient, sqsClient } from '../../../lambdas/adapters/aws/src';
 import { loadCaConfig, loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
 import { API_STAGE, QUEUES, TABLES, ensureQueue, ensureTables } from '../../../lambdas/resources/src';
+import { localClientKeysEnv } from '../client-keys';
 import { startIdpProcess } from '../idp/process';
 import { localIdentityEnv } from '../idp/trust';
 import { ROOT } from '../paths';
@@ -22,7 +23,8 @@ import { localHsmEnv } from '../token';
 import { loadApiClients, type ApiClient } from './api-keys';
 import { PKI_PREFIX, lambdaContext, startGateway, type ApiHandler } from './gateway';
 import { startLambdaInvokeServer } from './lambda-invoke-server';
-import { caFunctions } from './pki';
+import { callerEnv } from './invoke-auth';
+import { INVOKE_CALLERS_ENV, caFunctions, newInvokeCallers } from './pki';
 import { installHsmFaults } from './hsm-faults';
 
 export interface LocalPipelineOptions {
@@ -110,6 +112,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   const stop = async (): Promise<void> => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
+  let signerEnv: Record<string, string> = {};
   try {
     Object.assign(process.env, standIns.env());
     const wrap = async (service: 'dynamodb' | 'sqs' | 'lambda', variable: string): Promise<void> => {
@@ -130,6 +133,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       });
       cleanups.push(() => idp.stop());
       Object.assign(process.env, localIdentityEnv(idp));
+    }
+    // A deployment whose e-services vouch for their signers: every local client's key is registered.
+    if (process.env.IDENTITY_MODE === 'trusted-client' && !process.env.IDENTITY_CLIENT_KEYS) {
+      Object.assign(process.env, localClientKeysEnv(loadApiClients().map((c) => c.clientId)));
     }
     const prefix = options.resourcePrefix ?? '';
     for (const table of Object.values(TABLES)) process.env[table.envVar] ||= `${prefix}${table.localName}`;
@@ -158,16 +165,26 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       process.env.PKI_BASE_URL ||= `http://127.0.0.1:${pipeline.local.port}${PKI_PREFIX}`;
     }
 
-    // The CA function behind a Lambda Invoke endpoint, as the signer reaches it on AWS: in a child process
-    // of its own with LOCAL_CA_PROCESS=1, in this process by default.
+    // The CA functions behind a Lambda Invoke endpoint, as the signer and the API reach them on AWS: in a
+    // child process of its own with LOCAL_CA_PROCESS=1, in this process by default. Each caller signs
+    // with credentials made now: the consumers may only ask for certificates, this process (API,
+    // schedules, revocation) and the operator tools only revoke and publish.
+    const callers = newInvokeCallers();
+    Object.assign(process.env, callerEnv(callers.runner));
+    signerEnv = callerEnv(callers.signer);
     if (pipeline.local.caProcess) {
-      const caHost = await spawnCaHost(snapshotEnv(), log);
+      const caHost = await spawnCaHost(
+        { ...snapshotEnv(), [INVOKE_CALLERS_ENV]: JSON.stringify(Object.values(callers)) },
+        log,
+      );
       cleanups.push(() => stopConsumer(caHost));
       process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${caHost.port}`;
     } else {
-      const invokeServer = await startLambdaInvokeServer(await caFunctions(), (name, err) =>
-        log(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
-      );
+      const invokeServer = await startLambdaInvokeServer(await caFunctions(), {
+        callers: Object.values(callers),
+        onAsyncError: (name, err) => log(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
+        onRefused: (name, type) => log(`invocation of ${name} refused: ${type}`),
+      });
       cleanups.push(() => closeServer(invokeServer));
       process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
     }
@@ -197,7 +214,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     const env = snapshotEnv();
     const consumers: ConsumerProcess[] = [];
     const startConsumer = (): ConsumerProcess => {
-      const consumer = spawnConsumer(env, log, consumers.length);
+      const consumer = spawnConsumer({ ...env, ...signerEnv }, log, consumers.length);
       consumers.push(consumer);
       return consumer;
     };

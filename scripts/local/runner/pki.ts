@@ -1,12 +1,46 @@
 /**
  * The CA-side functions the runner hosts behind its Lambda Invoke endpoint (in its own process, or in a CA
- * host process): the CA (certificates, revocations) and the CRL publication a revocation starts.
+ * host process): the CA (certificates), revocation, and the CRL publication a revocation starts; and who
+ * may invoke each (the signer only the CA; the runner's API and the operators' tools revocation and
+ * publication), with credentials made at start.
  */
 import { loadCaConfig, loadPipelineConfig } from '../../../lambdas/config/src';
+import { newInvokeCaller, type InvokeCaller } from './invoke-auth';
 import type { InvokableHandler } from './lambda-invoke-server';
 
 export async function caFunctions(): Promise<Record<string, InvokableHandler>> {
   const ca = (await import('../../../lambdas/handlers/ca')) as { handler: InvokableHandler };
+  const revoke = (await import('../../../lambdas/handlers/revoke')) as { handler: InvokableHandler };
   const crl = (await import('../../../lambdas/handlers/crl')) as { handler: InvokableHandler };
-  return { [loadPipelineConfig().caFunctionName]: ca.handler, [loadCaConfig().crlFunctionName]: crl.handler };
+  const pipeline = loadPipelineConfig();
+  return {
+    [pipeline.caFunctionName]: ca.handler,
+    [pipeline.revokeFunctionName]: revoke.handler,
+    [loadCaConfig().crlFunctionName]: crl.handler,
+  };
+}
+
+/** The two callers of the CA-side functions, as two IAM roles would be on AWS. */
+export interface InvokeCallers {
+  /** The signer consumers: issuance only. */
+  readonly signer: InvokeCaller;
+  /** The runner's own functions (API, schedules, the revocation function) and the operator tools. */
+  readonly runner: InvokeCaller;
+}
+
+export function newInvokeCallers(): InvokeCallers {
+  const pipeline = loadPipelineConfig();
+  return {
+    signer: newInvokeCaller('signer', [pipeline.caFunctionName]),
+    runner: newInvokeCaller('runner', [pipeline.revokeFunctionName, loadCaConfig().crlFunctionName]),
+  };
+}
+
+/** How a CA host process learns the callers (its parent's generated credentials). */
+export const INVOKE_CALLERS_ENV = 'LOCAL_INVOKE_CALLERS';
+
+export function invokeCallersFromEnv(env: NodeJS.ProcessEnv = process.env): InvokeCaller[] {
+  const raw = env[INVOKE_CALLERS_ENV];
+  if (!raw) throw new Error(`${INVOKE_CALLERS_ENV} is not set: the runner starts the CA host`);
+  return JSON.parse(raw) as InvokeCaller[];
 }

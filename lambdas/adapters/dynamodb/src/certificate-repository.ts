@@ -1,20 +1,23 @@
 /**
- * Issued certificates in DynamoDB (TABLES.certificates, pk `pk`). Two items per certificate, written in
- * one transaction, each only if absent:
- *   REQ#<requestId>   the full record (one certificate per request; a retry reads it back)
- *   SERIAL#<hex>      serial -> request, validity, subject hash (audit and revocation; serials never repeat)
- * A concurrent second issuance for the same request loses the transaction and gets the winner's record.
+ * Issued certificates in DynamoDB (TABLES.certificates, pk `pk`). Per certificate, written in one
+ * transaction, each only if absent:
+ *   REQ#<requestId>          the full record (one certificate per request; a retry reads it back)
+ *   SERIAL#<hex>             serial -> request, validity, subject hash (audit and revocation; never repeats)
+ *   ASSERTION#<replay key>   the identity assertion certified for, its request and attempt (TTL: until the
+ *                            CA would refuse the assertion as stale anyway)
+ *   PUBKEY#<SHA-256 of SPKI> the public key certified, its request and serial (TTL: longer than any pool
+ *                            key lives)
+ * A concurrent second issuance for the same request loses the transaction and gets the winner's record; a
+ * second use of an assertion (for another request) or of a public key loses on its register entry.
  * A replacement (after a signer attempt died holding an unreleased certificate) rewrites REQ# only if it
- * still names the old serial, and marks the old SERIAL# item `supersededBy` the new serial and revoked
- * (reason superseded) in the same transaction.
+ * still names the old serial, and marks the old SERIAL# item `supersededBy` the new serial in the same
+ * transaction.
  * Revocation sets `revokedAt`, `revocationReason`, `revokedBy` and `revokedList` (the sparse
  * `revoked-certificates` index) on the SERIAL# item, once. `CRL#<issuer>` items count CRL numbers.
  */
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
   GetCommand,
-  type BatchGetCommandOutput,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -23,6 +26,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import {
   SerialCollisionError,
+  type CertificateToRecord,
+  type IssuanceLookup,
+  type IssuanceState,
   type IssuedCertificateRecord,
   type IssuedCertificateStore,
   type RecordIssuedResult,
@@ -44,9 +50,17 @@ export interface CertificateRepositoryOptions {
 
 const requestKey = (requestId: string): string => `REQ#${requestId}`;
 const serialKey = (serialHex: string): string => `SERIAL#${serialHex}`;
+const assertionKey = (replayKey: string): string => `ASSERTION#${replayKey}`;
+const publicKeyKey = (publicKeyHash: string): string => `PUBKEY#${publicKeyHash}`;
 /** The one partition of the revoked index: revocations are rare (takeovers, operator decisions). */
 const REVOKED_LIST = 'REVOKED';
 const REVOKED_INDEX = TABLES.certificates.globalSecondaryIndexes[0].indexName;
+
+/** Items of one issuance transaction, in this order (cancellation reasons are read by position). */
+const REQUEST_ITEM = 0;
+const SERIAL_ITEM = 1;
+const ASSERTION_ITEM = 2;
+const PUBLIC_KEY_ITEM = 3;
 
 export class CertificateRepository implements IssuedCertificateStore, RevocationStore {
   public constructor(
@@ -66,34 +80,54 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
     return out.Item ? toRecord(out.Item) : undefined;
   }
 
-  public async getManyByRequest(
-    requestIds: readonly string[],
-  ): Promise<Map<string, IssuedCertificateRecord>> {
-    const items = await batchGetConsistent(
-      this.doc,
-      this.options.tableName,
-      [...new Set(requestIds)].map((id) => ({ pk: requestKey(id) })),
+  /** The certificates of the requests and the register entries of their assertions and keys: one read. */
+  public async lookup(items: readonly IssuanceLookup[]): Promise<IssuanceState[]> {
+    const keys = new Set<string>();
+    for (const item of items) {
+      keys.add(requestKey(item.requestId));
+      keys.add(assertionKey(item.assertionKey));
+      keys.add(publicKeyKey(item.publicKeyHash));
+    }
+    const found = new Map(
+      (
+        await batchGetConsistent(
+          this.doc,
+          this.options.tableName,
+          [...keys].map((pk) => ({ pk })),
+        )
+      ).map((item) => [String(item.pk), item]),
     );
-    return new Map(items.map((item) => [String(item.requestId), toRecord(item)]));
+    return items.map((item) => {
+      const existing = found.get(requestKey(item.requestId));
+      const assertion = found.get(assertionKey(item.assertionKey));
+      const publicKey = found.get(publicKeyKey(item.publicKeyHash));
+      return {
+        ...(existing ? { existing: toRecord(existing) } : {}),
+        ...(assertion
+          ? {
+              assertionUse: {
+                requestId: String(assertion.requestId),
+                ...(typeof assertion.attemptId === 'string' ? { attemptId: assertion.attemptId } : {}),
+              },
+            }
+          : {}),
+        ...(publicKey
+          ? {
+              publicKeyUse: {
+                requestId: String(publicKey.requestId),
+                serialHex: String(publicKey.serialHex),
+              },
+            }
+          : {}),
+      };
+    });
   }
 
-  /** New certificates, each with its two items in one atomic group, many groups per transaction. */
-  public async recordMany(certificates: readonly IssuedCertificateRecord[]): Promise<boolean[]> {
-    const TableName = this.options.tableName;
+  /** New certificates, each with its four items in one atomic group, many groups per transaction. */
+  public async recordMany(items: readonly CertificateToRecord[]): Promise<boolean[]> {
     return transactGroups(
       this.doc,
-      certificates.map((certificate) => [
-        {
-          Put: {
-            TableName,
-            Item: { pk: requestKey(certificate.requestId), kind: 'request', ...certificate },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        {
-          Put: { TableName, Item: serialItem(certificate), ConditionExpression: 'attribute_not_exists(pk)' },
-        },
-      ]),
+      items.map((item) => this.issuanceItems(item)),
     );
   }
 
@@ -109,73 +143,96 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
     return out.Item;
   }
 
-  public async record(certificate: IssuedCertificateRecord): Promise<RecordIssuedResult> {
-    return this.write(certificate, {
-      Put: {
-        TableName: this.options.tableName,
-        Item: { pk: requestKey(certificate.requestId), kind: 'request', ...certificate },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    });
+  public async record(item: CertificateToRecord): Promise<RecordIssuedResult> {
+    return this.write(item.certificate, this.issuanceItems(item));
   }
 
   public async replace(
     previous: IssuedCertificateRecord,
-    certificate: IssuedCertificateRecord,
+    item: CertificateToRecord,
   ): Promise<RecordIssuedResult> {
     const TableName = this.options.tableName;
-    const replaced = { ...certificate, supersedes: previous.serialHex };
-    return this.write(
-      replaced,
+    const replaced = { ...item.certificate, supersedes: previous.serialHex };
+    const [, serial, assertion, publicKey] = this.issuanceItems({ ...item, certificate: replaced });
+    return this.write(replaced, [
       {
         Put: {
           TableName,
-          Item: { pk: requestKey(certificate.requestId), kind: 'request', ...replaced },
+          Item: { pk: requestKey(replaced.requestId), kind: 'request', ...replaced },
           ConditionExpression: 'serialHex = :previous',
           ExpressionAttributeValues: { ':previous': previous.serialHex },
         },
       },
-      // The old serial stays on record, revoked as superseded (a Put: the CA needs no UpdateItem for it).
+      serial,
+      assertion,
+      publicKey,
+      // The old serial stays on record, marked superseded (a Put: the CA needs no UpdateItem for it). It is
+      // not revoked: its key died with the attempt's HSM session, and a request record reset by someone
+      // who can write the table must not be a way to revoke a certificate that was released.
+      {
+        Put: {
+          TableName,
+          Item: { ...serialItem(previous), supersededBy: replaced.serialHex },
+          ConditionExpression: 'attribute_exists(pk)',
+        },
+      },
+    ]);
+  }
+
+  /**
+   * The items of one issuance, in the order the cancellation reasons are read: REQ# and SERIAL# only if
+   * new, the assertion's entry only if new or already this request's (a takeover), the key's only if new.
+   */
+  private issuanceItems({ certificate, registers }: CertificateToRecord): TransactItem[] {
+    const TableName = this.options.tableName;
+    const { requestId, serialHex } = certificate;
+    return [
+      {
+        Put: {
+          TableName,
+          Item: { pk: requestKey(requestId), kind: 'request', ...certificate },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      { Put: { TableName, Item: serialItem(certificate), ConditionExpression: 'attribute_not_exists(pk)' } },
       {
         Put: {
           TableName,
           Item: {
-            ...serialItem(previous),
-            supersededBy: certificate.serialHex,
-            ...revocationAttributes({
-              revokedAt: certificate.issuedAt,
-              reason: 'superseded',
-              revokedBy: 'ca',
-            }),
+            pk: assertionKey(registers.assertionKey),
+            kind: 'assertion',
+            requestId,
+            serialHex,
+            ...(certificate.attemptId === undefined ? {} : { attemptId: certificate.attemptId }),
+            expiresAt: registers.assertionExpiresAt,
           },
-          ConditionExpression: 'attribute_exists(pk)',
+          ConditionExpression: 'attribute_not_exists(pk) OR requestId = :request',
+          ExpressionAttributeValues: { ':request': requestId },
         },
       },
-    );
+      {
+        Put: {
+          TableName,
+          Item: {
+            pk: publicKeyKey(certificate.publicKeyHash),
+            kind: 'public-key',
+            requestId,
+            serialHex,
+            expiresAt: registers.publicKeyExpiresAt,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ];
   }
 
   public async statuses(serialHexes: readonly string[]): Promise<Map<string, CertificateStatus>> {
-    const found = new Map<string, CertificateStatus>();
-    const unique = [...new Set(serialHexes)];
-    for (let i = 0; i < unique.length; i += 100) {
-      let keys: Record<string, unknown>[] | undefined = unique
-        .slice(i, i + 100)
-        .map((s) => ({ pk: serialKey(s) }));
-      // Unprocessed keys are asked again (BatchGetItem returns them under throttling).
-      while (keys && keys.length > 0) {
-        const out: BatchGetCommandOutput = await this.doc.send(
-          new BatchGetCommand({
-            RequestItems: { [this.options.tableName]: { Keys: keys, ConsistentRead: true } },
-          }),
-        );
-        for (const item of out.Responses?.[this.options.tableName] ?? []) {
-          const status = toStatus(item);
-          found.set(status.serialHex, status);
-        }
-        keys = out.UnprocessedKeys?.[this.options.tableName]?.Keys;
-      }
-    }
-    return found;
+    const items = await batchGetConsistent(
+      this.doc,
+      this.options.tableName,
+      [...new Set(serialHexes)].map((s) => ({ pk: serialKey(s) })),
+    );
+    return new Map(items.map((item) => [String(item.serialHex), toStatus(item)]));
   }
 
   public async revoke(serialHex: string, revocation: Revocation): Promise<RevokeOutcome> {
@@ -246,35 +303,22 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
     return Number(out.Attributes!.crlNumber);
   }
 
-  /** The request item (given), the new serial item (only if absent), and any extra items, atomically. */
+  /** One issuance transaction (items as issuanceItems orders them); a refusal says which condition failed. */
   private async write(
     certificate: IssuedCertificateRecord,
-    requestItem: TransactItem,
-    ...extra: TransactItem[]
+    items: TransactItem[],
   ): Promise<RecordIssuedResult> {
     const { requestId } = certificate;
     try {
-      await this.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            requestItem,
-            {
-              Put: {
-                TableName: this.options.tableName,
-                Item: serialItem(certificate),
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            ...extra,
-          ],
-        }),
-      );
+      await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
       return { stored: true };
     } catch (err) {
       if (!(err instanceof TransactionCanceledException)) throw err;
-      const [byRequest, bySerial] = (err.CancellationReasons ?? []).map((r) => r.Code);
-      if (bySerial === 'ConditionalCheckFailed' && byRequest !== 'ConditionalCheckFailed') {
-        throw new SerialCollisionError();
+      const failed = (err.CancellationReasons ?? []).map((r) => r.Code === 'ConditionalCheckFailed');
+      if (!failed[REQUEST_ITEM]) {
+        if (failed[SERIAL_ITEM]) throw new SerialCollisionError();
+        if (failed[ASSERTION_ITEM]) return { stored: false, conflict: 'assertion-used' };
+        if (failed[PUBLIC_KEY_ITEM]) return { stored: false, conflict: 'public-key-certified' };
       }
       // Lost to another issuance (its condition, or a TransactionConflict with its write): theirs stands.
       const existing = await this.getByRequest(requestId);

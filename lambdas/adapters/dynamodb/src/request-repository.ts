@@ -159,7 +159,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
       UpdateExpression:
         `SET #status = :signed, ${output}, certificate = :cert, certificateSerial = :serial, chain = :chain, ` +
         'pooledKey = :pooled, keyAcquiredAt = :acquired, finishedAt = :finished, stageMs = :stages, ' +
-        `discardedKeys = :discarded${result.receipt ? ', receipt = :receipt' : ''} REMOVE leaseUntil, openShard`,
+        `discardedKeys = :discarded${result.receipt ? ', receipt = :receipt' : ''} REMOVE leaseUntil, openShard, identityAssertion`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: {
         ':signed': 'signed',
@@ -209,7 +209,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
       values[':discarded'] = result.discardedKeys;
     }
     return this.transition(id, {
-      UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil, openShard`,
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil, openShard, identityAssertion`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: values,
     });
@@ -223,7 +223,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
   public async abandon(id: string, error: RequestError, now: number): Promise<StoredSignRequest | undefined> {
     return this.transition(id, {
       UpdateExpression:
-        'SET #status = :failed, #error = :error, finishedAt = :now REMOVE leaseUntil, openShard',
+        'SET #status = :failed, #error = :error, finishedAt = :now REMOVE leaseUntil, openShard, identityAssertion',
       ConditionExpression:
         '(#status = :received OR (#status = :signing AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)))',
       ExpressionAttributeValues: {

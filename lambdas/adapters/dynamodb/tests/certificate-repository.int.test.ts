@@ -1,12 +1,14 @@
 /**
  * The issued-certificate repository against DynamoDB Local: one certificate per request, serials never
- * reused, both enforced by DynamoDB conditions (not by the caller).
+ * reused, an assertion certified for one request, a public key certified once: all enforced by DynamoDB
+ * conditions in the certificate's own transaction (not by the caller).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../aws/src';
 import { loadAwsConfig } from '../../../config/src';
 import { SerialCollisionError, type IssuedCertificateRecord } from '../../../ca/src';
+import type { CertificateToRecord, IssuanceRegisters } from '../../../core/src';
 import { createTestTables } from '../../../test-support/dynamodb';
 import { CertificateRepository } from '../src/certificate-repository';
 
@@ -20,6 +22,24 @@ beforeAll(async () => {
 });
 
 afterAll(() => doc?.destroy());
+
+function registers(overrides: Partial<IssuanceRegisters> = {}): IssuanceRegisters {
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    assertionKey: randomBytes(32).toString('hex'),
+    assertionExpiresAt: now + 3600,
+    publicKeyExpiresAt: now + 400 * 86_400,
+    ...overrides,
+  };
+}
+
+/** A certificate with fresh register entries (overridable). */
+function item(
+  overrides: Partial<IssuedCertificateRecord> = {},
+  registerOverrides: Partial<IssuanceRegisters> = {},
+): CertificateToRecord {
+  return { certificate: record(overrides), registers: registers(registerOverrides) };
+}
 
 function record(overrides: Partial<IssuedCertificateRecord> = {}): IssuedCertificateRecord {
   return {
@@ -36,10 +56,23 @@ function record(overrides: Partial<IssuedCertificateRecord> = {}): IssuedCertifi
   };
 }
 
-it('stores a certificate under its request and its serial', async () => {
-  const first = record();
-  expect(await repository.record(first)).toEqual({ stored: true });
+it('stores a certificate under its request and its serial, with its register entries', async () => {
+  const stored = item();
+  const first = stored.certificate;
+  expect(await repository.record(stored)).toEqual({ stored: true });
   expect(await repository.getByRequest(first.requestId)).toEqual(first);
+  const [state] = await repository.lookup([
+    {
+      requestId: first.requestId,
+      assertionKey: stored.registers.assertionKey,
+      publicKeyHash: first.publicKeyHash,
+    },
+  ]);
+  expect(state).toEqual({
+    existing: first,
+    assertionUse: { requestId: first.requestId },
+    publicKeyUse: { requestId: first.requestId, serialHex: first.serialHex },
+  });
   expect(await repository.getBySerial(first.serialHex)).toMatchObject({
     requestId: first.requestId,
     notAfter: first.notAfter,
@@ -49,28 +82,61 @@ it('stores a certificate under its request and its serial', async () => {
 });
 
 it('keeps the first certificate of a request and returns it to a second writer', async () => {
-  const first = record();
+  const first = item();
   await repository.record(first);
-  const second = record({ requestId: first.requestId });
-  expect(await repository.record(second)).toEqual({ stored: false, existing: first });
-  // The loser's serial was not consumed: the transaction wrote neither item.
-  expect(await repository.getBySerial(second.serialHex)).toBeUndefined();
+  const second = item({ requestId: first.certificate.requestId });
+  expect(await repository.record(second)).toEqual({ stored: false, existing: first.certificate });
+  // The loser's serial was not consumed: the transaction wrote none of its items.
+  expect(await repository.getBySerial(second.certificate.serialHex)).toBeUndefined();
 });
 
 it('refuses a serial that was already used, even for another request', async () => {
-  const first = record();
+  const first = item();
   await repository.record(first);
-  await expect(repository.record(record({ serialHex: first.serialHex }))).rejects.toThrow(
+  await expect(repository.record(item({ serialHex: first.certificate.serialHex }))).rejects.toThrow(
     SerialCollisionError,
   );
 });
 
+it('an assertion certified for one request is refused for another; a public key is certified once', async () => {
+  const first = item();
+  await repository.record(first);
+  const sameAssertion = item({}, { assertionKey: first.registers.assertionKey });
+  expect(await repository.record(sameAssertion)).toEqual({ stored: false, conflict: 'assertion-used' });
+  const sameKey = item({ publicKeyHash: first.certificate.publicKeyHash });
+  expect(await repository.record(sameKey)).toEqual({ stored: false, conflict: 'public-key-certified' });
+  // Nothing of the refused ones was written.
+  for (const refused of [sameAssertion, sameKey]) {
+    expect(await repository.getByRequest(refused.certificate.requestId)).toBeUndefined();
+    expect(await repository.getBySerial(refused.certificate.serialHex)).toBeUndefined();
+  }
+  // In a batch too: the refused group is answered false, the others are written.
+  const fresh = item();
+  expect(
+    await repository.recordMany([item({ publicKeyHash: first.certificate.publicKeyHash }), fresh]),
+  ).toEqual([false, true]);
+});
+
+it('a replacement for the same request may name the same assertion, marks the old serial superseded and revokes nothing', async () => {
+  const first = item({ attemptId: 'attempt-1' });
+  await repository.record(first);
+  const replacement = item(
+    { requestId: first.certificate.requestId, attemptId: 'attempt-2' },
+    { assertionKey: first.registers.assertionKey },
+  );
+  expect(await repository.replace(first.certificate, replacement)).toEqual({ stored: true });
+  expect(await repository.getBySerial(first.certificate.serialHex)).toMatchObject({
+    supersededBy: replacement.certificate.serialHex,
+  });
+  expect(
+    (await repository.statuses([first.certificate.serialHex])).get(first.certificate.serialHex)?.revocation,
+  ).toBeUndefined();
+});
+
 it('lets exactly one of many concurrent writers for one request win', async () => {
   const requestId = randomUUID();
-  const results = await Promise.all(
-    Array.from({ length: 5 }, () => repository.record(record({ requestId }))),
-  );
+  const results = await Promise.all(Array.from({ length: 5 }, () => repository.record(item({ requestId }))));
   expect(results.filter((r) => r.stored)).toHaveLength(1);
   const stored = await repository.getByRequest(requestId);
-  for (const r of results) if (!r.stored) expect(r.existing).toEqual(stored);
+  for (const r of results) if (!r.stored) expect('existing' in r && r.existing).toEqual(stored);
 });

@@ -1,13 +1,15 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import {
   Coalescer,
+  IssueBatchResponseSchema,
   type CertificateIssuer,
+  type IssueBatchRequest,
   type IssueCertificateInput,
+  type IssueItemResult,
   type IssuedCertificate,
   type Settled,
 } from '../../../core/src';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
-import type { CaInvokeResult } from './lambda-certificate-issuer';
 
 export interface BatchingIssuerOptions {
   /** Longest wait for more requests after the first one queued (ms). */
@@ -46,25 +48,30 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
   }
 
   private async send(inputs: readonly IssueCertificateInput[]): Promise<Settled<IssuedCertificate>[]> {
-    const payload = JSON.stringify({
+    const request: IssueBatchRequest = {
       action: 'issue-batch',
       items: inputs.map((input) => ({
         requestId: input.requestId,
         csrDer: input.csrDer.toString('base64'),
-        attemptId: input.attemptId,
+        ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
+        assertion: input.assertion,
+        binding: input.binding,
       })),
-    });
-    let results: CaInvokeResult[];
+    };
+    let results: IssueItemResult[];
     try {
       const out = await this.client.send(
-        new InvokeCommand({ FunctionName: this.functionName, Payload: Buffer.from(payload) }),
+        new InvokeCommand({ FunctionName: this.functionName, Payload: Buffer.from(JSON.stringify(request)) }),
       );
       if (out.FunctionError) throw new Error(`CA function error ${out.FunctionError}`);
-      const body = JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8')) as {
-        results?: CaInvokeResult[];
-      } & Partial<CaInvokeResult>;
-      if (body.ok === false) throw new CertificateRefusedError(body.error!.code, body.error!.message);
-      if (!Array.isArray(body.results) || body.results.length !== inputs.length) {
+      const parsed = IssueBatchResponseSchema.safeParse(
+        JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8')) as unknown,
+      );
+      if (!parsed.success)
+        throw new CertificateAuthorityUnavailableError('the CA returned a malformed answer');
+      const body = parsed.data;
+      if ('ok' in body) throw new CertificateRefusedError(body.error.code, body.error.message);
+      if (body.results.length !== inputs.length) {
         throw new CertificateAuthorityUnavailableError('the CA returned a malformed answer');
       }
       results = body.results;
@@ -73,24 +80,18 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
         ? err
         : new CertificateAuthorityUnavailableError(`the CA could not be reached: ${(err as Error).name}`);
     }
-    return results.map((result) => {
-      if (!result || typeof result !== 'object' || !('ok' in result)) {
-        return {
-          ok: false,
-          error: new CertificateAuthorityUnavailableError('the CA returned a malformed answer'),
-        };
-      }
-      // As on the single path: the code decides (CA_UNAVAILABLE is retried by the signing core).
-      if (!result.ok)
-        return { ok: false, error: new CertificateRefusedError(result.error.code, result.error.message) };
-      return {
-        ok: true,
-        value: {
-          certificatePem: result.certificatePem,
-          chainPem: result.chainPem,
-          serialHex: result.serialHex,
-        },
-      };
-    });
+    return results.map((result) =>
+      // The code decides (CA_UNAVAILABLE is retried by the signing core).
+      result.ok
+        ? {
+            ok: true,
+            value: {
+              certificatePem: result.certificatePem,
+              chainPem: result.chainPem,
+              serialHex: result.serialHex,
+            },
+          }
+        : { ok: false, error: new CertificateRefusedError(result.error.code, result.error.message) },
+    );
   }
 }

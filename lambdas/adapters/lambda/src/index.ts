@@ -1,4 +1,3 @@
-export * from './batching-certificate-issuer';
-export * from './errors';
-export * from './lambda-certificate-issuer';
-export * from './lambda-certificate-revoker';
+export { BatchingCertificateIssuer, type BatchingIssuerOptions } from './batching-certificate-issuer';
+export { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
+export { LambdaCertificateRevoker } from './lambda-certificate-revoker';

@@ -1,19 +1,16 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import type { RevocationReason } from '../../../core/src';
+import {
+  RevokeResponseSchema,
+  type RevocationReason,
+  type RevokeRequest,
+  type RevokeResponse,
+} from '../../../core/src';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 
-/** What the CA function answers to a revocation (see lambdas/handlers/ca). */
-type RevokeInvokeResult =
-  | {
-      ok: true;
-      outcome: 'revoked' | 'already-revoked';
-      serialHex: string;
-      reason: string;
-      revokedAt: number;
-    }
-  | { ok: false; error: { code: string; message: string } };
-
-/** Revocations through the CA function, the only writer of certificate records (Lambda Invoke). */
+/**
+ * Revocations through the revocation function (see core's ca-contract), the only writer of revocations:
+ * the API's and the operators' way to revoke. The endpoint comes from configuration.
+ */
 export class LambdaCertificateRevoker {
   public constructor(
     private readonly client: LambdaClient,
@@ -21,21 +18,22 @@ export class LambdaCertificateRevoker {
   ) {}
 
   public async revoke(serialHex: string, reason: RevocationReason, requestedBy: string) {
-    let result: RevokeInvokeResult;
+    const request: RevokeRequest = { action: 'revoke', serial: serialHex, reason, requestedBy };
+    let result: RevokeResponse;
     try {
       const out = await this.client.send(
-        new InvokeCommand({
-          FunctionName: this.functionName,
-          Payload: Buffer.from(JSON.stringify({ action: 'revoke', serial: serialHex, reason, requestedBy })),
-        }),
+        new InvokeCommand({ FunctionName: this.functionName, Payload: Buffer.from(JSON.stringify(request)) }),
       );
       if (out.FunctionError) throw new Error(`CA function error ${out.FunctionError}`);
-      result = JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8')) as RevokeInvokeResult;
+      const parsed = RevokeResponseSchema.safeParse(
+        JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8')) as unknown,
+      );
+      if (!parsed.success)
+        throw new CertificateAuthorityUnavailableError('the CA returned a malformed answer');
+      result = parsed.data;
     } catch (err) {
+      if (err instanceof CertificateAuthorityUnavailableError) throw err;
       throw new CertificateAuthorityUnavailableError(`the CA could not be reached: ${(err as Error).name}`);
-    }
-    if (!result || typeof result !== 'object' || !('ok' in result)) {
-      throw new CertificateAuthorityUnavailableError('the CA returned a malformed answer');
     }
     if (!result.ok) throw new CertificateRefusedError(result.error.code, result.error.message);
     return {

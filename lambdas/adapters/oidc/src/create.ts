@@ -1,5 +1,5 @@
 import { SSMClient } from '@aws-sdk/client-ssm';
-import type { AwsConfig, IdentityConfig } from '../../../config/src';
+import type { AwsConfig, IdentityConfig, JwksSource } from '../../../config/src';
 import { RefreshingJwks } from './jwks';
 import { jwksFetcher } from './sources';
 import { JwsAssertionVerifier } from './verifier';
@@ -12,17 +12,14 @@ export function createAssertionVerifier(config: IdentityConfig, aws: AwsConfig):
   let ssm: SSMClient | undefined;
   const ssmClient = (): SSMClient =>
     (ssm ??= new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm }));
-  const issuers = new Map(
-    config.issuers.map((trusted) => [
-      trusted.issuer,
-      new RefreshingJwks(jwksFetcher(trusted.jwks, ssmClient), {
-        refreshIntervalMs: config.jwksRefreshIntervalSeconds * 1000,
-        maxAgeMs: config.jwksMaxAgeSeconds * 1000,
-      }),
-    ]),
-  );
+  const keySet = (source: JwksSource): RefreshingJwks =>
+    new RefreshingJwks(jwksFetcher(source, ssmClient), {
+      refreshIntervalMs: config.jwksRefreshIntervalSeconds * 1000,
+      maxAgeMs: config.jwksMaxAgeSeconds * 1000,
+    });
   return new JwsAssertionVerifier({
-    issuers,
+    issuers: new Map(config.issuers.map((trusted) => [trusted.issuer, keySet(trusted.jwks)])),
+    clients: new Map(config.clientKeys.map((client) => [client.client, keySet(client.jwks)])),
     algorithms: config.algorithms,
     policy: {
       audience: config.clientId,
@@ -30,6 +27,7 @@ export function createAssertionVerifier(config: IdentityConfig, aws: AwsConfig):
       maxAuthAgeSeconds: config.maxAuthAgeSeconds,
       acceptedAcr: config.acceptedAcr,
       maxLifetimeSeconds: config.maxLifetimeSeconds,
+      maxAuthGapSeconds: config.maxAuthGapSeconds,
     },
     mapping: config.claimMapping,
     maxLength: MAX_ASSERTION_LENGTH,

@@ -4,11 +4,14 @@ import {
   IdentityProviderUnavailableError,
   assertionReplayKey,
   checkAssertionClaims,
+  checkRequestObjectClaims,
+  requestObjectReplayKey,
   signerFromClaims,
   type AssertionPolicy,
   type AssertionVerifier,
   type ClaimMapping,
   type VerifiedAssertion,
+  type VerifyOptions,
 } from '../../../core/src';
 import { createHash } from 'node:crypto';
 import type { RefreshingJwks } from './jwks';
@@ -16,9 +19,14 @@ import type { RefreshingJwks } from './jwks';
 /** Three base64url segments: header, payload, signature (RFC 7515 compact serialization). */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
+/** The JWS `typ` of a trusted client's request object (explicit typing, RFC 8725 section 3.11). */
+export const REQUEST_OBJECT_TYPE = 'sign-request+jwt';
+
 export interface JwsAssertionVerifierOptions {
-  /** Trusted issuers (`iss`) and their keys. */
+  /** Trusted identity providers (`iss`) and their keys. */
   readonly issuers: ReadonlyMap<string, RefreshingJwks>;
+  /** Clients that may vouch for signers in request objects (`iss` = client id), and their keys. */
+  readonly clients?: ReadonlyMap<string, RefreshingJwks>;
   /** Accepted JWS algorithms: asymmetric only (the configuration refuses `none` and HMAC). */
   readonly algorithms: readonly string[];
   readonly policy: AssertionPolicy;
@@ -45,11 +53,14 @@ const MESSAGES: Readonly<Record<AssertionError['code'], string>> = {
 } as Record<AssertionError['code'], string>;
 
 /**
- * Verifies OpenID Connect ID tokens (compact JWS) bound to one sign request: shape and size, the header's
+ * Verifies the evidence of who signs (compact JWS) bound to one sign request: shape and size, the header's
  * algorithm against the allowed list before any key is touched (so `none` and HMAC never reach a
- * verifier, and an RSA public key is never used as an HMAC secret), the issuer against the trusted list,
- * the signature against that issuer's published keys, then the claims (checkAssertionClaims) and the
- * identity (signerFromClaims) from the verified payload only.
+ * verifier, and an RSA public key is never used as an HMAC secret), the issuer against the trusted lists,
+ * the signature against that issuer's keys, then the claims and the identity from the verified payload
+ * only. An `iss` among the identity providers makes it an ID token (checkAssertionClaims, subject from
+ * the claims through the mapping); an `iss` among the registered clients makes it a request object, which
+ * must say so in its `typ` (checkRequestObjectClaims, subject from its `signer`). Neither kind is accepted
+ * as the other.
  */
 export class JwsAssertionVerifier implements AssertionVerifier {
   private readonly clock: () => number;
@@ -58,7 +69,11 @@ export class JwsAssertionVerifier implements AssertionVerifier {
     this.clock = options.clock ?? Date.now;
   }
 
-  public async verify(token: string, expectedNonce: string): Promise<VerifiedAssertion> {
+  public async verify(
+    token: string,
+    expectedNonce: string,
+    verifyOptions: VerifyOptions = {},
+  ): Promise<VerifiedAssertion> {
     const { options } = this;
     if (typeof token !== 'string' || token.length > options.maxLength || !COMPACT_JWS.test(token)) {
       throw new AssertionError('ASSERTION_MALFORMED', 'identityAssertion is not a compact JWS');
@@ -72,12 +87,13 @@ export class JwsAssertionVerifier implements AssertionVerifier {
     ) {
       throw new AssertionError('ASSERTION_MALFORMED', 'identityAssertion is not canonical base64url');
     }
-    let alg: unknown;
+    let header: ReturnType<typeof decodeProtectedHeader>;
     try {
-      alg = decodeProtectedHeader(token).alg;
+      header = decodeProtectedHeader(token);
     } catch {
       throw new AssertionError('ASSERTION_MALFORMED', 'the assertion header is not a JSON object');
     }
+    const alg = header.alg;
     if (typeof alg !== 'string' || !options.algorithms.includes(alg)) {
       throw new AssertionError(
         'ASSERTION_ALGORITHM_NOT_ALLOWED',
@@ -85,8 +101,20 @@ export class JwsAssertionVerifier implements AssertionVerifier {
       );
     }
     // The issuer picks the key set; it is read unverified here and trusted only once its key verified.
-    const keys = options.issuers.get(unverifiedIssuer(token) ?? '');
+    const issuer = unverifiedIssuer(token) ?? '';
+    const idpKeys = options.issuers.get(issuer);
+    const clientKeys = idpKeys ? undefined : options.clients?.get(issuer);
+    const keys = idpKeys ?? clientKeys;
     if (!keys) throw new AssertionError('ASSERTION_ISSUER_UNTRUSTED', 'the assertion issuer is not trusted');
+    const isRequestObject = header.typ === REQUEST_OBJECT_TYPE;
+    if (isRequestObject !== (clientKeys !== undefined)) {
+      throw new AssertionError(
+        'ASSERTION_MALFORMED',
+        clientKeys
+          ? `a client's request object must have typ ${REQUEST_OBJECT_TYPE}`
+          : `an ID token must not have typ ${REQUEST_OBJECT_TYPE}`,
+      );
+    }
 
     let payload: Record<string, unknown>;
     try {
@@ -98,19 +126,38 @@ export class JwsAssertionVerifier implements AssertionVerifier {
     if (!payload || typeof payload !== 'object' || Array.isArray(payload)) {
       throw new AssertionError('ASSERTION_MALFORMED', 'the assertion payload is not a JSON object');
     }
-    const claims = checkAssertionClaims(payload, options.policy, expectedNonce, this.clock());
+    const assertionHash = createHash('sha256').update(token).digest('hex');
+    const skew = options.policy.clockSkewSeconds;
+    if (clientKeys) {
+      const claims = checkRequestObjectClaims(
+        payload,
+        options.policy,
+        expectedNonce,
+        this.clock(),
+        verifyOptions,
+      );
+      return {
+        signer: claims.signer,
+        evidence: { source: 'trusted-client', client: claims.client, assertionHash },
+        replayKey: requestObjectReplayKey(claims, expectedNonce),
+        expiresAt: (claims.expiresAt + skew) * 1000,
+        issuedAt: claims.issuedAt * 1000,
+      };
+    }
+    const claims = checkAssertionClaims(payload, options.policy, expectedNonce, this.clock(), verifyOptions);
     return {
       signer: signerFromClaims(payload, options.mapping),
       evidence: {
         source: 'assertion',
         issuer: claims.issuer,
         subject: claims.subject,
-        assertionHash: createHash('sha256').update(token).digest('hex'),
+        assertionHash,
         acr: claims.acr,
         authTime: claims.authTime * 1000,
       },
       replayKey: assertionReplayKey(claims, expectedNonce),
-      expiresAt: (claims.expiresAt + options.policy.clockSkewSeconds) * 1000,
+      expiresAt: (claims.expiresAt + skew) * 1000,
+      issuedAt: claims.issuedAt * 1000,
     };
   }
 }

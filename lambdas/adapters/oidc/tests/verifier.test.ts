@@ -57,6 +57,7 @@ function setup(options: { jwks?: () => JSONWebKeySet; clock?: () => number } = {
       maxAuthAgeSeconds: 600,
       acceptedAcr: [LOA3, 'http://id.elegnamnden.se/loa/1.0/loa4'],
       maxLifetimeSeconds: 3600,
+      maxAuthGapSeconds: 30,
     },
     mapping: SWEDISH_CLAIM_MAPPING,
     maxLength: 8192,
@@ -183,7 +184,7 @@ test('an unknown kid is refetched at most once per interval; a rotated key is fo
   );
   clock += 31_000;
   const verified = await verifier.verify(await sign(rotated, claims(now)), NONCE);
-  expect(verified.evidence.issuer).toBe(ISSUER);
+  expect(verified.evidence).toMatchObject({ source: 'assertion', issuer: ISSUER });
   expect(fetches.count).toBe(3);
 });
 
@@ -230,7 +231,8 @@ test.each([
   ['expired', { exp: now - 61, iat: now - 400 }, 'ASSERTION_EXPIRED'],
   ['not yet valid (nbf)', { nbf: now + 120 }, 'ASSERTION_NOT_YET_VALID'],
   ['issued in the future', { iat: now + 120, exp: now + 400 }, 'ASSERTION_NOT_YET_VALID'],
-  ['stale auth_time', { auth_time: now - 700 }, 'ASSERTION_AUTH_TOO_OLD'],
+  ['stale auth_time', { auth_time: now - 700, iat: now - 690, exp: now + 60 }, 'ASSERTION_AUTH_TOO_OLD'],
+  ['minted from an old session', { auth_time: now - 300 }, 'ASSERTION_LOGIN_NOT_FRESH'],
   ['no auth_time', { auth_time: undefined }, 'ASSERTION_CLAIMS_INVALID'],
   ['acr below the minimum', { acr: 'http://id.elegnamnden.se/loa/1.0/loa2' }, 'ASSERTION_LOA_INSUFFICIENT'],
   ['no acr', { acr: undefined }, 'ASSERTION_LOA_INSUFFICIENT'],
@@ -262,6 +264,27 @@ test.each([
 ])('%s: %s', async (_name, overrides, code) => {
   const { verifier } = setup();
   expect(await refusal(verifier.verify(await sign(rsa, claims(now, overrides)), NONCE))).toBe(code);
+});
+
+test("the CA's rule: an expired token is judged by its age against the CA's bound instead", async () => {
+  const { verifier } = setup();
+  const atCa = { maxAgeSeconds: 600 };
+  // Accepted at the API, expired by the time its request reached the CA: still recent enough.
+  const expired = await sign(rsa, claims(now, { iat: now - 400, auth_time: now - 405, exp: now - 100 }));
+  expect(await refusal(verifier.verify(expired, NONCE))).toBe('ASSERTION_EXPIRED');
+  await verifier.verify(expired, NONCE, atCa);
+  // Older than the bound (iat, or auth_time): stale, whatever exp says.
+  const old = await sign(rsa, claims(now, { iat: now - 700, auth_time: now - 705, exp: now + 60 }));
+  expect(await refusal(verifier.verify(old, NONCE, atCa))).toBe('ASSERTION_STALE');
+  // The login-gap rule applies at the CA too.
+  const silent = await sign(rsa, claims(now, { auth_time: now - 200 }));
+  expect(await refusal(verifier.verify(silent, NONCE, atCa))).toBe('ASSERTION_LOGIN_NOT_FRESH');
+});
+
+test('an ID token typed as a request object is refused: neither kind is accepted as the other', async () => {
+  const { verifier } = setup();
+  const typed = await sign(rsa, claims(now), { typ: 'sign-request+jwt' });
+  expect(await refusal(verifier.verify(typed, NONCE))).toBe('ASSERTION_MALFORMED');
 });
 
 test('several audiences are accepted when azp names this service; within the clock skew is still valid', async () => {

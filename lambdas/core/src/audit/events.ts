@@ -8,22 +8,18 @@ import { isKeyType } from '../algorithms';
 import { REVOCATION_REASONS, isRevocationReason } from '../revocation';
 import type { CanonicalValue } from './canonical';
 import { AuditEventInvalidError } from './errors';
-import type {
-  AuditEvent,
-  CertificateIssuedEvent,
-  KeyDiscardReason,
-  SignatureMadeEvent,
-  Sha256Hex,
-} from './types';
+import type { AuditEvent, KeyDiscardReason, SignatureMadeEvent, Sha256Hex } from './types';
 
 const ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const HASH = /^[0-9a-f]{64}$/;
 const SERIAL = /^[0-9a-f]{1,64}$/;
+const CODE = /^[A-Z][A-Z0-9_]{1,63}$/;
 const DISCARD_REASONS: readonly KeyDiscardReason[] = [
   'expired',
   'unwrap-failed',
   'public-key-mismatch',
   'profile-mismatch',
+  'already-certified',
   'sign-failed',
   'other',
 ];
@@ -78,11 +74,25 @@ export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalVal
       hash('keySpkiHash');
       break;
     case 'certificate.issued':
-      fields(['requestId', 'serial', 'subjectHash'], ['assertionHash']);
+      fields(['requestId', 'serial', 'subjectHash'], ['assertionHash', 'keySpkiHash']);
       id('requestId');
       check('serial', SERIAL, 'must be lower-case hex');
       hash('subjectHash');
       if (e.assertionHash !== undefined) hash('assertionHash');
+      if (e.keySpkiHash !== undefined) hash('keySpkiHash');
+      break;
+    case 'certificate.refused':
+      fields(['requestId', 'code', 'keySpkiHash'], ['assertionHash', 'serial']);
+      id('requestId');
+      check('code', CODE, 'must be an error code');
+      hash('keySpkiHash');
+      if (e.assertionHash !== undefined) hash('assertionHash');
+      check('serial', SERIAL, 'must be lower-case hex', true);
+      break;
+    case 'request.refused':
+      fields(['requestId', 'code']);
+      id('requestId');
+      check('code', CODE, 'must be an error code');
       break;
     case 'certificate.revoked':
       fields(['serial', 'reason'], ['requestId']);
@@ -116,10 +126,13 @@ export function entityIdOf(event: AuditEvent): string {
     case 'pool.key-discarded':
       return event.requestId ?? event.keyId;
     case 'signature.made':
+    case 'request.refused':
       return event.requestId;
     case 'certificate.issued':
     case 'certificate.revoked':
       return `serial:${event.serial}`;
+    case 'certificate.refused':
+      return `refused:${event.requestId}`;
   }
 }
 
@@ -143,22 +156,5 @@ export function signatureMadeEvent(input: {
     signatureHash: sha256(input.signature),
     keySpkiHash: sha256(input.publicKeySpki),
     ...(input.keyId === undefined ? {} : { keyId: input.keyId }),
-  };
-}
-
-/**
- * certificate.issued from the raw values. `subject` is the certificate's subject (DER bytes or its
- * string form): only its hash is kept, so the log holds no names. Serial as hex, case-insensitive.
- */
-export function certificateIssuedEvent(input: {
-  readonly requestId: string;
-  readonly serial: string;
-  readonly subject: Buffer | string;
-}): CertificateIssuedEvent {
-  return {
-    type: 'certificate.issued',
-    requestId: input.requestId,
-    serial: input.serial.toLowerCase().replace(/^0x/, '').replace(/:/g, ''),
-    subjectHash: sha256(input.subject),
   };
 }

@@ -23,52 +23,79 @@ export function eventsOf(log: StoredAuditLog): AuditEvent[] {
 }
 
 export interface KeyUsageReport {
-  /** Pool keys claimed, by key id: the requests that claimed or signed with each. */
+  /**
+   * Pool keys by key id, and every signing key by `spki:<SHA-256 of its public key>`: the requests that
+   * claimed, signed with, or had certified each. A key id is the table's word; the public key's hash is
+   * what the HSM signed with and the CA certified, so a copy stored under a new id shows too.
+   */
   readonly requestsByKey: ReadonlyMap<string, readonly string[]>;
-  /** Keys tied to more than one request: must be empty. */
+  /** Keys used (claimed and kept, signed with, certified) for more than one request: must be empty. */
   readonly reused: readonly string[];
+  /**
+   * Pool key ids claimed by more than one request: a restored or copied pool item. Not a reuse as long as
+   * every later claim discarded the key (the CA refuses a public key it certified before).
+   */
+  readonly reclaimed: readonly string[];
   readonly claimed: number;
   readonly destroyed: number;
   readonly discarded: number;
   readonly signatures: number;
   readonly certificates: number;
+  /** Certifications the CA refused (forged or altered requests, replayed assertions, copied keys). */
+  readonly refused: number;
 }
 
 export function keyUsage(events: readonly AuditEvent[]): KeyUsageReport {
-  const requestsByKey = new Map<string, Set<string>>();
-  const tie = (keyId: string, requestId: string | undefined): void => {
-    const set = requestsByKey.get(keyId) ?? new Set<string>();
+  const uses = new Map<string, Set<string>>();
+  const claims = new Map<string, Set<string>>();
+  const discarded = new Set<string>();
+  const tie = (map: Map<string, Set<string>>, keyId: string, requestId: string | undefined): void => {
+    const set = map.get(keyId) ?? new Set<string>();
     if (requestId !== undefined) set.add(requestId);
-    requestsByKey.set(keyId, set);
+    map.set(keyId, set);
   };
-  const counts = { claimed: 0, destroyed: 0, discarded: 0, signatures: 0, certificates: 0 };
+  const counts = { claimed: 0, destroyed: 0, discarded: 0, signatures: 0, certificates: 0, refused: 0 };
   for (const event of events) {
     switch (event.type) {
       case 'pool.key-claimed':
         counts.claimed++;
-        tie(event.keyId, event.requestId);
+        tie(claims, event.keyId, event.requestId);
         break;
       case 'pool.key-destroyed':
         counts.destroyed++;
         break;
       case 'pool.key-discarded':
         counts.discarded++;
+        discarded.add(`${event.keyId} ${event.requestId ?? ''}`);
         break;
       case 'signature.made':
         counts.signatures++;
-        if (event.keyId !== undefined) tie(event.keyId, event.requestId);
+        if (event.keyId !== undefined) tie(uses, event.keyId, event.requestId);
+        tie(uses, `spki:${event.keySpkiHash}`, event.requestId);
         break;
       case 'certificate.issued':
         counts.certificates++;
+        if (event.keySpkiHash !== undefined) tie(uses, `spki:${event.keySpkiHash}`, event.requestId);
+        break;
+      case 'certificate.refused':
+        counts.refused++;
         break;
       default:
         break;
     }
   }
-  const reused = [...requestsByKey].filter(([, requests]) => requests.size > 1).map(([keyId]) => keyId);
+  // A claim is a use unless the claiming request threw the key away unused (its discard event).
+  for (const [keyId, requests] of claims) {
+    for (const requestId of requests) {
+      if (!discarded.has(`${keyId} ${requestId}`)) tie(uses, keyId, requestId);
+    }
+  }
+  const reused = [...uses].filter(([, requests]) => requests.size > 1).map(([keyId]) => keyId);
+  const reclaimed = [...claims].filter(([, requests]) => requests.size > 1).map(([keyId]) => keyId);
   return {
-    requestsByKey: new Map([...requestsByKey].map(([k, v]) => [k, [...v]])),
+    requestsByKey: new Map([...uses].map(([k, v]) => [k, [...v]])),
     reused,
+    reclaimed,
     ...counts,
   };
 }

@@ -11,7 +11,13 @@ export type Sha256Hex = string;
 
 /** Why a pool key was thrown away instead of being used. */
 export type KeyDiscardReason =
-  'expired' | 'unwrap-failed' | 'public-key-mismatch' | 'profile-mismatch' | 'sign-failed' | 'other';
+  | 'expired'
+  | 'unwrap-failed'
+  | 'public-key-mismatch'
+  | 'profile-mismatch'
+  | 'already-certified'
+  | 'sign-failed'
+  | 'other';
 
 /** A batch of pool keys was generated and stored. `keyIdsHash` = hashIds(keyIds) (see events.ts). */
 export interface BatchGeneratedEvent {
@@ -59,8 +65,32 @@ export interface CertificateIssuedEvent {
   readonly requestId: string;
   readonly serial: string;
   readonly subjectHash: Sha256Hex;
-  /** SHA-256 of the identity assertion the subject was taken from (absent for a trusted client). */
+  /** SHA-256 of the identity assertion (ID token or request object) the subject was taken from. */
   readonly assertionHash?: Sha256Hex;
+  /** SHA-256 of the certified SubjectPublicKeyInfo: a key certified twice shows here. */
+  readonly keySpkiHash?: Sha256Hex;
+}
+
+/**
+ * The CA refused to certify a key for a request: why (its code: an assertion that does not verify or
+ * bind, a replayed assertion, a public key certified before, ...), for which key and which evidence.
+ */
+export interface CertificateRefusedEvent {
+  readonly type: 'certificate.refused';
+  readonly requestId: string;
+  readonly code: string;
+  readonly keySpkiHash: Sha256Hex;
+  /** SHA-256 of what was presented as the assertion (absent when nothing was). */
+  readonly assertionHash?: Sha256Hex;
+  /** Set when a certificate had been signed and its recording was refused (it was never released). */
+  readonly serial?: string;
+}
+
+/** The signer refused a request before any key was used for it (e.g. no evidence of who signs). */
+export interface RequestRefusedEvent {
+  readonly type: 'request.refused';
+  readonly requestId: string;
+  readonly code: string;
 }
 
 /** A certificate was revoked: its serial, the RFC 5280 reason, and the request it was issued for. */
@@ -78,6 +108,8 @@ export type AuditEvent =
   | KeyDiscardedEvent
   | SignatureMadeEvent
   | CertificateIssuedEvent
+  | CertificateRefusedEvent
+  | RequestRefusedEvent
   | CertificateRevokedEvent;
 
 export type AuditEventType = AuditEvent['type'];

@@ -16,7 +16,13 @@ export type AssertionErrorCode =
   | 'ASSERTION_LOA_INSUFFICIENT'
   | 'ASSERTION_BINDING_MISMATCH'
   | 'ASSERTION_CLAIMS_INVALID'
-  | 'ASSERTION_REPLAYED';
+  | 'ASSERTION_REPLAYED'
+  /** `iat - auth_time` too large: a token from an existing session, not a login for this signature. */
+  | 'ASSERTION_LOGIN_NOT_FRESH'
+  /** At the CA: issued longer ago than a request may wait in the queue. */
+  | 'ASSERTION_STALE'
+  /** A request object from a client that may not vouch for signers (or signed for another client). */
+  | 'CLIENT_NOT_TRUSTED';
 
 export class AssertionError extends Error {
   public override readonly name = 'AssertionError';

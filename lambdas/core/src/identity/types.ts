@@ -13,13 +13,22 @@ export type IdentityEvidence =
       readonly acr: string;
       readonly authTime: number;
     }
-  /** The e-service named the signer itself (IDENTITY_MODE=trusted-client): it vouches for the person. */
-  | { readonly source: 'trusted-client' };
+  /**
+   * A trusted e-service vouched for the person in a request object signed with its registered key
+   * (IDENTITY_CLIENT_KEYS).
+   */
+  | {
+      readonly source: 'trusted-client';
+      /** The client whose key signed the request object (its `iss`). */
+      readonly client: string;
+      /** SHA-256 (hex) of the compact request object. */
+      readonly assertionHash: string;
+    };
 
 /** What a verified identity assertion yields. */
 export interface VerifiedAssertion {
   readonly signer: SignerIdentity;
-  readonly evidence: Extract<IdentityEvidence, { source: 'assertion' }>;
+  readonly evidence: IdentityEvidence;
   /**
    * The assertion's replay key: SHA-256 (hex) over issuer, subject, nonce and issue time. Claims, not the
    * token's bytes: an ECDSA signature can be re-encoded (s -> n - s) into another valid token string.
@@ -27,16 +36,32 @@ export interface VerifiedAssertion {
   readonly replayKey: string;
   /** Epoch ms after which the assertion is refused anyway (`exp`): how long its replay entry must live. */
   readonly expiresAt: number;
+  /** Epoch ms: `iat`. */
+  readonly issuedAt: number;
 }
 
-/** Verifies an OpenID Connect ID token bound to one sign request (implemented by adapters/oidc). */
+/** How a verifier judges time. */
+export interface VerifyOptions {
+  /**
+   * The CA's rule: the assertion's `iat` and `auth_time` no older than this (its own bound on how long a
+   * request may wait in the queue), instead of the token's `exp` and the API's login age, since a token
+   * the API accepted may expire while its request waits.
+   */
+  readonly maxAgeSeconds?: number;
+}
+
+/**
+ * Verifies the evidence of who signs, bound to one sign request (implemented by adapters/oidc): an OpenID
+ * Connect ID token from a trusted identity provider, or a request object signed with a registered
+ * client's key. The API and the CA both use it; the CA's decision is the one certificates rest on.
+ */
 export interface AssertionVerifier {
   /**
    * Throws AssertionError with its code when the token is not a valid, trusted assertion whose `nonce`
    * equals `expectedNonce` (see assertionNonce), or IdentityProviderUnavailableError when the issuer's
    * keys cannot be read.
    */
-  verify(token: string, expectedNonce: string): Promise<VerifiedAssertion>;
+  verify(token: string, expectedNonce: string, options?: VerifyOptions): Promise<VerifiedAssertion>;
 }
 
 /**
@@ -63,6 +88,11 @@ export interface AssertionPolicy {
   readonly acceptedAcr: readonly string[];
   /** Longest accepted lifetime (exp - iat): a long-lived token is not a fresh login. */
   readonly maxLifetimeSeconds: number;
+  /**
+   * Longest accepted time between the login and the token (`iat - auth_time`): a token minted from an
+   * existing session at the identity provider (prompt=none) is not an authentication for this signature.
+   */
+  readonly maxAuthGapSeconds: number;
 }
 
 /** Where each identity value comes from among the claims. */

@@ -1,35 +1,41 @@
 /**
  * The CA Lambda handler with its real set-up (configuration, HSM login, CA certificates from the
- * bootstrap, DynamoDB Local tables named through the environment).
+ * bootstrap, DynamoDB Local tables named through the environment, the identity providers trusted by the
+ * environment: the local OpenID Provider the Jest set-up runs), fed the batches the signer sends.
  */
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, createHash, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../../adapters/aws/src';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../../adapters/hsm/src';
 import { loadConfig } from '../../../config/src';
 import { AuditRepository } from '../../../adapters/dynamodb/src/audit-repository';
-import { eventsOf } from '../../../core/src';
+import { assertionNonce, eventsOf, type AssertionBinding, type IssueItemResult } from '../../../core/src';
 import { TABLES } from '../../../resources/src';
 import { createTestTables } from '../../../test-support/dynamodb';
 import { opensslVerifyChain } from '../../../../scripts/local/verify/openssl';
-import { IDENTITY, keyAndCsr, putRequest } from '../../../ca/tests/helpers';
+import { localIssuer, signerOf } from '../../../../scripts/local/client';
+import { TEST_CITIZENS } from '../../../../scripts/local/idp/citizens';
+import { CLIENT_IDS } from '../../../../scripts/local/idp/clients';
+import { obtainIdToken } from '../../../../scripts/client/src/oidc-login';
+import { keyAndCsr } from '../../../ca/tests/helpers';
 import type { handler as Handler } from '..';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 
 restoreEnvAfterAll();
 
 const config = loadConfig();
+const citizen = TEST_CITIZENS[0];
+const signer = signerOf(citizen);
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
-let tables: { requests: string; certificates: string; audit: string };
+let tables: { certificates: string; audit: string };
 let handler: typeof Handler;
 const keys: PrivateKeyRef[] = [];
 let logged = '';
 let spies: jest.SpyInstance[] = [];
 
 beforeAll(async () => {
-  tables = await createTestTables(['requests', 'certificates', 'audit']);
-  process.env[TABLES.requests.envVar] = tables.requests;
+  tables = await createTestTables(['certificates', 'audit']);
   process.env[TABLES.certificates.envVar] = tables.certificates;
   process.env[TABLES.audit.envVar] = tables.audit;
   // The Jest set-up keeps logs at WARN; this test reads the handler's INFO lines.
@@ -53,12 +59,42 @@ afterAll(async () => {
   doc?.destroy();
 });
 
-it('issues a certificate that verifies against the chain, and logs no personal data', async () => {
-  const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
-  const request = await putRequest(doc, tables.requests);
-  const result = await handler({ requestId: request.id, csrDer: csrDer.toString('base64') });
+/** One item as the signer sends it: a fresh request, the citizen's login bound to it, a CSR. */
+async function item(): Promise<{
+  requestId: string;
+  csrDer: string;
+  assertion: string;
+  binding: AssertionBinding;
+}> {
+  const binding: AssertionBinding = {
+    requestId: randomUUID(),
+    digestAlgorithm: 'SHA-256',
+    digest: createHash('sha256').update(randomUUID()).digest('base64'),
+    keyType: 'EC-P256',
+    signatureAlgorithm: 'ECDSA',
+    format: 'raw',
+  };
+  const { idToken } = await obtainIdToken({
+    issuer: localIssuer(),
+    clientId: CLIENT_IDS.signingService,
+    personalIdentityNumber: citizen.personalIdentityNumber,
+    nonce: assertionNonce(binding),
+  });
+  const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys, signer);
+  return { requestId: binding.requestId, csrDer: csrDer.toString('base64'), assertion: idToken, binding };
+}
+
+async function issue(items: unknown[]): Promise<IssueItemResult[]> {
+  const answer = await handler({ action: 'issue-batch', items });
+  if (!('results' in answer)) throw new Error(`batch refused: ${answer.error.code}`);
+  return answer.results;
+}
+
+it('issues a certificate naming the citizen of the verified login, and logs no personal data', async () => {
+  const request = await item();
+  const [result] = await issue([request]);
   if (!result.ok) throw new Error(`refused: ${result.error.code}`);
-  expect(new X509Certificate(result.certificatePem).subject).toContain('CN=Åsa Öberg-Nilsson');
+  expect(new X509Certificate(result.certificatePem).subject).toContain(`CN=${citizen.name}`);
   const verdict = opensslVerifyChain({
     rootPem: result.chainPem[1],
     intermediatePems: [result.chainPem[0]],
@@ -66,35 +102,53 @@ it('issues a certificate that verifies against the chain, and logs no personal d
   });
   expect(verdict.ok).toBe(true);
   expect(logged).toContain(result.serialHex);
-  expect(logged).toContain(request.id);
-  for (const value of Object.values(IDENTITY).filter((v) => v.length > 2))
-    expect(logged).not.toContain(value);
-  expect(logged).not.toContain(csrDer.toString('base64').slice(0, 40));
-  // The audit log holds the issuance: serial and a hash of the subject, never the names.
+  expect(logged).toContain(request.requestId);
+  for (const value of Object.values(signer).filter((v) => v.length > 2)) expect(logged).not.toContain(value);
+  expect(logged).not.toContain(request.csrDer.slice(0, 40));
+  expect(logged).not.toContain(request.assertion.slice(-40));
+  // The audit log holds the issuance: serial, hashes of the subject, key and assertion, never the names.
   const log = await new AuditRepository(doc, { tableName: tables.audit }).readAll();
   const issued = eventsOf(log).filter((e) => e.type === 'certificate.issued');
   expect(issued).toEqual([
-    expect.objectContaining({ requestId: request.id, serial: result.serialHex.toLowerCase() }),
+    expect.objectContaining({
+      requestId: request.requestId,
+      serial: result.serialHex,
+      assertionHash: createHash('sha256').update(request.assertion).digest('hex'),
+      keySpkiHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    }),
   ]);
-  for (const value of Object.values(IDENTITY).filter((v) => v.length > 2))
+  for (const value of Object.values(signer).filter((v) => v.length > 2))
     expect(JSON.stringify([...log.entries.values()])).not.toContain(value);
 });
 
-it('returns named refusals as { ok: false, error: { code, message } }', async () => {
-  const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
-  const signed = await putRequest(doc, tables.requests, { status: 'signed' });
-  const hostile = await putRequest(doc, tables.requests, { signer: { ...IDENTITY, surname: 'Eve,CN=Root' } });
-  const cases: Array<[Parameters<typeof handler>[0], string]> = [
-    [{ requestId: signed.id, csrDer: csrDer.toString('base64') }, 'REQUEST_NOT_SIGNING'],
-    [{ requestId: 'unknown', csrDer: csrDer.toString('base64') }, 'REQUEST_UNKNOWN'],
-    [{ requestId: hostile.id, csrDer: csrDer.toString('base64') }, 'INVALID_IDENTITY'],
-    [{ requestId: signed.id, csrDer: 'not base64!' }, 'BAD_CSR'],
-    [{ requestId: signed.id, csrDer: Buffer.from('garbage').toString('base64') }, 'BAD_CSR'],
+it('returns named refusals per item, and refuses what is not an issuance batch', async () => {
+  const good = await item();
+  const [h, p] = good.assertion.split('.');
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ ...good, requestId: randomUUID() }, 'REQUEST_UNKNOWN'],
+    [{ ...good, assertion: `${h}.${p}.AAAA` }, 'ASSERTION_SIGNATURE_INVALID'],
+    [
+      { ...good, binding: { ...good.binding, digest: Buffer.alloc(32, 1).toString('base64') } },
+      'ASSERTION_BINDING_MISMATCH',
+    ],
+    [{ ...good, csrDer: 'not base64!' }, 'BAD_CERTIFICATE_REQUEST'],
+    [{ ...good, assertion: undefined }, 'BAD_CERTIFICATE_REQUEST'],
+    [{ ...good, csrDer: Buffer.from('garbage').toString('base64') }, 'BAD_CSR'],
   ];
-  for (const [event, code] of cases) {
-    const result = await handler(event);
-    expect(result).toEqual({ ok: false, error: { code, message: expect.any(String) } });
-  }
+  const results = await issue(cases.map(([event]) => event));
+  expect(results).toEqual(
+    cases.map(([, code]) => ({ ok: false, error: { code, message: expect.any(String) } })),
+  );
   for (const code of cases.map(([, c]) => c)) expect(logged).toContain(`"code":"${code}"`);
-  expect(logged).not.toContain('Eve,CN=Root');
+  // Revocation is another function's: the CA does not revoke.
+  for (const event of [
+    { action: 'revoke', serial: 'ab', reason: 'keyCompromise', requestedBy: 'x' },
+    {},
+    null,
+  ]) {
+    expect(await handler(event)).toEqual({
+      ok: false,
+      error: { code: 'BAD_BATCH', message: expect.any(String) },
+    });
+  }
 });

@@ -4,9 +4,9 @@
  *
  * - Schema-valid bodies are accepted: 202 (or 200 for a repeat), and the link from the answer leads to
  *   GET /v1/sign-requests/{id}, followed until the request is terminal. A body with a real identity
- *   assertion (from the local IdP, bound to the generated request) or a signer named by a trusted client
- *   must be accepted; a schema-valid body with a generated token may only be refused for the token
- *   (an `ASSERTION_*` code), never for its shape.
+ *   assertion (from the local IdP, or a registered client's request object, bound to the generated
+ *   request) must be accepted; a schema-valid body with a generated token may only be refused for the
+ *   token (an `ASSERTION_*` code), never for its shape.
  * - Mutated bodies the schema refuses are refused with a declared 4xx, never accepted.
  * - Every answer's status is declared for its operation and its body matches the declared schema;
  *   no 5xx. Operations that declare credentials refuse requests without them; a method a path does not
@@ -17,9 +17,21 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import openapi from '../../../../lambdas/api/openapi.json';
-import { assertionNonce, type DigestAlgorithm } from '../../../../lambdas/core/src';
+import {
+  assertionNonce,
+  bindingOf,
+  defaultSignatureAlgorithm,
+  type AdesProfile,
+  type AssertionBinding,
+  type DigestAlgorithm,
+  type KeyType,
+  type SignatureAlgorithm,
+  type SignatureFormat,
+} from '../../../../lambdas/core/src';
 import { obtainIdToken } from '../../../client/src/oidc-login';
-import { call, localIssuer, type HttpResult } from '../../client';
+import { signRequestObject } from '../../../client/src/signing-client';
+import { localClientKey, localClientKeysEnv } from '../../client-keys';
+import { call, localIssuer, signerOf, type HttpResult } from '../../client';
 import { CLIENT_IDS } from '../../idp/clients';
 import { TEST_CITIZENS } from '../../idp/citizens';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
@@ -57,7 +69,7 @@ beforeAll(async () => {
       POOL_TARGETS: 'RSA-2048=20,RSA-3072=8,RSA-4096=8,EC-P256=20,EC-P384=20',
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       LOCAL_API_CLIENTS: `${TRUSTED.clientId}:${TRUSTED.apiKey}`,
-      IDENTITY_TRUSTED_CLIENTS: TRUSTED.clientId,
+      ...localClientKeysEnv([TRUSTED.clientId]),
       LOG_LEVEL: 'ERROR',
     },
   });
@@ -223,6 +235,21 @@ const mutatedBodies = fc
 
 // ---- properties ---------------------------------------------------------------------------------
 
+/** What a body binds, with the defaults the API applies (the assertion's nonce covers them). */
+function bindingOfBody(body: Record<string, unknown>): AssertionBinding {
+  const keyType = (body.keyType ?? 'RSA-2048') as KeyType;
+  const format = (body.format ?? 'raw') as SignatureFormat;
+  return bindingOf({
+    id: String(body.requestId).toLowerCase(),
+    digest: String(body.digest),
+    digestAlgorithm: body.digestAlgorithm as DigestAlgorithm,
+    keyType,
+    signatureAlgorithm: (body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType)) as SignatureAlgorithm,
+    format,
+    profile: format === 'cms' ? ((body.profile ?? 'CAdES-B-B') as AdesProfile) : undefined,
+  });
+}
+
 const create = operation('createSignRequest');
 const read = operation('getSignRequest');
 
@@ -246,51 +273,47 @@ async function followLink(status: number, body: Record<string, unknown>, apiKey:
   expect(view.body.status).toBe('signed');
 }
 
-test('schema-valid bodies from a client trusted to name the signer are accepted, and their links lead to the result', async () => {
+test('schema-valid bodies with a registered client’s request object are accepted, and their links lead to the result', async () => {
   await fc.assert(
-    fc.asyncProperty(
-      signRequestBodies.filter((b) => b.signer !== undefined),
-      async (body) => {
-        const res = await post(body, TRUSTED.apiKey);
-        expectDeclared(create, res);
-        expect([202, 200]).toContain(res.status);
-        await followLink(res.status, res.body, TRUSTED.apiKey);
-      },
-    ),
+    fc.asyncProperty(signRequestBodies, fc.nat(), async (generated, n) => {
+      const identityAssertion = await signRequestObject({
+        key: localClientKey(TRUSTED.clientId),
+        clientId: TRUSTED.clientId,
+        binding: bindingOfBody(generated),
+        signer: signerOf(TEST_CITIZENS[n % 3]),
+      });
+      const body = { ...generated, identityAssertion };
+      const res = await post(body, TRUSTED.apiKey);
+      expectDeclared(create, res);
+      expect([202, 200]).toContain(res.status);
+      await followLink(res.status, res.body, TRUSTED.apiKey);
+    }),
     { seed: SEED, numRuns: 25 },
   );
 });
 
 test('schema-valid bodies with an identity assertion bound to them are accepted; with a generated token only the token is refused', async () => {
   await fc.assert(
-    fc.asyncProperty(
-      signRequestBodies.filter((b) => b.identityAssertion !== undefined),
-      fc.nat(),
-      async (body, n) => {
-        // As generated: a token of the right shape that no trusted IdP signed.
-        const forged = await post(body);
-        expectDeclared(create, forged);
-        expect(forged.status).toBeGreaterThanOrEqual(400);
-        expect(String((forged.body.error as Record<string, unknown>).code)).toMatch(/^ASSERTION_/);
-        // The same body with a real login for this request id and digest.
-        const citizen = TEST_CITIZENS[n % 3];
-        const { idToken } = await obtainIdToken({
-          issuer: localIssuer(),
-          clientId: CLIENT_IDS.signingService,
-          personalIdentityNumber: citizen.personalIdentityNumber,
-          nonce: assertionNonce({
-            requestId: String(body.requestId).toLowerCase(),
-            digestAlgorithm: body.digestAlgorithm as DigestAlgorithm,
-            digest: String(body.digest),
-          }),
-        });
-        const real = { ...body, identityAssertion: idToken };
-        const res = await post(real);
-        expectDeclared(create, res);
-        expect([202, 200]).toContain(res.status);
-        await followLink(res.status, res.body, pipeline.apiKey);
-      },
-    ),
+    fc.asyncProperty(signRequestBodies, fc.nat(), async (body, n) => {
+      // As generated: a token of the right shape that no trusted IdP signed.
+      const forged = await post(body);
+      expectDeclared(create, forged);
+      expect(forged.status).toBeGreaterThanOrEqual(400);
+      expect(String((forged.body.error as Record<string, unknown>).code)).toMatch(/^ASSERTION_/);
+      // The same body with a real login for this request id and digest.
+      const citizen = TEST_CITIZENS[n % 3];
+      const { idToken } = await obtainIdToken({
+        issuer: localIssuer(),
+        clientId: CLIENT_IDS.signingService,
+        personalIdentityNumber: citizen.personalIdentityNumber,
+        nonce: assertionNonce(bindingOfBody(body)),
+      });
+      const real = { ...body, identityAssertion: idToken };
+      const res = await post(real);
+      expectDeclared(create, res);
+      expect([202, 200]).toContain(res.status);
+      await followLink(res.status, res.body, pipeline.apiKey);
+    }),
     { seed: SEED, numRuns: 12 },
   );
 });

@@ -6,9 +6,8 @@
  * own key file (what an attacker does not have) to reach the checks after the signature.
  */
 import { createHmac, createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { SignJWT, decodeJwt, importJWK, type CryptoKey, type JWK } from 'jose';
+import { decodeJwt, importJWK, type CryptoKey, type JWK } from 'jose';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
@@ -19,8 +18,8 @@ import { obtainIdToken } from '../../../client/src/oidc-login';
 import { call, localIssuer, sampleRequest, type SampleRequest, type SignRequestView } from '../../client';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS } from '../../idp/citizens';
 import { CLIENT_IDS } from '../../idp/clients';
-import { DEFAULT_KEYS_FILE } from '../../idp/keys';
-import { LOA, SWEDISH_CLAIMS } from '../../idp/profile';
+import { forgeIdToken, idpSigningKey } from '../../idp/forge';
+import { SWEDISH_CLAIMS } from '../../idp/profile';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
 jest.setTimeout(120_000);
@@ -106,55 +105,29 @@ async function result(id: string): Promise<SignRequestView> {
   ).body;
 }
 
-/** A fresh request id and digest, and the nonce a login must carry for them. */
+/** A fresh request (EC-P256, raw) and the nonce a login must carry for it. */
 function binding(digestAlgorithm: DigestAlgorithm = 'SHA-256') {
-  const requestId = randomUUID();
-  const digest = randomBytes(32).toString('base64');
-  return {
-    requestId,
-    digest,
+  const body = {
+    requestId: randomUUID(),
+    digest: randomBytes(32).toString('base64'),
     digestAlgorithm,
-    nonce: assertionNonce({ requestId, digestAlgorithm, digest }),
+    keyType: 'EC-P256' as const,
+    signatureAlgorithm: 'ECDSA' as const,
+    format: 'raw' as const,
   };
+  return { ...body, body, nonce: assertionNonce(body) };
 }
 
-/** The IdP's own RSA signing key (from its key file) and its published kid. */
-async function idpKey(): Promise<{ key: CryptoKey; kid: string }> {
-  const keys = (JSON.parse(readFileSync(DEFAULT_KEYS_FILE, 'utf8')) as { keys: JWK[] }).keys;
-  const rsa = keys.find((k) => k.kty === 'RSA')!;
-  return { key: (await importJWK(rsa, 'RS256')) as CryptoKey, kid: rsa.kid! };
-}
+/** The IdP's own RSA signing key. */
+const idpKey = idpSigningKey;
 
 /** A token as the IdP would issue it for Åsa, with claims changed; signed by `key` (the IdP's by default). */
-async function forged(
+function forged(
   nonce: string,
   overrides: Record<string, unknown> = {},
   signWith?: { key: CryptoKey; kid: string },
 ): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  const asa = TEST_CITIZENS[0];
-  const claims: Record<string, unknown> = {
-    iss: localIssuer(),
-    sub: asa.sub,
-    aud: CLIENT_IDS.signingService,
-    iat: now,
-    exp: now + 300,
-    auth_time: now - 5,
-    nonce,
-    acr: LOA.loa3,
-    [SWEDISH_CLAIMS.givenName]: asa.givenName,
-    [SWEDISH_CLAIMS.familyName]: asa.familyName,
-    [SWEDISH_CLAIMS.name]: asa.name,
-    [SWEDISH_CLAIMS.personalIdentityNumber]: asa.personalIdentityNumber,
-  };
-  for (const [k, v] of Object.entries(overrides)) {
-    if (v === undefined) delete claims[k];
-    else claims[k] = v;
-  }
-  const signer = signWith ?? (await idpKey());
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'RS256', kid: signer.kid, typ: 'JWT' })
-    .sign(signer.key);
+  return forgeIdToken({ issuer: localIssuer(), nonce, overrides, signWith });
 }
 
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -189,13 +162,13 @@ test('a client cannot obtain a certificate for a person it did not present an as
   };
   const depth = await settledPoolDepth();
   // Naming the person outright.
-  const { requestId, digest, digestAlgorithm } = binding();
-  const named = await post({ requestId, digest, digestAlgorithm, keyType: 'EC-P256', signer: eve });
-  expect([named.status, named.body.error?.code]).toEqual([403, 'SIGNER_NOT_ALLOWED']);
+  const { body, requestId } = binding();
+  const named = await post({ ...body, signer: eve });
+  expect([named.status, named.body.error?.code]).toEqual([400, 'SIGNER_NOT_ALLOWED']);
   // Åsa's login, with Eve as the signer beside it.
   const asa = await sampleRequest('EC-P256', 0, { citizen: TEST_CITIZENS[0] });
   const both = await post({ ...asa.body, signer: eve });
-  expect([both.status, both.body.error?.code]).toEqual([400, 'VALIDATION_FAILED']);
+  expect([both.status, both.body.error?.code]).toEqual([400, 'SIGNER_NOT_ALLOWED']);
   // Åsa's login for one document, presented for another.
   const other = await post({ ...asa.body, digest: randomBytes(32).toString('base64') });
   expect([other.status, other.body.error?.code]).toEqual([400, 'ASSERTION_BINDING_MISMATCH']);
@@ -266,23 +239,27 @@ describe('bad assertions: their own code, no request, no key, no certificate, no
       ],
       [
         'bound to another digest',
-        (b) =>
-          forged(
-            assertionNonce({
-              requestId: b.requestId,
-              digestAlgorithm: 'SHA-256',
-              digest: randomBytes(32).toString('base64'),
-            }),
-          ),
+        (b) => forged(assertionNonce({ ...b.body, digest: randomBytes(32).toString('base64') })),
         400,
         'ASSERTION_BINDING_MISMATCH',
       ],
       [
         'bound to another request id',
-        (b) =>
-          forged(assertionNonce({ requestId: randomUUID(), digestAlgorithm: 'SHA-256', digest: b.digest })),
+        (b) => forged(assertionNonce({ ...b.body, requestId: randomUUID() })),
         400,
         'ASSERTION_BINDING_MISMATCH',
+      ],
+      [
+        'bound to another key type',
+        (b) => forged(assertionNonce({ ...b.body, keyType: 'EC-P384' })),
+        400,
+        'ASSERTION_BINDING_MISMATCH',
+      ],
+      [
+        'minted from an earlier session (auth_time long before iat)',
+        (b) => forged(b.nonce, { auth_time: now() - 300 }),
+        400,
+        'ASSERTION_LOGIN_NOT_FRESH',
       ],
       [
         'without the personal identity number',
@@ -312,7 +289,7 @@ describe('bad assertions: their own code, no request, no key, no certificate, no
       ],
       [
         'with a stale auth_time',
-        (b) => forged(b.nonce, { auth_time: now() - 3600 }),
+        (b) => forged(b.nonce, { auth_time: now() - 3600, iat: now() - 3590, exp: now() + 5 }),
         400,
         'ASSERTION_AUTH_TOO_OLD',
       ],
@@ -323,13 +300,7 @@ describe('bad assertions: their own code, no request, no key, no certificate, no
   test.each(cases)('%s', async (_name, make, status, code) => {
     const b = binding();
     const token = await make(b);
-    const res = await post({
-      requestId: b.requestId,
-      digest: b.digest,
-      digestAlgorithm: b.digestAlgorithm,
-      keyType: 'EC-P256',
-      identityAssertion: token,
-    });
+    const res = await post({ ...b.body, identityAssertion: token });
     expect([res.status, res.body.error?.code]).toEqual([status, code]);
     expect(res.body.error?.message.length).toBeGreaterThan(0);
     expect(

@@ -10,10 +10,14 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import { eventsOf, keyUsage, type KeyType } from '../../../../lambdas/core/src';
+import { assertionNonce, eventsOf, keyUsage, type KeyType } from '../../../../lambdas/core/src';
+import { obtainIdToken } from '../../../client/src/oidc-login';
+import { TEST_CITIZENS } from '../../idp/citizens';
+import { CLIENT_IDS } from '../../idp/clients';
 import { TABLES, tableName } from '../../../../lambdas/resources/src';
 import {
   call,
+  localIssuer,
   sampleRequests,
   sampleRequest,
   verifySignedResult,
@@ -209,7 +213,7 @@ describe('errors have statuses and codes', () => {
       'VALIDATION_FAILED',
     ],
     [
-      'a signer named by a client not trusted to',
+      'a signer named in the body',
       () => ({
         body: (() => {
           const { identityAssertion: _token, ...rest } = valid();
@@ -225,7 +229,7 @@ describe('errors have statuses and codes', () => {
           };
         })(),
       }),
-      403,
+      400,
       'SIGNER_NOT_ALLOWED',
     ],
     [
@@ -271,18 +275,31 @@ describe('errors have statuses and codes', () => {
   });
 
   test('idempotency: the same request again returns it; another body under its id is 409; its assertion is not reusable', async () => {
-    const { body } = await sampleRequest('EC-P256', 2);
+    const { body, citizen } = await sampleRequest('EC-P256', 2);
     const first = await call<{ id: string }>(url(), { apiKey: pipeline.apiKey, body });
     expect(first.status).toBe(202);
     const again = await call<{ id: string }>(url(), { apiKey: pipeline.apiKey, body });
     expect([200, 202]).toContain(again.status);
     expect(again.body.id).toBe(first.body.id);
-    // Same id and login, another key type (the login binds the id and the digest, not the key type).
+    // Same id and binding, another citizen's login: another request under a used id.
+    const { idToken } = await obtainIdToken({
+      issuer: localIssuer(),
+      clientId: CLIENT_IDS.signingService,
+      personalIdentityNumber: (citizen === TEST_CITIZENS[0] ? TEST_CITIZENS[1] : TEST_CITIZENS[0])
+        .personalIdentityNumber,
+      nonce: assertionNonce(body),
+    });
     const conflict = await call<{ error: { code: string } }>(url(), {
+      apiKey: pipeline.apiKey,
+      body: { ...body, identityAssertion: idToken },
+    });
+    expect([conflict.status, conflict.body.error.code]).toEqual([409, 'REQUEST_ID_CONFLICT']);
+    // The same login for another key type: not the binding it was made for.
+    const rebound = await call<{ error: { code: string } }>(url(), {
       apiKey: pipeline.apiKey,
       body: { ...body, keyType: 'EC-P384' },
     });
-    expect([conflict.status, conflict.body.error.code]).toEqual([409, 'REQUEST_ID_CONFLICT']);
+    expect([rebound.status, rebound.body.error.code]).toEqual([400, 'ASSERTION_BINDING_MISMATCH']);
     // Another e-service presenting the same login.
     const otherClient = await call<{ error: { code: string } }>(url(), { apiKey: OTHER_CLIENT.apiKey, body });
     expect([otherClient.status, otherClient.body.error.code]).toEqual([409, 'ASSERTION_REPLAYED']);

@@ -1,0 +1,367 @@
+/**
+ * The CA's decisions, with fakes of its ports and nothing started: an HSM made of Node's crypto (RSA
+ * keys, PKCS#1 v1.5 over the given digest), a certificate store in memory with the DynamoDB repository's
+ * conditions (one certificate per request, serials never reused, an assertion for one request, a public
+ * key once), and the direct identity provider's real ID tokens and verifier. What it decides from, what
+ * it refuses with which code, and what it writes to the audit log.
+ */
+import { constants, createHash, generateKeyPairSync, privateEncrypt, type KeyObject } from 'node:crypto';
+import { loadCaConfig } from '../../config/src';
+import {
+  IdentityProviderUnavailableError,
+  SerialCollisionError,
+  assertionNonce,
+  type AssertionVerifier,
+  type AuditEvent,
+  type AuditSink,
+  type CertificateToRecord,
+  type DigestAlgorithm,
+  type Hsm,
+  type IssuanceLookup,
+  type IssuanceState,
+  type IssuedCertificateRecord,
+  type IssuedCertificateStore,
+  type KeyType,
+  type PrivateKeyRef,
+  type RecordIssuedResult,
+  type SignerIdentity,
+} from '../../core/src';
+import { buildCsr } from '../../pki/src';
+import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
+import {
+  AlreadyCertifiedError,
+  AssertionAlreadyUsedError,
+  CertificateAuthority,
+  PublicKeyAlreadyCertifiedError,
+  SignerMismatchError,
+  bootstrapCaHierarchy,
+  type CaCertificates,
+} from '../src';
+import { IDENTITY, evidenceFor } from './helpers';
+
+const DIGEST_INFO: Readonly<Record<DigestAlgorithm, string>> = {
+  'SHA-256': '3031300d060960864801650304020105000420',
+  'SHA-384': '3041300d060960864801650304020205000430',
+  'SHA-512': '3051300d060960864801650304020305000440',
+};
+
+/** An HSM of Node's crypto: RSA key pairs, PKCS#1 v1.5 signatures over a digest (as CKM_RSA_PKCS). */
+class NodeHsm implements Pick<
+  Hsm,
+  'generateKeyPair' | 'signDigest' | 'findPrivateKey' | 'findPublicKeySpki'
+> {
+  private readonly keys = new Map<string, { privateKey: KeyObject; spki: Buffer }>();
+  private next = 0;
+
+  public async generateKeyPair(keyType: KeyType, options: { tokenLabel?: string }) {
+    const bits = Number(/^RSA-(\d+)$/.exec(keyType)?.[1]);
+    if (!bits) throw new Error(`this fake makes RSA keys only, not ${keyType}`);
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: bits });
+    const handle = Buffer.from(String(this.next++));
+    const spki = publicKey.export({ type: 'spki', format: 'der' });
+    this.keys.set(handle.toString(), { privateKey, spki });
+    if (options.tokenLabel) this.keys.set(`label:${options.tokenLabel}`, { privateKey, spki });
+    const ref: PrivateKeyRef = {
+      handle,
+      keyType,
+      token: options.tokenLabel !== undefined,
+      label: options.tokenLabel,
+    };
+    return { privateKey: ref, publicKeySpki: spki };
+  }
+
+  public async signDigest(key: PrivateKeyRef, digest: Buffer, options: { digestAlgorithm: DigestAlgorithm }) {
+    const entry = this.keys.get(key.label ? `label:${key.label}` : key.handle.toString())!;
+    const info = Buffer.concat([Buffer.from(DIGEST_INFO[options.digestAlgorithm], 'hex'), digest]);
+    return privateEncrypt({ key: entry.privateKey, padding: constants.RSA_PKCS1_PADDING }, info);
+  }
+
+  public async findPrivateKey(label: string, keyType: KeyType) {
+    return this.keys.has(`label:${label}`)
+      ? { handle: Buffer.from(label), keyType, token: true, label }
+      : undefined;
+  }
+
+  public async findPublicKeySpki(label: string) {
+    return this.keys.get(`label:${label}`)?.spki;
+  }
+}
+
+/** The certificate store's rules in memory (the DynamoDB repository is tested against DynamoDB Local). */
+class MemoryCertificateStore implements IssuedCertificateStore {
+  public readonly byRequest = new Map<string, IssuedCertificateRecord>();
+  public readonly serials = new Map<string, { requestId: string; supersededBy?: string }>();
+  public readonly assertions = new Map<string, { requestId: string; attemptId?: string }>();
+  public readonly publicKeys = new Map<string, { requestId: string; serialHex: string }>();
+  /** Register entries written behind the CA's back between its read and its write (a race). */
+  public onRecord?: (item: CertificateToRecord) => void;
+
+  public async lookup(items: readonly IssuanceLookup[]): Promise<IssuanceState[]> {
+    return items.map((i) => ({
+      ...(this.byRequest.has(i.requestId) ? { existing: this.byRequest.get(i.requestId) } : {}),
+      ...(this.assertions.has(i.assertionKey) ? { assertionUse: this.assertions.get(i.assertionKey) } : {}),
+      ...(this.publicKeys.has(i.publicKeyHash) ? { publicKeyUse: this.publicKeys.get(i.publicKeyHash) } : {}),
+    }));
+  }
+
+  public async record(item: CertificateToRecord): Promise<RecordIssuedResult> {
+    this.onRecord?.(item);
+    const { certificate: c, registers: r } = item;
+    const existing = this.byRequest.get(c.requestId);
+    if (existing) return { stored: false, existing };
+    if (this.serials.has(c.serialHex)) throw new SerialCollisionError();
+    const used = this.assertions.get(r.assertionKey);
+    if (used && used.requestId !== c.requestId) return { stored: false, conflict: 'assertion-used' };
+    if (this.publicKeys.has(c.publicKeyHash)) return { stored: false, conflict: 'public-key-certified' };
+    this.write(item);
+    return { stored: true };
+  }
+
+  public async replace(
+    previous: IssuedCertificateRecord,
+    item: CertificateToRecord,
+  ): Promise<RecordIssuedResult> {
+    const { certificate: c } = item;
+    if (this.byRequest.get(c.requestId)?.serialHex !== previous.serialHex) {
+      return { stored: false, existing: this.byRequest.get(c.requestId)! };
+    }
+    if (this.publicKeys.has(c.publicKeyHash)) return { stored: false, conflict: 'public-key-certified' };
+    this.write({ ...item, certificate: { ...c, supersedes: previous.serialHex } });
+    this.serials.set(previous.serialHex, { requestId: c.requestId, supersededBy: c.serialHex });
+    return { stored: true };
+  }
+
+  private write({ certificate: c, registers: r }: CertificateToRecord): void {
+    this.byRequest.set(c.requestId, c);
+    this.serials.set(c.serialHex, { requestId: c.requestId });
+    this.assertions.set(r.assertionKey, { requestId: c.requestId, attemptId: c.attemptId });
+    this.publicKeys.set(c.publicKeyHash, { requestId: c.requestId, serialHex: c.serialHex });
+  }
+}
+
+const caConfig = { ...loadCaConfig({}), keyType: 'RSA-3072' as const, ocspKeyType: 'RSA-3072' as const };
+const hsm = new NodeHsm();
+let caCertificates: CaCertificates;
+
+beforeAll(async () => {
+  let stored: CaCertificates | undefined;
+  await bootstrapCaHierarchy(hsm as unknown as Hsm, caConfig, {
+    location: 'memory',
+    read: async () => stored,
+    readEach: async () => stored ?? {},
+    write: async (c) => void (stored = c),
+  });
+  caCertificates = stored!;
+}, 60_000);
+
+interface Harness {
+  readonly ca: CertificateAuthority;
+  readonly store: MemoryCertificateStore;
+  readonly events: AuditEvent[];
+}
+
+async function harness(evidence: AssertionVerifier = directAssertionVerifier()): Promise<Harness> {
+  const store = new MemoryCertificateStore();
+  const events: AuditEvent[] = [];
+  const audit: AuditSink = {
+    append: async (event) => (await audit.appendMany([event]))[0],
+    appendMany: async (batch) => {
+      events.push(...batch);
+      return batch.map(() => ({
+        chain: 0,
+        sequence: 0,
+        hash: '00'.repeat(32),
+        leafIndex: 0,
+        treeSize: 1,
+        path: [],
+      }));
+    },
+  };
+  const ca = await CertificateAuthority.create({
+    hsm: hsm as unknown as Hsm,
+    certificates: store,
+    caCertificates,
+    config: caConfig,
+    evidence,
+    audit,
+  });
+  return { ca, store, events };
+}
+
+/** A one-time RSA key and its CSR naming `subject`. */
+async function keyAndCsr(subject: SignerIdentity = IDENTITY): Promise<{ csrDer: Buffer; spki: Buffer }> {
+  const pair = await hsm.generateKeyPair('RSA-2048', {});
+  const csrDer = await buildCsr({
+    subject,
+    keyType: 'RSA-2048',
+    publicKeySpki: pair.publicKeySpki,
+    sign: (digest, options) => hsm.signDigest(pair.privateKey, digest, options),
+  });
+  return { csrDer, spki: pair.publicKeySpki };
+}
+
+const evidence = (options: Parameters<typeof evidenceFor>[0] = {}) =>
+  evidenceFor({ keyType: 'RSA-2048', ...options });
+const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
+const refusals = (events: readonly AuditEvent[]) =>
+  events.flatMap((e) =>
+    e.type === 'certificate.refused' ? [[e.requestId, e.code, e.serial !== undefined]] : [],
+  );
+
+test('certifies the person the verified assertion names, with the registers written beside the certificate', async () => {
+  const { ca, store, events } = await harness();
+  const { csrDer, spki } = await keyAndCsr();
+  const request = evidence();
+  const issued = await ca.issue({ ...request, csrDer });
+  expect(store.byRequest.get(request.requestId)?.serialHex).toBe(issued.serialHex);
+  expect(store.publicKeys.get(sha256(spki))).toEqual({
+    requestId: request.requestId,
+    serialHex: issued.serialHex,
+  });
+  expect([...store.assertions.values()]).toEqual([{ requestId: request.requestId }]);
+  expect(events).toEqual([
+    expect.objectContaining({
+      type: 'certificate.issued',
+      requestId: request.requestId,
+      serial: issued.serialHex,
+      keySpkiHash: sha256(spki),
+      assertionHash: createHash('sha256').update(request.assertion).digest('hex'),
+    }),
+  ]);
+});
+
+test('a public key certified before is refused and audited, whatever request presents it', async () => {
+  const { ca, store, events } = await harness();
+  const { csrDer, spki } = await keyAndCsr();
+  store.publicKeys.set(sha256(spki), { requestId: 'an-earlier-request', serialHex: 'ab' });
+  const request = evidence();
+  await expect(ca.issue({ ...request, csrDer })).rejects.toBeInstanceOf(PublicKeyAlreadyCertifiedError);
+  expect(refusals(events)).toEqual([[request.requestId, 'PUBLIC_KEY_ALREADY_CERTIFIED', false]]);
+  expect(store.byRequest.size).toBe(0);
+});
+
+test('an assertion certified for another request is refused and audited', async () => {
+  const { ca, store, events } = await harness();
+  const request = evidence();
+  // The register entry of this very assertion (its replay key), owned by another request.
+  const { replayKey } = await directAssertionVerifier().verify(
+    request.assertion,
+    assertionNonce(request.binding),
+    {
+      maxAgeSeconds: 600,
+    },
+  );
+  store.assertions.set(replayKey, { requestId: 'another-request' });
+  await expect(ca.issue({ ...request, csrDer: (await keyAndCsr()).csrDer })).rejects.toBeInstanceOf(
+    AssertionAlreadyUsedError,
+  );
+  expect(refusals(events)).toEqual([[request.requestId, 'ASSERTION_ALREADY_USED', false]]);
+  expect(store.byRequest.size).toBe(0);
+});
+
+test('the same key again is a retry; another key for the same attempt is refused; a takeover replaces, revoking nothing', async () => {
+  const { ca, store } = await harness();
+  const request = evidence();
+  const first = await keyAndCsr();
+  const issued = await ca.issue({ ...request, csrDer: first.csrDer, attemptId: 'a1' });
+  expect(await ca.issue({ ...request, csrDer: first.csrDer, attemptId: 'a1' })).toEqual(issued);
+  const second = await keyAndCsr();
+  await expect(ca.issue({ ...request, csrDer: second.csrDer, attemptId: 'a1' })).rejects.toBeInstanceOf(
+    AlreadyCertifiedError,
+  );
+  const replacement = await ca.issue({ ...request, csrDer: second.csrDer, attemptId: 'a2' });
+  expect(replacement.serialHex).not.toBe(issued.serialHex);
+  expect(store.serials.get(issued.serialHex)).toEqual({
+    requestId: request.requestId,
+    supersededBy: replacement.serialHex,
+  });
+  // The first key stays certified once: it cannot come back for anything.
+  await expect(ca.issue({ ...evidence(), csrDer: first.csrDer })).rejects.toBeInstanceOf(
+    PublicKeyAlreadyCertifiedError,
+  );
+});
+
+test('a register that refuses at write time (a race) refuses the request; the unreleased serial is in the audit event', async () => {
+  const { ca, store, events } = await harness();
+  const { csrDer, spki } = await keyAndCsr();
+  store.onRecord = () => store.publicKeys.set(sha256(spki), { requestId: 'raced', serialHex: 'cd' });
+  const request = evidence();
+  await expect(ca.issue({ ...request, csrDer })).rejects.toBeInstanceOf(PublicKeyAlreadyCertifiedError);
+  expect(refusals(events)).toEqual([[request.requestId, 'PUBLIC_KEY_ALREADY_CERTIFIED', true]]);
+  const issued = events.find((e) => e.type === 'certificate.issued');
+  const refused = events.find((e) => e.type === 'certificate.refused');
+  expect(refused).toMatchObject({ serial: issued && 'serial' in issued ? issued.serial : 'none' });
+});
+
+test('a CSR naming another person than the assertion is refused: the subject is never taken from a record', async () => {
+  const { ca, events } = await harness();
+  const other = { ...IDENTITY, commonName: 'Karl Svensson', givenName: 'Karl', surname: 'Svensson' };
+  const request = evidence();
+  await expect(ca.issue({ ...request, csrDer: (await keyAndCsr(other)).csrDer })).rejects.toBeInstanceOf(
+    SignerMismatchError,
+  );
+  expect(refusals(events)).toEqual([[request.requestId, 'SIGNER_MISMATCH', false]]);
+});
+
+test.each<[string, Parameters<typeof evidenceFor>[0], string]>([
+  [
+    'what will be signed changed',
+    { binding: { digest: Buffer.alloc(32, 3).toString('base64') } },
+    'ASSERTION_BINDING_MISMATCH',
+  ],
+  ['the format changed', { binding: { format: 'cms', profile: 'PAdES-B-B' } }, 'ASSERTION_BINDING_MISMATCH'],
+  ['the key type changed', { binding: { keyType: 'RSA-3072' } }, 'KEY_MISMATCH'],
+  [
+    'an old session',
+    { claims: { auth_time: Math.floor(Date.now() / 1000) - 600 } },
+    'ASSERTION_LOGIN_NOT_FRESH',
+  ],
+  [
+    'older than a request may wait',
+    {
+      claims: {
+        iat: Math.floor(Date.now() / 1000) - 1200,
+        auth_time: Math.floor(Date.now() / 1000) - 1200,
+        exp: Math.floor(Date.now() / 1000) - 900,
+      },
+    },
+    'ASSERTION_STALE',
+  ],
+])('refused when %s, audited, nothing signed', async (_what, options, code) => {
+  const { ca, store, events } = await harness();
+  const request = evidence(options);
+  await expect(ca.issue({ ...request, csrDer: (await keyAndCsr()).csrDer })).rejects.toMatchObject({ code });
+  expect(refusals(events)).toEqual([[request.requestId, code, false]]);
+  expect(events.filter((e) => e.type === 'certificate.issued')).toEqual([]);
+  expect(store.byRequest.size).toBe(0);
+});
+
+test('an identity provider whose keys cannot be read is not a refusal: the caller may retry, nothing is audited', async () => {
+  const down: AssertionVerifier = {
+    verify: async () => Promise.reject(new IdentityProviderUnavailableError('keys unavailable')),
+  };
+  const { ca, events } = await harness(down);
+  await expect(ca.issue({ ...evidence(), csrDer: (await keyAndCsr()).csrDer })).rejects.toBeInstanceOf(
+    IdentityProviderUnavailableError,
+  );
+  expect(events).toEqual([]);
+});
+
+test('a batch: each item decided on its own evidence, repeats within the batch take the single rules', async () => {
+  const { ca } = await harness();
+  const shared = evidence();
+  const tampered = evidence({ binding: { digest: Buffer.alloc(32, 4).toString('base64') } });
+  const fresh = evidence();
+  const outcomes = await ca.issueMany([
+    { ...shared, csrDer: (await keyAndCsr()).csrDer },
+    { ...shared, csrDer: (await keyAndCsr()).csrDer },
+    { ...tampered, csrDer: (await keyAndCsr()).csrDer },
+    { ...fresh, csrDer: (await keyAndCsr()).csrDer },
+  ]);
+  expect(outcomes.map((o) => (o.ok ? 'issued' : (o.error as { code: string }).code))).toEqual([
+    'issued',
+    'ALREADY_CERTIFIED',
+    'ASSERTION_BINDING_MISMATCH',
+    'issued',
+  ]);
+});

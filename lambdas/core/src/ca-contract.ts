@@ -1,0 +1,93 @@
+/**
+ * The CA functions' invocation contract, in one place for both ends: the signer's issuer adapter and the
+ * API's revoker build these payloads, the CA handlers parse them. Every payload is parsed at runtime
+ * (zod): an invocation is input from another process, and a malformed one gets a named refusal.
+ */
+import { z } from 'zod';
+import { DIGEST_ALGORITHMS, KEY_TYPES, SIGNATURE_ALGORITHMS } from './algorithms';
+import { REVOCATION_REASONS } from './revocation';
+import { ADES_PROFILES, SIGNATURE_FORMATS } from './sign-request';
+
+/** Items per batch invocation: a batch of CSRs, assertions and certificates stays far below 6 MB. */
+export const MAX_ISSUE_BATCH_ITEMS = 100;
+/** An RSA-4096 CSR is about 1.2 kB; base64 of 8 kB is plenty. */
+const MAX_CSR_BASE64 = 11_000;
+/** As the API's identityAssertion. */
+const MAX_ASSERTION_LENGTH = 8192;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+const binding = z.strictObject({
+  requestId: z.string().min(1).max(256),
+  digestAlgorithm: z.enum(DIGEST_ALGORITHMS),
+  digest: z.string().min(1).max(128).regex(BASE64),
+  keyType: z.enum(KEY_TYPES),
+  signatureAlgorithm: z.enum(SIGNATURE_ALGORITHMS),
+  format: z.enum(SIGNATURE_FORMATS),
+  profile: z.enum(ADES_PROFILES).optional(),
+});
+
+/** One certificate request: the CSR (base64 DER), the evidence and what it must bind. */
+export const IssueItemSchema = z.strictObject({
+  requestId: z.string().min(1).max(256),
+  csrDer: z.string().min(1).max(MAX_CSR_BASE64).regex(BASE64),
+  attemptId: z.string().min(1).max(64).optional(),
+  assertion: z.string().min(1).max(MAX_ASSERTION_LENGTH),
+  binding,
+});
+export type IssueItem = z.infer<typeof IssueItemSchema>;
+
+export const IssueBatchRequestSchema = z.strictObject({
+  action: z.literal('issue-batch'),
+  items: z.array(z.unknown()).min(1).max(MAX_ISSUE_BATCH_ITEMS),
+});
+export type IssueBatchRequest = { readonly action: 'issue-batch'; readonly items: readonly IssueItem[] };
+
+const refusal = z.strictObject({
+  ok: z.literal(false),
+  error: z.strictObject({ code: z.string().max(64), message: z.string().max(1024) }),
+});
+export type CaRefusal = z.infer<typeof refusal>;
+
+export const IssueItemResultSchema = z.union([
+  z.strictObject({
+    ok: z.literal(true),
+    certificatePem: z.string(),
+    chainPem: z.array(z.string()),
+    serialHex: z.string().regex(/^[0-9a-f]{1,64}$/),
+  }),
+  refusal,
+]);
+export type IssueItemResult = z.infer<typeof IssueItemResultSchema>;
+
+/** The answer to a batch: one result per item, in order; or the whole batch refused. */
+export const IssueBatchResponseSchema = z.union([
+  z.strictObject({ results: z.array(IssueItemResultSchema) }),
+  refusal,
+]);
+export type IssueBatchResponse = z.infer<typeof IssueBatchResponseSchema>;
+
+/** Revoke a serial; `requestedBy` names who asked (an API client, for the record and the audit). */
+export const RevokeRequestSchema = z.strictObject({
+  action: z.literal('revoke'),
+  serial: z.string().min(1).max(64),
+  reason: z.enum(REVOCATION_REASONS),
+  requestedBy: z.string().min(1).max(256),
+});
+export type RevokeRequest = z.infer<typeof RevokeRequestSchema>;
+
+export const RevokeResponseSchema = z.union([
+  z.strictObject({
+    ok: z.literal(true),
+    outcome: z.enum(['revoked', 'already-revoked']),
+    serialHex: z.string(),
+    reason: z.enum(REVOCATION_REASONS),
+    /** Epoch ms. */
+    revokedAt: z.number(),
+  }),
+  refusal,
+]);
+export type RevokeResponse = z.infer<typeof RevokeResponseSchema>;
+
+export function caRefusal(code: string, message: string): CaRefusal {
+  return { ok: false, error: { code, message } };
+}

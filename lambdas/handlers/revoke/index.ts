@@ -1,0 +1,101 @@
+/**
+ * The revocation Lambda: `{ action: 'revoke', serial, reason, requestedBy }` in (see core's ca-contract),
+ * the revocation out. Invoked by the API (a client revoking its own signature) and by operators (npm run
+ * pki); the signer cannot invoke it, and this function cannot issue. It holds no key: it marks the serial
+ * revoked (once), appends the audit event, and starts the CRL publication, which signs in the HSM.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { InvokeCommand } from '@aws-sdk/client-lambda';
+import type { Context } from 'aws-lambda';
+import { documentClient, lambdaClient } from '../../adapters/aws/src';
+import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
+import { createAuditLog } from '../../audit/src';
+import {
+  RevokeRequestSchema,
+  caRefusal,
+  type AuditSink,
+  type RevokeOutcome,
+  type RevokeResponse,
+} from '../../core/src';
+import { loadCaConfig, loadConfig } from '../../config/src';
+import { TABLES, tableName } from '../../resources/src';
+import { revokeCertificate } from '../../ca/src';
+
+const logger = new Logger({ serviceName: 'revoke' });
+
+interface RevokeContext {
+  readonly certificates: CertificateRepository;
+  readonly audit: AuditSink;
+  /** Starts the CRL publication (asynchronous invoke): a revocation shows in the CRL within seconds. */
+  readonly publish: () => Promise<void>;
+}
+
+let ready: Promise<RevokeContext> | undefined;
+
+async function setUp(): Promise<RevokeContext> {
+  const config = loadConfig();
+  const doc = documentClient(config.aws);
+  const lambda = lambdaClient(config.aws);
+  const crlFunctionName = loadCaConfig().crlFunctionName;
+  return {
+    certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
+    audit: await createAuditLog({ doc }),
+    publish: async () => {
+      await lambda.send(new InvokeCommand({ FunctionName: crlFunctionName, InvocationType: 'Event' }));
+    },
+  };
+}
+
+function revocation(): Promise<RevokeContext> {
+  ready ??= setUp().catch((err: unknown) => {
+    ready = undefined;
+    throw err;
+  });
+  return ready;
+}
+
+export async function handler(event: unknown, context?: Context): Promise<RevokeResponse> {
+  if (context) logger.addContext(context);
+  const parsed = RevokeRequestSchema.safeParse(event);
+  if (!parsed.success) {
+    return caRefusal('BAD_REVOCATION', 'a revocation needs a serial, an RFC 5280 reason and who asks');
+  }
+  const { serial, reason, requestedBy } = parsed.data;
+  let outcome: RevokeOutcome;
+  try {
+    const revoke = await revocation();
+    outcome = await revokeCertificate(
+      { store: revoke.certificates, audit: revoke.audit },
+      serial,
+      reason,
+      requestedBy,
+    );
+    if (outcome.outcome === 'revoked') {
+      // Awaited only to start it: the schedule publishes anyway; a failed start only delays the CRL.
+      await revoke
+        .publish()
+        .catch((err: unknown) =>
+          logger.warn('CRL publication not started', { errorName: (err as Error)?.name }),
+        );
+    }
+  } catch (err) {
+    logger.error('revocation failed', { errorName: (err as Error)?.name });
+    return caRefusal('CA_UNAVAILABLE', 'the CA could not revoke now; retry later');
+  }
+  if (outcome.outcome === 'unknown')
+    return caRefusal('CERTIFICATE_UNKNOWN', 'no certificate with this serial');
+  const revoked = outcome.status.revocation!;
+  logger.info('certificate revoked', {
+    serialHex: outcome.status.serialHex,
+    outcome: outcome.outcome,
+    reason: revoked.reason,
+    requestedBy,
+  });
+  return {
+    ok: true,
+    outcome: outcome.outcome,
+    serialHex: outcome.status.serialHex,
+    reason: revoked.reason,
+    revokedAt: revoked.revokedAt,
+  };
+}
