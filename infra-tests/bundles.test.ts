@@ -6,6 +6,7 @@
 import { readdirSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildSync } from 'esbuild';
+import { NODE_MAJOR } from '../cdk/lib/platform';
 
 const HANDLERS = resolve(__dirname, '../lambdas/handlers');
 const entries = readdirSync(HANDLERS)
@@ -23,7 +24,7 @@ test.each(entries)('the $name bundle holds no fault injection and no test suppor
     write: false,
     platform: 'node',
     format: 'cjs',
-    target: 'node22',
+    target: `node${NODE_MAJOR}`,
     external: ['pkcs11js'],
     metafile: true,
     logLevel: 'silent',

@@ -70,7 +70,7 @@ it('deploys: no placeholder guard in the template, the real layer is the asset',
   template.hasResourceProperties('AWS::Lambda::LayerVersion', {
     Description: Match.stringLikeRegexp('^CloudHSM Client SDK 5'),
     CompatibleArchitectures: ['x86_64'],
-    CompatibleRuntimes: ['nodejs22.x'],
+    CompatibleRuntimes: ['nodejs24.x'],
   });
   template.hasResourceProperties('AWS::SSM::Parameter', {
     Name: '/signing-pipeline/cloudhsm/cluster-abc123/customer-ca.pem',

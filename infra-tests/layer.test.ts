@@ -24,7 +24,7 @@ describe('verifyLayer', () => {
 
   it.each([
     [{ architecture: 'aarch64' }, /architecture aarch64/],
-    [{ nodeMajor: 20 }, /Node.js 20/],
+    [{ nodeMajor: 22 }, /Node.js 22/],
     [{ pkcs11jsVersion: '1.0.0' }, /pkcs11js 1.0.0/],
     [{ clusterId: 'cluster-other' }, /cluster-other/],
     [{ hsmCaCertSha256: '00'.repeat(32) }, /different cluster CA/],

@@ -24,6 +24,11 @@ describe('modelSchema(SignRequestInput)', () => {
       maxLength: 100,
       pattern: '^[A-Za-z0-9+/]+={0,2}$',
     });
+    // The gateway refuses the spellings the handler refuses (lambdas/api/tests/assertion-pattern.test.ts):
+    // the pattern uses only classes, groups and counted repetition, read alike by Java and ECMAScript.
+    expect(model.properties?.identityAssertion?.pattern).toBe(
+      openapi.components.schemas.SignRequestInput.properties.identityAssertion.pattern,
+    );
   });
 });
 

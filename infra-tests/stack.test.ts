@@ -174,10 +174,10 @@ describe('sign queue (from QUEUES)', () => {
 
 describe('functions', () => {
   it.each(FUNCTIONS)(
-    '%s: Node.js 22, x86_64, the CloudHSM layer where the HSM is used, in the VPC, Powertools settings',
+    '%s: Node.js 24, x86_64, the CloudHSM layer where the HSM is used, in the VPC, Powertools settings',
     (name) => {
       const props = fnProps(name);
-      expect(props.Runtime).toBe('nodejs22.x');
+      expect(props.Runtime).toBe('nodejs24.x');
       expect(props.Architectures).toEqual(['x86_64']);
       // The API, revocation, the reconciler and the refresher never touch the HSM: no layer, no PKCS#11.
       expect(props.Layers ?? []).toEqual(

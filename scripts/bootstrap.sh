@@ -2,7 +2,7 @@
 # One-command set-up shared by `npm start`, `npm test` and `npm run bench` (their `pre` scripts).
 # Idempotent and quick when everything is already in place. Steps:
 #   1. Debian packages (softhsm2, opensc, a JRE, maven, openssl): apt-get as root, else the exact command.
-#   2. npm dependencies (npm ci) when node_modules is missing or older than package-lock.json.
+#   2. npm dependencies (npm ci) with the project's own Node.js, and pkcs11js built for that Node.js.
 #   3. DynamoDB Local and ElasticMQ jars from Maven Central into .local/jars (once).
 #   4. A SoftHSM token in .local/softhsm with its own SOFTHSM2_CONF, and the long-lived token objects.
 set -euo pipefail
@@ -32,12 +32,46 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# --- 2. npm dependencies --------------------------------------------------------------------------
+# --- 2. Node.js and npm dependencies ----------------------------------------------------------------
+# Everything runs on the Node.js pinned as the devDependency "node" (the binary from the npm registry):
+# npm scripts put node_modules/.bin first on PATH. The machine's Node.js only runs npm to install it, and
+# must be one every dependency installs with (engines.node in package.json).
+floor="$(sed -n 's/^ *"node": ">=\([0-9.]*\)".*/\1/p' package.json)"
+[ -n "$floor" ] || die 'package.json must name the oldest installing Node.js as engines.node ">=x.y.z"'
+machine_path="$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/node_modules/\.bin$' | paste -sd: -)"
+for tool in node npm; do
+  PATH="$machine_path" command -v "$tool" >/dev/null \
+    || die "$tool is not on PATH: installing needs Node.js $floor or newer with npm (the project then runs on its own Node.js)"
+done
+read -r machine_version pinned platform < <(PATH="$machine_path" node -p \
+  'process.versions.node + " " + require("./package.json").devDependencies.node + " " + process.platform + "-" + process.arch')
+[ "$(printf '%s\n' "$floor" "$machine_version" | sort -V | head -n1)" = "$floor" ] \
+  || die "Node.js $machine_version is too old to install the project's own Node.js $pinned: install Node.js $floor or newer with npm"
+# node-gyp would otherwise take the headers of the machine's Node.js (or of ~/.npmrc's nodedir); the
+# platform package that brings the pinned binary ships its headers too.
+node_home="$ROOT/node_modules/node/node_modules/node-$platform"
+
+# pkcs11js is a Node-API addon: it loads in other Node.js versions too, so compare the headers it was
+# built against with the pinned Node.js, not only whether it loads.
+pkcs11js_built_for_pinned() {
+  node_modules/.bin/node -e '
+    const gypi = require("fs").readFileSync("node_modules/pkcs11js/build/config.gypi", "utf8");
+    if (/"node_module_version": (\d+)/.exec(gypi)?.[1] !== process.versions.modules) process.exit(1);
+    require("pkcs11js");' 2>/dev/null
+}
+
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
-  || [ ! -f node_modules/pkcs11js/build/Release/pkcs11.node ]; then
-  log "installing npm dependencies (npm ci)"
-  npm ci --no-audit --no-fund >&2
+  || [ "$(node_modules/.bin/node --version 2>/dev/null)" != "v$pinned" ]; then
+  log "installing npm dependencies (npm ci) and Node.js $pinned"
+  PATH="$machine_path" npm_config_nodedir="$node_home" npm ci --no-audit --no-fund >&2
 fi
+[ -f "$node_home/include/node/node_api.h" ] || die "the node package brought no headers in $node_home"
+if ! pkcs11js_built_for_pinned; then
+  log "building pkcs11js for Node.js $pinned"
+  PATH="$machine_path" npm_config_nodedir="$node_home" npm rebuild pkcs11js >&2
+  pkcs11js_built_for_pinned || die "pkcs11js does not load in Node.js $pinned after a rebuild (see the output above)"
+fi
+export PATH="$ROOT/node_modules/.bin:$PATH"
 
 # --- 3. Stand-in jars from Maven Central -----------------------------------------------------------
 for standin in dynamodb-local elasticmq; do

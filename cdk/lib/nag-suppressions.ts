@@ -34,11 +34,6 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
     'AWS managed policy limited to writing the function its own CloudWatch Logs; the refresher runs outside the VPC.',
   );
-  ack(
-    stack.functions.jwksRefresh,
-    'AwsSolutions-L1',
-    'Node.js 22, the runtime every function of the stack is pinned to (cdk/lib/platform.ts).',
-  );
 
   for (const fn of [...functionRoles, stack.functions.jwksRefresh]) {
     const policy = fn.role!.node.tryFindChild('DefaultPolicy');
@@ -55,12 +50,6 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
       'AWS managed policy limited to CloudWatch Logs writes and the ENI management every VPC function needs; ' +
         'a hand-written copy would carry the same ec2:*NetworkInterface actions on Resource::*.',
-    );
-    ack(
-      fn,
-      'AwsSolutions-L1',
-      'Node.js 22 is pinned on purpose: the CloudHSM layer ships pkcs11js compiled for the Node.js 22 ABI ' +
-        '(NODE_MAJOR in cdk/lib/platform.ts); moving to a newer runtime means rebuilding the layer with it.',
     );
   }
   for (const secret of [stack.hsm.poolUserSecret, stack.hsm.caUserSecret]) {

@@ -10,8 +10,9 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
  * changing ARCHITECTURE here and ARCH in layers/cloudhsm/build.sh together (the layer manifest check
  * refuses a mismatch).
  */
-export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
-export const NODE_MAJOR = 22;
+export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+/** Also the major of the Node.js the project runs on locally (the devDependency `node`). */
+export const NODE_MAJOR = 24;
 export const ARCHITECTURE = Architecture.X86_64;
 /** `uname -m` name of ARCHITECTURE, as the layer build writes it into its manifest. */
 export const LAYER_ARCHITECTURE = 'x86_64';

@@ -19,7 +19,7 @@ export function fakeLayer(overrides: Partial<LayerManifest> = {}, omit: string[]
   const manifest: LayerManifest = {
     kind: 'cloudhsm-pkcs11-layer',
     architecture: 'x86_64',
-    nodeMajor: 22,
+    nodeMajor: 24,
     cloudHsmSdkVersion: '5.16.2',
     pkcs11jsVersion: pkg.dependencies.pkcs11js,
     clusterId: 'cluster-abc123',

@@ -3,7 +3,7 @@
 # baked in (a layer's /opt is read-only at run time), plus pkcs11js compiled for the Lambda runtime.
 #
 # Run it on a disposable Amazon Linux 2023 build host of the Lambda architecture (x86_64), as root, with
-# Node.js 22 and network access, e.g. inside `public.ecr.aws/lambda/nodejs:22` or a CodeBuild AL2023
+# Node.js 24 and network access, e.g. inside `public.ecr.aws/lambda/nodejs:24` or a CodeBuild AL2023
 # image. It installs the CloudHSM RPM into that host's /opt/cloudhsm. Never run by tests or CI.
 #
 #   HSM_IPS=10.0.1.10,10.0.2.10 HSM_CLUSTER_ID=cluster-abc123 HSM_CA_CERT=customerCA.crt \
@@ -17,7 +17,7 @@ set -euo pipefail
 # ---- pinned inputs: the one place to change the SDK version or architecture ------------------------
 SDK_VERSION="5.16.2"
 ARCH="x86_64" # must equal LAYER_ARCHITECTURE in cdk/lib/platform.ts
-NODE_MAJOR="22" # must equal NODE_MAJOR in cdk/lib/platform.ts
+NODE_MAJOR="24" # must equal NODE_MAJOR in cdk/lib/platform.ts
 RPM_NAME="cloudhsm-pkcs11-${SDK_VERSION}-1.amzn2023.${ARCH}.rpm"
 RPM_URL="https://s3.amazonaws.com/cloudhsmv2-software/CloudHsmClient/Amzn2023/${RPM_NAME}"
 # SHA-256 of that RPM as published on AWS's "Latest Client SDK releases" page (5.16.2, AL2023, x86_64
@@ -83,7 +83,7 @@ if ldd "$LAYER/cloudhsm/lib/libcloudhsm_pkcs11.so" | grep -q 'not found'; then
   fail "libcloudhsm_pkcs11.so has unresolved libraries"
 fi
 
-# ---- pkcs11js, compiled here for Node.js 22 on $ARCH ---------------------------------------------------
+# ---- pkcs11js, compiled here for Node.js 24 on $ARCH ---------------------------------------------------
 (cd "$LAYER/nodejs" && npm init -y >/dev/null &&
   npm install --omit=dev --no-audit --no-fund --save-exact "pkcs11js@${PKCS11JS_VERSION}" >/dev/null) ||
   fail "npm could not build pkcs11js@${PKCS11JS_VERSION}"

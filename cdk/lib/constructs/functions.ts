@@ -20,7 +20,7 @@ import {
   type ScheduleDefinition,
 } from '../../../lambdas/resources/src';
 import { PKI_OBJECTS } from '../../../lambdas/core/src/revocation';
-import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME } from '../platform';
+import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
 import { allowEndpointTraffic, type HsmAccess } from './hsm-access';
 import type { IdentityTrust } from './identity-trust';
@@ -316,7 +316,7 @@ export class PipelineFunctions extends Construct {
         // from the layer (/opt/nodejs/node_modules) because it is a native addon.
         externalModules: ['pkcs11js'],
         format: OutputFormat.CJS,
-        target: 'node22',
+        target: `node${NODE_MAJOR}`,
         minify: true,
         sourceMap: true,
       },

@@ -173,7 +173,6 @@ test('npm run sign signs a PDF from the command line', async () => {
         ...process.env,
         SIGNING_API_URL: pipeline.url,
         SIGNING_API_KEY: pipeline.apiKey,
-        NODE_NO_WARNINGS: '1',
       },
     },
   );

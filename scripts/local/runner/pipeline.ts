@@ -85,13 +85,9 @@ export interface LocalPipeline {
 const runTs = (file: string, env: NodeJS.ProcessEnv): ChildProcess =>
   spawn(process.execPath, ['--import', 'tsx', file], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
 
-/**
- * Local-only defaults: EMF metric lines would drown the request log (LOCAL_METRICS=1 shows them), and
- * the SDK's Node.js version notice is noise on a developer machine.
- */
+/** Local-only defaults: EMF metric lines would drown the request log (LOCAL_METRICS=1 shows them). */
 const LOCAL_DEFAULTS: Record<string, string> = {
   POWERTOOLS_METRICS_DISABLED: process.env.LOCAL_METRICS === '1' ? 'false' : 'true',
-  NODE_NO_WARNINGS: '1',
   // Fixed pool targets locally (POOL_TARGETS): with no demand history the forecast would plan for the
   // cold-start profile, RSA-4096 included. KEYGEN_POLICY=forecast runs the real planner.
   KEYGEN_POLICY: 'targets',

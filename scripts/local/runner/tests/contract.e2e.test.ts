@@ -6,8 +6,9 @@
  *   GET /v1/sign-requests/{id}, followed until the request is terminal. A body with a real identity
  *   assertion (from the local IdP, or a registered client's request object, bound to the generated
  *   request) must be accepted; a schema-valid body with a generated token may only be refused for the
- *   token (an `ASSERTION_*` code), never for its shape.
- * - Mutated bodies the schema refuses are refused with a declared 4xx, never accepted.
+ *   token (an `ASSERTION_*` code), never for its shape or its spelling.
+ * - Mutated bodies the schema refuses are refused with a declared 4xx, never accepted; so is a generated
+ *   assertion respelled so that a segment is not canonical base64url (ASSERTION_MALFORMED).
  * - Every answer's status is declared for its operation and its body matches the declared schema;
  *   no 5xx. Operations that declare credentials refuse requests without them; a method a path does not
  *   list gets 405 with Allow; a body that is not JSON gets 415.
@@ -233,6 +234,23 @@ const mutatedBodies = fc
     return out;
   });
 
+/**
+ * A body whose generated assertion is respelled so that one segment no longer decodes canonically: one
+ * character longer (length 1 mod 4, no whole byte) or another last character (unused bits not zero).
+ */
+const respelledAssertions = fc
+  .tuple(
+    signRequestBodies.filter((b) => b.identityAssertion !== undefined),
+    fc.nat({ max: 2 }),
+    fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'),
+  )
+  .map(([body, i, c]) => {
+    const parts = String(body.identityAssertion).split('.');
+    parts[i] = parts[i].length % 4 === 0 ? `${parts[i]}${c}` : `${parts[i].slice(0, -1)}${c}`;
+    return { ...body, identityAssertion: parts.join('.') };
+  })
+  .filter((b) => !validBody(b));
+
 // ---- properties ---------------------------------------------------------------------------------
 
 /** What a body binds, with the defaults the API applies (the assertion's nonce covers them). */
@@ -302,6 +320,10 @@ test('schema-valid bodies with an identity assertion bound to them are accepted;
       expectDeclared(create, forged);
       expect(forged.status).toBeGreaterThanOrEqual(400);
       expect(String((forged.body.error as Record<string, unknown>).code)).toMatch(/^ASSERTION_/);
+      // Never for its spelling: the schema admits only the spellings the verifier decodes.
+      expect(String((forged.body.error as Record<string, unknown>).message)).not.toMatch(
+        /compact JWS|canonical base64url/,
+      );
       // The same body with a real login for this request id and digest.
       const citizen = TEST_CITIZENS[n % 3];
       const { idToken } = await obtainIdToken({
@@ -331,6 +353,20 @@ test('mutated bodies: refused with a declared 4xx when the schema refuses them, 
       }
     }),
     { seed: SEED, numRuns: 100 },
+  );
+});
+
+test('respelled assertions (a segment of length 1 mod 4, a non-canonical last character): the schema refuses them, and so does the API, as ASSERTION_MALFORMED', async () => {
+  await fc.assert(
+    fc.asyncProperty(respelledAssertions, async (body) => {
+      const res = await post(body);
+      expectDeclared(create, res);
+      expect([res.status, (res.body.error as Record<string, unknown>).code]).toEqual([
+        400,
+        'ASSERTION_MALFORMED',
+      ]);
+    }),
+    { seed: SEED, numRuns: 25 },
   );
 });
 
