@@ -25,6 +25,7 @@ const verifier = new JwsAssertionVerifier({
     maxAuthAgeSeconds: 600,
     acceptedAcr: [],
     maxLifetimeSeconds: 3600,
+    maxAuthGapSeconds: 30,
   },
   mapping: SWEDISH_CLAIM_MAPPING,
   maxLength: 8192,
