@@ -41,6 +41,8 @@ export interface HsmSettings {
   readonly wrapKeyLabel: string;
   readonly signerUser: string;
   readonly caUser: string;
+  /** The OCSP responder's crypto user: owns the responder key only. */
+  readonly ocspUser: string;
 }
 
 export interface StackSettings {
@@ -135,6 +137,7 @@ export function parseSettings(ctx: Context): StackSettings {
       wrapKeyLabel: optionalString(ctx, 'wrapKeyLabel') ?? 'pool-wrap-v1',
       signerUser: optionalString(ctx, 'signerCryptoUser') ?? 'pool-signer',
       caUser: optionalString(ctx, 'caCryptoUser') ?? 'ca-signer',
+      ocspUser: optionalString(ctx, 'ocspCryptoUser') ?? 'ocsp-responder',
     },
     signer: { provisionedConcurrency: provisioned, scaling: scalingWindows(ctx, provisioned) },
     pool: {

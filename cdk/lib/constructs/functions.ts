@@ -141,16 +141,25 @@ export class PipelineFunctions extends Construct {
       timeout: Duration.seconds(SCHEDULES.crl.timeoutSeconds),
       reservedConcurrency: SCHEDULES.crl.reservedConcurrency,
       securityGroup: hsm.clientSecurityGroup,
-      environment: { ...caUserEnv, ...tableEnv('certificates') },
+      environment: { ...caUserEnv, ...tableEnv('certificates', 'audit') },
     });
+    // The public responder logs in as its own crypto user, which owns the responder key and nothing else.
+    const ocspUserPin = `secretsmanager:${hsm.ocspUserSecret.secretArn}`;
     this.ocsp = this.createFunction({
       name: 'ocsp',
       usesHsm: true,
-      description: 'OCSP responder: good / revoked / unknown from the certificate records, signed in the HSM',
+      description:
+        'OCSP responder: good / revoked / unknown from the published CRL and the certificate records, signed once per state by its own key',
       memorySize: 512,
       timeout: Duration.seconds(10),
       securityGroup: hsm.clientSecurityGroup,
-      environment: { ...caUserEnv, ...tableEnv('certificates') },
+      environment: {
+        ...hsmEnv,
+        HSM_PIN_SOURCE: ocspUserPin,
+        OCSP_HSM_PIN_SOURCE: ocspUserPin,
+        CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
+        ...tableEnv('certificates'),
+      },
     });
     this.ca = this.createFunction({
       name: 'ca',
@@ -440,12 +449,19 @@ export class PipelineFunctions extends Construct {
       }),
     );
     allowOnKeys(this.crl, certificates, ['UpdateItem'], ['CRL#*']);
+    // The statuses of published entries the records no longer list (revocation is monotonic), and the
+    // audit events saying so.
+    allowOnKeys(this.crl, certificates, ['BatchGetItem'], ['SERIAL#*']);
+    allow(this.crl, audit, 'GetItem', 'PutItem');
     tableKey(this.crl);
     caUser(this.crl, true);
-    // OCSP: the statuses of the serials asked about.
+    // OCSP: the statuses of the serials asked about; its own crypto user; the CA certificates, read only.
     allow(this.ocsp, certificates, 'BatchGetItem');
     tableKey(this.ocsp);
-    caUser(this.ocsp);
+    hsm.ocspUserSecret.grantRead(this.ocsp);
+    for (const parameter of [hsm.caRootCertificate, hsm.caIssuingCertificate, hsm.caOcspCertificate]) {
+      parameter.grantRead(this.ocsp);
+    }
     // Reconciler: list open requests (the sparse index), read one, count a requeue or fail it (conditional
     // updates); send a fresh message. No access to the pool, the certificates, the audit log or the HSM.
     allow(this.reconcile, requests, 'GetItem', 'UpdateItem');
@@ -468,7 +484,9 @@ export class PipelineFunctions extends Construct {
   public connectPublicPki(pki: { readonly baseUrl: string; readonly bucket: s3.IBucket }): void {
     // Not the OCSP responder: its answers name no URL, and the distribution depends on it.
     for (const fn of [this.ca, this.crl]) fn.addEnvironment('PKI_BASE_URL', pki.baseUrl);
-    this.crl.addEnvironment('PKI_PUBLISH_TARGET', `s3:${pki.bucket.bucketName}`);
+    // Both read the published CRL back: the publication keeps its entries, the responder answers from it.
+    for (const fn of [this.crl, this.ocsp])
+      fn.addEnvironment('PKI_PUBLISH_TARGET', `s3:${pki.bucket.bucketName}`);
     // Exactly the published objects, nothing else in the bucket.
     this.crl.addToRolePolicy(
       new iam.PolicyStatement({
@@ -476,6 +494,14 @@ export class PipelineFunctions extends Construct {
         resources: Object.keys(PKI_OBJECTS).map((name) => pki.bucket.arnForObjects(name)),
       }),
     );
+    for (const fn of [this.crl, this.ocsp]) {
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject'],
+          resources: [pki.bucket.arnForObjects('issuing.crl')],
+        }),
+      );
+    }
   }
 
   /** Provisioned concurrency keeps HSM logins warm; the queue feeds the alias, never $LATEST. */

@@ -154,6 +154,21 @@ export class Observability extends Construct {
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    this.alarm('RevocationsRestored', {
+      alarmDescription:
+        'The CRL publication found revocations of the published CRL that the certificate records no longer show (an edited or restored table): kept in the CRL; compare `npm run audit -- verify`',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: 'RevocationsRestored',
+        dimensionsMap: { service: METRICS_SERVICE },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     this.dashboard = this.createDashboard(props, keyTypes);
   }
 

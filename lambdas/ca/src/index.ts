@@ -9,6 +9,12 @@ export { findCaKey, parseCaChain, type CaChain, type CaKey } from './ca-keys';
 export * from './errors';
 export type * from './types';
 export {
+  OcspResponder,
+  type OcspResponderConfig,
+  type OcspResponderDeps,
+  type OcspResult,
+} from './ocsp-responder';
+export {
   RevocationAuthority,
   revokeCertificate,
   type PublishedCrl,

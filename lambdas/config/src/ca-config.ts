@@ -48,6 +48,12 @@ export interface CaConfig {
   /** PIN of the HSM crypto user that holds the CA keys (may differ from the signer's). */
   readonly pinSource: PinSource;
   /**
+   * The OCSP responder's own login: its crypto user's PIN and the token (slot) holding its key. The
+   * responder logs in with these only, so it reaches the responder key and not the CA keys.
+   */
+  readonly ocspPinSource: PinSource;
+  readonly ocspTokenLabel: string;
+  /**
    * The CA's own bound on how old an identity assertion may be when it certifies (its `iat` and
    * `auth_time`): how long a request may wait in the queue. Older: the request ends ASSERTION_STALE.
    */
@@ -91,6 +97,8 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     ocspResponseValiditySeconds: int(env, 'CA_OCSP_RESPONSE_VALIDITY_SECONDS', 3600, 60, 7 * 86_400),
     certsSource: parseCaCertsSource(str(env, 'CA_CERTS_SOURCE', 'file:.local/ca')),
     pinSource: caPinSource(env),
+    ocspPinSource: ocspPinSource(env),
+    ocspTokenLabel: str(env, 'OCSP_HSM_TOKEN_LABEL', str(env, 'HSM_TOKEN_LABEL', 'signing-pipeline')),
     maxAssertionAgeSeconds: int(env, 'CA_MAX_ASSERTION_AGE_SECONDS', 600, 10, 86_400),
     publicKeyRegisterDays: int(env, 'CA_PUBLIC_KEY_REGISTER_DAYS', 400, YEAR + 1, 10 * YEAR),
   };
@@ -119,6 +127,20 @@ function caPinSource(env: Env): PinSource {
     throw new ConfigError(
       'CA_HSM_PIN_SOURCE must be env:<VARIABLE>, file:<path> or secretsmanager:<secret id>',
       'CA_HSM_PIN_SOURCE',
+    );
+  }
+}
+
+/** The OCSP responder crypto user's PIN source (OCSP_HSM_PIN_SOURCE; without it, the CA user's). */
+function ocspPinSource(env: Env): PinSource {
+  const spec = env.OCSP_HSM_PIN_SOURCE;
+  if (!spec) return caPinSource(env);
+  try {
+    return parsePinSource(spec);
+  } catch {
+    throw new ConfigError(
+      'OCSP_HSM_PIN_SOURCE must be env:<VARIABLE>, file:<path> or secretsmanager:<secret id>',
+      'OCSP_HSM_PIN_SOURCE',
     );
   }
 }

@@ -85,6 +85,48 @@ export type PkiObjectName = keyof typeof PKI_OBJECTS;
 /** Where published objects go: a directory served by the local runner, or S3 behind CloudFront. */
 export interface PkiPublisher {
   publish(name: PkiObjectName, der: Buffer, options: { readonly maxAgeSeconds: number }): Promise<void>;
+  /** What is published under the name now (undefined: nothing yet). */
+  read(name: PkiObjectName): Promise<Buffer | undefined>;
   /** For logs: a path or bucket (never contents). */
   readonly location: string;
+}
+
+/** A CRL as published: its number and entries (read back from what the CA signed). */
+export interface PublishedRevocations {
+  readonly number: number;
+  readonly revoked: readonly RevokedEntry[];
+}
+
+/** The entries of the next CRL, and the revocations the records no longer show. */
+export interface MergedRevocations {
+  readonly entries: RevokedEntry[];
+  /**
+   * Entries of the published CRL the records do not list (the row was deleted, or its revocation
+   * removed) for a certificate not known to have expired: kept in the CRL all the same.
+   */
+  readonly restored: RevokedEntry[];
+}
+
+/**
+ * Revocation is monotonic: the next CRL lists what the records say is revoked, plus every entry of the
+ * published (HSM-signed) CRL whose certificate is not known to have expired, as published there (its time
+ * and reason), whatever the records say now. Only a record showing the certificate expired before `now`
+ * lets an entry go (RFC 5280 5.1.2.6: a full CRL may drop expired certificates). Pure.
+ */
+export function mergeRevocations(
+  fromRecords: readonly RevokedEntry[],
+  published: PublishedRevocations | undefined,
+  statuses: ReadonlyMap<string, CertificateStatus>,
+  now: number,
+): MergedRevocations {
+  const bySerial = new Map(fromRecords.map((e) => [e.serialHex, e]));
+  const restored: RevokedEntry[] = [];
+  for (const entry of published?.revoked ?? []) {
+    if (bySerial.has(entry.serialHex)) continue;
+    const status = statuses.get(entry.serialHex);
+    if (status && status.notAfter < now) continue;
+    bySerial.set(entry.serialHex, entry);
+    restored.push(entry);
+  }
+  return { entries: [...bySerial.values()], restored };
 }

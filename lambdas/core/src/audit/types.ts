@@ -93,6 +93,15 @@ export interface RequestRefusedEvent {
   readonly code: string;
 }
 
+/**
+ * The CRL publication kept a revocation of the previously published CRL that the certificate records no
+ * longer show (a record edited or deleted): the serial stays revoked.
+ */
+export interface RevocationRestoredEvent {
+  readonly type: 'revocation.restored';
+  readonly serial: string;
+}
+
 /** A certificate was revoked: its serial, the RFC 5280 reason, and the request it was issued for. */
 export interface CertificateRevokedEvent {
   readonly type: 'certificate.revoked';
@@ -110,6 +119,7 @@ export type AuditEvent =
   | CertificateIssuedEvent
   | CertificateRefusedEvent
   | RequestRefusedEvent
+  | RevocationRestoredEvent
   | CertificateRevokedEvent;
 
 export type AuditEventType = AuditEvent['type'];
