@@ -369,10 +369,15 @@ describe('least privilege', () => {
     expect(actionsOn('Ca', fnId('Crl'))).toEqual([]);
   });
 
-  it('the CA keys are used only by the CA, CRL and OCSP functions (the CA crypto user)', () => {
+  it('the CA keys are used only by the CA and CRL functions (the CA crypto user), the OCSP key only by OCSP', () => {
     const caSecret = logicalId(template, 'AWS::SecretsManager::Secret', 'HsmAccess/CaCryptoUser/Resource');
-    const users = FUNCTIONS.filter((name) => references(name, caSecret));
-    expect(users.sort()).toEqual(['Ca', 'Crl', 'Ocsp']);
+    expect(FUNCTIONS.filter((name) => references(name, caSecret)).sort()).toEqual(['Ca', 'Crl']);
+    const ocspSecret = logicalId(
+      template,
+      'AWS::SecretsManager::Secret',
+      'HsmAccess/OcspCryptoUser/Resource',
+    );
+    expect(FUNCTIONS.filter((name) => references(name, ocspSecret))).toEqual(['Ocsp']);
   });
 
   it('the audit log is append-only for every function: no update, delete or scan; the API has no access', () => {
@@ -454,9 +459,9 @@ describe('network and HSM access', () => {
     expect(JSON.stringify(resources(template, 'AWS::EC2::SecurityGroup')[api])).not.toContain('2223');
   });
 
-  it('generates both crypto user passwords (no secret value in the template) and keeps them', () => {
+  it('generates the three crypto user passwords (no secret value in the template) and keeps them', () => {
     const secrets = resources(template, 'AWS::SecretsManager::Secret');
-    expect(Object.keys(secrets)).toHaveLength(2);
+    expect(Object.keys(secrets)).toHaveLength(3);
     for (const secret of Object.values(secrets)) {
       expect(secret.Properties!.GenerateSecretString).toMatchObject({
         GenerateStringKey: 'password',
@@ -737,9 +742,17 @@ describe('public PKI endpoint', () => {
     for (const name of ['root.crt', 'issuing.crt', 'root.crl', 'issuing.crl'])
       expect(JSON.stringify(puts[0].Resource)).toContain(`/${name}`);
     for (const name of FUNCTIONS.filter((n) => n !== 'Crl')) {
-      expect(roleStatements(template, roleId(name)).some((s) => JSON.stringify(s).includes(bucketId))).toBe(
-        false,
+      const onBucket = roleStatements(template, roleId(name)).filter((s) =>
+        JSON.stringify(s).includes(bucketId),
       );
+      expect(onBucket.flatMap(actionsOf).filter((a) => a !== 's3:GetObject')).toEqual([]);
+    }
+    // The CRL function reads the published CRL (its entries are never dropped), OCSP reads it to let it win.
+    for (const name of ['Crl', 'Ocsp'] as const) {
+      const gets = roleStatements(template, roleId(name)).filter((s) =>
+        actionsOf(s).includes('s3:GetObject'),
+      );
+      expect(gets.map((s) => JSON.stringify(s.Resource)).join()).toContain('/issuing.crl');
     }
     const distribution = logicalId(
       template,

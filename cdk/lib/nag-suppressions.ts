@@ -52,7 +52,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
         'a hand-written copy would carry the same ec2:*NetworkInterface actions on Resource::*.',
     );
   }
-  for (const secret of [stack.hsm.poolUserSecret, stack.hsm.caUserSecret]) {
+  for (const secret of [stack.hsm.poolUserSecret, stack.hsm.caUserSecret, stack.hsm.ocspUserSecret]) {
     ack(
       secret,
       'AwsSolutions-SMG4',
