@@ -39,6 +39,7 @@ const FUNCTIONS = [
   'JwksRefresh',
   'Crl',
   'Ocsp',
+  'AuditCheckpoint',
 ] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const fnId = (name: FunctionName): string =>
@@ -277,11 +278,12 @@ describe('least privilege', () => {
       expect(references(name, secretId('Ca'))).toBe(false);
   });
 
-  it('only signer and keygen can read the pool user secret', () => {
-    expect(references('Signer', secretId('Pool'))).toBe(true);
-    expect(references('Keygen', secretId('Pool'))).toBe(true);
-    for (const name of ['Api', 'Ca', 'Reconcile', 'JwksRefresh'] as const)
-      expect(references(name, secretId('Pool'))).toBe(false);
+  it('only signer, keygen and the audit checkpointer (the audit key is the pool user\'s) read the pool user secret', () => {
+    expect(FUNCTIONS.filter((name) => references(name, secretId('Pool'))).sort()).toEqual([
+      'AuditCheckpoint',
+      'Keygen',
+      'Signer',
+    ]);
   });
 
   it("the identity providers' keys: the API and the CA read their parameter, only the refresher writes it; the refresher reaches no table", () => {
@@ -381,15 +383,32 @@ describe('least privilege', () => {
   });
 
   it('the audit log is append-only for every function: no update, delete or scan; the API has no access', () => {
-    for (const name of ['Signer', 'Ca', 'Revoke'] as const)
+    for (const name of ['Signer', 'Keygen', 'Ca', 'Revoke', 'Crl'] as const)
       expect(actionsOn(name, tableId('audit'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
-    expect(actionsOn('Keygen', tableId('audit'))).toEqual([
+    // The checkpointer reads every chain head at once.
+    expect(actionsOn('AuditCheckpoint', tableId('audit'))).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
     ]);
     expect(actionsOn('Api', tableId('audit'))).toEqual([]);
     expect(actionsOn('Reconcile', tableId('audit'))).toEqual([]);
+  });
+
+  it('audit checkpoints are anchored in an Object Lock (compliance) bucket only the checkpointer writes, never deletes', () => {
+    const bucket = logicalId(template, 'AWS::S3::Bucket', 'AuditAnchors/Bucket/Resource');
+    const props = resources(template, 'AWS::S3::Bucket')[bucket].Properties!;
+    expect(props.ObjectLockEnabled).toBe(true);
+    expect(props.ObjectLockConfiguration).toEqual({
+      ObjectLockEnabled: 'Enabled',
+      Rule: { DefaultRetention: { Mode: 'COMPLIANCE', Days: 3653 } },
+    });
+    expect(props.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(resources(template, 'AWS::S3::Bucket')[bucket].DeletionPolicy).toBe('Retain');
+    const writers = FUNCTIONS.filter((name) => actionsOn(name, bucket).length > 0);
+    expect(writers).toEqual(['AuditCheckpoint']);
+    expect(actionsOn('AuditCheckpoint', bucket)).toEqual(['s3:GetObject', 's3:PutObject']);
+    expect(env('AuditCheckpoint').AUDIT_ANCHOR_TARGET).toEqual({ 'Fn::Join': ['', ['s3:', { Ref: bucket }]] });
   });
 
   it('no statement grants a service-wide or global wildcard action', () => {
@@ -407,7 +426,7 @@ describe('tracing', () => {
     const functions = Object.entries(resources(template, 'AWS::Lambda::Function')).filter(([id]) =>
       id.startsWith('Functions'),
     );
-    expect(functions.length).toBe(9);
+    expect(functions.length).toBe(FUNCTIONS.length);
     for (const [id, fn] of functions)
       expect([id, fn.Properties!.TracingConfig]).toEqual([id, { Mode: 'Active' }]);
   });

@@ -30,6 +30,7 @@ export interface ObservabilityProps {
     jwksRefresh: lambda.IFunction;
     crl: lambda.IFunction;
     ocsp: lambda.IFunction;
+    auditCheckpoint: lambda.IFunction;
   };
   readonly poolTargets: Partial<Record<KeyType, number>>;
   readonly lowWaterPercent: number;
@@ -129,6 +130,8 @@ export class Observability extends Construct {
       // No fresh CRL: relying parties see the old one until its nextUpdate, then revocation checks fail.
       ['Crl', props.functions.crl],
       ['Ocsp', props.functions.ocsp],
+      // Checkpoints not signed or not anchored: the log's newest entries are covered by chain links only.
+      ['AuditCheckpoint', props.functions.auditCheckpoint],
     ] as const) {
       this.alarm(`${name}Errors`, {
         alarmDescription: `${name} function errors (failed invocations, not per-record failures)`,

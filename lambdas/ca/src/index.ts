@@ -14,6 +14,7 @@ export {
   type OcspResponderDeps,
   type OcspResult,
 } from './ocsp-responder';
+export { checkRevocations, type RevocationCheck, type RevocationCheckInput } from './revocation-check';
 export {
   RevocationAuthority,
   revokeCertificate,

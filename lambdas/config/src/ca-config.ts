@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
-import { int, oneOf, parsePinSource, str } from './config';
+import { int, objectTarget, oneOf, parsePinSource, str } from './config';
 import { ConfigError } from './errors';
-import type { Env, PinSource } from './types';
+import type { Env, ObjectTarget, PinSource } from './types';
 
 /** Where the CA certificates (PEM) live: a local directory, or an SSM parameter path in AWS. */
 export type CaCertsSource =
@@ -10,8 +10,7 @@ export type CaCertsSource =
 export type CaKeyType = 'RSA-3072' | 'EC-P384';
 
 /** Where CRLs and CA certificates are published: a directory (the local runner serves it) or S3. */
-export type PkiPublishTarget =
-  { readonly kind: 'file'; readonly dir: string } | { readonly kind: 's3'; readonly bucket: string };
+export type PkiPublishTarget = ObjectTarget;
 
 /** The delegated OCSP responder's key: EC is cheap to sign with for every response. */
 export type OcspKeyType = 'EC-P256' | 'EC-P384' | 'RSA-3072';
@@ -88,7 +87,7 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     leafValidityDays: int(env, 'CA_LEAF_VALIDITY_DAYS', 1 * YEAR, 1, 10 * YEAR),
     policyOid: policyOid(env),
     pkiBaseUrl: pkiBaseUrl(env),
-    publishTarget: publishTarget(str(env, 'PKI_PUBLISH_TARGET', 'file:.local/pki')),
+    publishTarget: objectTarget(str(env, 'PKI_PUBLISH_TARGET', 'file:.local/pki'), 'PKI_PUBLISH_TARGET'),
     crlFunctionName: str(env, 'CRL_FUNCTION_NAME', 'crl'),
     ocspKeyLabel: str(env, 'CA_OCSP_KEY_LABEL', 'ocsp-signer-v1'),
     ocspKeyType: oneOf<OcspKeyType>(env, 'CA_OCSP_KEY_TYPE', ['EC-P256', 'EC-P384', 'RSA-3072'], 'EC-P256'),
@@ -189,15 +188,6 @@ function pkiBaseUrl(env: Env): string {
     throw new ConfigError(`${name} must be an http URL without query or fragment`, name);
   }
   return value;
-}
-
-/** `file:<dir>` (relative to the working directory) or `s3:<bucket>`. */
-export function publishTarget(spec: string): PkiPublishTarget {
-  const [kind, ...rest] = spec.split(':');
-  const value = rest.join(':');
-  if (kind === 'file' && value) return { kind, dir: isAbsolute(value) ? value : resolve(value) };
-  if (kind === 's3' && /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(value)) return { kind, bucket: value };
-  throw new ConfigError('PKI_PUBLISH_TARGET must be file:<dir> or s3:<bucket>', 'PKI_PUBLISH_TARGET');
 }
 
 /** What the certificates point at, under PKI_BASE_URL. */

@@ -130,3 +130,80 @@ export function mergeRevocations(
   }
   return { entries: [...bySerial.values()], restored };
 }
+
+/** How the three records of a revocation (certificate record, audit log, published CRL) disagree. */
+export type RevocationDisagreementKind =
+  /** The audit log or the published CRL says revoked; the certificate record does not (any more). */
+  | 'record-lost'
+  /** The record or the CRL says revoked, and no `certificate.revoked` event says so. */
+  | 'unaudited'
+  /** Revoked before the published CRL was made, unexpired, and not in it. */
+  | 'unpublished';
+
+export interface RevocationDisagreement {
+  readonly serialHex: string;
+  readonly kind: RevocationDisagreementKind;
+  readonly detail: string;
+}
+
+export interface RevocationEvidence {
+  /**
+   * The certificate records of every serial revoked in a record, in the audit log or in the CRL (a serial
+   * without a record is absent).
+   */
+  readonly records: ReadonlyMap<string, CertificateStatus>;
+  /** Serials of the `certificate.revoked` events in the audit log. */
+  readonly audited: ReadonlySet<string>;
+  /** The published issuing CRL, verified against the issuing CA's key (undefined: none yet). */
+  readonly published?: { readonly thisUpdate: Date; readonly revoked: readonly RevokedEntry[] };
+  /** Epoch ms. */
+  readonly now: number;
+}
+
+/**
+ * Cross-checks what relying parties depend on: each revocation must be in the certificate record, in the
+ * audit log, and (once a CRL was made after it, until the certificate expires) in the published CRL. An
+ * attacker who writes the table can remove a revocation from a record or add one; only the CA key signs a
+ * CRL and only the audit key covers the log, so a disagreement names the record as the suspect. Pure.
+ */
+export function crossCheckRevocations(evidence: RevocationEvidence): RevocationDisagreement[] {
+  const published = new Map((evidence.published?.revoked ?? []).map((e) => [e.serialHex, e]));
+  const revokedInRecords = [...evidence.records.values()].filter((r) => r.revocation).map((r) => r.serialHex);
+  const serials = new Set([...revokedInRecords, ...evidence.audited, ...published.keys()]);
+  const out: RevocationDisagreement[] = [];
+  const add = (serialHex: string, kind: RevocationDisagreementKind, detail: string): void => {
+    out.push({ serialHex, kind, detail });
+  };
+  for (const serialHex of [...serials].sort()) {
+    const record = evidence.records.get(serialHex);
+    const revocation = record?.revocation;
+    const audited = evidence.audited.has(serialHex);
+    const listed = published.has(serialHex);
+    if (!revocation) {
+      const says = [audited && 'the audit log', listed && 'the published CRL'].filter(Boolean).join(' and ');
+      add(
+        serialHex,
+        'record-lost',
+        `${says} say${audited && listed ? '' : 's'} revoked; ${record ? 'the certificate record shows no revocation' : 'there is no certificate record'}`,
+      );
+    }
+    if (!audited) {
+      add(
+        serialHex,
+        'unaudited',
+        `${revocation ? 'the certificate record' : 'the published CRL'} says revoked; no certificate.revoked event in the audit log`,
+      );
+    }
+    const expired = record !== undefined && record.notAfter < evidence.now;
+    if (revocation && !listed && !expired && evidence.published) {
+      if (revocation.revokedAt < evidence.published.thisUpdate.getTime()) {
+        add(
+          serialHex,
+          'unpublished',
+          `revoked at ${new Date(revocation.revokedAt).toISOString()}, missing from the CRL of ${evidence.published.thisUpdate.toISOString()}`,
+        );
+      }
+    }
+  }
+  return out;
+}

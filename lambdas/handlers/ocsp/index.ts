@@ -7,12 +7,11 @@
  * own crypto user (OCSP_HSM_PIN_SOURCE, OCSP_HSM_TOKEN_LABEL): the CA keys are out of its reach.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { documentClient } from '../../adapters/aws/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { connectHsm } from '../../adapters/hsm/src';
-import { filePkiPublisher, s3PkiPublisher } from '../../adapters/publish/src';
+import { pkiPublisher } from '../../adapters/publish/src';
 import { OcspResponder, caCertificateStore } from '../../ca/src';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { ocspErrorResponse } from '../../pki/src';
@@ -66,10 +65,7 @@ async function setUp(): Promise<{ responder: OcspResponder; maxAgeSeconds: numbe
   const caCertificates = await caCertificateStore(config.certsSource, aws).read();
   if (!caCertificates) throw new Error(`no CA certificates in ${config.certsSource.kind}`);
   const target = config.publishTarget;
-  const publisher =
-    target.kind === 'file'
-      ? filePkiPublisher(target.dir)
-      : s3PkiPublisher(new S3Client({ region: aws.region, endpoint: aws.endpoints.s3 }), target.bucket);
+  const publisher = pkiPublisher(target, aws);
   const responder = await OcspResponder.create({
     hsm,
     store: new CertificateRepository(documentClient(aws), { tableName: tableName(TABLES.certificates) }),

@@ -1,7 +1,14 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { AwsConfig, ObjectTarget } from '../../../config/src';
 import { PKI_OBJECTS, type PkiPublisher } from '../../../core/src';
+import { s3Client } from '../../aws/src';
+
+/** The publisher of PKI_PUBLISH_TARGET: a directory or the PKI bucket. */
+export function pkiPublisher(target: ObjectTarget, aws: AwsConfig): PkiPublisher {
+  return target.kind === 'file' ? filePkiPublisher(target.dir) : s3PkiPublisher(s3Client(aws), target.bucket);
+}
 
 /** Locally: files in a directory the runner serves at PKI_BASE_URL (written then renamed: never half a CRL). */
 export function filePkiPublisher(dir: string): PkiPublisher {
