@@ -278,7 +278,7 @@ describe('least privilege', () => {
       expect(references(name, secretId('Ca'))).toBe(false);
   });
 
-  it('only signer, keygen and the audit checkpointer (the audit key is the pool user\'s) read the pool user secret', () => {
+  it("only signer, keygen and the audit checkpointer (the audit key is the pool user's) read the pool user secret", () => {
     expect(FUNCTIONS.filter((name) => references(name, secretId('Pool'))).sort()).toEqual([
       'AuditCheckpoint',
       'Keygen',
@@ -408,7 +408,9 @@ describe('least privilege', () => {
     const writers = FUNCTIONS.filter((name) => actionsOn(name, bucket).length > 0);
     expect(writers).toEqual(['AuditCheckpoint']);
     expect(actionsOn('AuditCheckpoint', bucket)).toEqual(['s3:GetObject', 's3:PutObject']);
-    expect(env('AuditCheckpoint').AUDIT_ANCHOR_TARGET).toEqual({ 'Fn::Join': ['', ['s3:', { Ref: bucket }]] });
+    expect(env('AuditCheckpoint').AUDIT_ANCHOR_TARGET).toEqual({
+      'Fn::Join': ['', ['s3:', { Ref: bucket }]],
+    });
   });
 
   it('no statement grants a service-wide or global wildcard action', () => {

@@ -8,12 +8,7 @@ import type { Context } from 'aws-lambda';
 import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
 import { KeygenStatsRepository } from '../../adapters/dynamodb/src/keygen-stats-repository';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
-import {
-  fanOutMetrics,
-  runKeygenCycle,
-  type KeygenResult,
-  type PoolMetrics,
-} from '../../core/src';
+import { fanOutMetrics, runKeygenCycle, type KeygenResult, type PoolMetrics } from '../../core/src';
 import { loadKeygenPolicyConfig } from '../../config/src';
 import { loadPlanningConfig } from '../../config/src/planning-config';
 import { TABLES, tableName } from '../../resources/src';

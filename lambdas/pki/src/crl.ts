@@ -89,7 +89,7 @@ export async function signCrl(content: CrlContent, signer: CertificateSigner): P
 }
 
 /** A published CRL whose signature verified under its issuer's key. */
-export interface VerifiedCrl extends CrlContent {}
+export type VerifiedCrl = CrlContent;
 
 /** The CRL does not parse, or its signature does not verify under the expected issuer's key. */
 export class CrlInvalidError extends Error {
