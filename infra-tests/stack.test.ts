@@ -39,6 +39,7 @@ const FUNCTIONS = [
   'JwksRefresh',
   'Crl',
   'Ocsp',
+  'AuditCheckpoint',
 ] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const fnId = (name: FunctionName): string =>
@@ -277,11 +278,12 @@ describe('least privilege', () => {
       expect(references(name, secretId('Ca'))).toBe(false);
   });
 
-  it('only signer and keygen can read the pool user secret', () => {
-    expect(references('Signer', secretId('Pool'))).toBe(true);
-    expect(references('Keygen', secretId('Pool'))).toBe(true);
-    for (const name of ['Api', 'Ca', 'Reconcile', 'JwksRefresh'] as const)
-      expect(references(name, secretId('Pool'))).toBe(false);
+  it("only signer, keygen and the audit checkpointer (the audit key is the pool user's) read the pool user secret", () => {
+    expect(FUNCTIONS.filter((name) => references(name, secretId('Pool'))).sort()).toEqual([
+      'AuditCheckpoint',
+      'Keygen',
+      'Signer',
+    ]);
   });
 
   it("the identity providers' keys: the API and the CA read their parameter, only the refresher writes it; the refresher reaches no table", () => {
@@ -369,22 +371,46 @@ describe('least privilege', () => {
     expect(actionsOn('Ca', fnId('Crl'))).toEqual([]);
   });
 
-  it('the CA keys are used only by the CA, CRL and OCSP functions (the CA crypto user)', () => {
+  it('the CA keys are used only by the CA and CRL functions (the CA crypto user), the OCSP key only by OCSP', () => {
     const caSecret = logicalId(template, 'AWS::SecretsManager::Secret', 'HsmAccess/CaCryptoUser/Resource');
-    const users = FUNCTIONS.filter((name) => references(name, caSecret));
-    expect(users.sort()).toEqual(['Ca', 'Crl', 'Ocsp']);
+    expect(FUNCTIONS.filter((name) => references(name, caSecret)).sort()).toEqual(['Ca', 'Crl']);
+    const ocspSecret = logicalId(
+      template,
+      'AWS::SecretsManager::Secret',
+      'HsmAccess/OcspCryptoUser/Resource',
+    );
+    expect(FUNCTIONS.filter((name) => references(name, ocspSecret))).toEqual(['Ocsp']);
   });
 
   it('the audit log is append-only for every function: no update, delete or scan; the API has no access', () => {
-    for (const name of ['Signer', 'Ca', 'Revoke'] as const)
+    for (const name of ['Signer', 'Keygen', 'Ca', 'Revoke', 'Crl'] as const)
       expect(actionsOn(name, tableId('audit'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
-    expect(actionsOn('Keygen', tableId('audit'))).toEqual([
+    // The checkpointer reads every chain head at once.
+    expect(actionsOn('AuditCheckpoint', tableId('audit'))).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
     ]);
     expect(actionsOn('Api', tableId('audit'))).toEqual([]);
     expect(actionsOn('Reconcile', tableId('audit'))).toEqual([]);
+  });
+
+  it('audit checkpoints are anchored in an Object Lock (compliance) bucket only the checkpointer writes, never deletes', () => {
+    const bucket = logicalId(template, 'AWS::S3::Bucket', 'AuditAnchors/Bucket/Resource');
+    const props = resources(template, 'AWS::S3::Bucket')[bucket].Properties!;
+    expect(props.ObjectLockEnabled).toBe(true);
+    expect(props.ObjectLockConfiguration).toEqual({
+      ObjectLockEnabled: 'Enabled',
+      Rule: { DefaultRetention: { Mode: 'COMPLIANCE', Days: 3653 } },
+    });
+    expect(props.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(resources(template, 'AWS::S3::Bucket')[bucket].DeletionPolicy).toBe('Retain');
+    const writers = FUNCTIONS.filter((name) => actionsOn(name, bucket).length > 0);
+    expect(writers).toEqual(['AuditCheckpoint']);
+    expect(actionsOn('AuditCheckpoint', bucket)).toEqual(['s3:GetObject', 's3:PutObject']);
+    expect(env('AuditCheckpoint').AUDIT_ANCHOR_TARGET).toEqual({
+      'Fn::Join': ['', ['s3:', { Ref: bucket }]],
+    });
   });
 
   it('no statement grants a service-wide or global wildcard action', () => {
@@ -402,7 +428,7 @@ describe('tracing', () => {
     const functions = Object.entries(resources(template, 'AWS::Lambda::Function')).filter(([id]) =>
       id.startsWith('Functions'),
     );
-    expect(functions.length).toBe(9);
+    expect(functions.length).toBe(FUNCTIONS.length);
     for (const [id, fn] of functions)
       expect([id, fn.Properties!.TracingConfig]).toEqual([id, { Mode: 'Active' }]);
   });
@@ -454,9 +480,9 @@ describe('network and HSM access', () => {
     expect(JSON.stringify(resources(template, 'AWS::EC2::SecurityGroup')[api])).not.toContain('2223');
   });
 
-  it('generates both crypto user passwords (no secret value in the template) and keeps them', () => {
+  it('generates the three crypto user passwords (no secret value in the template) and keeps them', () => {
     const secrets = resources(template, 'AWS::SecretsManager::Secret');
-    expect(Object.keys(secrets)).toHaveLength(2);
+    expect(Object.keys(secrets)).toHaveLength(3);
     for (const secret of Object.values(secrets)) {
       expect(secret.Properties!.GenerateSecretString).toMatchObject({
         GenerateStringKey: 'password',
@@ -737,9 +763,17 @@ describe('public PKI endpoint', () => {
     for (const name of ['root.crt', 'issuing.crt', 'root.crl', 'issuing.crl'])
       expect(JSON.stringify(puts[0].Resource)).toContain(`/${name}`);
     for (const name of FUNCTIONS.filter((n) => n !== 'Crl')) {
-      expect(roleStatements(template, roleId(name)).some((s) => JSON.stringify(s).includes(bucketId))).toBe(
-        false,
+      const onBucket = roleStatements(template, roleId(name)).filter((s) =>
+        JSON.stringify(s).includes(bucketId),
       );
+      expect(onBucket.flatMap(actionsOf).filter((a) => a !== 's3:GetObject')).toEqual([]);
+    }
+    // The CRL function reads the published CRL (its entries are never dropped), OCSP reads it to let it win.
+    for (const name of ['Crl', 'Ocsp'] as const) {
+      const gets = roleStatements(template, roleId(name)).filter((s) =>
+        actionsOf(s).includes('s3:GetObject'),
+      );
+      expect(gets.map((s) => JSON.stringify(s.Resource)).join()).toContain('/issuing.crl');
     }
     const distribution = logicalId(
       template,

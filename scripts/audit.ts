@@ -3,22 +3,34 @@
  * npm run audit -- prove <requestId> [--public-key <pem file>]
  * npm run audit -- checkpoint
  *
- * Works on the configured audit table (AUDIT_TABLE_NAME, AWS_ENDPOINT_URL_DYNAMODB), or locally on the
- * table of a running `npm start`. verify exits 0 when the log is intact, 1 when it names tampering, 2 when
- * it could not run. prove checks one signed request's receipt: its leaf is the request's signature event
- * (the hash of the signature the request returned), the inclusion path leads to the entry hash, and the
- * chain links that entry to a checkpoint signed by the audit key; exit 0 proven, 1 not, 2 could not run. The audit public key comes from --public-key, AUDIT_PUBLIC_KEY_FILE, the bootstrap's
+ * Works on the configured audit table (AUDIT_TABLE_NAME, AWS_ENDPOINT_URL_DYNAMODB) and anchor store
+ * (AUDIT_ANCHOR_TARGET), or locally on those of a running `npm start`.
+ *
+ * verify checks the chains and checkpoints, the table against the checkpoints anchored outside it
+ * (truncations, rewinds, gaps, entries left uncovered longer than AUDIT_ANCHOR_MAX_LAG_SECONDS), and
+ * cross-checks every revocation between the certificate records, the audit log and the published CRL.
+ * Exit 0 when all agree, 1 when something is named, 2 when it could not run.
+ *
+ * prove checks one signed request's receipt: the audit key's signature over its entry as chain head, its
+ * leaf is the request's signature event (the hash of the signature the request returned), the inclusion
+ * path leads to the entry hash, and the chain links that entry to an anchored checkpoint; exit 0 proven,
+ * 1 not, 2 could not run.
+ *
+ * The audit public key comes from --public-key, AUDIT_PUBLIC_KEY_FILE, the bootstrap's
  * .local/audit/audit-key.pem, or else the HSM (by AUDIT_KEY_LABEL).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
+import { X509Certificate, createHash } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { ContentInfo, SignedData } from '@peculiar/asn1-cms';
 import { documentClient } from '../lambdas/adapters/aws/src';
+import { auditAnchorStore } from '../lambdas/adapters/anchors/src';
 import { RequestRepository } from '../lambdas/adapters/dynamodb/src/request-repository';
 import { AuditRepository } from '../lambdas/adapters/dynamodb/src/audit-repository';
+import { CertificateRepository } from '../lambdas/adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Pkcs11Hsm } from '../lambdas/adapters/hsm/src';
+import { pkiPublisher } from '../lambdas/adapters/publish/src';
 import {
   AuditLog,
   formatReport,
@@ -26,8 +38,9 @@ import {
   loadAuditPublicKey,
   verifyAuditStore,
 } from '../lambdas/audit/src';
-import { loadAuditConfig, loadAwsConfig, loadHsmConfig } from '../lambdas/config/src';
-import { proveReceipt, type SignRequestRecord } from '../lambdas/core/src';
+import { caCertificateStore, checkRevocations, type RevocationCheck } from '../lambdas/ca/src';
+import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '../lambdas/config/src';
+import { eventsOf, proveReceipt, type SignRequestRecord, type StoredAuditLog } from '../lambdas/core/src';
 import { TABLES, tableName } from '../lambdas/resources/src';
 import { LOCAL_DIR } from './local/paths';
 import { useRunnerEnv } from './local/runner-info';
@@ -45,13 +58,47 @@ function returnedSignature(record: SignRequestRecord): Buffer | undefined {
   return Buffer.from(signed.signerInfos[0].signature.buffer);
 }
 
+/** Revocations in the records, the audit log and the published CRL; undefined without CA certificates. */
+async function revocations(
+  doc: ReturnType<typeof documentClient>,
+  log: StoredAuditLog,
+): Promise<RevocationCheck | undefined> {
+  const aws = loadAwsConfig();
+  const ca = loadCaConfig();
+  const certificates = await caCertificateStore(ca.certsSource, aws).read();
+  if (!certificates) return undefined;
+  return checkRevocations({
+    store: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
+    events: eventsOf(log),
+    publishedCrl: await pkiPublisher(ca.publishTarget, aws).read('issuing.crl'),
+    issuingCertificate: Buffer.from(new X509Certificate(certificates.issuingPem).raw),
+    now: Date.now(),
+  });
+}
+
+function formatRevocations(check: RevocationCheck | undefined): string[] {
+  if (!check) return ['revocations: not checked (no CA certificates)'];
+  const crl = check.crl
+    ? `published CRL ${check.crl.number} (${check.crl.entries} entries, ${check.crl.thisUpdate.toISOString()})`
+    : 'no published CRL';
+  const lines = [
+    `revocations: ${check.revoked} in the records, ${crl}` +
+      (check.disagreements.length === 0 && !check.crlInvalid ? ', all agree' : ''),
+  ];
+  if (check.crlInvalid) lines.push(`  CRL: ${check.crlInvalid}`);
+  for (const d of check.disagreements) lines.push(`  serial ${d.serialHex}: ${d.kind}: ${d.detail}`);
+  return lines;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
-  useRunnerEnv(); // locally: the endpoints and table of a running `npm start` (set values win)
+  useRunnerEnv(); // locally: the endpoints, tables and anchors of a running `npm start` (set values win)
   useLocalHsmEnv(); // locally: the bootstrap's SoftHSM token (set values win)
   const config = loadAuditConfig();
-  const doc = documentClient(loadAwsConfig());
+  const aws = loadAwsConfig();
+  const doc = documentClient(aws);
   const store = new AuditRepository(doc, { tableName: tableName(TABLES.audit) });
+  const anchors = config.anchorTarget ? auditAnchorStore(config.anchorTarget, aws) : undefined;
   let hsm: Pkcs11Hsm | undefined;
   const connect = async (): Promise<Pkcs11Hsm> => (hsm ??= await connectHsm(loadHsmConfig()));
   try {
@@ -76,7 +123,12 @@ async function main(argv: readonly string[]): Promise<number> {
         console.log(`NOT PROVEN: request ${id} (${record.status}) carries no receipt`);
         return 1;
       }
-      const proof = proveReceipt(record.receipt, await store.readAll(), await publicKey());
+      const proof = proveReceipt(
+        record.receipt,
+        await store.readAll(),
+        await publicKey(),
+        await anchors?.readAll(),
+      );
       const event =
         proof.eventText === undefined ? undefined : (JSON.parse(proof.eventText) as Record<string, string>);
       const signature = returnedSignature(record);
@@ -100,15 +152,28 @@ async function main(argv: readonly string[]): Promise<number> {
       return ok ? 0 : 1;
     }
     if (command === 'verify') {
-      const report = await verifyAuditStore(store, config.chains, await publicKey());
-      if (rest.includes('--json')) console.log(JSON.stringify(report, null, 2));
-      else for (const line of formatReport(report)) console.log(line);
-      return report.intact ? 0 : 1;
+      const log = await store.readAll();
+      const report = await verifyAuditStore(store, config.chains, await publicKey(), {
+        log,
+        anchoring: anchors && {
+          anchors: await anchors.readAll(),
+          now: Date.now(),
+          maxLagMs: config.anchorMaxLagSeconds * 1000,
+        },
+      });
+      const revoked = await revocations(doc, log);
+      const agree = !revoked || (revoked.disagreements.length === 0 && !revoked.crlInvalid);
+      if (rest.includes('--json')) console.log(JSON.stringify({ ...report, revocations: revoked }, null, 2));
+      else for (const line of [...formatReport(report), ...formatRevocations(revoked)]) console.log(line);
+      return report.intact && agree ? 0 : 1;
     }
     if (command === 'checkpoint') {
       const signer = await hsmAuditSigner(await connect(), config.keyLabel);
-      const cp = await new AuditLog(store, { chains: config.chains, signer }).checkpoint();
-      console.log(`checkpoint ${cp.body.sequence} signed by ${signer.keyLabel}: ${cp.hash}`);
+      const cp = await new AuditLog(store, { chains: config.chains, signer, anchors }).checkpoint();
+      console.log(
+        `checkpoint ${cp.body.sequence} signed by ${signer.keyLabel}: ${cp.hash}` +
+          (anchors ? `, anchored in ${anchors.location}` : ', not anchored (no AUDIT_ANCHOR_TARGET)'),
+      );
       return 0;
     }
     console.error(USAGE);

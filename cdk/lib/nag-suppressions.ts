@@ -1,4 +1,4 @@
-import { Validations } from 'aws-cdk-lib';
+import { Validations, type CfnElement } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import type { SigningPipelineStack } from './signing-pipeline-stack';
 
@@ -28,6 +28,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     stack.functions.reconcile,
     stack.functions.crl,
     stack.functions.ocsp,
+    stack.functions.auditCheckpoint,
   ];
   ack(
     stack.functions.jwksRefresh.role!,
@@ -52,7 +53,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
         'a hand-written copy would carry the same ec2:*NetworkInterface actions on Resource::*.',
     );
   }
-  for (const secret of [stack.hsm.poolUserSecret, stack.hsm.caUserSecret]) {
+  for (const secret of [stack.hsm.poolUserSecret, stack.hsm.caUserSecret, stack.hsm.ocspUserSecret]) {
     ack(
       secret,
       'AwsSolutions-SMG4',
@@ -61,6 +62,12 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
         'docs/operations.md; a Secrets Manager rotation Lambda cannot log in to the cluster as admin.',
     );
   }
+  ack(
+    stack.functions.auditCheckpoint.role!.node.tryFindChild('DefaultPolicy')!,
+    `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(stack.auditAnchors.bucket.node.defaultChild as CfnElement)}.Arn>/checkpoints/*]`,
+    'The checkpointer writes one object per checkpoint, named by its sequence, under checkpoints/ of the ' +
+      'anchors bucket: the keys are not known in advance. Object Lock (compliance) keeps every version.',
+  );
   // Interface endpoints' own security groups admit HTTPS from the VPC CIDR (Fn::GetAtt), which the rule
   // cannot evaluate; the source is the VPC, never 0.0.0.0/0.
   for (const child of stack.network.vpc.node.children) {

@@ -41,6 +41,8 @@ export interface HsmSettings {
   readonly wrapKeyLabel: string;
   readonly signerUser: string;
   readonly caUser: string;
+  /** The OCSP responder's crypto user: owns the responder key only. */
+  readonly ocspUser: string;
 }
 
 export interface StackSettings {
@@ -65,6 +67,12 @@ export interface StackSettings {
   /** http:// base URL relying parties reach the CRLs, CA certificates and OCSP at; default the distribution. */
   readonly pkiBaseUrl?: string;
   readonly identity: IdentitySettings;
+  readonly audit: {
+    /** The checkpointer signs and anchors a checkpoint this often while the audit chains move. */
+    readonly checkpointIntervalSeconds: number;
+    /** Object Lock (compliance mode) retention of each anchored checkpoint: no one can delete it sooner. */
+    readonly anchorRetentionDays: number;
+  };
   readonly alarmEmail?: string;
 }
 
@@ -135,6 +143,7 @@ export function parseSettings(ctx: Context): StackSettings {
       wrapKeyLabel: optionalString(ctx, 'wrapKeyLabel') ?? 'pool-wrap-v1',
       signerUser: optionalString(ctx, 'signerCryptoUser') ?? 'pool-signer',
       caUser: optionalString(ctx, 'caCryptoUser') ?? 'ca-signer',
+      ocspUser: optionalString(ctx, 'ocspCryptoUser') ?? 'ocsp-responder',
     },
     signer: { provisionedConcurrency: provisioned, scaling: scalingWindows(ctx, provisioned) },
     pool: {
@@ -156,6 +165,10 @@ export function parseSettings(ctx: Context): StackSettings {
     ),
     pkiBaseUrl: pkiBaseUrl(ctx),
     identity: identitySettings(ctx, allowPlaceholders),
+    audit: {
+      checkpointIntervalSeconds: int(ctx, 'auditCheckpointIntervalSeconds', 5, 1, 60),
+      anchorRetentionDays: int(ctx, 'auditAnchorRetentionDays', 3653, 1, 36_500),
+    },
     alarmEmail: optionalString(ctx, 'alarmEmail'),
   };
 }

@@ -1,6 +1,7 @@
 import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { SigningApi } from './constructs/api';
+import { AuditAnchors } from './constructs/audit-anchors';
 import { PipelineFunctions } from './constructs/functions';
 import { HsmAccess } from './constructs/hsm-access';
 import { IdentityTrust } from './constructs/identity-trust';
@@ -28,6 +29,7 @@ export class SigningPipelineStack extends Stack {
   public readonly signQueue: SignQueue;
   public readonly identity: IdentityTrust;
   public readonly functions: PipelineFunctions;
+  public readonly auditAnchors: AuditAnchors;
   public readonly api: SigningApi;
   public readonly pki: PublicPki;
   public readonly observability: Observability;
@@ -64,6 +66,11 @@ export class SigningPipelineStack extends Stack {
       baseUrl: settings.pkiBaseUrl,
     });
     this.functions.connectPublicPki(this.pki);
+    this.auditAnchors = new AuditAnchors(this, 'AuditAnchors', {
+      retentionDays: settings.audit.anchorRetentionDays,
+      accessLogs: this.pki.logBucket,
+    });
+    this.functions.connectAuditAnchors(this.auditAnchors.bucket);
     this.api = new SigningApi(this, 'Api', {
       handler: this.functions.api,
       rateLimit: settings.api.rateLimit,
@@ -84,6 +91,7 @@ export class SigningPipelineStack extends Stack {
         jwksRefresh: this.functions.jwksRefresh,
         crl: this.functions.crl,
         ocsp: this.functions.ocsp,
+        auditCheckpoint: this.functions.auditCheckpoint,
       },
       poolTargets: settings.pool.targets,
       lowWaterPercent: settings.pool.lowWaterPercent,
@@ -96,6 +104,7 @@ export class SigningPipelineStack extends Stack {
     new CfnOutput(this, 'CaUserSecretArn', { value: this.hsm.caUserSecret.secretArn });
     new CfnOutput(this, 'SignQueueUrl', { value: this.signQueue.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.signQueue.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'AuditAnchorsBucket', { value: this.auditAnchors.bucket.bucketName });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.topic.topicArn });
     this.nagAcknowledgements = addNagSuppressions(this);
   }

@@ -11,6 +11,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   ceiling: async () => (await import('./ceiling')).run,
   e2e: async () => (await import('./e2e')).run,
   pool: async () => (await import('./pool')).run,
+  audit: async () => (await import('./audit')).run,
 };
 
 async function main(): Promise<void> {

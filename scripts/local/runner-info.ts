@@ -46,6 +46,7 @@ export function useRunnerEnv(): RunnerInfo | undefined {
     'SIGN_DLQ_URL',
     'PKI_PUBLISH_TARGET',
     'PKI_BASE_URL',
+    'AUDIT_ANCHOR_TARGET',
   ];
   for (const key of keys) if (info.env[key] && !process.env[key]) process.env[key] = info.env[key];
   for (const [key, value] of Object.entries(info.env)) {

@@ -42,12 +42,18 @@ export const PROVISIONERS: Provisioner[] = [
     (await hsm.ensureWrappingKey(config.wrapKeyLabel))
       ? `created wrapping key ${config.wrapKeyLabel}`
       : undefined,
-  // The CA hierarchy: root and issuing CA key pairs on the token, their certificates in .local/ca/.
-  async (hsm) => {
+  // The CA hierarchy: root and issuing CA key pairs on the token, the OCSP responder's on its own token,
+  // their certificates in .local/ca/.
+  async (hsm, config) => {
     const ca = loadCaConfig({ CA_CERTS_SOURCE: `file:${LOCAL_DIR}/ca`, ...process.env });
     const dir = ca.certsSource.kind === 'file' ? ca.certsSource.dir : `${LOCAL_DIR}/ca`;
-    const { changes } = await bootstrapCaHierarchy(hsm, ca, fileCaCertificateStore(dir));
-    return changes.length > 0 ? changes.join('; ') : undefined;
+    const ocspHsm = await connect({ ...config, tokenLabel: ca.ocspTokenLabel, pinSource: ca.ocspPinSource });
+    try {
+      const { changes } = await bootstrapCaHierarchy(hsm, ca, fileCaCertificateStore(dir), { ocspHsm });
+      return changes.length > 0 ? changes.join('; ') : undefined;
+    } finally {
+      await ocspHsm.close();
+    }
   },
   // The audit checkpoint key (EC P-384, non-extractable); its public key in .local/audit/ for verifiers.
   async (hsm) => provisionAuditKey(hsm, loadAuditConfig().keyLabel, `${LOCAL_DIR}/audit/audit-key.pem`),
@@ -72,9 +78,24 @@ function softhsmUtil(token: LocalToken, args: string[]): void {
   });
 }
 
-function initToken(token: LocalToken, soPin: string, userPin: string): void {
-  log(`creating SoftHSM token "${token.label}" in ${token.tokenDir}`);
-  softhsmUtil(token, ['--init-token', '--free', '--label', token.label, '--so-pin', soPin, '--pin', userPin]);
+function initToken(token: LocalToken, soPin: string, userPin: string, label = token.label): void {
+  log(`creating SoftHSM token "${label}" in ${token.tokenDir}`);
+  softhsmUtil(token, ['--init-token', '--free', '--label', label, '--so-pin', soPin, '--pin', userPin]);
+}
+
+/** The OCSP responder's token: created when missing, re-created when its PIN changed. */
+async function ensureOcspToken(token: LocalToken, soPin: string, config: HsmConfig): Promise<void> {
+  const userPin = pinFromFile(token.ocspUserPinFile, undefined);
+  const ocsp = loadCaConfig();
+  try {
+    await (
+      await connect({ ...config, tokenLabel: ocsp.ocspTokenLabel, pinSource: ocsp.ocspPinSource })
+    ).close();
+  } catch (err) {
+    if (err instanceof HsmLoginError) softhsmUtil(token, ['--delete-token', '--token', token.ocspLabel]);
+    else if (!(err instanceof HsmTokenNotFoundError)) throw err;
+    initToken(token, soPin, userPin, token.ocspLabel);
+  }
 }
 
 /**
@@ -114,6 +135,7 @@ export async function setupToken(): Promise<void> {
   const userPin = pinFromFile(token.userPinFile, process.env.HSM_PIN);
   const soPin = pinFromFile(token.soPinFile, process.env.HSM_SO_PIN);
   const config = loadConfig().hsm;
+  await ensureOcspToken(token, soPin, config);
 
   let hsm: Pkcs11Hsm;
   try {

@@ -12,6 +12,12 @@ export interface LocalToken {
   readonly label: string;
   readonly userPinFile: string;
   readonly soPinFile: string;
+  /**
+   * The OCSP responder's token: SoftHSM has one user per token, so the responder's key lives on a token
+   * of its own with its own PIN, and the responder's login reaches nothing else.
+   */
+  readonly ocspLabel: string;
+  readonly ocspUserPinFile: string;
 }
 
 export function localToken(env: NodeJS.ProcessEnv = process.env): LocalToken {
@@ -23,6 +29,8 @@ export function localToken(env: NodeJS.ProcessEnv = process.env): LocalToken {
     label: env.HSM_TOKEN_LABEL || 'signing-pipeline',
     userPinFile: join(dir, 'user.pin'),
     soPinFile: join(dir, 'so.pin'),
+    ocspLabel: env.OCSP_HSM_TOKEN_LABEL || 'signing-pipeline-ocsp',
+    ocspUserPinFile: join(dir, 'ocsp-user.pin'),
   };
 }
 
@@ -38,6 +46,8 @@ export function localHsmEnv(env: NodeJS.ProcessEnv = process.env): Record<string
     HSM_MODULE_PATH: env.HSM_MODULE_PATH || '/usr/lib/softhsm/libsofthsm2.so',
     HSM_TOKEN_LABEL: token.label,
     HSM_PIN_SOURCE: env.HSM_PIN_SOURCE || (env.HSM_PIN ? 'env:HSM_PIN' : `file:${token.userPinFile}`),
+    OCSP_HSM_TOKEN_LABEL: token.ocspLabel,
+    OCSP_HSM_PIN_SOURCE: env.OCSP_HSM_PIN_SOURCE || `file:${token.ocspUserPinFile}`,
   };
 }
 

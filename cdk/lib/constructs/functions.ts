@@ -45,7 +45,16 @@ export interface PipelineFunctionsProps {
 
 interface FunctionSpec {
   readonly name:
-    'api' | 'signer' | 'keygen' | 'ca' | 'revoke' | 'reconcile' | 'jwks-refresh' | 'crl' | 'ocsp';
+    | 'api'
+    | 'signer'
+    | 'keygen'
+    | 'ca'
+    | 'revoke'
+    | 'reconcile'
+    | 'jwks-refresh'
+    | 'crl'
+    | 'ocsp'
+    | 'audit-checkpoint';
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
@@ -58,9 +67,10 @@ interface FunctionSpec {
 }
 
 /**
- * The five handlers, each with its own role holding only what its code calls. Signer, keygen and CA carry
- * the CloudHSM layer (the PKCS#11 library and pkcs11js, a native addon the bundle cannot contain); the API
- * and the reconciler never touch the HSM and do without it.
+ * The handlers, each with its own role holding only what its code calls. Those that log in to the HSM
+ * carry the CloudHSM layer (the PKCS#11 library and pkcs11js, a native addon the bundle cannot contain);
+ * the API, the revocation function, the reconciler and the JWKS refresher never touch the HSM and do
+ * without it.
  */
 export class PipelineFunctions extends Construct {
   public readonly api: NodejsFunction;
@@ -73,7 +83,9 @@ export class PipelineFunctions extends Construct {
   public readonly jwksRefresh: NodejsFunction;
   public readonly crl: NodejsFunction;
   public readonly ocsp: NodejsFunction;
+  public readonly auditCheckpoint: NodejsFunction;
   public readonly keygenSchedule: events.Rule;
+  public readonly auditCheckpointSchedule: events.Rule;
   public readonly crlSchedule: events.Rule;
   public readonly reconcileSchedule: events.Rule;
   public readonly jwksRefreshSchedule: events.Rule;
@@ -141,16 +153,25 @@ export class PipelineFunctions extends Construct {
       timeout: Duration.seconds(SCHEDULES.crl.timeoutSeconds),
       reservedConcurrency: SCHEDULES.crl.reservedConcurrency,
       securityGroup: hsm.clientSecurityGroup,
-      environment: { ...caUserEnv, ...tableEnv('certificates') },
+      environment: { ...caUserEnv, ...tableEnv('certificates', 'audit') },
     });
+    // The public responder logs in as its own crypto user, which owns the responder key and nothing else.
+    const ocspUserPin = `secretsmanager:${hsm.ocspUserSecret.secretArn}`;
     this.ocsp = this.createFunction({
       name: 'ocsp',
       usesHsm: true,
-      description: 'OCSP responder: good / revoked / unknown from the certificate records, signed in the HSM',
+      description:
+        'OCSP responder: good / revoked / unknown from the published CRL and the certificate records, signed once per state by its own key',
       memorySize: 512,
       timeout: Duration.seconds(10),
       securityGroup: hsm.clientSecurityGroup,
-      environment: { ...caUserEnv, ...tableEnv('certificates') },
+      environment: {
+        ...hsmEnv,
+        HSM_PIN_SOURCE: ocspUserPin,
+        OCSP_HSM_PIN_SOURCE: ocspUserPin,
+        CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
+        ...tableEnv('certificates'),
+      },
     });
     this.ca = this.createFunction({
       name: 'ca',
@@ -228,6 +249,24 @@ export class PipelineFunctions extends Construct {
       },
     });
 
+    // The checkpointer: the audit key is on the pool user's token; it needs neither pool nor wrapping key.
+    this.auditCheckpoint = this.createFunction({
+      name: 'audit-checkpoint',
+      usesHsm: true,
+      description:
+        'Scheduled (looping within the minute): signs a checkpoint of every audit chain head while they move, anchors it in the Object Lock bucket',
+      memorySize: 512,
+      timeout: Duration.seconds(SCHEDULES.auditCheckpoint.timeoutSeconds),
+      reservedConcurrency: SCHEDULES.auditCheckpoint.reservedConcurrency,
+      securityGroup: hsm.clientSecurityGroup,
+      environment: {
+        ...hsmEnv,
+        HSM_PIN_SOURCE: poolUserPin,
+        AUDIT_CHECKPOINT_INTERVAL_SECONDS: String(settings.audit.checkpointIntervalSeconds),
+        ...tableEnv('audit'),
+      },
+    });
+
     this.reconcile = this.createFunction({
       name: 'reconcile',
       usesHsm: false,
@@ -263,6 +302,7 @@ export class PipelineFunctions extends Construct {
     this.reconcileSchedule = this.createSchedule(SCHEDULES.reconcile, this.reconcile);
     this.jwksRefreshSchedule = this.createSchedule(SCHEDULES.jwksRefresh, this.jwksRefresh);
     this.crlSchedule = this.createSchedule(SCHEDULES.crl, this.crl);
+    this.auditCheckpointSchedule = this.createSchedule(SCHEDULES.auditCheckpoint, this.auditCheckpoint);
   }
 
   private createFunction(spec: FunctionSpec): NodejsFunction {
@@ -400,10 +440,15 @@ export class PipelineFunctions extends Construct {
     allow(this.keygen, pool, 'BatchWriteItem', 'BatchGetItem', 'Query', 'DeleteItem', 'UpdateItem');
     // Forecast input (demand history) and its own measured keygen rate.
     allow(this.keygen, demand, 'Query', 'GetItem', 'PutItem');
-    // Batch and expiry events, and the scheduled checkpoint (all chain heads in one BatchGetItem).
-    allow(this.keygen, audit, 'GetItem', 'BatchGetItem', 'PutItem');
+    // Batch and expiry events.
+    allow(this.keygen, audit, 'GetItem', 'PutItem');
     tableKey(this.keygen);
     hsm.poolUserSecret.grantRead(this.keygen);
+    // Checkpointer: every chain head in one BatchGetItem, the last checkpoint, a new one (conditional
+    // puts). The audit key is the pool user's; its anchors bucket comes with connectAuditAnchors.
+    allow(this.auditCheckpoint, audit, 'GetItem', 'BatchGetItem', 'PutItem');
+    tableKey(this.auditCheckpoint);
+    hsm.poolUserSecret.grantRead(this.auditCheckpoint);
     // CA: no request record (it decides on the evidence it verifies); read its certificates and registers
     // (one BatchGetItem), record a certificate with its register entries (a transaction of puts).
     allow(this.ca, certificates, 'GetItem', 'PutItem', 'BatchGetItem');
@@ -440,12 +485,19 @@ export class PipelineFunctions extends Construct {
       }),
     );
     allowOnKeys(this.crl, certificates, ['UpdateItem'], ['CRL#*']);
+    // The statuses of published entries the records no longer list (revocation is monotonic), and the
+    // audit events saying so.
+    allowOnKeys(this.crl, certificates, ['BatchGetItem'], ['SERIAL#*']);
+    allow(this.crl, audit, 'GetItem', 'PutItem');
     tableKey(this.crl);
     caUser(this.crl, true);
-    // OCSP: the statuses of the serials asked about.
+    // OCSP: the statuses of the serials asked about; its own crypto user; the CA certificates, read only.
     allow(this.ocsp, certificates, 'BatchGetItem');
     tableKey(this.ocsp);
-    caUser(this.ocsp);
+    hsm.ocspUserSecret.grantRead(this.ocsp);
+    for (const parameter of [hsm.caRootCertificate, hsm.caIssuingCertificate, hsm.caOcspCertificate]) {
+      parameter.grantRead(this.ocsp);
+    }
     // Reconciler: list open requests (the sparse index), read one, count a requeue or fail it (conditional
     // updates); send a fresh message. No access to the pool, the certificates, the audit log or the HSM.
     allow(this.reconcile, requests, 'GetItem', 'UpdateItem');
@@ -468,12 +520,36 @@ export class PipelineFunctions extends Construct {
   public connectPublicPki(pki: { readonly baseUrl: string; readonly bucket: s3.IBucket }): void {
     // Not the OCSP responder: its answers name no URL, and the distribution depends on it.
     for (const fn of [this.ca, this.crl]) fn.addEnvironment('PKI_BASE_URL', pki.baseUrl);
-    this.crl.addEnvironment('PKI_PUBLISH_TARGET', `s3:${pki.bucket.bucketName}`);
+    // Both read the published CRL back: the publication keeps its entries, the responder answers from it.
+    for (const fn of [this.crl, this.ocsp])
+      fn.addEnvironment('PKI_PUBLISH_TARGET', `s3:${pki.bucket.bucketName}`);
     // Exactly the published objects, nothing else in the bucket.
     this.crl.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:PutObject'],
         resources: Object.keys(PKI_OBJECTS).map((name) => pki.bucket.arnForObjects(name)),
+      }),
+    );
+    for (const fn of [this.crl, this.ocsp]) {
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject'],
+          resources: [pki.bucket.arnForObjects('issuing.crl')],
+        }),
+      );
+    }
+  }
+
+  /**
+   * The checkpointer writes anchors (never replacing one: Object Lock keeps every version) and reads one
+   * back when a write finds its key taken. Nothing else may touch the bucket.
+   */
+  public connectAuditAnchors(bucket: s3.IBucket): void {
+    this.auditCheckpoint.addEnvironment('AUDIT_ANCHOR_TARGET', `s3:${bucket.bucketName}`);
+    this.auditCheckpoint.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject', 's3:GetObject'],
+        resources: [bucket.arnForObjects('checkpoints/*')],
       }),
     );
   }

@@ -22,9 +22,10 @@ export interface HsmAccessProps {
 
 /**
  * Everything that lets a function talk to the existing cluster: a client security group with a path to
- * the HSM ports only, the cluster's ingress rule for it, the layer, and the two crypto users' credentials.
- * The pool user (signer, keygen) and the CA user are separate HSM users with separate secrets, so a
- * compromised signer cannot log in as the CA and sign certificates.
+ * the HSM ports only, the cluster's ingress rule for it, the layer, and the three crypto users'
+ * credentials. The pool user (signer, keygen), the CA user (root and issuing keys) and the OCSP responder's
+ * user (its key only) are separate HSM users with separate secrets, so a compromised signer cannot log in
+ * as the CA and sign certificates, and the public OCSP responder cannot reach the CA keys.
  */
 export class HsmAccess extends Construct {
   /** Functions that log in to the HSM. */
@@ -33,6 +34,7 @@ export class HsmAccess extends Construct {
   public readonly layerIsPlaceholder: boolean;
   public readonly poolUserSecret: secretsmanager.Secret;
   public readonly caUserSecret: secretsmanager.Secret;
+  public readonly ocspUserSecret: secretsmanager.Secret;
   public readonly caRootCertificate: ssm.StringParameter;
   public readonly caIssuingCertificate: ssm.StringParameter;
   public readonly caOcspCertificate: ssm.StringParameter;
@@ -63,6 +65,7 @@ export class HsmAccess extends Construct {
 
     this.poolUserSecret = cryptoUserSecret(this, 'PoolCryptoUser', hsm.signerUser, 'signer and keygen');
     this.caUserSecret = cryptoUserSecret(this, 'CaCryptoUser', hsm.caUser, 'CA');
+    this.ocspUserSecret = cryptoUserSecret(this, 'OcspCryptoUser', hsm.ocspUser, 'OCSP responder');
 
     // Placeholders: the CA bootstrap (run once against the cluster) overwrites them with the CA PEMs.
     // Keep these resources unchanged: CloudFormation rewrites the value whenever the resource changes.

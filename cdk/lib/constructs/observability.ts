@@ -30,6 +30,7 @@ export interface ObservabilityProps {
     jwksRefresh: lambda.IFunction;
     crl: lambda.IFunction;
     ocsp: lambda.IFunction;
+    auditCheckpoint: lambda.IFunction;
   };
   readonly poolTargets: Partial<Record<KeyType, number>>;
   readonly lowWaterPercent: number;
@@ -129,6 +130,8 @@ export class Observability extends Construct {
       // No fresh CRL: relying parties see the old one until its nextUpdate, then revocation checks fail.
       ['Crl', props.functions.crl],
       ['Ocsp', props.functions.ocsp],
+      // Checkpoints not signed or not anchored: the log's newest entries are covered by chain links only.
+      ['AuditCheckpoint', props.functions.auditCheckpoint],
     ] as const) {
       this.alarm(`${name}Errors`, {
         alarmDescription: `${name} function errors (failed invocations, not per-record failures)`,
@@ -148,6 +151,21 @@ export class Observability extends Construct {
         dimensionsMap: { service: METRICS_SERVICE },
         statistic: 'Sum',
         period: Duration.minutes(SCHEDULES.reconcile.rateMinutes),
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.alarm('RevocationsRestored', {
+      alarmDescription:
+        'The CRL publication found revocations of the published CRL that the certificate records no longer show (an edited or restored table): kept in the CRL; compare `npm run audit -- verify`',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: 'RevocationsRestored',
+        dimensionsMap: { service: METRICS_SERVICE },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
       }),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

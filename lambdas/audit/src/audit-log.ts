@@ -8,6 +8,10 @@
  * common case is a single round trip; a lost race (another process moved the head) re-reads a head and
  * rebuilds the entry. Each instance writes to one chain of its own choosing, so writers in different
  * processes rarely meet on a head.
+ *
+ * With the audit key (a signer), each entry is also signed as its chain's new head before its receipts are
+ * handed out, and checkpoints (every head at once, linked) are signed, stored and copied to the anchor
+ * store outside the table.
  */
 import {
   AuditAppendConflictError,
@@ -16,8 +20,10 @@ import {
   buildEntry,
   canonicalCheckpoint,
   checkpointBody,
+  parseCheckpointBody,
   receiptsOf,
   signCheckpoint,
+  signHead,
   validateAuditEvent,
   type AuditEntry,
   type AuditEvent,
@@ -26,6 +32,7 @@ import {
   type AuditStore,
   type ChainHead,
   type SignedCheckpoint,
+  type SignedHead,
 } from '../../core/src';
 import type { AuditLogOptions } from './types';
 
@@ -52,8 +59,6 @@ export class AuditLog implements AuditSink {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly maxAttempts: number;
   private readonly maxBatch: number;
-  private sinceCheckpoint = 0;
-  private background: Promise<unknown> | undefined;
 
   public constructor(
     private readonly store: AuditStore,
@@ -83,17 +88,30 @@ export class AuditLog implements AuditSink {
     for (let i = 0; i < events.length; i += this.maxBatch) {
       receipts.push(...(await this.enqueue(events.slice(i, i + this.maxBatch))));
     }
-    this.countForCheckpoint(events.length);
     return receipts;
   }
 
-  /** Signs and stores a checkpoint of every chain head now. */
+  /**
+   * Signs and stores a checkpoint of every chain head now, then anchors it (and, first, any stored
+   * checkpoint not yet anchored).
+   */
   public async checkpoint(): Promise<SignedCheckpoint> {
+    return (await this.writeCheckpoint(false))!;
+  }
+
+  /** As checkpoint(), but writes nothing when no head moved since the last checkpoint. */
+  public async checkpointIfMoved(): Promise<SignedCheckpoint | undefined> {
+    return this.writeCheckpoint(true);
+  }
+
+  private async writeCheckpoint(ifMoved: boolean): Promise<SignedCheckpoint | undefined> {
     const signer = this.options.signer;
     if (!signer) throw new AuditNotReadyError('no audit signer configured: cannot write checkpoints');
+    await this.anchorPending();
     for (let attempt = 1; attempt <= CHECKPOINT_ATTEMPTS; attempt++) {
       const previous = await this.store.readCheckpointHead();
       const heads = await this.store.readHeads(this.options.chains);
+      if (ifMoved && previous && (await this.unchangedSince(previous.sequence, heads))) return undefined;
       const body = checkpointBody({
         previous,
         heads,
@@ -102,17 +120,65 @@ export class AuditLog implements AuditSink {
         signer,
       });
       const signed = await signCheckpoint(body, signer);
-      if (await this.store.putCheckpoint(signed, canonicalCheckpoint(body))) return signed;
+      const text = canonicalCheckpoint(body);
+      if (await this.store.putCheckpoint(signed, text)) {
+        await this.anchor({
+          sequence: body.sequence,
+          body: text,
+          signature: signed.signature,
+          hash: signed.hash,
+        });
+        return signed;
+      }
       await this.sleep(this.backoff(attempt));
     }
     throw new AuditCheckpointError(`checkpoint lost the race ${CHECKPOINT_ATTEMPTS} times`);
   }
 
-  /** Waits for queued appends and a running automatic checkpoint (call before a process ends). */
+  /** Waits for queued appends (call before a process ends). */
   public async flush(): Promise<void> {
-    while (this.running || this.background) {
-      await Promise.all([this.background, this.sleep(1)]);
+    while (this.running) await this.sleep(1);
+  }
+
+  /**
+   * Anchors the stored checkpoints the anchor store lacks (a write that failed after the table's): walks
+   * back from the newest until it finds one anchored, then anchors forward. Returns how many it wrote.
+   */
+  public async anchorPending(maxBack = 1000): Promise<number> {
+    const anchors = this.options.anchors;
+    if (!anchors) return 0;
+    const head = await this.store.readCheckpointHead();
+    const missing: number[] = [];
+    for (let s = head?.sequence ?? 0; s >= 1 && missing.length < maxBack && !(await anchors.has(s)); s--) {
+      missing.unshift(s);
     }
+    for (const sequence of missing) {
+      const stored = await this.store.readCheckpoint(sequence);
+      if (stored) await this.anchor(stored);
+    }
+    return missing.length;
+  }
+
+  private async anchor(
+    checkpoint: Parameters<NonNullable<AuditLogOptions['anchors']>['put']>[0],
+  ): Promise<void> {
+    const anchors = this.options.anchors;
+    if (anchors && !(await anchors.put(checkpoint))) {
+      throw new AuditCheckpointError(
+        `a different checkpoint ${checkpoint.sequence} is already anchored in ${anchors.location}: the log forked`,
+      );
+    }
+  }
+
+  /** True when the heads are those the stored checkpoint recorded. */
+  private async unchangedSince(sequence: number, heads: readonly ChainHead[]): Promise<boolean> {
+    const stored = await this.store.readCheckpoint(sequence);
+    const body = stored && parseCheckpointBody(stored.body);
+    if (!body) return false;
+    const recorded = new Map(body.heads.map((h) => [h.chain, h.hash]));
+    return heads.every(
+      (h) => recorded.get(h.chain) === h.hash || (h.sequence === 0 && !recorded.has(h.chain)),
+    );
   }
 
   private enqueue(events: readonly AuditEvent[]): Promise<AuditReceipt[]> {
@@ -135,7 +201,8 @@ export class AuditLog implements AuditSink {
           batch.push(next);
         }
         try {
-          const receipts = receiptsOf(await this.write(batch.flatMap((p) => p.events)));
+          const { entry, signed } = await this.write(batch.flatMap((p) => p.events));
+          const receipts = receiptsOf(entry).map((r) => (signed ? { ...r, head: signed } : r));
           let offset = 0;
           for (const p of batch) {
             p.resolve(receipts.slice(offset, offset + p.events.length));
@@ -150,10 +217,18 @@ export class AuditLog implements AuditSink {
     }
   }
 
-  private async write(events: readonly AuditEvent[]): Promise<AuditEntry> {
+  private async signHead(entry: AuditEntry): Promise<SignedHead | undefined> {
+    const signer = this.options.signer;
+    if (!signer || this.options.signHeads === false) return undefined;
+    return signHead({ chain: entry.chain, sequence: entry.sequence, hash: entry.hash }, signer);
+  }
+
+  private async write(events: readonly AuditEvent[]): Promise<{ entry: AuditEntry; signed?: SignedHead }> {
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       const head = this.head ?? (await this.store.readHead(this.chain));
       const entry = buildEntry(head, events, this.clock());
+      // Signed before the write, so a receipt never waits for a second round trip; a lost race wastes it.
+      const signed = await this.signHead(entry);
       let written: boolean;
       try {
         written = await this.store.appendEntries(head, [entry]);
@@ -164,7 +239,7 @@ export class AuditLog implements AuditSink {
       }
       if (written) {
         this.head = { chain: entry.chain, sequence: entry.sequence, hash: entry.hash };
-        return entry;
+        return { entry, signed };
       }
       // Another process appends here too: try another chain (its head is read fresh).
       this.head = undefined;
@@ -181,16 +256,5 @@ export class AuditLog implements AuditSink {
   /** Full jitter, capped at 50 ms: appenders on one chain spread out quickly. */
   private backoff(attempt: number): number {
     return Math.floor(this.random() * Math.min(50, 2 ** attempt));
-  }
-
-  private countForCheckpoint(count: number): void {
-    const every = this.options.checkpointEvery ?? 0;
-    if (every <= 0 || !this.options.signer) return;
-    this.sinceCheckpoint += count;
-    if (this.sinceCheckpoint < every || this.background) return;
-    this.sinceCheckpoint = 0;
-    this.background = this.checkpoint()
-      .catch((err: unknown) => this.options.onBackgroundError?.(err))
-      .finally(() => (this.background = undefined));
   }
 }

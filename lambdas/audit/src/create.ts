@@ -1,10 +1,10 @@
 /**
- * Wiring: the AuditLog the handlers use, over the configured table, signing checkpoints with the audit
- * key in the HSM (when an HSM is given). One per process; call flush() before the process ends.
+ * Wiring: the AuditLog the handlers use, over the configured table, signing heads and checkpoints with the
+ * audit key in the HSM (when an HSM is given). One per process; call flush() before the process ends.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
-import type { Hsm } from '../../core/src';
+import type { AuditAnchorStore, Hsm } from '../../core/src';
 import { loadAuditConfig, type AuditConfig } from '../../config/src';
 import { TABLES, tableName } from '../../resources/src';
 import { AuditLog } from './audit-log';
@@ -12,11 +12,15 @@ import { hsmAuditSigner } from './hsm-signer';
 
 export interface CreateAuditLogDeps {
   readonly doc: DynamoDBDocumentClient;
-  /** Signs checkpoints; without it the log appends but checkpoint() throws AuditNotReadyError. */
+  /**
+   * Holds the audit key: signs each entry's head and checkpoints. Without it the log appends unsigned
+   * heads and checkpoint() throws AuditNotReadyError.
+   */
   readonly hsm?: Pick<Hsm, 'findPrivateKey' | 'signDigest'>;
+  /** Where checkpoints are anchored (the checkpointer and the operator's CLI). */
+  readonly anchors?: AuditAnchorStore;
   readonly config?: AuditConfig;
   readonly tableName?: string;
-  readonly onBackgroundError?: (err: unknown) => void;
 }
 
 export async function createAuditLog(deps: CreateAuditLogDeps): Promise<AuditLog> {
@@ -24,9 +28,8 @@ export async function createAuditLog(deps: CreateAuditLogDeps): Promise<AuditLog
   const store = new AuditRepository(deps.doc, { tableName: deps.tableName ?? tableName(TABLES.audit) });
   return new AuditLog(store, {
     chains: config.chains,
-    checkpointEvery: config.checkpointEvery,
     maxAttempts: config.maxAppendAttempts,
     signer: deps.hsm ? await hsmAuditSigner(deps.hsm, config.keyLabel) : undefined,
-    onBackgroundError: deps.onBackgroundError,
+    anchors: deps.anchors,
   });
 }

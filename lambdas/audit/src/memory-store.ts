@@ -7,6 +7,7 @@ import {
   auditSequenceSk as pad,
   genesisHead,
   parseAuditItems,
+  type AnchoredCheckpoint,
   type AuditEntry,
   type AuditStore,
   type ChainHead,
@@ -77,6 +78,17 @@ export class MemoryAuditStore implements AuditStore {
       hash: checkpoint.hash,
     });
     return true;
+  }
+
+  public async readCheckpoint(sequence: number): Promise<AnchoredCheckpoint | undefined> {
+    const item = this.items.get(`CHECKPOINT|${pad(sequence)}`);
+    if (!item) return undefined;
+    return {
+      sequence,
+      body: item.body as string,
+      signature: Buffer.from(item.signature as Buffer),
+      hash: item.hash as string,
+    };
   }
 
   public async readAll(): Promise<StoredAuditLog> {

@@ -1,18 +1,25 @@
 import type { KeyObject } from 'node:crypto';
 import {
   verifyAuditLog,
+  type AnchorCheckOptions,
   type AuditStore,
   type AuditVerificationReport,
   type CheckpointSignatureCheck,
+  type StoredAuditLog,
 } from '../../core/src';
 
-/** Reads the whole log from the store and verifies it. */
+/** Reads the whole log from the store (or takes one read already) and verifies it, against anchors if given. */
 export async function verifyAuditStore(
   store: Pick<AuditStore, 'readAll'>,
   chains: number,
   publicKey: KeyObject | CheckpointSignatureCheck | undefined,
+  options: { anchoring?: AnchorCheckOptions; log?: StoredAuditLog } = {},
 ): Promise<AuditVerificationReport> {
-  return verifyAuditLog({ ...(await store.readAll()), chains }, publicKey);
+  return verifyAuditLog(
+    { ...(options.log ?? (await store.readAll())), chains },
+    publicKey,
+    options.anchoring,
+  );
 }
 
 /** Human-readable report lines (the CLI prints these). */
@@ -21,7 +28,10 @@ export function formatReport(report: AuditVerificationReport): string[] {
     `${report.entries} entries in ${report.chains} chains, ${report.checkpoints} checkpoints` +
     (report.lastCheckpoint === undefined
       ? ''
-      : ` (last valid: ${report.lastCheckpoint}; ${report.entriesAfterLastCheckpoint} entries after it)`);
+      : ` (last valid: ${report.lastCheckpoint}; ${report.entriesAfterLastCheckpoint} entries after it)`) +
+    (report.anchors === undefined
+      ? ', no anchors'
+      : `, ${report.anchors} anchored${report.lastAnchored === undefined ? '' : ` (last: ${report.lastAnchored})`}`);
   if (report.intact) return [`intact: ${summary}`];
   return [
     `TAMPERED: ${report.issues.length} issue(s); ${summary}`,

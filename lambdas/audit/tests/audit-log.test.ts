@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   AuditEncodingError,
   AuditEventInvalidError,
@@ -7,10 +10,13 @@ import {
   entryHash,
   hashIds,
   merkleRoot,
+  proveReceipt,
   receiptCovers,
   signatureMadeEvent,
+  verifySignedHead,
   type AuditEvent,
 } from '../../core/src';
+import { fileAnchorStore } from '../../adapters/anchors/src';
 import { AuditLog, verifyAuditStore } from '../src';
 import { MemoryAuditStore } from '../src/memory-store';
 import { eventsFor, fakeSigner } from './helpers';
@@ -136,25 +142,110 @@ describe('AuditLog over the memory store', () => {
     );
   });
 
-  it('writes checkpoints every N events and on demand, linked and signed', async () => {
+  it('writes checkpoints on demand, linked and signed, and none when no head moved', async () => {
     const store = new MemoryAuditStore();
     const { signer, check } = fakeSigner();
-    const log = new AuditLog(store, { chains: 2, checkpointEvery: 10, signer });
+    const log = new AuditLog(store, { chains: 2, signer });
     for (let i = 0; i < 6; i++) await log.appendMany(eventsFor(i)); // 24 events
-    await log.flush();
-    const cp = await log.checkpoint();
-    expect(cp.body.sequence).toBeGreaterThanOrEqual(2);
+    const first = await log.checkpoint();
+    expect(await log.checkpointIfMoved()).toBeUndefined();
+    await log.append(eventsFor(7)[0]);
+    const second = await log.checkpointIfMoved();
+    expect(second?.body).toMatchObject({ sequence: first.body.sequence + 1, prevHash: first.hash });
     const report = await verifyAuditStore(store, 2, check);
-    expect(report).toMatchObject({
-      intact: true,
-      lastCheckpoint: cp.body.sequence,
-      entriesAfterLastCheckpoint: 0,
-    });
+    expect(report).toMatchObject({ intact: true, lastCheckpoint: 2, entriesAfterLastCheckpoint: 0 });
+  });
+
+  it('signs each entry as its chain head before handing out its receipts', async () => {
+    const { signer, check } = fakeSigner();
+    const log = new AuditLog(new MemoryAuditStore(), { chains: 3, signer });
+    const receipts = await log.appendMany(eventsFor(1));
+    for (const r of receipts) {
+      expect(r.head).toMatchObject({ keyLabel: signer.keyLabel, algorithm: 'ECDSA-P384-SHA384' });
+      expect(verifySignedHead(r, r.head!, check)).toBe(true);
+      // The signature is over this position and hash only.
+      expect(verifySignedHead({ ...r, sequence: r.sequence + 1 }, r.head!, check)).toBe(false);
+      expect(verifySignedHead({ ...r, hash: GENESIS_HASH }, r.head!, check)).toBe(false);
+    }
+    const unsigned = new AuditLog(new MemoryAuditStore(), { chains: 3, signer, signHeads: false });
+    expect((await unsigned.append(eventsFor(1)[0])).head).toBeUndefined();
+  });
+
+  it('anchors every checkpoint outside the table, write-once, and anchors what a failed write left behind', async () => {
+    const store = new MemoryAuditStore();
+    const { signer } = fakeSigner();
+    const dir = mkdtempSync(join(tmpdir(), 'anchors-'));
+    const anchors = fileAnchorStore(dir);
+    const log = new AuditLog(store, { chains: 2, signer, anchors });
+    await log.append(eventsFor(1)[0]);
+    const first = await log.checkpoint();
+    // A checkpoint stored by a writer without the anchor store (or whose anchor write failed).
+    await log.append(eventsFor(2)[0]);
+    await new AuditLog(store, { chains: 2, signer }).checkpoint();
+    expect(await anchors.has(2)).toBe(false);
+    await log.append(eventsFor(3)[0]);
+    await log.checkpoint();
+    expect((await anchors.readAll()).map((a) => a.position)).toEqual([1, 2, 3]);
+    // Never overwritten: another text under an anchored sequence is refused, the same text is idempotent.
+    const stored = (await store.readCheckpoint(1))!;
+    expect(await anchors.put(stored)).toBe(true);
+    expect(await anchors.put({ ...stored, body: stored.body.replace('"sequence":1', '"sequence":1 ') })).toBe(
+      false,
+    );
+    expect((await anchors.readAll())[0].body).toBe(stored.body);
+    expect(first.body.sequence).toBe(1);
   });
 
   it('refuses checkpoint() without a signer', async () => {
     await expect(new AuditLog(new MemoryAuditStore(), { chains: 1 }).checkpoint()).rejects.toMatchObject({
       code: 'AUDIT_NOT_READY',
     });
+  });
+});
+
+describe('proving a receipt', () => {
+  it('proves a receipt with a signed head before any checkpoint, and names a cut or rewound chain', async () => {
+    const store = new MemoryAuditStore();
+    const { signer, check } = fakeSigner();
+    const dir = mkdtempSync(join(tmpdir(), 'anchors-'));
+    const log = new AuditLog(store, { chains: 1, signer, anchors: fileAnchorStore(dir) });
+    const [receipt] = await log.appendMany(eventsFor(1));
+    expect(proveReceipt(receipt, await store.readAll(), check)).toMatchObject({ ok: true });
+    const { head: _signed, ...unsigned } = receipt;
+    expect(proveReceipt(unsigned, await store.readAll(), check).steps.at(-1)).toMatch(
+      /FAILED: no signed checkpoint covers/,
+    );
+
+    await log.append(eventsFor(2)[0]);
+    await log.checkpoint();
+    const anchors = await fileAnchorStore(dir).readAll();
+    expect(proveReceipt(receipt, await store.readAll(), check, anchors)).toMatchObject({
+      ok: true,
+      checkpoint: 1,
+      anchored: true,
+    });
+
+    // Cut the chain back to nothing: the signed head still says what was there.
+    for (const key of [...store.items.keys()])
+      if (key.startsWith('CHAIN#') || key.startsWith('HEAD#')) store.items.delete(key);
+    const cut = proveReceipt(receipt, await store.readAll(), check, anchors);
+    expect(cut.ok).toBe(false);
+    expect(cut.steps.at(-1)).toMatch(/no longer holds entry 0\/1, which the audit key signed/);
+    // ... and written again from the start: another entry at the same place.
+    await new AuditLog(store, { chains: 1, signer }).append(eventsFor(3)[0]);
+    expect(proveReceipt(receipt, await store.readAll(), check, anchors).steps.at(-1)).toMatch(
+      /another entry stands at 0\/1 than the one the audit key signed/,
+    );
+    // A head signature by another key proves nothing.
+    const forged = {
+      ...receipt,
+      head: {
+        ...receipt.head!,
+        signature: (await fakeSigner().signer.sign(Buffer.alloc(48))).toString('base64'),
+      },
+    };
+    expect(proveReceipt(forged, await store.readAll(), check).steps.at(-1)).toMatch(
+      /head signature does not verify/,
+    );
   });
 });

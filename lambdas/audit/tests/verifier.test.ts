@@ -2,7 +2,14 @@
  * Each kind of tampering an attacker with write access to the table could do, applied to a copy of a
  * real log, must be detected and named by chain and sequence.
  */
-import { entryHash, merkleRoot, type AuditIssue, type AuditVerificationReport } from '../../core/src';
+import {
+  entryHash,
+  merkleRoot,
+  verifyAuditLog,
+  type AuditIssue,
+  type AuditVerificationReport,
+  type StoredCheckpoint,
+} from '../../core/src';
 import { AuditLog, verifyAuditStore } from '../src';
 import { MemoryAuditStore, pad, type MemoryItem } from '../src/memory-store';
 import { eventsFor, fakeSigner } from './helpers';
@@ -193,5 +200,111 @@ describe('audit verifier', () => {
     rehash(e);
     head(s, 1).hash = e.hash;
     expect((await verify(s)).intact).toBe(true);
+  });
+});
+
+describe('audit verifier against anchors (checkpoints copied outside the table)', () => {
+  const MAX_LAG_MS = 60_000;
+  /** The anchor store as the checkpointer left it: a copy of each checkpoint as it was written. */
+  const anchorsOf = (sequences: readonly number[]): StoredCheckpoint[] =>
+    sequences.map((sequence) => {
+      const item = pristine.get(`CHECKPOINT|${pad(sequence)}`)!;
+      return {
+        position: sequence,
+        rawPosition: `${pad(sequence)}.json`,
+        body: item.body as string,
+        signature: item.signature as Buffer,
+      };
+    });
+  const newest = (): number =>
+    Math.max(...[...pristine.values()].map((i) => (typeof i.timestamp === 'number' ? i.timestamp : 0)));
+
+  async function verifyAnchored(
+    s: MemoryAuditStore,
+    anchors: StoredCheckpoint[] = anchorsOf([1, 2]),
+    now = newest() + 1000,
+  ): Promise<AuditVerificationReport> {
+    const r = verifyAuditLog({ ...(await s.readAll()), chains: CHAINS }, check, {
+      anchors,
+      now,
+      maxLagMs: MAX_LAG_MS,
+    });
+    if (process.env.AUDIT_DEBUG)
+      console.log(expect.getState().currentTestName, JSON.stringify(r.issues, null, 1));
+    return r;
+  }
+  const recordedBy = (s: MemoryAuditStore, sequence: number, chain: number): number =>
+    (
+      JSON.parse(s.items.get(`CHECKPOINT|${pad(sequence)}`)!.body as string) as {
+        heads: { chain: number; sequence: number }[];
+      }
+    ).heads.find((h) => h.chain === chain)!.sequence;
+
+  it('reports an untouched log whose checkpoints are all anchored as intact', async () => {
+    expect(await verifyAnchored(copy())).toMatchObject({ intact: true, anchors: 2, lastAnchored: 2 });
+  });
+
+  it('names the truncation of a chain and its rewound head, with the table checkpoints deleted too', async () => {
+    const s = copy();
+    const recorded = recordedBy(s, 2, 0);
+    const last = head(s, 0).sequence as number;
+    for (let seq = recorded - 1; seq <= last; seq++) s.items.delete(`CHAIN#0|${pad(seq)}`);
+    Object.assign(head(s, 0), { sequence: recorded - 2, hash: entry(s, 0, recorded - 2).hash });
+    // The attacker removes the checkpoint that recorded the cut entries, and its head.
+    s.items.delete(`CHECKPOINT|${pad(2)}`);
+    const cp1 = s.items.get(`CHECKPOINT|${pad(1)}`)!;
+    Object.assign(s.items.get('CHECKPOINT#HEAD|HEAD')!, { sequence: 1, hash: cp1.hash });
+    // The table alone no longer shows it ...
+    expect((await verify(s)).issues.some((i) => i.chain === 0 && i.sequence === recorded)).toBe(false);
+    // ... the anchors do, with positions.
+    const report = await verifyAnchored(s);
+    expectIssue(report, { kind: 'truncated', chain: 0, sequence: recorded });
+    expect(report.issues.find((i) => i.kind === 'truncated')?.detail).toMatch(
+      new RegExp(`anchored checkpoint 2 recorded the chain up to here, it now ends at ${recorded - 2}`),
+    );
+    expectIssue(report, { kind: 'checkpoint-chain', sequence: 2 });
+  });
+
+  it('names a rewind: the head moved back and the chain written again, consistently re-hashed', async () => {
+    const s = copy();
+    const recorded = recordedBy(s, 2, 1);
+    const last = head(s, 1).sequence as number;
+    // Rewrite everything from the anchored head on, re-hashing and re-linking as an honest writer would.
+    let prev = entry(s, 1, recorded - 1).hash as string;
+    for (let seq = recorded; seq <= last; seq++) {
+      const e = entry(s, 1, seq);
+      e.events = (e.events as string[]).map((t) => t.replace('req-', 'reX-'));
+      e.prevHash = prev;
+      rehash(e);
+      prev = e.hash as string;
+    }
+    head(s, 1).hash = prev;
+    for (const n of [1, 2]) s.items.delete(`CHECKPOINT|${pad(n)}`);
+    s.items.delete('CHECKPOINT#HEAD|HEAD');
+    expect((await verify(s)).intact).toBe(true); // the table is self-consistent
+    expectIssue(await verifyAnchored(s), { kind: 'rewound', chain: 1, sequence: recorded });
+  });
+
+  it('names anchored checkpoints that are missing, and table checkpoints never anchored', async () => {
+    const report = await verifyAnchored(copy(), anchorsOf([2]), newest() + 10 * MAX_LAG_MS);
+    expectIssue(report, { kind: 'anchor-gap', sequence: 1 });
+    expectIssue(report, { kind: 'not-anchored', sequence: 1 });
+    // A checkpoint younger than the lag may still be on its way to the anchor store.
+    const fresh = await verifyAnchored(copy(), anchorsOf([1]));
+    expect(fresh.issues.filter((i) => i.kind === 'not-anchored')).toEqual([]);
+  });
+
+  it('names entries older than the lag that no anchor covers, per chain from the first one', async () => {
+    const s = copy();
+    const report = await verifyAnchored(s, anchorsOf([1, 2]), newest() + 2 * MAX_LAG_MS);
+    for (const chain of [0, 1]) {
+      expectIssue(report, { kind: 'uncovered', chain, sequence: recordedBy(s, 2, chain) + 1 });
+    }
+  });
+
+  it('names a forged anchor', async () => {
+    const [one, two] = anchorsOf([1, 2]);
+    const forged = { ...two, signature: await fakeSigner().signer.sign(Buffer.alloc(48)) };
+    expectIssue(await verifyAnchored(copy(), [one, forged]), { kind: 'checkpoint-signature', sequence: 2 });
   });
 });

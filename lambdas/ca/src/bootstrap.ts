@@ -90,29 +90,43 @@ function certifies(issuerPem: string, pem: string, spki: Buffer): boolean {
 }
 
 /**
- * Idempotent CA hierarchy set-up: root, issuing CA and OCSP responder key pairs on the token (generated
- * if missing); a self-signed root certificate, an issuing CA certificate signed by the root, and the
- * delegated OCSP responder's certificate signed by the issuing CA, stored as PEM. A stored certificate is
- * kept while it still certifies its key under the current profile (the root, a trust anchor, only while
- * it certifies its key); otherwise it is issued again: the issuing CA's when its policy or pointers
- * changed, the OCSP responder's also when less than a third of its validity is left. With createKeys
- * false (the scheduled maintenance), a missing key is an error, never a new key.
+ * Idempotent CA hierarchy set-up: root and issuing CA key pairs on the token (generated if missing), and
+ * the OCSP responder's key pair in `ocspHsm` (the responder's own login: another token or crypto user, so
+ * the responder never reaches the CA keys), or the responder's public key `ocspPublicKeySpki` (made by its
+ * own user beforehand); a self-signed root certificate, an issuing CA certificate signed by the root, and
+ * the delegated OCSP responder's certificate signed by the issuing CA, stored as PEM. Without either, the
+ * responder's public key is the one its stored certificate names (the scheduled maintenance renews that
+ * certificate without touching the responder's key), or, when there is none yet, a key on the CA's own
+ * token (an HSM that cannot separate them). A stored certificate is kept
+ * while it still certifies its key under the current profile (the root, a trust anchor, only while it
+ * certifies its key); otherwise it is issued again: the issuing CA's when its policy or pointers changed,
+ * the OCSP responder's also when less than a third of its validity is left. With createKeys false (the
+ * scheduled maintenance), a missing key is an error, never a new key.
  */
 export async function bootstrapCaHierarchy(
   hsm: Hsm,
   config: CaBootstrapConfig,
   store: CaCertificateStore,
-  options: { readonly now?: number; readonly createKeys?: boolean } = {},
+  options: {
+    readonly now?: number;
+    readonly createKeys?: boolean;
+    readonly ocspHsm?: Hsm;
+    readonly ocspPublicKeySpki?: Buffer;
+  } = {},
 ): Promise<CaBootstrapResult> {
   const now = options.now ?? Date.now();
   const create = options.createKeys ?? true;
   const changes: string[] = [];
   const rootKey = await ensureKey(hsm, config.rootKeyLabel, config.keyType, changes, create);
   const issuingKey = await ensureKey(hsm, config.issuingKeyLabel, config.keyType, changes, create);
-  const ocspKey = await ensureKey(hsm, config.ocspKeyLabel, config.ocspKeyType, changes, create);
+  const stored = await store.readEach();
+  const ocspKey = options.ocspPublicKeySpki
+    ? { spki: options.ocspPublicKeySpki }
+    : options.ocspHsm || !stored.ocspPem
+      ? await ensureKey(options.ocspHsm ?? hsm, config.ocspKeyLabel, config.ocspKeyType, changes, create)
+      : { spki: parseCertificate(pemToDer(stored.ocspPem)).subjectPublicKeySpki };
   const urls = pkiUrls(config.pkiBaseUrl);
   const notBefore = new Date(now - BACKDATE_MS);
-  const stored = await store.readEach();
 
   let rootPem =
     stored.rootPem && certifies(stored.rootPem, stored.rootPem, rootKey.spki) ? stored.rootPem : undefined;

@@ -9,6 +9,13 @@ export { findCaKey, parseCaChain, type CaChain, type CaKey } from './ca-keys';
 export * from './errors';
 export type * from './types';
 export {
+  OcspResponder,
+  type OcspResponderConfig,
+  type OcspResponderDeps,
+  type OcspResult,
+} from './ocsp-responder';
+export { checkRevocations, type RevocationCheck, type RevocationCheckInput } from './revocation-check';
+export {
   RevocationAuthority,
   revokeCertificate,
   type PublishedCrl,

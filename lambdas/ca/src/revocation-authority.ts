@@ -1,25 +1,15 @@
 import {
+  mergeRevocations,
   normalizeSerial,
   type AuditSink,
-  type CertificateStatus,
+  type PublishedRevocations,
   type RevocationReason,
   type RevocationStore,
   type RevokeOutcome,
+  type RevokedEntry,
   type Hsm,
 } from '../../core/src';
-import {
-  OcspMalformedRequestError,
-  ocspErrorResponse,
-  ocspIssuerOf,
-  parseCertificate,
-  parseOcspRequest,
-  pemToDer,
-  signCrl,
-  signOcspResponse,
-  type CertificateSigner,
-  type OcspAnswer,
-  type OcspIssuer,
-} from '../../pki/src';
+import { CrlInvalidError, signCrl, verifyCrl, type CertificateSigner } from '../../pki/src';
 import { findCaKey, hsmSigner, parseCaChain, type CaChain } from './ca-keys';
 import { CaNotReadyError } from './errors';
 import type { CaCertificates } from './types';
@@ -29,19 +19,13 @@ const HOUR_MS = 3_600_000;
 
 export type RevocationConfig = Pick<
   CaConfig,
-  | 'keyType'
-  | 'rootKeyLabel'
-  | 'issuingKeyLabel'
-  | 'ocspKeyLabel'
-  | 'ocspKeyType'
-  | 'crlValidityHours'
-  | 'ocspResponseValiditySeconds'
+  'keyType' | 'rootKeyLabel' | 'issuingKeyLabel' | 'crlValidityHours'
 >;
 
 export interface RevocationAuthorityDeps {
   readonly hsm: Hsm;
   readonly store: RevocationStore;
-  /** Root and issuing CA certificates, and the delegated OCSP responder's certificate. */
+  /** Root and issuing CA certificates. */
   readonly caCertificates: CaCertificates;
   readonly config: RevocationConfig;
   readonly now?: () => number;
@@ -81,148 +65,97 @@ export interface PublishedCrl {
   readonly thisUpdate: Date;
   readonly nextUpdate: Date;
   readonly entries: number;
+  /** Entries of the previous CRL the records no longer showed, kept all the same (see mergeRevocations). */
+  readonly restored: readonly RevokedEntry[];
 }
 
 /**
- * The CA's signed revocation data: full CRLs for the issuing CA (signed by its key) and for the root
- * (signed by the root key), and OCSP answers signed by the delegated responder key. Everything is read
- * from the certificate records; nothing here is on the signing path.
+ * The CA's CRLs: full CRLs for the issuing CA (signed by its key) and for the root (signed by the root
+ * key). Revocation is monotonic: the issuing CRL carries every entry of the previously published one
+ * (read back and verified against the issuing CA's key) unless the certificate is known to have expired,
+ * whatever the records say now, and its number always grows past the previous one's. Nothing here is on
+ * the signing path, and nothing here holds the OCSP responder's key.
  */
 export class RevocationAuthority {
   private readonly now: () => number;
-  private readonly issuer: OcspIssuer;
 
   private constructor(
     private readonly deps: RevocationAuthorityDeps,
     private readonly chain: CaChain,
-    private readonly signers: {
-      readonly root: CertificateSigner;
-      readonly issuing: CertificateSigner;
-      readonly ocsp?: CertificateSigner;
-    },
-    private readonly ocspCertificateDer: Buffer | undefined,
+    private readonly signers: { readonly root: CertificateSigner; readonly issuing: CertificateSigner },
   ) {
     this.now = deps.now ?? Date.now;
-    this.issuer = ocspIssuerOf(chain.issuing.der);
   }
 
-  /** Checks every key on the token matches its certificate; the OCSP signer is optional (CRLs only). */
+  /** Checks the root and issuing keys on the token match their certificates. */
   public static async create(deps: RevocationAuthorityDeps): Promise<RevocationAuthority> {
     const { hsm, config, caCertificates } = deps;
     const chain = parseCaChain(caCertificates);
-    const key = async (
-      label: string,
-      keyType: typeof config.keyType | typeof config.ocspKeyType,
-      spki: Buffer,
-    ) => {
-      const found = await findCaKey(hsm, label, keyType);
+    const key = async (label: string, spki: Buffer) => {
+      const found = await findCaKey(hsm, label, config.keyType);
       if (!found || !found.spki.equals(spki)) {
         throw new CaNotReadyError(`the key ${label} on the token does not match its certificate`);
       }
       return found;
     };
-    const rootKey = await key(config.rootKeyLabel, config.keyType, chain.root.subjectPublicKeySpki);
-    const issuingKey = await key(config.issuingKeyLabel, config.keyType, chain.issuing.subjectPublicKeySpki);
-    let ocsp: CertificateSigner | undefined;
-    let ocspDer: Buffer | undefined;
-    if (caCertificates.ocspPem) {
-      ocspDer = pemToDer(caCertificates.ocspPem);
-      const parsed = parseCertificate(ocspDer);
-      const ocspKey = await key(config.ocspKeyLabel, config.ocspKeyType, parsed.subjectPublicKeySpki);
-      ocsp = hsmSigner(hsm, ocspKey, parsed, config.ocspKeyType);
-    }
-    return new RevocationAuthority(
-      deps,
-      chain,
-      {
-        root: hsmSigner(hsm, rootKey, chain.root, config.keyType),
-        issuing: hsmSigner(hsm, issuingKey, chain.issuing, config.keyType),
-        ocsp,
-      },
-      ocspDer,
-    );
+    const rootKey = await key(config.rootKeyLabel, chain.root.subjectPublicKeySpki);
+    const issuingKey = await key(config.issuingKeyLabel, chain.issuing.subjectPublicKeySpki);
+    return new RevocationAuthority(deps, chain, {
+      root: hsmSigner(hsm, rootKey, chain.root, config.keyType),
+      issuing: hsmSigner(hsm, issuingKey, chain.issuing, config.keyType),
+    });
   }
 
-  /** The status of one serial (absent: never issued here). */
-  public async status(serial: string): Promise<CertificateStatus | undefined> {
-    const serialHex = normalizeSerial(serial);
-    return serialHex ? (await this.deps.store.statuses([serialHex])).get(serialHex) : undefined;
-  }
-
-  /** The issuing CA's full CRL: every revoked, unexpired certificate, signed by the issuing CA key. */
-  public async issuingCrl(): Promise<PublishedCrl> {
+  /**
+   * The issuing CA's full CRL: every revoked, unexpired certificate of the records, and every entry of
+   * `previousDer` (the CRL published now) not known to have expired. A previous CRL that does not verify
+   * under the issuing CA's key is ignored (it is not ours).
+   */
+  public async issuingCrl(previousDer?: Buffer): Promise<PublishedCrl> {
     const now = this.now();
-    const revoked = await this.deps.store.revokedUnexpired(now);
-    return this.crl('issuing', revoked, now);
+    const previous = previousDer ? this.readPublished(previousDer) : undefined;
+    const fromRecords = await this.deps.store.revokedUnexpired(now);
+    const listed = new Set(fromRecords.map((e) => e.serialHex));
+    const missing = (previous?.revoked ?? []).filter((e) => !listed.has(e.serialHex)).map((e) => e.serialHex);
+    const statuses = missing.length > 0 ? await this.deps.store.statuses(missing) : new Map();
+    const merged = mergeRevocations(fromRecords, previous, statuses, now);
+    return this.crl('issuing', merged.entries, now, previous?.number, merged.restored);
   }
 
   /** The root's CRL: it certifies only issuing CAs, and revoking one is an operator's act outside this CA. */
   public async rootCrl(): Promise<PublishedCrl> {
-    return this.crl('root', [], this.now());
+    return this.crl('root', [], this.now(), undefined, []);
+  }
+
+  /** A published issuing CRL, verified against the issuing CA's key; undefined when it does not verify. */
+  public readPublished(der: Buffer): PublishedRevocations | undefined {
+    try {
+      const crl = verifyCrl(der, this.chain.issuing.der);
+      return { number: crl.number, revoked: crl.revoked };
+    } catch (err) {
+      if (err instanceof CrlInvalidError) return undefined;
+      throw err;
+    }
   }
 
   private async crl(
     issuer: 'root' | 'issuing',
-    revoked: Awaited<ReturnType<RevocationStore['revokedUnexpired']>>,
+    revoked: readonly RevokedEntry[],
     now: number,
+    previousNumber: number | undefined,
+    restored: readonly RevokedEntry[],
   ): Promise<PublishedCrl> {
-    const number = await this.deps.store.nextCrlNumber(issuer);
+    // The counter lives in a table: never let it take the published number backwards.
+    const counted = await this.deps.store.nextCrlNumber(issuer);
+    const number = Math.max(counted, (previousNumber ?? 0) + 1);
     const thisUpdate = new Date(Math.floor(now / 1000) * 1000);
     const nextUpdate = new Date(thisUpdate.getTime() + this.deps.config.crlValidityHours * HOUR_MS);
     const der = await signCrl({ number, thisUpdate, nextUpdate, revoked }, this.signers[issuer]);
-    return { der, number, thisUpdate, nextUpdate, entries: revoked.length };
+    return { der, number, thisUpdate, nextUpdate, entries: revoked.length, restored };
   }
 
   /** The CA certificates as relying parties fetch them (AIA caIssuers): DER. */
   public certificateDer(which: 'root' | 'issuing'): Buffer {
     return this.chain[which].der;
-  }
-
-  /**
-   * The OCSP response (DER) to a request (DER): `successful` with good / revoked / unknown per
-   * certificate asked about, the nonce echoed; `malformedRequest` for what does not parse;
-   * `unauthorized` when nothing asked about was issued by this CA.
-   */
-  public async respondOcsp(requestDer: Buffer): Promise<Buffer> {
-    const signer = this.signers.ocsp;
-    if (!signer || !this.ocspCertificateDer) return ocspErrorResponse('tryLater');
-    let request: ReturnType<typeof parseOcspRequest>;
-    try {
-      request = parseOcspRequest(requestDer);
-    } catch (err) {
-      if (err instanceof OcspMalformedRequestError) return ocspErrorResponse('malformedRequest');
-      throw err;
-    }
-    const ours = request.queries.filter((q) => q.forIssuer(this.issuer));
-    if (ours.length === 0) return ocspErrorResponse('unauthorized');
-    const statuses = await this.deps.store.statuses(ours.map((q) => q.serialHex));
-    const answers: OcspAnswer[] = request.queries.map((query) => {
-      const status = query.forIssuer(this.issuer) ? statuses.get(query.serialHex) : undefined;
-      if (!status) return { certId: query.certId, status: { kind: 'unknown' } };
-      if (!status.revocation) return { certId: query.certId, status: { kind: 'good' } };
-      return {
-        certId: query.certId,
-        status: {
-          kind: 'revoked',
-          entry: {
-            serialHex: status.serialHex,
-            revokedAt: new Date(status.revocation.revokedAt),
-            reason: status.revocation.reason,
-          },
-        },
-      };
-    });
-    const now = new Date(Math.floor(this.now() / 1000) * 1000);
-    return signOcspResponse(
-      {
-        answers,
-        producedAt: now,
-        thisUpdate: now,
-        nextUpdate: new Date(now.getTime() + this.deps.config.ocspResponseValiditySeconds * 1000),
-        nonce: request.nonce,
-        responderCertificateDer: this.ocspCertificateDer,
-      },
-      signer,
-    );
   }
 }

@@ -24,6 +24,7 @@ import {
 } from '../../test-support/pki-lint';
 import {
   CertificateAuthority,
+  OcspResponder,
   RevocationAuthority,
   caCertificateStore,
   revokeCertificate,
@@ -53,6 +54,8 @@ let caCerts: CaCertificates;
 let ca: CertificateAuthority;
 let certificates: CertificateRepository;
 let revocation: RevocationAuthority;
+let ocspHsm: Pkcs11Hsm;
+let responder: OcspResponder;
 const keys: PrivateKeyRef[] = [];
 
 beforeAll(async () => {
@@ -75,11 +78,23 @@ beforeAll(async () => {
     caCertificates: caCerts,
     config: caConfig,
   });
+  ocspHsm = await connectHsm(
+    { ...config.hsm, tokenLabel: caConfig.ocspTokenLabel, pinSource: caConfig.ocspPinSource },
+    config.aws,
+  );
+  responder = await OcspResponder.create({
+    hsm: ocspHsm,
+    store: certificates,
+    caCertificates: caCerts,
+    config: caConfig,
+    publishedCrl: async () => undefined,
+  });
 }, 300_000);
 
 afterAll(async () => {
   for (const key of keys) await hsm.destroy(key);
   await hsm?.close();
+  await ocspHsm?.close();
   doc?.destroy();
 });
 
@@ -148,7 +163,7 @@ test('OCSP responses: good, revoked, unknown, and the error statuses: no finding
     Buffer.from('garbage'),
   ];
   for (const requestDer of responses) {
-    const response = await revocation.respondOcsp(requestDer);
+    const response = (await responder.respond(requestDer)).der;
     expect(problems(lintOcspResponse(response))).toBe(CLEAN);
   }
   // The responder certificate inside the responses is the one linted above.

@@ -1,10 +1,11 @@
 /**
- * Revocation against the real SoftHSM token (the bootstrap's root, issuing CA and OCSP responder keys) and
- * DynamoDB Local: revoked serials, CRLs signed in the HSM and OCSP answers signed by the delegated
- * responder, judged with the openssl command line (crl -verify, verify -crl_check, ocsp).
+ * Revocation against the real SoftHSM tokens (the bootstrap's root and issuing CA keys; the OCSP
+ * responder's key on its own token) and DynamoDB Local: revoked serials, CRLs signed in the HSM and OCSP
+ * answers signed by the delegated responder, judged with the openssl command line (crl -verify, verify
+ * -crl_check, ocsp); a revocation the records lose stays in the next CRL and in OCSP answers.
  */
 import { randomBytes } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../adapters/aws/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
@@ -16,6 +17,7 @@ import { createTestTables } from '../../test-support/dynamodb';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import {
   CertificateAuthority,
+  OcspResponder,
   RevocationAuthority,
   caCertificateStore,
   revokeCertificate,
@@ -32,6 +34,10 @@ let tables: { certificates: string };
 let caCerts: CaCertificates;
 let ca: CertificateAuthority;
 let revocation: RevocationAuthority;
+let ocspHsm: Pkcs11Hsm;
+let responder: OcspResponder;
+/** What the tests "publish": the responder reads the issuing CRL from here. */
+let publishedCrl: Buffer | undefined;
 let auditStore: MemoryAuditStore;
 let revoke: (serial: string, reason: RevocationReason, by: string) => Promise<RevokeOutcome>;
 const keys: PrivateKeyRef[] = [];
@@ -56,6 +62,18 @@ beforeAll(async () => {
     caCertificates: caCerts,
     config: caConfig,
   });
+  ocspHsm = await connectHsm(
+    { ...config.hsm, tokenLabel: caConfig.ocspTokenLabel, pinSource: caConfig.ocspPinSource },
+    config.aws,
+  );
+  responder = await OcspResponder.create({
+    hsm: ocspHsm,
+    store: certificates,
+    caCertificates: caCerts,
+    config: caConfig,
+    publishedCrl: async () => publishedCrl,
+    crlRefreshMs: 0,
+  });
   revoke = (serial, reason, by) =>
     revokeCertificate(
       { store: certificates, audit: new AuditLog(auditStore, { chains: 2 }) },
@@ -68,8 +86,11 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const key of keys) await hsm.destroy(key);
   await hsm?.close();
+  await ocspHsm?.close();
   doc?.destroy();
 });
+
+const respondOcsp = async (request: Buffer): Promise<Buffer> => (await responder.respond(request)).der;
 
 async function issue(): Promise<{ pem: string; serial: string; requestId: string }> {
   const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys);
@@ -116,10 +137,10 @@ function readOcspResponse(requestDer: Buffer, responseDer: Buffer) {
   );
 }
 
-test('a fresh certificate is good, a revoked one revoked with reason and time, a random serial unknown; responses verify', async () => {
+test('a fresh certificate is good, a revoked one revoked with reason and time, a serial never issued unauthorized; responses verify', async () => {
   const fresh = await issue();
   const request = ocspRequest(fresh.pem);
-  const good = readOcspResponse(request, await revocation.respondOcsp(request));
+  const good = readOcspResponse(request, await respondOcsp(request));
   expect(good.stderr).toContain('Response verify OK');
   expect(good.stdout).toMatch(/Cert Status: good/);
   expect(good.stdout).toMatch(/OCSP Nonce/);
@@ -128,13 +149,13 @@ test('a fresh certificate is good, a revoked one revoked with reason and time, a
   const outcome = await revoke(revoked.serial, 'keyCompromise', 'operator');
   expect(outcome.outcome).toBe('revoked');
   const revokedRequest = ocspRequest(revoked.pem);
-  const answer = readOcspResponse(revokedRequest, await revocation.respondOcsp(revokedRequest));
+  const answer = readOcspResponse(revokedRequest, await respondOcsp(revokedRequest));
   expect(answer.stderr).toContain('Response verify OK');
   expect(answer.stdout).toMatch(/Cert Status: revoked/);
   expect(answer.stdout).toMatch(/Reason: keyCompromise/);
   expect(answer.stdout).toMatch(/Revocation Time: /);
 
-  // A serial this CA never issued, under the same issuer: unknown.
+  // A serial this CA never issued, under the same issuer: unauthorized, unsigned (costs no signature).
   const unknownRequest = runOpenssl(
     [
       'ocsp',
@@ -148,16 +169,104 @@ test('a fresh certificate is good, a revoked one revoked with reason and time, a
     { 'issuing.pem': caCerts.issuingPem },
     ['req.der'],
   ).outputs['req.der'];
-  const unknown = runOpenssl(
-    ['ocsp', '-reqin', 'req.der', '-respin', 'resp.der', '-CAfile', 'chain.pem', '-resp_text'],
+  const signaturesBefore = responder.signatures;
+  const unknown = runOpenssl(['ocsp', '-respin', 'resp.der', '-resp_text', '-noverify'], {
+    'resp.der': await respondOcsp(unknownRequest),
+  });
+  expect(unknown.stdout).toMatch(/Responder Error: unauthorized \(6\)/);
+  expect(responder.signatures).toBe(signaturesBefore);
+});
+
+test('a response is signed once per certificate state and reused: a flood costs no signature, a revocation makes a new one', async () => {
+  const leaf = await issue();
+  const before = responder.signatures;
+  // The first request with a nonce: its own response (nonce echoed) and the reusable one.
+  const first = ocspRequest(leaf.pem, true);
+  expect(readOcspResponse(first, await respondOcsp(first)).stderr).not.toMatch(/nonce/i);
+  expect(responder.signatures).toBe(before + 2);
+  for (let i = 0; i < 50; i++) {
+    const again = await responder.respond(ocspRequest(leaf.pem, i % 2 === 0));
+    expect(again.cached).toBe(true);
+  }
+  expect(responder.signatures).toBe(before + 2);
+  // A cached response carries no nonce (RFC 8954), verifies, and says good.
+  const reused = runOpenssl(
+    [
+      'ocsp',
+      '-respin',
+      'resp.der',
+      '-CAfile',
+      'chain.pem',
+      '-resp_text',
+      '-issuer',
+      'issuing.pem',
+      '-cert',
+      'leaf.pem',
+    ],
     {
-      'req.der': unknownRequest,
-      'resp.der': await revocation.respondOcsp(unknownRequest),
+      'resp.der': await respondOcsp(ocspRequest(leaf.pem, true)),
       'chain.pem': `${caCerts.rootPem}${caCerts.issuingPem}`,
+      'issuing.pem': caCerts.issuingPem,
+      'leaf.pem': leaf.pem,
     },
   );
-  expect(unknown.stderr).toContain('Response verify OK');
-  expect(unknown.stdout).toMatch(/Cert Status: unknown/);
+  expect(reused.stderr).toContain('Response verify OK');
+  expect(reused.stdout).toMatch(/Cert Status: good/);
+  expect(reused.stdout).not.toMatch(/OCSP Nonce/);
+  // The state changes: a new response, signed once.
+  await revoke(leaf.serial, 'keyCompromise', 'operator');
+  const after = readOcspResponse(
+    ocspRequest(leaf.pem, false),
+    await respondOcsp(ocspRequest(leaf.pem, false)),
+  );
+  expect(after.stdout).toMatch(/Cert Status: revoked/);
+  expect(responder.signatures).toBe(before + 3);
+});
+
+test('revocation is monotonic: a revocation erased from the records stays in the next CRL and in OCSP answers', async () => {
+  const victim = await issue();
+  const other = await issue();
+  await revoke(victim.serial, 'keyCompromise', 'client-a');
+  const published = await revocation.issuingCrl();
+  expect(published.restored).toEqual([]);
+  publishedCrl = published.der;
+  // Someone who can write the table undoes the revocation (and, for the second, deletes the record).
+  await doc.send(
+    new UpdateCommand({
+      TableName: tables.certificates,
+      Key: { pk: `SERIAL#${victim.serial}` },
+      UpdateExpression: 'REMOVE revokedAt, revocationReason, revokedBy, revokedList',
+    }),
+  );
+  const records = new CertificateRepository(doc, { tableName: tables.certificates });
+  expect((await records.statuses([victim.serial])).get(victim.serial)?.revocation).toBeUndefined();
+  // The next CRL keeps it, as published (time and reason), and says it was restored.
+  const next = await revocation.issuingCrl(publishedCrl);
+  expect(next.restored.map((e) => e.serialHex)).toEqual([victim.serial]);
+  expect(next.number).toBeGreaterThan(published.number);
+  const text = runOpenssl(['crl', '-in', 'crl.pem', '-noout', '-text', '-CAfile', 'issuing.pem'], {
+    'crl.pem': crlPem(next.der),
+    'issuing.pem': caCerts.issuingPem,
+  });
+  expect(text.stderr).toContain('verify OK');
+  expect(text.stdout).toContain(`Serial Number: ${victim.serial.toUpperCase()}`);
+  expect(text.stdout).toMatch(/Key Compromise/);
+  // OCSP answers from the published CRL, whatever the record says.
+  const answer = readOcspResponse(
+    ocspRequest(victim.pem, false),
+    await respondOcsp(ocspRequest(victim.pem, false)),
+  );
+  expect(answer.stdout).toMatch(/Cert Status: revoked/);
+  expect(answer.stdout).toMatch(/Reason: keyCompromise/);
+  // A CRL that is not the CA's (a forged object where the CRL is published) changes nothing.
+  expect(revocation.readPublished(Buffer.from('not a crl'))).toBeUndefined();
+  expect((await revocation.issuingCrl(Buffer.from('not a crl'))).restored).toEqual([]);
+  const good = readOcspResponse(
+    ocspRequest(other.pem, false),
+    await respondOcsp(ocspRequest(other.pem, false)),
+  );
+  expect(good.stdout).toMatch(/Cert Status: good/);
+  publishedCrl = undefined;
 });
 
 test('the nonce is echoed; without one none is sent; garbage is malformedRequest; another issuer is unauthorized', async () => {
@@ -165,12 +274,12 @@ test('the nonce is echoed; without one none is sent; garbage is malformedRequest
   const withNonce = ocspRequest(leaf.pem, true);
   const withoutNonce = ocspRequest(leaf.pem, false);
   // openssl checks the nonce against the request's: a missing or different one is an error.
-  expect(readOcspResponse(withNonce, await revocation.respondOcsp(withNonce)).stderr).not.toMatch(/nonce/i);
-  const plain = readOcspResponse(withoutNonce, await revocation.respondOcsp(withoutNonce));
+  expect(readOcspResponse(withNonce, await respondOcsp(withNonce)).stderr).not.toMatch(/nonce/i);
+  const plain = readOcspResponse(withoutNonce, await respondOcsp(withoutNonce));
   expect(plain.stdout).not.toMatch(/OCSP Nonce/);
   const status = (der: Buffer): string =>
     runOpenssl(['ocsp', '-respin', 'r.der', '-resp_text', '-noverify'], { 'r.der': der }).stdout;
-  expect(status(await revocation.respondOcsp(Buffer.from('not an ocsp request')))).toMatch(
+  expect(status(await respondOcsp(Buffer.from('not an ocsp request')))).toMatch(
     /Responder Error: malformedrequest \(1\)/,
   );
   // Asked about a certificate of another CA (the root's own, issued by itself).
@@ -179,7 +288,7 @@ test('the nonce is echoed; without one none is sent; garbage is malformedRequest
     { 'root.pem': caCerts.rootPem },
     ['req.der'],
   ).outputs['req.der'];
-  expect(status(await revocation.respondOcsp(foreign))).toMatch(/Responder Error: unauthorized \(6\)/);
+  expect(status(await respondOcsp(foreign))).toMatch(/Responder Error: unauthorized \(6\)/);
 });
 
 test('revocation happens once, is audited, and the CRL (signed in the HSM) lists it: openssl verify -crl_check refuses it', async () => {

@@ -1,13 +1,17 @@
-import { int, str } from './config';
-import type { Env } from './types';
+import { int, objectTarget, str } from './config';
+import type { Env, ObjectTarget } from './types';
 
 /** Tamper-evident audit log settings (the table name comes from AUDIT_TABLE_NAME, see TABLES.audit). */
 export interface AuditConfig {
   /** Hash chains events are spread over by entity id; fixed for a table's lifetime. */
   readonly chains: number;
-  /** Signed checkpoint after this many entries appended by one process; 0 = on demand/schedule only. */
-  readonly checkpointEvery: number;
-  /** Token label of the EC P-384 audit key pair that signs checkpoints (version in the label). */
+  /** The checkpointer signs a checkpoint this often while chain heads move (and anchors it). */
+  readonly checkpointIntervalSeconds: number;
+  /** Where checkpoints are copied outside the table (write-once); unset = nowhere. */
+  readonly anchorTarget?: ObjectTarget;
+  /** How old an entry may be before `audit verify` wants an anchored checkpoint to cover it. */
+  readonly anchorMaxLagSeconds: number;
+  /** Token label of the EC P-384 audit key pair that signs checkpoints and heads (version in the label). */
   readonly keyLabel: string;
   /** PEM file with the audit public key for verification; unset = read it from the HSM. */
   readonly publicKeyFile?: string;
@@ -16,9 +20,20 @@ export interface AuditConfig {
 }
 
 export function loadAuditConfig(env: Env = process.env): AuditConfig {
+  const checkpointIntervalSeconds = int(env, 'AUDIT_CHECKPOINT_INTERVAL_SECONDS', 5, 1, 60);
   return {
     chains: int(env, 'AUDIT_CHAINS', 8, 1, 256),
-    checkpointEvery: int(env, 'AUDIT_CHECKPOINT_EVERY', 1000, 0, 1_000_000),
+    checkpointIntervalSeconds,
+    anchorTarget: env.AUDIT_ANCHOR_TARGET
+      ? objectTarget(env.AUDIT_ANCHOR_TARGET, 'AUDIT_ANCHOR_TARGET')
+      : undefined,
+    anchorMaxLagSeconds: int(
+      env,
+      'AUDIT_ANCHOR_MAX_LAG_SECONDS',
+      Math.max(120, 4 * checkpointIntervalSeconds),
+      checkpointIntervalSeconds,
+      86_400,
+    ),
     keyLabel: str(env, 'AUDIT_KEY_LABEL', 'audit-checkpoint-v1'),
     publicKeyFile: env.AUDIT_PUBLIC_KEY_FILE || undefined,
     maxAppendAttempts: int(env, 'AUDIT_APPEND_MAX_ATTEMPTS', 30, 1, 1000),

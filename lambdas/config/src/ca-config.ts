@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
-import { int, oneOf, parsePinSource, str } from './config';
+import { int, objectTarget, oneOf, parsePinSource, str } from './config';
 import { ConfigError } from './errors';
-import type { Env, PinSource } from './types';
+import type { Env, ObjectTarget, PinSource } from './types';
 
 /** Where the CA certificates (PEM) live: a local directory, or an SSM parameter path in AWS. */
 export type CaCertsSource =
@@ -10,8 +10,7 @@ export type CaCertsSource =
 export type CaKeyType = 'RSA-3072' | 'EC-P384';
 
 /** Where CRLs and CA certificates are published: a directory (the local runner serves it) or S3. */
-export type PkiPublishTarget =
-  { readonly kind: 'file'; readonly dir: string } | { readonly kind: 's3'; readonly bucket: string };
+export type PkiPublishTarget = ObjectTarget;
 
 /** The delegated OCSP responder's key: EC is cheap to sign with for every response. */
 export type OcspKeyType = 'EC-P256' | 'EC-P384' | 'RSA-3072';
@@ -48,6 +47,12 @@ export interface CaConfig {
   /** PIN of the HSM crypto user that holds the CA keys (may differ from the signer's). */
   readonly pinSource: PinSource;
   /**
+   * The OCSP responder's own login: its crypto user's PIN and the token (slot) holding its key. The
+   * responder logs in with these only, so it reaches the responder key and not the CA keys.
+   */
+  readonly ocspPinSource: PinSource;
+  readonly ocspTokenLabel: string;
+  /**
    * The CA's own bound on how old an identity assertion may be when it certifies (its `iat` and
    * `auth_time`): how long a request may wait in the queue. Older: the request ends ASSERTION_STALE.
    */
@@ -82,7 +87,7 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     leafValidityDays: int(env, 'CA_LEAF_VALIDITY_DAYS', 1 * YEAR, 1, 10 * YEAR),
     policyOid: policyOid(env),
     pkiBaseUrl: pkiBaseUrl(env),
-    publishTarget: publishTarget(str(env, 'PKI_PUBLISH_TARGET', 'file:.local/pki')),
+    publishTarget: objectTarget(str(env, 'PKI_PUBLISH_TARGET', 'file:.local/pki'), 'PKI_PUBLISH_TARGET'),
     crlFunctionName: str(env, 'CRL_FUNCTION_NAME', 'crl'),
     ocspKeyLabel: str(env, 'CA_OCSP_KEY_LABEL', 'ocsp-signer-v1'),
     ocspKeyType: oneOf<OcspKeyType>(env, 'CA_OCSP_KEY_TYPE', ['EC-P256', 'EC-P384', 'RSA-3072'], 'EC-P256'),
@@ -91,6 +96,8 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     ocspResponseValiditySeconds: int(env, 'CA_OCSP_RESPONSE_VALIDITY_SECONDS', 3600, 60, 7 * 86_400),
     certsSource: parseCaCertsSource(str(env, 'CA_CERTS_SOURCE', 'file:.local/ca')),
     pinSource: caPinSource(env),
+    ocspPinSource: ocspPinSource(env),
+    ocspTokenLabel: str(env, 'OCSP_HSM_TOKEN_LABEL', str(env, 'HSM_TOKEN_LABEL', 'signing-pipeline')),
     maxAssertionAgeSeconds: int(env, 'CA_MAX_ASSERTION_AGE_SECONDS', 600, 10, 86_400),
     publicKeyRegisterDays: int(env, 'CA_PUBLIC_KEY_REGISTER_DAYS', 400, YEAR + 1, 10 * YEAR),
   };
@@ -119,6 +126,20 @@ function caPinSource(env: Env): PinSource {
     throw new ConfigError(
       'CA_HSM_PIN_SOURCE must be env:<VARIABLE>, file:<path> or secretsmanager:<secret id>',
       'CA_HSM_PIN_SOURCE',
+    );
+  }
+}
+
+/** The OCSP responder crypto user's PIN source (OCSP_HSM_PIN_SOURCE; without it, the CA user's). */
+function ocspPinSource(env: Env): PinSource {
+  const spec = env.OCSP_HSM_PIN_SOURCE;
+  if (!spec) return caPinSource(env);
+  try {
+    return parsePinSource(spec);
+  } catch {
+    throw new ConfigError(
+      'OCSP_HSM_PIN_SOURCE must be env:<VARIABLE>, file:<path> or secretsmanager:<secret id>',
+      'OCSP_HSM_PIN_SOURCE',
     );
   }
 }
@@ -167,15 +188,6 @@ function pkiBaseUrl(env: Env): string {
     throw new ConfigError(`${name} must be an http URL without query or fragment`, name);
   }
   return value;
-}
-
-/** `file:<dir>` (relative to the working directory) or `s3:<bucket>`. */
-export function publishTarget(spec: string): PkiPublishTarget {
-  const [kind, ...rest] = spec.split(':');
-  const value = rest.join(':');
-  if (kind === 'file' && value) return { kind, dir: isAbsolute(value) ? value : resolve(value) };
-  if (kind === 's3' && /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(value)) return { kind, bucket: value };
-  throw new ConfigError('PKI_PUBLISH_TARGET must be file:<dir> or s3:<bucket>', 'PKI_PUBLISH_TARGET');
 }
 
 /** What the certificates point at, under PKI_BASE_URL. */

@@ -1,6 +1,16 @@
+import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from './errors';
 import { loadPoolConfig, loadRequestsConfig } from './pool-config';
-import type { AppConfig, AwsConfig, AwsEndpoints, Env, HsmConfig, HsmProfileName, PinSource } from './types';
+import type {
+  AppConfig,
+  AwsConfig,
+  AwsEndpoints,
+  Env,
+  HsmConfig,
+  HsmProfileName,
+  ObjectTarget,
+  PinSource,
+} from './types';
 
 /**
  * The one place configuration is read. Every value comes from an environment variable; the defaults
@@ -55,6 +65,15 @@ export function parsePinSource(spec: string): PinSource {
     'HSM_PIN_SOURCE must be env:<VARIABLE>, file:<path> or secretsmanager:<secret id>',
     'HSM_PIN_SOURCE',
   );
+}
+
+/** `file:<dir>` (relative to the working directory) or `s3:<bucket>`; `variable` names the setting. */
+export function objectTarget(spec: string, variable: string): ObjectTarget {
+  const [kind, ...rest] = spec.split(':');
+  const value = rest.join(':');
+  if (kind === 'file' && value) return { kind, dir: isAbsolute(value) ? value : resolve(value) };
+  if (kind === 's3' && /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(value)) return { kind, bucket: value };
+  throw new ConfigError(`${variable} must be file:<dir> or s3:<bucket>`, variable);
 }
 
 export function str(env: Env, name: string, fallback?: string): string {

@@ -1,3 +1,7 @@
+/** Objects kept outside the tables: a directory (locally) or an S3 bucket. */
+export type ObjectTarget =
+  { readonly kind: 'file'; readonly dir: string } | { readonly kind: 's3'; readonly bucket: string };
+
 export type HsmProfileName = 'softhsm' | 'cloudhsm';
 
 /** Where the HSM PIN comes from. The PIN itself never lives in configuration. */

@@ -1,13 +1,13 @@
 /**
  * One run of the keygen schedule, as orchestration over ports: remove expired keys (each audited),
  * rewrite the pool counters from the items, let the policy decide targets, fill each key type's deficit
- * (cheapest types first, until the deadline), record the measured generation rate, sign an audit
- * checkpoint, and report the pool. The handler wires the adapters and the policy; nothing here reads the
+ * (cheapest types first, until the deadline), record the measured generation rate, and report the pool.
+ * (Audit checkpoints are the checkpointer's.) The handler wires the adapters and the policy; nothing here reads the
  * environment.
  */
 import { KEY_TYPES, type KeyType } from './algorithms';
 import type { AuditSink } from './audit';
-import { errorCode, fillPool, type FillPoolResult } from './fill-pool';
+import { fillPool, type FillPoolResult } from './fill-pool';
 import type { KeyPoolStore, PoolHsm } from './pool';
 import type { PoolMetrics } from './pool-metrics';
 
@@ -25,7 +25,7 @@ export interface KeygenDecision {
 export interface KeygenCycleDeps {
   readonly pool: KeyPoolStore & { recount(keyType: KeyType, nowSeconds: number): Promise<number> };
   readonly hsm: Pick<PoolHsm, 'generateKeyPair' | 'wrapPrivateKey' | 'destroy'>;
-  readonly audit: AuditSink & { checkpoint(): Promise<{ readonly body: { readonly sequence: number } }> };
+  readonly audit: AuditSink;
   readonly metrics: PoolMetrics;
   /** The keygen policy, given the pool after expiry removal and recount. */
   readonly decide: (available: Partial<Record<KeyType, number>>) => Promise<KeygenDecision>;
@@ -57,8 +57,6 @@ export interface KeygenResult {
   readonly targets: Partial<Record<KeyType, number>>;
   readonly keygenMsPerKey: Partial<Record<KeyType, number>>;
   readonly warnings: readonly string[];
-  /** Sequence of the signed audit checkpoint this run wrote (undefined when it failed). */
-  readonly auditCheckpoint?: number;
 }
 
 export async function runKeygenCycle(deps: KeygenCycleDeps, input: KeygenCycleInput): Promise<KeygenResult> {
@@ -110,14 +108,6 @@ export async function runKeygenCycle(deps: KeygenCycleDeps, input: KeygenCycleIn
     }
     log.info('pool filled', { keyType, target: goal, ...result });
   }
-  // The schedule's signed checkpoint of every chain head (the audit key signs in the HSM).
-  const auditCheckpoint = await deps.audit.checkpoint().then(
-    (cp) => cp.body.sequence,
-    (err: unknown) => {
-      log.error('audit checkpoint failed', { errorCode: errorCode(err) });
-      return undefined;
-    },
-  );
   const available = await pool.available(KEY_TYPES);
   for (const keyType of KEY_TYPES) {
     metrics.gauge('KeysAvailable', keyType, available[keyType] ?? 0);
@@ -134,6 +124,5 @@ export async function runKeygenCycle(deps: KeygenCycleDeps, input: KeygenCycleIn
     targets: decision.targets,
     keygenMsPerKey,
     warnings: decision.warnings,
-    auditCheckpoint,
   };
 }

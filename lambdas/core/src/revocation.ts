@@ -85,6 +85,125 @@ export type PkiObjectName = keyof typeof PKI_OBJECTS;
 /** Where published objects go: a directory served by the local runner, or S3 behind CloudFront. */
 export interface PkiPublisher {
   publish(name: PkiObjectName, der: Buffer, options: { readonly maxAgeSeconds: number }): Promise<void>;
+  /** What is published under the name now (undefined: nothing yet). */
+  read(name: PkiObjectName): Promise<Buffer | undefined>;
   /** For logs: a path or bucket (never contents). */
   readonly location: string;
+}
+
+/** A CRL as published: its number and entries (read back from what the CA signed). */
+export interface PublishedRevocations {
+  readonly number: number;
+  readonly revoked: readonly RevokedEntry[];
+}
+
+/** The entries of the next CRL, and the revocations the records no longer show. */
+export interface MergedRevocations {
+  readonly entries: RevokedEntry[];
+  /**
+   * Entries of the published CRL the records do not list (the row was deleted, or its revocation
+   * removed) for a certificate not known to have expired: kept in the CRL all the same.
+   */
+  readonly restored: RevokedEntry[];
+}
+
+/**
+ * Revocation is monotonic: the next CRL lists what the records say is revoked, plus every entry of the
+ * published (HSM-signed) CRL whose certificate is not known to have expired, as published there (its time
+ * and reason), whatever the records say now. Only a record showing the certificate expired before `now`
+ * lets an entry go (RFC 5280 5.1.2.6: a full CRL may drop expired certificates). Pure.
+ */
+export function mergeRevocations(
+  fromRecords: readonly RevokedEntry[],
+  published: PublishedRevocations | undefined,
+  statuses: ReadonlyMap<string, CertificateStatus>,
+  now: number,
+): MergedRevocations {
+  const bySerial = new Map(fromRecords.map((e) => [e.serialHex, e]));
+  const restored: RevokedEntry[] = [];
+  for (const entry of published?.revoked ?? []) {
+    if (bySerial.has(entry.serialHex)) continue;
+    const status = statuses.get(entry.serialHex);
+    if (status && status.notAfter < now) continue;
+    bySerial.set(entry.serialHex, entry);
+    restored.push(entry);
+  }
+  return { entries: [...bySerial.values()], restored };
+}
+
+/** How the three records of a revocation (certificate record, audit log, published CRL) disagree. */
+export type RevocationDisagreementKind =
+  /** The audit log or the published CRL says revoked; the certificate record does not (any more). */
+  | 'record-lost'
+  /** The record or the CRL says revoked, and no `certificate.revoked` event says so. */
+  | 'unaudited'
+  /** Revoked before the published CRL was made, unexpired, and not in it. */
+  | 'unpublished';
+
+export interface RevocationDisagreement {
+  readonly serialHex: string;
+  readonly kind: RevocationDisagreementKind;
+  readonly detail: string;
+}
+
+export interface RevocationEvidence {
+  /**
+   * The certificate records of every serial revoked in a record, in the audit log or in the CRL (a serial
+   * without a record is absent).
+   */
+  readonly records: ReadonlyMap<string, CertificateStatus>;
+  /** Serials of the `certificate.revoked` events in the audit log. */
+  readonly audited: ReadonlySet<string>;
+  /** The published issuing CRL, verified against the issuing CA's key (undefined: none yet). */
+  readonly published?: { readonly thisUpdate: Date; readonly revoked: readonly RevokedEntry[] };
+  /** Epoch ms. */
+  readonly now: number;
+}
+
+/**
+ * Cross-checks what relying parties depend on: each revocation must be in the certificate record, in the
+ * audit log, and (once a CRL was made after it, until the certificate expires) in the published CRL. An
+ * attacker who writes the table can remove a revocation from a record or add one; only the CA key signs a
+ * CRL and only the audit key covers the log, so a disagreement names the record as the suspect. Pure.
+ */
+export function crossCheckRevocations(evidence: RevocationEvidence): RevocationDisagreement[] {
+  const published = new Map((evidence.published?.revoked ?? []).map((e) => [e.serialHex, e]));
+  const revokedInRecords = [...evidence.records.values()].filter((r) => r.revocation).map((r) => r.serialHex);
+  const serials = new Set([...revokedInRecords, ...evidence.audited, ...published.keys()]);
+  const out: RevocationDisagreement[] = [];
+  const add = (serialHex: string, kind: RevocationDisagreementKind, detail: string): void => {
+    out.push({ serialHex, kind, detail });
+  };
+  for (const serialHex of [...serials].sort()) {
+    const record = evidence.records.get(serialHex);
+    const revocation = record?.revocation;
+    const audited = evidence.audited.has(serialHex);
+    const listed = published.has(serialHex);
+    if (!revocation) {
+      const says = [audited && 'the audit log', listed && 'the published CRL'].filter(Boolean).join(' and ');
+      add(
+        serialHex,
+        'record-lost',
+        `${says} say${audited && listed ? '' : 's'} revoked; ${record ? 'the certificate record shows no revocation' : 'there is no certificate record'}`,
+      );
+    }
+    if (!audited) {
+      add(
+        serialHex,
+        'unaudited',
+        `${revocation ? 'the certificate record' : 'the published CRL'} says revoked; no certificate.revoked event in the audit log`,
+      );
+    }
+    const expired = record !== undefined && record.notAfter < evidence.now;
+    if (revocation && !listed && !expired && evidence.published) {
+      if (revocation.revokedAt < evidence.published.thisUpdate.getTime()) {
+        add(
+          serialHex,
+          'unpublished',
+          `revoked at ${new Date(revocation.revokedAt).toISOString()}, missing from the CRL of ${evidence.published.thisUpdate.toISOString()}`,
+        );
+      }
+    }
+  }
+  return out;
 }

@@ -1,4 +1,4 @@
-/** The keygen cycle with in-memory fakes: expiry, recount, decision, fills, rate, checkpoint, gauges. */
+/** The keygen cycle with in-memory fakes: expiry, recount, decision, fills, rate, gauges. */
 import {
   InMemoryPoolMetrics,
   KEY_TYPES,
@@ -41,7 +41,7 @@ class MemoryPool implements KeyPoolStore {
 
 const NOW = 1_700_000_000_000;
 
-function setup(decision: Partial<KeygenDecision>, options: { checkpointFails?: boolean } = {}) {
+function setup(decision: Partial<KeygenDecision>) {
   const pool = new MemoryPool();
   const hsm = new FakeHsm();
   const metrics = new InMemoryPoolMetrics();
@@ -63,10 +63,6 @@ function setup(decision: Partial<KeygenDecision>, options: { checkpointFails?: b
       appendMany: async (batch) => {
         events.push(...batch);
         return batch.map(() => ({ chain: 0, sequence: 0, hash: '', leafIndex: 0, treeSize: 1, path: [] }));
-      },
-      checkpoint: async () => {
-        if (options.checkpointFails) throw Object.assign(new Error('no key'), { code: 'AUDIT_KEY_MISSING' });
-        return { body: { sequence: 7 } };
       },
     },
     decide: async () => ({
@@ -116,7 +112,6 @@ test('removes and audits expired keys, recounts, fills each deficit cheapest typ
     expiredRemoved: 2,
     generated: { 'EC-P256': 3, 'RSA-2048': 3 },
     available: { 'EC-P256': 4, 'RSA-2048': 3 },
-    auditCheckpoint: 7,
   });
   expect(
     t.events.filter((e) => e.type === 'pool.key-discarded').map((e) => (e as { reason: string }).reason),
@@ -139,10 +134,8 @@ test('outside the generation hours only the low-water mark is kept', async () =>
   expect(result.generated).toEqual({ 'EC-P256': 2 });
 });
 
-test('past the deadline nothing is generated; a failed checkpoint is logged and reported as missing', async () => {
-  const t = setup({ targets: { 'EC-P256': 5 } }, { checkpointFails: true });
+test('past the deadline nothing is generated', async () => {
+  const t = setup({ targets: { 'EC-P256': 5 } });
   const result = await runKeygenCycle(t.deps, { ...t.input, deadline: NOW - 1 });
   expect(result.generated).toEqual({});
-  expect(result.auditCheckpoint).toBeUndefined();
-  expect(t.logged).toContain('error audit checkpoint failed');
 });

@@ -8,17 +8,11 @@ import type { Context } from 'aws-lambda';
 import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
 import { KeygenStatsRepository } from '../../adapters/dynamodb/src/keygen-stats-repository';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
-import { createAuditLog, type AuditLog } from '../../audit/src';
-import {
-  errorCode,
-  fanOutMetrics,
-  runKeygenCycle,
-  type KeygenResult,
-  type PoolMetrics,
-} from '../../core/src';
+import { fanOutMetrics, runKeygenCycle, type KeygenResult, type PoolMetrics } from '../../core/src';
 import { loadKeygenPolicyConfig } from '../../config/src';
 import { loadPlanningConfig } from '../../config/src/planning-config';
 import { TABLES, tableName } from '../../resources/src';
+import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';
 import { decide } from './policy';
@@ -33,30 +27,11 @@ const powertools = PowertoolsPoolMetrics.create();
 /** Time kept in reserve at the end of an invocation: the last batch must be written before the deadline. */
 const DEADLINE_MARGIN_MS = 20_000;
 
-let auditLog: Promise<AuditLog> | undefined;
-/** The audit log with the HSM's audit key as checkpoint signer; created once, retried after a failure. */
-function audit(): Promise<AuditLog> {
-  auditLog ??= sharedHsm()
-    .then((hsm) =>
-      // Without the audit key the pool still fills and events are still appended; checkpoints then fail
-      // (logged as errors on every run) until the key is provisioned.
-      createAuditLog({ doc, hsm }).catch((err: unknown) => {
-        logger.error('audit key unavailable: no checkpoints', { errorCode: errorCode(err) });
-        return createAuditLog({ doc });
-      }),
-    )
-    .catch((err: unknown) => {
-      auditLog = undefined;
-      throw err;
-    });
-  return auditLog;
-}
-
 /** Optional extra sink (the local runner passes its in-memory metrics for the health endpoint). */
 export type { KeygenResult };
 
 export async function runKeygen(context: Context, extraMetrics?: PoolMetrics): Promise<KeygenResult> {
-  const [hsm, log] = await Promise.all([sharedHsm(), audit()]);
+  const [hsm, log] = await Promise.all([sharedHsm(), headSigningAuditLog(logger)]);
   return runKeygenCycle(
     {
       pool: keyPool,

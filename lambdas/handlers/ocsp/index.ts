@@ -1,13 +1,21 @@
 /**
  * The OCSP responder (RFC 6960 appendix A): `POST /ocsp` with an application/ocsp-request body, or
  * `GET /ocsp/{base64 request}`. Always answers an OCSPResponse: good / revoked / unknown per certificate,
- * signed by the delegated responder key in the HSM; malformedRequest for what does not parse; internalError
- * (unsigned, not cached) when the records or the HSM cannot be reached.
+ * signed by the delegated responder key in the HSM (once per certificate state: see OcspResponder);
+ * malformedRequest for what does not parse; unauthorized for serials this CA never issued; internalError
+ * (unsigned, not cached) when the records or the HSM cannot be reached. It logs in as the OCSP responder's
+ * own crypto user (OCSP_HSM_PIN_SOURCE, OCSP_HSM_TOKEN_LABEL): the CA keys are out of its reach.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { documentClient } from '../../adapters/aws/src';
+import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
+import { connectHsm } from '../../adapters/hsm/src';
+import { pkiPublisher } from '../../adapters/publish/src';
+import { OcspResponder, caCertificateStore } from '../../ca/src';
+import { loadCaConfig, loadConfig } from '../../config/src';
 import { ocspErrorResponse } from '../../pki/src';
-import { sharedPki } from '../shared/pki';
+import { TABLES, tableName } from '../../resources/src';
 
 const logger = new Logger({ serviceName: 'ocsp' });
 /** A GET request is at most a few hundred bytes of base64; POST bodies are capped the same way. */
@@ -45,6 +53,38 @@ export function ocspRequestOf(event: APIGatewayProxyEvent): Buffer | undefined {
   return Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
 }
 
+let ready: Promise<{ responder: OcspResponder; maxAgeSeconds: number }> | undefined;
+
+async function setUp(): Promise<{ responder: OcspResponder; maxAgeSeconds: number }> {
+  const { hsm: hsmConfig, aws } = loadConfig();
+  const config = loadCaConfig();
+  const hsm = await connectHsm(
+    { ...hsmConfig, pinSource: config.ocspPinSource, tokenLabel: config.ocspTokenLabel },
+    aws,
+  );
+  const caCertificates = await caCertificateStore(config.certsSource, aws).read();
+  if (!caCertificates) throw new Error(`no CA certificates in ${config.certsSource.kind}`);
+  const target = config.publishTarget;
+  const publisher = pkiPublisher(target, aws);
+  const responder = await OcspResponder.create({
+    hsm,
+    store: new CertificateRepository(documentClient(aws), { tableName: tableName(TABLES.certificates) }),
+    caCertificates,
+    config,
+    publishedCrl: () => publisher.read('issuing.crl'),
+  });
+  return { responder, maxAgeSeconds: Math.min(300, config.ocspResponseValiditySeconds) };
+}
+
+/** Once per environment; a failed set-up is tried again on the next request. */
+function responder(): Promise<{ responder: OcspResponder; maxAgeSeconds: number }> {
+  ready ??= setUp().catch((err: unknown) => {
+    ready = undefined;
+    throw err;
+  });
+  return ready;
+}
+
 export async function handler(
   event: APIGatewayProxyEvent,
   context?: Context,
@@ -54,11 +94,9 @@ export async function handler(
   const request = ocspRequestOf(event);
   if (!request) return answer(ocspErrorResponse('malformedRequest'), 0);
   try {
-    const pki = await sharedPki();
-    const authority = await pki.authority();
+    const { responder: ocsp, maxAgeSeconds } = await responder();
     // GET answers may be cached (that is what the GET binding is for); POST ones carry a nonce usually.
-    const maxAge = event.httpMethod === 'GET' ? Math.min(300, pki.config.ocspResponseValiditySeconds) : 0;
-    return answer(await authority.respondOcsp(request), maxAge);
+    return answer((await ocsp.respond(request)).der, event.httpMethod === 'GET' ? maxAgeSeconds : 0);
   } catch (err) {
     logger.error('OCSP request failed', { errorName: (err as Error)?.name });
     return answer(ocspErrorResponse('internalError'), 0);

@@ -2,11 +2,10 @@
  * What the PKI functions (CRL publication, OCSP) share per execution environment: the CA crypto user's
  * HSM login, the certificate records, the CA certificates and the signers over them.
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import { documentClient } from '../../adapters/aws/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Hsm } from '../../adapters/hsm/src';
-import { filePkiPublisher, s3PkiPublisher } from '../../adapters/publish/src';
+import { pkiPublisher } from '../../adapters/publish/src';
 import { RevocationAuthority, caCertificateStore, type CaCertificateStore } from '../../ca/src';
 import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig } from '../../config/src';
 import type { PkiPublisher } from '../../core/src';
@@ -37,10 +36,7 @@ async function setUp(): Promise<PkiContext> {
   });
   const certificateStore = caCertificateStore(config.certsSource, aws);
   const target = config.publishTarget;
-  const publisher =
-    target.kind === 'file'
-      ? filePkiPublisher(target.dir)
-      : s3PkiPublisher(new S3Client({ region: aws.region, endpoint: aws.endpoints.s3 }), target.bucket);
+  const publisher = pkiPublisher(target, aws);
   let authority: Promise<RevocationAuthority> | undefined;
   const create = async (): Promise<RevocationAuthority> => {
     const caCertificates = await certificateStore.read();

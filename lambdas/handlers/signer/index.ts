@@ -8,7 +8,6 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { lambdaClient } from '../../adapters/aws/src';
 import { BatchingCertificateIssuer } from '../../adapters/lambda/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
-import { createAuditLog } from '../../audit/src';
 import {
   PrefetchingKeyClaimer,
   REQUEST_ID_PATTERN,
@@ -20,6 +19,7 @@ import {
 import { buildCsr, prepareCmsContainer, verifyCsr } from '../../pki/src';
 import { MAX_TRANSACTION_ITEMS, RequestRepository } from '../../adapters/dynamodb/src';
 import { QUEUES, TABLES, tableName } from '../../resources/src';
+import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';
 
@@ -49,8 +49,9 @@ const issuer = new BatchingCertificateIssuer(lambdaClient(config.aws), pipeline.
 // Started at init, so a provisioned environment is logged in before its first request.
 const hsm = sharedHsm();
 hsm.catch(() => undefined);
-// Appends only: signed checkpoints are the keygen schedule's job (it holds the audit key's signer).
-const audit = createAuditLog({ doc });
+// Each entry's head is signed by the audit key (on the pool user's token) before receipts are returned.
+const audit = headSigningAuditLog(logger);
+audit.catch(() => undefined);
 
 async function deps(): Promise<SigningDeps> {
   return {

@@ -15,10 +15,11 @@ import {
   id_ce_cRLNumber,
   id_ce_cRLReasons,
 } from '@peculiar/asn1-x509';
-import { algorithmIdentifier, schemeFor, signDer } from './algorithms';
+import { X509Certificate, constants, verify } from 'node:crypto';
+import { algorithmIdentifier, schemeFor, schemeForOid, signDer } from './algorithms';
 import type { CertificateSigner } from './certificate';
 import { toArrayBuffer } from './der';
-import type { RevokedEntry } from '../../core/src';
+import { nodeHashName, type RevocationReason, type RevokedEntry } from '../../core/src';
 
 export interface CrlContent {
   /** Monotonically increasing per issuer (RFC 5280 5.2.3). */
@@ -85,4 +86,75 @@ export async function signCrl(content: CrlContent, signer: CertificateSigner): P
     signature: toArrayBuffer(signature),
   });
   return Buffer.from(AsnConvert.serialize(crl));
+}
+
+/** A published CRL whose signature verified under its issuer's key. */
+export type VerifiedCrl = CrlContent;
+
+/** The CRL does not parse, or its signature does not verify under the expected issuer's key. */
+export class CrlInvalidError extends Error {
+  public override readonly name = 'CrlInvalidError';
+  public readonly code = 'CRL_INVALID';
+}
+
+/**
+ * Parses a CRL and verifies its signature with the issuer certificate's public key: what the CA signed,
+ * read back (the anchor revocations are checked against, whatever the certificate records now say).
+ * Throws CrlInvalidError.
+ */
+export function verifyCrl(der: Buffer, issuerCertificateDer: Buffer): VerifiedCrl {
+  let crl: CertificateList;
+  try {
+    crl = AsnConvert.parse(der, CertificateList);
+  } catch {
+    throw new CrlInvalidError('the CRL is not a DER CertificateList');
+  }
+  const scheme = schemeForOid(crl.signatureAlgorithm.algorithm);
+  if (!scheme || !crl.tbsCertListRaw)
+    throw new CrlInvalidError('the CRL signature algorithm is not supported');
+  const key = new X509Certificate(issuerCertificateDer).publicKey;
+  const signed = Buffer.from(crl.tbsCertListRaw);
+  const signature = Buffer.from(crl.signature);
+  let ok = false;
+  try {
+    ok =
+      scheme.signatureAlgorithm === 'ECDSA'
+        ? verify(nodeHashName(scheme.digestAlgorithm), signed, { key, dsaEncoding: 'der' }, signature)
+        : verify(
+            nodeHashName(scheme.digestAlgorithm),
+            signed,
+            { key, padding: constants.RSA_PKCS1_PADDING },
+            signature,
+          );
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw new CrlInvalidError('the CRL signature does not verify with the issuer key');
+  const tbs = crl.tbsCertList;
+  const numberExtension = tbs.crlExtensions?.find((e) => e.extnID === id_ce_cRLNumber);
+  const number = numberExtension
+    ? Number(bigIntOf(AsnConvert.parse(numberExtension.extnValue.buffer, CRLNumber).value))
+    : 0;
+  return {
+    number,
+    thisUpdate: tbs.thisUpdate.getTime(),
+    nextUpdate: tbs.nextUpdate?.getTime() ?? tbs.thisUpdate.getTime(),
+    revoked: (tbs.revokedCertificates ?? []).map((entry) => {
+      const reasonExtension = entry.crlEntryExtensions?.find((e) => e.extnID === id_ce_cRLReasons);
+      const code = reasonExtension
+        ? AsnConvert.parse(reasonExtension.extnValue.buffer, CRLReason).reason
+        : CRLReasons.unspecified;
+      return {
+        serialHex: Buffer.from(entry.userCertificate)
+          .toString('hex')
+          .replace(/^00(?=[89a-f])/, ''),
+        revokedAt: entry.revocationDate.getTime(),
+        reason: (CRLReasons[code] ?? 'unspecified') as RevocationReason,
+      };
+    }),
+  };
+}
+
+function bigIntOf(value: number | ArrayBuffer): bigint {
+  return typeof value === 'number' ? BigInt(value) : BigInt(`0x${Buffer.from(value).toString('hex') || '0'}`);
 }

@@ -226,3 +226,8 @@ function certStatus(status: OcspStatus): CertStatus {
       });
   }
 }
+
+/** A CertID as it was sent (DER, hex): two requests about the same certificate give the same text. */
+export function certIdHex(certId: CertID): string {
+  return Buffer.from(AsnConvert.serialize(certId)).toString('hex');
+}

@@ -2,7 +2,8 @@
  * Scheduled work, shared by the CDK app (EventBridge rule, function timeout and concurrency) and the local
  * runner. Keygen refills the pool to its targets; one run at a time, since concurrent fills would overshoot.
  * The reconciler recovers open requests whose message was lost (see core/reconcile.ts). The JWKS refresher
- * keeps the identity providers' keys where functions without internet egress can read them.
+ * keeps the identity providers' keys where functions without internet egress can read them. The audit
+ * checkpointer signs and anchors checkpoints of the audit log within seconds of every append.
  */
 export interface ScheduleDefinition {
   /** CDK construct id of the rule. */
@@ -36,6 +37,15 @@ export const SCHEDULES = {
     description: "Copies the trusted identity providers' signing keys (JWKS) into SSM parameters",
     rateMinutes: 15,
     timeoutSeconds: 60,
+    reservedConcurrency: 1,
+  },
+  auditCheckpoint: {
+    id: 'AuditCheckpointSchedule',
+    description:
+      'Signs a checkpoint of every audit chain head every few seconds while they move, and anchors it outside the table',
+    // EventBridge's shortest rate; the function loops within the minute (AUDIT_CHECKPOINT_INTERVAL_SECONDS).
+    rateMinutes: 1,
+    timeoutSeconds: 75,
     reservedConcurrency: 1,
   },
   reconcile: {

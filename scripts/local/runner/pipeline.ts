@@ -2,8 +2,8 @@
  * The whole pipeline on one machine, hosting the unchanged handlers: SoftHSM token (made by the
  * bootstrap), DynamoDB Local + ElasticMQ (or configured endpoints), tables and queues from the shared
  * definitions, an HTTP server playing API Gateway, a Lambda Invoke endpoint for the CA function, consumer
- * processes playing the SQS event source mapping for the signer, and timers playing the keygen and
- * reconcile schedules.
+ * processes playing the SQS event source mapping for the signer, and timers playing the keygen,
+ * checkpointer and reconcile schedules.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
@@ -12,8 +12,16 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { dynamoDbClient, sqsClient } from '../../../lambdas/adapters/aws/src';
-import { loadCaConfig, loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
-import { API_STAGE, QUEUES, TABLES, ensureQueue, ensureTables } from '../../../lambdas/resources/src';
+import { loadAuditConfig, loadCaConfig, loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
+import {
+  API_STAGE,
+  QUEUES,
+  TABLES,
+  ensureQueue,
+  ensureTables,
+  tableName,
+} from '../../../lambdas/resources/src';
+import { localAnchorDir } from '../audit-anchors';
 import { localClientKeysEnv } from '../client-keys';
 import { startIdpProcess } from '../idp/process';
 import { localIdentityEnv } from '../idp/trust';
@@ -141,6 +149,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
 
     const dynamodb = dynamoDbClient(aws);
     await ensureTables(dynamodb, Object.values(TABLES));
+    // Audit checkpoints are anchored outside the table: a directory of this table's own.
+    process.env.AUDIT_ANCHOR_TARGET ||= `file:${await localAnchorDir(dynamodb, tableName(TABLES.audit))}`;
     dynamodb.destroy();
     const sqs = sqsClient(aws);
     const queue = await ensureQueue(sqs, QUEUES.signRequests, {
@@ -236,6 +246,19 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     schedule('crl', () => crl.handler(), pipeline.local.crlIntervalSeconds, true, log, cleanups, {
       logQuiet: true,
     });
+    // The checkpointer's rounds, at the interval its deployed loop keeps.
+    const checkpointer = (await import('../../../lambdas/handlers/audit-checkpoint')) as {
+      checkpointOnce: () => Promise<unknown>;
+    };
+    schedule(
+      'audit-checkpoint',
+      () => checkpointer.checkpointOnce().then(() => undefined),
+      loadAuditConfig().checkpointIntervalSeconds,
+      true,
+      log,
+      cleanups,
+      { logQuiet: true },
+    );
     const reconcile = (await import('../../../lambdas/handlers/reconcile')) as {
       runReconcile: () => Promise<unknown>;
     };

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsConfig } from '../../../config/src';
 
@@ -24,4 +25,8 @@ export function sqsClient(aws: AwsConfig): SQSClient {
 
 export function lambdaClient(aws: AwsConfig): LambdaClient {
   return new LambdaClient({ region: aws.region, endpoint: aws.endpoints.lambda, maxAttempts: 2 });
+}
+
+export function s3Client(aws: AwsConfig): S3Client {
+  return new S3Client({ region: aws.region, endpoint: aws.endpoints.s3, maxAttempts: 4 });
 }

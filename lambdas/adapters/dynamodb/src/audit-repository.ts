@@ -30,6 +30,7 @@ import {
   auditSequenceSk,
   genesisHead,
   parseAuditItems,
+  type AnchoredCheckpoint,
   type AuditEntry,
   type AuditStore,
   type ChainHead,
@@ -176,6 +177,18 @@ export class AuditRepository implements AuditStore {
       if (isLostRace(err)) return false;
       throw err;
     }
+  }
+
+  public async readCheckpoint(sequence: number): Promise<AnchoredCheckpoint | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.options.tableName,
+        Key: { pk: CHECKPOINT_PK, sk: auditSequenceSk(sequence) },
+        ConsistentRead: true,
+      }),
+    );
+    if (!Item || typeof Item.body !== 'string' || !(Item.signature instanceof Uint8Array)) return undefined;
+    return { sequence, body: Item.body, signature: Buffer.from(Item.signature), hash: String(Item.hash) };
   }
 
   /** Scans the whole table (strongly consistent): for the verifier, never on the request path. */

@@ -6,7 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash, verify } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
@@ -40,11 +41,18 @@ const CHAINS = 4;
 let doc: DynamoDBDocumentClient;
 let hsm: Pkcs11Hsm;
 let signer: AuditSigner;
+/** The rest of a deployment the CLI's verify reads: a certificate table, an (empty) PKI publication. */
+let deployment: Record<string, string>;
+const anchorsRoot = mkdtempSync(join(tmpdir(), 'audit-anchors-'));
 
 beforeAll(async () => {
   doc = documentClient(config.aws);
   hsm = await connectHsm(config.hsm);
   signer = await hsmAuditSigner(hsm, audit.keyLabel);
+  deployment = {
+    CERTIFICATES_TABLE_NAME: (await createTestTables(['certificates'])).certificates,
+    PKI_PUBLISH_TARGET: `file:${mkdtempSync(join(tmpdir(), 'pki-'))}`,
+  };
 });
 
 afterAll(async () => {
@@ -80,7 +88,13 @@ async function cli(table: string, ...args: string[]): Promise<{ code: number; st
       [join(ROOT, 'scripts/audit.ts'), ...args],
       {
         cwd: ROOT,
-        env: { ...process.env, AUDIT_TABLE_NAME: table, AUDIT_CHAINS: String(CHAINS) },
+        env: {
+          ...process.env,
+          ...deployment,
+          AUDIT_TABLE_NAME: table,
+          AUDIT_CHAINS: String(CHAINS),
+          AUDIT_ANCHOR_TARGET: `file:${join(anchorsRoot, table)}`,
+        },
         timeout: 60_000,
       },
     );
@@ -163,9 +177,14 @@ describe('audit log on DynamoDB Local', () => {
     expect(out.stdout).toMatch(/^intact: 24 entries in 4 chains, 1 checkpoints/m);
     expect(out.code).toBe(0);
     const cp = await cli(table, 'checkpoint');
-    expect(cp.stdout).toMatch(/^checkpoint 2 signed by /m);
+    expect(cp.stdout).toMatch(/^checkpoint 2 signed by .*, anchored in /m);
     expect(cp.code).toBe(0);
-    expect((await cli(table, 'verify')).stdout).toMatch(/^intact: 24 entries in 4 chains, 2 checkpoints/m);
+    // The CLI's checkpoint also anchored the one written before without an anchor store.
+    const after = await cli(table, 'verify');
+    expect(after.stdout).toMatch(
+      /^intact: 24 entries in 4 chains, 2 checkpoints .*, 2 anchored \(last: 2\)$/m,
+    );
+    expect(after.stdout).toMatch(/^revocations: 0 in the records, no published CRL, all agree$/m);
   });
 
   it('names an edited entry and the CLI exits non-zero', async () => {

@@ -1,7 +1,14 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { AwsConfig, ObjectTarget } from '../../../config/src';
 import { PKI_OBJECTS, type PkiPublisher } from '../../../core/src';
+import { s3Client } from '../../aws/src';
+
+/** The publisher of PKI_PUBLISH_TARGET: a directory or the PKI bucket. */
+export function pkiPublisher(target: ObjectTarget, aws: AwsConfig): PkiPublisher {
+  return target.kind === 'file' ? filePkiPublisher(target.dir) : s3PkiPublisher(s3Client(aws), target.bucket);
+}
 
 /** Locally: files in a directory the runner serves at PKI_BASE_URL (written then renamed: never half a CRL). */
 export function filePkiPublisher(dir: string): PkiPublisher {
@@ -12,6 +19,14 @@ export function filePkiPublisher(dir: string): PkiPublisher {
       const file = join(dir, name);
       await writeFile(`${file}.tmp`, der, { mode: 0o644 });
       await rename(`${file}.tmp`, file);
+    },
+    async read(name) {
+      try {
+        return await readFile(join(dir, name));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw err;
+      }
     },
   };
 }
@@ -33,6 +48,15 @@ export function s3PkiPublisher(client: S3Client, bucket: string): PkiPublisher {
           CacheControl: `public, max-age=${maxAgeSeconds}`,
         }),
       );
+    },
+    async read(name) {
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: name }));
+        return out.Body ? Buffer.from(await out.Body.transformToByteArray()) : undefined;
+      } catch (err) {
+        if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return undefined;
+        throw err;
+      }
     },
   };
 }

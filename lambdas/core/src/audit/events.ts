@@ -89,6 +89,10 @@ export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalVal
       if (e.assertionHash !== undefined) hash('assertionHash');
       check('serial', SERIAL, 'must be lower-case hex', true);
       break;
+    case 'revocation.restored':
+      fields(['serial']);
+      check('serial', SERIAL, 'must be lower-case hex');
+      break;
     case 'request.refused':
       fields(['requestId', 'code']);
       id('requestId');
@@ -130,6 +134,7 @@ export function entityIdOf(event: AuditEvent): string {
       return event.requestId;
     case 'certificate.issued':
     case 'certificate.revoked':
+    case 'revocation.restored':
       return `serial:${event.serial}`;
     case 'certificate.refused':
       return `refused:${event.requestId}`;

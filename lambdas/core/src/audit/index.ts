@@ -7,5 +7,6 @@ export * from './key-usage';
 export * from './layout';
 export * from './merkle';
 export * from './receipt';
+export * from './signed-head';
 export type * from './types';
 export * from './verifier';

@@ -4,14 +4,16 @@
  * A receipt names an entry (chain, sequence, entry hash) and the event's leaf in the entry's Merkle tree
  * (index, tree size, inclusion path). Checking it needs the event's text and the entry's other hashed
  * fields (prevHash, timestamp): the path yields the tree root, and the root with those fields must hash
- * to the entry hash. That the entry itself is still linked into its chain and covered by a signed
- * checkpoint is `proveReceipt`'s second half, over a stored log.
+ * to the entry hash. A receipt may also carry the audit key's signature over its entry as the chain's
+ * head. That the entry itself is still linked into its chain and covered by a signed checkpoint is
+ * `proveReceipt`'s second half, over a stored log.
  */
 import type { KeyObject } from 'node:crypto';
 import { parseCheckpointBody, verifyCheckpointSignature } from './checkpoint';
 import { entryHash } from './entry';
 import { inclusionPath, merkleRoot, rootFromInclusionPath } from './merkle';
-import type { AuditEntry, AuditReceipt, CheckpointBody, StoredAuditLog } from './types';
+import { verifySignedHead } from './signed-head';
+import type { AuditEntry, AuditReceipt, CheckpointBody, StoredAuditLog, StoredCheckpoint } from './types';
 
 /** One receipt per event of a freshly built entry, in event order. */
 export function receiptsOf(entry: AuditEntry): AuditReceipt[] {
@@ -45,29 +47,62 @@ export interface ReceiptProof {
   readonly eventText?: string;
   /** The signed checkpoint that covers the entry, if any. */
   readonly checkpoint?: number;
+  /** True when that checkpoint was read from the anchor store (outside the table). */
+  readonly anchored?: boolean;
   /** What was checked, in order; on failure the last line says what failed. */
   readonly steps: readonly string[];
 }
 
 /**
- * Checks a receipt against a stored log: the entry is there with the receipt's hash, the leaf's text
- * and the path lead to the entry hash, and the chain links from the entry up to the head recorded by the
- * newest checkpoint whose signature verifies with the audit public key.
+ * Checks a receipt against a stored log: the receipt's signed head (if it carries one) is the audit
+ * key's, the entry is there with the receipt's hash, the leaf's text and the path lead to the entry hash,
+ * and the chain links from the entry up to the head recorded by the newest signed checkpoint that covers
+ * it (an anchored one when anchors are given). A receipt with a signed head is proven before any
+ * checkpoint covers it; one without needs the checkpoint. A signed head whose entry the table no longer
+ * holds is named as what it is: the log was cut short or rewound after the receipt was handed out.
  */
-export function proveReceipt(receipt: AuditReceipt, log: StoredAuditLog, publicKey: KeyObject): ReceiptProof {
+export function proveReceipt(
+  receipt: AuditReceipt,
+  log: StoredAuditLog,
+  publicKey: KeyObject | ((text: string, signature: Buffer) => boolean),
+  anchors?: readonly StoredCheckpoint[],
+): ReceiptProof {
+  const signed = (text: string, signature: Buffer): boolean =>
+    typeof publicKey === 'function'
+      ? publicKey(text, signature)
+      : verifyCheckpointSignature(text, signature, publicKey);
   const steps: string[] = [];
   const fail = (why: string, extra: Partial<ReceiptProof> = {}): ReceiptProof => ({
     ok: false,
     steps: [...steps, `FAILED: ${why}`],
     ...extra,
   });
+  const where = `${receipt.chain}/${receipt.sequence}`;
+  let headSigned = false;
+  if (receipt.head) {
+    if (!verifySignedHead(receipt, receipt.head, publicKey)) {
+      return fail(`the receipt's head signature does not verify with the audit public key`);
+    }
+    headSigned = true;
+    steps.push(`the audit key signed entry ${where} as its chain's head when it was written`);
+  }
   const chain = log.entries.get(receipt.chain) ?? [];
   const bySequence = new Map(chain.filter((e) => e.sequence !== undefined).map((e) => [e.sequence!, e]));
   const entry = bySequence.get(receipt.sequence);
   if (!entry || entry.events === undefined || entry.prevHash === undefined || entry.timestamp === undefined) {
-    return fail(`no entry ${receipt.chain}/${receipt.sequence} in the log`);
+    return fail(
+      headSigned
+        ? `the log no longer holds entry ${where}, which the audit key signed: the chain was cut short or rewound`
+        : `no entry ${where} in the log`,
+    );
   }
-  if (entry.hash !== receipt.hash) return fail('the stored entry has another hash than the receipt');
+  if (entry.hash !== receipt.hash) {
+    return fail(
+      headSigned
+        ? `another entry stands at ${where} than the one the audit key signed: the chain was rewound and written again`
+        : 'the stored entry has another hash than the receipt',
+    );
+  }
   const eventText = entry.events[receipt.leafIndex];
   if (eventText === undefined || entry.events.length !== receipt.treeSize) {
     return fail('the entry has no such leaf (tree size differs)');
@@ -76,13 +111,14 @@ export function proveReceipt(receipt: AuditReceipt, log: StoredAuditLog, publicK
     return fail('the inclusion path does not lead to the entry hash', { eventText });
   }
   steps.push(
-    `leaf ${receipt.leafIndex} of ${receipt.treeSize} is in entry ${receipt.chain}/${receipt.sequence} (${receipt.path.length} path hashes)`,
+    `leaf ${receipt.leafIndex} of ${receipt.treeSize} is in entry ${where} (${receipt.path.length} path hashes)`,
   );
 
+  const anchored = anchors !== undefined;
   const checkpoints: CheckpointBody[] = [];
-  for (const cp of log.checkpoints) {
+  for (const cp of anchors ?? log.checkpoints) {
     const body = cp.body === undefined ? undefined : parseCheckpointBody(cp.body);
-    if (body && cp.body && cp.signature && verifyCheckpointSignature(cp.body, cp.signature, publicKey)) {
+    if (body && cp.body && cp.signature && signed(cp.body, cp.signature)) {
       checkpoints.push(body);
     }
   }
@@ -90,7 +126,14 @@ export function proveReceipt(receipt: AuditReceipt, log: StoredAuditLog, publicK
   const covering = checkpoints.find((cp) =>
     cp.heads.some((h) => h.chain === receipt.chain && h.sequence >= receipt.sequence),
   );
-  if (!covering) return fail('no signed checkpoint covers the entry yet', { eventText });
+  const name = `${anchored ? 'anchored ' : ''}checkpoint`;
+  if (!covering) {
+    if (headSigned) {
+      steps.push(`no signed ${name} covers the entry yet`);
+      return { ok: true, eventText, steps };
+    }
+    return fail(`no signed ${name} covers the entry yet`, { eventText });
+  }
   const recorded = covering.heads.find((h) => h.chain === receipt.chain)!;
   // Walk back from the checkpointed head to the entry: each entry's hash must be its successor's prevHash.
   let expected = recorded.hash;
@@ -98,7 +141,7 @@ export function proveReceipt(receipt: AuditReceipt, log: StoredAuditLog, publicK
     const e = bySequence.get(s);
     if (!e || e.hash !== expected || e.events === undefined || e.prevHash === undefined) {
       return fail(
-        `chain ${receipt.chain} broken at ${s} between the entry and checkpoint ${covering.sequence}`,
+        `chain ${receipt.chain} broken at ${s} between the entry and ${name} ${covering.sequence}`,
         {
           eventText,
         },
@@ -115,6 +158,6 @@ export function proveReceipt(receipt: AuditReceipt, log: StoredAuditLog, publicK
     if (recomputed !== e.hash) return fail(`entry ${receipt.chain}/${s} does not hash to its stored hash`);
     expected = e.prevHash;
   }
-  steps.push(`entry linked to the head recorded by signed checkpoint ${covering.sequence}`);
-  return { ok: true, eventText, checkpoint: covering.sequence, steps };
+  steps.push(`entry linked to the head recorded by signed ${name} ${covering.sequence}`);
+  return { ok: true, eventText, checkpoint: covering.sequence, anchored, steps };
 }

@@ -93,6 +93,15 @@ export interface RequestRefusedEvent {
   readonly code: string;
 }
 
+/**
+ * The CRL publication kept a revocation of the previously published CRL that the certificate records no
+ * longer show (a record edited or deleted): the serial stays revoked.
+ */
+export interface RevocationRestoredEvent {
+  readonly type: 'revocation.restored';
+  readonly serial: string;
+}
+
 /** A certificate was revoked: its serial, the RFC 5280 reason, and the request it was issued for. */
 export interface CertificateRevokedEvent {
   readonly type: 'certificate.revoked';
@@ -110,6 +119,7 @@ export type AuditEvent =
   | CertificateIssuedEvent
   | CertificateRefusedEvent
   | RequestRefusedEvent
+  | RevocationRestoredEvent
   | CertificateRevokedEvent;
 
 export type AuditEventType = AuditEvent['type'];
@@ -149,6 +159,20 @@ export interface AuditReceipt {
   readonly leafIndex: number;
   readonly treeSize: number;
   readonly path: readonly Sha256Hex[];
+  /**
+   * The audit key's signature over the entry as its chain's head when it was written (see signed-head.ts):
+   * made before the receipt was handed out, it proves the entry existed even if the table is cut short.
+   * Absent when the writer holds no audit key (the CA).
+   */
+  readonly head?: SignedHead;
+}
+
+/** The audit key's signature over one chain head (chain, sequence and entry hash of the receipt). */
+export interface SignedHead {
+  readonly keyLabel: string;
+  readonly algorithm: CheckpointAlgorithm;
+  /** Base64 of the DER ECDSA signature over SHA-384(headStatement(...)). */
+  readonly signature: string;
 }
 
 /** The signed content of a checkpoint: every chain head at one moment, linked to the previous checkpoint. */
@@ -227,6 +251,33 @@ export interface StoredAuditLog {
   readonly foreign: readonly string[];
 }
 
+/** A signed checkpoint as written outside the table (and read back, tampered or not). */
+export interface AnchoredCheckpoint {
+  readonly sequence: number;
+  /** Canonical body text, as signed. */
+  readonly body: string;
+  readonly signature: Buffer;
+  readonly hash: Sha256Hex;
+}
+
+/**
+ * Where signed checkpoints are copied outside the audit table, write-once: an S3 bucket with Object Lock
+ * in compliance mode on AWS, a directory locally. Whoever can write the table cannot touch these.
+ */
+export interface AuditAnchorStore {
+  /** Where the anchors are (for messages). */
+  readonly location: string;
+  /**
+   * Writes a checkpoint unless one with its sequence is there. True when this one is (now) anchored;
+   * false when a different checkpoint holds the sequence (a fork: never overwritten).
+   */
+  put(checkpoint: AnchoredCheckpoint): Promise<boolean>;
+  /** True when a checkpoint with this sequence is anchored. */
+  has(sequence: number): Promise<boolean>;
+  /** Every anchored checkpoint (a full read: offline use only). */
+  readAll(): Promise<StoredCheckpoint[]>;
+}
+
 /** Persistence the AuditLog needs (DynamoDB in production, memory in tests). */
 export interface AuditStore {
   /** Current head (consistent read); GENESIS head when the chain is empty. */
@@ -241,6 +292,8 @@ export interface AuditStore {
   readCheckpointHead(): Promise<{ sequence: number; hash: Sha256Hex } | undefined>;
   /** Stores a checkpoint if it is the successor of the current checkpoint head. False on a lost race. */
   putCheckpoint(checkpoint: SignedCheckpoint, canonicalBody: string): Promise<boolean>;
+  /** One stored checkpoint (consistent read), as written; undefined when absent. */
+  readCheckpoint(sequence: number): Promise<AnchoredCheckpoint | undefined>;
   /** Everything stored, for verification (a full read: offline use only). */
   readAll(): Promise<StoredAuditLog>;
 }
@@ -264,7 +317,17 @@ export type AuditIssueKind =
   /** A checkpoint's signature does not verify with the audit public key (or the checkpoint is malformed). */
   | 'checkpoint-signature'
   /** Checkpoints missing, reordered or not linked to their predecessor. */
-  | 'checkpoint-chain';
+  | 'checkpoint-chain'
+  /** A chain ends before the head an anchored checkpoint recorded: its newest entries were cut off. */
+  | 'truncated'
+  /** The entry an anchored checkpoint recorded was replaced: the head was moved back and written again. */
+  | 'rewound'
+  /** Anchored checkpoints missing between two that are there (or before the first). */
+  | 'anchor-gap'
+  /** A checkpoint in the table that was never anchored (or whose anchor differs). */
+  | 'not-anchored'
+  /** Entries older than the allowed lag that no anchored checkpoint covers yet. */
+  | 'uncovered';
 
 export interface AuditIssue {
   readonly kind: AuditIssueKind;
@@ -284,5 +347,9 @@ export interface AuditVerificationReport {
   readonly lastCheckpoint?: number;
   /** Entries appended after the last valid checkpoint: covered by the chain links only. */
   readonly entriesAfterLastCheckpoint: number;
+  /** Anchored checkpoints read from outside the table (undefined when none were given). */
+  readonly anchors?: number;
+  /** Sequence of the last anchored checkpoint whose signature verified. */
+  readonly lastAnchored?: number;
   readonly issues: readonly AuditIssue[];
 }

@@ -13,9 +13,16 @@
  * Checkpoints (sorted by position): signature (audit public key), sequence and link to the previous
  * checkpoint; each head recorded by a checkpoint with a good signature must still be there unchanged.
  *
- * What it cannot see: a consistent rewrite of a chain's tail after the last checkpoint (entry hashes are
- * not keyed, so whoever can write the table can re-hash a tail and move the head), the deletion of the
- * newest checkpoint(s), and anything signed with the audit key itself.
+ * Anchors (checkpoints copied write-once outside the table), when given: each must verify, link to the
+ * one before and leave no gap; each must be in the table unchanged, and every table checkpoint older than
+ * the allowed lag must be anchored; every head an anchor recorded must still be in its chain (else
+ * `truncated`, or `rewound` when another entry took its place); entries older than the lag that no
+ * anchor covers are `uncovered`.
+ *
+ * What it cannot see: a consistent rewrite of a chain's tail younger than the allowed lag that no anchor
+ * covers yet (entry hashes are not keyed, so whoever can write the table can re-hash a tail and move the
+ * head; a receipt's signed head still shows it), and anything signed with the audit key itself. Without
+ * anchors, also the deletion of the newest checkpoints and a rewrite after the last one.
  */
 import type { KeyObject } from 'node:crypto';
 import { checkpointHashOf, parseCheckpointBody, verifyCheckpointSignature } from './checkpoint';
@@ -36,6 +43,15 @@ export interface AuditLogSnapshot extends StoredAuditLog {
   readonly chains: number;
 }
 
+export interface AnchorCheckOptions {
+  /** The checkpoints read from the anchor store. */
+  readonly anchors: readonly StoredCheckpoint[];
+  /** Epoch ms of the check. */
+  readonly now: number;
+  /** How old an entry or table checkpoint may be before an anchor must cover it. */
+  readonly maxLagMs: number;
+}
+
 const HEX64 = /^[0-9a-f]{64}$/;
 /** One issue per missing sequence up to this many per gap, then one summary issue. */
 const MAX_GAP_ISSUES = 50;
@@ -53,6 +69,7 @@ export type CheckpointSignatureCheck = (canonicalBody: string, signature: Buffer
 export function verifyAuditLog(
   snapshot: AuditLogSnapshot,
   publicKey: KeyObject | CheckpointSignatureCheck | undefined,
+  anchoring?: AnchorCheckOptions,
 ): AuditVerificationReport {
   const issues: AuditIssue[] = snapshot.foreign.map((key) => ({
     kind: 'inserted' as const,
@@ -72,6 +89,9 @@ export function verifyAuditLog(
   const cp = verifyCheckpoints(snapshot.checkpoints, publicKey, issues);
   let after = 0;
   for (const body of cp.valid) checkAgainstCheckpoint(body, byChain, snapshot.heads, issues);
+  const anchored = anchoring
+    ? verifyAnchors(snapshot.checkpoints, byChain, snapshot.heads, publicKey, anchoring, issues)
+    : undefined;
   const last = cp.valid[cp.valid.length - 1];
   for (const chain of chainIds) {
     const head = snapshot.heads.get(chain)?.sequence ?? 0;
@@ -89,6 +109,8 @@ export function verifyAuditLog(
     checkpoints: snapshot.checkpoints.length,
     lastCheckpoint: last?.sequence,
     entriesAfterLastCheckpoint: after,
+    anchors: anchoring?.anchors.length,
+    lastAnchored: anchored?.last?.sequence,
     issues: unique,
   };
 }
@@ -279,35 +301,145 @@ function verifyCheckpoints(
   return { valid };
 }
 
-/** Each head a valid checkpoint recorded must still be in its chain, unchanged. */
+/**
+ * Each head a valid checkpoint recorded must still be in its chain, unchanged. Against an anchor, a
+ * missing tail is `truncated` and a replaced entry `rewound`; against a table checkpoint (which the same
+ * attacker could have written), both are `checkpoint-mismatch`.
+ */
 function checkAgainstCheckpoint(
   body: CheckpointBody,
   byChain: ReadonlyMap<number, ReadonlyMap<number, Entry[]>>,
   heads: AuditLogSnapshot['heads'],
   issues: AuditIssue[],
+  anchored = false,
 ): void {
+  const name = `${anchored ? 'anchored ' : ''}checkpoint ${body.sequence}`;
   for (const recorded of body.heads) {
     if (recorded.sequence === 0) continue;
     const entries = byChain.get(recorded.chain)?.get(recorded.sequence) ?? [];
     const current = heads.get(recorded.chain)?.sequence ?? 0;
-    let detail: string | undefined;
+    const add = (kind: AuditIssue['kind'], detail: string): void => {
+      issues.push({ kind, chain: recorded.chain, sequence: recorded.sequence, detail });
+    };
     if (entries.length === 0) {
-      detail =
-        current < recorded.sequence
-          ? `truncated: checkpoint ${body.sequence} recorded the chain up to here, it now ends at ${current}`
-          : `entry recorded by checkpoint ${body.sequence} is missing`;
+      if (current < recorded.sequence) {
+        add(
+          anchored ? 'truncated' : 'checkpoint-mismatch',
+          `truncated: ${name} recorded the chain up to here, it now ends at ${current}`,
+        );
+      } else add(anchored ? 'deleted' : 'checkpoint-mismatch', `entry recorded by ${name} is missing`);
     } else if (!entries.some((e) => e.hash === recorded.hash && e.contentOk)) {
-      detail = `differs from checkpoint ${body.sequence} (this entry or one before it was rewritten)`;
+      add(
+        anchored ? 'rewound' : 'checkpoint-mismatch',
+        anchored
+          ? `rewound: another entry stands where ${name} recorded the head (the head was moved back and written again, or this entry or one before it was rewritten)`
+          : `differs from ${name} (this entry or one before it was rewritten)`,
+      );
     }
-    if (detail) {
+  }
+}
+
+/** Checks the anchored checkpoints and the table against them; returns the last valid anchor. */
+function verifyAnchors(
+  tableCheckpoints: readonly StoredCheckpoint[],
+  byChain: ReadonlyMap<number, ReadonlyMap<number, Entry[]>>,
+  heads: AuditLogSnapshot['heads'],
+  publicKey: KeyObject | CheckpointSignatureCheck | undefined,
+  options: AnchorCheckOptions,
+  issues: AuditIssue[],
+): { last?: CheckpointBody } {
+  const add = (sequence: number | undefined, kind: AuditIssue['kind'], detail: string): void => {
+    issues.push({ kind, sequence, detail: `anchor: ${detail}` });
+  };
+  const checks = (body: string, signature: Buffer): boolean =>
+    publicKey !== undefined &&
+    (typeof publicKey === 'function'
+      ? publicKey(body, signature)
+      : verifyCheckpointSignature(body, signature, publicKey));
+
+  const valid = new Map<number, { body: CheckpointBody; text: string }>();
+  for (const anchor of options.anchors) {
+    const body = anchor.body === undefined ? undefined : parseCheckpointBody(anchor.body);
+    if (!body || !anchor.body || !anchor.signature || body.sequence !== anchor.position) {
+      add(anchor.position, 'checkpoint-signature', `malformed anchored checkpoint "${anchor.rawPosition}"`);
+    } else if (!checks(anchor.body, anchor.signature)) {
+      add(anchor.position, 'checkpoint-signature', 'signature does not verify with the audit public key');
+    } else {
+      valid.set(body.sequence, { body, text: anchor.body });
+    }
+  }
+  const sequences = [...valid.keys()].sort((a, b) => a - b);
+  let expected = 1;
+  for (const sequence of sequences) {
+    if (sequence > expected) {
+      add(
+        expected,
+        'anchor-gap',
+        sequence - 1 === expected
+          ? `checkpoint ${expected} is not anchored`
+          : `checkpoints ${expected} to ${sequence - 1} are not anchored`,
+      );
+    }
+    const { body } = valid.get(sequence)!;
+    const previous = valid.get(sequence - 1);
+    if (
+      sequence === 1
+        ? body.prevHash !== GENESIS_HASH
+        : previous && body.prevHash !== checkpointHashOf(previous.text)
+    ) {
+      add(
+        sequence,
+        'checkpoint-chain',
+        `anchored checkpoint ${sequence} does not link to the one before (a fork)`,
+      );
+    }
+    expected = sequence + 1;
+  }
+
+  // The table's checkpoints against the anchors: the same text, and none left unanchored for long.
+  const inTable = new Map<number, string | undefined>();
+  for (const cp of tableCheckpoints) if (cp.position !== undefined) inTable.set(cp.position, cp.body);
+  for (const [sequence, { text }] of valid) {
+    if (!inTable.has(sequence)) {
+      add(sequence, 'checkpoint-chain', `checkpoint ${sequence} is anchored but gone from the table`);
+    } else if (inTable.get(sequence) !== text) {
+      add(sequence, 'not-anchored', `checkpoint ${sequence} in the table differs from its anchor`);
+    }
+  }
+  for (const [sequence, text] of inTable) {
+    if (valid.has(sequence)) continue;
+    const body = text === undefined ? undefined : parseCheckpointBody(text);
+    if (!body || body.createdAt < options.now - options.maxLagMs) {
+      add(sequence, 'not-anchored', `checkpoint ${sequence} of the table was never anchored`);
+    }
+  }
+
+  for (const sequence of sequences)
+    checkAgainstCheckpoint(valid.get(sequence)!.body, byChain, heads, issues, true);
+
+  // Coverage: entries older than the lag must be under an anchored head.
+  const last = sequences.length > 0 ? valid.get(sequences[sequences.length - 1])!.body : undefined;
+  for (const [chain, bySequence] of byChain) {
+    const covered = last?.heads.find((h) => h.chain === chain)?.sequence ?? 0;
+    const stale = [...bySequence.entries()]
+      .filter(
+        ([sequence, entries]) =>
+          sequence > covered && entries.some((e) => e.timestamp < options.now - options.maxLagMs),
+      )
+      .map(([sequence]) => sequence)
+      .sort((a, b) => a - b);
+    if (stale.length > 0) {
       issues.push({
-        kind: 'checkpoint-mismatch',
-        chain: recorded.chain,
-        sequence: recorded.sequence,
-        detail,
+        kind: 'uncovered',
+        chain,
+        sequence: stale[0],
+        detail:
+          `entries ${stale[0]} to ${stale[stale.length - 1]} are older than ${Math.round(options.maxLagMs / 1000)} s ` +
+          `and no anchored checkpoint covers them (the last covers this chain up to ${covered})`,
       });
     }
   }
+  return { last };
 }
 
 /** One issue per (kind, chain, sequence): several checkpoints may report the same entry. */

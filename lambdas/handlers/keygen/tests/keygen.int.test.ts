@@ -70,7 +70,7 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
   );
   expect(second.available['EC-P256']).toBe(second.targets['EC-P256']);
 
-  // Every stored batch is in the audit log, and each run ended with a signed checkpoint that verifies.
+  // Every stored batch is in the audit log, signed as its chain's head by the audit key; the log verifies.
   const { AuditRepository } = await import('../../../adapters/dynamodb/src/audit-repository');
   const { eventsOf, auditPublicKey } = await import('../../../core/src');
   const { verifyAuditStore } = await import('../../../audit/src');
@@ -83,8 +83,6 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
   expect(batches.reduce((sum, e) => sum + (e.type === 'pool.batch-generated' ? e.count : 0), 0)).toBe(
     generated,
   );
-  expect(first.auditCheckpoint).toBe(1);
-  expect(second.auditCheckpoint).toBe(2);
   const publicKey = auditPublicKey(readFileSync(`${LOCAL_DIR}/audit/audit-key.pem`, 'utf8'));
   const report = await verifyAuditStore(store, loadAuditConfig().chains, publicKey);
   expect(report.intact).toBe(true);

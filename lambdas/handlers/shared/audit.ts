@@ -1,0 +1,56 @@
+/**
+ * The audit log of the functions that hold the pool user's HSM login (signer, keygen, checkpointer): the
+ * audit key on that token signs each entry's head, and checkpoints.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { auditAnchorStore } from '../../adapters/anchors/src';
+import { createAuditLog, type AuditLog } from '../../audit/src';
+import { loadAuditConfig } from '../../config/src';
+import { errorCode } from '../../core/src';
+import { sharedHsm } from './hsm';
+import { wire } from './wiring';
+
+let signing: Promise<AuditLog> | undefined;
+
+/**
+ * One per execution environment, retried after a failed HSM connect. Without the audit key (not yet
+ * provisioned) events are still appended, with unsigned heads, and the error is logged: the key pool and
+ * signing go on, and the checkpointer's failures raise the alarm.
+ */
+export function headSigningAuditLog(logger: Logger): Promise<AuditLog> {
+  const { doc } = wire();
+  signing ??= sharedHsm()
+    .then((hsm) =>
+      createAuditLog({ doc, hsm }).catch((err: unknown) => {
+        logger.error('audit key unavailable: heads unsigned', { errorCode: errorCode(err) });
+        return createAuditLog({ doc });
+      }),
+    )
+    .catch((err: unknown) => {
+      signing = undefined;
+      throw err;
+    });
+  return signing;
+}
+
+let checkpointing: Promise<AuditLog> | undefined;
+
+/** The checkpointer's log: it needs the audit key and, when AUDIT_ANCHOR_TARGET is set, anchors. */
+export function checkpointingAuditLog(): Promise<AuditLog> {
+  const { doc, config } = wire();
+  const audit = loadAuditConfig();
+  checkpointing ??= sharedHsm()
+    .then((hsm) =>
+      createAuditLog({
+        doc,
+        hsm,
+        config: audit,
+        anchors: audit.anchorTarget ? auditAnchorStore(audit.anchorTarget, config.aws) : undefined,
+      }),
+    )
+    .catch((err: unknown) => {
+      checkpointing = undefined;
+      throw err;
+    });
+  return checkpointing;
+}
