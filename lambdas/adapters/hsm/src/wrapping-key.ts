@@ -23,6 +23,8 @@ export interface WrappingKeyOptions {
   readonly pin: string;
   /** The security officer's PIN, for profiles whose security officer creates the key (SoftHSM). */
   readonly soPin?: string;
+  /** Only look: create, destroy and change nothing (an operator's check as the pool user). */
+  readonly inspectOnly?: boolean;
 }
 
 export interface WrappingKeyResult {
@@ -31,6 +33,8 @@ export interface WrappingKeyResult {
    * are destroyed (pool keys wrapped under them no longer unwrap) and a trusted one stands in their place.
    */
   readonly change: 'none' | 'created' | 'replaced';
+  /** A key with the label is there (after the change). */
+  readonly present: boolean;
   /** CKA_TRUSTED on the key now: on CloudHSM false until an admin marks it. */
   readonly trusted: boolean;
 }
@@ -56,6 +60,9 @@ export async function provisionWrappingKey(
       { type: pkcs11js.CKA_LABEL, value: label },
     ]);
     const trusted = keys.filter((key) => isTrusted(pkcs11, session!, key));
+    if (options.inspectOnly) {
+      return { change: 'none', present: keys.length > 0, trusted: trusted.length > 0 };
+    }
     const generate = (): void => {
       const template = wrappingKeyTemplate(label, profile);
       const flat = flatTemplate(template);
@@ -65,9 +72,9 @@ export async function provisionWrappingKey(
 
     if (!profile.trustedWrapping || profile.wrapKeyCreator === 'crypto-user') {
       // The owner never destroys a key here: on CloudHSM an admin decides about keys, and marks them trusted.
-      if (keys.length > 0) return { change: 'none', trusted: trusted.length > 0 };
+      if (keys.length > 0) return { change: 'none', present: true, trusted: trusted.length > 0 };
       generate();
-      return { change: 'created', trusted: false };
+      return { change: 'created', present: true, trusted: false };
     }
 
     // A key made before pool keys had to wrap under trust (private, untrusted, no templates) goes: pool
@@ -75,7 +82,9 @@ export async function provisionWrappingKey(
     const untrusted = keys.filter((key) => !trusted.includes(key));
     for (const key of untrusted) pkcs11.C_DestroyObject(session, key);
     const change = untrusted.length > 0 ? 'replaced' : 'created';
-    if (trusted.length > 0) return { change: untrusted.length > 0 ? 'replaced' : 'none', trusted: true };
+    if (trusted.length > 0) {
+      return { change: untrusted.length > 0 ? 'replaced' : 'none', present: true, trusted: true };
+    }
     if (!options.soPin) {
       throw new Error(`the wrapping key ${label} is made by the security officer: no SO PIN was given`);
     }
@@ -86,7 +95,7 @@ export async function provisionWrappingKey(
     } finally {
       pkcs11.C_Logout(session);
     }
-    return { change, trusted: true };
+    return { change, present: true, trusted: true };
   } catch (err) {
     const error = scrub(toHsmError(err, 'provision wrapping key'), options.pin);
     throw options.soPin ? scrub(error, options.soPin) : error;

@@ -75,9 +75,9 @@ test('on SoftHSM the security officer replaces an untrusted wrapping key by a tr
     const v1 = keys('pool-wrap-v1'); v1.done();
     console.log(JSON.stringify({ first, second, fresh, noSoPin, keys: v1.out }));`);
   expect(result).toEqual({
-    first: { change: 'replaced', trusted: true },
-    second: { change: 'none', trusted: true },
-    fresh: { change: 'created', trusted: true },
+    first: { change: 'replaced', present: true, trusted: true },
+    second: { change: 'none', present: true, trusted: true },
+    fresh: { change: 'created', present: true, trusted: true },
     noSoPin: expect.stringContaining('no SO PIN was given'),
     keys: [{ trusted: true, private: false, modifiable: false }],
   });
@@ -86,6 +86,7 @@ test('on SoftHSM the security officer replaces an untrusted wrapping key by a tr
 test('a crypto user’s key (the CloudHSM way) is made in the user’s session and wraps no pool key until trusted', () => {
   const result = inChild(`
     const cloudhsm = { ...options, profile: 'cloudhsm' };
+    const before = await provisionWrappingKey({ ...cloudhsm, inspectOnly: true }, 'cu-wrap-v1');
     const first = await provisionWrappingKey(cloudhsm, 'cu-wrap-v1');
     const second = await provisionWrappingKey(cloudhsm, 'cu-wrap-v1');
     const k = keys('cu-wrap-v1');
@@ -97,10 +98,11 @@ test('a crypto user’s key (the CloudHSM way) is made in the user’s session a
     try { k.p.C_WrapKey(k.s, { mechanism: P.CKM_AES_KEY_WRAP_PAD }, k.found[0], pair.privateKey, Buffer.alloc(4096)); }
     catch (e) { wrap = String(e.message).split(':')[0]; }
     k.done();
-    console.log(JSON.stringify({ first, second, keys: k.out, wrap }));`);
+    console.log(JSON.stringify({ before, first, second, keys: k.out, wrap }));`);
   expect(result).toEqual({
-    first: { change: 'created', trusted: false },
-    second: { change: 'none', trusted: false },
+    before: { change: 'none', present: false, trusted: false },
+    first: { change: 'created', present: true, trusted: false },
+    second: { change: 'none', present: true, trusted: false },
     keys: [{ trusted: false, private: true, modifiable: true }],
     wrap: 'CKR_KEY_NOT_WRAPPABLE',
   });
