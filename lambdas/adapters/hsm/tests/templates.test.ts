@@ -5,15 +5,9 @@
 import * as pkcs11js from 'pkcs11js';
 import { KEY_TYPES } from '../../../core/src';
 import { HSM_PROFILES } from '../src';
-import {
-  keyPairTemplates,
-  unwrapTemplate,
-  unwrappedKeyPolicy,
-  wrappingKeyTemplate,
-  type NestedTemplate,
-} from '../src/templates';
+import { keyPairTemplates, unwrapTemplate, unwrappedKeyPolicy, wrappingKeyTemplate } from '../src/templates';
 
-const value = (template: NestedTemplate, type: number): unknown =>
+const value = (template: ReadonlyArray<{ type: number; value?: unknown }>, type: number): unknown =>
   template.find((a) => a.type === type)?.value;
 
 test.each(KEY_TYPES)(
