@@ -79,17 +79,17 @@ export async function provisionWrappingKey(
 
     // A key made before pool keys had to wrap under trust (private, untrusted, no templates) goes: pool
     // blobs wrapped under it could still be unwrapped extractable through it.
+    if (trusted.length === 0 && !options.soPin) {
+      throw new Error(`the wrapping key ${label} is made by the security officer: no SO PIN was given`);
+    }
     const untrusted = keys.filter((key) => !trusted.includes(key));
     for (const key of untrusted) pkcs11.C_DestroyObject(session, key);
     const change = untrusted.length > 0 ? 'replaced' : 'created';
     if (trusted.length > 0) {
       return { change: untrusted.length > 0 ? 'replaced' : 'none', present: true, trusted: true };
     }
-    if (!options.soPin) {
-      throw new Error(`the wrapping key ${label} is made by the security officer: no SO PIN was given`);
-    }
     pkcs11.C_Logout(session);
-    login(pkcs11, session, pkcs11js.CKU_SO, options.soPin);
+    login(pkcs11, session, pkcs11js.CKU_SO, options.soPin!);
     try {
       generate();
     } finally {
