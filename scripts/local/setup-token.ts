@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../lambdas/config/src';
+import { loadConfig, resolvePin } from '../../lambdas/config/src';
 import {
   HsmLoginError,
   HsmTokenNotFoundError,
@@ -22,6 +22,7 @@ import {
   type Hsm,
   type Pkcs11Hsm,
 } from '../../lambdas/adapters/hsm/src';
+import { provisionWrappingKey } from '../../lambdas/adapters/hsm/src/wrapping-key';
 import type { HsmConfig } from '../../lambdas/config/src';
 import { loadCaConfig } from '../../lambdas/config/src';
 import { bootstrapCaHierarchy, fileCaCertificateStore } from '../../lambdas/ca/src';
@@ -31,9 +32,9 @@ import { LOCAL_DIR } from './paths';
 import { localToken, useLocalHsmEnv, type LocalToken } from './token';
 
 /**
- * Long-lived token objects, each created if missing: the pool wrapping key, the CA hierarchy (root,
- * issuing CA and OCSP responder) and the audit checkpoint key, so one command provisions a complete
- * local HSM.
+ * Long-lived token objects, each created if missing: the pool wrapping key (made before, by the security
+ * officer: provisionWrappingKey; here only found), the CA hierarchy (root, issuing CA and OCSP responder)
+ * and the audit checkpoint key, so one command provisions a complete local HSM.
  */
 export type Provisioner = (hsm: Hsm, config: HsmConfig) => Promise<string | undefined>;
 
@@ -153,6 +154,20 @@ export async function setupToken(): Promise<void> {
     }
     hsm = await connect(config);
   }
+  // The security officer's login needs a process where nobody else is logged in.
+  await hsm.close();
+  const wrapKey = await provisionWrappingKey(
+    { ...config, pin: await resolvePin(config.pinSource), soPin },
+    config.wrapKeyLabel,
+  );
+  if (wrapKey.change === 'created') {
+    log(`created wrapping key ${config.wrapKeyLabel} (trusted, made by the security officer)`);
+  } else if (wrapKey.change === 'replaced') {
+    log(
+      `replaced wrapping key ${config.wrapKeyLabel}: the old one was not trusted and is destroyed; pool keys wrapped under it no longer unwrap and are discarded when claimed`,
+    );
+  }
+  hsm = await connect(config);
   try {
     for (const provision of PROVISIONERS) {
       const done = await provision(hsm, config);

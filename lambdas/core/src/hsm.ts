@@ -60,7 +60,10 @@ export interface Hsm {
   findPrivateKey(label: string, keyType: KeyType): Promise<PrivateKeyRef | undefined>;
   /** SPKI of the token public key with that label, if any. */
   findPublicKeySpki(label: string): Promise<Buffer | undefined>;
-  /** Creates the AES-256 wrapping key on the token if it does not exist. Returns true when created. */
+  /**
+   * Creates the AES-256 wrapping key on the token if it does not exist and the user may make it; returns
+   * true when created. A trusted wrapping key is provisioned apart, and a missing one is an error.
+   */
   ensureWrappingKey(label: string): Promise<boolean>;
   keyAttributes(key: PrivateKeyRef): Promise<KeyAttributes>;
   /** Number of session (non-token) objects this process can see: zero when nothing leaked. */

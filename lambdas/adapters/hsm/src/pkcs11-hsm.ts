@@ -13,7 +13,13 @@ import {
 import { acquireModule, initialize, releaseModule } from './module';
 import { profileFor, type HsmProfile } from './profiles';
 import { SessionPool } from './session-pool';
-import { keyPairTemplates, keyTypeAttribute, unwrapTemplate, wrappingKeyTemplate } from './templates';
+import {
+  flatTemplate,
+  keyPairTemplates,
+  keyTypeAttribute,
+  unwrapTemplate,
+  wrappingKeyTemplate,
+} from './templates';
 import type {
   GenerateOptions,
   GeneratedKeyPair,
@@ -62,7 +68,7 @@ export class Pkcs11Hsm implements Hsm {
   }
 
   public async generateKeyPair(keyType: KeyType, options: GenerateOptions): Promise<GeneratedKeyPair> {
-    const { mechanism, publicTemplate, privateTemplate } = keyPairTemplates(keyType, options);
+    const { mechanism, publicTemplate, privateTemplate } = keyPairTemplates(keyType, options, this.profile);
     return this.run('generate key pair', async (session) => {
       const keys = await this.pkcs11.C_GenerateKeyPairAsync(
         session,
@@ -175,13 +181,25 @@ export class Pkcs11Hsm implements Hsm {
     });
   }
 
+  /**
+   * A trusted wrapping key, or one with templates, is not made in a pool user's session: the user cannot
+   * set CKA_TRUSTED, and pkcs11js cannot pass nested templates. provisionWrappingKey (wrapping-key.ts)
+   * makes it; here it must already exist.
+   */
   public async ensureWrappingKey(label: string): Promise<boolean> {
     return this.run('ensure wrapping key', async (session) => {
       if (this.tryTokenHandle(session, label, pkcs11js.CKO_SECRET_KEY)) return false;
+      const template = flatTemplate(wrappingKeyTemplate(label, this.profile));
+      if (this.profile.trustedWrapping || !template) {
+        throw new HsmKeyNotFoundError(
+          `no wrapping key labelled ${label}: on the ${this.profile.name} profile it is provisioned apart (scripts/wrapping-key.ts)`,
+          'ensure wrapping key',
+        );
+      }
       const handle = await this.pkcs11.C_GenerateKeyAsync(
         session,
         { mechanism: pkcs11js.CKM_AES_KEY_GEN },
-        wrappingKeyTemplate(label),
+        template,
       );
       this.tokenHandles.set(`${pkcs11js.CKO_SECRET_KEY}/${label}/any`, handle);
       return true;
@@ -350,14 +368,14 @@ function ecKeyType(params: Buffer): KeyType {
   throw new HsmError('unsupported EC curve on a public key', 'export public key');
 }
 
-function findSlot(pkcs11: pkcs11js.PKCS11, label: string): Buffer {
+export function findSlot(pkcs11: pkcs11js.PKCS11, label: string): Buffer {
   for (const slot of pkcs11.C_GetSlotList(true)) {
     if (pkcs11.C_GetTokenInfo(slot).label.trim() === label) return slot;
   }
   throw new HsmTokenNotFoundError(`no token labelled ${label} is present`, 'find slot');
 }
 
-function openSession(pkcs11: pkcs11js.PKCS11, slot: Buffer): Buffer {
+export function openSession(pkcs11: pkcs11js.PKCS11, slot: Buffer): Buffer {
   return pkcs11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
 }
 
@@ -382,7 +400,7 @@ function findOne(pkcs11: pkcs11js.PKCS11, session: Buffer, template: pkcs11js.Te
 }
 
 /** Belt and braces: no error leaves the adapter with the PIN (or its password half) in its message. */
-function scrub(error: HsmError, pin: string): HsmError {
+export function scrub(error: HsmError, pin: string): HsmError {
   const secrets = [pin, pin.includes(':') ? pin.slice(pin.indexOf(':') + 1) : ''].filter(
     (s) => s.length >= 3,
   );

@@ -16,6 +16,29 @@ export interface HsmProfile {
   readonly wrapMechanism: number;
   /** Upper bound for a wrapped RSA-4096 PKCS#8 blob plus padding: sizes the wrap output buffer. */
   readonly maxWrappedBytes: number;
+  /**
+   * Pool private keys are generated with CKA_WRAP_WITH_TRUSTED, so the HSM wraps them only under a key
+   * with CKA_TRUSTED: the pool wrapping key, which only the HSM's security officer can mark.
+   */
+  readonly trustedWrapping: boolean;
+  /**
+   * The wrapping key carries a CKA_UNWRAP_TEMPLATE (every key it unwraps is a sensitive, non-extractable,
+   * sign-only session object, whatever the caller asks) and a CKA_WRAP_TEMPLATE (it wraps only pool
+   * private keys).
+   */
+  readonly wrapKeyTemplates: boolean;
+  /**
+   * Who creates the trusted wrapping key. `security-officer`: the SO creates it with CKA_TRUSTED in its
+   * own session (SoftHSM lets only a logged-in SO set CKA_TRUSTED, only when an object is made, and an SO
+   * session can only make public objects). `crypto-user`: the owning crypto user creates it and an admin
+   * marks it trusted afterwards (CloudHSM CLI `key set-attribute --name trusted`).
+   */
+  readonly wrapKeyCreator: 'security-officer' | 'crypto-user';
+  /**
+   * The wrapping key is also made unmodifiable (CKA_MODIFIABLE), uncopyable (CKA_COPYABLE) and usable only
+   * with the wrap mechanism (CKA_ALLOWED_MECHANISMS), so nobody can turn it into a decryption key.
+   */
+  readonly lockWrapKey: boolean;
 }
 
 export const HSM_PROFILES: Readonly<Record<HsmProfileName, HsmProfile>> = {
@@ -23,12 +46,22 @@ export const HSM_PROFILES: Readonly<Record<HsmProfileName, HsmProfile>> = {
     name: 'softhsm',
     wrapMechanism: CKM_AES_KEY_WRAP_PAD,
     maxWrappedBytes: 4096,
+    trustedWrapping: true,
+    wrapKeyTemplates: true,
+    wrapKeyCreator: 'security-officer',
+    lockWrapKey: true,
   },
   cloudhsm: {
     name: 'cloudhsm',
     // Zero padding is CloudHSM's recommended mechanism for wrapping private keys (PKCS#8 in, wrapped out).
     wrapMechanism: CKM_CLOUDHSM_AES_KEY_WRAP_ZERO_PAD,
     maxWrappedBytes: 4096,
+    trustedWrapping: true,
+    wrapKeyTemplates: true,
+    wrapKeyCreator: 'crypto-user',
+    // CloudHSM takes CKA_MODIFIABLE only at its default; a crypto user the key is shared with cannot
+    // change its attributes, which is what keeps the pool user from doing so there.
+    lockWrapKey: false,
   },
 };
 
