@@ -137,10 +137,6 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
     (sum, t) => sum + (poolBefore[t] - after[t]),
     0,
   );
-  // Each consumer process may hold one prefetched key per pooled type (claimed, so gone from the pool,
-  // and never used twice): the pool lost the pooled requests' keys plus at most those.
-  expect(consumed - pooled).toBeGreaterThanOrEqual(0);
-  expect(consumed - pooled).toBeLessThanOrEqual(2 * 3);
   expect(views.filter((v) => v.keyType === 'RSA-3072').every((v) => v.pooledKey === false)).toBe(true);
 
   // The audit log tells the same story on its own: one signature and one certificate per request, each
@@ -150,8 +146,14 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
   const mine = new Set(accepted);
   const usage = keyUsage(events.filter((e) => 'requestId' in e && mine.has(e.requestId ?? '')));
   expect(usage).toMatchObject({ signatures: accepted.length, certificates: accepted.length, reused: [] });
-  expect(usage.claimed).toBe(pooled);
-  expect(usage.destroyed).toBe(pooled);
+  // Every key claimed was signed with and destroyed, or thrown away with its reason (an attempt retried
+  // after a transient failure takes a fresh key); each consumer process may also hold one prefetched key
+  // per pooled type (claimed, so gone from the pool, and never used twice). Nothing else left the pool.
+  expect(usage.claimed).toBe(pooled + usage.discarded);
+  expect(usage.destroyed).toBeGreaterThanOrEqual(pooled);
+  expect(usage.destroyed).toBeLessThanOrEqual(pooled + usage.discarded);
+  expect(consumed - usage.claimed).toBeGreaterThanOrEqual(0);
+  expect(consumed - usage.claimed).toBeLessThanOrEqual(2 * 3);
   const cli = (...args: string[]): { status: number | null; stdout: string } =>
     spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), ...args], {
       env: { ...process.env, ...pipeline.env },
