@@ -5,6 +5,10 @@
  * is otherwise refused. An RSA generation holds an HSM session for hundreds of milliseconds: without a
  * bound, one drained key type would queue the requests of every type behind its generations.
  *
+ * The queue is bounded too (`maxWaiting`, by default as many as may generate): a waiting request holds
+ * one of the process's record slots, so a long queue of one type would starve the others just as well;
+ * a request that finds the queue full is refused at once.
+ *
  * Slots are handed straight from a finishing generation to the longest waiter of its type, so a new
  * request never overtakes one that is waiting.
  */
@@ -15,6 +19,8 @@ export interface FallbackLimiterOptions {
   readonly maxInFlight: number;
   /** Longest a request waits for a slot or a pool key before it is refused (ms). */
   readonly waitMs: number;
+  /** Requests of one key type that may wait at once; default maxInFlight. */
+  readonly maxWaiting?: number;
   /** How often a waiting request looks in the pool again (ms); default 500. */
   readonly reclaimEveryMs?: number;
   /** Epoch ms; default Date.now. */
@@ -50,14 +56,22 @@ export class FallbackLimiter {
   private readonly clock: () => number;
   private readonly timer: (fn: () => void, ms: number) => () => void;
   private readonly reclaimEveryMs: number;
+  private readonly maxWaiting: number;
 
   public constructor(private readonly options: FallbackLimiterOptions) {
     if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1) {
       throw new RangeError('maxInFlight must be an integer >= 1');
     }
+    if (
+      options.maxWaiting !== undefined &&
+      !(Number.isInteger(options.maxWaiting) && options.maxWaiting >= 0)
+    ) {
+      throw new RangeError('maxWaiting must be an integer >= 0');
+    }
     this.clock = options.clock ?? Date.now;
     this.timer = options.timer ?? defaultTimer;
     this.reclaimEveryMs = Math.max(1, options.reclaimEveryMs ?? 500);
+    this.maxWaiting = options.maxWaiting ?? options.maxInFlight;
   }
 
   /** Generations of the type in flight now. */
@@ -71,8 +85,8 @@ export class FallbackLimiter {
   }
 
   /**
-   * A slot at once if one is free; else waits for one, calling `reclaim` after each `reclaimEveryMs`
-   * (a key it returns ends the wait), and is refused once `waitMs` has passed.
+   * A slot at once if one is free; else, when the queue has room, waits for one, calling `reclaim`
+   * after each `reclaimEveryMs` (a key it returns ends the wait), and is refused once `waitMs` has passed.
    */
   public async acquire<K>(
     keyType: KeyType,
@@ -84,6 +98,7 @@ export class FallbackLimiter {
       this.active.set(keyType, this.inFlight(keyType) + 1);
       return { kind: 'slot', release: this.slot(keyType) };
     }
+    if (queue.length >= this.maxWaiting) return { kind: 'refused' };
     const deadline = this.clock() + this.options.waitMs;
     const waiter: Waiter = {};
     queue.push(waiter);

@@ -1,14 +1,16 @@
 /**
- * The bound on on-the-fly generation, on fake time: slots per key type, waiters served in order, the
- * pool looked at again while waiting, refusal when the wait is over, and no slot ever lost or doubled.
+ * The bound on on-the-fly generation, on fake time: slots per key type, a bounded queue of waiters served
+ * in order, the pool looked at again while waiting, refusal when the wait is over or the queue full, and
+ * no slot ever lost or doubled.
  */
 import { FallbackLimiter, type FallbackDecision } from '../src';
 import { FakeTime, settle } from './fakes';
 
-function limiter(time: FakeTime, maxInFlight = 1, waitMs = 2000): FallbackLimiter {
+function limiter(time: FakeTime, maxInFlight = 1, waitMs = 2000, maxWaiting = 10): FallbackLimiter {
   return new FallbackLimiter({
     maxInFlight,
     waitMs,
+    maxWaiting,
     reclaimEveryMs: 500,
     clock: time.clock,
     timer: time.timer,
@@ -122,6 +124,21 @@ test('a slot handed over while the waiter was finding a key goes on to the next 
   expect(finding.result).toEqual({ kind: 'key', key: 'k7' });
   expect(next.result?.kind).toBe('slot');
   expect(l.inFlight('RSA-2048')).toBe(1);
+});
+
+test('the queue holds as many as may generate (by default): one more is refused at once', async () => {
+  const time = new FakeTime();
+  const l = new FallbackLimiter({ maxInFlight: 2, waitMs: 2000, clock: time.clock, timer: time.timer });
+  await l.acquire('RSA-2048', nothing);
+  await l.acquire('RSA-2048', nothing);
+  const waiting = [pending(l.acquire('RSA-2048', nothing)), pending(l.acquire('RSA-2048', nothing))];
+  await settle();
+  expect(l.waiting('RSA-2048')).toBe(2);
+  expect(await l.acquire('RSA-2048', nothing)).toEqual({ kind: 'refused' });
+  expect(l.waiting('RSA-2048')).toBe(2);
+  await time.advance(2000);
+  expect(waiting.map((w) => w.result)).toEqual([{ kind: 'refused' }, { kind: 'refused' }]);
+  expect(() => new FallbackLimiter({ maxInFlight: 1, maxWaiting: -1, waitMs: 1 })).toThrow(RangeError);
 });
 
 test('waitMs 0: refused at once when no slot is free, without waiting', async () => {
