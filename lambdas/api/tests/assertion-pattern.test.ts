@@ -23,6 +23,7 @@ const verifier = new JwsAssertionVerifier({
     audience: 'test',
     clockSkewSeconds: 60,
     maxAuthAgeSeconds: 600,
+    maxAuthGapSeconds: 30,
     acceptedAcr: [],
     maxLifetimeSeconds: 3600,
   },
