@@ -9,8 +9,10 @@
  * RSA generation takes a network HSM's time here (HSM_KEYGEN_LATENCY_MS): SoftHSM alone generates in
  * this machine's CPU, which a real HSM does not take from the signer. Without the bound (run with
  * POOL_FALLBACK_MAX_IN_FLIGHT=1000) every RSA request generates at once, the generations hold the
- * signer's record slots and HSM sessions, EC-P256 requests queue behind them, and the bounds below fail.
- * Latency is the service's own (the record's finishedAt - receivedAt), not the client's polling. */
+ * signer's record slots (SoftHSM's part of them its cores too), EC-P256 requests queue behind them, and
+ * the bounds below fail. Latency is the service's own (the record's finishedAt - receivedAt), not the
+ * client's polling.
+ */
 import { randomBytes } from 'node:crypto';
 import type { KeyType } from '../../../../lambdas/core/src';
 import { percentile } from '../../../bench/stats';
@@ -30,8 +32,11 @@ jest.setTimeout(240_000);
 const EC_RATE = 3; // per second, for the whole test
 /** RSA-2048 requests per second while the pool is drained: several times what the bound generates. */
 const RSA_RATE = 6;
-/** A network HSM's RSA-2048 generation time (a Luna's ~673 ms), on top of SoftHSM's. */
-const RSA_KEYGEN_LATENCY_MS = 700;
+/**
+ * A busy network HSM's RSA-2048 generation time, on top of SoftHSM's (a Luna takes ~673 ms alone; with
+ * 700 ms the unbounded fallback here still kept up when the machine was quiet, and hid the harm).
+ */
+const RSA_KEYGEN_LATENCY_MS = 2000;
 const WARMUP_S = 3;
 const BEFORE_S = 12;
 const DRAIN_S = 16;
@@ -162,9 +167,9 @@ test('EC-P256 latency is unchanged while the RSA-2048 pool is drained; RSA reque
       `(POOL_FALLBACK_MAX_IN_FLIGHT=${fault.pipeline.env.POOL_FALLBACK_MAX_IN_FLIGHT})`,
   );
 
-  // Generous, for a 2-core machine shared with other work at a higher priority (measured: +50 ms on the
-  // p50 when quiet, +500 ms when not), and still far below what unbounded RSA generation does to
-  // EC-P256 (measured: p50 and p95 of 8 to 10 s).
+  // Generous, for a 2-core machine shared with other work at a higher priority (measured: +30 ms on the
+  // p50 when quiet, +500 ms when not), and still well below what unbounded RSA generation does to
+  // EC-P256 (measured on a quiet machine: p50 3.9 s, p95 6.2 s).
   expect(drained.p50).toBeLessThanOrEqual(Math.max(2 * before.p50, before.p50 + 1000));
   expect(drained.p95).toBeLessThanOrEqual(Math.max(3 * before.p95, before.p95 + 2500));
   expect(rsaOutcome.other).toEqual([]);
