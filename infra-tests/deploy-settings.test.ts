@@ -39,6 +39,11 @@ beforeAll(() => {
         { name: 'evening', cron: '0 18 ? * MON-FRI *', min: 4, max: 4 },
       ]),
       apiClients: 'tax-agency,pension-agency',
+      apiStageRateLimit: '1000',
+      apiStageBurstLimit: '2000',
+      apiClientRateLimit: '300',
+      apiClientBurstLimit: '600',
+      apiClientQuotaPerDay: '5000000',
       identityIssuers: 'https://idp.example.se,https://eid.example.org/op',
       identityTrustedClients: 'arn:aws:iam::123456789012:role/legacy-eservice',
     },
@@ -109,9 +114,16 @@ it('scales the signer alias provisioned concurrency on schedule for forecast pea
   });
 });
 
-it('creates one API key per e-service in the usage plan', () => {
+it('creates one API key per e-service in the usage plan, with the throttles and quota set', () => {
   template.resourceCountIs('AWS::ApiGateway::ApiKey', 2);
   template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 2);
+  template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+    Throttle: { RateLimit: 300, BurstLimit: 600 },
+    Quota: { Limit: 5_000_000, Period: 'DAY' },
+  });
+  template.hasResourceProperties('AWS::ApiGateway::Stage', {
+    MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 })],
+  });
 });
 
 it('passes cdk-nag with the same acknowledgements', () => {

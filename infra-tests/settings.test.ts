@@ -81,6 +81,32 @@ describe('parseSettings', () => {
     );
   });
 
+  it('API limits: stage 200/s (burst 400), each client 50/s (burst 100) and 1,000,000 a day by default', () => {
+    expect(parseSettings(ctx(placeholders)).api.limits).toEqual({
+      stage: { rateLimit: 200, burstLimit: 400 },
+      client: { rateLimit: 50, burstLimit: 100, quotaPerDay: 1_000_000 },
+    });
+    const set = parseSettings(
+      ctx({ ...placeholders, apiStageRateLimit: 500, apiClientRateLimit: '499', apiClientQuotaPerDay: '0' }),
+    );
+    expect(set.api.limits).toEqual({
+      stage: { rateLimit: 500, burstLimit: 400 },
+      client: { rateLimit: 499, burstLimit: 100, quotaPerDay: 0 },
+    });
+  });
+
+  it("refuses a client limit that is not below the stage's, and the renamed keys", () => {
+    expect(errorOf({ ...placeholders, apiClientRateLimit: '200' }).contextKey).toBe('apiClientRateLimit');
+    expect(errorOf({ ...placeholders, apiStageBurstLimit: '100' }).contextKey).toBe('apiClientBurstLimit');
+    expect(errorOf({ ...placeholders, apiClientQuotaPerDay: '-1' }).contextKey).toBe('apiClientQuotaPerDay');
+    const renamed = errorOf({ ...placeholders, apiRateLimit: '100' });
+    expect([renamed.contextKey, renamed.message]).toEqual([
+      'apiRateLimit',
+      'apiRateLimit is no longer read: set apiStageRateLimit and apiClientRateLimit',
+    ]);
+    expect(errorOf({ ...placeholders, apiBurstLimit: '100' }).contextKey).toBe('apiBurstLimit');
+  });
+
   it('never puts a secret value in an error message', () => {
     const err = errorOf({ ...placeholders, hsmClusterId: 'cluster-S3CRET!' });
     expect(err.message).not.toContain('S3CRET');

@@ -585,28 +585,55 @@ describe('API', () => {
     });
   });
 
-  it('stage v1: access logs, error-level execution logs without data tracing, throttling', () => {
+  it('stage v1: access logs, error-level execution logs without data tracing, the stage throttle on every method', () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: API_STAGE,
       AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
       MethodSettings: [
         Match.objectLike({
+          HttpMethod: '*',
+          ResourcePath: '/*',
           LoggingLevel: 'ERROR',
           DataTraceEnabled: false,
-          ThrottlingRateLimit: 100,
-          ThrottlingBurstLimit: 200,
+          ThrottlingRateLimit: 200,
+          ThrottlingBurstLimit: 400,
         }),
       ],
     });
   });
 
-  it('binds the stage to a throttled usage plan with an API key', () => {
+  it("binds the stage to a usage plan with an API key: each client's throttle below the stage's, and a daily quota", () => {
     template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
-      Throttle: { RateLimit: 100, BurstLimit: 200 },
+      Throttle: { RateLimit: 50, BurstLimit: 100 },
+      Quota: { Limit: 1_000_000, Period: 'DAY' },
       ApiStages: [Match.objectLike({ Stage: Match.anyValue() })],
     });
     template.resourceCountIs('AWS::ApiGateway::ApiKey', 1);
     template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 1);
+  });
+
+  it('answers throttled and over-quota requests with 429 and the error body of the API', () => {
+    const responses = Object.values(resources(template, 'AWS::ApiGateway::GatewayResponse')).map(
+      (r) =>
+        r.Properties as {
+          ResponseType: string;
+          StatusCode: string;
+          ResponseParameters?: object;
+          ResponseTemplates: Record<string, string>;
+        },
+    );
+    const of = (type: string) => responses.find((r) => r.ResponseType === type)!;
+    expect(of('THROTTLED')).toMatchObject({
+      StatusCode: '429',
+      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
+    });
+    expect(JSON.parse(of('THROTTLED').ResponseTemplates['application/json'])).toMatchObject({
+      error: { code: 'THROTTLED' },
+    });
+    expect(of('QUOTA_EXCEEDED')).toMatchObject({ StatusCode: '429' });
+    expect(JSON.parse(of('QUOTA_EXCEEDED').ResponseTemplates['application/json'])).toMatchObject({
+      error: { code: 'QUOTA_EXCEEDED' },
+    });
   });
 });
 

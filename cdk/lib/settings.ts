@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
-import { keygenTargets } from '../../lambdas/config/src';
+import { apiLimitsProblem, keygenTargets, type ApiLimits } from '../../lambdas/config/src';
 import type { KeyType } from '../../lambdas/core/src';
 import { DeploymentSettingsError } from './errors';
 
@@ -62,7 +62,8 @@ export interface StackSettings {
     /** Alarm when the pool after a fill is below this share of its target. */
     readonly lowWaterPercent: number;
   };
-  readonly api: { readonly rateLimit: number; readonly burstLimit: number; readonly clients: string[] };
+  /** The stage throttle, each client's throttle and daily quota; one API key per client. */
+  readonly api: { readonly limits: ApiLimits; readonly clients: string[] };
   readonly caCertsParameterPrefix: string;
   /** http:// base URL relying parties reach the CRLs, CA certificates and OCSP at; default the distribution. */
   readonly pkiBaseUrl?: string;
@@ -154,11 +155,7 @@ export function parseSettings(ctx: Context): StackSettings {
       emptyPolicy: oneOf(ctx, 'poolEmptyPolicy', ['fallback', 'reject'] as const, 'fallback'),
       lowWaterPercent: int(ctx, 'poolLowWaterPercent', 20, 1, 100),
     },
-    api: {
-      rateLimit: int(ctx, 'apiRateLimit', 100, 1, 10_000),
-      burstLimit: int(ctx, 'apiBurstLimit', 200, 1, 5_000),
-      clients: list(ctx, 'apiClients') ?? ['default'],
-    },
+    api: { limits: apiLimits(ctx), clients: list(ctx, 'apiClients') ?? ['default'] },
     caCertsParameterPrefix: parameterPrefix(
       optionalString(ctx, 'caCertsParameterPrefix') ?? '/signing-pipeline/ca',
       'caCertsParameterPrefix',
@@ -171,6 +168,40 @@ export function parseSettings(ctx: Context): StackSettings {
     },
     alarmEmail: optionalString(ctx, 'alarmEmail'),
   };
+}
+
+/**
+ * The stage throttle (API Gateway applies it to each method) and, per client, a throttle below it and a
+ * daily quota: one e-service at its limit leaves room for the others. The bounds are API Gateway's
+ * default account limits (10,000 requests/s, burst 5,000).
+ */
+function apiLimits(ctx: Context): ApiLimits {
+  for (const [old, replacement] of [
+    ['apiRateLimit', 'apiStageRateLimit and apiClientRateLimit'],
+    ['apiBurstLimit', 'apiStageBurstLimit and apiClientBurstLimit'],
+  ]) {
+    // A renamed key silently ignored would deploy other limits than the operator meant.
+    if (ctx(old) !== undefined) {
+      throw new DeploymentSettingsError(`${old} is no longer read: set ${replacement}`, old);
+    }
+  }
+  const limits: ApiLimits = {
+    stage: {
+      rateLimit: int(ctx, 'apiStageRateLimit', 200, 1, 10_000),
+      burstLimit: int(ctx, 'apiStageBurstLimit', 400, 1, 5_000),
+    },
+    client: {
+      rateLimit: int(ctx, 'apiClientRateLimit', 50, 1, 10_000),
+      burstLimit: int(ctx, 'apiClientBurstLimit', 100, 1, 5_000),
+      quotaPerDay: int(ctx, 'apiClientQuotaPerDay', 1_000_000, 0, 1_000_000_000),
+    },
+  };
+  const problem = apiLimitsProblem(limits);
+  if (problem) {
+    const key = problem.limit === 'rate' ? 'apiClientRateLimit' : 'apiClientBurstLimit';
+    throw new DeploymentSettingsError(`${key}: ${problem.message}`, key);
+  }
+  return limits;
 }
 
 function optionalString(ctx: Context, key: string): string | undefined {

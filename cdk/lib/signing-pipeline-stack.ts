@@ -73,8 +73,7 @@ export class SigningPipelineStack extends Stack {
     this.functions.connectAuditAnchors(this.auditAnchors.bucket);
     this.api = new SigningApi(this, 'Api', {
       handler: this.functions.api,
-      rateLimit: settings.api.rateLimit,
-      burstLimit: settings.api.burstLimit,
+      limits: settings.api.limits,
       clients: settings.api.clients,
     });
     this.observability = new Observability(this, 'Observability', {

@@ -1,10 +1,13 @@
 /**
  * Fault injection for resilience tests: wraps an Hsm so chosen operations fail at a given rate with a
- * named, retryable HsmError (code INJECTED_FAULT), before the real call is made. Only the local runner
- * and tests install it (decorateSharedHsm), when HSM_FAULT_RATE > 0; no deployed function contains it.
+ * named, retryable HsmError (code INJECTED_FAULT), before the real call is made; and, for load tests,
+ * gives key generation of chosen types the latency of a network HSM. Only the local runner and tests
+ * install it (decorateSharedHsm), when HSM_FAULT_RATE > 0 or HSM_KEYGEN_LATENCY_MS is set; no deployed
+ * function contains it.
  */
-import { ConfigError, type Env } from '../config/src';
+import { ConfigError, parseKeyCounts, type Env } from '../config/src';
 import { HsmBusyError, type Hsm } from '../adapters/hsm/src';
+import type { KeyType } from '../core/src';
 
 /** An injected failure: an HsmBusyError (callers retry it like a capacity error) with its own code. */
 export class HsmInjectedFault extends HsmBusyError {
@@ -81,8 +84,43 @@ export function loadFaultOptions(env: Env = process.env): FaultOptions | undefin
   return { rate, operations: list as Array<keyof Hsm> | undefined };
 }
 
-/** The wiring's one call: the HSM itself, or wrapped with faults when HSM_FAULT_RATE is set. */
+/**
+ * Each key generated of a listed type takes `latencyMs` more: a network HSM's generation time (a Luna
+ * takes ~673 ms for RSA-2048 where SoftHSM takes ~330 ms of this machine's CPU). The wait holds no
+ * core, as on a remote HSM, so a load test sees the time a generation keeps its caller waiting rather
+ * than this machine's CPU.
+ */
+export function withKeygenLatency(
+  hsm: Hsm,
+  latencyMs: Partial<Record<KeyType, number>>,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Hsm {
+  const generate = hsm.generateKeyPair.bind(hsm);
+  const wrapped = Object.fromEntries(
+    HSM_OPERATIONS.map((op) => [op, (hsm[op] as (...args: unknown[]) => unknown).bind(hsm)]),
+  ) as unknown as Hsm;
+  wrapped.generateKeyPair = async (keyType, options) => {
+    const pair = await generate(keyType, options);
+    await sleep(latencyMs[keyType] ?? 0);
+    return pair;
+  };
+  return wrapped;
+}
+
+/** HSM_KEYGEN_LATENCY_MS: extra milliseconds per generated key, per type (`RSA-2048=700`). */
+export function loadKeygenLatency(env: Env = process.env): Partial<Record<KeyType, number>> | undefined {
+  const raw = env.HSM_KEYGEN_LATENCY_MS;
+  if (raw === undefined || raw === '') return undefined;
+  return parseKeyCounts(raw, 'HSM_KEYGEN_LATENCY_MS');
+}
+
+/**
+ * The wiring's one call: the HSM itself, or wrapped with faults when HSM_FAULT_RATE is set and with
+ * generation latency when HSM_KEYGEN_LATENCY_MS is.
+ */
 export function maybeWithFaults(hsm: Hsm, env: Env = process.env): Hsm {
   const options = loadFaultOptions(env);
-  return options ? withFaults(hsm, options) : hsm;
+  const latency = loadKeygenLatency(env);
+  const slow = latency ? withKeygenLatency(hsm, latency) : hsm;
+  return options ? withFaults(slow, options) : slow;
 }

@@ -2,6 +2,7 @@ export * from './config';
 export * from './errors';
 export * from './pin';
 export * from './pipeline-config';
+export * from './api-limits';
 export * from './pool-config';
 export * from './pool-targets';
 export * from './keygen-config';

@@ -1,6 +1,8 @@
 import { MAX_BODY_BYTES } from '../../resources/src/api';
 import { SIGNER_EVENT_SOURCE } from '../../resources/src/queues';
+import { apiLimitsProblem, type ApiLimits } from './api-limits';
 import { int, str } from './config';
+import { ConfigError } from './errors';
 import type { Env } from './types';
 
 /** Settings of the request path: API, queue, signer consumer, CA invocation, and the local runner. */
@@ -38,9 +40,8 @@ export interface PipelineConfig {
   readonly demandFlushPending: number;
   readonly local: {
     readonly port: number;
-    /** Per-client steady rate and burst of the local gateway (API Gateway usage plan terms). */
-    readonly rateLimit: number;
-    readonly burstLimit: number;
+    /** The local gateway's stage throttle (per method) and per-client throttle and daily quota. */
+    readonly limits: ApiLimits;
     /** Consumer processes the local runner starts (each one plays the event source mapping). */
     readonly consumers: number;
     /**
@@ -83,8 +84,7 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
     demandFlushPending: int(env, 'DEMAND_FLUSH_PENDING', 100, 1, 100_000),
     local: {
       port: int(env, 'PORT', 8080, 0, 65535),
-      rateLimit: int(env, 'LOCAL_RATE_LIMIT', 500, 1, 100_000),
-      burstLimit: int(env, 'LOCAL_BURST_LIMIT', 1000, 1, 100_000),
+      limits: localApiLimits(env),
       consumers: int(env, 'LOCAL_CONSUMERS', 1, 0, 16),
       caProcess: str(env, 'LOCAL_CA_PROCESS', '0') === '1',
       pollerConcurrency: int(env, 'LOCAL_POLLER_CONCURRENCY', 4, 1, 64),
@@ -94,4 +94,28 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
       crlIntervalSeconds: int(env, 'LOCAL_CRL_INTERVAL_SECONDS', 300, 1, 86400),
     },
   };
+}
+
+/**
+ * Higher than the stack's defaults, so that a benchmark's single client is not what it measures; the
+ * same rule as in AWS: a client's limits below the stage's.
+ */
+function localApiLimits(env: Env): ApiLimits {
+  const limits: ApiLimits = {
+    stage: {
+      rateLimit: int(env, 'LOCAL_STAGE_RATE_LIMIT', 1000, 1, 100_000),
+      burstLimit: int(env, 'LOCAL_STAGE_BURST_LIMIT', 2000, 1, 100_000),
+    },
+    client: {
+      rateLimit: int(env, 'LOCAL_CLIENT_RATE_LIMIT', 500, 1, 100_000),
+      burstLimit: int(env, 'LOCAL_CLIENT_BURST_LIMIT', 1000, 1, 100_000),
+      quotaPerDay: int(env, 'LOCAL_CLIENT_QUOTA_PER_DAY', 0, 0, 1_000_000_000),
+    },
+  };
+  const problem = apiLimitsProblem(limits);
+  if (problem) {
+    const variable = problem.limit === 'rate' ? 'LOCAL_CLIENT_RATE_LIMIT' : 'LOCAL_CLIENT_BURST_LIMIT';
+    throw new ConfigError(`${variable}: ${problem.message}`, variable);
+  }
+  return limits;
 }

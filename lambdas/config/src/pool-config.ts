@@ -11,6 +11,8 @@ export function loadPoolConfig(env: Env = process.env): PoolConfig {
     keyMaxAgeSeconds: int(env, 'POOL_KEY_MAX_AGE_SECONDS', 30 * DAY_SECONDS, 60, 365 * DAY_SECONDS),
     emptyPolicy: oneOf(env, 'POOL_EMPTY_POLICY', ['fallback', 'reject'] as const, 'fallback'),
     retryAfterSeconds: int(env, 'POOL_RETRY_AFTER_SECONDS', 30, 1, 3600),
+    fallbackMaxInFlight: int(env, 'POOL_FALLBACK_MAX_IN_FLIGHT', 2, 1, 1000),
+    fallbackWaitMs: int(env, 'POOL_FALLBACK_WAIT_MS', 2000, 0, 60_000),
     fillParallelism: int(env, 'POOL_FILL_PARALLELISM', 2, 1, 64),
   };
 }

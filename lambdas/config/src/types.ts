@@ -49,6 +49,12 @@ export interface PoolConfig {
   /** Pool empty: generate on the fly (`fallback`) or fail the request with a retry hint (`reject`). */
   readonly emptyPolicy: 'fallback' | 'reject';
   readonly retryAfterSeconds: number;
+  /**
+   * `fallback`: on-the-fly generations of one key type in flight at once per signer process, and how
+   * long a request beyond that waits for a slot or a pool key before it fails POOL_EMPTY (ms).
+   */
+  readonly fallbackMaxInFlight: number;
+  readonly fallbackWaitMs: number;
   /** Concurrent key generations while filling. */
   readonly fillParallelism: number;
 }

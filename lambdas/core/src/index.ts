@@ -11,6 +11,7 @@ export * from './keygen-cycle';
 export * from './request-state';
 export * from './reconcile';
 export * from './signing';
+export * from './fallback-limiter';
 export * from './signing-errors';
 export * from './delivery';
 export * from './retry';

@@ -22,6 +22,7 @@ import {
   type KeyDiscardReason,
 } from './audit';
 import type { CertificateIssuer, IssuedCertificate } from './certificate-issuer';
+import type { FallbackLimiter, ReleaseSlot } from './fallback-limiter';
 import { errorCode } from './fill-pool';
 import { bindingOf } from './identity/binding';
 import type { EmptyPoolPolicy, HsmKeyRef, KeyPoolStore, PoolHsm } from './pool';
@@ -88,6 +89,11 @@ export interface SigningDeps {
   /** Told of each transient failure that is retried (for logs). */
   readonly onRetry?: (stage: SigningStage, err: unknown, attempt: number) => void;
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * Bounds on-the-fly generation under the `fallback` policy (per process, per key type); without it
+   * every request that finds the pool empty generates at once.
+   */
+  readonly fallbackLimiter?: FallbackLimiter;
   /** Epoch ms. */
   readonly clock?: () => number;
   readonly newAttemptId?: () => string;
@@ -130,7 +136,7 @@ export type SignOutcome =
       readonly status: 'failed';
       readonly record: StoredSignRequest;
       readonly replayed: boolean;
-      /** Set when the pool was empty under the `reject` policy. */
+      /** Set when the pool was empty under the `reject` policy, or no on-the-fly generation was free. */
       readonly retryAfterSeconds?: number;
     };
 
@@ -348,9 +354,17 @@ class SigningAttempt {
     const { deps, record } = this;
     for (;;) {
       const mayDiscard = this.discardedKeys < (deps.settings.maxDiscardedKeys ?? 3);
-      const claimed = await this.stage('claim', () =>
-        deps.pool.claim(record.keyType, Math.floor(this.clock() / 1000)),
-      );
+      const claim = () => deps.pool.claim(record.keyType, Math.floor(this.clock() / 1000));
+      let claimed = await this.stage('claim', claim);
+      let slot: ReleaseSlot | undefined;
+      const limiter = deps.fallbackLimiter;
+      if (!claimed && deps.settings.emptyPoolPolicy === 'fallback' && limiter) {
+        // The wait for a generation slot (or a key keygen stored meanwhile) counts as claim time.
+        const decision = await this.stage('claim', () => limiter.acquire(record.keyType, claim));
+        if (decision.kind === 'refused') this.poolEmpty('no on-the-fly generation was free');
+        else if (decision.kind === 'key') claimed = decision.key;
+        else slot = decision.release;
+      }
       let publicKeySpki: Buffer;
       if (claimed) {
         this.pooledKey = true;
@@ -385,23 +399,15 @@ class SigningAttempt {
         }
         publicKeySpki = claimed.publicKeySpki;
       } else if (deps.settings.emptyPoolPolicy === 'reject') {
-        deps.metrics.count('PoolEmptyRejections', record.keyType);
-        const retryAfter = deps.settings.retryAfterSeconds;
-        throw new AttemptEnded(
-          {
-            code: 'POOL_EMPTY',
-            message: `no pre-generated ${record.keyType} key available; retry after ${retryAfter} s`,
-          },
-          retryAfter,
-        );
+        this.poolEmpty();
       } else {
         this.pooledKey = false;
         this.keyId = undefined;
         deps.metrics.count('OnTheFlyFallbacks', record.keyType);
-        // Used in place and never stored: generated non-extractable.
+        // Used in place and never stored: generated non-extractable. The slot is freed once the HSM is done.
         const pair = await this.stage('keygen', () =>
           deps.hsm.generateKeyPair(record.keyType, { extractable: false }),
-        );
+        ).finally(slot);
         this.key = pair.privateKey;
         publicKeySpki = pair.publicKeySpki;
       }
@@ -449,6 +455,20 @@ class SigningAttempt {
         this.discard(claimed.keyId, 'already-certified');
       }
     }
+  }
+
+  /** No key for this request: POOL_EMPTY with the retry hint. */
+  private poolEmpty(reason?: string): never {
+    const { keyType } = this.record;
+    this.deps.metrics.count('PoolEmptyRejections', keyType);
+    const retryAfter = this.deps.settings.retryAfterSeconds;
+    throw new AttemptEnded(
+      {
+        code: 'POOL_EMPTY',
+        message: `no pre-generated ${keyType} key available${reason ? ` and ${reason}` : ''}; retry after ${retryAfter} s`,
+      },
+      retryAfter,
+    );
   }
 
   private discard(keyId: string, reason: KeyDiscardReason): void {

@@ -162,13 +162,15 @@ describe('metrics', () => {
 });
 
 describe('pool configuration', () => {
-  test('defaults: 8 shards, bundles of 10, 30-day keys, fallback, 60 s lease, 30-day retention, 20-minute reconcile', () => {
+  test('defaults: 8 shards, bundles of 10, 30-day keys, fallback (2 generations per type, 2 s wait), 60 s lease, 30-day retention, 20-minute reconcile', () => {
     expect(loadPoolConfig({})).toEqual({
       shards: 8,
       bundleSize: 10,
       keyMaxAgeSeconds: 30 * 86_400,
       emptyPolicy: 'fallback',
       retryAfterSeconds: 30,
+      fallbackMaxInFlight: 2,
+      fallbackWaitMs: 2000,
       fillParallelism: 2,
     });
     expect(loadRequestsConfig({})).toEqual({
@@ -183,6 +185,8 @@ describe('pool configuration', () => {
   test('malformed values are named errors that name the variable', () => {
     expect(() => loadPoolConfig({ POOL_EMPTY_POLICY: 'maybe' })).toThrow(/POOL_EMPTY_POLICY/);
     expect(() => loadPoolConfig({ POOL_SHARDS: '0' })).toThrow(/POOL_SHARDS/);
+    expect(() => loadPoolConfig({ POOL_FALLBACK_MAX_IN_FLIGHT: '0' })).toThrow(/POOL_FALLBACK_MAX_IN_FLIGHT/);
+    expect(() => loadPoolConfig({ POOL_FALLBACK_WAIT_MS: '-1' })).toThrow(/POOL_FALLBACK_WAIT_MS/);
     expect(() => loadRequestsConfig({ RECONCILE_STALE_AFTER_SECONDS: '0' })).toThrow(
       /RECONCILE_STALE_AFTER_SECONDS/,
     );

@@ -5,6 +5,7 @@
  */
 import {
   AttemptSupersededError,
+  FallbackLimiter,
   RequestInProgressError,
   RequestNotFoundError,
   processSignRequest,
@@ -12,7 +13,7 @@ import {
   type StoredSignRequest,
 } from '../src';
 import { sampleSignRequestRecord } from '../../test-support/sign-request';
-import { harness, hsmError, poolKey, type Harness } from './fakes';
+import { FakeTime, gate, harness, hsmError, poolKey, settle, type Harness } from './fakes';
 
 function received(h: Harness, overrides: Partial<StoredSignRequest> = {}): StoredSignRequest {
   const record = sampleSignRequestRecord(overrides) as StoredSignRequest;
@@ -390,5 +391,98 @@ describe('empty pool', () => {
     expect(outcome).toMatchObject({ status: 'failed', retryAfterSeconds: 45 });
     expect(outcome.record.error?.code).toBe('POOL_EMPTY');
     expect(h.hsm.calls).toEqual([]);
+  });
+
+  describe('fallback bounded per key type: one generation in flight, a 2 s wait', () => {
+    /** A harness whose first on-the-fly generation is held in the HSM until the test lets it finish. */
+    function bounded(): { h: Harness; time: FakeTime; generating: ReturnType<typeof gate> } {
+      const time = new FakeTime();
+      const fallbackLimiter = new FallbackLimiter({
+        maxInFlight: 1,
+        waitMs: 2000,
+        reclaimEveryMs: 500,
+        clock: time.clock,
+        timer: time.timer,
+      });
+      const h = harness({ fallbackLimiter, settings: { retryAfterSeconds: 45 } });
+      const generating = gate();
+      const generate = h.hsm.generateKeyPair.bind(h.hsm);
+      let calls = 0;
+      h.hsm.generateKeyPair = async (keyType) => {
+        if (calls++ === 0) await generating.promise;
+        return generate(keyType);
+      };
+      return { h, time, generating };
+    }
+
+    test('a request beyond the bound that finds neither a slot nor a key in time: POOL_EMPTY with the retry hint', async () => {
+      const { h, time, generating } = bounded();
+      const first = processSignRequest(h.deps, received(h).id);
+      await settle();
+      const second = processSignRequest(h.deps, received(h).id);
+      await time.advance(2000);
+      const refused = await second;
+      expect(refused).toMatchObject({ status: 'failed', retryAfterSeconds: 45 });
+      expect(refused.record.error).toMatchObject({ code: 'POOL_EMPTY' });
+      expect(refused.record.error?.message).toMatch(/no on-the-fly generation was free; retry after 45 s/);
+      expect(h.metrics.counter('PoolEmptyRejections', 'EC-P256')).toBe(1);
+      generating.open();
+      expect(await first).toMatchObject({ status: 'signed' });
+      expect(h.hsm.calls.filter((c) => c === 'generateKeyPair')).toHaveLength(1);
+      expect(h.hsm.live.size).toBe(0);
+      expect(h.deps.fallbackLimiter!.inFlight('EC-P256')).toBe(0);
+    });
+
+    test('a waiting request takes the slot the finishing generation frees', async () => {
+      const { h, time, generating } = bounded();
+      const first = processSignRequest(h.deps, received(h).id);
+      await settle();
+      const second = processSignRequest(h.deps, received(h).id);
+      await time.advance(700);
+      generating.open();
+      expect(await first).toMatchObject({ status: 'signed' });
+      const outcome = await second;
+      expect(outcome).toMatchObject({ status: 'signed' });
+      expect(outcome.record.pooledKey).toBe(false);
+      expect(h.metrics.counter('OnTheFlyFallbacks', 'EC-P256')).toBe(2);
+      expect(h.hsm.live.size).toBe(0);
+    });
+
+    test('a waiting request signs with a pool key stored meanwhile, without generating', async () => {
+      const { h, time, generating } = bounded();
+      const first = processSignRequest(h.deps, received(h).id);
+      await settle();
+      const second = processSignRequest(h.deps, received(h).id);
+      await time.advance(400);
+      h.pool.push(poolKey(1));
+      await time.advance(100);
+      const outcome = await second;
+      expect(outcome).toMatchObject({ status: 'signed' });
+      expect(outcome.record.pooledKey).toBe(true);
+      generating.open();
+      await first;
+      expect(h.hsm.calls.filter((c) => c === 'generateKeyPair')).toHaveLength(1);
+      expect(h.hsm.live.size).toBe(0);
+    });
+
+    test('a failed generation frees its slot too', async () => {
+      const { h, time, generating } = bounded();
+      h.hsm.failures.generateKeyPair = [hsmError('HsmError', 'CKR_DEVICE_ERROR')];
+      generating.open();
+      const failed = await processSignRequest(h.deps, received(h).id);
+      expect(failed.record.error?.code).toBe('CKR_DEVICE_ERROR');
+      expect(h.deps.fallbackLimiter!.inFlight('EC-P256')).toBe(0);
+      const next = processSignRequest(h.deps, received(h).id);
+      await time.advance(0);
+      expect(await next).toMatchObject({ status: 'signed' });
+    });
+
+    test('reject policy: refused at once, the limiter is not asked', async () => {
+      const { h } = bounded();
+      h.deps.settings = { ...h.deps.settings, emptyPoolPolicy: 'reject' };
+      const outcome = await processSignRequest(h.deps, received(h).id);
+      expect(outcome.record.error?.code).toBe('POOL_EMPTY');
+      expect(h.hsm.calls).toEqual([]);
+    });
   });
 });

@@ -9,6 +9,7 @@ import { lambdaClient } from '../../adapters/aws/src';
 import { BatchingCertificateIssuer } from '../../adapters/lambda/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
 import {
+  FallbackLimiter,
   PrefetchingKeyClaimer,
   REQUEST_ID_PATTERN,
   deliverSignRequest,
@@ -46,6 +47,12 @@ const issuer = new BatchingCertificateIssuer(lambdaClient(config.aws), pipeline.
   maxBatch: pipeline.caBatchMax,
   inFlight: () => limited.inFlight(),
 });
+// An empty pool type falls back to generation in the HSM, a few at a time per environment: the others
+// wait briefly or fail POOL_EMPTY, so one drained type cannot take every HSM session from the rest.
+const fallbackLimiter = new FallbackLimiter({
+  maxInFlight: pool.fallbackMaxInFlight,
+  waitMs: pool.fallbackWaitMs,
+});
 // Started at init, so a provisioned environment is logged in before its first request.
 const hsm = sharedHsm();
 hsm.catch(() => undefined);
@@ -68,6 +75,7 @@ async function deps(): Promise<SigningDeps> {
       logger.warn('transient failure, retrying', { stage, attempt, errorCode: errorCode(err) }),
     issuer,
     metrics,
+    fallbackLimiter,
     settings: {
       emptyPoolPolicy: pool.emptyPolicy,
       retryAfterSeconds: pool.retryAfterSeconds,

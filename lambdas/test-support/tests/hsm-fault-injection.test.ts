@@ -1,6 +1,13 @@
 import { ConfigError } from '../../config/src';
 import { HsmBusyError, HsmError, type Hsm } from '../../adapters/hsm/src';
-import { HsmInjectedFault, loadFaultOptions, maybeWithFaults, withFaults } from '../hsm-fault-injection';
+import {
+  HsmInjectedFault,
+  loadFaultOptions,
+  loadKeygenLatency,
+  maybeWithFaults,
+  withFaults,
+  withKeygenLatency,
+} from '../hsm-fault-injection';
 
 /** Deterministic PRNG (mulberry32) so the rate check cannot flake. */
 function seeded(seed: number): () => number {
@@ -98,5 +105,37 @@ describe('fault configuration', () => {
     expect(() => loadFaultOptions({ HSM_FAULT_RATE: '0.1', HSM_FAULT_OPERATIONS: 'format' })).toThrow(
       /HSM_FAULT_OPERATIONS/,
     );
+  });
+});
+
+describe('withKeygenLatency', () => {
+  it('delays generation of the listed key types only, after the real call', async () => {
+    const { hsm, calls } = countingHsm();
+    const slept: number[] = [];
+    const slow = withKeygenLatency(hsm, { 'RSA-2048': 700 }, async (ms) => {
+      slept.push(ms);
+    });
+    await slow.generateKeyPair('RSA-2048', { extractable: false });
+    await slow.generateKeyPair('EC-P256', { extractable: false });
+    await slow.signDigest({} as never, Buffer.alloc(32), {
+      digestAlgorithm: 'SHA-256',
+      signatureAlgorithm: 'ECDSA',
+    });
+    expect(slept).toEqual([700, 0]);
+    expect(calls).toEqual({ generateKeyPair: 2, signDigest: 1 });
+  });
+
+  it('HSM_KEYGEN_LATENCY_MS: per key type; malformed is a ConfigError; alone it installs no faults', async () => {
+    expect(loadKeygenLatency({})).toBeUndefined();
+    expect(loadKeygenLatency({ HSM_KEYGEN_LATENCY_MS: 'RSA-2048=700,RSA-3072=1500' })).toEqual({
+      'RSA-2048': 700,
+      'RSA-3072': 1500,
+    });
+    expect(() => loadKeygenLatency({ HSM_KEYGEN_LATENCY_MS: 'RSA-2048=slow' })).toThrow(ConfigError);
+    const { hsm, calls } = countingHsm();
+    const wrapped = maybeWithFaults(hsm, { HSM_KEYGEN_LATENCY_MS: 'EC-P256=1' });
+    expect(wrapped).not.toBe(hsm);
+    await wrapped.generateKeyPair('EC-P256', { extractable: false });
+    expect(calls.generateKeyPair).toBe(1);
   });
 });

@@ -1,14 +1,16 @@
 /**
  * Plays API Gateway (REST API, proxy integration, one stage) in front of the unchanged API handler:
  * routes from the shared definitions, API-key authentication (x-api-key, as API Gateway's usage plans
- * do), per-client throttling, a body cap, and one log line per request. Under `/pki` it plays the public
- * PKI endpoint (CloudFront on AWS): the published CRLs and CA certificates, and the OCSP responder.
+ * do), the stage throttle and each client's throttle and daily quota (admission.ts), a body cap, and
+ * one log line per request. Under `/pki` it plays the public PKI endpoint (CloudFront on AWS): the
+ * published CRLs and CA certificates, and the OCSP responder.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { ApiLimits } from '../../../lambdas/config/src';
 import { PKI_OBJECTS, type PkiObjectName } from '../../../lambdas/core/src';
 import {
   API_STAGE,
@@ -17,17 +19,18 @@ import {
   ROUTES,
   type RouteDefinition,
 } from '../../../lambdas/resources/src';
+import { Admission } from './admission';
 import type { ApiClient } from './api-keys';
-import { TokenBucket } from './token-bucket';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 export interface GatewayOptions {
   readonly handler: ApiHandler;
   readonly clients: readonly ApiClient[];
-  /** Steady requests per second per client, and the burst above it (API Gateway usage plan terms). */
-  readonly rateLimit: number;
-  readonly burstLimit: number;
+  /** The stage throttle (per method) and each client's throttle and daily quota. */
+  readonly limits: ApiLimits;
+  /** Epoch ms, for the throttles and quotas (tests move it). */
+  readonly clock?: () => number;
   readonly log?: (line: string) => void;
   /** The public PKI endpoint: where the CRL function publishes, and the OCSP handler. */
   readonly pki?: { readonly dir: string; readonly ocsp: ApiHandler };
@@ -43,7 +46,7 @@ interface Matched {
 
 export function startGateway(options: GatewayOptions, port: number, host = '127.0.0.1'): Promise<Server> {
   const byKey = new Map(options.clients.map((c) => [c.apiKey, c]));
-  const buckets = new Map<string, TokenBucket>();
+  const admission = new Admission(options.limits, options.clock);
   const server = createServer((req, res) => {
     const started = process.hrtime.bigint();
     let clientId = '-';
@@ -90,15 +93,15 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
       if (!client) return send(res, 403, error('FORBIDDEN', 'invalid API key'));
       setClient(client.clientId);
     }
-    if (client && matched.route.authenticated) {
-      let bucket = buckets.get(client.clientId);
-      if (!bucket)
-        buckets.set(client.clientId, (bucket = new TokenBucket(options.rateLimit, options.burstLimit)));
-      if (!bucket.take()) {
-        return send(res, 429, error('THROTTLED', 'too many requests for this client'), {
-          'Retry-After': '1',
-        });
-      }
+    // The usage plan covers the methods that require an API key; the stage throttle every method.
+    const admitted = admission.admit(
+      `${matched.route.method} ${matched.route.resource}`,
+      matched.route.authenticated ? client?.clientId : undefined,
+    );
+    if (!admitted.ok) {
+      return send(res, 429, error(admitted.code, admitted.message), {
+        'Retry-After': String(admitted.retryAfterSeconds),
+      });
     }
 
     const body = await readBody(req, MAX_BODY_BYTES);

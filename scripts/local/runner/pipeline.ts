@@ -204,8 +204,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       {
         handler: api.handler,
         clients,
-        rateLimit: pipeline.local.rateLimit,
-        burstLimit: pipeline.local.burstLimit,
+        limits: pipeline.local.limits,
         log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
         pki: {
           dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),

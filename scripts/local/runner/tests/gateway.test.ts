@@ -1,37 +1,73 @@
 /**
  * The local gateway's own duties (what API Gateway does before the function runs): routing, API keys,
- * per-client throttling, the body cap. The handler here echoes what it received.
+ * the stage throttle per method, each client's throttle and daily quota, the body cap. The handler here
+ * echoes what it received.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ApiLimits } from '../../../../lambdas/config/src';
 import { call } from '../../client';
-import { startGateway } from '../gateway';
+import { Admission } from '../admission';
+import { startGateway, type GatewayOptions } from '../gateway';
 
 let server: Server;
 let base: string;
 const received: Array<{ resource: string; clientId: unknown; id?: string }> = [];
 
+const echo: GatewayOptions['handler'] = async (event) => {
+  received.push({
+    resource: event.resource,
+    clientId: event.requestContext.identity.apiKeyId,
+    id: event.pathParameters?.id,
+  });
+  return {
+    statusCode: 200,
+    body: JSON.stringify({ ok: true }),
+    headers: { 'Content-Type': 'application/json' },
+  };
+};
+
+function limits(
+  stage: [rate: number, burst: number],
+  client: [rate: number, burst: number, quotaPerDay?: number],
+): ApiLimits {
+  return {
+    stage: { rateLimit: stage[0], burstLimit: stage[1] },
+    client: { rateLimit: client[0], burstLimit: client[1], quotaPerDay: client[2] ?? 0 },
+  };
+}
+
+/** A gateway of its own on a free port; its URL, and a close. */
+async function gatewayWith(
+  options: Partial<GatewayOptions>,
+): Promise<{ base: string; close: () => Promise<void> }> {
+  const own = await startGateway(
+    {
+      handler: echo,
+      clients: [
+        { clientId: 'a', apiKey: 'key-a' },
+        { clientId: 'b', apiKey: 'key-b' },
+      ],
+      limits: limits([1000, 2000], [500, 1000]),
+      ...options,
+    },
+    0,
+  );
+  return {
+    base: `http://127.0.0.1:${(own.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => own.close(() => resolve())),
+  };
+}
+
 beforeAll(async () => {
   server = await startGateway(
     {
-      handler: async (event) => {
-        received.push({
-          resource: event.resource,
-          clientId: event.requestContext.identity.apiKeyId,
-          id: event.pathParameters?.id,
-        });
-        return {
-          statusCode: 200,
-          body: JSON.stringify({ ok: true }),
-          headers: { 'Content-Type': 'application/json' },
-        };
-      },
+      handler: echo,
       clients: [
         { clientId: 'a', apiKey: 'key-a' },
         { clientId: 'slow', apiKey: 'key-slow' },
       ],
-      rateLimit: 1,
-      burstLimit: 3,
+      limits: limits([100, 200], [1, 3]),
     },
     0,
   );
@@ -86,4 +122,94 @@ test('a body over the cap is 413 before the function runs', async () => {
   });
   expect([res.status, res.body.error.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
   expect(received.length).toBe(before);
+});
+
+describe('throttles and quotas', () => {
+  test('the stage limit is shared by every client of a method; a client within its own limit is refused when the stage is spent', async () => {
+    let now = 1_000_000;
+    const gw = await gatewayWith({ limits: limits([1, 4], [1, 3]), clock: () => now });
+    try {
+      const get = (key: string) =>
+        call<{ error?: { code: string; message: string } }>(`${gw.base}/v1/sign-requests/x`, { apiKey: key });
+      expect([(await get('key-a')).status, (await get('key-a')).status, (await get('key-a')).status]).toEqual(
+        [200, 200, 200],
+      );
+      expect((await get('key-b')).status).toBe(200);
+      const refused = await get('key-b');
+      expect([refused.status, refused.body.error, refused.headers.get('retry-after')]).toEqual([
+        429,
+        { code: 'THROTTLED', message: 'too many requests' },
+        '1',
+      ]);
+      // Another method has a stage bucket of its own (API Gateway's stage limit applies per method).
+      expect((await call(`${gw.base}/v1/sign-requests`, { apiKey: 'key-b', body: {} })).status).toBe(200);
+      now += 1000;
+      expect((await get('key-b')).status).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test("a client refused for its own limit uses none of the stage's room", async () => {
+    const now = 1_000_000;
+    const gw = await gatewayWith({ limits: limits([1, 3], [1, 2]), clock: () => now });
+    try {
+      const get = (key: string) => call(`${gw.base}/v1/sign-requests/x`, { apiKey: key });
+      const a: number[] = [];
+      for (let i = 0; i < 6; i++) a.push((await get('key-a')).status);
+      expect(a).toEqual([200, 200, 429, 429, 429, 429]);
+      expect((await get('key-b')).status).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('a client past its daily quota gets 429 QUOTA_EXCEEDED until the next day (UTC); others go on', async () => {
+    const midnight = Date.UTC(2026, 10, 24);
+    let now = midnight - 90_000;
+    const gw = await gatewayWith({ limits: limits([1000, 2000], [500, 1000, 2]), clock: () => now });
+    try {
+      const get = (key: string) =>
+        call<{ error?: { code: string } }>(`${gw.base}/v1/sign-requests/x`, { apiKey: key });
+      expect([(await get('key-a')).status, (await get('key-a')).status]).toEqual([200, 200]);
+      const refused = await get('key-a');
+      expect([refused.status, refused.body.error?.code, refused.headers.get('retry-after')]).toEqual([
+        429,
+        'QUOTA_EXCEEDED',
+        '90',
+      ]);
+      expect((await get('key-b')).status).toBe(200);
+      // Open routes are not in the usage plan: no quota.
+      expect((await call(`${gw.base}/v1/health`, { apiKey: 'key-a' })).status).toBe(200);
+      now = midnight;
+      expect((await get('key-a')).status).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('Admission', () => {
+  test('Retry-After of a throttle is the time to the next token, at least a second', () => {
+    let now = 0;
+    const admission = new Admission(limits([1000, 2000], [0.25, 1]), () => now);
+    expect(admission.admit('GET /x', 'a')).toEqual({ ok: true });
+    expect(admission.admit('GET /x', 'a')).toMatchObject({
+      ok: false,
+      code: 'THROTTLED',
+      retryAfterSeconds: 4,
+    });
+    now += 3000;
+    expect(admission.admit('GET /x', 'a')).toMatchObject({ ok: false, retryAfterSeconds: 1 });
+    now += 1000;
+    expect(admission.admit('GET /x', 'a')).toEqual({ ok: true });
+  });
+
+  test('requests without a client count against the stage only', () => {
+    const admission = new Admission(limits([1, 2], [1, 1, 1]), () => 0);
+    expect(admission.admit('GET /health', undefined)).toEqual({ ok: true });
+    expect(admission.admit('GET /health', undefined)).toEqual({ ok: true });
+    expect(admission.admit('GET /health', undefined)).toMatchObject({ ok: false, code: 'THROTTLED' });
+    expect(admission.admit('GET /x', 'a')).toEqual({ ok: true });
+  });
 });
