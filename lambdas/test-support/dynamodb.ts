@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { loadAwsConfig } from '../config/src';
 import { dynamoDbClient } from '../adapters/aws/src';
-import { TABLES, ensureTables, type TableKey } from '../resources/src';
+import { TABLES, type TableKey } from '../resources/src';
+import { ensureTables } from '../../scripts/local/resources';
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { shardPk } from '../adapters/dynamodb/src';
 import type { KeyType } from '../core/src';

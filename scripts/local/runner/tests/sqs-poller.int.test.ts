@@ -7,7 +7,8 @@ import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@
 import type { SQSEvent } from 'aws-lambda';
 import { sqsClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
-import { QUEUES, ensureQueue } from '../../../../lambdas/resources/src';
+import { QUEUES } from '../../../../lambdas/resources/src';
+import { ensureQueue } from '../../resources';
 import { startSqsPoller } from '../sqs-poller';
 
 let client: SQSClient;

@@ -1,0 +1,6 @@
+/**
+ * Tables and queues in the local stand-ins (DynamoDB Local, ElasticMQ), from the one definition in
+ * lambdas/resources that the CDK app deploys on AWS.
+ */
+export { ensureTables } from './tables';
+export { ensureQueue, type LocalQueueUrls } from './queues';
