@@ -1,0 +1,2 @@
+export { SsmParameterStore, type ParameterStoreOptions } from './parameter-store';
+export { pinFromSecret, resolvePin } from './pin';
