@@ -110,6 +110,16 @@ export default tseslint.config(
       AWS_SDK_IN_ADAPTERS_ONLY,
     ],
   ),
+  // Test support (helpers for tests) and the local environment (runner, stand-ins, verifiers, fault
+  // injection) are independent: neither builds on the other.
+  ...layer(
+    ['lambdas/test-support/**/*.ts'],
+    [{ regex: '(^|/)scripts(/|$)', message: 'test support imports nothing from the local tooling' }],
+  ),
+  ...layer(
+    ['scripts/local/**/*.ts'],
+    [{ regex: '(^|/)test-support(/|$)', message: 'the local environment imports no test support' }],
+  ),
 );
 
 /** The layer rules for the files of one layer, tests excepted (they may reach across layers). */

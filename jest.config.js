@@ -8,7 +8,7 @@ module.exports = {
   roots: ['<rootDir>/lambdas', '<rootDir>/scripts', '<rootDir>/infra-tests', '<rootDir>/cdk'],
   testMatch: ['**/*.test.ts'],
   // The fault-injection suites (whole pipelines with kills and outages) run apart: npm run test:faults.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/scripts/local/faults/'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/scripts/local/faults/tests/.*\\.e2e\\.test\\.ts$'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
     // jose, openid-client and oauth4webapi ship ES modules only; Jest's module system loads CommonJS, so

@@ -18,9 +18,9 @@ const refused: Array<[string, string]> = [
   ['lambdas/core/src/audit', "import { AuditLog } from '../../../audit/src';"],
   ['lambdas/adapters/dynamodb/src', "import { CaError } from '../../../ca/src/errors';"],
   ['lambdas/adapters/dynamodb/src', "import { wire } from '../../../handlers/shared/wiring';"],
-  ['lambdas/ca/src', "import { createTestTables } from '../../test-support/dynamodb';"],
+  ['lambdas/ca/src', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['lambdas/ca/src', "import { connectHsm } from '../../adapters/hsm/src';"],
-  ['lambdas/handlers/signer', "import { createTestTables } from '../../test-support/dynamodb';"],
+  ['lambdas/handlers/signer', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['cdk/lib', "import { keygenPolicy } from '../../lambdas/handlers/keygen/policy';"],
   ['cdk/lib', "import { startLocalPipeline } from '../../scripts/local/runner/pipeline';"],
   // The AWS SDK is for adapters only, type imports included.
@@ -29,13 +29,31 @@ const refused: Array<[string, string]> = [
   ['lambdas/handlers/revoke', "import { InvokeCommand } from '@aws-sdk/client-lambda';"],
   ['lambdas/handlers/shared', "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';"],
   ['lambdas/resources/src', "import { CreateTableCommand } from '@aws-sdk/client-dynamodb';"],
+  // Dynamic imports are held to the same rules.
+  ['lambdas/core/src', "export const load = (): Promise<unknown> => import('@aws-sdk/client-ssm');"],
+  [
+    'lambdas/handlers/signer',
+    "export const load = (): Promise<unknown> => import('../../test-support/env');",
+  ],
+  // Test support and the local environment do not build on each other, either way.
+  ['lambdas/test-support', "import { ROOT } from '../../scripts/local/paths';"],
+  ['scripts/local', "import { storedPoolKeys } from '../../lambdas/test-support/dynamodb';"],
+  [
+    'scripts/local/runner',
+    "export const load = (): Promise<unknown> => import('../../../lambdas/test-support/env');",
+  ],
 ];
 const allowed: Array<[string, string]> = [
   ['lambdas/core/src/identity', "import { merkleRoot } from '../audit/merkle';"],
   ['lambdas/adapters/dynamodb/src', "import { RequestExistsError } from '../../../core/src';"],
   ['lambdas/handlers/signer', "import { wire } from '../shared/wiring';"],
   ['lambdas/ca/src', "import { isKeyType } from '../../core/src';"],
-  ['lambdas/core/tests', "import { createTestTables } from '../../test-support/dynamodb';"],
+  ['lambdas/core/tests', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
+  ['lambdas/core/tests', "import { createTestTables } from '../../../scripts/local/resources';"],
+  [
+    'scripts/local/runner',
+    "export const load = (): Promise<unknown> => import('../../../lambdas/handlers/ocsp');",
+  ],
   ['lambdas/adapters/parameters/src', "import { SSMClient } from '@aws-sdk/client-ssm';"],
   ['lambdas/handlers/shared', "import type { DynamoDBDocumentClient } from '../../adapters/aws/src';"],
 ];

@@ -3,4 +3,5 @@
  * lambdas/resources that the CDK app deploys on AWS.
  */
 export { ensureTables } from './tables';
+export { createTestTables } from './test-tables';
 export { ensureQueue, type LocalQueueUrls } from './queues';

@@ -11,7 +11,7 @@ import { loadConfig } from '../../../config/src';
 import { AuditRepository } from '../../../adapters/dynamodb/src/audit-repository';
 import { assertionNonce, eventsOf, type AssertionBinding, type IssueItemResult } from '../../../core/src';
 import { TABLES } from '../../../resources/src';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
 import { opensslVerifyChain } from '../../../../scripts/local/verify/openssl';
 import { localIssuer, signerOf } from '../../../../scripts/local/client';
 import { TEST_CITIZENS } from '../../../../scripts/local/idp/citizens';

@@ -10,8 +10,8 @@ import { RequestRepository } from '../../../adapters/dynamodb/src';
 import { loadAwsConfig } from '../../../config/src';
 import { QUEUES, TABLES } from '../../../resources/src';
 import { ensureQueue } from '../../../../scripts/local/resources';
-import { createTestTables } from '../../../test-support/dynamodb';
-import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { createTestTables } from '../../../../scripts/local/resources';
+import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 
 restoreEnvAfterAll();

@@ -1,5 +1,5 @@
-import { ConfigError } from '../../config/src';
-import { HsmBusyError, HsmError, type Hsm } from '../../adapters/hsm/src';
+import { ConfigError } from '../../../../lambdas/config/src';
+import { HsmBusyError, HsmError, type Hsm } from '../../../../lambdas/adapters/hsm/src';
 import {
   HsmInjectedFault,
   loadFaultOptions,
