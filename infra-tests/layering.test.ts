@@ -1,6 +1,6 @@
 /**
- * The lint enforces the layers: a file of a lower layer importing an upper one fails `npm run lint`.
- * Probe files are written where such code would live, linted in one ESLint run, and removed.
+ * The lint enforces the layers: a file of a lower layer importing an upper one fails `npm run lint`, and
+ * so does dead code. Probe files are written where such code would live, checked, and removed.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -87,5 +87,33 @@ test('lower layers importing upper ones (or test support) are lint errors; impor
     ]);
   } finally {
     for (const file of probes) rmSync(file, { force: true });
+  }
+});
+
+test('the dead-code check (knip) reports a module nothing imports and an export nothing uses', () => {
+  const tag = randomBytes(4).toString('hex');
+  const module = join(ROOT, 'lambdas/core/src', `zz-dead-${tag}.ts`);
+  const orphan = join(ROOT, 'lambdas/core/src', `zz-orphan-${tag}.ts`);
+  const user = join(ROOT, 'lambdas/core/tests', `zz-dead-${tag}.test.ts`);
+  writeFileSync(module, 'export const used = 1;\nexport const unused = 2;\n');
+  writeFileSync(orphan, 'export const nobody = 3;\n');
+  writeFileSync(
+    user,
+    `import { used } from '../src/zz-dead-${tag}';\ntest('used', () => expect(used).toBe(1));\n`,
+  );
+  try {
+    const run = spawnSync(join(ROOT, 'node_modules/.bin/knip'), ['--reporter', 'json', '--no-progress'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    const report = JSON.parse(run.stdout) as {
+      issues: Array<{ file: string; files: Array<{ name: string }>; exports: Array<{ name: string }> }>;
+    };
+    const of = (file: string) => report.issues.find((i) => i.file === relative(ROOT, file));
+    expect(of(orphan)?.files).toEqual([{ name: relative(ROOT, orphan) }]);
+    expect(of(module)?.exports.map((e) => e.name)).toEqual(['unused']);
+    expect(of(user)).toBeUndefined();
+  } finally {
+    for (const file of [module, orphan, user]) rmSync(file, { force: true });
   }
 });

@@ -1,6 +1,6 @@
 export { buildCsr, verifyCsr } from './csr';
-export { algorithmIdentifier, digest, keyTypeOfSpki, schemeFor, schemeForOid } from './algorithms';
-export { encodeName, type NameAttribute } from './name';
+export { keyTypeOfSpki } from './algorithms';
+export { encodeName } from './name';
 export { pem, pemToDer } from './der';
 export * from './cms';
 export * from './ess';
@@ -15,11 +15,7 @@ export {
   parseCertificate,
   randomSerial,
   signCertificate,
-  type CaExtensionOptions,
-  type CertificateContent,
   type CertificateSigner,
-  type IssuerPointers,
-  type LeafExtensionOptions,
   type ParsedCertificate,
 } from './certificate';
 export * from './crl';

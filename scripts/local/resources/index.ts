@@ -4,4 +4,4 @@
  */
 export { ensureTables } from './tables';
 export { createTestTables } from './test-tables';
-export { ensureQueue, type LocalQueueUrls } from './queues';
+export { ensureQueue } from './queues';

@@ -1,4 +1,3 @@
-export { BatchingCertificateIssuer, type BatchingIssuerOptions } from './batching-certificate-issuer';
-export { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
+export { BatchingCertificateIssuer } from './batching-certificate-issuer';
 export { LambdaCertificateRevoker } from './lambda-certificate-revoker';
-export { LambdaFunction, type Invocation } from './lambda-function';
+export { LambdaFunction } from './lambda-function';

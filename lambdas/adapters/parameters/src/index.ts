@@ -1,2 +1,2 @@
-export { SsmParameterStore, type ParameterStoreOptions } from './parameter-store';
-export { pinFromSecret, resolvePin } from './pin';
+export { SsmParameterStore } from './parameter-store';
+export { resolvePin } from './pin';

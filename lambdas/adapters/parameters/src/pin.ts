@@ -46,7 +46,7 @@ export async function resolvePin(source: PinSource, aws?: AwsConfig, env = proce
   }
 }
 
-export function pinFromSecret(secret: string, secretId: string): string {
+function pinFromSecret(secret: string, secretId: string): string {
   const text = secret.trim();
   if (text.startsWith('{')) {
     try {
