@@ -197,6 +197,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     await wrap('lambda', 'AWS_ENDPOINT_URL_LAMBDA');
     const ca = loadCaConfig();
     const ocsp = (await import('../../../lambdas/handlers/ocsp')) as { handler: ApiHandler };
+    const tsa = (await import('../../../lambdas/handlers/tsa')) as { handler: ApiHandler };
 
     const clients = loadApiClients();
     const api = (await import('../../../lambdas/handlers/api')) as { handler: ApiHandler };
@@ -209,6 +210,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
         pki: {
           dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
           ocsp: ocsp.handler,
+          tsa: tsa.handler,
         },
       },
       pipeline.local.port,
