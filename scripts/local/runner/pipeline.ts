@@ -79,8 +79,8 @@ export interface LocalPipeline {
   /** The environment the handlers run with (endpoints, table names, queue URLs, HSM settings). */
   readonly env: Readonly<Record<string, string>>;
   readonly consumers: ConsumerProcess[];
-  /** Starts one more consumer process (e.g. after a test killed one). */
-  startConsumer(): ConsumerProcess;
+  /** Starts one more consumer process (e.g. after a test killed one), with environment overrides. */
+  startConsumer(overrides?: Readonly<Record<string, string>>): ConsumerProcess;
   /** Runs the keygen function once now (the schedule also runs it) and waits for it. */
   runKeygen(): Promise<unknown>;
   stop(): Promise<void>;
@@ -220,8 +220,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
 
     const env = snapshotEnv();
     const consumers: ConsumerProcess[] = [];
-    const startConsumer = (): ConsumerProcess => {
-      const consumer = spawnConsumer({ ...env, ...signerEnv }, log, consumers.length);
+    const startConsumer = (overrides: Readonly<Record<string, string>> = {}): ConsumerProcess => {
+      const consumer = spawnConsumer({ ...env, ...signerEnv, ...overrides }, log, consumers.length);
       consumers.push(consumer);
       return consumer;
     };
