@@ -36,9 +36,7 @@ export function fileCaCertificateStore(dir: string): CaCertificateStore {
     await rename(`${file}.tmp`, file);
   };
   const readEach = async (): Promise<Partial<CaCertificates>> => {
-    const [rootPem, issuingPem, ocspPem, tsaPem] = await Promise.all(
-      [ROOT, ISSUING, OCSP, TSA].map(read),
-    );
+    const [rootPem, issuingPem, ocspPem, tsaPem] = await Promise.all([ROOT, ISSUING, OCSP, TSA].map(read));
     return {
       rootPem: pemOrUndefined(rootPem),
       issuingPem: pemOrUndefined(issuingPem),
