@@ -22,10 +22,11 @@ import {
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
+  type SignatureLevel,
 } from './src/signing-client';
 
 const USAGE =
-  'usage: npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number|index>] [--key-type EC-P256] [--scheme ECDSA] [--digest SHA-256]';
+  'usage: npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number|index>] [--key-type EC-P256] [--scheme ECDSA] [--digest SHA-256] [--level B-B|B-T|B-LT|B-LTA] [--minimum-level B-B]';
 
 function flag(args: string[], name: string): string | undefined {
   const at = args.indexOf(name);
@@ -70,6 +71,9 @@ async function main(args: string[]): Promise<number> {
       keyType: (flag(args, '--key-type') as KeyType | undefined) ?? 'EC-P256',
       signatureAlgorithm: flag(args, '--scheme') as SignatureAlgorithm | undefined,
       digestAlgorithm: (flag(args, '--digest') as DigestAlgorithm | undefined) ?? 'SHA-256',
+      level: (flag(args, '--level') as SignatureLevel | undefined) ?? 'B-LT',
+      minimumLevel: flag(args, '--minimum-level') as SignatureLevel | undefined,
+      tsaUrl: process.env.TSA_URL ?? (runner ? `${runner.env.PKI_BASE_URL}/tsa` : undefined),
       login: async (nonce) =>
         (
           await obtainIdToken({
@@ -82,7 +86,8 @@ async function main(args: string[]): Promise<number> {
     });
     writeFileSync(out, signed.output);
     const leaf = new X509Certificate(signed.result.certificate!);
-    console.log(`signed ${file} -> ${out} (${args.includes('--pdf') ? 'PAdES-B-B' : 'CAdES-B-B, detached'})`);
+    const form = args.includes('--pdf') ? 'PAdES' : 'CAdES, detached';
+    console.log(`signed ${file} -> ${out} (${form}, level ${signed.level})`);
     console.log(`  request ${signed.requestId}, certificate ${signed.result.certificateSerial}`);
     console.log(`  signer: ${leaf.subject.replace(/\n/g, ', ')}`);
     return 0;

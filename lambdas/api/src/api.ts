@@ -105,6 +105,7 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     signatureAlgorithm: input.signatureAlgorithm,
     format: input.format,
     ...(input.profile ? { profile: input.profile } : {}),
+    ...(input.level ? { level: input.level, minimumLevel: input.minimumLevel } : {}),
     signer,
     identity,
     identityAssertion: input.identityAssertion,
@@ -326,6 +327,8 @@ function inputHash(
     input.signatureAlgorithm,
     input.format,
     input.profile ?? null,
+    input.level ?? null,
+    input.minimumLevel ?? null,
     [signer.commonName, signer.givenName, signer.surname, signer.serialNumber, signer.country],
     identity.source === 'assertion'
       ? [identity.issuer, identity.subject]

@@ -8,6 +8,7 @@ import type {
   SignRequestRecord,
   SignatureAlgorithm,
   SignatureFormat,
+  SignatureLevel,
 } from '../../core/src';
 
 /** A validated sign request as the API accepted it (defaults applied). */
@@ -20,6 +21,9 @@ export interface SignRequestInput {
   readonly format: SignatureFormat;
   /** For `cms`: the AdES profile (default CAdES-B-B). */
   readonly profile?: AdesProfile;
+  /** For `cms`: the level asked for (default B-LT) and the lowest accepted (default the level). */
+  readonly level?: SignatureLevel;
+  readonly minimumLevel?: SignatureLevel;
   /** The ID token, or a trusted client's request object, that names the signer. */
   readonly identityAssertion: string;
 }

@@ -17,6 +17,10 @@ export function toView(record: SignRequestRecord): Record<string, unknown> {
     signatureAlgorithm: record.signatureAlgorithm,
     format: record.format ?? 'raw',
     profile: record.profile,
+    level: record.level,
+    minimumLevel: record.minimumLevel,
+    reachedLevel: record.reachedLevel,
+    validationData: record.validationData,
     digestAlgorithm: record.digestAlgorithm,
     pooledKey: record.pooledKey,
     timings: {

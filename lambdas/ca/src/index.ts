@@ -5,5 +5,6 @@ export { findCaKey } from './ca-keys';
 export * from './errors';
 export type * from './types';
 export { OcspResponder } from './ocsp-responder';
+export { TimeStampAuthority } from './time-stamp-authority';
 export { checkRevocations, type RevocationCheck } from './revocation-check';
 export { RevocationAuthority, revokeCertificate } from './revocation-authority';

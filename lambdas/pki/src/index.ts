@@ -1,7 +1,7 @@
 export { buildCsr, verifyCsr } from './csr';
 export { keyTypeOfSpki } from './algorithms';
 export { encodeName } from './name';
-export { pem, pemToDer } from './der';
+export { derChildren, pem, pemToDer } from './der';
 export * from './cms';
 export * from './ess';
 export * from './errors';
@@ -11,6 +11,7 @@ export {
   keyIdentifier,
   leafExtensions,
   ocspSignerExtensions,
+  tsaExtensions,
   nameDer,
   parseCertificate,
   randomSerial,
@@ -20,3 +21,4 @@ export {
 } from './certificate';
 export * from './crl';
 export * from './ocsp';
+export * from './tsp';

@@ -4,6 +4,7 @@
  * the container: a detached CAdES `.p7s`, or the PDF with the CMS in its signature field (PAdES).
  */
 import { createHash } from 'node:crypto';
+import { addDocumentSecurityStore, addDocumentTimeStamp } from './pdf-long-term';
 import { preparePdfSignature } from './pdf-signature';
 import {
   SigningClient,
@@ -14,6 +15,7 @@ import {
   type KeyType,
   type SignRequestResult,
   type SignatureAlgorithm,
+  type SignatureLevel,
 } from './signing-client';
 
 export interface SignDocumentOptions {
@@ -31,12 +33,19 @@ export interface SignDocumentOptions {
   readonly digestAlgorithm?: DigestAlgorithm;
   /** PAdES: the time written into the signature dictionary (/M). */
   readonly signingTime?: Date;
+  /** The AdES level (default B-LT); B-LTA (PDF only) adds a document time-stamp from `tsaUrl`. */
+  readonly level?: SignatureLevel;
+  readonly minimumLevel?: SignatureLevel;
+  /** The TSA for B-LTA's document time-stamp (the service's: `<PKI base URL>/tsa`). */
+  readonly tsaUrl?: string;
   readonly timeoutSeconds?: number;
 }
 
 export interface SignedDocument {
   /** The `.p7s` (DER) or the signed PDF. */
   readonly output: Buffer;
+  /** The level the output reached (B-LTA once the document time-stamp is in). */
+  readonly level: SignatureLevel;
   readonly requestId: string;
   readonly result: SignRequestResult;
 }
@@ -79,9 +88,21 @@ export async function signDocument(options: SignDocumentOptions): Promise<Signed
     format: 'cms',
     profile: prepared ? 'PAdES-B-B' : 'CAdES-B-B',
   };
+  const level = options.level ?? 'B-LT';
+  if (level === 'B-LTA' && !prepared) {
+    throw new SigningFailedError('LEVEL_UNSUPPORTED', 'B-LTA is for PDFs (a document time-stamp)');
+  }
+  if (level === 'B-LTA' && !options.tsaUrl) {
+    throw new SigningFailedError('TSA_REQUIRED', 'B-LTA needs the URL of a TSA for the document time-stamp');
+  }
   const requestId = binding.requestId;
   const identityAssertion = await options.login(signRequestNonce(binding));
-  await options.client.submit({ ...binding, identityAssertion });
+  await options.client.submit({
+    ...binding,
+    level,
+    ...(options.minimumLevel ? { minimumLevel: options.minimumLevel } : {}),
+    identityAssertion,
+  });
   const result = await options.client.result(requestId, options.timeoutSeconds ?? 60);
   if (result.status !== 'signed' || !result.cms) {
     throw new SigningFailedError(
@@ -90,5 +111,14 @@ export async function signDocument(options: SignDocumentOptions): Promise<Signed
     );
   }
   const cms = Buffer.from(result.cms, 'base64');
-  return { output: prepared ? prepared.embed(cms) : cms, requestId, result };
+  const reached = result.reachedLevel ?? 'B-B';
+  if (!prepared) return { output: cms, level: reached, requestId, result };
+  let output = prepared.embed(cms);
+  // PAdES: the validation data goes into the PDF's DSS; B-LTA time-stamps the whole file after it.
+  if (result.validationData) output = await addDocumentSecurityStore(output, cms, result.validationData);
+  if (level === 'B-LTA' && reached === 'B-LT') {
+    output = await addDocumentTimeStamp(output, options.tsaUrl!);
+    return { output, level: 'B-LTA', requestId, result };
+  }
+  return { output, level: reached, requestId, result };
 }

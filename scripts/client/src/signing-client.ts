@@ -11,6 +11,7 @@ import { SignJWT, type CryptoKey, type JWK, type KeyObject } from 'jose';
 export type DigestAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
 export type KeyType = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'EC-P256' | 'EC-P384';
 export type SignatureAlgorithm = 'RSASSA-PKCS1-v1_5' | 'RSASSA-PSS' | 'ECDSA';
+export type SignatureLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 
 /** What a login (or a request object) authorises: exactly the values sent in the sign request. */
 export interface SignBinding {
@@ -23,6 +24,9 @@ export interface SignBinding {
   readonly format: 'raw' | 'cms';
   /** For `cms` only. */
   readonly profile?: 'CAdES-B-B' | 'PAdES-B-B';
+  /** For `cms`: the AdES level (default B-LT) and the lowest accepted (default the level). */
+  readonly level?: SignatureLevel;
+  readonly minimumLevel?: SignatureLevel;
 }
 
 /**
@@ -108,6 +112,9 @@ export interface SignRequestResult {
   readonly certificate?: string;
   readonly certificateSerial?: string;
   readonly chain?: string[];
+  /** For `cms`: the level the service reached, and from B-LT the validation data (base64 DER). */
+  readonly reachedLevel?: SignatureLevel;
+  readonly validationData?: { certificates: string[]; ocspResponses: string[]; crls: string[] };
   readonly error?: { code: string; message: string };
 }
 

@@ -62,6 +62,9 @@ beforeAll(async () => {
       LOCAL_CONSUMERS: '0',
       LOCAL_VISIBILITY_TIMEOUT_SECONDS: '10',
       SIGN_ATTEMPT_LEASE_SECONDS: '30',
+      // Refused replays drain the pool: the rest are generated on the fly, none refused POOL_EMPTY.
+      POOL_FALLBACK_MAX_IN_FLIGHT: '64',
+      POOL_FALLBACK_WAIT_MS: '60000',
     },
   });
   await fault.pipeline.runKeygen();
