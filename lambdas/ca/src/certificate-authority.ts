@@ -168,6 +168,9 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         }
       }),
     );
+    // Checks finish in any order; within the batch the earlier item wins a shared request, assertion or
+    // key, as it would had the items come one by one.
+    checked.sort((a, b) => a.index - b.index);
     const states = await certificates.lookup(checked.map((c) => this.lookupOf(c.checked)));
     const seen = new Set<string>();
     const fresh: Array<{ index: number; checked: Checked }> = [];
