@@ -6,6 +6,8 @@ import {
   REVOCATION_REASONS,
   assertionNonce,
   bindingOf,
+  expectedApproval,
+  signMessageHash,
   type RevocationReason,
   type IdentityEvidence,
   type SignRequestRecord,
@@ -104,6 +106,7 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     signatureAlgorithm: input.signatureAlgorithm,
     format: input.format,
     ...(input.profile ? { profile: input.profile } : {}),
+    ...(input.signMessage ? { signMessageHash: signMessageHash(input.signMessage) } : {}),
     signer,
     identity,
     identityAssertion: input.identityAssertion,
@@ -182,7 +185,9 @@ async function revokeCertificate(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
 
 /**
  * The signer and who vouches for it: the identity assertion, verified and bound to this request (its
- * nonce is derived from the request id, the digest and how it is signed), then claimed once. An ID token
+ * nonce is derived from the request id, the digest and how it is signed, and the sign message's hash
+ * when there is one: then an ID token must also carry its issuer's approval of exactly that message for
+ * this digest), then claimed once. An ID token
  * from a trusted identity provider names the person it authenticated; a request object signed with a
  * registered client's key (IDENTITY_CLIENT_KEYS) names the person that client vouches for, and is
  * accepted only from that client itself. The identity never comes from the caller's word, and the CA
@@ -199,8 +204,14 @@ async function identify(
     throw new AssertionRefusedError(err.code, err.message);
   };
   try {
-    const nonce = assertionNonce(bindingOf({ ...input, id: input.requestId }));
-    const verified = await identity.verifier.verify(input.identityAssertion, nonce);
+    const binding = bindingOf({
+      ...input,
+      id: input.requestId,
+      ...(input.signMessage ? { signMessageHash: signMessageHash(input.signMessage) } : {}),
+    });
+    const verified = await identity.verifier.verify(input.identityAssertion, assertionNonce(binding), {
+      approval: expectedApproval(binding),
+    });
     if (verified.evidence.source === 'trusted-client' && verified.evidence.client !== clientId) {
       throw new AssertionError(
         'CLIENT_NOT_TRUSTED',
@@ -325,6 +336,7 @@ function inputHash(
     input.signatureAlgorithm,
     input.format,
     input.profile ?? null,
+    input.signMessage ? signMessageHash(input.signMessage) : null,
     [signer.commonName, signer.givenName, signer.surname, signer.serialNumber, signer.country],
     identity.source === 'assertion'
       ? [identity.issuer, identity.subject]

@@ -4,8 +4,10 @@ import {
   DIGEST_LENGTH,
   KEY_TYPES,
   SIGNATURE_ALGORITHMS,
+  SignMessageError,
   defaultSignatureAlgorithm,
   fits,
+  validateSignMessage,
   type DigestAlgorithm,
   type KeyType,
   type AdesProfile,
@@ -37,6 +39,7 @@ interface RawInput {
   format?: SignatureFormat;
   profile?: AdesProfile;
   identityAssertion?: string;
+  signMessage?: unknown;
 }
 
 export function parseSignRequest(body: unknown): SignRequestInput {
@@ -50,6 +53,11 @@ export function parseSignRequest(body: unknown): SignRequestInput {
         'ASSERTION_MALFORMED',
         'identityAssertion must be a compact JWS of at most 8192 characters',
       );
+    }
+    // So has a sign message outside its rules, with the rule named.
+    if (error?.instancePath.startsWith('/signMessage')) {
+      signMessageOf(body as RawInput);
+      throw new ApiError(400, 'SIGN_MESSAGE_INVALID', describe(error));
     }
     // The schema states every rule; when one of the rules across fields (or the identity's) is what
     // failed, it is named in the message (and code) a client can act on.
@@ -68,7 +76,18 @@ export function parseSignRequest(body: unknown): SignRequestInput {
     keyType,
     signatureAlgorithm: body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
     identityAssertion: body.identityAssertion!,
+    ...(body.signMessage === undefined ? {} : { signMessage: signMessageOf(body) }),
   };
+}
+
+/** The sign message by the core's rules (the schema states them too): SIGN_MESSAGE_INVALID otherwise. */
+function signMessageOf(body: RawInput): ReturnType<typeof validateSignMessage> {
+  try {
+    return validateSignMessage(body.signMessage);
+  } catch (err) {
+    if (err instanceof SignMessageError) throw new ApiError(400, err.code, err.message);
+    throw err;
+  }
 }
 
 /**

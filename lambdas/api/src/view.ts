@@ -18,6 +18,7 @@ export function toView(record: SignRequestRecord): Record<string, unknown> {
     format: record.format ?? 'raw',
     profile: record.profile,
     digestAlgorithm: record.digestAlgorithm,
+    signMessageHash: record.signMessageHash,
     pooledKey: record.pooledKey,
     timings: {
       receivedAt: iso(record.receivedAt),
