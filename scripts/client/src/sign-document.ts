@@ -1,7 +1,10 @@
 /**
  * Signing a document end to end from an e-service: the digest (of the file, or of a PDF's byte ranges),
- * a fresh request id, the citizen's login bound to both, the sign request (format cms), the result, and
- * the container: a detached CAdES `.p7s`, or the PDF with the CMS in its signature field (PAdES).
+ * a fresh request id, the citizen's login bound to both (and to the sign message the identity provider
+ * shows, when there is one), the sign request (format cms), the result, and the container: a detached
+ * CAdES `.p7s`, or the PDF with the CMS in its signature field (PAdES). signDocument does it in one call
+ * for a login that returns the token; a web e-service, whose login is a browser round trip, calls
+ * prepareSigning before it redirects and completeSigning on the callback.
  */
 import { createHash } from 'node:crypto';
 import { preparePdfSignature } from './pdf-signature';
@@ -10,19 +13,33 @@ import {
   defaultSignatureAlgorithm,
   signRequestNonce,
   type SignBinding,
+  type SignMessage,
   type DigestAlgorithm,
   type KeyType,
   type SignRequestResult,
   type SignatureAlgorithm,
 } from './signing-client';
 
-export interface SignDocumentOptions {
+/** What the login is for, beside its nonce: what the identity provider shows the citizen. */
+export interface LoginRequest {
+  /** The digest (standard base64): the signature extension's `tbs_data`. */
+  readonly tbsData: string;
+  readonly signMessage?: SignMessage;
+  readonly documentName?: string;
+}
+
+export interface SignDocumentOptions extends PrepareSigningOptions {
   readonly client: SigningClient;
   /**
    * The citizen's login at the identity provider, returning the ID token. It must send `nonce` in the
    * authorization request (the token then carries it): that binds the login to this document and request.
+   * With a sign message, it must ask for a signature (the signature extension) with `request`.
    */
-  readonly login: (nonce: string) => Promise<string>;
+  readonly login: (nonce: string, request: LoginRequest) => Promise<string>;
+  readonly timeoutSeconds?: number;
+}
+
+export interface PrepareSigningOptions {
   readonly document: Buffer;
   /** Sign as PAdES (an incremental update of the PDF) instead of a detached CAdES signature. */
   readonly pdf?: boolean;
@@ -31,7 +48,20 @@ export interface SignDocumentOptions {
   readonly digestAlgorithm?: DigestAlgorithm;
   /** PAdES: the time written into the signature dictionary (/M). */
   readonly signingTime?: Date;
-  readonly timeoutSeconds?: number;
+  /** What the citizen is shown and approves at the identity provider (only its hash reaches the service). */
+  readonly signMessage?: SignMessage;
+  /** The document's name, for the identity provider's signature page. */
+  readonly documentName?: string;
+}
+
+/** A signature under way: the request to log in for and to submit, and how to embed the result. */
+export interface PreparedSigning {
+  readonly binding: SignBinding;
+  /** The login's nonce. */
+  readonly nonce: string;
+  readonly login: LoginRequest;
+  /** The `.p7s` (the CMS itself) or the signed PDF. */
+  embed(cms: Buffer): Buffer;
 }
 
 export interface SignedDocument {
@@ -58,7 +88,8 @@ const HASHES: Readonly<Record<DigestAlgorithm, 'sha256' | 'sha384' | 'sha512'>> 
   'SHA-512': 'sha512',
 };
 
-export async function signDocument(options: SignDocumentOptions): Promise<SignedDocument> {
+/** Checks and digests the document and fixes the request; nobody has logged in yet. */
+export async function prepareSigning(options: PrepareSigningOptions): Promise<PreparedSigning> {
   const digestAlgorithm = options.digestAlgorithm ?? 'SHA-256';
   // A PDF is checked (and prepared) before anyone is asked to log in.
   const prepared = options.pdf
@@ -78,17 +109,41 @@ export async function signDocument(options: SignDocumentOptions): Promise<Signed
     signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
     format: 'cms',
     profile: prepared ? 'PAdES-B-B' : 'CAdES-B-B',
+    ...(options.signMessage ? { signMessage: options.signMessage } : {}),
   };
-  const requestId = binding.requestId;
-  const identityAssertion = await options.login(signRequestNonce(binding));
-  await options.client.submit({ ...binding, identityAssertion });
-  const result = await options.client.result(requestId, options.timeoutSeconds ?? 60);
+  return {
+    binding,
+    nonce: signRequestNonce(binding),
+    login: {
+      tbsData: digest,
+      ...(options.signMessage ? { signMessage: options.signMessage } : {}),
+      ...(options.documentName ? { documentName: options.documentName } : {}),
+    },
+    embed: (cms) => (prepared ? prepared.embed(cms) : cms),
+  };
+}
+
+/** Submits the prepared request with the login's ID token, waits for the result and embeds it. */
+export async function completeSigning(
+  client: SigningClient,
+  prepared: PreparedSigning,
+  identityAssertion: string,
+  timeoutSeconds = 60,
+): Promise<SignedDocument> {
+  const requestId = prepared.binding.requestId;
+  await client.submit({ ...prepared.binding, identityAssertion });
+  const result = await client.result(requestId, timeoutSeconds);
   if (result.status !== 'signed' || !result.cms) {
     throw new SigningFailedError(
       result.error?.code ?? 'NOT_SIGNED',
       result.error?.message ?? `the request is still ${result.status}`,
     );
   }
-  const cms = Buffer.from(result.cms, 'base64');
-  return { output: prepared ? prepared.embed(cms) : cms, requestId, result };
+  return { output: prepared.embed(Buffer.from(result.cms, 'base64')), requestId, result };
+}
+
+export async function signDocument(options: SignDocumentOptions): Promise<SignedDocument> {
+  const prepared = await prepareSigning(options);
+  const identityAssertion = await options.login(prepared.nonce, prepared.login);
+  return completeSigning(options.client, prepared, identityAssertion, options.timeoutSeconds);
 }
