@@ -54,12 +54,22 @@ function pendingOf(uid: string): { sub: string; acr: Loa } | undefined {
   return pendingSignatures.get(uid);
 }
 
-function send(res: ServerResponse, status: number, html: string): void {
+/**
+ * An HTML answer. Its forms post here and end in a redirect to the client's (registered, already checked)
+ * redirect URI, which browsers hold to form-action as well: that origin is allowed beside this one.
+ */
+function send(res: ServerResponse, status: number, html: string, details?: InteractionDetails): void {
+  let client = '';
+  try {
+    client = ` ${new URL(String(details?.params.redirect_uri)).origin}`;
+  } catch {
+    // No redirect URI (an error page before the interaction was found): this origin only.
+  }
   res.writeHead(status, {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     'x-frame-options': 'DENY',
-    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${client}`,
   });
   res.end(html);
 }
@@ -243,7 +253,12 @@ async function login(
   const personalIdentityNumber = (await readForm(req)).get('login')?.trim() ?? '';
   const citizen = findCitizenByPersonalNumber(personalIdentityNumber);
   if (!citizen) {
-    send(res, 400, loginPage(details, 'Unknown personal identity number: not one of the test citizens.'));
+    send(
+      res,
+      400,
+      loginPage(details, 'Unknown personal identity number: not one of the test citizens.'),
+      details,
+    );
     return;
   }
   const requested = requestedAcr(details.params);
@@ -361,10 +376,11 @@ async function confirm(
 async function show(options: IdpOptions, res: ServerResponse, details: InteractionDetails): Promise<void> {
   const pending = isSignRequest(details) ? pendingOf(details.uid) : undefined;
   const citizen = pending && findCitizenBySub(pending.sub);
-  if (citizen) send(res, 200, signPage(details, citizen, await signRequestOf(options, details)));
-  else if (details.prompt.name === 'login') send(res, 200, loginPage(details));
-  else if (details.prompt.name === 'consent' && !isSignRequest(details)) send(res, 200, consentPage(details));
-  else throw new HttpError(400, `unsupported prompt ${details.prompt.name}`);
+  if (citizen) send(res, 200, signPage(details, citizen, await signRequestOf(options, details)), details);
+  else if (details.prompt.name === 'login') send(res, 200, loginPage(details), details);
+  else if (details.prompt.name === 'consent' && !isSignRequest(details)) {
+    send(res, 200, consentPage(details), details);
+  } else throw new HttpError(400, `unsupported prompt ${details.prompt.name}`);
 }
 
 /** Serves a request under /interaction/ (the caller routes everything else to oidc-provider). */
