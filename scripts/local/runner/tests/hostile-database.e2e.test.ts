@@ -62,6 +62,9 @@ beforeAll(async () => {
       LOCAL_CONSUMERS: '0',
       LOCAL_VISIBILITY_TIMEOUT_SECONDS: '10',
       SIGN_ATTEMPT_LEASE_SECONDS: '30',
+      // Refused replays drain the pool: the rest are generated on the fly, none refused POOL_EMPTY.
+      POOL_FALLBACK_MAX_IN_FLIGHT: '64',
+      POOL_FALLBACK_WAIT_MS: '60000',
     },
   });
   await fault.pipeline.runKeygen();
@@ -166,18 +169,6 @@ describe('forged and altered requests: no certificate, no signature, a code that
     expected.set(keyTypeChanged.id, 'ASSERTION_BINDING_MISMATCH');
     await tamper(formatChanged.id, { format: 'cms', profile: 'CAdES-B-B' });
     expected.set(formatChanged.id, 'ASSERTION_BINDING_MISMATCH');
-    // A request whose citizen approved a sign message at the identity provider: its recorded hash
-    // changed; and a sign message's hash put on a request that had none. The CA's binding and the
-    // provider's approval no longer agree with the record.
-    const approved = await sampleRequest('EC-P256', 5, {
-      signMessage: { text: 'Jag godkänner.', mimeType: 'text/plain' },
-    });
-    const messageChanged = await submit(url, apiKey, approved, deadline);
-    await tamper(messageChanged.id, { signMessageHash: createHash('sha256').update('other').digest('hex') });
-    expected.set(messageChanged.id, 'ASSERTION_BINDING_MISMATCH');
-    const messageAdded = await submit(url, apiKey, await sampleRequest('EC-P256', 6), deadline);
-    await tamper(messageAdded.id, { signMessageHash: createHash('sha256').update('added').digest('hex') });
-    expected.set(messageAdded.id, 'ASSERTION_BINDING_MISMATCH');
 
     // Records the API never saw: for the victim, raw and cms, without an assertion...
     for (const format of ['raw', 'cms'] as const) {
