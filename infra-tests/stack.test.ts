@@ -39,6 +39,7 @@ const FUNCTIONS = [
   'JwksRefresh',
   'Crl',
   'Ocsp',
+  'Tsa',
   'AuditCheckpoint',
 ] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
@@ -380,6 +381,8 @@ describe('least privilege', () => {
       'HsmAccess/OcspCryptoUser/Resource',
     );
     expect(FUNCTIONS.filter((name) => references(name, ocspSecret))).toEqual(['Ocsp']);
+    const tsaSecret = logicalId(template, 'AWS::SecretsManager::Secret', 'HsmAccess/TsaCryptoUser/Resource');
+    expect(FUNCTIONS.filter((name) => references(name, tsaSecret))).toEqual(['Tsa']);
   });
 
   it('the audit log is append-only for every function: no update, delete or scan; the API has no access', () => {
@@ -480,9 +483,9 @@ describe('network and HSM access', () => {
     expect(JSON.stringify(resources(template, 'AWS::EC2::SecurityGroup')[api])).not.toContain('2223');
   });
 
-  it('generates the three crypto user passwords (no secret value in the template) and keeps them', () => {
+  it('generates the four crypto user passwords (no secret value in the template) and keeps them', () => {
     const secrets = resources(template, 'AWS::SecretsManager::Secret');
-    expect(Object.keys(secrets)).toHaveLength(3);
+    expect(Object.keys(secrets)).toHaveLength(4);
     for (const secret of Object.values(secrets)) {
       expect(secret.Properties!.GenerateSecretString).toMatchObject({
         GenerateStringKey: 'password',
@@ -777,7 +780,8 @@ describe('public PKI endpoint', () => {
     const methods = Object.values(resources(template, 'AWS::ApiGateway::Method')).filter(
       (m) => (m.Properties!.RestApiId as { Ref?: string }).Ref === ocspApi,
     );
-    expect(methods.map((m) => m.Properties!.HttpMethod).sort()).toEqual(['GET', 'POST']);
+    // OCSP GET and POST, the TSA's POST.
+    expect(methods.map((m) => m.Properties!.HttpMethod).sort()).toEqual(['GET', 'POST', 'POST']);
     for (const m of methods) expect(m.Properties!.AuthorizationType).toBe('NONE');
   });
 

@@ -1,10 +1,14 @@
 /**
- * npm run verify-pdf -- <file.pdf> [--root <root.pem>] [--json]
+ * npm run verify-pdf -- <file.pdf | file.p7s --content <file>> [--root <root.pem>] [--at <ISO time>]
+ *                        [--b-b] [--json]
  *
- * Validates every signature of a PDF with the EU DSS validator (ETSI EN 319 102-1), the same one the
- * tests use (scripts/local/verify/pdf-validator.ts; installed into .local/validators/pdf on first use).
- * Offline: the only trust anchor is the root CA certificate, by default the local one in
- * .local/ca/root.pem; revocation checks are warnings (a PAdES-B-B signature carries no revocation data).
+ * Validates every signature of a PDF (or a detached CAdES signature over its content) with the EU DSS
+ * validator (ETSI EN 319 102-1), the same one the tests use (scripts/local/verify/pdf-validator.ts;
+ * installed into .local/validators/pdf on first use). Offline, as an archive validator: the only trust
+ * anchor is the root CA certificate, by default the local one in .local/ca/root.pem, and the only
+ * revocation data what the signature carries; DSS's default policy unmodified, unless --b-b lowers its
+ * revocation checks to warnings (a B-B signature carries no revocation data). --at validates as of
+ * another time (e.g. after the one-time certificate expired).
  * Prints one line per signature (or the whole report with --json). Exit codes: 0 every signature
  * TOTAL_PASSED, 1 a signature did not pass or none was found, 2 could not run.
  */
@@ -13,7 +17,8 @@ import { join } from 'node:path';
 import { LOCAL_DIR } from './local/paths';
 import { PdfValidatorError, validatePdfSignatures } from './local/verify/pdf-validator';
 
-const USAGE = 'usage: npm run verify-pdf -- <file.pdf> [--root <root.pem>] [--json]';
+const USAGE =
+  'usage: npm run verify-pdf -- <file.pdf | file.p7s --content <file>> [--root <root.pem>] [--at <ISO time>] [--b-b] [--json]';
 
 const ATTRIBUTE_NAMES: Record<string, string> = {
   '2.5.4.4': 'SN',
@@ -42,9 +47,16 @@ function main(args: string[]): number {
     console.error(`not found: ${existsSync(file) ? rootFile : file}`);
     return 2;
   }
+  const flag = (name: string): string | undefined =>
+    args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : undefined;
+  const content = flag('--content');
+  const at = flag('--at');
   const report = validatePdfSignatures({
     pdf: readFileSync(file),
     trustedRootsPem: [readFileSync(rootFile, 'utf8')],
+    policy: args.includes('--b-b') ? 'b-b-offline' : 'default',
+    ...(content ? { detachedContent: readFileSync(content) } : {}),
+    ...(at ? { validationTime: new Date(at) } : {}),
   });
   if (args.includes('--json')) {
     console.log(JSON.stringify(report, null, 2));

@@ -28,6 +28,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     stack.functions.reconcile,
     stack.functions.crl,
     stack.functions.ocsp,
+    stack.functions.tsa,
     stack.functions.auditCheckpoint,
   ];
   ack(
@@ -53,7 +54,12 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
         'a hand-written copy would carry the same ec2:*NetworkInterface actions on Resource::*.',
     );
   }
-  for (const secret of [stack.hsm.poolUserSecret, stack.hsm.caUserSecret, stack.hsm.ocspUserSecret]) {
+  for (const secret of [
+    stack.hsm.poolUserSecret,
+    stack.hsm.caUserSecret,
+    stack.hsm.ocspUserSecret,
+    stack.hsm.tsaUserSecret,
+  ]) {
     ack(
       secret,
       'AwsSolutions-SMG4',

@@ -43,6 +43,8 @@ export interface HsmSettings {
   readonly caUser: string;
   /** The OCSP responder's crypto user: owns the responder key only. */
   readonly ocspUser: string;
+  /** The time-stamping authority's crypto user: owns the TSA key only. */
+  readonly tsaUser: string;
 }
 
 export interface StackSettings {
@@ -145,6 +147,7 @@ export function parseSettings(ctx: Context): StackSettings {
       signerUser: optionalString(ctx, 'signerCryptoUser') ?? 'pool-signer',
       caUser: optionalString(ctx, 'caCryptoUser') ?? 'ca-signer',
       ocspUser: optionalString(ctx, 'ocspCryptoUser') ?? 'ocsp-responder',
+      tsaUser: optionalString(ctx, 'tsaCryptoUser') ?? 'tsa-signer',
     },
     signer: { provisionedConcurrency: provisioned, scaling: scalingWindows(ctx, provisioned) },
     pool: {

@@ -63,6 +63,7 @@ export class SigningPipelineStack extends Stack {
     });
     this.pki = new PublicPki(this, 'PublicPki', {
       ocspHandler: this.functions.ocsp,
+      tsaHandler: this.functions.tsa,
       baseUrl: settings.pkiBaseUrl,
     });
     this.functions.connectPublicPki(this.pki);

@@ -56,7 +56,7 @@ export interface PkiLintFinding {
   readonly node?: string;
 }
 
-export type CertificateKind = 'leaf' | 'issuing-ca' | 'root-ca' | 'ocsp-signer';
+export type CertificateKind = 'leaf' | 'issuing-ca' | 'root-ca' | 'ocsp-signer' | 'tsa';
 
 /** ETSI EN 319 412 natural- and legal-person certificate types of `lint_etsi_cert` that are no web certificates. */
 export type EtsiCertificateType =

@@ -12,6 +12,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   e2e: async () => (await import('./e2e')).run,
   pool: async () => (await import('./pool')).run,
   audit: async () => (await import('./audit')).run,
+  levels: async () => (await import('./levels')).run,
 };
 
 async function main(): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number | index>] [--key-type EC-P256]
- *                  [--scheme ECDSA] [--digest SHA-256] [--message <text>] [--markdown]
+ *                  [--scheme ECDSA] [--digest SHA-256] [--level B-LT] [--minimum-level B-B]
+ *                  [--message <text>] [--markdown]
  *
  * Signs a file through the signing API as an e-service does: a detached CAdES signature (`.p7s`) for any
  * file, or with --pdf a PAdES signature inside the PDF. The citizen logs in at the local identity provider
@@ -25,10 +26,11 @@ import {
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
+  type SignatureLevel,
 } from './src/signing-client';
 
 const USAGE =
-  'usage: npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number|index>] [--key-type EC-P256] [--scheme ECDSA] [--digest SHA-256] [--message <text>] [--markdown]';
+  'usage: npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number|index>] [--key-type EC-P256] [--scheme ECDSA] [--digest SHA-256] [--level B-B|B-T|B-LT|B-LTA] [--minimum-level B-B] [--message <text>] [--markdown]';
 
 function flag(args: string[], name: string): string | undefined {
   const at = args.indexOf(name);
@@ -73,6 +75,9 @@ async function main(args: string[]): Promise<number> {
       keyType: (flag(args, '--key-type') as KeyType | undefined) ?? 'EC-P256',
       signatureAlgorithm: flag(args, '--scheme') as SignatureAlgorithm | undefined,
       digestAlgorithm: (flag(args, '--digest') as DigestAlgorithm | undefined) ?? 'SHA-256',
+      level: (flag(args, '--level') as SignatureLevel | undefined) ?? 'B-LT',
+      minimumLevel: flag(args, '--minimum-level') as SignatureLevel | undefined,
+      tsaUrl: process.env.TSA_URL ?? (runner ? `${runner.env.PKI_BASE_URL}/tsa` : undefined),
       signMessage: {
         text: flag(args, '--message') ?? `I sign the document ${basename(file)}.`,
         mimeType: args.includes('--markdown') ? 'text/markdown' : 'text/plain',
@@ -100,7 +105,8 @@ async function main(args: string[]): Promise<number> {
     });
     writeFileSync(out, signed.output);
     const leaf = new X509Certificate(signed.result.certificate!);
-    console.log(`signed ${file} -> ${out} (${args.includes('--pdf') ? 'PAdES-B-B' : 'CAdES-B-B, detached'})`);
+    const form = args.includes('--pdf') ? 'PAdES' : 'CAdES, detached';
+    console.log(`signed ${file} -> ${out} (${form}, level ${signed.level})`);
     console.log(`  request ${signed.requestId}, certificate ${signed.result.certificateSerial}`);
     console.log(`  signer: ${leaf.subject.replace(/\n/g, ', ')}`);
     return 0;

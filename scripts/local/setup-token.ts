@@ -33,7 +33,7 @@ import { localToken, useLocalHsmEnv, type LocalToken } from './token';
 
 /**
  * Long-lived token objects, each created if missing: the pool wrapping key (made before, by the security
- * officer: provisionWrappingKey; here only found), the CA hierarchy (root, issuing CA and OCSP responder)
+ * officer: provisionWrappingKey; here only found), the CA hierarchy (root, issuing CA, OCSP responder, TSA)
  * and the audit checkpoint key, so one command provisions a complete local HSM.
  */
 export type Provisioner = (hsm: Hsm, config: HsmConfig) => Promise<string | undefined>;
@@ -43,17 +43,23 @@ export const PROVISIONERS: Provisioner[] = [
     (await hsm.ensureWrappingKey(config.wrapKeyLabel))
       ? `created wrapping key ${config.wrapKeyLabel}`
       : undefined,
-  // The CA hierarchy: root and issuing CA key pairs on the token, the OCSP responder's on its own token,
+  // The CA hierarchy: root and issuing CA key pairs on the token, the OCSP responder's and the TSA's each on
+  // its own token,
   // their certificates in .local/ca/.
   async (hsm, config) => {
     const ca = loadCaConfig({ CA_CERTS_SOURCE: `file:${LOCAL_DIR}/ca`, ...process.env });
     const dir = ca.certsSource.kind === 'file' ? ca.certsSource.dir : `${LOCAL_DIR}/ca`;
     const ocspHsm = await connect({ ...config, tokenLabel: ca.ocspTokenLabel, pinSource: ca.ocspPinSource });
+    const tsaHsm = await connect({ ...config, tokenLabel: ca.tsaTokenLabel, pinSource: ca.tsaPinSource });
     try {
-      const { changes } = await bootstrapCaHierarchy(hsm, ca, fileCaCertificateStore(dir), { ocspHsm });
+      const { changes } = await bootstrapCaHierarchy(hsm, ca, fileCaCertificateStore(dir), {
+        ocspHsm,
+        tsaHsm,
+      });
       return changes.length > 0 ? changes.join('; ') : undefined;
     } finally {
       await ocspHsm.close();
+      await tsaHsm.close();
     }
   },
   // The audit checkpoint key (EC P-384, non-extractable); its public key in .local/audit/ for verifiers.
@@ -84,18 +90,20 @@ function initToken(token: LocalToken, soPin: string, userPin: string, label = to
   softhsmUtil(token, ['--init-token', '--free', '--label', label, '--so-pin', soPin, '--pin', userPin]);
 }
 
-/** The OCSP responder's token: created when missing, re-created when its PIN changed. */
-async function ensureOcspToken(token: LocalToken, soPin: string, config: HsmConfig): Promise<void> {
-  const userPin = pinFromFile(token.ocspUserPinFile, undefined);
-  const ocsp = loadCaConfig();
+/** A service's own token (OCSP responder, TSA): created when missing, re-created when its PIN changed. */
+async function ensureServiceToken(
+  token: LocalToken,
+  soPin: string,
+  config: HsmConfig,
+  service: { label: string; pinFile: string; pinSource: HsmConfig['pinSource'] },
+): Promise<void> {
+  const userPin = pinFromFile(service.pinFile, undefined);
   try {
-    await (
-      await connect({ ...config, tokenLabel: ocsp.ocspTokenLabel, pinSource: ocsp.ocspPinSource })
-    ).close();
+    await (await connect({ ...config, tokenLabel: service.label, pinSource: service.pinSource })).close();
   } catch (err) {
-    if (err instanceof HsmLoginError) softhsmUtil(token, ['--delete-token', '--token', token.ocspLabel]);
+    if (err instanceof HsmLoginError) softhsmUtil(token, ['--delete-token', '--token', service.label]);
     else if (!(err instanceof HsmTokenNotFoundError)) throw err;
-    initToken(token, soPin, userPin, token.ocspLabel);
+    initToken(token, soPin, userPin, service.label);
   }
 }
 
@@ -136,7 +144,17 @@ export async function setupToken(): Promise<void> {
   const userPin = pinFromFile(token.userPinFile, process.env.HSM_PIN);
   const soPin = pinFromFile(token.soPinFile, process.env.HSM_SO_PIN);
   const config = loadConfig().hsm;
-  await ensureOcspToken(token, soPin, config);
+  const ca = loadCaConfig();
+  await ensureServiceToken(token, soPin, config, {
+    label: ca.ocspTokenLabel,
+    pinFile: token.ocspUserPinFile,
+    pinSource: ca.ocspPinSource,
+  });
+  await ensureServiceToken(token, soPin, config, {
+    label: ca.tsaTokenLabel,
+    pinFile: token.tsaUserPinFile,
+    pinSource: ca.tsaPinSource,
+  });
 
   let hsm: Pkcs11Hsm;
   try {

@@ -18,6 +18,9 @@ export interface LocalToken {
    */
   readonly ocspLabel: string;
   readonly ocspUserPinFile: string;
+  /** The time-stamping authority's token, for the same reason. */
+  readonly tsaLabel: string;
+  readonly tsaUserPinFile: string;
 }
 
 export function localToken(env: NodeJS.ProcessEnv = process.env): LocalToken {
@@ -31,6 +34,8 @@ export function localToken(env: NodeJS.ProcessEnv = process.env): LocalToken {
     soPinFile: join(dir, 'so.pin'),
     ocspLabel: env.OCSP_HSM_TOKEN_LABEL || 'signing-pipeline-ocsp',
     ocspUserPinFile: join(dir, 'ocsp-user.pin'),
+    tsaLabel: env.TSA_HSM_TOKEN_LABEL || 'signing-pipeline-tsa',
+    tsaUserPinFile: join(dir, 'tsa-user.pin'),
   };
 }
 
@@ -48,6 +53,8 @@ export function localHsmEnv(env: NodeJS.ProcessEnv = process.env): Record<string
     HSM_PIN_SOURCE: env.HSM_PIN_SOURCE || (env.HSM_PIN ? 'env:HSM_PIN' : `file:${token.userPinFile}`),
     OCSP_HSM_TOKEN_LABEL: token.ocspLabel,
     OCSP_HSM_PIN_SOURCE: env.OCSP_HSM_PIN_SOURCE || `file:${token.ocspUserPinFile}`,
+    TSA_HSM_TOKEN_LABEL: token.tsaLabel,
+    TSA_HSM_PIN_SOURCE: env.TSA_HSM_PIN_SOURCE || `file:${token.tsaUserPinFile}`,
   };
 }
 

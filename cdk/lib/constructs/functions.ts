@@ -54,6 +54,7 @@ interface FunctionSpec {
     | 'jwks-refresh'
     | 'crl'
     | 'ocsp'
+    | 'tsa'
     | 'audit-checkpoint';
   readonly description: string;
   readonly memorySize: number;
@@ -83,6 +84,7 @@ export class PipelineFunctions extends Construct {
   public readonly jwksRefresh: NodejsFunction;
   public readonly crl: NodejsFunction;
   public readonly ocsp: NodejsFunction;
+  public readonly tsa: NodejsFunction;
   public readonly auditCheckpoint: NodejsFunction;
   public readonly keygenSchedule: events.Rule;
   public readonly auditCheckpointSchedule: events.Rule;
@@ -173,6 +175,23 @@ export class PipelineFunctions extends Construct {
         ...tableEnv('certificates'),
       },
     });
+    // The TSA, like the responder, logs in as its own crypto user, which owns the TSA key and nothing else.
+    const tsaUserPin = `secretsmanager:${hsm.tsaUserSecret.secretArn}`;
+    this.tsa = this.createFunction({
+      name: 'tsa',
+      usesHsm: true,
+      description:
+        "Time-stamping authority (RFC 3161): public behind the PKI endpoint, and the signer's for B-T and up",
+      memorySize: 512,
+      timeout: Duration.seconds(10),
+      securityGroup: hsm.clientSecurityGroup,
+      environment: {
+        ...hsmEnv,
+        HSM_PIN_SOURCE: tsaUserPin,
+        TSA_HSM_PIN_SOURCE: tsaUserPin,
+        CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
+      },
+    });
     this.ca = this.createFunction({
       name: 'ca',
       usesHsm: true,
@@ -227,6 +246,8 @@ export class PipelineFunctions extends Construct {
       environment: {
         ...poolUserEnv,
         CA_FUNCTION_NAME: this.ca.functionArn,
+        TSA_FUNCTION_NAME: this.tsa.functionArn,
+        OCSP_FUNCTION_NAME: this.ocsp.functionArn,
         SIGNER_CONCURRENCY: String(SIGNER_EVENT_SOURCE.batchSize),
         ...tableEnv('requests', 'keyPool', 'audit'),
       },
@@ -434,7 +455,11 @@ export class PipelineFunctions extends Construct {
     hsm.poolUserSecret.grantRead(this.signer);
     // The unqualified ARN only: the signer calls the CA function by that ARN.
     this.signer.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.ca.functionArn] }),
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        // Certificates; and for B-T and B-LT, time-stamps and the new certificate's OCSP response.
+        resources: [this.ca.functionArn, this.tsa.functionArn, this.ocsp.functionArn],
+      }),
     );
     // Keygen: add keys (batch write), remove expired ones, maintain and read counters.
     allow(this.keygen, pool, 'BatchWriteItem', 'BatchGetItem', 'Query', 'DeleteItem', 'UpdateItem');
@@ -461,7 +486,12 @@ export class PipelineFunctions extends Construct {
     tableKey(this.revoke);
     const caUser = (fn: NodejsFunction, writesCertificates = false): void => {
       hsm.caUserSecret.grantRead(fn);
-      for (const parameter of [hsm.caRootCertificate, hsm.caIssuingCertificate, hsm.caOcspCertificate]) {
+      for (const parameter of [
+        hsm.caRootCertificate,
+        hsm.caIssuingCertificate,
+        hsm.caOcspCertificate,
+        hsm.caTsaCertificate,
+      ]) {
         parameter.grantRead(fn);
         if (writesCertificates) parameter.grantWrite(fn);
       }
@@ -498,6 +528,11 @@ export class PipelineFunctions extends Construct {
     for (const parameter of [hsm.caRootCertificate, hsm.caIssuingCertificate, hsm.caOcspCertificate]) {
       parameter.grantRead(this.ocsp);
     }
+    // TSA: its own crypto user and the certificates (its own among them), read only; no table.
+    hsm.tsaUserSecret.grantRead(this.tsa);
+    for (const parameter of [hsm.caRootCertificate, hsm.caIssuingCertificate, hsm.caTsaCertificate]) {
+      parameter.grantRead(this.tsa);
+    }
     // Reconciler: list open requests (the sparse index), read one, count a requeue or fail it (conditional
     // updates); send a fresh message. No access to the pool, the certificates, the audit log or the HSM.
     allow(this.reconcile, requests, 'GetItem', 'UpdateItem');
@@ -521,8 +556,15 @@ export class PipelineFunctions extends Construct {
     // Not the OCSP responder: its answers name no URL, and the distribution depends on it.
     for (const fn of [this.ca, this.crl]) fn.addEnvironment('PKI_BASE_URL', pki.baseUrl);
     // Both read the published CRL back: the publication keeps its entries, the responder answers from it.
-    for (const fn of [this.crl, this.ocsp])
+    for (const fn of [this.crl, this.ocsp, this.signer])
       fn.addEnvironment('PKI_PUBLISH_TARGET', `s3:${pki.bucket.bucketName}`);
+    // The signer reads the root's CRL for B-LT validation data (the issuing CA's and the TSA's status).
+    this.signer.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [pki.bucket.arnForObjects('root.crl')],
+      }),
+    );
     // Exactly the published objects, nothing else in the bucket.
     this.crl.addToRolePolicy(
       new iam.PolicyStatement({

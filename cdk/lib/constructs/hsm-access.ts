@@ -35,9 +35,11 @@ export class HsmAccess extends Construct {
   public readonly poolUserSecret: secretsmanager.Secret;
   public readonly caUserSecret: secretsmanager.Secret;
   public readonly ocspUserSecret: secretsmanager.Secret;
+  public readonly tsaUserSecret: secretsmanager.Secret;
   public readonly caRootCertificate: ssm.StringParameter;
   public readonly caIssuingCertificate: ssm.StringParameter;
   public readonly caOcspCertificate: ssm.StringParameter;
+  public readonly caTsaCertificate: ssm.StringParameter;
 
   public constructor(scope: Construct, id: string, props: HsmAccessProps) {
     super(scope, id);
@@ -66,10 +68,11 @@ export class HsmAccess extends Construct {
     this.poolUserSecret = cryptoUserSecret(this, 'PoolCryptoUser', hsm.signerUser, 'signer and keygen');
     this.caUserSecret = cryptoUserSecret(this, 'CaCryptoUser', hsm.caUser, 'CA');
     this.ocspUserSecret = cryptoUserSecret(this, 'OcspCryptoUser', hsm.ocspUser, 'OCSP responder');
+    this.tsaUserSecret = cryptoUserSecret(this, 'TsaCryptoUser', hsm.tsaUser, 'time-stamping authority');
 
     // Placeholders: the CA bootstrap (run once against the cluster) overwrites them with the CA PEMs.
     // Keep these resources unchanged: CloudFormation rewrites the value whenever the resource changes.
-    const certParameter = (name: 'root' | 'issuing' | 'ocsp'): ssm.StringParameter => {
+    const certParameter = (name: 'root' | 'issuing' | 'ocsp' | 'tsa'): ssm.StringParameter => {
       const parameter = new ssm.StringParameter(
         this,
         `Ca${name.charAt(0).toUpperCase()}${name.slice(1)}Certificate`,
@@ -79,7 +82,9 @@ export class HsmAccess extends Construct {
           description:
             name === 'ocsp'
               ? 'PEM of the delegated OCSP responder certificate (public; renewed by the crl function)'
-              : `PEM of the ${name} CA certificate (public)`,
+              : name === 'tsa'
+                ? 'PEM of the time-stamping authority certificate (public; renewed by the crl function)'
+                : `PEM of the ${name} CA certificate (public)`,
         },
       );
       parameter.applyRemovalPolicy(RemovalPolicy.RETAIN);
@@ -88,6 +93,7 @@ export class HsmAccess extends Construct {
     this.caRootCertificate = certParameter('root');
     this.caIssuingCertificate = certParameter('issuing');
     this.caOcspCertificate = certParameter('ocsp');
+    this.caTsaCertificate = certParameter('tsa');
 
     if (hsm.caCertificatePem) {
       new ssm.StringParameter(this, 'ClusterCaCertificate', {

@@ -6,7 +6,10 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { OCSP_ROUTES } from '../../../lambdas/resources/src';
+import { OCSP_ROUTES, TSA_ROUTES } from '../../../lambdas/resources/src';
+
+/** Time-stamps per second the public endpoint lets through (burst twice that), whoever asks. */
+const TSA_RATE_LIMIT = 50;
 
 /** The stage of the OCSP API: CloudFront's origin path, invisible to relying parties. */
 const OCSP_STAGE = 'pki';
@@ -29,7 +32,7 @@ export class PublicPki extends Construct {
   public constructor(
     scope: Construct,
     id: string,
-    props: { ocspHandler: lambda.IFunction; baseUrl?: string },
+    props: { ocspHandler: lambda.IFunction; tsaHandler: lambda.IFunction; baseUrl?: string },
   ) {
     super(scope, id);
     // Access logs of the bucket and the distribution (CloudFront standard logs need object-writer ACLs).
@@ -72,6 +75,10 @@ export class PublicPki extends Construct {
         metricsEnabled: true,
         throttlingRateLimit: 500,
         throttlingBurstLimit: 1000,
+        // Anyone may ask for time-stamps, each an HSM signature: their own, lower limit.
+        methodOptions: {
+          '/tsa/POST': { throttlingRateLimit: TSA_RATE_LIMIT, throttlingBurstLimit: TSA_RATE_LIMIT * 2 },
+        },
       },
     });
     const integration = new apigw.LambdaIntegration(props.ocspHandler, {
@@ -89,8 +96,19 @@ export class PublicPki extends Construct {
       });
     }
 
+    const tsaIntegration = new apigw.LambdaIntegration(props.tsaHandler, {
+      proxy: true,
+      allowTestInvoke: false,
+    });
+    for (const route of TSA_ROUTES) {
+      this.ocspApi.root.resourceForPath(route.resource).addMethod(route.method, tsaIntegration, {
+        authorizationType: apigw.AuthorizationType.NONE,
+        requestValidator: validator,
+      });
+    }
+
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
-      comment: 'Signing pipeline PKI: CRLs, CA certificates, OCSP',
+      comment: 'Signing pipeline PKI: CRLs, CA certificates, OCSP, TSA',
       defaultBehavior: {
         origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
@@ -104,6 +122,14 @@ export class PublicPki extends Construct {
           viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
           allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
           cachePolicy: cloudfront.CachePolicy.USE_ORIGIN_CACHE_CONTROL_HEADERS,
+          originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        },
+        // Every time-stamp is new: nothing is cached.
+        '/tsa': {
+          origin: new origins.RestApiOrigin(this.ocspApi),
+          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
+          allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+          cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
           originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
         },
       },

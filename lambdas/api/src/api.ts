@@ -106,6 +106,7 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     signatureAlgorithm: input.signatureAlgorithm,
     format: input.format,
     ...(input.profile ? { profile: input.profile } : {}),
+    ...(input.level ? { level: input.level, minimumLevel: input.minimumLevel } : {}),
     ...(input.signMessage ? { signMessageHash: signMessageHash(input.signMessage) } : {}),
     signer,
     identity,
@@ -336,6 +337,8 @@ function inputHash(
     input.signatureAlgorithm,
     input.format,
     input.profile ?? null,
+    input.level ?? null,
+    input.minimumLevel ?? null,
     input.signMessage ? signMessageHash(input.signMessage) : null,
     [signer.commonName, signer.givenName, signer.surname, signer.serialNumber, signer.country],
     identity.source === 'assertion'

@@ -9,6 +9,7 @@ import type {
   SignRequestRecord,
   SignatureAlgorithm,
   SignatureFormat,
+  SignatureLevel,
 } from '../../core/src';
 
 /** A validated sign request as the API accepted it (defaults applied). */
@@ -21,6 +22,9 @@ export interface SignRequestInput {
   readonly format: SignatureFormat;
   /** For `cms`: the AdES profile (default CAdES-B-B). */
   readonly profile?: AdesProfile;
+  /** For `cms`: the level asked for (default B-LT) and the lowest accepted (default the level). */
+  readonly level?: SignatureLevel;
+  readonly minimumLevel?: SignatureLevel;
   /** The ID token, or a trusted client's request object, that names the signer. */
   readonly identityAssertion: string;
   /** What the citizen approved at the identity provider (only its hash is kept). */

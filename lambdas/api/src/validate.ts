@@ -4,15 +4,19 @@ import {
   DIGEST_LENGTH,
   KEY_TYPES,
   SIGNATURE_ALGORITHMS,
+  DEFAULT_SIGNATURE_LEVEL,
+  SIGNATURE_LEVELS,
   SignMessageError,
   defaultSignatureAlgorithm,
   fits,
+  levelAtLeast,
   validateSignMessage,
   type DigestAlgorithm,
   type KeyType,
   type AdesProfile,
   type SignatureAlgorithm,
   type SignatureFormat,
+  type SignatureLevel,
 } from '../../core/src';
 import openapi from '../openapi.json';
 import { ApiError, ValidationError } from './errors';
@@ -38,6 +42,8 @@ interface RawInput {
   signatureAlgorithm?: SignatureAlgorithm;
   format?: SignatureFormat;
   profile?: AdesProfile;
+  level?: SignatureLevel;
+  minimumLevel?: SignatureLevel;
   identityAssertion?: string;
   signMessage?: unknown;
 }
@@ -70,7 +76,13 @@ export function parseSignRequest(body: unknown): SignRequestInput {
   return {
     requestId: body.requestId!.toLowerCase(),
     format,
-    ...(format === 'cms' ? { profile: body.profile ?? 'CAdES-B-B' } : {}),
+    ...(format === 'cms'
+      ? {
+          profile: body.profile ?? 'CAdES-B-B',
+          level: body.level ?? DEFAULT_SIGNATURE_LEVEL,
+          minimumLevel: body.minimumLevel ?? body.level ?? DEFAULT_SIGNATURE_LEVEL,
+        }
+      : {}),
     digest: body.digest,
     digestAlgorithm: body.digestAlgorithm,
     keyType,
@@ -118,6 +130,23 @@ function crossFieldRules(body: Partial<RawInput>): void {
   }
   if ((body.format ?? 'raw') === 'raw' && body.profile !== undefined) {
     throw new ValidationError('profile applies to format cms only');
+  }
+  if ((body.format ?? 'raw') === 'raw' && (body.level !== undefined || body.minimumLevel !== undefined)) {
+    throw new ValidationError('level and minimumLevel apply to format cms only');
+  }
+  if (
+    (body.level === 'B-LTA' || body.minimumLevel === 'B-LTA') &&
+    (body.profile ?? 'CAdES-B-B') !== 'PAdES-B-B'
+  ) {
+    throw new ApiError(
+      400,
+      'LEVEL_UNSUPPORTED',
+      'B-LTA applies to profile PAdES-B-B only (a CAdES archive time-stamp needs the signed content)',
+    );
+  }
+  const level = known(body.level, SIGNATURE_LEVELS) ? body.level : DEFAULT_SIGNATURE_LEVEL;
+  if (known(body.minimumLevel, SIGNATURE_LEVELS) && !levelAtLeast(level, body.minimumLevel)) {
+    throw new ValidationError(`minimumLevel ${body.minimumLevel} is above level ${level}`);
   }
 }
 

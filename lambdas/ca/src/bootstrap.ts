@@ -9,6 +9,7 @@ import {
   keyIdentifier,
   ocspSignerExtensions,
   parseCertificate,
+  tsaExtensions,
   pem,
   pemToDer,
   randomSerial,
@@ -37,6 +38,9 @@ export type CaBootstrapConfig = Pick<
   | 'ocspKeyLabel'
   | 'ocspKeyType'
   | 'ocspValidityDays'
+  | 'tsaKeyLabel'
+  | 'tsaKeyType'
+  | 'tsaValidityDays'
 >;
 
 /** What a bootstrap run changed; empty when everything was already in place. */
@@ -100,7 +104,8 @@ function certifies(issuerPem: string, pem: string, spki: Buffer): boolean {
  * token (an HSM that cannot separate them). A stored certificate is kept
  * while it still certifies its key under the current profile (the root, a trust anchor, only while it
  * certifies its key); otherwise it is issued again: the issuing CA's when its policy or pointers changed,
- * the OCSP responder's also when less than a third of its validity is left. With createKeys false (the
+ * the OCSP responder's and the time-stamping authority's (signed by the root, its key on its own login like
+ * the responder's) also when less than a third of its validity is left. With createKeys false (the
  * scheduled maintenance), a missing key is an error, never a new key.
  */
 export async function bootstrapCaHierarchy(
@@ -112,6 +117,9 @@ export async function bootstrapCaHierarchy(
     readonly createKeys?: boolean;
     readonly ocspHsm?: Hsm;
     readonly ocspPublicKeySpki?: Buffer;
+    /** The TSA's login and public key, as for the OCSP responder. */
+    readonly tsaHsm?: Hsm;
+    readonly tsaPublicKeySpki?: Buffer;
   } = {},
 ): Promise<CaBootstrapResult> {
   const now = options.now ?? Date.now();
@@ -125,6 +133,11 @@ export async function bootstrapCaHierarchy(
     : options.ocspHsm || !stored.ocspPem
       ? await ensureKey(options.ocspHsm ?? hsm, config.ocspKeyLabel, config.ocspKeyType, changes, create)
       : { spki: parseCertificate(pemToDer(stored.ocspPem)).subjectPublicKeySpki };
+  const tsaKey = options.tsaPublicKeySpki
+    ? { spki: options.tsaPublicKeySpki }
+    : options.tsaHsm || !stored.tsaPem
+      ? await ensureKey(options.tsaHsm ?? hsm, config.tsaKeyLabel, config.tsaKeyType, changes, create)
+      : { spki: parseCertificate(pemToDer(stored.tsaPem)).subjectPublicKeySpki };
   const urls = pkiUrls(config.pkiBaseUrl);
   const notBefore = new Date(now - BACKDATE_MS);
 
@@ -219,8 +232,44 @@ export async function bootstrapCaHierarchy(
     changes.push('issued the OCSP responder certificate');
   }
 
-  if (rootPem !== stored.rootPem || issuingPem !== stored.issuingPem || ocspPem !== stored.ocspPem) {
-    await store.write({ rootPem, issuingPem, ocspPem });
+  const tsaProfile = tsaExtensions({
+    subjectPublicKeySpki: tsaKey.spki,
+    issuerKeyIdentifier: root.keyIdentifier,
+    crlUrl: urls.rootCrl,
+    caIssuersUrl: urls.rootCertificate,
+  });
+  let tsaPem =
+    stored.tsaPem &&
+    certifies(rootPem, stored.tsaPem, tsaKey.spki) &&
+    hasExtensions(stored.tsaPem, tsaProfile) &&
+    now < renewAt(stored.tsaPem)
+      ? stored.tsaPem
+      : undefined;
+  if (!tsaPem) {
+    const der = await signCertificate(
+      {
+        serial: randomSerial(),
+        subject: name(config, 'Time-Stamping Authority'),
+        subjectPublicKeySpki: tsaKey.spki,
+        notBefore,
+        notAfter: new Date(
+          Math.min(notBefore.getTime() + config.tsaValidityDays * DAY_MS, root.notAfter.getTime()),
+        ),
+        extensions: tsaProfile,
+      },
+      hsmSigner(hsm, rootKey, root, config.keyType),
+    );
+    tsaPem = pem('CERTIFICATE', der);
+    changes.push('issued the time-stamping authority certificate');
+  }
+
+  if (
+    rootPem !== stored.rootPem ||
+    issuingPem !== stored.issuingPem ||
+    ocspPem !== stored.ocspPem ||
+    tsaPem !== stored.tsaPem
+  ) {
+    await store.write({ rootPem, issuingPem, ocspPem, tsaPem });
     changes.push(`stored the CA certificates in ${store.location}`);
   }
   return { changes };

@@ -7,6 +7,7 @@ import type { CaCertificateStore, CaCertificates } from './types';
 const ROOT = 'root.pem';
 const ISSUING = 'issuing.pem';
 const OCSP = 'ocsp.pem';
+const TSA = 'tsa.pem';
 
 /** A stored value that is a PEM certificate; placeholders (the stack's initial SSM values) are not. */
 function pemOrUndefined(value: string | undefined): string | undefined {
@@ -19,6 +20,7 @@ function complete(each: Partial<CaCertificates>): CaCertificates | undefined {
         rootPem: each.rootPem,
         issuingPem: each.issuingPem,
         ...(each.ocspPem ? { ocspPem: each.ocspPem } : {}),
+        ...(each.tsaPem ? { tsaPem: each.tsaPem } : {}),
       }
     : undefined;
 }
@@ -34,11 +36,12 @@ export function fileCaCertificateStore(dir: string): CaCertificateStore {
     await rename(`${file}.tmp`, file);
   };
   const readEach = async (): Promise<Partial<CaCertificates>> => {
-    const [rootPem, issuingPem, ocspPem] = await Promise.all([read(ROOT), read(ISSUING), read(OCSP)]);
+    const [rootPem, issuingPem, ocspPem, tsaPem] = await Promise.all([ROOT, ISSUING, OCSP, TSA].map(read));
     return {
       rootPem: pemOrUndefined(rootPem),
       issuingPem: pemOrUndefined(issuingPem),
       ocspPem: pemOrUndefined(ocspPem),
+      tsaPem: pemOrUndefined(tsaPem),
     };
   };
   return {
@@ -50,26 +53,30 @@ export function fileCaCertificateStore(dir: string): CaCertificateStore {
       await write(ROOT, certificates.rootPem);
       await write(ISSUING, certificates.issuingPem);
       if (certificates.ocspPem) await write(OCSP, certificates.ocspPem);
+      if (certificates.tsaPem) await write(TSA, certificates.tsaPem);
     },
   };
 }
 
 /**
- * In AWS: SSM String parameters `<prefix>/root.pem`, `<prefix>/issuing.pem` and `<prefix>/ocsp.pem`
+ * In AWS: SSM String parameters `<prefix>/root.pem`, `<prefix>/issuing.pem`, `<prefix>/ocsp.pem` and
+ * `<prefix>/tsa.pem`
  * (certificates are public).
  */
 export function ssmCaCertificateStore(client: SSMClient, prefix: string): CaCertificateStore {
   const root = `${prefix}/${ROOT}`;
   const issuing = `${prefix}/${ISSUING}`;
   const ocsp = `${prefix}/${OCSP}`;
+  const tsa = `${prefix}/${TSA}`;
   const readEach = async (): Promise<Partial<CaCertificates>> => {
-    const out = await client.send(new GetParametersCommand({ Names: [root, issuing, ocsp] }));
+    const out = await client.send(new GetParametersCommand({ Names: [root, issuing, ocsp, tsa] }));
     const value = (name: string): string | undefined =>
       out.Parameters?.find((p) => p.Name === name)?.Value || undefined;
     return {
       rootPem: pemOrUndefined(value(root)),
       issuingPem: pemOrUndefined(value(issuing)),
       ocspPem: pemOrUndefined(value(ocsp)),
+      tsaPem: pemOrUndefined(value(tsa)),
     };
   };
   return {
@@ -81,6 +88,7 @@ export function ssmCaCertificateStore(client: SSMClient, prefix: string): CaCert
         [root, certificates.rootPem],
         [issuing, certificates.issuingPem],
         [ocsp, certificates.ocspPem],
+        [tsa, certificates.tsaPem],
       ];
       for (const [name, value] of values) {
         if (value === undefined) continue;

@@ -14,6 +14,12 @@ export {
   type OcspResponderDeps,
   type OcspResult,
 } from './ocsp-responder';
+export {
+  TimeStampAuthority,
+  type TimeStampAuthorityConfig,
+  type TimeStampAuthorityDeps,
+  type TimeStampResult,
+} from './time-stamp-authority';
 export { checkRevocations, type RevocationCheck, type RevocationCheckInput } from './revocation-check';
 export {
   RevocationAuthority,

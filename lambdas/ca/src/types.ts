@@ -13,6 +13,8 @@ export interface CaCertificates {
   readonly issuingPem: string;
   /** The delegated OCSP responder's certificate (issued by the issuing CA). */
   readonly ocspPem?: string;
+  /** The time-stamping authority's certificate (issued by the root). */
+  readonly tsaPem?: string;
 }
 
 /** Reads and writes the CA certificates (a local directory, or SSM parameters in AWS). */

@@ -139,7 +139,12 @@ class MemoryCertificateStore implements IssuedCertificateStore {
   }
 }
 
-const caConfig = { ...loadCaConfig({}), keyType: 'RSA-3072' as const, ocspKeyType: 'RSA-3072' as const };
+const caConfig = {
+  ...loadCaConfig({}),
+  keyType: 'RSA-3072' as const,
+  ocspKeyType: 'RSA-3072' as const,
+  tsaKeyType: 'RSA-3072' as const,
+};
 const hsm = new NodeHsm();
 let caCertificates: CaCertificates;
 

@@ -113,12 +113,23 @@ test.each(KEY_TYPES)(
   120_000,
 );
 
-test('root, issuing CA and OCSP responder certificates: no finding', () => {
-  const lint = (pem: string, kind: 'root-ca' | 'issuing-ca' | 'ocsp-signer', issuer?: string) =>
+test('EC-P256 leaf under zlint with every default lint source (CA/Browser Forum, root programs included): no finding', async () => {
+  // With its documentSigning EKU the leaf is no TLS server certificate: the TLS rules do not apply.
+  const issued = await issue('EC-P256');
+  const findings = lintCertificate(issued.certificatePem, 'leaf', {
+    issuer: caCerts.issuingPem,
+    zlintExcludeSources: [],
+  });
+  expect(problems(findings)).toBe(CLEAN);
+}, 120_000);
+
+test('root, issuing CA, OCSP responder and TSA certificates: no finding', () => {
+  const lint = (pem: string, kind: 'root-ca' | 'issuing-ca' | 'ocsp-signer' | 'tsa', issuer?: string) =>
     problems(lintCertificate(pem, kind, issuer ? { issuer } : {}));
   expect(lint(caCerts.rootPem, 'root-ca')).toBe(CLEAN);
   expect(lint(caCerts.issuingPem, 'issuing-ca', caCerts.rootPem)).toBe(CLEAN);
   expect(lint(caCerts.ocspPem!, 'ocsp-signer', caCerts.issuingPem)).toBe(CLEAN);
+  expect(lint(caCerts.tsaPem!, 'tsa', caCerts.rootPem)).toBe(CLEAN);
 }, 120_000);
 
 test('CRLs with revocations of every reason, and the root CRL: no finding', async () => {

@@ -52,6 +52,17 @@ export interface CaConfig {
    */
   readonly ocspPinSource: PinSource;
   readonly ocspTokenLabel: string;
+  /** The time-stamping authority's key (its own label, login and token like the OCSP responder's). */
+  readonly tsaKeyLabel: string;
+  readonly tsaKeyType: OcspKeyType;
+  readonly tsaPinSource: PinSource;
+  readonly tsaTokenLabel: string;
+  /** The TSA certificate's validity (issued by the root); renewed when a third is left. */
+  readonly tsaValidityDays: number;
+  /** The TSA policy OID every token names (RFC 3161 TSTInfo.policy). */
+  readonly tsaPolicyOid: string;
+  /** The accuracy stated in every token: genTime is within this many seconds of UTC. */
+  readonly tsaAccuracySeconds: number;
   /**
    * The CA's own bound on how old an identity assertion may be when it certifies (its `iat` and
    * `auth_time`): how long a request may wait in the queue. Older: the request ends ASSERTION_STALE.
@@ -72,6 +83,9 @@ export interface CaConfig {
  */
 export const DEFAULT_CA_POLICY_OID = '1.3.6.1.4.1.32473.1.1';
 
+/** Default TSA policy OID, under the same documentation arc: a production TSA sets its own. */
+export const DEFAULT_TSA_POLICY_OID = '1.3.6.1.4.1.32473.1.2';
+
 const DAY = 1;
 const YEAR = 365 * DAY;
 
@@ -84,8 +98,8 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     country: matching(env, 'CA_COUNTRY', /^[A-Z]{2}$/, 'SE', 'an ISO 3166 alpha-2 code'),
     rootValidityDays: int(env, 'CA_ROOT_VALIDITY_DAYS', 20 * YEAR, 1, 50 * YEAR),
     issuingValidityDays: int(env, 'CA_ISSUING_VALIDITY_DAYS', 10 * YEAR, 1, 50 * YEAR),
-    leafValidityDays: int(env, 'CA_LEAF_VALIDITY_DAYS', 1 * YEAR, 1, 10 * YEAR),
-    policyOid: policyOid(env),
+    leafValidityDays: int(env, 'CA_LEAF_VALIDITY_DAYS', 1, 1, 10 * YEAR),
+    policyOid: oid(env, 'CA_POLICY_OID', DEFAULT_CA_POLICY_OID),
     pkiBaseUrl: pkiBaseUrl(env),
     publishTarget: objectTarget(str(env, 'PKI_PUBLISH_TARGET', 'file:.local/pki'), 'PKI_PUBLISH_TARGET'),
     crlFunctionName: str(env, 'CRL_FUNCTION_NAME', 'crl'),
@@ -96,8 +110,15 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     ocspResponseValiditySeconds: int(env, 'CA_OCSP_RESPONSE_VALIDITY_SECONDS', 3600, 60, 7 * 86_400),
     certsSource: parseCaCertsSource(str(env, 'CA_CERTS_SOURCE', 'file:.local/ca')),
     pinSource: caPinSource(env),
-    ocspPinSource: ocspPinSource(env),
+    ocspPinSource: servicePinSource(env, 'OCSP_HSM_PIN_SOURCE'),
     ocspTokenLabel: str(env, 'OCSP_HSM_TOKEN_LABEL', str(env, 'HSM_TOKEN_LABEL', 'signing-pipeline')),
+    tsaKeyLabel: str(env, 'CA_TSA_KEY_LABEL', 'tsa-signer-v1'),
+    tsaKeyType: oneOf<OcspKeyType>(env, 'CA_TSA_KEY_TYPE', ['EC-P256', 'EC-P384', 'RSA-3072'], 'EC-P256'),
+    tsaPinSource: servicePinSource(env, 'TSA_HSM_PIN_SOURCE'),
+    tsaTokenLabel: str(env, 'TSA_HSM_TOKEN_LABEL', str(env, 'HSM_TOKEN_LABEL', 'signing-pipeline')),
+    tsaValidityDays: int(env, 'CA_TSA_VALIDITY_DAYS', 10 * YEAR, 2, 20 * YEAR),
+    tsaPolicyOid: oid(env, 'CA_TSA_POLICY_OID', DEFAULT_TSA_POLICY_OID),
+    tsaAccuracySeconds: int(env, 'CA_TSA_ACCURACY_SECONDS', 1, 1, 60),
     maxAssertionAgeSeconds: int(env, 'CA_MAX_ASSERTION_AGE_SECONDS', 600, 10, 86_400),
     publicKeyRegisterDays: int(env, 'CA_PUBLIC_KEY_REGISTER_DAYS', 400, YEAR + 1, 10 * YEAR),
   };
@@ -130,17 +151,14 @@ function caPinSource(env: Env): PinSource {
   }
 }
 
-/** The OCSP responder crypto user's PIN source (OCSP_HSM_PIN_SOURCE; without it, the CA user's). */
-function ocspPinSource(env: Env): PinSource {
-  const spec = env.OCSP_HSM_PIN_SOURCE;
+/** The PIN source of a service with its own crypto user (OCSP responder, TSA); without one, the CA user's. */
+function servicePinSource(env: Env, name: 'OCSP_HSM_PIN_SOURCE' | 'TSA_HSM_PIN_SOURCE'): PinSource {
+  const spec = env[name];
   if (!spec) return caPinSource(env);
   try {
     return parsePinSource(spec);
   } catch {
-    throw new ConfigError(
-      'OCSP_HSM_PIN_SOURCE must be env:<VARIABLE>, file:<path> or secretsmanager:<secret id>',
-      'OCSP_HSM_PIN_SOURCE',
-    );
+    throw new ConfigError(`${name} must be env:<VARIABLE>, file:<path> or secretsmanager:<secret id>`, name);
   }
 }
 
@@ -151,16 +169,10 @@ function matching(env: Env, name: string, pattern: RegExp, fallback: string, wha
 }
 
 /** Arcs must fit in 32 bits: many X.509 parsers (and both CA-world linters) refuse larger ones. */
-function policyOid(env: Env): string {
-  const value = matching(
-    env,
-    'CA_POLICY_OID',
-    /^[0-2](\.(0|[1-9][0-9]*))+$/,
-    DEFAULT_CA_POLICY_OID,
-    'an OID',
-  );
+function oid(env: Env, name: string, fallback: string): string {
+  const value = matching(env, name, /^[0-2](\.(0|[1-9][0-9]*))+$/, fallback, 'an OID');
   if (value.split('.').some((arc) => Number(arc) > 0xffffffff)) {
-    throw new ConfigError('CA_POLICY_OID must have arcs of at most 32 bits', 'CA_POLICY_OID');
+    throw new ConfigError(`${name} must have arcs of at most 32 bits`, name);
   }
   return value;
 }
@@ -196,6 +208,8 @@ export interface PkiUrls {
   readonly issuingCrl: string;
   readonly issuingCertificate: string;
   readonly ocsp: string;
+  /** The time-stamping authority (RFC 3161 over HTTP). */
+  readonly tsa: string;
   /** The root's CRL and certificate: in the issuing CA certificate. */
   readonly rootCrl: string;
   readonly rootCertificate: string;
@@ -206,6 +220,7 @@ export function pkiUrls(baseUrl: string): PkiUrls {
     issuingCrl: `${baseUrl}/issuing.crl`,
     issuingCertificate: `${baseUrl}/issuing.crt`,
     ocsp: `${baseUrl}/ocsp`,
+    tsa: `${baseUrl}/tsa`,
     rootCrl: `${baseUrl}/root.crl`,
     rootCertificate: `${baseUrl}/root.crt`,
   };

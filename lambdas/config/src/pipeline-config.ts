@@ -11,6 +11,13 @@ export interface PipelineConfig {
   readonly queueUrl: string;
   /** Name (or ARN) of the CA function the signer invokes (issuance). */
   readonly caFunctionName: string;
+  /**
+   * The TSA of B-T and higher: the service's own (its function, invoked like the CA) or an external one
+   * by URL (RFC 3161 over HTTP) with the trust anchors its tokens must chain to.
+   */
+  readonly timeStamping: TimeStampingSource;
+  /** Name (or ARN) of the OCSP responder function the signer asks for a new leaf's status (B-LT). */
+  readonly ocspFunctionName: string;
   /** Name (or ARN) of the revocation function the API and operators invoke. */
   readonly revokeFunctionName: string;
   /** Records processed concurrently within one signer batch. */
@@ -62,10 +69,16 @@ export interface PipelineConfig {
   };
 }
 
+export type TimeStampingSource =
+  | { readonly kind: 'function'; readonly functionName: string }
+  | { readonly kind: 'url'; readonly url: string; readonly trustAnchorsFile: string };
+
 export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
   return {
     queueUrl: str(env, 'SIGN_QUEUE_URL', ''),
     caFunctionName: str(env, 'CA_FUNCTION_NAME', 'ca'),
+    timeStamping: timeStampingSource(env),
+    ocspFunctionName: str(env, 'OCSP_FUNCTION_NAME', 'ocsp'),
     revokeFunctionName: str(env, 'REVOKE_FUNCTION_NAME', 'revoke'),
     signerConcurrency: int(env, 'SIGNER_CONCURRENCY', 10, 1, 100),
     signerBatchSize: int(env, 'SIGNER_BATCH_SIZE', SIGNER_EVENT_SOURCE.batchSize, 1, 10),
@@ -118,4 +131,27 @@ function localApiLimits(env: Env): ApiLimits {
     throw new ConfigError(`${variable}: ${problem.message}`, variable);
   }
   return limits;
+}
+
+/** TSA_URL (with TSA_TRUST_ANCHORS, a PEM file) for an external TSA; else TSA_FUNCTION_NAME (default `tsa`). */
+function timeStampingSource(env: Env): TimeStampingSource {
+  const url = str(env, 'TSA_URL', '');
+  if (!url) return { kind: 'function', functionName: str(env, 'TSA_FUNCTION_NAME', 'tsa') };
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) {
+    throw new ConfigError('TSA_URL must be an http(s) URL', 'TSA_URL');
+  }
+  const trustAnchorsFile = str(env, 'TSA_TRUST_ANCHORS', '');
+  if (!trustAnchorsFile) {
+    throw new ConfigError(
+      'TSA_URL needs TSA_TRUST_ANCHORS: a PEM file of the roots its tokens chain to',
+      'TSA_TRUST_ANCHORS',
+    );
+  }
+  return { kind: 'url', url, trustAnchorsFile };
 }

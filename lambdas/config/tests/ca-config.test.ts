@@ -8,7 +8,7 @@ describe('loadCaConfig', () => {
       keyType: 'RSA-3072',
       rootKeyLabel: 'ca-root-v1',
       issuingKeyLabel: 'ca-issuing-v1',
-      leafValidityDays: 365,
+      leafValidityDays: 1,
       policyOid: DEFAULT_CA_POLICY_OID,
       certsSource: { kind: 'file', dir: resolve('.local/ca') },
       pinSource: { kind: 'file', path: '/tmp/user.pin' },
@@ -29,6 +29,7 @@ describe('loadCaConfig', () => {
       issuingCrl: 'http://pki.example.test/se/issuing.crl',
       issuingCertificate: 'http://pki.example.test/se/issuing.crt',
       ocsp: 'http://pki.example.test/se/ocsp',
+      tsa: 'http://pki.example.test/se/tsa',
       rootCrl: 'http://pki.example.test/se/root.crl',
       rootCertificate: 'http://pki.example.test/se/root.crt',
     });

@@ -15,7 +15,14 @@
  * is already deleted, so it is never used twice).
  */
 import type { AuditReceipt } from './audit';
-import type { RequestError, RequestStatus, SignRequestRecord, StageDurations } from './sign-request';
+import type {
+  RequestError,
+  RequestStatus,
+  SignRequestRecord,
+  SignatureLevel,
+  StageDurations,
+  StoredValidationData,
+} from './sign-request';
 
 /** The stored record: the shared SignRequestRecord plus the attempt bookkeeping of the signer. */
 export interface StoredSignRequest extends SignRequestRecord {
@@ -99,6 +106,9 @@ export interface SignedResult {
   readonly signature?: string;
   /** ... or the CMS container (`cms`). */
   readonly cms?: string;
+  /** `cms`: the level reached, and its validation data from B-LT. */
+  readonly reachedLevel?: SignatureLevel;
+  readonly validationData?: StoredValidationData;
   readonly certificate: string;
   readonly certificateSerial: string;
   readonly receipt?: AuditReceipt;

@@ -22,6 +22,29 @@ export type SignatureFormat = (typeof SIGNATURE_FORMATS)[number];
 export const ADES_PROFILES = ['CAdES-B-B', 'PAdES-B-B'] as const;
 export type AdesProfile = (typeof ADES_PROFILES)[number];
 
+/**
+ * AdES baseline levels (ETSI EN 319 122-1 / 319 142-1) of a `cms` result: B-B the signature alone; B-T
+ * with a time-stamp of its signature value (proof it existed then); B-LT also the validation data a
+ * relying party needs offline (chains, OCSP responses, CRLs); B-LTA for PAdES adds a document time-stamp,
+ * which the client makes over the finished PDF (the service's part is that of B-LT).
+ */
+export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;
+export type SignatureLevel = (typeof SIGNATURE_LEVELS)[number];
+/** What a relying party needs to validate a signature years later, without a network. */
+export const DEFAULT_SIGNATURE_LEVEL: SignatureLevel = 'B-LT';
+
+/** Whether `level` is at least `floor`. */
+export function levelAtLeast(level: SignatureLevel, floor: SignatureLevel): boolean {
+  return SIGNATURE_LEVELS.indexOf(level) >= SIGNATURE_LEVELS.indexOf(floor);
+}
+
+/** Validation data of a B-LT result, DER in base64: what the CMS (CAdES) or the PDF's DSS (PAdES) carries. */
+export interface StoredValidationData {
+  readonly certificates: readonly string[];
+  readonly ocspResponses: readonly string[];
+  readonly crls: readonly string[];
+}
+
 /** The natural person the certificate is issued to; validated by the API and again by the CA. */
 export interface SignerIdentity {
   readonly commonName: string;
@@ -42,7 +65,17 @@ export interface RequestError {
 
 /** The stages of a signing attempt whose durations a finished request records. */
 export type SigningStage =
-  'claim' | 'unwrap' | 'keygen' | 'sign' | 'csr' | 'destroy' | 'issue' | 'container' | 'audit';
+  | 'claim'
+  | 'unwrap'
+  | 'keygen'
+  | 'sign'
+  | 'csr'
+  | 'destroy'
+  | 'issue'
+  | 'container'
+  | 'timestamp'
+  | 'validation'
+  | 'audit';
 
 /**
  * Milliseconds per stage of the attempt that finished the request (summed over retries and discarded
@@ -64,6 +97,13 @@ export interface SignRequestRecord {
   readonly format?: SignatureFormat;
   /** For `cms`: the AdES profile of the container. */
   readonly profile?: AdesProfile;
+  /** For `cms`: the level asked for, and the lowest the client accepts when a TSA or responder is down. */
+  readonly level?: SignatureLevel;
+  readonly minimumLevel?: SignatureLevel;
+  /** For a signed `cms`: the level the result reached. */
+  readonly reachedLevel?: SignatureLevel;
+  /** For a `cms` result at B-LT or above: its validation data (also inside a CAdES container). */
+  readonly validationData?: StoredValidationData;
   /**
    * The certificate subject as the API read it from the verified assertion (for the CSR and the view);
    * the CA takes the subject from the assertion itself and refuses a CSR that names anyone else.

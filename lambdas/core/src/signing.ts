@@ -34,8 +34,19 @@ import {
   type StoredSignRequest,
 } from './request-state';
 import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from './retry';
-import type { ContainerBuilder } from './signature-container';
-import type { RequestError, SignerIdentity, SigningStage } from './sign-request';
+import type {
+  ContainerBuilder,
+  TimeStamper,
+  ValidationData,
+  ValidationDataSource,
+} from './signature-container';
+import {
+  levelAtLeast,
+  type RequestError,
+  type SignatureLevel,
+  type SignerIdentity,
+  type SigningStage,
+} from './sign-request';
 import { AttemptSupersededError, RequestInProgressError, RequestNotFoundError } from './signing-errors';
 
 /** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/pki). */
@@ -73,6 +84,10 @@ export interface SigningDeps {
   readonly issuer: CertificateIssuer;
   /** Builds `cms` results; a request for a container fails CONTAINER_UNSUPPORTED without one. */
   readonly buildContainer?: ContainerBuilder;
+  /** B-T and up: the TSA; without one, such a request ends at its minimum level or TSA_UNAVAILABLE. */
+  readonly timeStamper?: TimeStamper;
+  /** B-LT and up: the validation data; without it, B-T or VALIDATION_DATA_UNAVAILABLE. */
+  readonly validationData?: ValidationDataSource;
   readonly metrics: PoolMetrics;
   readonly settings: SigningSettings;
   /** Verifies a CSR's signature against its own public key; throws when it does not verify. */
@@ -88,6 +103,8 @@ export interface SigningDeps {
   readonly retry?: RetryPolicy;
   /** Told of each transient failure that is retried (for logs). */
   readonly onRetry?: (stage: SigningStage, err: unknown, attempt: number) => void;
+  /** Told when a result stays below the level asked for (within the request's minimum level). */
+  readonly onLevelLowered?: (reached: SignatureLevel, code: string, err: unknown) => void;
   readonly sleep?: (ms: number) => Promise<void>;
   /**
    * Bounds on-the-fly generation under the `fallback` policy (per process, per key type); without it
@@ -195,6 +212,8 @@ const STAGE_CODES: Readonly<Record<SigningStage, string>> = {
   destroy: 'KEY_DESTROY_FAILED',
   issue: 'CERTIFICATE_ISSUE_FAILED',
   container: 'CONTAINER_FAILED',
+  timestamp: 'TSA_UNAVAILABLE',
+  validation: 'VALIDATION_DATA_UNAVAILABLE',
   audit: 'AUDIT_WRITE_FAILED',
 };
 
@@ -249,7 +268,10 @@ function isAlreadyCertified(err: unknown): boolean {
 
 /** What a finished signature yields for the record. */
 interface Signed {
-  readonly result: Pick<SignedResult, 'signature' | 'cms' | 'certificate' | 'certificateSerial' | 'chain'>;
+  readonly result: Pick<
+    SignedResult,
+    'signature' | 'cms' | 'certificate' | 'certificateSerial' | 'chain' | 'reachedLevel' | 'validationData'
+  >;
   /** When the one-time key's signature was made. */
   readonly signedAt: number;
 }
@@ -513,9 +535,74 @@ class SigningAttempt {
     const signature = await this.signWithKey(prepared.toBeSigned, certified);
     const signedAt = this.clock();
     await this.stage('destroy', () => this.destroyKey());
-    const cms = await this.stage('container', async () => prepared.finish(signature));
+    const { level, timeStampToken, validationData } = await this.extend(signature, issued);
+    const cms = await this.stage('container', async () =>
+      prepared.finish(signature, {
+        timeStampToken,
+        // CAdES carries its validation data; a PDF carries it in its DSS, written by the client.
+        validationData: record.profile === 'CAdES-B-B' ? validationData : undefined,
+      }),
+    );
     await this.stage('audit', () => this.appendEvents());
-    return { result: { cms: cms.toString('base64'), ...certificateOf(issued) }, signedAt };
+    return {
+      result: {
+        cms: cms.toString('base64'),
+        ...certificateOf(issued),
+        reachedLevel: level,
+        ...(validationData ? { validationData: encodeValidationData(validationData) } : {}),
+      },
+      signedAt,
+    };
+  }
+
+  /**
+   * Beyond B-B: the signature value's time-stamp (B-T), then the validation data (B-LT, made after the
+   * time-stamp so that the OCSP response postdates it). A TSA or responder that fails ends the request
+   * with its code unless the request accepts the level reached so far (its minimumLevel).
+   */
+  private async extend(
+    signature: Buffer,
+    issued: IssuedCertificate,
+  ): Promise<{ level: SignatureLevel; timeStampToken?: Buffer; validationData?: ValidationData }> {
+    // Records without a level predate levels (or come from tests that build B-B containers): B-B.
+    const wanted = this.record.level ?? 'B-B';
+    const minimum = this.record.minimumLevel ?? wanted;
+    if (!levelAtLeast(wanted, 'B-T')) return { level: 'B-B' };
+    const settle = (reached: SignatureLevel, code: string, err: unknown): void => {
+      if (!levelAtLeast(reached, minimum)) {
+        throw new AttemptEnded({
+          code,
+          message:
+            code === 'TSA_UNAVAILABLE'
+              ? 'the time-stamping authority did not answer'
+              : 'the validation data (OCSP, CRL) could not be collected',
+        });
+      }
+      this.deps.onLevelLowered?.(reached, code, err);
+    };
+    let timeStampToken: Buffer;
+    try {
+      if (!this.deps.timeStamper) throw new Error('no time-stamping authority configured');
+      const stamper = this.deps.timeStamper;
+      timeStampToken = await this.stage('timestamp', () =>
+        stamper.timeStamp(signature, this.record.digestAlgorithm),
+      );
+    } catch (err) {
+      settle('B-B', 'TSA_UNAVAILABLE', err);
+      return { level: 'B-B' };
+    }
+    if (!levelAtLeast(wanted, 'B-LT')) return { level: 'B-T', timeStampToken };
+    try {
+      if (!this.deps.validationData) throw new Error('no validation data source configured');
+      const source = this.deps.validationData;
+      const validationData = await this.stage('validation', () =>
+        source.collect({ certificatePem: issued.certificatePem, chainPem: issued.chainPem, timeStampToken }),
+      );
+      return { level: 'B-LT', timeStampToken, validationData };
+    } catch (err) {
+      settle('B-T', 'VALIDATION_DATA_UNAVAILABLE', err);
+      return { level: 'B-T', timeStampToken };
+    }
   }
 
   private async signWithKey(digest: Buffer, usable: UsableKey): Promise<Buffer> {
@@ -613,6 +700,15 @@ class SigningAttempt {
     if (!stored) throw new AttemptSupersededError(this.record.id);
     return { status: 'failed', record: stored, replayed: false, retryAfterSeconds };
   }
+}
+
+function encodeValidationData(data: ValidationData): SignedResult['validationData'] {
+  const b64 = (list: readonly Buffer[]): string[] => list.map((der) => der.toString('base64'));
+  return {
+    certificates: b64(data.certificates),
+    ocspResponses: b64(data.ocspResponses),
+    crls: b64(data.crls),
+  };
 }
 
 function certificateOf(issued: IssuedCertificate): Signed['result'] {

@@ -6,7 +6,15 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaClient } from '../../adapters/aws/src';
-import { BatchingCertificateIssuer } from '../../adapters/lambda/src';
+import { readFileSync } from 'node:fs';
+import {
+  BatchingCertificateIssuer,
+  FunctionTimeStamper,
+  HttpTimeStamper,
+  ValidationDataCollector,
+} from '../../adapters/lambda/src';
+import { pkiPublisher } from '../../adapters/publish/src';
+import { loadCaConfig } from '../../config/src';
 import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
 import {
   FallbackLimiter,
@@ -47,6 +55,29 @@ const issuer = new BatchingCertificateIssuer(lambdaClient(config.aws), pipeline.
   maxBatch: pipeline.caBatchMax,
   inFlight: () => limited.inFlight(),
 });
+// B-T and up: the service's TSA function (or an external TSA); B-LT: the OCSP function and the root's
+// published CRL, read at most once a minute.
+const timeStamper =
+  pipeline.timeStamping.kind === 'function'
+    ? new FunctionTimeStamper(lambdaClient(config.aws), pipeline.timeStamping.functionName)
+    : new HttpTimeStamper(
+        pipeline.timeStamping.url,
+        readFileSync(pipeline.timeStamping.trustAnchorsFile, 'utf8').match(
+          /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
+        ) ?? [],
+      );
+const publisher = pkiPublisher(loadCaConfig().publishTarget, config.aws);
+let rootCrl: { readonly at: number; readonly der: Promise<Buffer | undefined> } | undefined;
+const validationData = new ValidationDataCollector({
+  client: lambdaClient(config.aws),
+  ocspFunctionName: pipeline.ocspFunctionName,
+  rootCrl: () => {
+    if (!rootCrl || Date.now() - rootCrl.at > 60_000) {
+      rootCrl = { at: Date.now(), der: publisher.read('root.crl').catch(() => undefined) };
+    }
+    return rootCrl.der;
+  },
+});
 // An empty pool type falls back to generation in the HSM, a few at a time per environment: the others
 // wait briefly or fail POOL_EMPTY, so one drained type cannot take every HSM session from the rest.
 const fallbackLimiter = new FallbackLimiter({
@@ -67,6 +98,10 @@ async function deps(): Promise<SigningDeps> {
     hsm: await hsm,
     buildCsr,
     buildContainer: prepareCmsContainer,
+    timeStamper,
+    validationData,
+    onLevelLowered: (reached, code) =>
+      logger.warn('signature level lowered to the request minimum', { reached, errorCode: code }),
     verifyCsr,
     audit: await audit,
     // Unusable pool keys (already out of the pool) are reported; the request carries on with another.

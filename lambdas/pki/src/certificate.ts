@@ -42,6 +42,11 @@ import { outerLength, toArrayBuffer } from './der';
 import type { SignDigest } from './types';
 
 /** The key that signs a certificate: its name and key identifier go into the issued certificate. */
+/** id-kp-documentSigning (RFC 9336): the one extended key usage of a one-time signing certificate. */
+export const id_kp_documentSigning = '1.3.6.1.5.5.7.3.36';
+/** id-kp-timeStamping (RFC 3161 2.3). */
+export const id_kp_timeStamping = '1.3.6.1.5.5.7.3.8';
+
 export interface CertificateSigner {
   readonly name: Name;
   readonly keyType: KeyType;
@@ -66,6 +71,7 @@ export interface ParsedCertificate {
   readonly subject: Name;
   readonly subjectPublicKeySpki: Buffer;
   readonly keyIdentifier: Buffer;
+  readonly notBefore: Date;
   readonly notAfter: Date;
 }
 
@@ -156,12 +162,14 @@ const policies = (policyOid: string): Extension =>
 /**
  * End-entity signing certificate of a natural person (RFC 5280, ETSI EN 319 412-2): keyUsage
  * nonRepudiation (contentCommitment) only, critical (EN 319 412-2 4.3.2 key usage type A, for commitment
- * to signed content), not a CA, key identifiers, the policy, the CRL distribution point and AIA (OCSP
+ * to signed content), extended key usage id-kp-documentSigning (RFC 9336), not a CA, key identifiers, the policy, the CRL distribution point and AIA (OCSP
  * responder, issuing CA certificate).
  */
 export function leafExtensions(options: LeafExtensionOptions): Extension[] {
   return [
     extension(id_ce_keyUsage, true, new KeyUsage(KeyUsageFlags.nonRepudiation)),
+    // Without an EKU a certificate is good for any purpose (RFC 5280 4.2.1.12): this one signs documents.
+    extension(id_ce_extKeyUsage, false, new ExtendedKeyUsage([id_kp_documentSigning])),
     extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })),
     ...keyIdentifiers(options.subjectPublicKeySpki, options.issuerKeyIdentifier),
     policies(options.policyOid),
@@ -231,6 +239,22 @@ export function ocspSignerExtensions(options: {
 }
 
 /**
+ * A time-stamping authority (RFC 3161 2.3): extended key usage id-kp-timeStamping only, critical;
+ * keyUsage digitalSignature (critical); key identifiers; where its issuer's (the root's) CRL and
+ * certificate are, so a validator can check its status.
+ */
+export function tsaExtensions(
+  options: IssuerPointers & { readonly subjectPublicKeySpki: Buffer; readonly issuerKeyIdentifier: Buffer },
+): Extension[] {
+  return [
+    extension(id_ce_keyUsage, true, new KeyUsage(KeyUsageFlags.digitalSignature)),
+    extension(id_ce_extKeyUsage, true, new ExtendedKeyUsage([id_kp_timeStamping])),
+    ...keyIdentifiers(options.subjectPublicKeySpki, options.issuerKeyIdentifier),
+    ...issuerPointerExtensions(options),
+  ];
+}
+
+/**
  * Builds the TBSCertificate, has `signer.sign` sign its digest (in the HSM) and returns the certificate
  * DER. One code path for every certificate the CA makes (root, issuing CA, leaves; RSA and EC).
  */
@@ -273,6 +297,7 @@ export function parseCertificate(der: Buffer): ParsedCertificate {
     keyIdentifier: ski
       ? Buffer.from(AsnConvert.parse(ski.extnValue.buffer, SubjectKeyIdentifier).buffer)
       : keyIdentifier(subjectPublicKeySpki),
+    notBefore: tbs.validity.notBefore.getTime(),
     notAfter: tbs.validity.notAfter.getTime(),
   };
 }

@@ -22,6 +22,7 @@ import {
   id_data,
   id_messageDigest,
   id_signedData,
+  id_ri_ocsp_response,
   id_signingTime,
 } from '@peculiar/asn1-cms';
 import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar/asn1-schema';
@@ -34,9 +35,13 @@ import {
   type ContainerBuilder,
   type DigestAlgorithm,
   type SignatureAlgorithm,
+  type ValidationData,
 } from '../../core/src';
-import { pemToDer } from './der';
+import { derChildren, derElement, pemToDer, toArrayBuffer } from './der';
 import { EssCertIdV2, IssuerSerial, SigningCertificateV2, id_aa_signingCertificateV2 } from './ess';
+
+/** id-aa-signatureTimeStampToken (RFC 3161 appendix A): the unsigned attribute of AdES B-T. */
+export const id_aa_signatureTimeStampToken = '1.2.840.113549.1.9.16.2.14';
 
 const DIGEST_OIDS: Readonly<Record<DigestAlgorithm, string>> = {
   'SHA-256': '2.16.840.1.101.3.4.2.1',
@@ -168,6 +173,8 @@ export interface SignedDataInput {
   readonly certificatesDer: readonly Buffer[];
   /** Unsigned attributes (e.g. a signature time-stamp token); none for B-B. */
   readonly unsignedAttributes?: readonly Attribute[];
+  /** B-LT: further certificates (root, TSA, OCSP responder) and revocation data for the SignedData. */
+  readonly validationData?: ValidationData;
 }
 
 /** ContentInfo { signedData } DER, detached (no eContent): the `.p7s` a relying party verifies. */
@@ -194,7 +201,7 @@ export function buildSignedData(input: SignedDataInput): Buffer {
     digestAlgorithms: new DigestAlgorithmIdentifiers([digestAlgorithm]),
     encapContentInfo: new EncapsulatedContentInfo({ eContentType: id_data }),
     certificates: new CertificateSet(
-      input.certificatesDer.map(
+      uniqueDer([...input.certificatesDer, ...(input.validationData?.certificates ?? [])]).map(
         (der) => new CertificateChoices({ certificate: AsnConvert.parse(der, Certificate) }),
       ),
     ),
@@ -202,9 +209,45 @@ export function buildSignedData(input: SignedDataInput): Buffer {
   });
   const contentInfo = new ContentInfo({
     contentType: id_signedData,
-    content: AsnConvert.serialize(signedData),
+    content: toArrayBuffer(
+      withRevocationInfo(Buffer.from(AsnConvert.serialize(signedData)), input.validationData),
+    ),
   });
   return Buffer.from(AsnConvert.serialize(contentInfo));
+}
+
+/**
+ * SignedData.crls ([1] RevocationInfoChoices): each CRL as a CertificateList, each OCSP response as
+ * other-revocation-info id-ri-ocsp-response (RFC 5940), where CAdES B-LT keeps them. Spliced in before the
+ * signerInfos, because the schema class knows only the `other` choice.
+ */
+function withRevocationInfo(signedDataDer: Buffer, data: ValidationData | undefined): Buffer {
+  if (!data || data.crls.length + data.ocspResponses.length === 0) return signedDataDer;
+  const ocsp = data.ocspResponses.map((der) =>
+    derElement(
+      0xa1,
+      Buffer.concat([Buffer.from(AsnObjectIdentifierConverter.toASN(id_ri_ocsp_response).toBER()), der]),
+    ),
+  );
+  const crls = derElement(0xa1, Buffer.concat([...uniqueDer(data.crls), ...ocsp]));
+  const fields = derChildren(signedDataDer);
+  const signerInfos = fields.pop()!;
+  return derElement(0x30, Buffer.concat([...fields, crls, signerInfos]));
+}
+
+function uniqueDer(list: readonly Buffer[]): Buffer[] {
+  const seen = new Set<string>();
+  return list.filter((der) => {
+    const key = der.toString('base64');
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** The signature-time-stamp unsigned attribute (B-T): the TSA's token over the signature value. */
+export function signatureTimeStampAttribute(tokenDer: Buffer): Attribute {
+  return new Attribute({ attrType: id_aa_signatureTimeStampToken, attrValues: [toArrayBuffer(tokenDer)] });
 }
 
 function derLength(length: number): Buffer {
@@ -226,13 +269,17 @@ export const prepareCmsContainer: ContainerBuilder = (input) => {
   });
   return {
     toBeSigned: signedAttributesDigest(attributes, input.digestAlgorithm),
-    finish: (signature) =>
+    finish: (signature, extras) =>
       buildSignedData({
         attributes,
         signature,
         digestAlgorithm: input.digestAlgorithm,
         signatureAlgorithm: input.signatureAlgorithm,
         certificatesDer: [certificateDer, ...input.chainPem.slice(0, 1).map((pem) => pemToDer(pem))],
+        ...(extras?.timeStampToken
+          ? { unsignedAttributes: [signatureTimeStampAttribute(extras.timeStampToken)] }
+          : {}),
+        ...(extras?.validationData ? { validationData: extras.validationData } : {}),
       }),
   };
 };

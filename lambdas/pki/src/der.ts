@@ -28,3 +28,32 @@ export function pemToDer(text: string, label: 'CERTIFICATE' | 'CERTIFICATE REQUE
   if (!match) throw new Error(`no ${label} PEM block`);
   return Buffer.from(match[1].replace(/\s+/g, ''), 'base64');
 }
+
+/** The elements (tag, length, content) inside a constructed DER element. */
+export function derChildren(der: Buffer): Buffer[] {
+  const header = headerLength(der);
+  const end = outerLength(der);
+  if (header === undefined || end === undefined || end > der.length) throw new Error('not a DER element');
+  const children: Buffer[] = [];
+  for (let at = header; at < end;) {
+    const length = outerLength(der.subarray(at));
+    if (length === undefined || at + length > end) throw new Error('not a DER element');
+    children.push(der.subarray(at, at + length));
+    at += length;
+  }
+  return children;
+}
+
+/** A DER element of one tag octet around `content`. */
+export function derElement(tag: number, content: Buffer): Buffer {
+  const length = content.length;
+  const octets: number[] = [];
+  for (let n = length; n > 0; n = Math.floor(n / 256)) octets.unshift(n % 256);
+  const header = length < 0x80 ? [length] : [0x80 | octets.length, ...octets];
+  return Buffer.concat([Buffer.from([tag, ...header]), content]);
+}
+
+function headerLength(der: Buffer): number | undefined {
+  if (der.length < 2) return undefined;
+  return der[1] < 0x80 ? 2 : 2 + (der[1] & 0x7f);
+}

@@ -1,7 +1,7 @@
 export { buildCsr, verifyCsr } from './csr';
 export { algorithmIdentifier, digest, keyTypeOfSpki, schemeFor, schemeForOid } from './algorithms';
 export { encodeName, type NameAttribute } from './name';
-export { pem, pemToDer } from './der';
+export { derChildren, pem, pemToDer } from './der';
 export * from './cms';
 export * from './ess';
 export * from './errors';
@@ -11,6 +11,9 @@ export {
   keyIdentifier,
   leafExtensions,
   ocspSignerExtensions,
+  tsaExtensions,
+  id_kp_documentSigning,
+  id_kp_timeStamping,
   nameDer,
   parseCertificate,
   randomSerial,
@@ -24,3 +27,4 @@ export {
 } from './certificate';
 export * from './crl';
 export * from './ocsp';
+export * from './tsp';

@@ -17,10 +17,19 @@ import {
   SingleResponse,
   id_pkix_ocsp_basic,
   id_pkix_ocsp_nonce,
-  type CertID,
+  CertID,
+  Request,
+  TBSRequest,
 } from '@peculiar/asn1-ocsp';
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
-import { CRLReason, CRLReasons, Certificate, Extension, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
+import {
+  AlgorithmIdentifier,
+  CRLReason,
+  CRLReasons,
+  Certificate,
+  Extension,
+  SubjectPublicKeyInfo,
+} from '@peculiar/asn1-x509';
 import { algorithmIdentifier, schemeFor, signDer } from './algorithms';
 import type { CertificateSigner } from './certificate';
 import { outerLength, toArrayBuffer } from './der';
@@ -230,4 +239,68 @@ function certStatus(status: OcspStatus): CertStatus {
 /** A CertID as it was sent (DER, hex): two requests about the same certificate give the same text. */
 export function certIdHex(certId: CertID): string {
   return Buffer.from(AsnConvert.serialize(certId)).toString('hex');
+}
+
+/** A one-certificate OCSP request (SHA-1 CertID, RFC 5019's profile), as a relying party sends it. */
+export function ocspRequestFor(certificateDer: Buffer, issuerCertificateDer: Buffer): Buffer {
+  const issuer = ocspIssuerOf(issuerCertificateDer);
+  const certificate = AsnConvert.parse(certificateDer, Certificate);
+  const request = new OCSPRequest({
+    tbsRequest: new TBSRequest({
+      requestList: [
+        new Request({
+          reqCert: new CertID({
+            hashAlgorithm: new AlgorithmIdentifier({ algorithm: SHA1, parameters: null }),
+            issuerNameHash: new OctetString(createHash('sha1').update(issuer.nameDer).digest()),
+            issuerKeyHash: new OctetString(createHash('sha1').update(issuer.publicKey).digest()),
+            serialNumber: certificate.tbsCertificate.serialNumber,
+          }),
+        }),
+      ],
+    }),
+  });
+  return Buffer.from(AsnConvert.serialize(request));
+}
+
+/** What an OCSP response says of one serial: its status and when it was produced. */
+export interface OcspResponseSummary {
+  readonly status: 'good' | 'revoked' | 'unknown';
+  readonly producedAt: Date;
+  /** The responder certificates the response carries (DER). */
+  readonly certificates: readonly Buffer[];
+}
+
+/**
+ * Reads a successful basic OCSP response about `serialHex` (its signature is for the relying party to
+ * check); throws OcspResponseError when it is anything else.
+ */
+export function readOcspResponse(der: Buffer, serialHex: string): OcspResponseSummary {
+  let basic: BasicOCSPResponse;
+  try {
+    const response = AsnConvert.parse(der, OCSPResponse);
+    if (response.responseStatus !== OCSPResponseStatus.successful || !response.responseBytes) {
+      throw new Error(`status ${response.responseStatus}`);
+    }
+    if (response.responseBytes.responseType !== id_pkix_ocsp_basic) throw new Error('not basic');
+    basic = AsnConvert.parse(response.responseBytes.response.buffer, BasicOCSPResponse);
+  } catch (err) {
+    throw new OcspResponseError(`not a successful basic OCSP response (${(err as Error).message})`);
+  }
+  const single = basic.tbsResponseData.responses.find(
+    (r) => hexOfInteger(r.certID.serialNumber) === serialHex,
+  );
+  if (!single) throw new OcspResponseError('the response does not answer for that certificate');
+  const status =
+    single.certStatus.good !== undefined ? 'good' : single.certStatus.revoked ? 'revoked' : 'unknown';
+  return {
+    status,
+    producedAt: basic.tbsResponseData.producedAt,
+    certificates: (basic.certs ?? []).map((c) => Buffer.from(AsnConvert.serialize(c))),
+  };
+}
+
+/** An OCSP response that is not the successful answer asked for. */
+export class OcspResponseError extends PkiError {
+  public override readonly name = 'OcspResponseError';
+  public readonly code = 'OCSP_RESPONSE_INVALID';
 }

@@ -29,3 +29,8 @@ export const OCSP_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
   { method: 'POST', resource: '/ocsp' },
   { method: 'GET', resource: '/ocsp/{request+}' },
 ];
+
+/** The time-stamping authority's HTTP binding (RFC 3161 3.4), relative to PKI_BASE_URL: public, throttled. */
+export const TSA_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
+  { method: 'POST', resource: '/tsa' },
+];

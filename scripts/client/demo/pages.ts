@@ -132,6 +132,8 @@ export function signedPage(options: {
   readonly requestId: string;
   readonly certificateSerial: string;
   readonly signer: string;
+  /** The AdES level the signed PDF reached. */
+  readonly level: string;
   readonly signMessageHash?: string;
   readonly validation?: ValidationSummary;
 }): string {
@@ -142,6 +144,7 @@ export function signedPage(options: {
 <dl>
 <dt>Document</dt><dd>${escapeHtml(options.documentName)}</dd>
 <dt>Signer (from the one-time certificate)</dt><dd id="signer">${escapeHtml(options.signer)}</dd>
+<dt>Level</dt><dd id="level">PAdES ${escapeHtml(options.level)}</dd>
 <dt>Sign request</dt><dd><code id="request-id">${escapeHtml(options.requestId)}</code></dd>
 <dt>Certificate serial</dt><dd><code id="certificate-serial">${escapeHtml(options.certificateSerial)}</code></dd>
 ${options.signMessageHash ? `<dt>Hash of the approved text</dt><dd><code id="sign-message-hash">${escapeHtml(options.signMessageHash)}</code></dd>` : ''}

@@ -77,6 +77,7 @@ type Outcome =
       readonly requestId: string;
       readonly certificateSerial: string;
       readonly signer: string;
+      readonly level: string;
       readonly signMessageHash?: string;
       readonly pdf: Buffer;
       readonly validation?: ValidationSummary;
@@ -247,6 +248,7 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
         requestId: signed.requestId,
         certificateSerial: signed.result.certificateSerial ?? '',
         signer,
+        level: signed.level,
         ...(signed.result.signMessageHash ? { signMessageHash: signed.result.signMessageHash } : {}),
         pdf: signed.output,
         ...(validation ? { validation } : {}),
@@ -280,6 +282,7 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
         requestId: outcome.requestId,
         certificateSerial: outcome.certificateSerial,
         signer: outcome.signer,
+        level: outcome.level,
         ...(outcome.signMessageHash ? { signMessageHash: outcome.signMessageHash } : {}),
         ...(outcome.validation ? { validation: outcome.validation } : {}),
       }),

@@ -55,7 +55,13 @@ function pdfDate(date: Date): string {
 
 export async function preparePdfSignature(
   pdf: Buffer,
-  options: { readonly signingTime: Date; readonly fieldName?: string; readonly contentsBytes?: number },
+  options: {
+    readonly signingTime: Date;
+    readonly fieldName?: string;
+    readonly contentsBytes?: number;
+    /** A CAdES signature (default), or a document time-stamp (PAdES B-LTA: an RFC 3161 token). */
+    readonly kind?: 'signature' | 'document-time-stamp';
+  },
 ): Promise<PreparedPdf> {
   if (!pdf.subarray(0, 1024).includes('%PDF-'))
     throw new PdfSignatureError('NOT_A_PDF', 'the file is not a PDF');
@@ -77,15 +83,24 @@ export async function preparePdfSignature(
   const { context, catalog } = doc;
   const contentsBytes = options.contentsBytes ?? DEFAULT_CONTENTS_BYTES;
 
-  const signature = context.obj({
-    Type: 'Sig',
-    Filter: 'Adobe.PPKLite',
-    SubFilter: 'ETSI.CAdES.detached',
-    ByteRange: PDFArray.withContext(context),
-    Contents: PDFHexString.of('0'.repeat(contentsBytes * 2)),
-    // PAdES B-B: the signing time is here, not in the CMS.
-    M: PDFString.of(pdfDate(options.signingTime)),
-  });
+  const signature =
+    options.kind === 'document-time-stamp'
+      ? context.obj({
+          Type: 'DocTimeStamp',
+          Filter: 'Adobe.PPKLite',
+          SubFilter: 'ETSI.RFC3161',
+          ByteRange: PDFArray.withContext(context),
+          Contents: PDFHexString.of('0'.repeat(contentsBytes * 2)),
+        })
+      : context.obj({
+          Type: 'Sig',
+          Filter: 'Adobe.PPKLite',
+          SubFilter: 'ETSI.CAdES.detached',
+          ByteRange: PDFArray.withContext(context),
+          Contents: PDFHexString.of('0'.repeat(contentsBytes * 2)),
+          // PAdES B-B: the signing time is here, not in the CMS.
+          M: PDFString.of(pdfDate(options.signingTime)),
+        });
   const byteRange = signature.get(PDFName.of('ByteRange')) as PDFArray;
   byteRange.push(PDFNumber.of(0));
   for (let i = 0; i < 3; i++) byteRange.push(PDFName.of('**********'));

@@ -7,6 +7,7 @@
  * prepareSigning before it redirects and completeSigning on the callback.
  */
 import { createHash } from 'node:crypto';
+import { addDocumentSecurityStore, addDocumentTimeStamp } from './pdf-long-term';
 import { preparePdfSignature } from './pdf-signature';
 import {
   SigningClient,
@@ -18,6 +19,7 @@ import {
   type KeyType,
   type SignRequestResult,
   type SignatureAlgorithm,
+  type SignatureLevel,
 } from './signing-client';
 
 /** What the login is for, beside its nonce: what the identity provider shows the citizen. */
@@ -48,25 +50,33 @@ export interface PrepareSigningOptions {
   readonly digestAlgorithm?: DigestAlgorithm;
   /** PAdES: the time written into the signature dictionary (/M). */
   readonly signingTime?: Date;
+  /** The AdES level (default B-LT); B-LTA (PDF only) adds a document time-stamp from `tsaUrl`. */
+  readonly level?: SignatureLevel;
+  readonly minimumLevel?: SignatureLevel;
+  /** The TSA for B-LTA's document time-stamp (the service's: `<PKI base URL>/tsa`). */
+  readonly tsaUrl?: string;
   /** What the citizen is shown and approves at the identity provider (only its hash reaches the service). */
   readonly signMessage?: SignMessage;
   /** The document's name, for the identity provider's signature page. */
   readonly documentName?: string;
 }
 
-/** A signature under way: the request to log in for and to submit, and how to embed the result. */
+/** A signature under way: the request to log in for and to submit, and how to finish the document. */
 export interface PreparedSigning {
+  /** What the sign request sends beside the identity assertion (level included). */
   readonly binding: SignBinding;
   /** The login's nonce. */
   readonly nonce: string;
   readonly login: LoginRequest;
-  /** The `.p7s` (the CMS itself) or the signed PDF. */
-  embed(cms: Buffer): Buffer;
+  /** The `.p7s` (the CMS itself) or the signed PDF (with its validation data, and B-LTA's time-stamp). */
+  finish(result: SignRequestResult): Promise<{ output: Buffer; level: SignatureLevel }>;
 }
 
 export interface SignedDocument {
   /** The `.p7s` (DER) or the signed PDF. */
   readonly output: Buffer;
+  /** The level the output reached (B-LTA once the document time-stamp is in). */
+  readonly level: SignatureLevel;
   readonly requestId: string;
   readonly result: SignRequestResult;
 }
@@ -100,6 +110,13 @@ export async function prepareSigning(options: PrepareSigningOptions): Promise<Pr
       ? prepared.digest(HASHES[digestAlgorithm])
       : createHash(HASHES[digestAlgorithm]).update(options.document).digest()
   ).toString('base64');
+  const level = options.level ?? 'B-LT';
+  if (level === 'B-LTA' && !prepared) {
+    throw new SigningFailedError('LEVEL_UNSUPPORTED', 'B-LTA is for PDFs (a document time-stamp)');
+  }
+  if (level === 'B-LTA' && !options.tsaUrl) {
+    throw new SigningFailedError('TSA_REQUIRED', 'B-LTA needs the URL of a TSA for the document time-stamp');
+  }
   const keyType = options.keyType ?? 'EC-P256';
   const binding: SignBinding = {
     requestId: SigningClient.newRequestId(),
@@ -109,6 +126,8 @@ export async function prepareSigning(options: PrepareSigningOptions): Promise<Pr
     signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
     format: 'cms',
     profile: prepared ? 'PAdES-B-B' : 'CAdES-B-B',
+    level,
+    ...(options.minimumLevel ? { minimumLevel: options.minimumLevel } : {}),
     ...(options.signMessage ? { signMessage: options.signMessage } : {}),
   };
   return {
@@ -119,11 +138,22 @@ export async function prepareSigning(options: PrepareSigningOptions): Promise<Pr
       ...(options.signMessage ? { signMessage: options.signMessage } : {}),
       ...(options.documentName ? { documentName: options.documentName } : {}),
     },
-    embed: (cms) => (prepared ? prepared.embed(cms) : cms),
+    finish: async (result) => {
+      const cms = Buffer.from(result.cms!, 'base64');
+      const reached = result.reachedLevel ?? 'B-B';
+      if (!prepared) return { output: cms, level: reached };
+      let output = prepared.embed(cms);
+      // PAdES: the validation data goes into the PDF's DSS; B-LTA time-stamps the whole file after it.
+      if (result.validationData) output = await addDocumentSecurityStore(output, cms, result.validationData);
+      if (level === 'B-LTA' && reached === 'B-LT') {
+        return { output: await addDocumentTimeStamp(output, options.tsaUrl!), level: 'B-LTA' };
+      }
+      return { output, level: reached };
+    },
   };
 }
 
-/** Submits the prepared request with the login's ID token, waits for the result and embeds it. */
+/** Submits the prepared request with the login's ID token, waits for the result and finishes the document. */
 export async function completeSigning(
   client: SigningClient,
   prepared: PreparedSigning,
@@ -139,7 +169,7 @@ export async function completeSigning(
       result.error?.message ?? `the request is still ${result.status}`,
     );
   }
-  return { output: prepared.embed(Buffer.from(result.cms, 'base64')), requestId, result };
+  return { ...(await prepared.finish(result)), requestId, result };
 }
 
 export async function signDocument(options: SignDocumentOptions): Promise<SignedDocument> {

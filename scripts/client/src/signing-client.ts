@@ -11,6 +11,7 @@ import { SignJWT, type CryptoKey, type JWK, type KeyObject } from 'jose';
 export type DigestAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
 export type KeyType = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'EC-P256' | 'EC-P384';
 export type SignatureAlgorithm = 'RSASSA-PKCS1-v1_5' | 'RSASSA-PSS' | 'ECDSA';
+export type SignatureLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 
 /**
  * The text the citizen is shown and approves at the identity provider before anything is signed: plain
@@ -32,6 +33,9 @@ export interface SignBinding {
   readonly format: 'raw' | 'cms';
   /** For `cms` only. */
   readonly profile?: 'CAdES-B-B' | 'PAdES-B-B';
+  /** For `cms`: the AdES level (default B-LT) and the lowest accepted (default the level). */
+  readonly level?: SignatureLevel;
+  readonly minimumLevel?: SignatureLevel;
   /** Shown to the citizen by the identity provider; the login must then attest it (signature extension). */
   readonly signMessage?: SignMessage;
 }
@@ -125,6 +129,9 @@ export interface SignRequestResult {
   readonly certificate?: string;
   readonly certificateSerial?: string;
   readonly chain?: string[];
+  /** For `cms`: the level the service reached, and from B-LT the validation data (base64 DER). */
+  readonly reachedLevel?: SignatureLevel;
+  readonly validationData?: { certificates: string[]; ocspResponses: string[]; crls: string[] };
   /** The hash of the sign message the citizen approved, when the request had one. */
   readonly signMessageHash?: string;
   readonly error?: { code: string; message: string };

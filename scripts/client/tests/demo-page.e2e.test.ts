@@ -250,7 +250,9 @@ test('approve at the identity provider: the text, name and fingerprint shown the
     expect(await text(page, '#outcome')).toBe('The document is signed.');
     expect(await text(page, '#signer')).toBe(citizen.name);
     expect(await text(page, '#validation')).toMatch(/^Every signature passed/);
-    expect(await page.content()).toContain('PAdES-BASELINE-B');
+    // The default level: time-stamped by the service's TSA, with the validation data in the PDF.
+    expect(await text(page, '#level')).toBe('PAdES B-LT');
+    expect(await page.content()).toContain('PAdES-BASELINE-LT');
     await shot('signed');
     return {
       pdf: await download(page, '#download', 'tax-return-2026-signed.pdf'),
@@ -264,7 +266,7 @@ test('approve at the identity provider: the text, name and fingerprint shown the
   expect(report.signatures).toHaveLength(1);
   expect(report.signatures[0]).toMatchObject({
     indication: 'TOTAL_PASSED',
-    signatureFormat: 'PAdES-BASELINE-B',
+    signatureFormat: 'PAdES-BASELINE-LT',
   });
   const view = await call<{ certificate: string; signMessageHash?: string; certificateSerial: string }>(
     `${pipeline.url}/sign-requests/${signed.requestId}`,

@@ -1,7 +1,7 @@
 /**
  * The e-service client against the whole local pipeline: detached CAdES signatures that `openssl cms
  * -verify` accepts, PAdES signatures in PDFs that the EU DSS validator (an independent implementation,
- * installed from Maven Central by the test) judges TOTAL_PASSED / PAdES-BASELINE-B with our root as the
+ * installed from Maven Central by the test) judges TOTAL_PASSED / PAdES-BASELINE-LT with our root as the
  * only trust anchor, and the bad inputs a client must refuse before anyone logs in.
  */
 import { execFile } from 'node:child_process';
@@ -91,7 +91,7 @@ test.each<[KeyType, SignatureAlgorithm | undefined]>([
   },
 );
 
-test('a signed PDF validates in EU DSS as PAdES-BASELINE-B, intact, with the issued certificate and a trusted chain', async () => {
+test('a signed PDF validates in EU DSS as PAdES-BASELINE-LT (the default level), intact, with the issued certificate and a trusted chain', async () => {
   const original = await pdf(2);
   const signed = await signDocument({ client, login, document: original, pdf: true });
   // An incremental update: the original bytes are untouched at the start of the file.
@@ -101,7 +101,7 @@ test('a signed PDF validates in EU DSS as PAdES-BASELINE-B, intact, with the iss
   const [signature] = report.signatures;
   expect(signature).toMatchObject({
     indication: 'TOTAL_PASSED',
-    signatureFormat: 'PAdES-BASELINE-B',
+    signatureFormat: 'PAdES-BASELINE-LT',
     signatureIntact: true,
     signedDataIntact: true,
     chainTrusted: true,
@@ -122,8 +122,8 @@ test('a second signature on a signed PDF keeps the first one valid', async () =>
   const twice = await signDocument({ client, login, document: once.output, pdf: true });
   const report = validatePdfSignatures({ pdf: twice.output, trustedRootsPem: [rootPem] });
   expect(report.signatures.map((s) => [s.indication, s.signatureFormat])).toEqual([
-    ['TOTAL_PASSED', 'PAdES-BASELINE-B'],
-    ['TOTAL_PASSED', 'PAdES-BASELINE-B'],
+    ['TOTAL_PASSED', 'PAdES-BASELINE-LT'],
+    ['TOTAL_PASSED', 'PAdES-BASELINE-LT'],
   ]);
 });
 
@@ -176,11 +176,11 @@ test('npm run sign signs a PDF from the command line', async () => {
       },
     },
   );
-  expect(stdout).toContain('PAdES-B-B');
+  expect(stdout).toContain('(PAdES, level B-LT)');
   expect(stdout).toContain(`serialNumber=${TEST_CITIZENS[2].personalIdentityNumber}`);
   const [signature] = validatePdfSignatures({
     pdf: readFileSync(output),
     trustedRootsPem: [rootPem],
   }).signatures;
-  expect([signature.indication, signature.signatureFormat]).toEqual(['TOTAL_PASSED', 'PAdES-BASELINE-B']);
+  expect([signature.indication, signature.signatureFormat]).toEqual(['TOTAL_PASSED', 'PAdES-BASELINE-LT']);
 });

@@ -16,10 +16,12 @@ import {
   API_STAGE,
   MAX_BODY_BYTES,
   OCSP_ROUTES,
+  TSA_ROUTES,
   ROUTES,
   type RouteDefinition,
 } from '../../../lambdas/resources/src';
 import { Admission } from './admission';
+import { TokenBucket } from './token-bucket';
 import type { ApiClient } from './api-keys';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -32,8 +34,16 @@ export interface GatewayOptions {
   /** Epoch ms, for the throttles and quotas (tests move it). */
   readonly clock?: () => number;
   readonly log?: (line: string) => void;
-  /** The public PKI endpoint: where the CRL function publishes, and the OCSP handler. */
-  readonly pki?: { readonly dir: string; readonly ocsp: ApiHandler };
+  /**
+   * The public PKI endpoint: where the CRL function publishes, the OCSP handler, and the TSA handler
+   * behind its throttle (anonymous callers: `tsaLimit` requests/s, burst twice that).
+   */
+  readonly pki?: {
+    readonly dir: string;
+    readonly ocsp: ApiHandler;
+    readonly tsa: ApiHandler;
+    readonly tsaLimit?: number;
+  };
 }
 
 /** Where the PKI endpoint is mounted (PKI_BASE_URL is http://127.0.0.1:<port>/pki locally). */
@@ -131,17 +141,28 @@ async function servePki(
   pki: NonNullable<GatewayOptions['pki']>,
 ): Promise<void> {
   const path = url.pathname.slice(PKI_PREFIX.length);
-  const ocsp = OCSP_ROUTES.map((r) => match(r, path)).find((m) => m && m.route.method === req.method);
-  if (ocsp) {
+  const find = (routes: typeof OCSP_ROUTES): Matched | undefined =>
+    routes.map((r) => match(r, path)).find((m) => m && m.route.method === req.method);
+  const ocsp = find(OCSP_ROUTES);
+  const tsa = ocsp ? undefined : find(TSA_ROUTES);
+  const route = ocsp ?? tsa;
+  if (route) {
+    if (tsa && !tsaBucket(pki).take()) {
+      res.writeHead(429, { 'Retry-After': '1' });
+      res.end();
+      return;
+    }
     const body = await readBody(req, MAX_BODY_BYTES);
     if (body === 'too-large') return send(res, 413, error('PAYLOAD_TOO_LARGE', 'request too large'));
     // As API Gateway does for a binary media type: the DER body arrives base64-encoded.
     const event = {
-      ...toEvent(req, url, ocsp, body, undefined),
+      ...toEvent(req, url, route, body, undefined),
       body: body.toString('base64'),
       isBase64Encoded: true,
     };
-    const result = await pki.ocsp({ ...event, path }, lambdaContext('ocsp'));
+    const result = tsa
+      ? await pki.tsa({ ...event, path }, lambdaContext('tsa'))
+      : await pki.ocsp({ ...event, path }, lambdaContext('ocsp'));
     res.writeHead(result.statusCode, stringHeaders(result.headers));
     res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
     return;
@@ -154,6 +175,19 @@ async function servePki(
   if (!der) return send(res, 404, error('NOT_PUBLISHED', `${name} is not published yet`));
   res.writeHead(200, { 'Content-Type': PKI_OBJECTS[name as PkiObjectName], 'Cache-Control': 'max-age=60' });
   res.end(der);
+}
+
+const tsaBuckets = new WeakMap<object, TokenBucket>();
+
+/** The TSA's throttle, one per gateway (as the public endpoint's method throttle). */
+function tsaBucket(pki: NonNullable<GatewayOptions['pki']>): TokenBucket {
+  let bucket = tsaBuckets.get(pki);
+  if (!bucket) {
+    const rate = pki.tsaLimit ?? 50;
+    bucket = new TokenBucket(rate, rate * 2);
+    tsaBuckets.set(pki, bucket);
+  }
+  return bucket;
 }
 
 function match(route: Matched['route'], path: string): Matched | undefined {

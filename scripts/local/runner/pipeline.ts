@@ -79,8 +79,8 @@ export interface LocalPipeline {
   /** The environment the handlers run with (endpoints, table names, queue URLs, HSM settings). */
   readonly env: Readonly<Record<string, string>>;
   readonly consumers: ConsumerProcess[];
-  /** Starts one more consumer process (e.g. after a test killed one). */
-  startConsumer(): ConsumerProcess;
+  /** Starts one more consumer process (e.g. after a test killed one), with environment overrides. */
+  startConsumer(overrides?: Readonly<Record<string, string>>): ConsumerProcess;
   /** Runs the keygen function once now (the schedule also runs it) and waits for it. */
   runKeygen(): Promise<unknown>;
   stop(): Promise<void>;
@@ -197,6 +197,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     await wrap('lambda', 'AWS_ENDPOINT_URL_LAMBDA');
     const ca = loadCaConfig();
     const ocsp = (await import('../../../lambdas/handlers/ocsp')) as { handler: ApiHandler };
+    const tsa = (await import('../../../lambdas/handlers/tsa')) as { handler: ApiHandler };
 
     const clients = loadApiClients();
     const api = (await import('../../../lambdas/handlers/api')) as { handler: ApiHandler };
@@ -209,6 +210,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
         pki: {
           dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
           ocsp: ocsp.handler,
+          tsa: tsa.handler,
         },
       },
       pipeline.local.port,
@@ -218,8 +220,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
 
     const env = snapshotEnv();
     const consumers: ConsumerProcess[] = [];
-    const startConsumer = (): ConsumerProcess => {
-      const consumer = spawnConsumer({ ...env, ...signerEnv }, log, consumers.length);
+    const startConsumer = (overrides: Readonly<Record<string, string>> = {}): ConsumerProcess => {
+      const consumer = spawnConsumer({ ...env, ...signerEnv, ...overrides }, log, consumers.length);
       consumers.push(consumer);
       return consumer;
     };

@@ -1,8 +1,9 @@
 /**
  * The CA-side functions the runner hosts behind its Lambda Invoke endpoint (in its own process, or in a CA
- * host process): the CA (certificates), revocation, and the CRL publication a revocation starts; and who
- * may invoke each (the signer only the CA; the runner's API and the operators' tools revocation and
- * publication), with credentials made at start.
+ * host process): the CA (certificates), the TSA and the OCSP responder (time-stamps and status for B-T and
+ * B-LT), revocation, and the CRL publication a revocation starts; and who may invoke each (the signer the
+ * CA, the TSA and the responder; the runner's API and the operators' tools revocation and publication),
+ * with credentials made at start.
  */
 import { loadCaConfig, loadPipelineConfig } from '../../../lambdas/config/src';
 import { newInvokeCaller, type InvokeCaller } from './invoke-auth';
@@ -12,9 +13,15 @@ export async function caFunctions(): Promise<Record<string, InvokableHandler>> {
   const ca = (await import('../../../lambdas/handlers/ca')) as { handler: InvokableHandler };
   const revoke = (await import('../../../lambdas/handlers/revoke')) as { handler: InvokableHandler };
   const crl = (await import('../../../lambdas/handlers/crl')) as { handler: InvokableHandler };
+  const tsa = (await import('../../../lambdas/handlers/tsa')) as { handler: InvokableHandler };
+  const ocsp = (await import('../../../lambdas/handlers/ocsp')) as { handler: InvokableHandler };
   const pipeline = loadPipelineConfig();
   return {
     [pipeline.caFunctionName]: ca.handler,
+    ...(pipeline.timeStamping.kind === 'function'
+      ? { [pipeline.timeStamping.functionName]: tsa.handler }
+      : {}),
+    [pipeline.ocspFunctionName]: ocsp.handler,
     [pipeline.revokeFunctionName]: revoke.handler,
     [loadCaConfig().crlFunctionName]: crl.handler,
   };
@@ -31,7 +38,11 @@ export interface InvokeCallers {
 export function newInvokeCallers(): InvokeCallers {
   const pipeline = loadPipelineConfig();
   return {
-    signer: newInvokeCaller('signer', [pipeline.caFunctionName]),
+    signer: newInvokeCaller('signer', [
+      pipeline.caFunctionName,
+      pipeline.ocspFunctionName,
+      ...(pipeline.timeStamping.kind === 'function' ? [pipeline.timeStamping.functionName] : []),
+    ]),
     runner: newInvokeCaller('runner', [pipeline.revokeFunctionName, loadCaConfig().crlFunctionName]),
   };
 }

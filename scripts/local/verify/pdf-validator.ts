@@ -187,7 +187,10 @@ function runTool(command: string, args: string[], what: string, cwd: string): st
   return run.stdout;
 }
 
-/** Validates every signature of a PDF with DSS, trusting only the given roots. Synchronous. */
+/**
+ * Validates every signature of a PDF (or of a detached CAdES signature, with its content) with DSS,
+ * trusting only the given roots. Synchronous.
+ */
 export function validatePdfSignatures(args: {
   pdf: Buffer;
   trustedRootsPem: string[];
@@ -195,6 +198,8 @@ export function validatePdfSignatures(args: {
   policy?: PdfValidationPolicy;
   /** Validate as at this time instead of now. */
   validationTime?: Date;
+  /** `pdf` is a detached CAdES signature (.p7s) over this content. */
+  detachedContent?: Buffer;
 }): PdfValidationReport {
   if (args.trustedRootsPem.length === 0) throw new Error('validatePdfSignatures: at least one trusted root');
   const { dssCommand } = ensurePdfValidator();
@@ -210,6 +215,10 @@ export function validatePdfSignatures(args: {
       params.push('--intermediates', `intermediate-${i}.pem`);
     });
     if (args.validationTime) params.push('--validation-time', args.validationTime.toISOString());
+    if (args.detachedContent) {
+      writeFileSync(join(dir, 'content.bin'), args.detachedContent);
+      params.push('--detached', 'content.bin');
+    }
     const started = process.hrtime.bigint();
     const stdout = runTool(dssCommand, params, 'DSS PDF validator', dir);
     const wallMs = Number((process.hrtime.bigint() - started) / 1_000_000n);

@@ -155,11 +155,13 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
   ): Promise<StoredSignRequest | undefined> {
     // The raw signature or the container, whichever the request's format produced.
     const output = result.cms === undefined ? 'signature = :sig' : 'cms = :sig';
+    const level = result.reachedLevel ? ', reachedLevel = :level' : '';
+    const validation = result.validationData ? ', validationData = :validation' : '';
     return this.transition(id, {
       UpdateExpression:
         `SET #status = :signed, ${output}, certificate = :cert, certificateSerial = :serial, chain = :chain, ` +
         'pooledKey = :pooled, keyAcquiredAt = :acquired, finishedAt = :finished, stageMs = :stages, ' +
-        `discardedKeys = :discarded${result.receipt ? ', receipt = :receipt' : ''} REMOVE leaseUntil, openShard, identityAssertion`,
+        `discardedKeys = :discarded${result.receipt ? ', receipt = :receipt' : ''}${level}${validation} REMOVE leaseUntil, openShard, identityAssertion`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: {
         ':signed': 'signed',
@@ -175,6 +177,8 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
         ':stages': result.stageMs,
         ':discarded': result.discardedKeys,
         ...(result.receipt ? { ':receipt': result.receipt } : {}),
+        ...(result.reachedLevel ? { ':level': result.reachedLevel } : {}),
+        ...(result.validationData ? { ':validation': result.validationData } : {}),
       },
     });
   }

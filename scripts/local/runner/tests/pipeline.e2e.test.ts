@@ -43,6 +43,10 @@ beforeAll(async () => {
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       LOCAL_API_CLIENTS: `${OTHER_CLIENT.clientId}:${OTHER_CLIENT.apiKey}`,
       LOCAL_CONSUMERS: '2',
+      // 100 of the requests find no pool key of their type: here every one must be generated on the fly
+      // (pool-drain.e2e.test.ts shows the default bound refusing them to protect the other types).
+      POOL_FALLBACK_MAX_IN_FLIGHT: '100',
+      POOL_FALLBACK_WAIT_MS: '60000',
       LOG_LEVEL: 'WARN',
     },
   });

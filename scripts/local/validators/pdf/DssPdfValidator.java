@@ -9,7 +9,8 @@
  * Modes (each prints one JSON object on stdout; diagnostics go to stderr):
  *
  *   validate --pdf FILE --trusted PEM [--trusted PEM ...] [--intermediates PEM ...]
- *            [--policy b-b-offline|default] [--validation-time ISO-8601]
+ *            [--policy b-b-offline|default] [--validation-time ISO-8601] [--detached CONTENT]
+ *            (a detached CAdES signature is given as --pdf, with the content it signs as --detached)
  *       Validates every signature of the PDF. The verdict fields come from the chosen policy
  *       (b-b-offline unless told); each signature also carries the verdict of DSS's unmodified
  *       default policy under "defaultPolicy", computed from the same diagnostic data.
@@ -139,7 +140,7 @@ public final class DssPdfValidator {
         } catch (UsageException e) {
             System.err.println("dss-pdf-validator: usage error: " + e.getMessage());
             System.err.println("usage: validate --pdf FILE --trusted PEM [--trusted PEM ...] [--intermediates PEM ...]"
-                    + " [--policy b-b-offline|default] [--validation-time ISO-8601]");
+                    + " [--policy b-b-offline|default] [--validation-time ISO-8601] [--detached CONTENT]");
             System.err.println("       sign --pdf IN --out OUT --p12 FILE --password PW [--digest SHA256] [--reason TEXT]");
             System.err.println("       selftest");
             System.exit(2);
@@ -258,6 +259,11 @@ public final class DssPdfValidator {
         verifier.setAdjunctCertSources(adjunct);
 
         SignedDocumentValidator validator = SignedDocumentValidator.fromDocument(new FileDocument(pdf));
+        // A detached CAdES signature (.p7s, given as --pdf) is validated over the content it signs.
+        String detached = one(opts, "detached", "");
+        if (!detached.isEmpty()) {
+            validator.setDetachedContents(java.util.Collections.singletonList(new FileDocument(existingFile(detached))));
+        }
         validator.setCertificateVerifier(verifier);
         validator.setTokenExtractionStrategy(TokenExtractionStrategy.EXTRACT_CERTIFICATES_ONLY);
         if (!validationTime.isEmpty()) validator.setValidationTime(Date.from(Instant.parse(validationTime)));

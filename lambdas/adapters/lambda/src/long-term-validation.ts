@@ -1,0 +1,168 @@
+/**
+ * What B-T and B-LT need from the service's own PKI functions, reached as the CA is (Lambda Invoke, with
+ * the API Gateway event their public endpoints receive): a time-stamp from the TSA function, an OCSP
+ * response from the OCSP function; and an external TSA over HTTP, whose tokens are checked against its
+ * configured trust anchors.
+ */
+import { X509Certificate, randomBytes } from 'node:crypto';
+import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import type { DigestAlgorithm, TimeStamper, ValidationData, ValidationDataSource } from '../../../core/src';
+import {
+  derChildren,
+  ocspRequestFor,
+  pemToDer,
+  readOcspResponse,
+  timeStampRequest,
+  timeStampTokenOf,
+  verifyTimeStampToken,
+} from '../../../pki/src';
+import { TimeStampUnavailableError, ValidationDataUnavailableError } from './errors';
+
+/** Calls a function that serves an HTTP binding (POST, DER body) and returns the DER it answered. */
+async function postToFunction(
+  client: LambdaClient,
+  functionName: string,
+  path: string,
+  contentType: string,
+  body: Buffer,
+): Promise<{ statusCode: number; body: Buffer }> {
+  const event = {
+    httpMethod: 'POST',
+    path,
+    resource: path,
+    headers: { 'Content-Type': contentType },
+    body: body.toString('base64'),
+    isBase64Encoded: true,
+  };
+  const out = await client.send(
+    new InvokeCommand({ FunctionName: functionName, Payload: Buffer.from(JSON.stringify(event)) }),
+  );
+  if (out.FunctionError) throw new Error(`function error ${out.FunctionError}`);
+  const result = JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8')) as {
+    statusCode?: number;
+    body?: string;
+    isBase64Encoded?: boolean;
+  };
+  return {
+    statusCode: result.statusCode ?? 500,
+    body: Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'latin1'),
+  };
+}
+
+/** The service's TSA function. */
+export class FunctionTimeStamper implements TimeStamper {
+  public constructor(
+    private readonly client: LambdaClient,
+    private readonly functionName: string,
+  ) {}
+
+  public async timeStamp(data: Buffer, algorithm: DigestAlgorithm): Promise<Buffer> {
+    const request = timeStampRequest({ data, algorithm, nonce: randomBytes(8) });
+    try {
+      const reply = await postToFunction(
+        this.client,
+        this.functionName,
+        '/tsa',
+        'application/timestamp-query',
+        request.der,
+      );
+      if (reply.statusCode !== 200) throw new Error(`HTTP ${reply.statusCode}`);
+      return timeStampTokenOf(reply.body, request);
+    } catch (err) {
+      throw new TimeStampUnavailableError(`the TSA did not time-stamp: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+}
+
+/** An external TSA over HTTP (RFC 3161 3.4); its tokens must chain to the configured anchors. */
+export class HttpTimeStamper implements TimeStamper {
+  public constructor(
+    private readonly url: string,
+    private readonly trustAnchorsPem: readonly string[],
+    private readonly timeoutMs = 5000,
+  ) {}
+
+  public async timeStamp(data: Buffer, algorithm: DigestAlgorithm): Promise<Buffer> {
+    const request = timeStampRequest({ data, algorithm, nonce: randomBytes(8) });
+    try {
+      const response = await fetch(this.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/timestamp-query' },
+        body: request.der,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const token = timeStampTokenOf(Buffer.from(await response.arrayBuffer()), request);
+      verifyTimeStampToken(token, this.trustAnchorsPem);
+      return token;
+    } catch (err) {
+      throw new TimeStampUnavailableError(`the TSA did not time-stamp: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+}
+
+export interface ValidationDataCollectorDeps {
+  readonly client: LambdaClient;
+  readonly ocspFunctionName: string;
+  /** The root's CRL as published (status of the issuing CA and of the TSA), DER. */
+  readonly rootCrl: () => Promise<Buffer | undefined>;
+}
+
+/**
+ * B-LT validation data: the leaf's chain to the root, a fresh OCSP response for the leaf (`good`, made
+ * after the signature's time-stamp, with the responder's certificate, which needs no status of its own:
+ * id-pkix-ocsp-nocheck), the root's CRL for the issuing CA and the TSA, and the TSA's certificates.
+ */
+export class ValidationDataCollector implements ValidationDataSource {
+  public constructor(private readonly deps: ValidationDataCollectorDeps) {}
+
+  public async collect(input: {
+    readonly certificatePem: string;
+    readonly chainPem: readonly string[];
+    readonly timeStampToken: Buffer;
+  }): Promise<ValidationData> {
+    try {
+      const leaf = pemToDer(input.certificatePem);
+      const chain = input.chainPem.map((pem) => pemToDer(pem));
+      const [issuing] = chain;
+      const [reply, rootCrl] = await Promise.all([
+        postToFunction(
+          this.deps.client,
+          this.deps.ocspFunctionName,
+          '/ocsp',
+          'application/ocsp-request',
+          ocspRequestFor(leaf, issuing),
+        ),
+        this.deps.rootCrl(),
+      ]);
+      if (reply.statusCode !== 200) throw new Error(`OCSP HTTP ${reply.statusCode}`);
+      const serialHex = new X509Certificate(leaf).serialNumber.toLowerCase().replace(/^(00)+(?=.)/, '');
+      const ocsp = readOcspResponse(reply.body, serialHex);
+      if (ocsp.status !== 'good') throw new Error(`the new certificate is ${ocsp.status}`);
+      if (!rootCrl) throw new Error('the root CRL is not published');
+      return {
+        certificates: [...chain, ...ocsp.certificates, ...tokenCertificates(input.timeStampToken)],
+        ocspResponses: [reply.body],
+        crls: [rootCrl],
+      };
+    } catch (err) {
+      throw new ValidationDataUnavailableError(
+        `the validation data could not be collected: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
+}
+
+/** The certificates a time-stamp token carries (SignedData.certificates). */
+function tokenCertificates(tokenDer: Buffer): Buffer[] {
+  // ContentInfo { contentType, [0] { SignedData { version, digestAlgorithms, encapContentInfo, [0] certs, ... } } }
+  const [, explicit] = derChildren(tokenDer);
+  const [signedData] = derChildren(explicit);
+  const certificates = derChildren(signedData).find((field) => field[0] === 0xa0);
+  return certificates ? derChildren(certificates).map((c) => Buffer.from(c)) : [];
+}
