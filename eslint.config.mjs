@@ -1,6 +1,43 @@
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** The SDK belongs to the adapters (lambdas/adapters/*): everything else goes through them. */
+const AWS_SDK_IN_ADAPTERS_ONLY = {
+  regex: '^@aws-sdk/',
+  message: 'only adapters (lambdas/adapters/*) use the AWS SDK; use or add an adapter',
+};
+
+/**
+ * `no-restricted-imports` sees `import` declarations and `export ... from`, not `import()`: this rule
+ * applies the same patterns to dynamic imports whose specifier is a string.
+ */
+const LAYERING = {
+  rules: {
+    'dynamic-imports': {
+      meta: { type: 'problem', schema: false },
+      create(context) {
+        const patterns = (context.options[0]?.patterns ?? []).map((p) => ({
+          regex: new RegExp(p.regex),
+          message: p.message,
+        }));
+        const check = (node, specifier) => {
+          const hit = patterns.find((p) => p.regex.test(specifier));
+          if (hit) context.report({ node, message: `'${specifier}' import is restricted: ${hit.message}` });
+        };
+        return {
+          ImportExpression(node) {
+            const source = node.source;
+            if (source.type === 'Literal' && typeof source.value === 'string') check(node, source.value);
+            if (source.type === 'TemplateLiteral' && source.expressions.length === 0) {
+              check(node, source.quasis[0].value.cooked);
+            }
+          },
+        };
+      },
+    },
+  },
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', '.local/', 'cdk.out/', 'bench/results/', 'coverage/', '**/*.js', '**/*.mjs'] },
   eslint.configs.recommended,
@@ -12,8 +49,8 @@ export default tseslint.config(
     },
   },
   // The layers (docs/architecture.md): the domain core imports nothing above it or beside it; adapters
-  // implement the core's ports and import no service or handler above them; no production code imports
-  // test support or the local tooling.
+  // implement the core's ports and import no service or handler above them; only adapters call AWS (the
+  // SDK); no production code imports test support or the local tooling. Static and dynamic imports alike.
   ...layer(
     ['lambdas/core/src/**/*.ts'],
     [
@@ -50,6 +87,7 @@ export default tseslint.config(
         message:
           'a service imports no handler, no test support and no HSM adapter (the Hsm port is in the core)',
       },
+      AWS_SDK_IN_ADAPTERS_ONLY,
     ],
   ),
   ...layer(
@@ -59,6 +97,7 @@ export default tseslint.config(
         regex: '(^|/)(test-support|scripts)(/|$)',
         message: 'production code imports no test support or tooling',
       },
+      AWS_SDK_IN_ADAPTERS_ONLY,
     ],
   ),
   ...layer(
@@ -68,17 +107,32 @@ export default tseslint.config(
         regex: '(^|/)(test-support|scripts|handlers)(/|$)',
         message: 'the CDK app and the configuration import no handler, test support or tooling',
       },
+      AWS_SDK_IN_ADAPTERS_ONLY,
     ],
+  ),
+  // Test support (helpers for tests) and the local environment (runner, stand-ins, verifiers, fault
+  // injection) are independent: neither builds on the other.
+  ...layer(
+    ['lambdas/test-support/**/*.ts'],
+    [{ regex: '(^|/)scripts(/|$)', message: 'test support imports nothing from the local tooling' }],
+  ),
+  ...layer(
+    ['scripts/local/**/*.ts'],
+    [{ regex: '(^|/)test-support(/|$)', message: 'the local environment imports no test support' }],
   ),
 );
 
-/** no-restricted-imports for the files of one layer, tests excepted (they may reach across layers). */
+/** The layer rules for the files of one layer, tests excepted (they may reach across layers). */
 function layer(files, patterns) {
   return [
     {
       files,
       ignores: ['**/tests/**', '**/*.test.ts'],
-      rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] },
+      plugins: { layering: LAYERING },
+      rules: {
+        '@typescript-eslint/no-restricted-imports': ['error', { patterns }],
+        'layering/dynamic-imports': ['error', { patterns }],
+      },
     },
   ];
 }

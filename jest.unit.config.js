@@ -15,7 +15,6 @@ module.exports = {
     '\\.int\\.test\\.ts$',
     '\\.e2e\\.test\\.ts$',
     // These drive real tools: the PDF validator (Java), pkilint (Python), SoftHSM, esbuild, cdk synth.
-    '/lambdas/test-support/tests/pki-lint\\.test\\.ts$',
     '/scripts/local/verify/tests/',
     '/scripts/local/tests/setup-token\\.test\\.ts$',
     '/infra-tests/(stack|bundles|layer)\\.test\\.ts$',

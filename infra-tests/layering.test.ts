@@ -1,6 +1,6 @@
 /**
- * The lint enforces the layers: a file of a lower layer importing an upper one fails `npm run lint`.
- * Probe files are written where such code would live, linted in one ESLint run, and removed.
+ * The lint enforces the layers: a file of a lower layer importing an upper one fails `npm run lint`, and
+ * so does dead code. Probe files are written where such code would live, checked, and removed.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -9,24 +9,53 @@ import { dirname, join, relative } from 'node:path';
 
 const ROOT = join(__dirname, '..');
 
+/** Import declarations, and `import()` expressions (which no-restricted-imports does not see). */
+const LAYER_RULES = ['@typescript-eslint/no-restricted-imports', 'layering/dynamic-imports'];
+
 const refused: Array<[string, string]> = [
   ['lambdas/core/src', "import { connectHsm } from '../../adapters/hsm/src';"],
   ['lambdas/core/src', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';"],
   ['lambdas/core/src/audit', "import { AuditLog } from '../../../audit/src';"],
   ['lambdas/adapters/dynamodb/src', "import { CaError } from '../../../ca/src/errors';"],
   ['lambdas/adapters/dynamodb/src', "import { wire } from '../../../handlers/shared/wiring';"],
-  ['lambdas/ca/src', "import { createTestTables } from '../../test-support/dynamodb';"],
+  ['lambdas/ca/src', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['lambdas/ca/src', "import { connectHsm } from '../../adapters/hsm/src';"],
-  ['lambdas/handlers/signer', "import { createTestTables } from '../../test-support/dynamodb';"],
+  ['lambdas/handlers/signer', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['cdk/lib', "import { keygenPolicy } from '../../lambdas/handlers/keygen/policy';"],
   ['cdk/lib', "import { startLocalPipeline } from '../../scripts/local/runner/pipeline';"],
+  // The AWS SDK is for adapters only, type imports included.
+  ['lambdas/config/src', "import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';"],
+  ['lambdas/ca/src', "import { GetParametersCommand } from '@aws-sdk/client-ssm';"],
+  ['lambdas/handlers/revoke', "import { InvokeCommand } from '@aws-sdk/client-lambda';"],
+  ['lambdas/handlers/shared', "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';"],
+  ['lambdas/resources/src', "import { CreateTableCommand } from '@aws-sdk/client-dynamodb';"],
+  // Dynamic imports are held to the same rules.
+  ['lambdas/core/src', "export const load = (): Promise<unknown> => import('@aws-sdk/client-ssm');"],
+  [
+    'lambdas/handlers/signer',
+    "export const load = (): Promise<unknown> => import('../../test-support/env');",
+  ],
+  // Test support and the local environment do not build on each other, either way.
+  ['lambdas/test-support', "import { ROOT } from '../../scripts/local/paths';"],
+  ['scripts/local', "import { storedPoolKeys } from '../../lambdas/test-support/dynamodb';"],
+  [
+    'scripts/local/runner',
+    "export const load = (): Promise<unknown> => import('../../../lambdas/test-support/env');",
+  ],
 ];
 const allowed: Array<[string, string]> = [
   ['lambdas/core/src/identity', "import { merkleRoot } from '../audit/merkle';"],
   ['lambdas/adapters/dynamodb/src', "import { RequestExistsError } from '../../../core/src';"],
   ['lambdas/handlers/signer', "import { wire } from '../shared/wiring';"],
   ['lambdas/ca/src', "import { isKeyType } from '../../core/src';"],
-  ['lambdas/core/tests', "import { createTestTables } from '../../test-support/dynamodb';"],
+  ['lambdas/core/tests', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
+  ['lambdas/core/tests', "import { createTestTables } from '../../../scripts/local/resources';"],
+  [
+    'scripts/local/runner',
+    "export const load = (): Promise<unknown> => import('../../../lambdas/handlers/ocsp');",
+  ],
+  ['lambdas/adapters/parameters/src', "import { SSMClient } from '@aws-sdk/client-ssm';"],
+  ['lambdas/handlers/shared', "import type { DynamoDBDocumentClient } from '../../adapters/aws/src';"],
 ];
 
 test('lower layers importing upper ones (or test support) are lint errors; imports within the rules are not', () => {
@@ -46,9 +75,7 @@ test('lower layers importing upper ones (or test support) are lint errors; impor
       messages: Array<{ ruleId: string }>;
     }>;
     const flagged = (file: string): number =>
-      results
-        .find((r) => r.filePath === file)!
-        .messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').length;
+      results.find((r) => r.filePath === file)!.messages.filter((m) => LAYER_RULES.includes(m.ruleId)).length;
     const outcome = probes.map((file, i) => [
       relative(ROOT, dirname(file)),
       [...refused, ...allowed][i][1],
@@ -60,5 +87,33 @@ test('lower layers importing upper ones (or test support) are lint errors; impor
     ]);
   } finally {
     for (const file of probes) rmSync(file, { force: true });
+  }
+});
+
+test('the dead-code check (knip) reports a module nothing imports and an export nothing uses', () => {
+  const tag = randomBytes(4).toString('hex');
+  const module = join(ROOT, 'lambdas/core/src', `zz-dead-${tag}.ts`);
+  const orphan = join(ROOT, 'lambdas/core/src', `zz-orphan-${tag}.ts`);
+  const user = join(ROOT, 'lambdas/core/tests', `zz-dead-${tag}.test.ts`);
+  writeFileSync(module, 'export const used = 1;\nexport const unused = 2;\n');
+  writeFileSync(orphan, 'export const nobody = 3;\n');
+  writeFileSync(
+    user,
+    `import { used } from '../src/zz-dead-${tag}';\ntest('used', () => expect(used).toBe(1));\n`,
+  );
+  try {
+    const run = spawnSync(join(ROOT, 'node_modules/.bin/knip'), ['--reporter', 'json', '--no-progress'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    const report = JSON.parse(run.stdout) as {
+      issues: Array<{ file: string; files: Array<{ name: string }>; exports: Array<{ name: string }> }>;
+    };
+    const of = (file: string) => report.issues.find((i) => i.file === relative(ROOT, file));
+    expect(of(orphan)?.files).toEqual([{ name: relative(ROOT, orphan) }]);
+    expect(of(module)?.exports.map((e) => e.name)).toEqual(['unused']);
+    expect(of(user)).toBeUndefined();
+  } finally {
+    for (const file of [module, orphan, user]) rmSync(file, { force: true });
   }
 });

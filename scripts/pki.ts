@@ -8,10 +8,9 @@
  * Locally this works against a running `npm start`; on AWS set CA_FUNCTION_NAME, CRL_FUNCTION_NAME,
  * CERTIFICATES_TABLE_NAME and the region. Exit codes: 0 done, 1 refused, 2 could not run.
  */
-import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { documentClient, lambdaClient } from '../lambdas/adapters/aws/src';
 import { CertificateRepository } from '../lambdas/adapters/dynamodb/src/certificate-repository';
-import { LambdaCertificateRevoker } from '../lambdas/adapters/lambda/src';
+import { LambdaCertificateRevoker, LambdaFunction } from '../lambdas/adapters/lambda/src';
 import { loadAwsConfig, loadCaConfig, loadPipelineConfig } from '../lambdas/config/src';
 import { REVOCATION_REASONS, isRevocationReason, normalizeSerial } from '../lambdas/core/src';
 import { TABLES, tableName } from '../lambdas/resources/src';
@@ -67,11 +66,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (command === 'publish') {
-    const out = await lambdaClient(aws).send(
-      new InvokeCommand({ FunctionName: loadCaConfig().crlFunctionName }),
-    );
-    const payload = Buffer.from(out.Payload ?? []).toString('utf8');
-    if (out.FunctionError) {
+    const { payload, functionError } = await new LambdaFunction(
+      lambdaClient(aws),
+      loadCaConfig().crlFunctionName,
+    ).invoke();
+    if (functionError) {
       console.error(`publication failed: ${payload}`);
       return 1;
     }

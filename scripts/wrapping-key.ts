@@ -7,7 +7,8 @@
  * there and trusted. Usage: `tsx scripts/wrapping-key.ts [--check]`.
  */
 import { provisionWrappingKey } from '../lambdas/adapters/hsm/src/wrapping-key';
-import { loadConfig, resolvePin } from '../lambdas/config/src';
+import { loadConfig } from '../lambdas/config/src';
+import { resolvePin } from '../lambdas/adapters/parameters/src';
 
 async function main(): Promise<void> {
   const { hsm, aws } = loadConfig();

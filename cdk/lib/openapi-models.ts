@@ -39,15 +39,6 @@ export function modelSchema(name: string): JsonSchema {
   return { schema: JsonSchemaVersion.DRAFT4, title: name, ...toDraft4(schema, SCHEMAS, [name]) };
 }
 
-/** The request body schema name of an operation (`#/components/schemas/<name>`). */
-export function requestBodySchemaName(path: string, method: 'post'): string {
-  const operation = (openapi.paths as Record<string, Record<string, unknown>>)[path]?.[method] as
-    { requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } } | undefined;
-  const ref = operation?.requestBody?.content?.['application/json']?.schema?.$ref;
-  if (!ref) throw new OpenApiModelError(`${method.toUpperCase()} ${path} has no JSON request body reference`);
-  return refName(ref);
-}
-
 function refName(ref: string): string {
   const match = /^#\/components\/schemas\/([A-Za-z0-9_]+)$/.exec(ref);
   if (!match) throw new OpenApiModelError(`unsupported $ref ${ref}`);

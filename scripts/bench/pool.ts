@@ -35,7 +35,8 @@ import {
   type SigningDeps,
 } from '../../lambdas/core/src';
 import { buildCsr } from '../../lambdas/pki/src';
-import { TABLES, ensureTables } from '../../lambdas/resources/src';
+import { TABLES } from '../../lambdas/resources/src';
+import { ensureTables } from '../local/resources';
 import { createLocalCa } from '../local/local-ca';
 import { startStandIns, type StandIns } from '../local/stand-ins';
 import { finish, option, printTable, type Row } from './report';

@@ -24,6 +24,7 @@ import { IDP_CLIENT_KEYS_DIR, localClientKey } from './client-keys';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS, type TestCitizen } from './idp/citizens';
 import { CLIENT_IDS } from './idp/clients';
 import { readRunnerInfo } from './runner-info';
+import pLimit from 'p-limit';
 
 export interface SampleRequest {
   readonly body: {
@@ -138,17 +139,10 @@ export async function sampleRequests(
   make: (i: number) => Promise<SampleRequest>,
   parallel = 8,
 ): Promise<SampleRequest[]> {
-  const out: SampleRequest[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(parallel, count) }, async () => {
-      while (next < count) {
-        const i = next++;
-        out[i] = await make(i);
-      }
-    }),
+  return pLimit(parallel).map(
+    Array.from({ length: count }, (_, i) => i),
+    (i) => make(i),
   );
-  return out;
 }
 
 export interface HttpResult<T = Record<string, unknown>> {

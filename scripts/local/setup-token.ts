@@ -14,7 +14,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, resolvePin } from '../../lambdas/config/src';
+import { loadConfig } from '../../lambdas/config/src';
+import { resolvePin } from '../../lambdas/adapters/parameters/src';
 import {
   HsmLoginError,
   HsmTokenNotFoundError,

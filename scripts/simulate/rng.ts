@@ -1,4 +1,7 @@
-/** Seeded PRNG (mulberry32): simulations are deterministic for a given seed. */
+/**
+ * The repository's one seeded PRNG (mulberry32), for the simulator, the tests and the fault suites: a run
+ * is repeatable for a given seed.
+ */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {

@@ -7,6 +7,8 @@ import {
   assertionNonce,
   bindingOf,
   expectedApproval,
+  isTerminal,
+  requestExpiresAt,
   signMessageHash,
   type RevocationReason,
   type IdentityEvidence,
@@ -29,7 +31,6 @@ import { isRequestId, parseSignRequest } from './validate';
 import { toView } from './view';
 
 const MAX_WAIT_SECONDS = 20;
-const TERMINAL = new Set(['signed', 'failed']);
 
 /**
  * The API as one function of an API Gateway (REST, proxy integration) event: routing on the resource,
@@ -113,7 +114,7 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     identityAssertion: input.identityAssertion,
     inputHash: inputHash(clientId, input, signer, identity),
     receivedAt: now,
-    expiresAt: Math.floor(now / 1000) + deps.settings.retentionSeconds,
+    expiresAt: requestExpiresAt(now, deps.settings.retentionSeconds),
   };
 
   if (!(await deps.requests.create(record))) {
@@ -251,7 +252,7 @@ async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promi
   // backlog, waiting clients must not flood the table with reads and slow down the very work they await.
   const waitStarted = Date.now();
   for (;;) {
-    if (TERMINAL.has(record.status)) break;
+    if (isTerminal(record.status)) break;
     const delay = Math.min(1000, Math.max(25, (Date.now() - waitStarted) / 4));
     if (Date.now() + delay >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, delay));

@@ -1,4 +1,3 @@
 export * from './api';
 export * from './errors';
 export type * from './types';
-export { parseSignRequest } from './validate';

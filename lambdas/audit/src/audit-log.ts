@@ -17,6 +17,7 @@ import {
   AuditAppendConflictError,
   AuditCheckpointError,
   AuditNotReadyError,
+  backoffDelay,
   buildEntry,
   canonicalCheckpoint,
   checkpointBody,
@@ -24,6 +25,7 @@ import {
   receiptsOf,
   signCheckpoint,
   signHead,
+  sleep,
   validateAuditEvent,
   type AuditEntry,
   type AuditEvent,
@@ -35,6 +37,8 @@ import {
   type SignedHead,
 } from '../../core/src';
 import type { AuditLogOptions } from './types';
+
+const APPEND_BACKOFF = { baseMs: 2, maxMs: 50 };
 
 interface Pending {
   readonly events: readonly AuditEvent[];
@@ -66,7 +70,7 @@ export class AuditLog implements AuditSink {
   ) {
     this.clock = options.clock ?? Date.now;
     this.random = options.random ?? Math.random;
-    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.sleep = options.sleep ?? sleep;
     this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     this.maxBatch = Math.max(1, options.maxBatch ?? DEFAULT_MAX_BATCH);
     this.chain = options.chain ?? this.randomChain();
@@ -253,8 +257,8 @@ export class AuditLog implements AuditSink {
     return Math.floor(this.random() * this.options.chains) % this.options.chains;
   }
 
-  /** Full jitter, capped at 50 ms: appenders on one chain spread out quickly. */
+  /** Capped at 50 ms: appenders on one chain spread out quickly. */
   private backoff(attempt: number): number {
-    return Math.floor(this.random() * Math.min(50, 2 ** attempt));
+    return backoffDelay(attempt, APPEND_BACKOFF, this.random);
   }
 }

@@ -2,7 +2,7 @@
  * Wiring: the AuditLog the handlers use, over the configured table, signing heads and checkpoints with the
  * audit key in the HSM (when an HSM is given). One per process; call flush() before the process ends.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '../../adapters/aws/src';
 import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
 import type { AuditAnchorStore, Hsm } from '../../core/src';
 import { loadAuditConfig, type AuditConfig } from '../../config/src';

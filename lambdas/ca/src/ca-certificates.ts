@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { SsmParameterStore } from '../../adapters/parameters/src';
 import type { AwsConfig, CaCertsSource } from '../../config/src';
 import type { CaCertificateStore, CaCertificates } from './types';
 
@@ -60,18 +60,16 @@ export function fileCaCertificateStore(dir: string): CaCertificateStore {
 
 /**
  * In AWS: SSM String parameters `<prefix>/root.pem`, `<prefix>/issuing.pem`, `<prefix>/ocsp.pem` and
- * `<prefix>/tsa.pem`
- * (certificates are public).
+ * `<prefix>/tsa.pem` (certificates are public).
  */
-export function ssmCaCertificateStore(client: SSMClient, prefix: string): CaCertificateStore {
+export function ssmCaCertificateStore(parameters: SsmParameterStore, prefix: string): CaCertificateStore {
   const root = `${prefix}/${ROOT}`;
   const issuing = `${prefix}/${ISSUING}`;
   const ocsp = `${prefix}/${OCSP}`;
   const tsa = `${prefix}/${TSA}`;
   const readEach = async (): Promise<Partial<CaCertificates>> => {
-    const out = await client.send(new GetParametersCommand({ Names: [root, issuing, ocsp, tsa] }));
-    const value = (name: string): string | undefined =>
-      out.Parameters?.find((p) => p.Name === name)?.Value || undefined;
+    const values = await parameters.getMany([root, issuing, ocsp, tsa]);
+    const value = (name: string): string | undefined => values.get(name) || undefined;
     return {
       rootPem: pemOrUndefined(value(root)),
       issuingPem: pemOrUndefined(value(issuing)),
@@ -91,10 +89,7 @@ export function ssmCaCertificateStore(client: SSMClient, prefix: string): CaCert
         [tsa, certificates.tsaPem],
       ];
       for (const [name, value] of values) {
-        if (value === undefined) continue;
-        await client.send(
-          new PutParameterCommand({ Name: name, Value: value, Type: 'String', Overwrite: true }),
-        );
+        if (value !== undefined) await parameters.put(name, value);
       }
     },
   };
@@ -102,6 +97,6 @@ export function ssmCaCertificateStore(client: SSMClient, prefix: string): CaCert
 
 export function caCertificateStore(source: CaCertsSource, aws: AwsConfig): CaCertificateStore {
   if (source.kind === 'file') return fileCaCertificateStore(source.dir);
-  const client = new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm, maxAttempts: 4 });
-  return ssmCaCertificateStore(client, source.prefix);
+  // Read at set-up and again after maintenance changed them: a cached value could only be stale.
+  return ssmCaCertificateStore(SsmParameterStore.create(aws, { maxAgeSeconds: 0 }), source.prefix);
 }

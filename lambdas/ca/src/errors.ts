@@ -3,7 +3,7 @@
  * message without personal data (no names, no personal numbers, no request contents).
  */
 export { BadCsrError, CsrSignatureInvalidError } from '../../pki/src';
-export { InvalidIdentityError, SerialCollisionError } from '../../core/src';
+export { SerialCollisionError } from '../../core/src';
 
 export abstract class CaError extends Error {
   public abstract readonly code: string;

@@ -1,12 +1,3 @@
-import type { StoredSignRequest } from '../../core/src';
-
-/** Reads sign request records (the requests repository in lambdas/adapters/dynamodb offers `get`). */
-export interface RequestLookup {
-  get(id: string): Promise<StoredSignRequest | undefined>;
-  /** Many records in one read (strongly consistent); absent ids are missing from the map. */
-  getMany?(ids: readonly string[]): Promise<ReadonlyMap<string, StoredSignRequest>>;
-}
-
 /** The CA certificates in PEM, as the bootstrap stored them. */
 export interface CaCertificates {
   readonly rootPem: string;
@@ -28,4 +19,4 @@ export interface CaCertificateStore {
   readonly location: string;
 }
 
-export type { IssuedCertificateRecord, IssuedCertificateStore, RecordIssuedResult } from '../../core/src';
+export type { IssuedCertificateRecord, IssuedCertificateStore } from '../../core/src';

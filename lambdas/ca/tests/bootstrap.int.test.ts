@@ -13,7 +13,7 @@ import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-r
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
 import { loadCaConfig, loadConfig, type CaConfig } from '../../config/src';
 import type { KeyType } from '../../core/src';
-import { createTestTables } from '../../test-support/dynamodb';
+import { createTestTables } from '../../../scripts/local/resources';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import {
   CaNotReadyError,

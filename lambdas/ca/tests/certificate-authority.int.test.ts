@@ -18,7 +18,7 @@ import {
 } from '../../core/src';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
-import { createTestTables } from '../../test-support/dynamodb';
+import { createTestTables } from '../../../scripts/local/resources';
 import {
   AlreadyCertifiedError,
   BadCsrError,

@@ -12,7 +12,7 @@ import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/h
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { KEY_TYPES, type RevocationReason } from '../../core/src';
 import { pemToDer } from '../../pki/src';
-import { createTestTables } from '../../test-support/dynamodb';
+import { createTestTables } from '../../../scripts/local/resources';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import {
   ensurePkiLinters,
@@ -21,7 +21,7 @@ import {
   lintCrl,
   lintOcspResponse,
   type PkiLintFinding,
-} from '../../test-support/pki-lint';
+} from '../../../scripts/local/verify/pki-lint';
 import {
   CertificateAuthority,
   OcspResponder,

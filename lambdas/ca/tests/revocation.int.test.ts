@@ -13,7 +13,7 @@ import { AuditLog } from '../../audit/src';
 import { MemoryAuditStore } from '../../audit/src/memory-store';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { eventsOf, type RevocationReason, type RevokeOutcome } from '../../core/src';
-import { createTestTables } from '../../test-support/dynamodb';
+import { createTestTables } from '../../../scripts/local/resources';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import {
   CertificateAuthority,

@@ -1,6 +1,5 @@
 export * from './config';
 export * from './errors';
-export * from './pin';
 export * from './pipeline-config';
 export * from './api-limits';
 export * from './pool-config';

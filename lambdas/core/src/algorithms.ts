@@ -41,14 +41,6 @@ export function isKeyType(value: unknown): value is KeyType {
   return typeof value === 'string' && (KEY_TYPES as readonly string[]).includes(value);
 }
 
-export function isDigestAlgorithm(value: unknown): value is DigestAlgorithm {
-  return typeof value === 'string' && (DIGEST_ALGORITHMS as readonly string[]).includes(value);
-}
-
-export function isSignatureAlgorithm(value: unknown): value is SignatureAlgorithm {
-  return typeof value === 'string' && (SIGNATURE_ALGORITHMS as readonly string[]).includes(value);
-}
-
 /** The signature schemes a key type can produce. */
 export function signatureAlgorithmsFor(keyType: KeyType): readonly SignatureAlgorithm[] {
   return KEY_TYPE_SPECS[keyType].family === 'RSA' ? ['RSASSA-PKCS1-v1_5', 'RSASSA-PSS'] : ['ECDSA'];

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DIGEST_ALGORITHMS, KEY_TYPES, SIGNATURE_ALGORITHMS } from './algorithms';
+import type { IssueCertificateInput, IssuedCertificate } from './certificate-issuer';
 import { REVOCATION_REASONS } from './revocation';
 import { ADES_PROFILES, SIGNATURE_FORMATS } from './sign-request';
 
@@ -46,6 +47,26 @@ export const IssueBatchRequestSchema = z.strictObject({
 });
 export type IssueBatchRequest = { readonly action: 'issue-batch'; readonly items: readonly IssueItem[] };
 
+/** The invocation for these certificate requests (the issuer adapter's side). */
+export function issueBatchRequest(inputs: readonly IssueCertificateInput[]): IssueBatchRequest {
+  return {
+    action: 'issue-batch',
+    items: inputs.map((input) => ({
+      requestId: input.requestId,
+      csrDer: input.csrDer.toString('base64'),
+      ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
+      assertion: input.assertion,
+      binding: input.binding,
+    })),
+  };
+}
+
+/** A checked item as the CA's input (the CA handler's side). */
+export function issueInputOf(item: IssueItem): IssueCertificateInput {
+  const { csrDer, ...rest } = item;
+  return { ...rest, csrDer: Buffer.from(csrDer, 'base64') };
+}
+
 const refusal = z.strictObject({
   ok: z.literal(false),
   error: z.strictObject({ code: z.string().max(64), message: z.string().max(1024) }),
@@ -62,6 +83,16 @@ export const IssueItemResultSchema = z.union([
   refusal,
 ]);
 export type IssueItemResult = z.infer<typeof IssueItemResultSchema>;
+
+/** The answer for an issued certificate (the CA handler's side). */
+export function issuedResult(certificate: IssuedCertificate): IssueItemResult {
+  return {
+    ok: true,
+    certificatePem: certificate.certificatePem,
+    chainPem: [...certificate.chainPem],
+    serialHex: certificate.serialHex,
+  };
+}
 
 /** The answer to a batch: one result per item, in order; or the whole batch refused. */
 export const IssueBatchResponseSchema = z.union([

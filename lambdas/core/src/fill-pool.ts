@@ -8,6 +8,7 @@
  * destroyed whether wrapping and storing worked or not.
  */
 import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
 import type { KeyType } from './algorithms';
 import { hashIds, type AuditSink } from './audit';
 import { keyExpiresAt, type HsmKeyRef, type KeyPoolStore, type PoolHsm, type PoolKey } from './pool';
@@ -61,7 +62,6 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
   const maxFailures = input.maxConsecutiveFailures ?? 5;
   const started = clock();
   const state = {
-    next: 0,
     generated: 0,
     stored: 0,
     lost: 0,
@@ -140,22 +140,17 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
     }
   };
 
-  const worker = async (): Promise<void> => {
-    for (;;) {
-      if (state.stoppedBy !== 'done') return;
-      if (state.next >= input.count) return;
-      if (clock() >= input.deadline) {
-        state.stoppedBy = 'deadline';
-        return;
-      }
-      state.next++;
-      await generateOne();
-      if (buffer.length >= batchSize) await flush();
+  // One task per key, `parallelism` at a time; a task that starts after a stop does nothing.
+  const limit = pLimit(Math.max(1, input.parallelism));
+  await limit.map(Array.from({ length: input.count }), async () => {
+    if (state.stoppedBy !== 'done') return;
+    if (clock() >= input.deadline) {
+      state.stoppedBy = 'deadline';
+      return;
     }
-  };
-
-  const workers = Math.max(1, Math.min(input.parallelism, input.count));
-  await Promise.all(Array.from({ length: workers }, () => worker()));
+    await generateOne();
+    if (buffer.length >= batchSize) await flush();
+  });
   await flush();
   return {
     requested: input.count,

@@ -14,6 +14,7 @@ export * from './signing';
 export * from './fallback-limiter';
 export * from './signing-errors';
 export * from './delivery';
+export * from './backoff';
 export * from './retry';
 export * from './coalescer';
 export * from './certificate-store';

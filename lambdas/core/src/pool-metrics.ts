@@ -62,5 +62,3 @@ export function fanOutMetrics(...sinks: readonly PoolMetrics[]): PoolMetrics {
     gauge: (name, keyType, value) => sinks.forEach((s) => s.gauge(name, keyType, value)),
   };
 }
-
-export const NO_METRICS: PoolMetrics = { count: () => undefined, gauge: () => undefined };

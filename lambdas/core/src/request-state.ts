@@ -45,10 +45,6 @@ const TRANSITIONS: Readonly<Record<RequestStatus, readonly RequestStatus[]>> = {
   failed: [],
 };
 
-export function canTransition(from: RequestStatus, to: RequestStatus): boolean {
-  return TRANSITIONS[from].includes(to);
-}
-
 export function isTerminal(status: RequestStatus): boolean {
   return TRANSITIONS[status].length === 0;
 }
@@ -73,26 +69,6 @@ export function decideDelivery(record: StoredSignRequest, nowMs: number): Delive
       return { kind: 'takeover', staleAttemptId: record.attemptId };
     }
   }
-}
-
-/** Durations the study reports, derived from the record's timestamps (undefined until known). */
-export interface RequestTimings {
-  /** startedAt - receivedAt: time spent queued. */
-  readonly waitingMs?: number;
-  /** finishedAt - startedAt: time spent processing. */
-  readonly processMs?: number;
-  /** keyAcquiredAt - startedAt: claim + unwrap, or on-the-fly generation. */
-  readonly keyAcquisitionMs?: number;
-}
-
-export function requestTimings(record: SignRequestRecord): RequestTimings {
-  const diff = (a?: number, b?: number): number | undefined =>
-    a === undefined || b === undefined ? undefined : a - b;
-  return {
-    waitingMs: diff(record.startedAt, record.receivedAt),
-    processMs: diff(record.finishedAt, record.startedAt),
-    keyAcquisitionMs: diff(record.keyAcquiredAt, record.startedAt),
-  };
 }
 
 /** TTL (epoch seconds) of a request record received at receivedAtMs. */

@@ -5,6 +5,7 @@
  *
  * Transient failures are recognised by name or code only, so the core needs no adapter classes.
  */
+import { backoffDelay, sleep as realSleep } from './backoff';
 
 export interface RetryPolicy {
   /** Total attempts, first included (1 = no retry). */
@@ -45,16 +46,16 @@ export async function retryTransient<T>(
   policy: RetryPolicy,
   deps: RetryDeps = {},
 ): Promise<T> {
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = deps.sleep ?? realSleep;
   const random = deps.random ?? Math.random;
+  const backoff = { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs };
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
     } catch (err) {
       if (attempt >= policy.attempts || !isTransient(err)) throw err;
       deps.onRetry?.(err, attempt);
-      const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-      await sleep(Math.floor(random() * cap));
+      await sleep(backoffDelay(attempt, backoff, random));
     }
   }
 }

@@ -49,14 +49,3 @@ export class AttemptSupersededError extends SigningError {
     super(`the attempt on sign request ${requestId} was superseded`, 'ATTEMPT_SUPERSEDED');
   }
 }
-
-/** The pool had no key of the type and the policy is `reject`. */
-export class PoolEmptyError extends SigningError {
-  public override name = 'PoolEmptyError';
-  public constructor(
-    keyType: string,
-    public readonly retryAfterSeconds: number,
-  ) {
-    super(`no pre-generated ${keyType} key is available; retry after ${retryAfterSeconds} s`, 'POOL_EMPTY');
-  }
-}

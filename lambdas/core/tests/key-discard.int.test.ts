@@ -11,8 +11,8 @@ import type { Pkcs11Hsm } from '../../adapters/hsm/src';
 import type { CertificateAuthority } from '../../ca/src';
 import { loadConfig } from '../../config/src';
 import { buildCsr, verifyCsr } from '../../pki/src';
-import { sampleSignRequestRecord } from '../../test-support/sign-request';
-import { createTestSigningStack, type TestSigningStack } from '../../test-support/signing-stack';
+import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
+import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
 import { AuditLog } from '../../audit/src';
 import {
   InMemoryPoolMetrics,

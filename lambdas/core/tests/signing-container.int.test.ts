@@ -7,8 +7,8 @@ import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { loadConfig } from '../../config/src';
 import { buildCsr, prepareCmsContainer } from '../../pki/src';
 import { opensslCmsVerify, opensslSigningCertificateV2Hash } from '../../../scripts/local/verify/openssl';
-import { sampleSignRequestRecord } from '../../test-support/sign-request';
-import { createTestSigningStack, type TestSigningStack } from '../../test-support/signing-stack';
+import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
+import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
 import { AuditLog } from '../../audit/src';
 import {
   InMemoryPoolMetrics,

@@ -16,9 +16,9 @@ import type { CertificateAuthority } from '../../ca/src';
 import { loadConfig } from '../../config/src';
 import { buildCsr } from '../../pki/src';
 import { storedPoolKeys } from '../../test-support/dynamodb';
-import { sampleSignRequestRecord } from '../../test-support/sign-request';
+import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { opensslVerifyChain, opensslVerifyDigest } from '../../../scripts/local/verify/openssl';
-import { createTestSigningStack, type TestSigningStack } from '../../test-support/signing-stack';
+import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
 import { AuditLog } from '../../audit/src';
 import {
   InMemoryPoolMetrics,

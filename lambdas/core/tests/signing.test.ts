@@ -12,7 +12,7 @@ import {
   type SigningStage,
   type StoredSignRequest,
 } from '../src';
-import { sampleSignRequestRecord } from '../../test-support/sign-request';
+import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { FakeTime, gate, harness, hsmError, poolKey, settle, type Harness } from './fakes';
 
 function received(h: Harness, overrides: Partial<StoredSignRequest> = {}): StoredSignRequest {

@@ -20,6 +20,8 @@ import {
   IssueItemSchema,
   SerialCollisionError,
   caRefusal,
+  issueInputOf,
+  issuedResult,
   type IssueBatchResponse,
   type IssueCertificateInput,
   type IssueItemResult,
@@ -85,15 +87,14 @@ function parseItem(
       ),
     };
   }
-  const { csrDer, ...rest } = parsed.data;
-  return { ok: true, input: { ...rest, csrDer: Buffer.from(csrDer, 'base64') } };
+  return { ok: true, input: issueInputOf(parsed.data) };
 }
 
 /** The answer for one item: the certificate, a named refusal, or CA_UNAVAILABLE (worth a retry). */
 function resultOf(requestId: string, outcome: IssueOutcome): IssueItemResult {
   if (outcome.ok) {
     logger.info('certificate issued', { requestId, serialHex: outcome.certificate.serialHex });
-    return { ok: true, ...outcome.certificate, chainPem: [...outcome.certificate.chainPem] };
+    return issuedResult(outcome.certificate);
   }
   const err = outcome.error;
   if (

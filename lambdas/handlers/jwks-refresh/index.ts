@@ -6,34 +6,17 @@
  */
 import type { Context } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { fetchJson, refreshIssuerKeys, type KeyParameterStore } from '../../adapters/oidc/src';
+import { SsmParameterStore } from '../../adapters/parameters/src';
 import { loadAwsConfig, loadIdentityConfig } from '../../config/src';
 
 const logger = new Logger({ serviceName: 'jwks-refresh' });
-const aws = loadAwsConfig();
-const ssm = new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm });
+const parameters = SsmParameterStore.create(loadAwsConfig());
 
 const store: KeyParameterStore = {
-  get: async (name) => {
-    try {
-      return (await ssm.send(new GetParameterCommand({ Name: name }))).Parameter?.Value;
-    } catch (err) {
-      if (err instanceof ParameterNotFound) return undefined;
-      throw err;
-    }
-  },
-  put: async (name, value) => {
-    await ssm.send(
-      new PutParameterCommand({
-        Name: name,
-        Value: value,
-        Overwrite: true,
-        Type: 'String',
-        Tier: 'Advanced',
-      }),
-    );
-  },
+  get: (name) => parameters.get(name),
+  // Advanced tier: a key set with several RSA keys can outgrow the Standard tier's 4 kB.
+  put: (name, value) => parameters.put(name, value, 'Advanced'),
 };
 
 export async function handler(

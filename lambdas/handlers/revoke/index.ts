@@ -5,9 +5,9 @@
  * revoked (once), appends the audit event, and starts the CRL publication, which signs in the HSM.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { InvokeCommand } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
 import { documentClient, lambdaClient } from '../../adapters/aws/src';
+import { LambdaFunction } from '../../adapters/lambda/src';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { createAuditLog } from '../../audit/src';
 import {
@@ -35,14 +35,11 @@ let ready: Promise<RevokeContext> | undefined;
 async function setUp(): Promise<RevokeContext> {
   const config = loadConfig();
   const doc = documentClient(config.aws);
-  const lambda = lambdaClient(config.aws);
-  const crlFunctionName = loadCaConfig().crlFunctionName;
+  const crl = new LambdaFunction(lambdaClient(config.aws), loadCaConfig().crlFunctionName);
   return {
     certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
     audit: await createAuditLog({ doc }),
-    publish: async () => {
-      await lambda.send(new InvokeCommand({ FunctionName: crlFunctionName, InvocationType: 'Event' }));
-    },
+    publish: () => crl.start(),
   };
 }
 

@@ -4,8 +4,7 @@
  * warm. The same code runs on AWS, on LocalStack and in the local runner: only configuration differs.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient, sqsClient } from '../../adapters/aws/src';
+import { documentClient, sqsClient, type DynamoDBDocumentClient } from '../../adapters/aws/src';
 import { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
 import { SqsRequestQueue } from '../../adapters/sqs/src';
 import {

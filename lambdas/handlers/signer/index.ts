@@ -5,6 +5,7 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import pLimit from 'p-limit';
 import { lambdaClient } from '../../adapters/aws/src';
 import { readFileSync } from 'node:fs';
 import {
@@ -41,7 +42,7 @@ const requests = new RequestRepository(doc, {
   batching: {
     windowMs: pipeline.recordBatchWindowMs,
     maxBatch: MAX_TRANSACTION_ITEMS,
-    waiting: () => limited.inFlight(),
+    waiting: () => limited.activeCount,
   },
 });
 const metrics = PowertoolsPoolMetrics.create();
@@ -53,7 +54,7 @@ const claimer = new PrefetchingKeyClaimer(keyPool);
 const issuer = new BatchingCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName, {
   windowMs: pipeline.caBatchWindowMs,
   maxBatch: pipeline.caBatchMax,
-  inFlight: () => limited.inFlight(),
+  inFlight: () => limited.activeCount,
 });
 // B-T and up: the service's TSA function (or an external TSA); B-LT: the OCSP function and the root's
 // published CRL, read at most once a minute.
@@ -161,26 +162,8 @@ async function processRecord(record: SQSRecord, signing: SigningDeps, context: C
   });
 }
 
-/** At most `limit` records of this environment in flight at once (batches may be larger). */
-function limiter(limit: number): (<T>(task: () => Promise<T>) => Promise<T>) & { inFlight(): number } {
-  let active = 0;
-  const queue: Array<() => void> = [];
-  const run = async <T>(task: () => Promise<T>): Promise<T> => {
-    // A finishing task hands its slot straight to the next waiter, so the count never overshoots.
-    if (active >= limit) await new Promise<void>((resolve) => queue.push(resolve));
-    else active++;
-    try {
-      return await task();
-    } finally {
-      const next = queue.shift();
-      if (next) next();
-      else active--;
-    }
-  };
-  return Object.assign(run, { inFlight: () => active });
-}
-
-const limited = limiter(pipeline.signerConcurrency);
+/** At most signerConcurrency records of this environment in flight at once (batches may be larger). */
+const limited = pLimit(pipeline.signerConcurrency);
 
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   // Every log line of the invocation carries the Lambda context (function, request id, cold start).

@@ -22,6 +22,8 @@ import { LOCAL_DIR } from '../paths';
 import { startLocalPipeline, type ConsumerProcess, type LocalPipeline } from '../runner/pipeline';
 import { startStandIns, type StandIns } from '../stand-ins';
 import { localToken } from '../token';
+import pLimit from 'p-limit';
+import { mulberry32 } from '../../simulate/rng';
 
 export interface FaultPipelineOptions {
   /** Environment overrides on top of the fault defaults (pool targets, leases, consumers, ...). */
@@ -324,35 +326,17 @@ export async function runAll<T, R>(
   limit: number,
   fn: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        results[i] = await fn(items[i], i);
-      }
-    }),
-  );
-  return results;
+  return pLimit(limit).map(items, fn);
 }
 
 /**
  * The suites' randomness (victims, delays, flipped bits), seeded so that a run can be repeated: the seed
- * is FAULTS_SEED when set, else a fixed one; a failing suite prints it. mulberry32.
+ * is FAULTS_SEED when set, else a fixed one; a failing suite prints it.
  */
 export function seededRandom(
   seed = Number(process.env.FAULTS_SEED ?? 20261124),
 ): (() => number) & { seed: number } {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return Object.assign(next, { seed });
+  return Object.assign(mulberry32(seed), { seed });
 }
 
 export function sleep(ms: number): Promise<void> {

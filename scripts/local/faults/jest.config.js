@@ -9,6 +9,8 @@ module.exports = {
   ...base,
   rootDir: '../../..',
   roots: ['<rootDir>/scripts/local/faults'],
+  // The unit tests of the fault injection itself run in the main suite.
+  testMatch: ['**/*.e2e.test.ts'],
   testPathIgnorePatterns: ['/node_modules/'],
   // One suite at a time: each runs a whole pipeline with its own consumers (and stand-ins) on 2 cores.
   maxWorkers: 1,

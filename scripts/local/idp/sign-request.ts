@@ -20,12 +20,7 @@ import {
 } from '../../../lambdas/core/src';
 import type { PrivateJwks } from './keys';
 
-export {
-  PARAM_SIGN_REQUEST,
-  SCOPE_SIGN,
-  USER_SIGNATURE_CLAIM,
-  SIGN_APPROVAL_TYPE,
-} from '../../../lambdas/core/src';
+export { PARAM_SIGN_REQUEST, SCOPE_SIGN, USER_SIGNATURE_CLAIM } from '../../../lambdas/core/src';
 
 export const MAX_REQUEST_LIFETIME_SECONDS = 600;
 const MAX_DOCUMENT_NAME = 200;

@@ -8,7 +8,7 @@ export async function installHsmFaults(env: NodeJS.ProcessEnv = process.env): Pr
   if (!env.HSM_FAULT_RATE && !env.HSM_KEYGEN_LATENCY_MS) return;
   const [{ decorateSharedHsm }, { maybeWithFaults }] = await Promise.all([
     import('../../../lambdas/handlers/shared/hsm'),
-    import('../../../lambdas/test-support/hsm-fault-injection'),
+    import('../faults/hsm-fault-injection'),
   ]);
   decorateSharedHsm((hsm) => maybeWithFaults(hsm, env));
 }

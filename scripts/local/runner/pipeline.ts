@@ -13,14 +13,8 @@ import { createInterface } from 'node:readline';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { dynamoDbClient, sqsClient } from '../../../lambdas/adapters/aws/src';
 import { loadAuditConfig, loadCaConfig, loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
-import {
-  API_STAGE,
-  QUEUES,
-  TABLES,
-  ensureQueue,
-  ensureTables,
-  tableName,
-} from '../../../lambdas/resources/src';
+import { API_STAGE, QUEUES, TABLES, tableName } from '../../../lambdas/resources/src';
+import { ensureQueue, ensureTables } from '../resources';
 import { localAnchorDir } from '../audit-anchors';
 import { localClientKeysEnv } from '../client-keys';
 import { startIdpProcess } from '../idp/process';

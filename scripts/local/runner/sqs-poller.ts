@@ -27,6 +27,8 @@ export interface PollerOptions {
   readonly region: string;
   readonly functionTimeoutMs: number;
   readonly log?: (line: string) => void;
+  /** Waits (the batching window, the pause after a failed receive); default setTimeout. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 export interface Poller {
@@ -35,6 +37,7 @@ export interface Poller {
 
 export function startSqsPoller(options: PollerOptions): Poller {
   let running = true;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const loops = Array.from({ length: options.concurrency }, () => loop());
 
   async function loop(): Promise<void> {
@@ -54,7 +57,7 @@ export function startSqsPoller(options: PollerOptions): Poller {
         // receive (not one receive per message as they trickle in).
         const windowMs = options.batchingWindowMs ?? 0;
         if (messages.length > 0 && messages.length < options.batchSize && windowMs > 0) {
-          await new Promise((r) => setTimeout(r, windowMs));
+          await sleep(windowMs);
           const more = await options.client.send(
             new ReceiveMessageCommand({
               QueueUrl: options.queueUrl,
@@ -67,7 +70,7 @@ export function startSqsPoller(options: PollerOptions): Poller {
         }
       } catch (err) {
         options.log?.(`poller: receive failed (${(err as Error).name}), retrying`);
-        await new Promise((r) => setTimeout(r, 1000));
+        await sleep(1000);
         continue;
       }
       if (messages.length === 0) continue;

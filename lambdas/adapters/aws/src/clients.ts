@@ -2,8 +2,16 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { SSMClient } from '@aws-sdk/client-ssm';
 import type { AwsConfig } from '../../../config/src';
+
+/**
+ * The layers above the adapters hold a document client (to hand it to repositories) but import nothing
+ * from the SDK themselves: they name its type through here.
+ */
+export type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
  * AWS SDK v3 clients built from configuration: the endpoint is the stand-in's when one is configured and
@@ -29,4 +37,16 @@ export function lambdaClient(aws: AwsConfig): LambdaClient {
 
 export function s3Client(aws: AwsConfig): S3Client {
   return new S3Client({ region: aws.region, endpoint: aws.endpoints.s3, maxAttempts: 4 });
+}
+
+export function ssmClient(aws: AwsConfig): SSMClient {
+  return new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm, maxAttempts: 4 });
+}
+
+export function secretsManagerClient(aws: AwsConfig): SecretsManagerClient {
+  return new SecretsManagerClient({
+    region: aws.region,
+    endpoint: aws.endpoints.secretsmanager,
+    maxAttempts: 4,
+  });
 }

@@ -14,11 +14,9 @@
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
   GetCommand,
   ScanCommand,
   TransactWriteCommand,
-  type BatchGetCommandOutput,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import {
@@ -37,6 +35,7 @@ import {
   type SignedCheckpoint,
   type StoredAuditLog,
 } from '../../../core/src';
+import { batchGetConsistent } from './batch-get';
 
 export interface AuditRepositoryOptions {
   readonly tableName: string;
@@ -64,24 +63,10 @@ export class AuditRepository implements AuditStore {
 
   public async readHeads(chains: number): Promise<ChainHead[]> {
     const heads = new Map<number, ChainHead>();
-    for (let start = 0; start < chains; start += 100) {
-      let keys: Record<string, unknown>[] | undefined = Array.from(
-        { length: Math.min(100, chains - start) },
-        (_, i) => ({ pk: auditHeadPk(start + i), sk: HEAD_SK }),
-      );
-      for (let round = 0; keys && keys.length > 0; round++) {
-        if (round > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** Math.min(round, 6)));
-        const out: BatchGetCommandOutput = await this.doc.send(
-          new BatchGetCommand({
-            RequestItems: { [this.options.tableName]: { Keys: keys, ConsistentRead: true } },
-          }),
-        );
-        for (const item of out.Responses?.[this.options.tableName] ?? []) {
-          const chain = Number(String(item.pk).slice('HEAD#'.length));
-          heads.set(chain, { chain, sequence: Number(item.sequence), hash: String(item.hash) });
-        }
-        keys = out.UnprocessedKeys?.[this.options.tableName]?.Keys;
-      }
+    const keys = Array.from({ length: chains }, (_, chain) => ({ pk: auditHeadPk(chain), sk: HEAD_SK }));
+    for (const item of await batchGetConsistent(this.doc, this.options.tableName, keys)) {
+      const chain = Number(String(item.pk).slice('HEAD#'.length));
+      heads.set(chain, { chain, sequence: Number(item.sequence), hash: String(item.hash) });
     }
     return Array.from({ length: chains }, (_, c) => heads.get(c) ?? genesisHead(c));
   }

@@ -5,37 +5,64 @@
  * table (and the process's CPU, which the SDK call dominates) at most 1000 / tickMs batch reads per
  * second, whatever their number.
  */
-import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { StoredSignRequest } from '../../../core/src';
+import { batchGetConsistent } from './batch-get';
 
 const BATCH_LIMIT = 100;
+
+export interface BatchedRequestReaderOptions {
+  readonly tableName: string;
+  /** The shared tick (ms); default 25. */
+  readonly tickMs?: number;
+  /** Epoch ms; default Date.now. */
+  readonly clock?: () => number;
+  /** Runs fn after ms and returns a cancel; default setTimeout. */
+  readonly timer?: (fn: () => void, ms: number) => () => void;
+}
 
 interface Waiter {
   resolve(record: StoredSignRequest | undefined): void;
   reject(error: unknown): void;
 }
 
+const defaultTimer = (fn: () => void, ms: number): (() => void) => {
+  const handle = setTimeout(fn, ms);
+  return () => clearTimeout(handle);
+};
+
 export class BatchedRequestReader {
   private readonly waiting = new Map<string, Waiter[]>();
-  private timer: NodeJS.Timeout | undefined;
+  private scheduled = false;
+  private readonly tickMs: number;
+  private readonly clock: () => number;
+  private readonly timer: (fn: () => void, ms: number) => () => void;
 
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
-    private readonly options: { readonly tableName: string; readonly tickMs?: number },
-  ) {}
+    private readonly options: BatchedRequestReaderOptions,
+  ) {
+    this.tickMs = options.tickMs ?? 25;
+    this.clock = options.clock ?? Date.now;
+    this.timer = options.timer ?? defaultTimer;
+  }
 
   public get(id: string): Promise<StoredSignRequest | undefined> {
     return new Promise((resolve, reject) => {
       const waiters = this.waiting.get(id) ?? [];
       waiters.push({ resolve, reject });
       this.waiting.set(id, waiters);
-      const tick = this.options.tickMs ?? 25;
-      this.timer ??= setTimeout(() => void this.flush(), tick - (Date.now() % tick));
+      if (!this.scheduled) this.schedule(this.tickMs - (this.clock() % this.tickMs));
     });
   }
 
+  private schedule(ms: number): void {
+    this.scheduled = true;
+    this.timer(() => void this.flush(), ms);
+  }
+
   private async flush(): Promise<void> {
-    this.timer = undefined;
+    this.scheduled = false;
     const batch = new Map<string, Waiter[]>();
     for (const [id, waiters] of this.waiting) {
       if (batch.size === BATCH_LIMIT) break;
@@ -43,32 +70,18 @@ export class BatchedRequestReader {
       this.waiting.delete(id);
     }
     // More than one batch waiting: the rest goes out right away, in parallel.
-    if (this.waiting.size > 0) this.timer = setTimeout(() => void this.flush(), 0);
+    if (this.waiting.size > 0) this.schedule(0);
     try {
-      const found = await this.read([...batch.keys()]);
+      const found = new Map<string, StoredSignRequest>();
+      const items = await batchGetConsistent(
+        this.doc,
+        this.options.tableName,
+        [...batch.keys()].map((id) => ({ id })),
+      );
+      for (const item of items) found.set(item.id as string, item as unknown as StoredSignRequest);
       for (const [id, waiters] of batch) for (const w of waiters) w.resolve(found.get(id));
     } catch (err) {
       for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
     }
-  }
-
-  /** One BatchGetItem, re-asking for unprocessed keys (DynamoDB may return part of a batch). */
-  private async read(ids: string[]): Promise<Map<string, StoredSignRequest>> {
-    const found = new Map<string, StoredSignRequest>();
-    let keys: Array<Record<string, unknown>> = ids.map((id) => ({ id }));
-    for (let attempt = 0; keys.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(200, 10 * 2 ** attempt)));
-      if (attempt > 6) throw new Error('BatchGetItem left keys unprocessed after retries');
-      const out = await this.doc.send(
-        new BatchGetCommand({
-          RequestItems: { [this.options.tableName]: { Keys: keys, ConsistentRead: true } },
-        }),
-      );
-      for (const item of out.Responses?.[this.options.tableName] ?? []) {
-        found.set(item.id as string, item as StoredSignRequest);
-      }
-      keys = out.UnprocessedKeys?.[this.options.tableName]?.Keys ?? [];
-    }
-    return found;
   }
 }

@@ -7,6 +7,7 @@
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { backoffDelay, sleep } from '../../../core/src';
 
 type TransactItem = NonNullable<
   ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
@@ -15,6 +16,8 @@ type TransactItem = NonNullable<
 /** DynamoDB's limit of items per TransactWriteItems. */
 export const MAX_TRANSACTION_ITEMS = 100;
 const MAX_ROUNDS = 5;
+/** Contended items: 10 ms doubling (at most 80 ms before the last round). */
+const CONTENDED_BACKOFF = { baseMs: 10, maxMs: 100 };
 
 /** The write is not known to have landed or not (retries exhausted): callers must not assume either. */
 export class TransactionOutcomeUnknownError extends Error {
@@ -38,7 +41,7 @@ export async function transactGroups(
         `${pending.length} writes still contended after ${round} rounds`,
       );
     }
-    if (round > 0) await new Promise((r) => setTimeout(r, 5 * 2 ** round * Math.random()));
+    if (round > 0) await sleep(backoffDelay(round, CONTENDED_BACKOFF));
     const retry: number[] = [];
     for (const chunk of chunks(pending, groups)) {
       const items = chunk.flatMap((i) => groups[i]);

@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../aws/src';
 import { loadAwsConfig } from '../../../config/src';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
 import { AssertionReplayRepository } from '../src/assertion-replay-repository';
 
 let doc: DynamoDBDocumentClient;

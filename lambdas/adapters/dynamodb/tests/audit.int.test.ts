@@ -30,7 +30,7 @@ import {
 } from '../../../core/src';
 import { AuditLog, hsmAuditSigner, verifyAuditStore } from '../../../audit/src';
 import { eventsFor } from '../../../audit/tests/helpers';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
 import { AuditRepository } from '../src/audit-repository';
 
 const ROOT = join(__dirname, '../../../..');

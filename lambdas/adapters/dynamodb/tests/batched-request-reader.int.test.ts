@@ -2,8 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { documentClient } from '../../aws/src';
 import { loadAwsConfig } from '../../../config/src';
-import { createTestTables } from '../../../test-support/dynamodb';
-import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { createTestTables } from '../../../../scripts/local/resources';
+import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
+import { FakeTime } from '../../../test-support/fake-time';
 import { BatchedRequestReader, RequestRepository } from '../src';
 
 test('150 concurrent gets (more than one batch), duplicates and a missing id', async () => {
@@ -43,21 +44,29 @@ test('gets spread over a tick are answered together, on the tick', async () => {
   const repo = new RequestRepository(doc, { tableName: tables.requests });
   const ids = Array.from({ length: 5 }, () => randomUUID());
   await Promise.all(ids.map((id) => repo.create(sampleSignRequestRecord({ id }))));
+  // The reader's clock and timer are the test's: the tick boundary is where the test puts it.
+  const time = new FakeTime();
+  time.now = 5;
   const tickMs = 200;
-  const reader = new BatchedRequestReader(doc, { tableName: tables.requests, tickMs });
-  // Start just after a tick, then ask every 20 ms: all five asks fall inside one tick.
-  await new Promise((r) => setTimeout(r, tickMs - (Date.now() % tickMs) + 5));
-  const tickStart = Date.now() - (Date.now() % tickMs);
-  const answers: Array<Promise<unknown>> = [];
+  const reader = new BatchedRequestReader(doc, {
+    tableName: tables.requests,
+    tickMs,
+    clock: time.clock,
+    timer: time.timer,
+  });
+  // Five asks 20 ms apart, from 5 ms after a tick: all fall inside that tick.
+  let answered = 0;
+  const answers: Array<Promise<{ id: string } | undefined>> = [];
   for (const id of ids) {
-    answers.push(reader.get(id));
-    await new Promise((r) => setTimeout(r, 20));
+    answers.push(reader.get(id).finally(() => answered++));
+    await time.advance(20);
   }
-  const records = (await Promise.all(answers)) as Array<{ id: string }>;
-  const answeredAt = Date.now();
-  expect(records.map((r) => r.id)).toEqual(ids);
+  await time.advance(tickMs - time.now - 1);
+  expect([batchGets, answered]).toEqual([0, 0]);
+  // The tick: one batch read answers all five.
+  await time.advance(1);
+  const records = await Promise.all(answers);
+  expect(records.map((r) => r?.id)).toEqual(ids);
   expect(batchGets).toBe(1);
-  // Answered on the next tick, not before it.
-  expect(answeredAt).toBeGreaterThanOrEqual(tickStart + tickMs);
   doc.destroy();
 });

@@ -7,7 +7,7 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../aws/src';
 import { loadConfig } from '../../../config/src';
 import { HOUR_MS, type KeyType } from '../../../core/src';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
 import { BufferedDemandRecorder } from '../src/buffered-demand-recorder';
 import { DemandRepository, bucketOf, demandPk } from '../src/demand-repository';
 

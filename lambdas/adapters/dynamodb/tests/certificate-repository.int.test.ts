@@ -9,7 +9,7 @@ import { documentClient } from '../../aws/src';
 import { loadAwsConfig } from '../../../config/src';
 import { SerialCollisionError, type IssuedCertificateRecord } from '../../../ca/src';
 import type { CertificateToRecord, IssuanceRegisters } from '../../../core/src';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
 import { CertificateRepository } from '../src/certificate-repository';
 
 let doc: DynamoDBDocumentClient;

@@ -6,7 +6,7 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../aws/src';
 import { loadConfig } from '../../../config/src';
 import { HOUR_MS, forecast } from '../../../core/src';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
 import { DemandRecordError, DemandRepository, bucketOf, demandPk } from '../src/demand-repository';
 
 const config = loadConfig();

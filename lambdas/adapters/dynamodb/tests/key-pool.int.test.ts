@@ -18,7 +18,8 @@ import {
   type KeyType,
   type PoolKey,
 } from '../../../core/src';
-import { createTestTables, storedPoolBundles, storedPoolKeys } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
+import { storedPoolBundles, storedPoolKeys } from '../../../test-support/dynamodb';
 import { KeyPoolRepository, shardPk } from '../src';
 
 const config = loadConfig();

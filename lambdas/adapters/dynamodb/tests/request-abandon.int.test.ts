@@ -1,8 +1,8 @@
 /** Abandoning a request after its last delivery: only when no live attempt owns it and it is not terminal. */
 import { documentClient } from '../../aws/src';
 import { loadAwsConfig } from '../../../config/src';
-import { createTestTables } from '../../../test-support/dynamodb';
-import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { createTestTables } from '../../../../scripts/local/resources';
+import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { RequestRepository } from '../src';
 
 let repo: RequestRepository;

@@ -6,8 +6,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../aws/src';
 import { loadAwsConfig } from '../../../config/src';
-import { createTestTables } from '../../../test-support/dynamodb';
-import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { createTestTables } from '../../../../scripts/local/resources';
+import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { RequestRepository } from '../src';
 
 let tableName: string;

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { documentClient } from '../../aws/src';
 import { loadAwsConfig } from '../../../config/src';
-import { createTestTables } from '../../../test-support/dynamodb';
-import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { createTestTables } from '../../../../scripts/local/resources';
+import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { OPEN_SHARDS, RequestRepository, openShardOf } from '../src';
 
 let repo: RequestRepository;

@@ -1,4 +1,5 @@
-import { resolvePin, type AwsConfig, type HsmConfig } from '../../../config/src';
+import type { AwsConfig, HsmConfig } from '../../../config/src';
+import { resolvePin } from '../../parameters/src';
 import { Pkcs11Hsm } from './pkcs11-hsm';
 
 /** Connects to the configured HSM: resolves the PIN from its source, then initialises and logs in. */

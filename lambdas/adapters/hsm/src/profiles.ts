@@ -1,8 +1,6 @@
 import type { HsmProfileName } from '../../../config/src';
 
 /** AWS CloudHSM (Client SDK 5) vendor mechanisms; see the CloudHSM PKCS#11 "supported mechanisms" page. */
-export const CKM_CLOUDHSM_AES_KEY_WRAP_NO_PAD = 0x80002109;
-export const CKM_CLOUDHSM_AES_KEY_WRAP_PKCS5_PAD = 0x8000210a;
 export const CKM_CLOUDHSM_AES_KEY_WRAP_ZERO_PAD = 0x8000216f;
 /** Standard RFC 5649 AES key wrap with padding (PKCS#11 v2.40 CKM_AES_KEY_WRAP_PAD). */
 export const CKM_AES_KEY_WRAP_PAD = 0x0000210a;

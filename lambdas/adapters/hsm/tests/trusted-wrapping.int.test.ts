@@ -6,7 +6,8 @@
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import * as pkcs11js from 'pkcs11js';
-import { loadConfig, resolvePin } from '../../../config/src';
+import { loadConfig } from '../../../config/src';
+import { resolvePin } from '../../parameters/src';
 import { ckrName, connectHsm, Pkcs11Hsm, profileFor, type PrivateKeyRef } from '../src';
 import { unwrapTemplate } from '../src/templates';
 

@@ -1,15 +1,16 @@
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import {
   Coalescer,
   IssueBatchResponseSchema,
+  issueBatchRequest,
   type CertificateIssuer,
-  type IssueBatchRequest,
   type IssueCertificateInput,
   type IssueItemResult,
   type IssuedCertificate,
   type Settled,
 } from '../../../core/src';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
+import { LambdaFunction } from './lambda-function';
 
 export interface BatchingIssuerOptions {
   /** Longest wait for more requests after the first one queued (ms). */
@@ -30,12 +31,10 @@ export interface BatchingIssuerOptions {
  */
 export class BatchingCertificateIssuer implements CertificateIssuer {
   private readonly batches: Coalescer<IssueCertificateInput, IssuedCertificate>;
+  private readonly ca: LambdaFunction;
 
-  public constructor(
-    private readonly client: LambdaClient,
-    private readonly functionName: string,
-    options: BatchingIssuerOptions,
-  ) {
+  public constructor(client: LambdaClient, functionName: string, options: BatchingIssuerOptions) {
+    this.ca = new LambdaFunction(client, functionName);
     this.batches = new Coalescer((inputs) => this.send(inputs), {
       windowMs: options.windowMs,
       maxBatch: options.maxBatch,
@@ -48,25 +47,11 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
   }
 
   private async send(inputs: readonly IssueCertificateInput[]): Promise<Settled<IssuedCertificate>[]> {
-    const request: IssueBatchRequest = {
-      action: 'issue-batch',
-      items: inputs.map((input) => ({
-        requestId: input.requestId,
-        csrDer: input.csrDer.toString('base64'),
-        ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
-        assertion: input.assertion,
-        binding: input.binding,
-      })),
-    };
     let results: IssueItemResult[];
     try {
-      const out = await this.client.send(
-        new InvokeCommand({ FunctionName: this.functionName, Payload: Buffer.from(JSON.stringify(request)) }),
-      );
-      if (out.FunctionError) throw new Error(`CA function error ${out.FunctionError}`);
-      const parsed = IssueBatchResponseSchema.safeParse(
-        JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8')) as unknown,
-      );
+      const out = await this.ca.invoke(issueBatchRequest(inputs));
+      if (out.functionError) throw new Error(`CA function error ${out.functionError}`);
+      const parsed = IssueBatchResponseSchema.safeParse(JSON.parse(out.payload) as unknown);
       if (!parsed.success)
         throw new CertificateAuthorityUnavailableError('the CA returned a malformed answer');
       const body = parsed.data;

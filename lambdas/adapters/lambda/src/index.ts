@@ -1,10 +1,4 @@
-export { BatchingCertificateIssuer, type BatchingIssuerOptions } from './batching-certificate-issuer';
-export { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
+export { BatchingCertificateIssuer } from './batching-certificate-issuer';
 export { LambdaCertificateRevoker } from './lambda-certificate-revoker';
-export { TimeStampUnavailableError, ValidationDataUnavailableError } from './errors';
-export {
-  FunctionTimeStamper,
-  HttpTimeStamper,
-  ValidationDataCollector,
-  type ValidationDataCollectorDeps,
-} from './long-term-validation';
+export { LambdaFunction } from './lambda-function';
+export { FunctionTimeStamper, HttpTimeStamper, ValidationDataCollector } from './long-term-validation';

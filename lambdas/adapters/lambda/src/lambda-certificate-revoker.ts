@@ -1,4 +1,4 @@
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import {
   RevokeResponseSchema,
   type RevocationReason,
@@ -6,28 +6,26 @@ import {
   type RevokeResponse,
 } from '../../../core/src';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
+import { LambdaFunction } from './lambda-function';
 
 /**
  * Revocations through the revocation function (see core's ca-contract), the only writer of revocations:
  * the API's and the operators' way to revoke. The endpoint comes from configuration.
  */
 export class LambdaCertificateRevoker {
-  public constructor(
-    private readonly client: LambdaClient,
-    private readonly functionName: string,
-  ) {}
+  private readonly revocation: LambdaFunction;
+
+  public constructor(client: LambdaClient, functionName: string) {
+    this.revocation = new LambdaFunction(client, functionName);
+  }
 
   public async revoke(serialHex: string, reason: RevocationReason, requestedBy: string) {
     const request: RevokeRequest = { action: 'revoke', serial: serialHex, reason, requestedBy };
     let result: RevokeResponse;
     try {
-      const out = await this.client.send(
-        new InvokeCommand({ FunctionName: this.functionName, Payload: Buffer.from(JSON.stringify(request)) }),
-      );
-      if (out.FunctionError) throw new Error(`CA function error ${out.FunctionError}`);
-      const parsed = RevokeResponseSchema.safeParse(
-        JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8')) as unknown,
-      );
+      const out = await this.revocation.invoke(request);
+      if (out.functionError) throw new Error(`CA function error ${out.functionError}`);
+      const parsed = RevokeResponseSchema.safeParse(JSON.parse(out.payload) as unknown);
       if (!parsed.success)
         throw new CertificateAuthorityUnavailableError('the CA returned a malformed answer');
       result = parsed.data;

@@ -5,7 +5,7 @@
  * configured trust anchors.
  */
 import { X509Certificate, randomBytes } from 'node:crypto';
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { DigestAlgorithm, TimeStamper, ValidationData, ValidationDataSource } from '../../../core/src';
 import {
   derChildren,
@@ -17,6 +17,7 @@ import {
   verifyTimeStampToken,
 } from '../../../pki/src';
 import { TimeStampUnavailableError, ValidationDataUnavailableError } from './errors';
+import { LambdaFunction } from './lambda-function';
 
 /** Calls a function that serves an HTTP binding (POST, DER body) and returns the DER it answered. */
 async function postToFunction(
@@ -34,11 +35,9 @@ async function postToFunction(
     body: body.toString('base64'),
     isBase64Encoded: true,
   };
-  const out = await client.send(
-    new InvokeCommand({ FunctionName: functionName, Payload: Buffer.from(JSON.stringify(event)) }),
-  );
-  if (out.FunctionError) throw new Error(`function error ${out.FunctionError}`);
-  const result = JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8')) as {
+  const out = await new LambdaFunction(client, functionName).invoke(event);
+  if (out.functionError) throw new Error(`function error ${out.functionError}`);
+  const result = JSON.parse(out.payload) as {
     statusCode?: number;
     body?: string;
     isBase64Encoded?: boolean;

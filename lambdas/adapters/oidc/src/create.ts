@@ -1,5 +1,5 @@
-import { SSMClient } from '@aws-sdk/client-ssm';
 import type { AwsConfig, IdentityConfig, JwksSource } from '../../../config/src';
+import { SsmParameterStore } from '../../parameters/src';
 import { RefreshingJwks } from './jwks';
 import { jwksFetcher } from './sources';
 import { JwsAssertionVerifier } from './verifier';
@@ -7,13 +7,13 @@ import { JwsAssertionVerifier } from './verifier';
 /** Longest identityAssertion accepted (the API's schema says the same). */
 export const MAX_ASSERTION_LENGTH = 8192;
 
-/** The verifier for the configured trusted issuers; one SSM client, created only if a source needs it. */
+/** The verifier for the configured trusted issuers; one parameter store, made only if a source needs it. */
 export function createAssertionVerifier(config: IdentityConfig, aws: AwsConfig): JwsAssertionVerifier {
-  let ssm: SSMClient | undefined;
-  const ssmClient = (): SSMClient =>
-    (ssm ??= new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm }));
+  let ssm: SsmParameterStore | undefined;
+  // RefreshingJwks decides when to read again, so the store keeps no values of its own.
+  const parameters = (): SsmParameterStore => (ssm ??= SsmParameterStore.create(aws, { maxAgeSeconds: 0 }));
   const keySet = (source: JwksSource): RefreshingJwks =>
-    new RefreshingJwks(jwksFetcher(source, ssmClient), {
+    new RefreshingJwks(jwksFetcher(source, parameters), {
       refreshIntervalMs: config.jwksRefreshIntervalSeconds * 1000,
       maxAgeMs: config.jwksMaxAgeSeconds * 1000,
     });

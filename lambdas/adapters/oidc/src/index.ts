@@ -1,5 +1,5 @@
-export { RefreshingJwks, publicSigningKeys, type JwksFetcher, type RefreshingJwksOptions } from './jwks';
-export { fetchJson, jwksFetcher } from './sources';
-export { JwsAssertionVerifier, type JwsAssertionVerifierOptions } from './verifier';
+export { RefreshingJwks, publicSigningKeys } from './jwks';
+export { fetchJson } from './sources';
+export { JwsAssertionVerifier } from './verifier';
 export { createAssertionVerifier } from './create';
-export { refreshIssuerKeys, type KeyParameterStore, type RefreshResult } from './refresh';
+export { refreshIssuerKeys, type KeyParameterStore } from './refresh';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { JwksSource } from '../../../config/src';
+import type { SsmParameterStore } from '../../parameters/src';
 import type { JwksFetcher } from './jwks';
 
 /** A JWKS document is a few kB; anything much larger is not one. */
@@ -25,15 +25,12 @@ export async function fetchJson(url: string): Promise<unknown> {
  * local runner, a deployment with egress), an SSM parameter kept current by the scheduled refresher (AWS
  * functions in isolated subnets), or a file (operators, tests).
  */
-export function jwksFetcher(source: JwksSource, ssm: () => SSMClient): JwksFetcher {
+export function jwksFetcher(source: JwksSource, parameters: () => SsmParameterStore): JwksFetcher {
   switch (source.kind) {
     case 'url':
       return () => fetchJson(source.url);
     case 'ssm':
-      return async () => {
-        const out = await ssm().send(new GetParameterCommand({ Name: source.parameter }));
-        return JSON.parse(out.Parameter?.Value ?? '') as unknown;
-      };
+      return async () => JSON.parse((await parameters().get(source.parameter)) ?? '') as unknown;
     case 'file':
       return async () => JSON.parse(await readFile(source.path, 'utf8')) as unknown;
   }

@@ -45,7 +45,3 @@ export function canonicalJson(value: CanonicalValue): string {
       throw new AuditEncodingError(`canonical JSON cannot encode a ${typeof value}`);
   }
 }
-
-export function canonicalBytes(value: CanonicalValue): Buffer {
-  return Buffer.from(canonicalJson(value), 'utf8');
-}

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical';
 import { AuditEventInvalidError } from './errors';
-import { entityIdOf, validateAuditEvent } from './events';
+import { validateAuditEvent } from './events';
 import { merkleRoot } from './merkle';
 import type { AuditEntry, AuditEvent, ChainHead, Sha256Hex } from './types';
 
@@ -38,19 +38,6 @@ export function entryHash(
   return sha256Hex(canonicalJson([ENTRY_TAG, chain, sequence, prevHash, root, size, timestamp]));
 }
 
-/**
- * The chain an entity's events go to: the first 4 bytes of SHA-256(entity id) modulo the chain count.
- * Spreads load over `chains` head items while keeping one entity's events in order on one chain.
- */
-export function chainFor(entityId: string, chains: number): number {
-  if (!Number.isInteger(chains) || chains < 1) throw new AuditEventInvalidError('chains', 'must be >= 1');
-  return createHash('sha256').update(entityId).digest().readUInt32BE(0) % chains;
-}
-
-export function chainOfEvent(event: AuditEvent, chains: number): number {
-  return chainFor(entityIdOf(event), chains);
-}
-
 /** The entry that follows `head` for this batch of events (validated, canonically encoded, linked). */
 export function buildEntry(head: ChainHead, events: readonly AuditEvent[], now: number): AuditEntry {
   if (events.length === 0) throw new AuditEventInvalidError('events', 'an entry holds at least one event');
@@ -58,16 +45,4 @@ export function buildEntry(head: ChainHead, events: readonly AuditEvent[], now: 
   const sequence = head.sequence + 1;
   const hash = entryHash(head.chain, sequence, head.hash, merkleRoot(texts), texts.length, now);
   return { chain: head.chain, sequence, prevHash: head.hash, events: texts, timestamp: now, hash };
-}
-
-/** Recomputes an entry's hash from its content. */
-export function hashOfEntry(entry: Omit<AuditEntry, 'hash'>): Sha256Hex {
-  return entryHash(
-    entry.chain,
-    entry.sequence,
-    entry.prevHash,
-    merkleRoot(entry.events),
-    entry.events.length,
-    entry.timestamp,
-  );
 }

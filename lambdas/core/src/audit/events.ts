@@ -113,35 +113,6 @@ export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalVal
   return { ...e } as unknown as AuditEvent & CanonicalValue;
 }
 
-/**
- * The entity whose events share a chain (and so are written in order, in one transaction per batch):
- * - a request's own events (its key claimed, discarded, destroyed; its signature): the request, so the
- *   signer writes them as one append;
- * - a certificate: its serial, so the CA, which appends while the signer does, writes to another chain
- *   than the request's (two processes on one head would make one of them retry);
- * - pool events without a request (batches, expiry): the key or batch.
- * Verification does not depend on this choice; only the spread of writes over chain heads does.
- */
-export function entityIdOf(event: AuditEvent): string {
-  switch (event.type) {
-    case 'pool.batch-generated':
-      return event.keyIdsHash;
-    case 'pool.key-claimed':
-    case 'pool.key-destroyed':
-    case 'pool.key-discarded':
-      return event.requestId ?? event.keyId;
-    case 'signature.made':
-    case 'request.refused':
-      return event.requestId;
-    case 'certificate.issued':
-    case 'certificate.revoked':
-    case 'revocation.restored':
-      return `serial:${event.serial}`;
-    case 'certificate.refused':
-      return `refused:${event.requestId}`;
-  }
-}
-
 /** SHA-256 (hex) of a batch's key ids joined by "\n" in the given order. */
 export function hashIds(ids: readonly string[]): Sha256Hex {
   return createHash('sha256').update(ids.join('\n')).digest('hex');

@@ -124,8 +124,6 @@ export type AuditEvent =
   | RevocationRestoredEvent
   | CertificateRevokedEvent;
 
-export type AuditEventType = AuditEvent['type'];
-
 /** Where a chain stands: the last entry's sequence and hash (sequence 0 and GENESIS_HASH when empty). */
 export interface ChainHead {
   readonly chain: number;

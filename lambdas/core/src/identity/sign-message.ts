@@ -72,5 +72,3 @@ export function validateSignMessage(value: unknown): SignMessage {
 export function signMessageHash(message: SignMessage): string {
   return createHash('sha256').update(`${message.mimeType}\n${message.text}`, 'utf8').digest('hex');
 }
-
-export const SIGN_MESSAGE_HASH_PATTERN = /^[0-9a-f]{64}$/;

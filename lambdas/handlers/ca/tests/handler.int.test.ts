@@ -19,7 +19,7 @@ import {
 } from '../../../core/src';
 import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../../../../scripts/local/client-keys';
 import { TABLES } from '../../../resources/src';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
 import { opensslVerifyChain } from '../../../../scripts/local/verify/openssl';
 import { localIssuer, signerOf } from '../../../../scripts/local/client';
 import { TEST_CITIZENS } from '../../../../scripts/local/idp/citizens';

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 
 restoreEnvAfterAll();

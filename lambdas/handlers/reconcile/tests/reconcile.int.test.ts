@@ -8,9 +8,10 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { documentClient, sqsClient } from '../../../adapters/aws/src';
 import { RequestRepository } from '../../../adapters/dynamodb/src';
 import { loadAwsConfig } from '../../../config/src';
-import { QUEUES, TABLES, ensureQueue } from '../../../resources/src';
-import { createTestTables } from '../../../test-support/dynamodb';
-import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { QUEUES, TABLES } from '../../../resources/src';
+import { ensureQueue } from '../../../../scripts/local/resources';
+import { createTestTables } from '../../../../scripts/local/resources';
+import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 
 restoreEnvAfterAll();

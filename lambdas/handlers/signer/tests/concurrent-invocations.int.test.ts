@@ -6,7 +6,7 @@
  * loopback port, so requests end `failed` `CA_UNAVAILABLE` after retries (slow enough to overlap).
  */
 import type { Context, SQSEvent } from 'aws-lambda';
-import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { signerTestEnvironment, sqsRecord } from './support';
 
 jest.setTimeout(90_000);

@@ -6,7 +6,7 @@
  */
 import type { Context, SQSEvent } from 'aws-lambda';
 import { QUEUES } from '../../../resources/src';
-import { sampleSignRequestRecord } from '../../../test-support/sign-request';
+import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { signerTestEnvironment, sqsRecord } from './support';
 
 jest.setTimeout(90_000);

@@ -8,7 +8,7 @@ import { documentClient } from '../../../adapters/aws/src';
 import { RequestRepository } from '../../../adapters/dynamodb/src';
 import { loadAwsConfig } from '../../../config/src';
 import { TABLES } from '../../../resources/src';
-import { createTestTables } from '../../../test-support/dynamodb';
+import { createTestTables } from '../../../../scripts/local/resources';
 
 /** Points the handler (imported after this) at fresh tables; returns the requests repository. */
 export async function signerTestEnvironment(): Promise<RequestRepository> {

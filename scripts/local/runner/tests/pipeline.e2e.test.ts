@@ -26,6 +26,7 @@ import {
 } from '../../client';
 import { LOCAL_DIR, ROOT } from '../../paths';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+import pLimit from 'p-limit';
 
 jest.setTimeout(600_000);
 
@@ -58,20 +59,6 @@ afterAll(async () => {
   await pipeline?.stop();
 });
 
-async function runAll<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        results[i] = await fn(items[i]);
-      }
-    }),
-  );
-  return results;
-}
-
 test('500 mixed requests over HTTP: all signed once, every signature and chain verifies', async () => {
   const health = await call<{ pool: Record<KeyType, number> }>(`${pipeline.url}/health`, {
     apiKey: pipeline.apiKey,
@@ -93,7 +80,7 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
       digestAlgorithm: (['SHA-256', 'SHA-384', 'SHA-512'] as const)[i % 3],
     }),
   );
-  const accepted = await runAll(requests, 32, async (request) => {
+  const accepted = await pLimit(32).map(requests, async (request) => {
     const res = await call<{ id: string; status: string }>(`${pipeline.url}/sign-requests`, {
       apiKey: pipeline.apiKey,
       body: request.body,
@@ -104,7 +91,7 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
   });
   expect(new Set(accepted).size).toBe(500);
 
-  const views = await runAll(accepted, 64, async (id) => {
+  const views = await pLimit(64).map(accepted, async (id) => {
     for (;;) {
       const res = await call<SignRequestView>(`${pipeline.url}/sign-requests/${id}?wait=20`, {
         apiKey: pipeline.apiKey,
@@ -122,7 +109,7 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
   // One certificate per request, recorded by the CA; pooled requests consumed exactly one pool key each.
   const doc = documentClient(loadAwsConfig());
   const certificatesTable = tableName(TABLES.certificates);
-  const perRequest = await runAll(accepted, 16, async (id) => {
+  const perRequest = await pLimit(16).map(accepted, async (id) => {
     const out = await doc.send(
       new QueryCommand({
         TableName: certificatesTable,

@@ -7,7 +7,8 @@ import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@
 import type { SQSEvent } from 'aws-lambda';
 import { sqsClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
-import { QUEUES, ensureQueue } from '../../../../lambdas/resources/src';
+import { QUEUES } from '../../../../lambdas/resources/src';
+import { ensureQueue } from '../../resources';
 import { startSqsPoller } from '../sqs-poller';
 
 let client: SQSClient;
@@ -26,7 +27,7 @@ beforeAll(() => {
 
 afterAll(() => client.destroy());
 
-test('messages arriving 30 ms apart within a 400 ms window reach the handler as one batch', async () => {
+test('messages arriving within the batching window reach the handler as one batch', async () => {
   const { url } = await ensureQueue(client, QUEUES.signRequests, {
     prefix: `poller-${randomBytes(3).toString('hex')}-`,
   });
@@ -35,6 +36,12 @@ test('messages arriving 30 ms apart within a 400 ms window reach the handler as 
   ).Attributes!.QueueArn!;
   const batches: string[][] = [];
   receives = 0;
+  // The poller's batching window is the test's: it opens when the first message is in, and closes when
+  // the test has sent the rest.
+  let windowOpened!: () => void;
+  const opened = new Promise<void>((resolve) => (windowOpened = resolve));
+  let closeWindow!: () => void;
+  const closed = new Promise<void>((resolve) => (closeWindow = resolve));
   const poller = startSqsPoller({
     client,
     queueUrl: url,
@@ -47,12 +54,20 @@ test('messages arriving 30 ms apart within a 400 ms window reach the handler as 
     concurrency: 1,
     region: 'us-east-1',
     functionTimeoutMs: 30_000,
+    sleep: (ms) => {
+      if (ms !== 400) return new Promise((resolve) => setTimeout(resolve, ms));
+      windowOpened();
+      return closed;
+    },
   });
   try {
-    for (let i = 0; i < 5; i++) {
+    await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'm0' }));
+    await opened;
+    for (let i = 1; i < 5; i++) {
       await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: `m${i}` }));
-      await new Promise((r) => setTimeout(r, 30));
     }
+    expect(batches).toEqual([]);
+    closeWindow();
     const deadline = Date.now() + 10_000;
     while (batches.flat().length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(batches).toEqual([['m0', 'm1', 'm2', 'm3', 'm4']]);

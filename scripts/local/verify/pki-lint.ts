@@ -36,7 +36,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LOCAL_DIR, ROOT } from '../../scripts/local/paths';
+import { LOCAL_DIR, ROOT } from '../paths';
 
 export const PKI_LINT_DIR = join(LOCAL_DIR, 'validators', 'pki');
 const BIN = join(PKI_LINT_DIR, 'bin');

@@ -1,5 +1,5 @@
-import { ConfigError } from '../../config/src';
-import { HsmBusyError, HsmError, type Hsm } from '../../adapters/hsm/src';
+import { ConfigError } from '../../../../lambdas/config/src';
+import { HsmBusyError, HsmError, type Hsm } from '../../../../lambdas/adapters/hsm/src';
 import {
   HsmInjectedFault,
   loadFaultOptions,
@@ -8,17 +8,8 @@ import {
   withFaults,
   withKeygenLatency,
 } from '../hsm-fault-injection';
-
-/** Deterministic PRNG (mulberry32) so the rate check cannot flake. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Seeded so the rate check cannot flake.
+import { mulberry32 } from '../../../simulate/rng';
 
 /** A stand-in Hsm that counts the calls that reached it (the wrapper is what is under test). */
 function countingHsm(): { hsm: Hsm; calls: Record<string, number> } {
@@ -59,7 +50,7 @@ async function failures(hsm: Hsm, op: 'signDigest' | 'destroy', n: number): Prom
 describe('withFaults', () => {
   it('fails about `rate` of the calls, with a named retryable HsmError, before reaching the HSM', async () => {
     const { hsm, calls } = countingHsm();
-    const faulty = withFaults(hsm, { rate: 0.2, random: seeded(42) });
+    const faulty = withFaults(hsm, { rate: 0.2, random: mulberry32(42) });
     const failed = await failures(faulty, 'signDigest', 5000);
     expect(failed / 5000).toBeGreaterThan(0.18);
     expect(failed / 5000).toBeLessThan(0.22);

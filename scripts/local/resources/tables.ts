@@ -6,8 +6,7 @@ import {
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
 } from '@aws-sdk/client-dynamodb';
-import { tableName } from './definitions';
-import type { KeyAttribute, TableDefinition } from './types';
+import { tableName, type KeyAttribute, type TableDefinition } from '../../../lambdas/resources/src';
 
 /**
  * Creates tables from their definitions in a stand-in (DynamoDB Local, LocalStack); existing tables are

@@ -1,17 +1,17 @@
 /**
- * Test support: what the signing core's integration tests run against. The SoftHSM token, fresh DynamoDB
+ * What the signing core's integration tests run against. The SoftHSM token, fresh DynamoDB
  * Local tables (pool, requests, certificates, audit) with their repositories, and the real CA over the
  * bootstrap's CA keys and certificates.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../adapters/aws/src';
-import { KeyPoolRepository, RequestRepository } from '../adapters/dynamodb/src';
-import { AuditRepository } from '../adapters/dynamodb/src/audit-repository';
-import { connectHsm, type Pkcs11Hsm } from '../adapters/hsm/src';
-import type { CertificateAuthority, CaCertificates } from '../ca/src';
-import { loadConfig } from '../config/src';
-import { createLocalCa } from '../../scripts/local/local-ca';
-import { createTestTables } from './dynamodb';
+import { documentClient } from '../../lambdas/adapters/aws/src';
+import { KeyPoolRepository, RequestRepository } from '../../lambdas/adapters/dynamodb/src';
+import { AuditRepository } from '../../lambdas/adapters/dynamodb/src/audit-repository';
+import { connectHsm, type Pkcs11Hsm } from '../../lambdas/adapters/hsm/src';
+import type { CertificateAuthority, CaCertificates } from '../../lambdas/ca/src';
+import { loadConfig } from '../../lambdas/config/src';
+import { createLocalCa } from './local-ca';
+import { createTestTables } from './resources';
 
 export interface TestSigningStack {
   readonly hsm: Pkcs11Hsm;

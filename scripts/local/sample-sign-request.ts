@@ -1,11 +1,12 @@
 /**
- * Test support: a valid `received` sign request record (EC-P256, ECDSA, SHA-256, a random digest), with
- * overrides, carrying an identity assertion for its signer bound to it (from the direct identity
- * provider, which a CA under test trusts). The identity is fictitious and passes the certificate profile.
+ * For tests over the local environment: a valid `received` sign request record (EC-P256, ECDSA,
+ * SHA-256, a random digest), with overrides, carrying an identity assertion for its signer bound to it
+ * (from the direct identity provider, which a CA under test trusts). The identity is fictitious and
+ * passes the certificate profile.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { nodeHashName, type SignRequestRecord } from '../core/src';
-import { directAssertion } from '../../scripts/local/idp/direct-assertions';
+import { nodeHashName, type SignRequestRecord } from '../../lambdas/core/src';
+import { directAssertion } from './idp/direct-assertions';
 
 export const SAMPLE_SIGNER: SignRequestRecord['signer'] = {
   commonName: 'Tove Test',

@@ -1,12 +1,26 @@
 import { readFile } from 'node:fs/promises';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { ConfigError } from './errors';
-import type { AwsConfig, PinSource } from './types';
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { ConfigError, loadAwsConfig, type AwsConfig, type PinSource } from '../../../config/src';
+import { secretsManagerClient } from '../../aws/src';
+
+/** One provider per endpoint and process, so Powertools' cache spans reconnects of the HSM. */
+const providers = new Map<string, SecretsProvider>();
+
+function secrets(aws: AwsConfig): SecretsProvider {
+  const key = `${aws.region} ${aws.endpoints.secretsmanager ?? ''}`;
+  let provider = providers.get(key);
+  if (!provider) {
+    provider = new SecretsProvider({ awsSdkV3Client: secretsManagerClient(aws) });
+    providers.set(key, provider);
+  }
+  return provider;
+}
 
 /**
  * Resolves the HSM PIN from its source. Errors name the source, never the PIN.
- * A Secrets Manager secret may hold the PIN as a plain string, or as JSON `{ "username", "password" }`
- * which becomes CloudHSM's `"<user>:<password>"` form.
+ * A Secrets Manager secret (read through Powertools Parameters, cached for its default max age) may hold
+ * the PIN as a plain string, or as JSON `{ "username", "password" }` which becomes CloudHSM's
+ * `"<user>:<password>"` form.
  */
 export async function resolvePin(source: PinSource, aws?: AwsConfig, env = process.env): Promise<string> {
   switch (source.kind) {
@@ -22,19 +36,17 @@ export async function resolvePin(source: PinSource, aws?: AwsConfig, env = proce
       return pin;
     }
     case 'secretsmanager': {
-      const client = new SecretsManagerClient({
-        region: aws?.region,
-        endpoint: aws?.endpoints.secretsmanager,
-      });
-      const out = await client.send(new GetSecretValueCommand({ SecretId: source.secretId })).catch(() => {
-        throw new ConfigError(`the HSM PIN secret ${source.secretId} could not be read`, 'HSM_PIN_SOURCE');
-      });
-      return pinFromSecret(out.SecretString ?? '', source.secretId);
+      const secret = await secrets(aws ?? loadAwsConfig(env))
+        .get(source.secretId)
+        .catch(() => {
+          throw new ConfigError(`the HSM PIN secret ${source.secretId} could not be read`, 'HSM_PIN_SOURCE');
+        });
+      return pinFromSecret(typeof secret === 'string' ? secret : '', source.secretId);
     }
   }
 }
 
-export function pinFromSecret(secret: string, secretId: string): string {
+function pinFromSecret(secret: string, secretId: string): string {
   const text = secret.trim();
   if (text.startsWith('{')) {
     try {

@@ -4,7 +4,7 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { QueueDefinition } from './types';
+import type { QueueDefinition } from '../../../lambdas/resources/src';
 
 export interface LocalQueueUrls {
   readonly url: string;

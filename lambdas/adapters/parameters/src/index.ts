@@ -1,0 +1,2 @@
+export { SsmParameterStore } from './parameter-store';
+export { resolvePin } from './pin';

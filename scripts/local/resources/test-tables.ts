@@ -1,0 +1,31 @@
+/**
+ * Tables with unique names in the DynamoDB Local the Jest global set-up started, so test files running
+ * in parallel never see each other's items.
+ */
+import { randomBytes } from 'node:crypto';
+import { dynamoDbClient } from '../../../lambdas/adapters/aws/src';
+import { loadAwsConfig } from '../../../lambdas/config/src';
+import { TABLES, type TableKey } from '../../../lambdas/resources/src';
+import { ensureTables } from './tables';
+
+/** Creates the given tables under fresh names and returns the names by table key. */
+export async function createTestTables<K extends TableKey>(keys: readonly K[]): Promise<Record<K, string>> {
+  const suffix = randomBytes(4).toString('hex');
+  const env: NodeJS.ProcessEnv = {};
+  const names = {} as Record<K, string>;
+  for (const key of keys) {
+    names[key] = `${TABLES[key].localName}-${suffix}`;
+    env[TABLES[key].envVar] = names[key];
+  }
+  const client = dynamoDbClient(loadAwsConfig());
+  try {
+    await ensureTables(
+      client,
+      keys.map((k) => TABLES[k]),
+      env,
+    );
+  } finally {
+    client.destroy();
+  }
+  return names;
+}
