@@ -5,10 +5,14 @@
  */
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
 import {
+  SIGN_APPROVAL_TYPE,
   SWEDISH_OIDC_CLAIMS,
+  USER_SIGNATURE_CLAIM,
   assertionNonce,
+  signMessageHash,
   type AssertionBinding,
   type AssertionReplayStore,
+  type SignMessage,
 } from '../core/src';
 
 export const ISSUER = 'https://idp.example.test';
@@ -72,6 +76,58 @@ export function sign(
   return new SignJWT(payload)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...header })
     .sign(key.privateKey);
+}
+
+/** A request with a sign message: its binding, nonce and the approval the ID token must carry. */
+export const SIGN_MESSAGE: SignMessage = {
+  text: 'Jag godkänner deklarationen för 2026.',
+  mimeType: 'text/plain',
+};
+export const SIGNED_BINDING: AssertionBinding = {
+  ...BINDING,
+  signMessageHash: signMessageHash(SIGN_MESSAGE),
+};
+export const SIGNED_NONCE = assertionNonce(SIGNED_BINDING);
+export const EXPECTED_APPROVAL = { tbsData: BINDING.digest, signMessageHash: signMessageHash(SIGN_MESSAGE) };
+
+/** A sign approval's claims for the login of claims(nowSeconds) with SIGNED_NONCE, with overrides. */
+export function approvalClaims(
+  nowSeconds: number,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const base: Record<string, unknown> = {
+    iss: ISSUER,
+    sub: 'c0ffee-subject-1',
+    aud: AUDIENCE,
+    iat: nowSeconds - 7,
+    nonce: SIGNED_NONCE,
+    tbs_data: BINDING.digest,
+    sign_message_hash: signMessageHash(SIGN_MESSAGE),
+  };
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v === undefined) delete base[k];
+    else base[k] = v;
+  }
+  return base;
+}
+
+/** The userSignature claim's value: base64 of the approval, a JWS of type sign-approval+jwt. */
+export async function userSignature(
+  key: TestKey,
+  payload: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+): Promise<string> {
+  const jws = await sign(key, payload, { typ: SIGN_APPROVAL_TYPE, ...header });
+  return Buffer.from(jws).toString('base64');
+}
+
+/** ID token claims of a sign login: SIGNED_NONCE and the given userSignature. */
+export function signedClaims(
+  nowSeconds: number,
+  approval: unknown,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return claims(nowSeconds, { nonce: SIGNED_NONCE, [USER_SIGNATURE_CLAIM]: approval, ...overrides });
 }
 
 /** The replay store's rules in memory (the DynamoDB adapter is tested against DynamoDB Local). */

@@ -1,19 +1,23 @@
 /**
  * npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number | index>] [--key-type EC-P256]
- *                  [--scheme ECDSA] [--digest SHA-256]
+ *                  [--scheme ECDSA] [--digest SHA-256] [--level B-LT] [--minimum-level B-B]
+ *                  [--message <text>] [--markdown]
  *
  * Signs a file through the signing API as an e-service does: a detached CAdES signature (`.p7s`) for any
  * file, or with --pdf a PAdES signature inside the PDF. The citizen logs in at the local identity provider
- * (a test citizen, through the scripted browser); against another deployment set SIGNING_API_URL,
+ * (a test citizen, through the scripted browser) and approves the sign message there (by default one
+ * naming the file; --markdown sends it as text/markdown); against another deployment set SIGNING_API_URL,
  * SIGNING_API_KEY and LOCAL_IDP_ISSUER. Exit codes: 0 signed, 1 refused or failed, 2 could not run.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
+import { basename } from 'node:path';
+import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../local/client-keys';
 import { loadApiClients } from '../local/runner/api-keys';
 import { TEST_CITIZENS } from '../local/idp/citizens';
 import { CLIENT_IDS } from '../local/idp/clients';
 import { readRunnerInfo } from '../local/runner-info';
-import { obtainIdToken } from './src/oidc-login';
+import { AuthorizationError, obtainIdToken } from './src/oidc-login';
 import { PdfSignatureError } from './src/pdf-signature';
 import { SigningFailedError, signDocument } from './src/sign-document';
 import {
@@ -26,7 +30,7 @@ import {
 } from './src/signing-client';
 
 const USAGE =
-  'usage: npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number|index>] [--key-type EC-P256] [--scheme ECDSA] [--digest SHA-256] [--level B-B|B-T|B-LT|B-LTA] [--minimum-level B-B]';
+  'usage: npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number|index>] [--key-type EC-P256] [--scheme ECDSA] [--digest SHA-256] [--level B-B|B-T|B-LT|B-LTA] [--minimum-level B-B] [--message <text>] [--markdown]';
 
 function flag(args: string[], name: string): string | undefined {
   const at = args.indexOf(name);
@@ -74,13 +78,28 @@ async function main(args: string[]): Promise<number> {
       level: (flag(args, '--level') as SignatureLevel | undefined) ?? 'B-LT',
       minimumLevel: flag(args, '--minimum-level') as SignatureLevel | undefined,
       tsaUrl: process.env.TSA_URL ?? (runner ? `${runner.env.PKI_BASE_URL}/tsa` : undefined),
-      login: async (nonce) =>
+      signMessage: {
+        text: flag(args, '--message') ?? `I sign the document ${basename(file)}.`,
+        mimeType: args.includes('--markdown') ? 'text/markdown' : 'text/plain',
+      },
+      documentName: basename(file),
+      login: async (nonce, request) =>
         (
           await obtainIdToken({
             issuer,
             clientId: CLIENT_IDS.signingService,
             personalIdentityNumber: citizen.personalIdentityNumber,
             nonce,
+            ...(request.signMessage
+              ? {
+                  signature: {
+                    key: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),
+                    tbsData: request.tbsData,
+                    signMessage: request.signMessage,
+                    documentName: request.documentName,
+                  },
+                }
+              : {}),
           })
         ).idToken,
     });
@@ -95,7 +114,8 @@ async function main(args: string[]): Promise<number> {
     if (
       err instanceof PdfSignatureError ||
       err instanceof SigningFailedError ||
-      err instanceof SigningApiError
+      err instanceof SigningApiError ||
+      err instanceof AuthorizationError
     ) {
       console.error(`not signed: ${err.code}: ${err.message}`);
       return 1;

@@ -3,6 +3,8 @@
  * and kept in the git-ignored .local/client-keys (private JWK 0600, public JWKS beside it). The service
  * trusts a client to vouch for signers only when its public JWKS is registered in IDENTITY_CLIENT_KEYS;
  * the runner registers every local client when IDENTITY_MODE=trusted-client and nothing else is set.
+ * The local OpenID Provider's clients keep their signRequest keys the same way, in a directory of their
+ * own (IDP_CLIENT_KEYS_DIR).
  */
 import {
   createPrivateKey,
@@ -26,6 +28,8 @@ import type { ClientSigningKey } from '../client/src/signing-client';
 import { LOCAL_DIR } from './paths';
 
 const DIR = join(LOCAL_DIR, 'client-keys');
+/** The local OpenID Provider's clients' keys for the signature extension's signed signRequest. */
+export const IDP_CLIENT_KEYS_DIR = join(LOCAL_DIR, 'idp', 'client-keys');
 
 export interface LocalClientKey extends ClientSigningKey {
   readonly privateKey: KeyObject;
@@ -35,13 +39,13 @@ export interface LocalClientKey extends ClientSigningKey {
 
 const fileName = (clientId: string): string => clientId.replace(/[^A-Za-z0-9._-]/g, '_');
 
-export function localClientKey(clientId: string): LocalClientKey {
-  const base = join(DIR, fileName(clientId));
+export function localClientKey(clientId: string, dir: string = DIR): LocalClientKey {
+  const base = join(dir, fileName(clientId));
   const privateFile = `${base}.private.jwk.json`;
   const jwksFile = `${base}.jwks.json`;
   const kid = `${fileName(clientId)}-1`;
   if (!existsSync(privateFile)) {
-    mkdirSync(DIR, { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     // Made aside and linked into place: of processes racing on a first use, one key wins for all.
     const candidate = `${privateFile}.${process.pid}.${randomBytes(4).toString('hex')}`;
     writeFileSync(

@@ -8,17 +8,19 @@ import {
   bindingOf,
   defaultSignatureAlgorithm,
   nodeHashName,
+  signMessageHash,
   type AdesProfile,
   type AuditReceipt,
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
   type SignatureFormat,
+  type SignMessage,
   type SignerIdentity,
 } from '../../lambdas/core/src';
 import { obtainIdToken } from '../client/src/oidc-login';
 import { signRequestObject } from '../client/src/signing-client';
-import { localClientKey } from './client-keys';
+import { IDP_CLIENT_KEYS_DIR, localClientKey } from './client-keys';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS, type TestCitizen } from './idp/citizens';
 import { CLIENT_IDS } from './idp/clients';
 import { readRunnerInfo } from './runner-info';
@@ -34,6 +36,7 @@ export interface SampleRequest {
     format: SignatureFormat;
     profile?: AdesProfile;
     identityAssertion: string;
+    signMessage?: SignMessage;
   };
   /** The document whose digest is signed (kept to verify the signature with Node's crypto). */
   readonly document: Buffer;
@@ -69,6 +72,8 @@ export async function sampleRequest(
     issuer?: string;
     /** An API client id: that client vouches for the citizen in a request object instead of a login. */
     vouchedBy?: string;
+    /** A sign message the citizen approves at the IdP (the signature extension). */
+    signMessage?: SignMessage;
   } = {},
 ): Promise<SampleRequest> {
   const digestAlgorithm = options.digestAlgorithm ?? 'SHA-256';
@@ -84,11 +89,13 @@ export async function sampleRequest(
     format,
     profile: options.profile ?? (format === 'cms' ? 'CAdES-B-B' : undefined),
   });
+  const message = options.signMessage;
+  const nonce = assertionNonce(message ? { ...binding, signMessageHash: signMessageHash(message) } : binding);
   const identityAssertion = options.vouchedBy
     ? await signRequestObject({
         key: localClientKey(options.vouchedBy),
         clientId: options.vouchedBy,
-        binding,
+        binding: { ...binding, ...(message ? { signMessage: message } : {}) },
         signer: signerOf(citizen),
       })
     : (
@@ -96,10 +103,23 @@ export async function sampleRequest(
           issuer: options.issuer ?? localIssuer(),
           clientId: CLIENT_IDS.signingService,
           personalIdentityNumber: citizen.personalIdentityNumber,
-          nonce: assertionNonce(binding),
+          nonce,
+          ...(message
+            ? {
+                signature: {
+                  key: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),
+                  tbsData: binding.digest,
+                  signMessage: message,
+                },
+              }
+            : {}),
         })
       ).idToken;
-  return { document, citizen, body: { ...binding, identityAssertion } };
+  return {
+    document,
+    citizen,
+    body: { ...binding, identityAssertion, ...(message ? { signMessage: message } : {}) },
+  };
 }
 
 /** The certificate subject a test citizen gets (the mapping of the local IdP's claims). */

@@ -1,10 +1,12 @@
 /**
- * `npm start`: the whole pipeline locally (see runner/pipeline.ts). Prints the URL, the local API key and
- * the first steps to try (sign a PDF, verify it), logs one line per request, and shuts everything down on Ctrl-C.
+ * `npm start`: the whole pipeline locally (see runner/pipeline.ts) and the demo e-service page
+ * (demo-eservice.ts) on loopback. Prints the URLs, the local API key and the first steps to try (sign a
+ * PDF, verify it), logs one line per request, and shuts everything down on Ctrl-C.
  */
 import { keygenTargets, parseKeyCounts } from '../../lambdas/config/src';
 import type { KeyType } from '../../lambdas/core/src';
 import { call } from './client';
+import { startLocalDemo } from './demo-eservice';
 import { startLocalPipeline } from './runner/pipeline';
 import { writeRunnerInfo } from './runner-info';
 
@@ -55,6 +57,20 @@ async function main(): Promise<void> {
   process.env.LOCAL_IDP_PORT ??= '8081';
   const pipeline = await startLocalPipeline({ persist: process.env.LOCAL_PERSIST === '1' });
   writeRunnerInfo({ url: pipeline.url, pid: process.pid, env: pipeline.env });
+  // The demo e-service page, where there is an identity provider to log citizens in at.
+  const issuer = pipeline.env.LOCAL_IDP_ISSUER;
+  const demo = issuer
+    ? await startLocalDemo({
+        apiUrl: pipeline.url,
+        apiKey: pipeline.apiKey,
+        issuer,
+        port: Number(process.env.LOCAL_DEMO_PORT ?? 8082),
+        log: (line) => console.log(line),
+      }).catch((err: Error) => {
+        console.log(`demo e-service page not started: ${err.message} (LOCAL_DEMO_PORT picks another port)`);
+        return undefined;
+      })
+    : undefined;
   const pool = await waitForInitialFill(pipeline.url, pipeline.apiKey);
   const targets = keygenTargets();
   console.log(`
@@ -62,6 +78,7 @@ Signing pipeline is up: ${pipeline.url}
   API key (client "${pipeline.clients[0].clientId}"): ${pipeline.apiKey}   (stored in .local/api-keys.json)
   DynamoDB: ${pipeline.standIns.endpoints.dynamodb}   SQS: ${pipeline.standIns.endpoints.sqs}
   OpenID Provider (test citizens): ${pipeline.env.LOCAL_IDP_ISSUER ?? 'not started'}
+  Demo e-service (sign a PDF in your browser): ${demo ? `${demo.url}/` : 'not started'}
   Key pool: ${Object.entries(targets)
     .map(
       ([type, target]) =>
@@ -71,7 +88,11 @@ Signing pipeline is up: ${pipeline.url}
 
 Try it (a second terminal, this directory; README.md "First session" explains each step):
   npx tsx -e "require('fs').writeFileSync('hello.pdf', require('./scripts/local/verify/pdf-validator').minimalPdf('Hello'))"
-  npm run sign -- hello.pdf --pdf -o signed.pdf     # logs a test citizen in at the OpenID Provider, signs
+  npm run sign -- hello.pdf --pdf -o signed.pdf     # logs a test citizen in at the OpenID Provider, signs${
+    demo
+      ? `\n  or open ${demo.url}/ in a browser: choose the PDF, approve the text at the provider, download`
+      : ''
+  }
   npm run verify-pdf -- signed.pdf                   # the EU DSS validator, trusting .local/ca/root.pem
   curl -s ${pipeline.url}/health
 
@@ -82,7 +103,7 @@ Ctrl-C stops everything.
     if (stopping) return;
     stopping = true;
     console.log('stopping...');
-    pipeline.stop().then(
+    Promise.all([demo?.stop(), pipeline.stop()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

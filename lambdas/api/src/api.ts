@@ -6,8 +6,10 @@ import {
   REVOCATION_REASONS,
   assertionNonce,
   bindingOf,
+  expectedApproval,
   isTerminal,
   requestExpiresAt,
+  signMessageHash,
   type RevocationReason,
   type IdentityEvidence,
   type SignRequestRecord,
@@ -106,6 +108,7 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     format: input.format,
     ...(input.profile ? { profile: input.profile } : {}),
     ...(input.level ? { level: input.level, minimumLevel: input.minimumLevel } : {}),
+    ...(input.signMessage ? { signMessageHash: signMessageHash(input.signMessage) } : {}),
     signer,
     identity,
     identityAssertion: input.identityAssertion,
@@ -184,7 +187,9 @@ async function revokeCertificate(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
 
 /**
  * The signer and who vouches for it: the identity assertion, verified and bound to this request (its
- * nonce is derived from the request id, the digest and how it is signed), then claimed once. An ID token
+ * nonce is derived from the request id, the digest and how it is signed, and the sign message's hash
+ * when there is one: then an ID token must also carry its issuer's approval of exactly that message for
+ * this digest), then claimed once. An ID token
  * from a trusted identity provider names the person it authenticated; a request object signed with a
  * registered client's key (IDENTITY_CLIENT_KEYS) names the person that client vouches for, and is
  * accepted only from that client itself. The identity never comes from the caller's word, and the CA
@@ -201,8 +206,14 @@ async function identify(
     throw new AssertionRefusedError(err.code, err.message);
   };
   try {
-    const nonce = assertionNonce(bindingOf({ ...input, id: input.requestId }));
-    const verified = await identity.verifier.verify(input.identityAssertion, nonce);
+    const binding = bindingOf({
+      ...input,
+      id: input.requestId,
+      ...(input.signMessage ? { signMessageHash: signMessageHash(input.signMessage) } : {}),
+    });
+    const verified = await identity.verifier.verify(input.identityAssertion, assertionNonce(binding), {
+      approval: expectedApproval(binding),
+    });
     if (verified.evidence.source === 'trusted-client' && verified.evidence.client !== clientId) {
       throw new AssertionError(
         'CLIENT_NOT_TRUSTED',
@@ -329,6 +340,7 @@ function inputHash(
     input.profile ?? null,
     input.level ?? null,
     input.minimumLevel ?? null,
+    input.signMessage ? signMessageHash(input.signMessage) : null,
     [signer.commonName, signer.givenName, signer.surname, signer.serialNumber, signer.country],
     identity.source === 'assertion'
       ? [identity.issuer, identity.subject]

@@ -5,6 +5,7 @@ import type {
   RevocationReason,
   DigestAlgorithm,
   KeyType,
+  SignMessage,
   SignRequestRecord,
   SignatureAlgorithm,
   SignatureFormat,
@@ -26,6 +27,8 @@ export interface SignRequestInput {
   readonly minimumLevel?: SignatureLevel;
   /** The ID token, or a trusted client's request object, that names the signer. */
   readonly identityAssertion: string;
+  /** What the citizen approved at the identity provider (only its hash is kept). */
+  readonly signMessage?: SignMessage;
 }
 
 /** Ports the API needs; the DynamoDB and SQS adapters implement them. */

@@ -6,9 +6,11 @@ import {
   SIGNATURE_ALGORITHMS,
   DEFAULT_SIGNATURE_LEVEL,
   SIGNATURE_LEVELS,
+  SignMessageError,
   defaultSignatureAlgorithm,
   fits,
   levelAtLeast,
+  validateSignMessage,
   type DigestAlgorithm,
   type KeyType,
   type AdesProfile,
@@ -43,6 +45,7 @@ interface RawInput {
   level?: SignatureLevel;
   minimumLevel?: SignatureLevel;
   identityAssertion?: string;
+  signMessage?: unknown;
 }
 
 export function parseSignRequest(body: unknown): SignRequestInput {
@@ -56,6 +59,11 @@ export function parseSignRequest(body: unknown): SignRequestInput {
         'ASSERTION_MALFORMED',
         'identityAssertion must be a compact JWS of at most 8192 characters',
       );
+    }
+    // So has a sign message outside its rules, with the rule named.
+    if (error?.instancePath.startsWith('/signMessage')) {
+      signMessageOf(body as RawInput);
+      throw new ApiError(400, 'SIGN_MESSAGE_INVALID', describe(error));
     }
     // The schema states every rule; when one of the rules across fields (or the identity's) is what
     // failed, it is named in the message (and code) a client can act on.
@@ -80,7 +88,18 @@ export function parseSignRequest(body: unknown): SignRequestInput {
     keyType,
     signatureAlgorithm: body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
     identityAssertion: body.identityAssertion!,
+    ...(body.signMessage === undefined ? {} : { signMessage: signMessageOf(body) }),
   };
+}
+
+/** The sign message by the core's rules (the schema states them too): SIGN_MESSAGE_INVALID otherwise. */
+function signMessageOf(body: RawInput): ReturnType<typeof validateSignMessage> {
+  try {
+    return validateSignMessage(body.signMessage);
+  } catch (err) {
+    if (err instanceof SignMessageError) throw new ApiError(400, err.code, err.message);
+    throw err;
+  }
 }
 
 /**

@@ -22,6 +22,7 @@ export function toView(record: SignRequestRecord): Record<string, unknown> {
     reachedLevel: record.reachedLevel,
     validationData: record.validationData,
     digestAlgorithm: record.digestAlgorithm,
+    signMessageHash: record.signMessageHash,
     pooledKey: record.pooledKey,
     timings: {
       receivedAt: iso(record.receivedAt),

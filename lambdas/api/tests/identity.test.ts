@@ -7,7 +7,15 @@
  */
 import fc from 'fast-check';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { SWEDISH_CLAIM_MAPPING, assertionNonce, bindingOf, type SignRequestRecord } from '../../core/src';
+import {
+  SWEDISH_CLAIM_MAPPING,
+  USER_SIGNATURE_CLAIM,
+  assertionNonce,
+  bindingOf,
+  signMessageHash,
+  type SignMessage,
+  type SignRequestRecord,
+} from '../../core/src';
 import { JwsAssertionVerifier, RefreshingJwks } from '../../adapters/oidc/src';
 import {
   AUDIENCE,
@@ -18,6 +26,7 @@ import {
   memoryAssertionStore,
   sign,
   testKey,
+  userSignature,
   type TestKey,
 } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';
@@ -329,4 +338,163 @@ test('property: a request whose assertion was tampered with is refused with an a
     { numRuns: 300 },
   );
   expect(records.size).toBe(0);
+});
+
+describe('a sign message', () => {
+  const MESSAGE: SignMessage = {
+    text: '# Deklaration 2026\n\nJag intygar att **uppgifterna** stämmer.\tSkatteverket',
+    mimeType: 'text/markdown',
+  };
+
+  /**
+   * A request with `message`, its nonce binding the message's hash, and an ID token carrying the
+   * issuer's approval; `approval` adjusts the approval's claims, `token` the token's.
+   */
+  async function approvedBody(
+    options: {
+      message?: SignMessage;
+      approval?: Record<string, unknown> | null;
+      token?: Record<string, unknown>;
+      bindMessage?: boolean;
+    } = {},
+  ) {
+    const message = options.message ?? MESSAGE;
+    const { body } = freshRequest();
+    const hash = signMessageHash(message);
+    const nonce = assertionNonce(
+      bindingOf({
+        ...body,
+        id: body.requestId,
+        ...(options.bindMessage === false ? {} : { signMessageHash: hash }),
+      }),
+    );
+    const now = Math.floor(Date.now() / 1000);
+    const approval =
+      options.approval === null
+        ? undefined
+        : await userSignature(key, {
+            iss: ISSUER,
+            sub: 'c0ffee-subject-1',
+            aud: AUDIENCE,
+            iat: now - 6,
+            nonce,
+            tbs_data: body.digest,
+            sign_message_hash: hash,
+            ...options.approval,
+          });
+    const identityAssertion = await sign(
+      key,
+      claims(now, { nonce, [USER_SIGNATURE_CLAIM]: approval, ...options.token }),
+    );
+    return { ...body, signMessage: message, identityAssertion };
+  }
+
+  test('with its approval: accepted; the record keeps the hash (never the text), GET shows it, the nonce binds it', async () => {
+    const { deps: d, records } = deps();
+    const body = await approvedBody();
+    const res = await handleApiEvent(post(body), d);
+    expect(res.statusCode).toBe(202);
+    const record = records.get(body.requestId)!;
+    expect(record.signMessageHash).toBe(signMessageHash(MESSAGE));
+    expect(JSON.stringify(record)).not.toContain('Deklaration');
+    const view = await handleApiEvent(
+      {
+        ...post(''),
+        httpMethod: 'GET',
+        resource: '/sign-requests/{id}',
+        body: null,
+        pathParameters: { id: body.requestId },
+      } as APIGatewayProxyEvent,
+      d,
+    );
+    expect(JSON.parse(view.body).signMessageHash).toBe(signMessageHash(MESSAGE));
+    // The stored binding is the one the CA recomputes: with the message's hash.
+    expect(assertionNonce(bindingOf(record))).toBe(
+      assertionNonce(bindingOf({ ...body, id: body.requestId, signMessageHash: signMessageHash(MESSAGE) })),
+    );
+    // A resend with the same message is the same request; with another message it is not.
+    expect((await handleApiEvent(post(body), d)).statusCode).toBe(200);
+    expect(
+      answer(await handleApiEvent(post({ ...body, signMessage: { ...MESSAGE, text: 'x' } }), d)),
+    ).toEqual({
+      status: 400,
+      code: 'ASSERTION_BINDING_MISMATCH',
+    });
+  });
+
+  test('plain text by default: {text} alone is text/plain', async () => {
+    const { deps: d, records } = deps();
+    const plain = { text: 'Jag godkänner avtalet.', mimeType: 'text/plain' as const };
+    const body = await approvedBody({ message: plain });
+    const res = await handleApiEvent(post({ ...body, signMessage: { text: plain.text } }), d);
+    expect(res.statusCode).toBe(202);
+    expect(records.get(body.requestId)!.signMessageHash).toBe(signMessageHash(plain));
+  });
+
+  test.each<[string, Record<string, unknown> | null, Record<string, unknown>, boolean, string]>([
+    ['no approval in the token', null, {}, true, 'ASSERTION_APPROVAL_MISSING'],
+    [
+      'an approval of another message',
+      { sign_message_hash: 'a'.repeat(64) },
+      {},
+      true,
+      'ASSERTION_APPROVAL_MISMATCH',
+    ],
+    [
+      'an approval of another digest',
+      { tbs_data: Buffer.alloc(32, 3).toString('base64') },
+      {},
+      true,
+      'ASSERTION_APPROVAL_MISMATCH',
+    ],
+    ['an approval for someone else', { sub: 'other' }, {}, true, 'ASSERTION_APPROVAL_INVALID'],
+    ['a nonce that does not bind the message', {}, {}, false, 'ASSERTION_BINDING_MISMATCH'],
+  ])('%s: refused, nothing stored', async (_name, approval, token, bindMessage, code) => {
+    const { deps: d, records, assertions } = deps();
+    const body = await approvedBody({ approval, token, bindMessage });
+    expect(answer(await handleApiEvent(post(body), d))).toEqual({ status: 400, code });
+    expect(records.size).toBe(0);
+    expect(assertions.used.size).toBe(0);
+  });
+
+  test('a message dropped from the body: the nonce still binds it, so the request is refused', async () => {
+    const { deps: d, records } = deps();
+    const { signMessage: _dropped, ...body } = await approvedBody();
+    expect(answer(await handleApiEvent(post(body), d))).toEqual({
+      status: 400,
+      code: 'ASSERTION_BINDING_MISMATCH',
+    });
+    expect(records.size).toBe(0);
+  });
+
+  test.each<[string, unknown]>([
+    ['blank', { text: ' \n\t ' }],
+    ['empty', { text: '' }],
+    ['too long', { text: 'å'.repeat(1001) }],
+    ['a carriage return', { text: 'a\r\nb' }],
+    ['a control character', { text: 'a\u0007b' }],
+    ['a bidirectional override', { text: 'pay \u202Eeulav' }],
+    ['a lone surrogate', { text: 'a\ud800b' }],
+    ['an unknown MIME type', { text: 'a', mimeType: 'text/html' }],
+    ['an unknown field', { text: 'a', lang: 'sv' }],
+    ['not an object', 'Jag godkänner'],
+    ['no text', { mimeType: 'text/plain' }],
+  ])(
+    'a message with %s is SIGN_MESSAGE_INVALID, and the message names no text',
+    async (_name, signMessage) => {
+      const { deps: d, records } = deps();
+      const body = await approvedBody();
+      const res = await handleApiEvent(post({ ...body, signMessage }), d);
+      expect(answer(res)).toEqual({ status: 400, code: 'SIGN_MESSAGE_INVALID' });
+      expect(res.body).not.toContain('eulav');
+      expect(records.size).toBe(0);
+    },
+  );
+
+  test('at most 1000 characters, counted as characters (not UTF-16 units) and accepted at the bound', async () => {
+    const { deps: d } = deps();
+    const message = { text: '😀'.repeat(1000), mimeType: 'text/plain' as const };
+    const res = await handleApiEvent(post(await approvedBody({ message })), d);
+    expect(res.statusCode).toBe(202);
+  });
 });

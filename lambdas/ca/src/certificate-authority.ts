@@ -3,6 +3,7 @@ import { pkiUrls, type CaConfig } from '../../config/src';
 import {
   AssertionError,
   assertionNonce,
+  expectedApproval,
   subjectAttributes,
   type AuditSink,
   type BatchCertificateIssuer,
@@ -264,6 +265,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       }
       const verified = await this.deps.evidence.verify(input.assertion, assertionNonce(binding), {
         maxAgeSeconds: this.deps.config.maxAssertionAgeSeconds,
+        approval: expectedApproval(binding),
       });
       const subject = encodeName(subjectAttributes(verified.signer));
       if (!nameDer(subject).equals(csr.subjectDer)) throw new SignerMismatchError();
@@ -440,5 +442,8 @@ function issuedEvent(checked: Checked, record: IssuedCertificateRecord): Certifi
     subjectHash: record.subjectHash,
     assertionHash: checked.assertionHash,
     keySpkiHash: checked.publicKeyHash,
+    ...(checked.input.binding.signMessageHash === undefined
+      ? {}
+      : { signMessageHash: checked.input.binding.signMessageHash }),
   };
 }

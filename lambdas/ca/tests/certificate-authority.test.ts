@@ -341,6 +341,51 @@ test.each<[string, Parameters<typeof evidenceFor>[0], string]>([
   expect(store.byRequest.size).toBe(0);
 });
 
+describe('a request with a sign message', () => {
+  const HASH = createHash('sha256').update('text/plain\nJag godkänner').digest('hex');
+
+  test("certifies on the provider's approval of the message; the audit event records the message's hash", async () => {
+    const { ca, events } = await harness();
+    const request = evidence({ signMessageHash: HASH });
+    await ca.issue({ ...request, csrDer: (await keyAndCsr()).csrDer });
+    expect(events.find((e) => e.type === 'certificate.issued')).toMatchObject({
+      requestId: request.requestId,
+      signMessageHash: HASH,
+    });
+  });
+
+  test.each<[string, Parameters<typeof evidenceFor>[0], string]>([
+    [
+      'the stored message changed after the login',
+      { signMessageHash: HASH, binding: { signMessageHash: 'ab'.repeat(32) } },
+      'ASSERTION_BINDING_MISMATCH',
+    ],
+    [
+      'the message was removed from the record',
+      { signMessageHash: HASH, binding: { signMessageHash: undefined } },
+      'ASSERTION_BINDING_MISMATCH',
+    ],
+    [
+      'the provider displayed another message',
+      { signMessageHash: HASH, approval: { sign_message_hash: 'cd'.repeat(32) } },
+      'ASSERTION_APPROVAL_MISMATCH',
+    ],
+    [
+      'the token carries no approval',
+      { signMessageHash: HASH, claims: { 'https://id.oidc.se/claim/userSignature': undefined } },
+      'ASSERTION_APPROVAL_MISSING',
+    ],
+  ])('refused when %s, audited, nothing signed', async (_what, options, code) => {
+    const { ca, store, events } = await harness();
+    const request = evidence(options);
+    await expect(ca.issue({ ...request, csrDer: (await keyAndCsr()).csrDer })).rejects.toMatchObject({
+      code,
+    });
+    expect(refusals(events)).toEqual([[request.requestId, code, false]]);
+    expect(store.byRequest.size).toBe(0);
+  });
+});
+
 test('an identity provider whose keys cannot be read is not a refusal: the caller may retry, nothing is audited', async () => {
   const down: AssertionVerifier = {
     verify: async () => Promise.reject(new IdentityProviderUnavailableError('keys unavailable')),

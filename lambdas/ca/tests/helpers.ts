@@ -35,6 +35,10 @@ export function evidenceFor(
     readonly signer?: SignerIdentity;
     readonly claims?: Record<string, unknown>;
     readonly binding?: Partial<AssertionBinding>;
+    /** The request has a sign message with this hash (the token then carries an approval of it). */
+    readonly signMessageHash?: string;
+    /** Changes to the approval's claims. */
+    readonly approval?: Record<string, unknown>;
   } = {},
 ): Omit<IssueCertificateInput, 'csrDer'> & { readonly requestId: string } {
   const keyType = options.keyType ?? 'EC-P256';
@@ -46,6 +50,7 @@ export function evidenceFor(
     signatureAlgorithm: defaultSignatureAlgorithm(keyType),
     format: 'raw' as const,
     signer: options.signer ?? IDENTITY,
+    ...(options.signMessageHash === undefined ? {} : { signMessageHash: options.signMessageHash }),
   };
   const binding: AssertionBinding = {
     requestId: request.id,
@@ -54,10 +59,11 @@ export function evidenceFor(
     keyType,
     signatureAlgorithm: request.signatureAlgorithm,
     format: 'raw',
+    ...(options.signMessageHash === undefined ? {} : { signMessageHash: options.signMessageHash }),
   };
   return {
     requestId: request.id,
-    assertion: directAssertion(request, options.claims),
+    assertion: directAssertion(request, options.claims, options.approval),
     binding: { ...binding, ...options.binding },
   };
 }

@@ -25,6 +25,10 @@ const binding = z.strictObject({
   signatureAlgorithm: z.enum(SIGNATURE_ALGORITHMS),
   format: z.enum(SIGNATURE_FORMATS),
   profile: z.enum(ADES_PROFILES).optional(),
+  signMessageHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
 
 /** One certificate request: the CSR (base64 DER), the evidence and what it must bind. */

@@ -116,6 +116,11 @@ export interface SignRequestRecord {
    * verifies it again before it certifies. Every terminal transition removes it.
    */
   readonly identityAssertion?: string;
+  /**
+   * When the request has a sign message: its hash (signMessageHash); the message itself is never stored.
+   * Part of the binding the identity assertion carries and of the CA's audit event.
+   */
+  readonly signMessageHash?: string;
   /** SHA-256 of the canonical submitted input: a re-sent requestId with another body is a conflict. */
   readonly inputHash?: string;
   readonly receivedAt: number;

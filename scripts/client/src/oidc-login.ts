@@ -5,18 +5,42 @@
  *    per issuer), an authorization request with PKCE (S256), the caller's nonce (which binds the ID token
  *    to one sign request), a random state, and the Swedish profile's scope and `prompt=login consent`;
  *    then the authorization code grant, which checks state, iss, and the ID token's signature (JWKS),
- *    alg, issuer, audience, expiry and nonce before it hands out the claims.
+ *    alg, issuer, audience, expiry and nonce before it hands out the claims. With a sign message, the
+ *    request follows the oidc-sweden Signature Extension for OpenID Connect: the scope
+ *    `https://id.oidc.se/scope/sign` and the parameter `https://id.oidc.se/param/signRequest`, a JWT
+ *    signed with the client's registered key carrying `tbs_data` (the digest) and `sign_message`; the ID
+ *    token then carries the provider's approval (`https://id.oidc.se/claim/userSignature`). A web
+ *    e-service calls beginLogin, redirects the browser, and calls completeLogin on the callback.
  * 2. A scripted user agent (specific to the local IdP in scripts/local/idp): plain fetch with manual
- *    redirects and a small cookie jar that fills in the IdP's login form for a test citizen, in place of a
- *    browser and a person. Against a real IdP the user's browser does this part.
+ *    redirects and a small cookie jar that fills in the IdP's login form for a test citizen (and signs,
+ *    or cancels, on its signature page), in place of a browser and a person. Against a real IdP the
+ *    user's browser does this part.
  */
+import { randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
 import * as oidc from 'openid-client';
+import type { ClientSigningKey, SignMessage } from './signing-client';
 
 export const DEFAULT_REDIRECT_URI = 'http://127.0.0.1/callback';
 /** Names and personal identity number (Swedish OIDC profile). */
 export const DEFAULT_SCOPE = 'openid profile https://id.oidc.se/scope/naturalPersonNumber';
 /** The signature extension of the Swedish profile: a fresh authentication and consent for each signature. */
 export const DEFAULT_PROMPT = 'login consent';
+/** The signature extension's scope, request parameter and claim (oidc-sweden, v1.1). */
+export const SCOPE_SIGN = 'https://id.oidc.se/scope/sign';
+export const PARAM_SIGN_REQUEST = 'https://id.oidc.se/param/signRequest';
+export const USER_SIGNATURE_CLAIM = 'https://id.oidc.se/claim/userSignature';
+
+/** What the citizen is asked to sign at the identity provider. */
+export interface SignatureRequest {
+  /** The client's key registered with the identity provider, which signs the signRequest parameter. */
+  readonly key: ClientSigningKey;
+  /** The data to be signed: the sign request's digest (standard base64). */
+  readonly tbsData: string;
+  readonly signMessage: SignMessage;
+  /** Shown beside the fingerprint (the local provider's own field of the signRequest). */
+  readonly documentName?: string;
+}
 
 export interface ObtainIdTokenOptions {
   /** Issuer identifier, e.g. http://127.0.0.1:<port> for the local IdP. */
@@ -36,6 +60,10 @@ export interface ObtainIdTokenOptions {
   readonly idTokenSignedResponseAlg?: string;
   /** More authorization request parameters (e.g. `claims`); they cannot replace the ones set here. */
   readonly extraParameters?: Readonly<Record<string, string>>;
+  /** Ask for a signature (the signature extension) instead of a plain login. */
+  readonly signature?: SignatureRequest;
+  /** What the scripted user agent does on the provider's signature page (default: sign). */
+  readonly decision?: 'sign' | 'cancel';
 }
 
 export interface IdTokenResult {
@@ -96,21 +124,82 @@ function configurationFor(issuer: string, clientId: string, alg: string): Promis
   });
 }
 
-/** Logs the citizen in at the issuer (scripted) and returns the validated ID token. */
-export async function obtainIdToken(options: ObtainIdTokenOptions): Promise<IdTokenResult> {
+/**
+ * The signRequest parameter (extension 3.1.1.1): a JWT signed with the client's registered key, to the
+ * provider (`aud`), short-lived, with `tbs_data` and `sign_message` (the message base64 of UTF-8).
+ */
+export function signRequestParameter(options: {
+  readonly clientId: string;
+  readonly issuer: string;
+  readonly signature: SignatureRequest;
+  readonly ttlSeconds?: number;
+}): Promise<string> {
+  const { key, tbsData, signMessage, documentName } = options.signature;
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({
+    tbs_data: tbsData,
+    sign_message: {
+      message: Buffer.from(signMessage.text, 'utf8').toString('base64'),
+      mime_type: signMessage.mimeType ?? 'text/plain',
+    },
+    ...(documentName === undefined ? {} : { document_name: documentName }),
+  })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+    .setIssuer(options.clientId)
+    .setAudience(options.issuer)
+    .setIssuedAt(now)
+    .setExpirationTime(now + (options.ttlSeconds ?? 300))
+    .setJti(randomUUID())
+    .sign(key.privateKey);
+}
+
+/** A login under way: where to send the browser, and what completeLogin needs back (keep it server-side). */
+export interface PendingLogin {
+  readonly authorizationUrl: URL;
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly idTokenSignedResponseAlg: string;
+  readonly redirectUri: string;
+  readonly codeVerifier: string;
+  readonly state: string;
+  readonly nonce: string;
+}
+
+/** The provider answered the authorization request with an OAuth error (`access_denied`: the citizen cancelled). */
+export class AuthorizationError extends Error {
+  public override readonly name = 'AuthorizationError';
+  public constructor(
+    public readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Builds the authorization request (PKCE, state, the nonce; with a signature, the extension's scope and parameter). */
+export async function beginLogin(
+  options: Omit<ObtainIdTokenOptions, 'personalIdentityNumber' | 'decision'>,
+): Promise<PendingLogin> {
   const redirectUri = options.redirectUri ?? DEFAULT_REDIRECT_URI;
-  const config = await configurationFor(
-    options.issuer,
-    options.clientId,
-    options.idTokenSignedResponseAlg ?? 'RS256',
-  );
+  const alg = options.idTokenSignedResponseAlg ?? 'RS256';
+  const config = await configurationFor(options.issuer, options.clientId, alg);
   const codeVerifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
+  const scope = options.scope ?? DEFAULT_SCOPE;
   const authorizationUrl = oidc.buildAuthorizationUrl(config, {
     ...options.extraParameters,
+    ...(options.signature
+      ? {
+          [PARAM_SIGN_REQUEST]: await signRequestParameter({
+            clientId: options.clientId,
+            issuer: options.issuer,
+            signature: options.signature,
+          }),
+        }
+      : {}),
     redirect_uri: redirectUri,
     response_type: 'code',
-    scope: options.scope ?? DEFAULT_SCOPE,
+    scope: options.signature && !scope.split(' ').includes(SCOPE_SIGN) ? `${scope} ${SCOPE_SIGN}` : scope,
     prompt: options.prompt ?? DEFAULT_PROMPT,
     nonce: options.nonce,
     state,
@@ -118,20 +207,55 @@ export async function obtainIdToken(options: ObtainIdTokenOptions): Promise<IdTo
     code_challenge_method: 'S256',
     ...(options.acrValues?.length ? { acr_values: options.acrValues.join(' ') } : {}),
   });
+  return {
+    authorizationUrl,
+    issuer: options.issuer,
+    clientId: options.clientId,
+    idTokenSignedResponseAlg: alg,
+    redirectUri,
+    codeVerifier,
+    state,
+    nonce: options.nonce,
+  };
+}
 
-  const callbackUrl = await loginAtLocalIdp(authorizationUrl, redirectUri, options.personalIdentityNumber);
-
-  const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
-    pkceCodeVerifier: codeVerifier,
-    expectedNonce: options.nonce,
-    expectedState: state,
-    idTokenExpected: true,
-  });
+/**
+ * The callback: the authorization code grant with the pending login's PKCE verifier, state and nonce.
+ * Throws AuthorizationError when the provider answered with an error (e.g. access_denied).
+ */
+export async function completeLogin(pending: PendingLogin, callbackUrl: URL): Promise<IdTokenResult> {
+  const config = await configurationFor(pending.issuer, pending.clientId, pending.idTokenSignedResponseAlg);
+  let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+  try {
+    tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: pending.codeVerifier,
+      expectedNonce: pending.nonce,
+      expectedState: pending.state,
+      idTokenExpected: true,
+    });
+  } catch (err) {
+    if (err instanceof oidc.AuthorizationResponseError) {
+      throw new AuthorizationError(err.error, err.error_description ?? err.error);
+    }
+    throw err;
+  }
   const claims = tokens.claims();
   if (tokens.id_token === undefined || claims === undefined) {
     throw new Error('the token response has no ID token');
   }
   return { idToken: tokens.id_token, claims: { ...claims } };
+}
+
+/** Logs the citizen in at the issuer (scripted) and returns the validated ID token. */
+export async function obtainIdToken(options: ObtainIdTokenOptions): Promise<IdTokenResult> {
+  const pending = await beginLogin(options);
+  const callbackUrl = await loginAtLocalIdp(
+    pending.authorizationUrl,
+    pending.redirectUri,
+    options.personalIdentityNumber,
+    options.decision ?? 'sign',
+  );
+  return completeLogin(pending, callbackUrl);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -209,9 +333,22 @@ const decodeEntities = (text: string): string =>
     (_m, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e] ?? '',
   );
 
-/** The local IdP's pages have one POST form; its named inputs with their values (login filled in). */
-function submissionOf(html: string, base: URL, personalIdentityNumber: string): FormSubmission | undefined {
-  const form = /<form\b[^>]*\bmethod="post"[^>]*\baction="([^"]*)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
+/**
+ * The form to submit on a local IdP page: the first POST form (login, sign, approve), or with `cancel` the
+ * one whose action ends in /cancel when the page has it; its named inputs with their values (login
+ * filled in).
+ */
+function submissionOf(
+  html: string,
+  base: URL,
+  personalIdentityNumber: string,
+  cancel: boolean,
+): FormSubmission | undefined {
+  const forms = [
+    ...html.matchAll(/<form\b[^>]*\bmethod="post"[^>]*\baction="([^"]*)"[^>]*>([\s\S]*?)<\/form>/gi),
+  ];
+  const signing = /\/approve"/.test(html);
+  const form = (cancel && signing ? forms.find((f) => f[1].endsWith('/cancel')) : undefined) ?? forms[0];
   if (!form) return undefined;
   const fields = new URLSearchParams();
   for (const input of form[2].matchAll(/<input\b[^>]*>/gi)) {
@@ -229,13 +366,15 @@ function errorTextOf(html: string): string | undefined {
 }
 
 /**
- * Follows the authorization request through the IdP's pages (login form, and the approval form if one
- * comes) until the IdP redirects to the redirect URI; returns that URL (code, state, iss, or an error).
+ * Follows the authorization request through the IdP's pages (login form, then the signature page or the
+ * approval form if one comes) until the IdP redirects to the redirect URI; returns that URL (code, state,
+ * iss, or an error). On a signature page it signs, or with `decision` cancel, cancels.
  */
 async function loginAtLocalIdp(
   authorizationUrl: URL,
   redirectUri: string,
   personalIdentityNumber: string,
+  decision: 'sign' | 'cancel',
 ): Promise<URL> {
   const callback = new URL(redirectUri);
   const jar = new CookieJar(authorizationUrl.origin);
@@ -261,7 +400,9 @@ async function loginAtLocalIdp(
     const html = await response.text();
     const error = errorTextOf(html);
     if (error !== undefined) throw new LocalIdpLoginError(`the local IdP refused the login: ${error}`);
-    const submission = response.ok ? submissionOf(html, url, personalIdentityNumber) : undefined;
+    const submission = response.ok
+      ? submissionOf(html, url, personalIdentityNumber, decision === 'cancel')
+      : undefined;
     if (!submission)
       throw new LocalIdpLoginError(
         `unexpected page from the local IdP: HTTP ${response.status} at ${url.pathname}`,

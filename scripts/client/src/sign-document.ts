@@ -1,7 +1,10 @@
 /**
  * Signing a document end to end from an e-service: the digest (of the file, or of a PDF's byte ranges),
- * a fresh request id, the citizen's login bound to both, the sign request (format cms), the result, and
- * the container: a detached CAdES `.p7s`, or the PDF with the CMS in its signature field (PAdES).
+ * a fresh request id, the citizen's login bound to both (and to the sign message the identity provider
+ * shows, when there is one), the sign request (format cms), the result, and the container: a detached
+ * CAdES `.p7s`, or the PDF with the CMS in its signature field (PAdES). signDocument does it in one call
+ * for a login that returns the token; a web e-service, whose login is a browser round trip, calls
+ * prepareSigning before it redirects and completeSigning on the callback.
  */
 import { createHash } from 'node:crypto';
 import { addDocumentSecurityStore, addDocumentTimeStamp } from './pdf-long-term';
@@ -11,6 +14,7 @@ import {
   defaultSignatureAlgorithm,
   signRequestNonce,
   type SignBinding,
+  type SignMessage,
   type DigestAlgorithm,
   type KeyType,
   type SignRequestResult,
@@ -18,13 +22,26 @@ import {
   type SignatureLevel,
 } from './signing-client';
 
-export interface SignDocumentOptions {
+/** What the login is for, beside its nonce: what the identity provider shows the citizen. */
+export interface LoginRequest {
+  /** The digest (standard base64): the signature extension's `tbs_data`. */
+  readonly tbsData: string;
+  readonly signMessage?: SignMessage;
+  readonly documentName?: string;
+}
+
+export interface SignDocumentOptions extends PrepareSigningOptions {
   readonly client: SigningClient;
   /**
    * The citizen's login at the identity provider, returning the ID token. It must send `nonce` in the
    * authorization request (the token then carries it): that binds the login to this document and request.
+   * With a sign message, it must ask for a signature (the signature extension) with `request`.
    */
-  readonly login: (nonce: string) => Promise<string>;
+  readonly login: (nonce: string, request: LoginRequest) => Promise<string>;
+  readonly timeoutSeconds?: number;
+}
+
+export interface PrepareSigningOptions {
   readonly document: Buffer;
   /** Sign as PAdES (an incremental update of the PDF) instead of a detached CAdES signature. */
   readonly pdf?: boolean;
@@ -38,7 +55,21 @@ export interface SignDocumentOptions {
   readonly minimumLevel?: SignatureLevel;
   /** The TSA for B-LTA's document time-stamp (the service's: `<PKI base URL>/tsa`). */
   readonly tsaUrl?: string;
-  readonly timeoutSeconds?: number;
+  /** What the citizen is shown and approves at the identity provider (only its hash reaches the service). */
+  readonly signMessage?: SignMessage;
+  /** The document's name, for the identity provider's signature page. */
+  readonly documentName?: string;
+}
+
+/** A signature under way: the request to log in for and to submit, and how to finish the document. */
+export interface PreparedSigning {
+  /** What the sign request sends beside the identity assertion (level included). */
+  readonly binding: SignBinding;
+  /** The login's nonce. */
+  readonly nonce: string;
+  readonly login: LoginRequest;
+  /** The `.p7s` (the CMS itself) or the signed PDF (with its validation data, and B-LTA's time-stamp). */
+  finish(result: SignRequestResult): Promise<{ output: Buffer; level: SignatureLevel }>;
 }
 
 export interface SignedDocument {
@@ -67,7 +98,8 @@ const HASHES: Readonly<Record<DigestAlgorithm, 'sha256' | 'sha384' | 'sha512'>> 
   'SHA-512': 'sha512',
 };
 
-export async function signDocument(options: SignDocumentOptions): Promise<SignedDocument> {
+/** Checks and digests the document and fixes the request; nobody has logged in yet. */
+export async function prepareSigning(options: PrepareSigningOptions): Promise<PreparedSigning> {
   const digestAlgorithm = options.digestAlgorithm ?? 'SHA-256';
   // A PDF is checked (and prepared) before anyone is asked to log in.
   const prepared = options.pdf
@@ -78,6 +110,13 @@ export async function signDocument(options: SignDocumentOptions): Promise<Signed
       ? prepared.digest(HASHES[digestAlgorithm])
       : createHash(HASHES[digestAlgorithm]).update(options.document).digest()
   ).toString('base64');
+  const level = options.level ?? 'B-LT';
+  if (level === 'B-LTA' && !prepared) {
+    throw new SigningFailedError('LEVEL_UNSUPPORTED', 'B-LTA is for PDFs (a document time-stamp)');
+  }
+  if (level === 'B-LTA' && !options.tsaUrl) {
+    throw new SigningFailedError('TSA_REQUIRED', 'B-LTA needs the URL of a TSA for the document time-stamp');
+  }
   const keyType = options.keyType ?? 'EC-P256';
   const binding: SignBinding = {
     requestId: SigningClient.newRequestId(),
@@ -87,38 +126,54 @@ export async function signDocument(options: SignDocumentOptions): Promise<Signed
     signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
     format: 'cms',
     profile: prepared ? 'PAdES-B-B' : 'CAdES-B-B',
-  };
-  const level = options.level ?? 'B-LT';
-  if (level === 'B-LTA' && !prepared) {
-    throw new SigningFailedError('LEVEL_UNSUPPORTED', 'B-LTA is for PDFs (a document time-stamp)');
-  }
-  if (level === 'B-LTA' && !options.tsaUrl) {
-    throw new SigningFailedError('TSA_REQUIRED', 'B-LTA needs the URL of a TSA for the document time-stamp');
-  }
-  const requestId = binding.requestId;
-  const identityAssertion = await options.login(signRequestNonce(binding));
-  await options.client.submit({
-    ...binding,
     level,
     ...(options.minimumLevel ? { minimumLevel: options.minimumLevel } : {}),
-    identityAssertion,
-  });
-  const result = await options.client.result(requestId, options.timeoutSeconds ?? 60);
+    ...(options.signMessage ? { signMessage: options.signMessage } : {}),
+  };
+  return {
+    binding,
+    nonce: signRequestNonce(binding),
+    login: {
+      tbsData: digest,
+      ...(options.signMessage ? { signMessage: options.signMessage } : {}),
+      ...(options.documentName ? { documentName: options.documentName } : {}),
+    },
+    finish: async (result) => {
+      const cms = Buffer.from(result.cms!, 'base64');
+      const reached = result.reachedLevel ?? 'B-B';
+      if (!prepared) return { output: cms, level: reached };
+      let output = prepared.embed(cms);
+      // PAdES: the validation data goes into the PDF's DSS; B-LTA time-stamps the whole file after it.
+      if (result.validationData) output = await addDocumentSecurityStore(output, cms, result.validationData);
+      if (level === 'B-LTA' && reached === 'B-LT') {
+        return { output: await addDocumentTimeStamp(output, options.tsaUrl!), level: 'B-LTA' };
+      }
+      return { output, level: reached };
+    },
+  };
+}
+
+/** Submits the prepared request with the login's ID token, waits for the result and finishes the document. */
+export async function completeSigning(
+  client: SigningClient,
+  prepared: PreparedSigning,
+  identityAssertion: string,
+  timeoutSeconds = 60,
+): Promise<SignedDocument> {
+  const requestId = prepared.binding.requestId;
+  await client.submit({ ...prepared.binding, identityAssertion });
+  const result = await client.result(requestId, timeoutSeconds);
   if (result.status !== 'signed' || !result.cms) {
     throw new SigningFailedError(
       result.error?.code ?? 'NOT_SIGNED',
       result.error?.message ?? `the request is still ${result.status}`,
     );
   }
-  const cms = Buffer.from(result.cms, 'base64');
-  const reached = result.reachedLevel ?? 'B-B';
-  if (!prepared) return { output: cms, level: reached, requestId, result };
-  let output = prepared.embed(cms);
-  // PAdES: the validation data goes into the PDF's DSS; B-LTA time-stamps the whole file after it.
-  if (result.validationData) output = await addDocumentSecurityStore(output, cms, result.validationData);
-  if (level === 'B-LTA' && reached === 'B-LT') {
-    output = await addDocumentTimeStamp(output, options.tsaUrl!);
-    return { output, level: 'B-LTA', requestId, result };
-  }
-  return { output, level: reached, requestId, result };
+  return { ...(await prepared.finish(result)), requestId, result };
+}
+
+export async function signDocument(options: SignDocumentOptions): Promise<SignedDocument> {
+  const prepared = await prepareSigning(options);
+  const identityAssertion = await options.login(prepared.nonce, prepared.login);
+  return completeSigning(options.client, prepared, identityAssertion, options.timeoutSeconds);
 }

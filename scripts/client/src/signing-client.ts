@@ -13,6 +13,15 @@ export type KeyType = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'EC-P256' | 'EC-P38
 export type SignatureAlgorithm = 'RSASSA-PKCS1-v1_5' | 'RSASSA-PSS' | 'ECDSA';
 export type SignatureLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 
+/**
+ * The text the citizen is shown and approves at the identity provider before anything is signed: plain
+ * text (default) or Markdown, at most 1000 characters, no control characters but tab and line feed.
+ */
+export interface SignMessage {
+  readonly text: string;
+  readonly mimeType?: 'text/plain' | 'text/markdown';
+}
+
 /** What a login (or a request object) authorises: exactly the values sent in the sign request. */
 export interface SignBinding {
   readonly requestId: string;
@@ -27,29 +36,37 @@ export interface SignBinding {
   /** For `cms`: the AdES level (default B-LT) and the lowest accepted (default the level). */
   readonly level?: SignatureLevel;
   readonly minimumLevel?: SignatureLevel;
+  /** Shown to the citizen by the identity provider; the login must then attest it (signature extension). */
+  readonly signMessage?: SignMessage;
+}
+
+/** The sign message's hash: lower-case hex SHA-256 of the UTF-8 of mimeType + "\n" + text. */
+export function signMessageHash(message: SignMessage): string {
+  return createHash('sha256')
+    .update(`${message.mimeType ?? 'text/plain'}\n${message.text}`, 'utf8')
+    .digest('hex');
 }
 
 /**
  * The `nonce` to send in the authorization request (and that the ID token then carries): base64url of the
  * SHA-256 of these lines joined by "\n": "hsm-signing-pipeline/sign-request/v2", the request id in lower
- * case, digestAlgorithm, digest, keyType, signatureAlgorithm, format, profile (empty for raw). Send the
- * same values, explicitly, in the sign request.
+ * case, digestAlgorithm, digest, keyType, signatureAlgorithm, format, profile (empty for raw), and with a
+ * sign message its hash (signMessageHash) as a ninth line. Send the same values, explicitly, in the sign
+ * request.
  */
 export function signRequestNonce(binding: SignBinding): string {
-  return createHash('sha256')
-    .update(
-      [
-        'hsm-signing-pipeline/sign-request/v2',
-        binding.requestId.toLowerCase(),
-        binding.digestAlgorithm,
-        binding.digest,
-        binding.keyType,
-        binding.signatureAlgorithm,
-        binding.format,
-        binding.profile ?? '',
-      ].join('\n'),
-    )
-    .digest('base64url');
+  const lines = [
+    'hsm-signing-pipeline/sign-request/v2',
+    binding.requestId.toLowerCase(),
+    binding.digestAlgorithm,
+    binding.digest,
+    binding.keyType,
+    binding.signatureAlgorithm,
+    binding.format,
+    binding.profile ?? '',
+  ];
+  if (binding.signMessage) lines.push(signMessageHash(binding.signMessage));
+  return createHash('sha256').update(lines.join('\n')).digest('base64url');
 }
 
 /** The signature algorithm the service picks when a request names none (the first that fits the key). */
@@ -115,6 +132,8 @@ export interface SignRequestResult {
   /** For `cms`: the level the service reached, and from B-LT the validation data (base64 DER). */
   readonly reachedLevel?: SignatureLevel;
   readonly validationData?: { certificates: string[]; ocspResponses: string[]; crls: string[] };
+  /** The hash of the sign message the citizen approved, when the request had one. */
+  readonly signMessageHash?: string;
   readonly error?: { code: string; message: string };
 }
 

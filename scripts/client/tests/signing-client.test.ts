@@ -7,11 +7,13 @@ import {
   ADES_PROFILES,
   KEY_TYPES,
   SIGNATURE_ALGORITHMS,
+  SIGN_MESSAGE_MIME_TYPES,
   assertionNonce,
   defaultSignatureAlgorithm as serviceDefault,
+  signMessageHash as serviceSignMessageHash,
   type DigestAlgorithm,
 } from '../../../lambdas/core/src';
-import { defaultSignatureAlgorithm, signRequestNonce } from '../src/signing-client';
+import { defaultSignatureAlgorithm, signMessageHash, signRequestNonce } from '../src/signing-client';
 
 test("the client's nonce is the service's binding, for any request and way of signing", () => {
   fc.assert(
@@ -22,12 +24,25 @@ test("the client's nonce is the service's binding, for any request and way of si
       fc.constantFrom(...KEY_TYPES),
       fc.constantFrom(...SIGNATURE_ALGORITHMS),
       fc.option(fc.constantFrom(...ADES_PROFILES), { nil: undefined }),
-      (requestId, digestAlgorithm, bytes, keyType, signatureAlgorithm, profile) => {
+      fc.option(
+        fc.record({
+          text: fc.string({ minLength: 1 }),
+          mimeType: fc.constantFrom(...SIGN_MESSAGE_MIME_TYPES),
+        }),
+        {
+          nil: undefined,
+        },
+      ),
+      (requestId, digestAlgorithm, bytes, keyType, signatureAlgorithm, profile, signMessage) => {
         const digest = Buffer.from(bytes).toString('base64');
         const format = profile ? ('cms' as const) : ('raw' as const);
         const binding = { digestAlgorithm, digest, keyType, signatureAlgorithm, format, profile };
-        expect(signRequestNonce({ requestId: requestId.toUpperCase(), ...binding })).toBe(
-          assertionNonce({ requestId, ...binding }),
+        expect(signRequestNonce({ requestId: requestId.toUpperCase(), ...binding, signMessage })).toBe(
+          assertionNonce({
+            requestId,
+            ...binding,
+            ...(signMessage ? { signMessageHash: serviceSignMessageHash(signMessage) } : {}),
+          }),
         );
       },
     ),
@@ -36,4 +51,17 @@ test("the client's nonce is the service's binding, for any request and way of si
 
 test("the client's default signature algorithm is the service's, for every key type", () => {
   for (const keyType of KEY_TYPES) expect(defaultSignatureAlgorithm(keyType)).toBe(serviceDefault(keyType));
+});
+
+test("the client's sign message hash is the service's; text/plain is the default MIME type", () => {
+  fc.assert(
+    fc.property(
+      fc.string({ unit: 'grapheme' }),
+      fc.constantFrom(...SIGN_MESSAGE_MIME_TYPES),
+      (text, mimeType) => {
+        expect(signMessageHash({ text, mimeType })).toBe(serviceSignMessageHash({ text, mimeType }));
+      },
+    ),
+  );
+  expect(signMessageHash({ text: 'a' })).toBe(serviceSignMessageHash({ text: 'a', mimeType: 'text/plain' }));
 });

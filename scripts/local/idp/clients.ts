@@ -1,7 +1,8 @@
 /**
  * The local IdP's registered clients (static; no dynamic registration). All are public clients
- * (token_endpoint_auth_method none, so PKCE is required) with one loopback redirect URI: the scripted
- * user agent stops at the redirect and never connects to it, so it needs no port.
+ * (token_endpoint_auth_method none, so PKCE is required) with one loopback redirect URI. As native
+ * clients (RFC 8252 7.3) they may use it on any port: the scripted user agent stops at the redirect and
+ * never connects to it, the demo e-service page and the browser test receive it on the port they have.
  */
 export const LOOPBACK_REDIRECT_URI = 'http://127.0.0.1/callback';
 
@@ -14,10 +15,19 @@ export const CLIENT_IDS = {
   otherService: 'other-service',
 } as const;
 
+/**
+ * The clients that may ask for signatures (the signature extension's sign scope), each with a key of its
+ * own for the signed signRequest (scripts/local/client-keys.ts, IDP_CLIENT_KEYS_DIR).
+ */
+export const SIGNING_CLIENT_IDS: readonly string[] = [
+  CLIENT_IDS.signingService,
+  CLIENT_IDS.signingServiceEs256,
+];
+
 export interface IdpClientMetadata {
   readonly client_id: string;
   readonly client_name: string;
-  readonly application_type: 'web';
+  readonly application_type: 'native';
   readonly token_endpoint_auth_method: 'none';
   readonly grant_types: readonly string[];
   readonly response_types: readonly string[];
@@ -31,7 +41,7 @@ function publicClient(clientId: string, clientName: string, alg: 'RS256' | 'ES25
   return {
     client_id: clientId,
     client_name: clientName,
-    application_type: 'web',
+    application_type: 'native',
     token_endpoint_auth_method: 'none',
     grant_types: ['authorization_code'],
     response_types: ['code'],

@@ -7,8 +7,10 @@
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { JwsAssertionVerifier, RefreshingJwks } from '../../../lambdas/adapters/oidc/src';
 import {
+  SIGN_APPROVAL_TYPE,
   SWEDISH_CLAIM_MAPPING,
   SWEDISH_OIDC_CLAIMS,
+  USER_SIGNATURE_CLAIM,
   assertionNonce,
   bindingOf,
   type ClaimMapping,
@@ -66,15 +68,50 @@ export function directClaims(
   return claims;
 }
 
-/** An ID token for the record's signer, bound to the record (its id, digest and how it is signed). */
+/**
+ * An ID token for the record's signer, bound to the record (its id, digest and how it is signed); for a
+ * record with a sign message, with this provider's approval of it (userSignature), as if it had shown it.
+ * `approvalOverrides` change the approval's claims.
+ */
 export function directAssertion(
   record: Pick<
     SignRequestRecord,
-    'id' | 'digest' | 'digestAlgorithm' | 'keyType' | 'signatureAlgorithm' | 'format' | 'profile' | 'signer'
+    | 'id'
+    | 'digest'
+    | 'digestAlgorithm'
+    | 'keyType'
+    | 'signatureAlgorithm'
+    | 'format'
+    | 'profile'
+    | 'signer'
+    | 'signMessageHash'
   >,
   overrides: Record<string, unknown> = {},
+  approvalOverrides: Record<string, unknown> = {},
 ): string {
-  return signDirectJws(directClaims(record.signer, assertionNonce(bindingOf(record)), overrides));
+  const nonce = assertionNonce(bindingOf(record));
+  const claims = directClaims(record.signer, nonce);
+  const approval =
+    record.signMessageHash === undefined
+      ? {}
+      : {
+          [USER_SIGNATURE_CLAIM]: Buffer.from(
+            signDirectJws(
+              {
+                iss: claims.iss,
+                sub: claims.sub,
+                aud: claims.aud,
+                iat: claims.iat,
+                nonce,
+                tbs_data: record.digest,
+                sign_message_hash: record.signMessageHash,
+                ...approvalOverrides,
+              },
+              { typ: SIGN_APPROVAL_TYPE },
+            ),
+          ).toString('base64'),
+        };
+  return signDirectJws(directClaims(record.signer, nonce, { ...approval, ...overrides }));
 }
 
 /** The verifier that trusts this process's direct identity provider (for a CA under test or bench). */

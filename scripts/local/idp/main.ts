@@ -12,17 +12,24 @@
  *   IDP_KEYS_FILE               private JWK Set of the signing keys, made (0600) when missing;
  *                               default .local/idp/jwks.json under the repository root
  *   IDP_ID_TOKEN_TTL_SECONDS    lifetime of ID tokens, default 300
+ *   IDP_CLIENT_KEYS_DIR         the signing clients' signRequest keys (made when missing), default
+ *                               .local/idp/client-keys
  *   IDP_EXIT_ON_STDIN_CLOSE     1: also stop when stdin closes (the parent went away; set by process.ts)
  *   DEBUG=oidc-provider:*       oidc-provider's own debug output (to stderr)
  * The host is always 127.0.0.1 (not configurable: this IdP is for local runs and tests only).
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import type { JWK } from 'jose';
+import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../client-keys';
+import { SIGNING_CLIENT_IDS } from './clients';
 import { handleInteraction } from './interactions';
 import { DEFAULT_KEYS_FILE, loadOrCreateSigningKeys } from './keys';
-import { INTERACTION_PREFIX, createProvider } from './provider';
+import { INTERACTION_PREFIX, createProvider, type IdpOptions } from './provider';
+import { ApprovalStore } from './sign-request';
 
 const HOST = '127.0.0.1';
 
@@ -58,14 +65,26 @@ async function main(): Promise<void> {
   const server = createServer(notYet);
   const bound = await listen(server, port);
   const issuer = `http://${HOST}:${bound}`;
-  const provider = createProvider(
-    { issuer, jwks, idTokenTtlSeconds, cookieKeys: [randomBytes(32).toString('base64url')] },
-    log,
+  const clientKeysDir = resolve(process.env.IDP_CLIENT_KEYS_DIR || IDP_CLIENT_KEYS_DIR);
+  const signClients = new Map(
+    SIGNING_CLIENT_IDS.map((clientId) => {
+      const { jwksFile } = localClientKey(clientId, clientKeysDir);
+      return [clientId, JSON.parse(readFileSync(jwksFile, 'utf8')) as { keys: JWK[] }] as const;
+    }),
   );
+  const options: IdpOptions = {
+    issuer,
+    jwks,
+    idTokenTtlSeconds,
+    cookieKeys: [randomBytes(32).toString('base64url')],
+    signClients,
+    approvals: new ApprovalStore(),
+  };
+  const provider = createProvider(options, log);
   const callback = provider.callback();
   server.removeListener('request', notYet);
   server.on('request', (req, res) => {
-    if (req.url?.startsWith(INTERACTION_PREFIX)) void handleInteraction(provider, req, res, log);
+    if (req.url?.startsWith(INTERACTION_PREFIX)) void handleInteraction(provider, options, req, res, log);
     else callback(req, res);
   });
 

@@ -13,7 +13,7 @@ declare module 'oidc-provider' {
   export interface Account {
     readonly accountId: string;
     /** use: 'id_token' or 'userinfo'; oidc-provider masks the result by scope and requested claims. */
-    claims(use: string, scope: string): AccountClaims | Promise<AccountClaims>;
+    claims(use: string, scope?: string): AccountClaims | Promise<AccountClaims>;
   }
 
   export interface Feature {
@@ -24,9 +24,27 @@ declare module 'oidc-provider' {
   export interface Configuration {
     readonly clients?: readonly object[];
     readonly jwks?: { readonly keys: readonly object[] };
-    readonly findAccount?: (ctx: unknown, sub: string) => Promise<Account | undefined>;
+    /** token: the authorization code (or access token) the account is loaded for, when there is one. */
+    readonly findAccount?: (
+      ctx: unknown,
+      sub: string,
+      token?: { readonly grantId?: string },
+    ) => Promise<Account | undefined>;
     readonly claims?: Readonly<Record<string, null | readonly string[]>>;
     readonly scopes?: readonly string[];
+    /** Authorization request parameters beyond the standard ones, each with a validator (throws an OAuth error). */
+    readonly extraParams?: Readonly<
+      Record<
+        string,
+        (
+          ctx: { oidc: { params: Record<string, unknown> } },
+          value: unknown,
+          client: { clientId: string },
+        ) => Promise<void>
+      >
+    >;
+    /** Extra discovery metadata. */
+    readonly discovery?: Readonly<Record<string, unknown>>;
     readonly conformIdTokenClaims?: boolean;
     readonly acrValues?: readonly string[];
     readonly responseTypes?: readonly string[];
@@ -106,6 +124,8 @@ declare module 'oidc-provider' {
 
   export const errors: {
     readonly SessionNotFound: new (...args: never[]) => Error;
+    readonly InvalidRequest: new (description: string) => Error;
+    readonly UnauthorizedClient: new (description: string) => Error;
   };
 
   export default Provider;

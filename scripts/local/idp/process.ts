@@ -14,6 +14,8 @@ export interface IdpProcessOptions {
   /** Private JWK Set of the signing keys (made when missing); default .local/idp/jwks.json. */
   readonly keysFile?: string;
   readonly idTokenTtlSeconds?: number;
+  /** The signing clients' signRequest keys (made when missing); default .local/idp/client-keys. */
+  readonly clientKeysDir?: string;
   /** The child's stderr, line by line (default: kept only for the error when it fails to start). */
   readonly log?: (line: string) => void;
   readonly startupTimeoutMs?: number;
@@ -43,6 +45,7 @@ export async function startIdpProcess(options: IdpProcessOptions = {}): Promise<
     IDP_PORT: String(options.port ?? 0),
     IDP_KEYS_FILE: options.keysFile ?? DEFAULT_KEYS_FILE,
     IDP_EXIT_ON_STDIN_CLOSE: '1',
+    ...(options.clientKeysDir === undefined ? {} : { IDP_CLIENT_KEYS_DIR: options.clientKeysDir }),
     ...(options.idTokenTtlSeconds === undefined
       ? {}
       : { IDP_ID_TOKEN_TTL_SECONDS: String(options.idTokenTtlSeconds) }),

@@ -2,14 +2,25 @@
  * The oidc-provider configuration of the local IdP (runs in the IdP's own process; Jest never loads it).
  * Authorization code flow with PKCE for public clients only, no refresh tokens, the Swedish profile's
  * claims in the ID token itself, acr and auth_time in every ID token, and interactions served by
- * ./interactions (devInteractions off).
+ * ./interactions (devInteractions off). The signature extension (./sign-request): the sign scope, the
+ * signed signRequest parameter checked at the authorization endpoint, and the approval made at the
+ * consent step delivered as the userSignature claim, in the ID token only.
  */
-import { Provider, type Account, type Configuration } from 'oidc-provider';
+import type { JWK } from 'jose';
+import { Provider, errors, type Account, type Configuration } from 'oidc-provider';
 import { findCitizenBySub, type TestCitizen } from './citizens';
 import { IDP_CLIENTS } from './clients';
 import { escapeHtml, page } from './html';
 import type { PrivateJwks } from './keys';
 import { LOA_VALUES, SWEDISH_CLAIMS, SWEDISH_SCOPES } from './profile';
+import {
+  PARAM_SIGN_REQUEST,
+  SCOPE_SIGN,
+  SignRequestError,
+  USER_SIGNATURE_CLAIM,
+  readSignRequest,
+  type ApprovalStore,
+} from './sign-request';
 
 export const INTERACTION_PREFIX = '/interaction/';
 
@@ -20,9 +31,53 @@ export interface IdpOptions {
   readonly idTokenTtlSeconds: number;
   /** Keys that sign the IdP's cookies (random per start: a restart ends every session, as intended). */
   readonly cookieKeys: readonly string[];
+  /** The clients that may ask for signatures, with the public keys their signRequest is signed with. */
+  readonly signClients: ReadonlyMap<string, { readonly keys: readonly JWK[] }>;
+  readonly approvals: ApprovalStore;
 }
 
-function accountOf(citizen: TestCitizen): Account {
+const hasSignScope = (scope: unknown): boolean =>
+  typeof scope === 'string' && scope.split(' ').includes(SCOPE_SIGN);
+
+/**
+ * The extension's processing rules at the authorization endpoint (5.1): with the sign scope, a
+ * signRequest signed with the client's registered key and `prompt` with both login and consent, from a
+ * client allowed to ask for signatures (else unauthorized_client); a signRequest without the sign scope
+ * is refused too. Errors go back to the client as OAuth errors.
+ */
+function signRequestValidator(options: IdpOptions) {
+  return async (
+    ctx: { oidc: { params: Record<string, unknown> } },
+    value: unknown,
+    client: { clientId: string },
+  ): Promise<void> => {
+    const params = ctx.oidc.params;
+    if (!hasSignScope(params.scope)) {
+      if (value !== undefined) {
+        throw new errors.InvalidRequest(
+          `${PARAM_SIGN_REQUEST} is only accepted with the scope ${SCOPE_SIGN}`,
+        );
+      }
+      return;
+    }
+    const keys = options.signClients.get(client.clientId);
+    if (!keys) throw new errors.UnauthorizedClient('this client may not ask for signatures');
+    if (value === undefined)
+      throw new errors.InvalidRequest(`the scope ${SCOPE_SIGN} needs ${PARAM_SIGN_REQUEST}`);
+    const prompt = typeof params.prompt === 'string' ? params.prompt.split(' ') : [];
+    if (!prompt.includes('login') || !prompt.includes('consent')) {
+      throw new errors.InvalidRequest('a signature request needs prompt=login consent');
+    }
+    try {
+      await readSignRequest(value, { clientId: client.clientId, clientJwks: keys, issuer: options.issuer });
+    } catch (err) {
+      if (err instanceof SignRequestError) throw new errors.InvalidRequest(err.message);
+      throw err;
+    }
+  };
+}
+
+function accountOf(citizen: TestCitizen, approvals: ApprovalStore, grantId?: string): Account {
   const claims = {
     sub: citizen.sub,
     [SWEDISH_CLAIMS.givenName]: citizen.givenName,
@@ -31,16 +86,23 @@ function accountOf(citizen: TestCitizen): Account {
     [SWEDISH_CLAIMS.personalIdentityNumber]: citizen.personalIdentityNumber,
   };
   // oidc-provider masks this by granted scope and requested claims for each use (ID token, userinfo).
-  return { accountId: citizen.sub, claims: () => claims };
+  // The approval of a signature goes in the ID token only (extension 5.2), for the grant it was made in.
+  return {
+    accountId: citizen.sub,
+    claims: (use) => {
+      const approval = use === 'id_token' ? approvals.get(grantId) : undefined;
+      return approval === undefined ? claims : { ...claims, [USER_SIGNATURE_CLAIM]: approval };
+    },
+  };
 }
 
 export function idpConfiguration(options: IdpOptions): Configuration {
   return {
     clients: IDP_CLIENTS,
     jwks: options.jwks,
-    findAccount: async (_ctx, sub) => {
+    findAccount: async (_ctx, sub, token) => {
       const citizen = findCitizenBySub(sub);
-      return citizen && accountOf(citizen);
+      return citizen && accountOf(citizen, options.approvals, token?.grantId);
     },
     claims: {
       // acr in the openid scope: every ID token carries it, whether or not the client asked with
@@ -53,8 +115,14 @@ export function idpConfiguration(options: IdpOptions): Configuration {
       sid: null,
       [SWEDISH_SCOPES.profile]: [SWEDISH_CLAIMS.givenName, SWEDISH_CLAIMS.familyName, SWEDISH_CLAIMS.name],
       [SWEDISH_SCOPES.naturalPersonNumber]: [SWEDISH_CLAIMS.personalIdentityNumber],
+      [SCOPE_SIGN]: [USER_SIGNATURE_CLAIM],
     },
     scopes: ['openid'],
+    extraParams: { [PARAM_SIGN_REQUEST]: signRequestValidator(options) },
+    discovery: {
+      // The sign message's MIME types (extension 5.3, OIDC.Sweden.Params 3.1.2).
+      'https://id.oidc.se/disco/userMessageSupportedMimeTypes': ['text/plain', 'text/markdown'],
+    },
     // Scope-requested claims go in the ID token too, not only to userinfo (OIDC Core 5.4 would keep them
     // out of it for the code flow): the signing service only ever sees the ID token.
     conformIdTokenClaims: false,

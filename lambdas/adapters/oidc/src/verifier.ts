@@ -2,9 +2,12 @@ import { compactVerify, decodeProtectedHeader } from 'jose';
 import {
   AssertionError,
   IdentityProviderUnavailableError,
+  SIGN_APPROVAL_TYPE,
+  USER_SIGNATURE_CLAIM,
   assertionReplayKey,
   checkAssertionClaims,
   checkRequestObjectClaims,
+  checkSignApproval,
   requestObjectReplayKey,
   signerFromClaims,
   type AssertionPolicy,
@@ -145,6 +148,15 @@ export class JwsAssertionVerifier implements AssertionVerifier {
       };
     }
     const claims = checkAssertionClaims(payload, options.policy, expectedNonce, this.clock(), verifyOptions);
+    if (verifyOptions.approval) {
+      const approval = await this.approvalOf(payload, keys);
+      checkSignApproval(
+        approval,
+        { ...claims, nonce: expectedNonce },
+        verifyOptions.approval,
+        options.policy,
+      );
+    }
     return {
       signer: signerFromClaims(payload, options.mapping),
       evidence: {
@@ -160,6 +172,60 @@ export class JwsAssertionVerifier implements AssertionVerifier {
       issuedAt: claims.issuedAt * 1000,
     };
   }
+
+  /**
+   * The verified payload of the token's sign approval (approval.ts): a compact JWS of type
+   * SIGN_APPROVAL_TYPE, base64 in the userSignature claim, signed with a key of the token's own issuer
+   * (the key set that verified the token) in an allowed algorithm. Its claims are checked by the caller.
+   */
+  private async approvalOf(
+    payload: Record<string, unknown>,
+    keys: RefreshingJwks,
+  ): Promise<Record<string, unknown>> {
+    const value = payload[USER_SIGNATURE_CLAIM];
+    if (value === undefined) throw approvalMissing();
+    if (typeof value !== 'string' || value.length > this.options.maxLength || !BASE64.test(value)) {
+      throw approvalInvalid('is not base64 of a compact JWS');
+    }
+    const jws = Buffer.from(value, 'base64').toString('utf8');
+    if (!COMPACT_JWS.test(jws)) throw approvalInvalid('is not base64 of a compact JWS');
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    try {
+      header = decodeProtectedHeader(jws);
+    } catch {
+      throw approvalInvalid('has no JSON header');
+    }
+    if (header.typ !== SIGN_APPROVAL_TYPE) throw approvalInvalid(`is not of type ${SIGN_APPROVAL_TYPE}`);
+    if (typeof header.alg !== 'string' || !this.options.algorithms.includes(header.alg)) {
+      throw approvalInvalid('is signed with an algorithm that is not accepted');
+    }
+    let approval: unknown;
+    try {
+      const verified = await compactVerify(jws, keys.resolve, { algorithms: [...this.options.algorithms] });
+      approval = JSON.parse(Buffer.from(verified.payload).toString('utf8'));
+    } catch (err) {
+      if (err instanceof IdentityProviderUnavailableError) throw err;
+      throw approvalInvalid("does not verify with the issuer's keys");
+    }
+    if (!approval || typeof approval !== 'object' || Array.isArray(approval)) {
+      throw approvalInvalid('payload is not a JSON object');
+    }
+    return approval as Record<string, unknown>;
+  }
+}
+
+/** The approval claim's value: standard base64 of a compact JWS (bounded, as the assertion itself). */
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+function approvalMissing(): AssertionError {
+  return new AssertionError(
+    'ASSERTION_APPROVAL_MISSING',
+    `the request has a sign message and the ID token carries no sign approval (${USER_SIGNATURE_CLAIM}): ask the identity provider with the sign scope and signRequest`,
+  );
+}
+
+function approvalInvalid(what: string): AssertionError {
+  return new AssertionError('ASSERTION_APPROVAL_INVALID', `the sign approval (userSignature) ${what}`);
 }
 
 function unverifiedIssuer(token: string): string | undefined {

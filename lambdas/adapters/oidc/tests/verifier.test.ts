@@ -16,13 +16,18 @@ import { JwsAssertionVerifier, RefreshingJwks } from '../src';
 import {
   AUDIENCE,
   BINDING,
+  EXPECTED_APPROVAL,
   ISSUER,
   LOA3,
   NONCE,
+  SIGNED_NONCE,
+  approvalClaims,
   claims,
   jwksOf,
   sign,
+  signedClaims,
   testKey,
+  userSignature,
   type TestKey,
 } from '../../../test-support/test-issuer';
 
@@ -381,4 +386,129 @@ test('property: any mutation of a valid token is refused with an assertion code,
     }),
     { numRuns: 400 },
   );
+});
+
+describe("a request with a sign message: the ID token must carry its issuer's approval of it", () => {
+  const expecting = { approval: EXPECTED_APPROVAL };
+
+  test('an approval signed by the issuer for this message, digest, subject and nonce is accepted (RS256 and ES256)', async () => {
+    const { verifier } = setup();
+    for (const key of [rsa, ec]) {
+      const token = await sign(key, signedClaims(now, await userSignature(key, approvalClaims(now))));
+      const verified = await verifier.verify(token, SIGNED_NONCE, expecting);
+      expect(verified.signer.serialNumber).toBe('197802022389');
+      // The CA's rule on time applies with the approval too.
+      await verifier.verify(token, SIGNED_NONCE, { ...expecting, maxAgeSeconds: 600 });
+    }
+    // Signed with another of the issuer's keys than the token: still the issuer's.
+    const mixed = await sign(rsa, signedClaims(now, await userSignature(ec, approvalClaims(now))));
+    await verifier.verify(mixed, SIGNED_NONCE, expecting);
+  });
+
+  test('without an expectation (no sign message) the claim is not required and not read', async () => {
+    const { verifier } = setup();
+    await verifier.verify(await sign(rsa, claims(now)), NONCE);
+    await verifier.verify(await sign(rsa, signedClaims(now, 'not an approval')), SIGNED_NONCE);
+  });
+
+  test('no approval: ASSERTION_APPROVAL_MISSING', async () => {
+    const { verifier } = setup();
+    const token = await sign(rsa, signedClaims(now, undefined));
+    expect(await refusal(verifier.verify(token, SIGNED_NONCE, expecting))).toBe('ASSERTION_APPROVAL_MISSING');
+  });
+
+  test.each<[string, (key: TestKey, attacker: TestKey) => Promise<unknown>, string]>([
+    ['not base64', async () => 'a.b.c!', 'ASSERTION_APPROVAL_INVALID'],
+    ['not a string', async () => 42, 'ASSERTION_APPROVAL_INVALID'],
+    ['base64 of no JWS', async () => Buffer.from('hello').toString('base64'), 'ASSERTION_APPROVAL_INVALID'],
+    [
+      'signed by a key the issuer does not publish',
+      (_key, attacker) => userSignature(attacker, approvalClaims(now)),
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'not typed as an approval (an ID token in its place)',
+      (key) => userSignature(key, approvalClaims(now), { typ: 'JWT' }),
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'an algorithm that is not accepted',
+      async (key) => {
+        const [h, p] = (await sign(key, approvalClaims(now), { typ: 'sign-approval+jwt' })).split('.');
+        const header = Buffer.from(
+          JSON.stringify({ ...JSON.parse(Buffer.from(h, 'base64url').toString()), alg: 'HS256' }),
+        ).toString('base64url');
+        const mac = createHmac('sha256', 'k').update(`${header}.${p}`).digest('base64url');
+        return Buffer.from(`${header}.${p}.${mac}`).toString('base64');
+      },
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'made by another issuer',
+      (key) => userSignature(key, approvalClaims(now, { iss: 'https://other.example' })),
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'for another subject',
+      (key) => userSignature(key, approvalClaims(now, { sub: 'someone-else' })),
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'for another authentication request (nonce)',
+      (key) => userSignature(key, approvalClaims(now, { nonce: NONCE })),
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'for another service',
+      (key) => userSignature(key, approvalClaims(now, { aud: 'other-service' })),
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'made before the login',
+      (key) => userSignature(key, approvalClaims(now, { iat: now - 200 })),
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'made after the token',
+      (key) => userSignature(key, approvalClaims(now, { iat: now + 120 })),
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'no iat',
+      (key) => userSignature(key, approvalClaims(now, { iat: undefined })),
+      'ASSERTION_APPROVAL_INVALID',
+    ],
+    [
+      'another sign message displayed',
+      (key) => userSignature(key, approvalClaims(now, { sign_message_hash: 'f'.repeat(64) })),
+      'ASSERTION_APPROVAL_MISMATCH',
+    ],
+    [
+      'no sign message hash',
+      (key) => userSignature(key, approvalClaims(now, { sign_message_hash: undefined })),
+      'ASSERTION_APPROVAL_MISMATCH',
+    ],
+    [
+      'other data approved (tbs_data)',
+      (key) => userSignature(key, approvalClaims(now, { tbs_data: Buffer.alloc(32, 9).toString('base64') })),
+      'ASSERTION_APPROVAL_MISMATCH',
+    ],
+  ])('an approval %s is refused', async (_name, approval, code) => {
+    const { verifier } = setup();
+    const attacker = await testKey('RS256', rsa.kid);
+    const token = await sign(rsa, signedClaims(now, await approval(rsa, attacker)));
+    expect(await refusal(verifier.verify(token, SIGNED_NONCE, expecting))).toBe(code);
+  });
+
+  test('the token must still bind the message: an approved token whose nonce lacks it is a binding mismatch', async () => {
+    const { verifier } = setup();
+    const approval = await userSignature(rsa, approvalClaims(now, { nonce: NONCE }));
+    const token = await sign(rsa, claims(now, { 'https://id.oidc.se/claim/userSignature': approval }));
+    expect(await refusal(verifier.verify(token, SIGNED_NONCE, expecting))).toBe('ASSERTION_BINDING_MISMATCH');
+  });
+
+  test('BINDING and its signed variant differ only by the message line', () => {
+    expect(SIGNED_NONCE).not.toBe(NONCE);
+    expect(EXPECTED_APPROVAL.tbsData).toBe(BINDING.digest);
+  });
 });

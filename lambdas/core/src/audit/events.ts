@@ -74,12 +74,13 @@ export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalVal
       hash('keySpkiHash');
       break;
     case 'certificate.issued':
-      fields(['requestId', 'serial', 'subjectHash'], ['assertionHash', 'keySpkiHash']);
+      fields(['requestId', 'serial', 'subjectHash'], ['assertionHash', 'keySpkiHash', 'signMessageHash']);
       id('requestId');
       check('serial', SERIAL, 'must be lower-case hex');
       hash('subjectHash');
       if (e.assertionHash !== undefined) hash('assertionHash');
       if (e.keySpkiHash !== undefined) hash('keySpkiHash');
+      if (e.signMessageHash !== undefined) hash('signMessageHash');
       break;
     case 'certificate.refused':
       fields(['requestId', 'code', 'keySpkiHash'], ['assertionHash', 'serial']);

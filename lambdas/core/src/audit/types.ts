@@ -69,6 +69,8 @@ export interface CertificateIssuedEvent {
   readonly assertionHash?: Sha256Hex;
   /** SHA-256 of the certified SubjectPublicKeyInfo: a key certified twice shows here. */
   readonly keySpkiHash?: Sha256Hex;
+  /** The sign message the citizen approved (signMessageHash), when the request had one. */
+  readonly signMessageHash?: Sha256Hex;
 }
 
 /**

@@ -21,11 +21,19 @@ export interface AssertionBinding {
   readonly format: SignatureFormat;
   /** For `cms` only. */
   readonly profile?: AdesProfile;
+  /**
+   * When the request has a sign message: its hash (signMessageHash, lower-case hex). The login then
+   * authorises this message too, and the assertion must attest that it was displayed (approval.ts).
+   */
+  readonly signMessageHash?: string;
 }
 
-/** The binding's fields in their fixed order, each on its own line (absent: an empty line). */
+/**
+ * The binding's fields in their fixed order, each on its own line (absent: an empty line); the sign
+ * message's hash is a ninth line, only when there is one (so a binding without a message is unchanged).
+ */
 export function bindingLines(binding: AssertionBinding): string[] {
-  return [
+  const lines = [
     BINDING_CONTEXT,
     binding.requestId.toLowerCase(),
     binding.digestAlgorithm,
@@ -35,6 +43,7 @@ export function bindingLines(binding: AssertionBinding): string[] {
     binding.format,
     binding.profile ?? '',
   ];
+  return binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash];
 }
 
 /**
@@ -56,6 +65,7 @@ export function bindingOf(request: {
   readonly signatureAlgorithm: SignatureAlgorithm;
   readonly format?: SignatureFormat;
   readonly profile?: AdesProfile;
+  readonly signMessageHash?: string;
 }): AssertionBinding {
   const format = request.format ?? 'raw';
   return {
@@ -66,5 +76,6 @@ export function bindingOf(request: {
     signatureAlgorithm: request.signatureAlgorithm,
     format,
     ...(format === 'cms' && request.profile ? { profile: request.profile } : {}),
+    ...(request.signMessageHash === undefined ? {} : { signMessageHash: request.signMessageHash }),
   };
 }

@@ -21,6 +21,12 @@ export type AssertionErrorCode =
   | 'ASSERTION_LOGIN_NOT_FRESH'
   /** At the CA: issued longer ago than a request may wait in the queue. */
   | 'ASSERTION_STALE'
+  /** The request has a sign message and the ID token carries no sign approval (userSignature). */
+  | 'ASSERTION_APPROVAL_MISSING'
+  /** The sign approval does not verify, or is not about this login (issuer, subject, nonce, time). */
+  | 'ASSERTION_APPROVAL_INVALID'
+  /** The sign approval attests another sign message, or other data, than this request's. */
+  | 'ASSERTION_APPROVAL_MISMATCH'
   /** A request object from a client that may not vouch for signers (or signed for another client). */
   | 'CLIENT_NOT_TRUSTED';
 

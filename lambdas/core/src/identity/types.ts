@@ -1,4 +1,5 @@
 import type { SignerIdentity } from '../sign-request';
+import type { ExpectedApproval } from './approval';
 
 /** Where the identity of a request's signer came from (kept on the record for the CA and the audit). */
 export type IdentityEvidence =
@@ -40,7 +41,7 @@ export interface VerifiedAssertion {
   readonly issuedAt: number;
 }
 
-/** How a verifier judges time. */
+/** How a verifier judges time, and what else the assertion must attest. */
 export interface VerifyOptions {
   /**
    * The CA's rule: the assertion's `iat` and `auth_time` no older than this (its own bound on how long a
@@ -48,6 +49,12 @@ export interface VerifyOptions {
    * the API accepted may expire while its request waits.
    */
   readonly maxAgeSeconds?: number;
+  /**
+   * For a request with a sign message (expectedApproval): an ID token must carry a sign approval from its
+   * issuer for this message and digest (approval.ts). A request object needs none: its client, the
+   * identity provider of its users, signs the nonce that binds the message's hash.
+   */
+  readonly approval?: ExpectedApproval;
 }
 
 /**

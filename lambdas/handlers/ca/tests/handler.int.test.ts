@@ -9,7 +9,15 @@ import { documentClient } from '../../../adapters/aws/src';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../../adapters/hsm/src';
 import { loadConfig } from '../../../config/src';
 import { AuditRepository } from '../../../adapters/dynamodb/src/audit-repository';
-import { assertionNonce, eventsOf, type AssertionBinding, type IssueItemResult } from '../../../core/src';
+import {
+  assertionNonce,
+  eventsOf,
+  signMessageHash,
+  type AssertionBinding,
+  type IssueItemResult,
+  type SignMessage,
+} from '../../../core/src';
+import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../../../../scripts/local/client-keys';
 import { TABLES } from '../../../resources/src';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { opensslVerifyChain } from '../../../../scripts/local/verify/openssl';
@@ -59,8 +67,12 @@ afterAll(async () => {
   doc?.destroy();
 });
 
-/** One item as the signer sends it: a fresh request, the citizen's login bound to it, a CSR. */
-async function item(): Promise<{
+/**
+ * One item as the signer sends it: a fresh request, the citizen's login bound to it, a CSR; with
+ * `shown`, the request has `message` and the citizen approved `shown` at the provider (the signature
+ * extension).
+ */
+async function item(options: { message?: SignMessage; shown?: SignMessage } = {}): Promise<{
   requestId: string;
   csrDer: string;
   assertion: string;
@@ -73,12 +85,23 @@ async function item(): Promise<{
     keyType: 'EC-P256',
     signatureAlgorithm: 'ECDSA',
     format: 'raw',
+    ...(options.message ? { signMessageHash: signMessageHash(options.message) } : {}),
   };
+  const shown = options.shown ?? options.message;
   const { idToken } = await obtainIdToken({
     issuer: localIssuer(),
     clientId: CLIENT_IDS.signingService,
     personalIdentityNumber: citizen.personalIdentityNumber,
     nonce: assertionNonce(binding),
+    ...(shown
+      ? {
+          signature: {
+            key: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),
+            tbsData: binding.digest,
+            signMessage: shown,
+          },
+        }
+      : {}),
   });
   const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys, signer);
   return { requestId: binding.requestId, csrDer: csrDer.toString('base64'), assertion: idToken, binding };
@@ -119,6 +142,33 @@ it('issues a certificate naming the citizen of the verified login, and logs no p
   ]);
   for (const value of Object.values(signer).filter((v) => v.length > 2))
     expect(JSON.stringify([...log.entries.values()])).not.toContain(value);
+});
+
+it("with a sign message: certifies on the provider's approval of it and records its hash; refuses a changed message or another text shown", async () => {
+  const message: SignMessage = { text: 'Jag godkänner hyresavtalet.', mimeType: 'text/plain' };
+  const approved = await item({ message });
+  const changed = await item({ message });
+  const otherShown = await item({
+    message,
+    shown: { text: 'Jag godkänner ingenting.', mimeType: 'text/plain' },
+  });
+  const results = await issue([
+    approved,
+    { ...changed, binding: { ...changed.binding, signMessageHash: 'ab'.repeat(32) } },
+    otherShown,
+  ]);
+  expect(results.map((r) => (r.ok ? 'issued' : r.error.code))).toEqual([
+    'issued',
+    'ASSERTION_BINDING_MISMATCH',
+    'ASSERTION_APPROVAL_MISMATCH',
+  ]);
+  const log = await new AuditRepository(doc, { tableName: tables.audit }).readAll();
+  expect(
+    eventsOf(log).find((e) => e.type === 'certificate.issued' && e.requestId === approved.requestId),
+  ).toMatchObject({
+    signMessageHash: signMessageHash(message),
+  });
+  expect(logged).not.toContain('hyresavtalet');
 });
 
 it('returns named refusals per item, and refuses what is not an issuance batch', async () => {

@@ -6,8 +6,27 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWK } from 'jose';
-import { LocalIdpLoginError, obtainIdToken } from '../../../client/src/oidc-login';
+import {
+  SignJWT,
+  compactVerify,
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  jwtVerify,
+  type JWTPayload,
+  type JWK,
+} from 'jose';
+import { signMessageHash } from '../../../../lambdas/core/src';
+import {
+  AuthorizationError,
+  LocalIdpLoginError,
+  PARAM_SIGN_REQUEST,
+  SCOPE_SIGN,
+  USER_SIGNATURE_CLAIM,
+  obtainIdToken,
+  type SignatureRequest,
+} from '../../../client/src/oidc-login';
+import type { SignMessage } from '../../../client/src/signing-client';
+import { localClientKey } from '../../client-keys';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS, type TestCitizen } from '../citizens';
 import { CLIENT_IDS, LOOPBACK_REDIRECT_URI } from '../clients';
 import { IdpStartError, rotateIdpKeys, startIdpProcess, type IdpProcess } from '../process';
@@ -19,6 +38,7 @@ const ID_TOKEN_TTL_SECONDS = 120;
 
 let dir: string;
 let keysFile: string;
+let clientKeysDir: string;
 let idp: IdpProcess;
 let nonceCounter = 0;
 
@@ -70,7 +90,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'local-idp-'));
   // A directory that does not exist yet: the IdP creates it.
   keysFile = join(dir, 'idp', 'jwks.json');
-  idp = await startIdpProcess({ keysFile, idTokenTtlSeconds: ID_TOKEN_TTL_SECONDS });
+  clientKeysDir = join(dir, 'client-keys');
+  idp = await startIdpProcess({ keysFile, clientKeysDir, idTokenTtlSeconds: ID_TOKEN_TTL_SECONDS });
 });
 
 afterAll(async () => {
@@ -113,6 +134,13 @@ test('discovery: loopback issuer, code flow with PKCE S256, the Swedish scopes, 
   expect(metadata.acr_values_supported).toEqual(LOA_VALUES);
   expect(metadata.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256']));
   expect(metadata.claims_parameter_supported).toBe(true);
+  // The signature extension (5.3): its scope, its claim, the sign message's MIME types.
+  expect(metadata.scopes_supported).toEqual(expect.arrayContaining([SCOPE_SIGN]));
+  expect(metadata.claims_supported).toEqual(expect.arrayContaining([USER_SIGNATURE_CLAIM]));
+  expect(metadata['https://id.oidc.se/disco/userMessageSupportedMimeTypes']).toEqual([
+    'text/plain',
+    'text/markdown',
+  ]);
 });
 
 test('ID tokens for each test citizen carry the identity claims, acr at the citizen level and auth_time', async () => {
@@ -214,7 +242,7 @@ describe('acr', () => {
     const essential = (values: string[]) => ({ id_token: { acr: { essential: true, values } } });
     expect(await acrOf(loa2Citizen, { claims: essential([LOA.loa2, LOA.loa3]) })).toBe(LOA.loa2);
     await expect(acrOf(loa2Citizen, { claims: essential([LOA.loa3]) })).rejects.toMatchObject({
-      error: 'unmet_authentication_requirements',
+      code: 'unmet_authentication_requirements',
     });
   });
 });
@@ -290,4 +318,162 @@ test('a broken keys file stops the IdP before it listens, with the reason', asyn
   const failure = (await startIdpProcess({ keysFile: broken }).catch((err: unknown) => err)) as Error;
   expect(failure).toBeInstanceOf(IdpStartError);
   expect(failure.message).toMatch(/broken\.json is not JSON/);
+});
+
+describe('the signature extension: sign scope, signRequest, the approval in userSignature', () => {
+  const MESSAGE: SignMessage = {
+    text: '## Avtal\n\nJag godkänner **avtalet** om hyra.',
+    mimeType: 'text/markdown',
+  };
+  const TBS = Buffer.alloc(32, 0xab).toString('base64');
+  const citizen = TEST_CITIZENS[0];
+
+  const signature = (overrides: Partial<SignatureRequest> = {}): SignatureRequest => ({
+    key: localClientKey(CLIENT_IDS.signingService, clientKeysDir),
+    tbsData: TBS,
+    signMessage: MESSAGE,
+    documentName: 'hyresavtal.pdf',
+    ...overrides,
+  });
+
+  const signLogin = (options: Partial<Parameters<typeof obtainIdToken>[0]> = {}) =>
+    obtainIdToken({
+      issuer: idp.issuer,
+      clientId: CLIENT_IDS.signingService,
+      personalIdentityNumber: citizen.personalIdentityNumber,
+      nonce: nonce(),
+      signature: signature(),
+      ...options,
+    });
+
+  /** The OAuth error the login ended with. */
+  const oauthError = async (login: Promise<unknown>): Promise<string> => {
+    const err = await login.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (!(err instanceof AuthorizationError)) throw new Error(`expected an OAuth error, got ${String(err)}`);
+    return err.code;
+  };
+
+  test('after the login and the citizen signing, the ID token carries the approval of exactly this message and data, signed by the issuer', async () => {
+    const sent = nonce();
+    const { idToken } = await signLogin({ nonce: sent });
+    const payload = await verifyIndependently(
+      idToken,
+      idp.issuer,
+      idp.jwksUri,
+      CLIENT_IDS.signingService,
+      'RS256',
+    );
+    expectCitizenClaims(payload, citizen, sent);
+    const approvalJws = Buffer.from(payload[USER_SIGNATURE_CLAIM] as string, 'base64').toString('utf8');
+    expect(decodeProtectedHeader(approvalJws)).toMatchObject({ typ: 'sign-approval+jwt', alg: 'RS256' });
+    const { payload: bytes } = await compactVerify(approvalJws, createRemoteJWKSet(new URL(idp.jwksUri)));
+    const approval = JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>;
+    expect(approval).toEqual({
+      iss: idp.issuer,
+      sub: citizen.sub,
+      aud: CLIENT_IDS.signingService,
+      iat: payload.auth_time,
+      nonce: sent,
+      tbs_data: TBS,
+      sign_message_hash: signMessageHash({ text: MESSAGE.text, mimeType: 'text/markdown' }),
+    });
+    // auth_time is the moment of the signature (extension 3.2.1), within the service's login gap.
+    expect(payload.iat! - (payload.auth_time as number)).toBeLessThanOrEqual(5);
+  });
+
+  test('the ES256 client gets an ES256 approval', async () => {
+    const { claims } = await signLogin({
+      clientId: CLIENT_IDS.signingServiceEs256,
+      idTokenSignedResponseAlg: 'ES256',
+      signature: signature({ key: localClientKey(CLIENT_IDS.signingServiceEs256, clientKeysDir) }),
+    });
+    const approvalJws = Buffer.from(claims[USER_SIGNATURE_CLAIM] as string, 'base64').toString('utf8');
+    expect(decodeProtectedHeader(approvalJws).alg).toBe('ES256');
+  });
+
+  test('a plain login carries no approval, and a signature is never remembered for the next login', async () => {
+    const { claims } = await obtainIdToken({
+      issuer: idp.issuer,
+      clientId: CLIENT_IDS.signingService,
+      personalIdentityNumber: citizen.personalIdentityNumber,
+      nonce: nonce(),
+    });
+    expect(claims[USER_SIGNATURE_CLAIM]).toBeUndefined();
+  });
+
+  test('the citizen cancels on the signature page: access_denied, no token', async () => {
+    expect(await oauthError(signLogin({ decision: 'cancel' }))).toBe('access_denied');
+  });
+
+  test.each<[string, () => Partial<Parameters<typeof obtainIdToken>[0]>, string]>([
+    [
+      'without the signRequest parameter',
+      () => ({ signature: undefined, scope: `openid profile ${SCOPE_SIGN}` }),
+      'invalid_request',
+    ],
+    ['without prompt consent', () => ({ prompt: 'login' }), 'invalid_request'],
+    [
+      'with a signRequest signed by a key the client did not register',
+      () => ({ signature: signature({ key: localClientKey('stranger', clientKeysDir) }) }),
+      'invalid_request',
+    ],
+    [
+      'with a sign message that cannot be displayed (a bidirectional override)',
+      () => ({ signature: signature({ signMessage: { text: 'betala \u202e001 kr' } }) }),
+      'invalid_request',
+    ],
+    [
+      'with a sign message of another MIME type',
+      () => ({
+        signature: signature({ signMessage: { text: '<b>x</b>', mimeType: 'text/html' as 'text/plain' } }),
+      }),
+      'invalid_request',
+    ],
+    [
+      'from a client that may not ask for signatures',
+      () => ({
+        clientId: CLIENT_IDS.otherService,
+        signature: signature({ key: localClientKey(CLIENT_IDS.otherService, clientKeysDir) }),
+      }),
+      'unauthorized_client',
+    ],
+  ])('a signature request %s is refused before anyone logs in', async (_what, options, code) => {
+    expect(await oauthError(signLogin(options()))).toBe(code);
+  });
+
+  test('a signRequest without the sign scope is refused', async () => {
+    const jwt = await new SignJWT({ tbs_data: TBS, sign_message: { message: 'SGVq' } })
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer(CLIENT_IDS.signingService)
+      .setAudience(idp.issuer)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(localClientKey(CLIENT_IDS.signingService, clientKeysDir).privateKey);
+    expect(
+      await oauthError(
+        obtainIdToken({
+          issuer: idp.issuer,
+          clientId: CLIENT_IDS.signingService,
+          personalIdentityNumber: citizen.personalIdentityNumber,
+          nonce: nonce(),
+          extraParameters: { [PARAM_SIGN_REQUEST]: jwt },
+        }),
+      ),
+    ).toBe('invalid_request');
+  });
+
+  test('a request naming its signer (essential personal identity number) refuses anyone else before showing the message', async () => {
+    const names = (number: string) => ({
+      claims: JSON.stringify({
+        id_token: { [SWEDISH_CLAIMS.personalIdentityNumber]: { essential: true, value: number } },
+      }),
+    });
+    await signLogin({ extraParameters: names(citizen.personalIdentityNumber) });
+    expect(
+      await oauthError(signLogin({ extraParameters: names(TEST_CITIZENS[1].personalIdentityNumber) })),
+    ).toBe('access_denied');
+  });
 });

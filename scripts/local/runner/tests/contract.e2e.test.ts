@@ -22,16 +22,18 @@ import {
   assertionNonce,
   bindingOf,
   defaultSignatureAlgorithm,
+  signMessageHash,
   type AdesProfile,
   type AssertionBinding,
   type DigestAlgorithm,
   type KeyType,
+  type SignMessage,
   type SignatureAlgorithm,
   type SignatureFormat,
 } from '../../../../lambdas/core/src';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { signRequestObject } from '../../../client/src/signing-client';
-import { localClientKey, localClientKeysEnv } from '../../client-keys';
+import { IDP_CLIENT_KEYS_DIR, localClientKey, localClientKeysEnv } from '../../client-keys';
 import { call, localIssuer, signerOf, type HttpResult } from '../../client';
 import { CLIENT_IDS } from '../../idp/clients';
 import { TEST_CITIZENS } from '../../idp/citizens';
@@ -218,6 +220,7 @@ const mutatedBodies = fc
       'requestId',
       'signer',
       'identityAssertion',
+      'signMessage',
       'extra',
     ),
     fc.oneof(
@@ -253,11 +256,19 @@ const respelledAssertions = fc
 
 // ---- properties ---------------------------------------------------------------------------------
 
+/** A body's sign message with the API's default MIME type, if it has one. */
+function signMessageOfBody(body: Record<string, unknown>): SignMessage | undefined {
+  const message = body.signMessage as { text: string; mimeType?: SignMessage['mimeType'] } | undefined;
+  return message && { text: message.text, mimeType: message.mimeType ?? 'text/plain' };
+}
+
 /** What a body binds, with the defaults the API applies (the assertion's nonce covers them). */
 function bindingOfBody(body: Record<string, unknown>): AssertionBinding {
   const keyType = (body.keyType ?? 'RSA-2048') as KeyType;
   const format = (body.format ?? 'raw') as SignatureFormat;
+  const message = signMessageOfBody(body);
   return bindingOf({
+    ...(message ? { signMessageHash: signMessageHash(message) } : {}),
     id: String(body.requestId).toLowerCase(),
     digest: String(body.digest),
     digestAlgorithm: body.digestAlgorithm as DigestAlgorithm,
@@ -296,10 +307,13 @@ test('schema-valid bodies with a registered client’s request object are accept
     fc.asyncProperty(signRequestBodies, fc.nat(), async (schemaValid, n) => {
       // A request id of its own: the other property draws the same bodies from the same seed.
       const generated = { ...schemaValid, requestId: randomUUID() };
+      // The client module's binding names the sign message itself (it hashes it for the nonce).
+      const { signMessageHash: _hash, ...bound } = bindingOfBody(generated);
+      const message = signMessageOfBody(generated);
       const identityAssertion = await signRequestObject({
         key: localClientKey(TRUSTED.clientId),
         clientId: TRUSTED.clientId,
-        binding: bindingOfBody(generated),
+        binding: { ...bound, ...(message ? { signMessage: message } : {}) },
         signer: signerOf(TEST_CITIZENS[n % 3]),
       });
       const body = { ...generated, identityAssertion };
@@ -324,13 +338,24 @@ test('schema-valid bodies with an identity assertion bound to them are accepted;
       expect(String((forged.body.error as Record<string, unknown>).message)).not.toMatch(
         /compact JWS|canonical base64url/,
       );
-      // The same body with a real login for this request id and digest.
+      // The same body with a real login for this request id and digest (and, with a sign message, the
+      // provider's approval of it: the signature extension).
       const citizen = TEST_CITIZENS[n % 3];
+      const message = signMessageOfBody(body);
       const { idToken } = await obtainIdToken({
         issuer: localIssuer(),
         clientId: CLIENT_IDS.signingService,
         personalIdentityNumber: citizen.personalIdentityNumber,
         nonce: assertionNonce(bindingOfBody(body)),
+        ...(message
+          ? {
+              signature: {
+                key: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),
+                tbsData: String(body.digest),
+                signMessage: message,
+              },
+            }
+          : {}),
       });
       const real = { ...body, identityAssertion: idToken };
       const res = await post(real);

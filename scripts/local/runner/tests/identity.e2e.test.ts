@@ -11,13 +11,14 @@ import { decodeJwt, importJWK, type CryptoKey, type JWK } from 'jose';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../../../../lambdas/adapters/aws/src';
 import { loadAwsConfig } from '../../../../lambdas/config/src';
-import { assertionNonce, type DigestAlgorithm } from '../../../../lambdas/core/src';
+import { assertionNonce, signMessageHash, type DigestAlgorithm } from '../../../../lambdas/core/src';
 import { TABLES } from '../../../../lambdas/resources/src';
 import { runOpenssl } from '../../verify/openssl';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { call, localIssuer, sampleRequest, type SampleRequest, type SignRequestView } from '../../client';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS } from '../../idp/citizens';
 import { CLIENT_IDS } from '../../idp/clients';
+import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../../client-keys';
 import { forgeIdToken, idpSigningKey } from '../../idp/forge';
 import { SWEDISH_CLAIMS } from '../../idp/profile';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
@@ -327,6 +328,81 @@ describe('bad assertions: their own code, no request, no key, no certificate, no
     const logged = lines.join('\n');
     expect(logged).toMatch(/identity assertion refused.*ASSERTION_EXPIRED/);
     expect(logged).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}\.eyJ/);
+  });
+});
+
+describe('a sign message: shown and approved at the identity provider, attested in the token, kept as a hash', () => {
+  // A marker that must never reach a log line (the message is not logged, only its hash is kept).
+  const MESSAGE = {
+    text: 'Jag godkänner avtal Hemlig-7f3a-4711 om fjärrvärme.',
+    mimeType: 'text/plain' as const,
+  };
+
+  /** A login for `shown` at the IdP (the signature extension) whose nonce binds `bound` (default: the same). */
+  async function approvedLogin(b: ReturnType<typeof binding>, shown: typeof MESSAGE, bound = shown) {
+    return (
+      await obtainIdToken({
+        issuer: localIssuer(),
+        clientId: CLIENT_IDS.signingService,
+        personalIdentityNumber: TEST_CITIZENS[0].personalIdentityNumber,
+        nonce: assertionNonce({ ...b.body, signMessageHash: signMessageHash(bound) }),
+        signature: {
+          key: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),
+          tbsData: b.body.digest,
+          signMessage: shown,
+        },
+      })
+    ).idToken;
+  }
+
+  test('approved: signed, the request shows the hash, no log line shows the text', async () => {
+    const b = binding();
+    const res = await post({
+      ...b.body,
+      signMessage: MESSAGE,
+      identityAssertion: await approvedLogin(b, MESSAGE),
+    });
+    expect(res.status).toBe(202);
+    const view = (await result(b.requestId)) as SignRequestView & { signMessageHash?: string };
+    expect(view.status).toBe('signed');
+    expect(view.signMessageHash).toBe(signMessageHash(MESSAGE));
+    expect(lines.join('\n')).not.toContain('Hemlig-7f3a-4711');
+  });
+
+  test('refused with its own code, nothing stored, no key: a login without the approval, or an approval of another text', async () => {
+    const depth = await settledPoolDepth();
+    // A plain login (no signature extension) whose nonce binds the message: the provider never showed it.
+    const plain = binding();
+    const unshown = await obtainIdToken({
+      issuer: localIssuer(),
+      clientId: CLIENT_IDS.signingService,
+      personalIdentityNumber: TEST_CITIZENS[0].personalIdentityNumber,
+      nonce: assertionNonce({ ...plain.body, signMessageHash: signMessageHash(MESSAGE) }),
+    });
+    const missing = await post({ ...plain.body, signMessage: MESSAGE, identityAssertion: unshown.idToken });
+    expect([missing.status, missing.body.error?.code]).toEqual([400, 'ASSERTION_APPROVAL_MISSING']);
+    // The e-service binds one text and has the provider show another.
+    const swapped = binding();
+    const shownOther = await approvedLogin(
+      swapped,
+      { ...MESSAGE, text: 'Jag godkänner ingenting.' },
+      MESSAGE,
+    );
+    const mismatch = await post({ ...swapped.body, signMessage: MESSAGE, identityAssertion: shownOther });
+    expect([mismatch.status, mismatch.body.error?.code]).toEqual([400, 'ASSERTION_APPROVAL_MISMATCH']);
+    // A text the API cannot accept: its own code, before any assertion check.
+    const bidi = await post({
+      ...binding().body,
+      signMessage: { text: 'betala \u202e001' },
+      identityAssertion: unshown.idToken,
+    });
+    expect([bidi.status, bidi.body.error?.code]).toEqual([400, 'SIGN_MESSAGE_INVALID']);
+    for (const id of [plain.requestId, swapped.requestId]) {
+      expect((await call(`${pipeline.url}/sign-requests/${id}`, { apiKey: pipeline.apiKey })).status).toBe(
+        404,
+      );
+    }
+    expect(await settledPoolDepth()).toBe(depth);
   });
 });
 

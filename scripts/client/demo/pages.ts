@@ -1,0 +1,179 @@
+/** The demo e-service's pages: server-rendered HTML, no scripts, no external resources. */
+
+export function escapeHtml(value: string): string {
+  return value.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
+}
+
+const STYLE = [
+  'body{font-family:system-ui,sans-serif;max-width:40em;margin:2em auto;padding:0 1em;line-height:1.5;color:#1b1b1b}',
+  'header{background:#2d4a22;color:#fff;padding:.6em 1em;border-radius:4px}header p{margin:0}',
+  'label{display:block;font-weight:bold;margin:1em 0 .3em}',
+  'textarea{width:100%;font:inherit;padding:.4em}input[type=file]{font-size:1em}',
+  'button,.button{font-size:1.05em;padding:.5em 1.2em;margin:.8em .6em .4em 0;border-radius:4px;border:1px solid #2d4a22;background:#3b6b2c;color:#fff;cursor:pointer;text-decoration:none;display:inline-block}',
+  'button.secondary{background:#fff;color:#2d4a22}',
+  'button:focus-visible,a:focus-visible,textarea:focus-visible,input:focus-visible,select:focus-visible{outline:3px solid #f0a500;outline-offset:2px}',
+  '.message{white-space:pre-wrap;border:2px solid #3b6b2c;border-radius:6px;padding:.8em 1em;background:#f5faf2}',
+  '.passed{color:#1d6b1d}.failed{color:#a00}.note{color:#444;font-size:.95em}',
+  'dt{font-weight:bold}dd{margin:0 0 .6em 0;word-break:break-word}',
+  'fieldset{border:1px solid #bbb;border-radius:4px}',
+].join('');
+
+export function page(title: string, body: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} – demo e-service</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header><p>Demo e-service: sign a PDF with your eID (local signing pipeline, test citizens only)</p></header>
+<main>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export const DEFAULT_MESSAGE = 'I have read the document and I approve its content.';
+
+export function startPage(error?: string): string {
+  return page(
+    'Sign a PDF',
+    `${error ? `<p class="failed" role="alert">${escapeHtml(error)}</p>` : ''}
+<p>Choose a PDF and write the text you will approve. Your identity provider shows that text, the
+document's name and its fingerprint before you sign; the signing service certifies a one-time key for
+exactly the person who logged in and signs the document with it.</p>
+<form method="post" action="/documents" enctype="multipart/form-data">
+<label for="document">PDF document</label>
+<input type="file" id="document" name="document" accept="application/pdf,.pdf" required>
+<label for="message">Text to approve (at most 1000 characters)</label>
+<textarea id="message" name="message" rows="4" maxlength="1000" required>${escapeHtml(DEFAULT_MESSAGE)}</textarea>
+<fieldset>
+<legend>The text is</legend>
+<label><input type="radio" name="mimeType" value="text/plain" checked> plain text</label>
+<label><input type="radio" name="mimeType" value="text/markdown"> Markdown</label>
+</fieldset>
+<button type="submit" id="continue">Continue</button>
+</form>`,
+  );
+}
+
+export function reviewPage(options: {
+  readonly documentName: string;
+  readonly fingerprint: string;
+  readonly messageText: string;
+  readonly mimeType: string;
+}): string {
+  return page(
+    'Review before signing',
+    `<dl>
+<dt>Document</dt><dd id="document-name">${escapeHtml(options.documentName)}</dd>
+<dt>Fingerprint (SHA-256 of the signed byte ranges)</dt><dd><code id="fingerprint">${escapeHtml(options.fingerprint)}</code></dd>
+</dl>
+<h2 id="message-heading">The text you are about to approve</h2>
+<div class="message" id="sign-message" aria-labelledby="message-heading">${escapeHtml(options.messageText)}</div>
+<p class="note">${
+      options.mimeType === 'text/markdown' ? 'Your identity provider shows it formatted as Markdown. ' : ''
+    }Compare it, and the fingerprint, with what your identity provider shows you.</p>
+<form method="post" action="/login">
+<button type="submit" id="sign">Sign with eID</button>
+</form>
+<form method="post" action="/reset">
+<button type="submit" class="secondary">Start over</button>
+</form>`,
+  );
+}
+
+export interface ValidationSummary {
+  /** Every signature of the PDF passed. */
+  readonly passed: boolean;
+  readonly signatures: ReadonlyArray<{
+    readonly indication: string;
+    readonly subIndication?: string;
+    readonly format?: string;
+    readonly signer?: string;
+    readonly chainTrusted?: boolean;
+    readonly signingTime?: string;
+  }>;
+  /** The validator could not run. */
+  readonly error?: string;
+}
+
+function validationHtml(validation: ValidationSummary | undefined): string {
+  if (!validation) return '<p class="note">No validator is configured.</p>';
+  if (validation.error) {
+    return `<p class="failed" id="validation">The validator could not run: ${escapeHtml(validation.error)}</p>`;
+  }
+  const rows = validation.signatures
+    .map(
+      (s) =>
+        `<li><strong class="${s.indication === 'TOTAL_PASSED' ? 'passed' : 'failed'}">${escapeHtml(
+          s.subIndication ? `${s.indication} (${s.subIndication})` : s.indication,
+        )}</strong>, ${escapeHtml(s.format ?? 'no format')}; signer ${escapeHtml(s.signer ?? 'unknown')}; chain trusted: ${
+          s.chainTrusted ? 'yes' : 'no'
+        }${s.signingTime ? `; signing time ${escapeHtml(s.signingTime)}` : ''}</li>`,
+    )
+    .join('\n');
+  return `<p id="validation" class="${validation.passed ? 'passed' : 'failed'}">${
+    validation.passed ? 'Every signature passed' : 'Not every signature passed'
+  } (EU DSS validator, trusting the local root CA only).</p>
+<ul>${rows}</ul>`;
+}
+
+export function signedPage(options: {
+  readonly documentName: string;
+  readonly requestId: string;
+  readonly certificateSerial: string;
+  readonly signer: string;
+  /** The AdES level the signed PDF reached. */
+  readonly level: string;
+  readonly signMessageHash?: string;
+  readonly validation?: ValidationSummary;
+}): string {
+  return page(
+    'Signed',
+    `<p class="passed" role="status" id="outcome">The document is signed.</p>
+<p><a class="button" id="download" href="/download">Download the signed PDF</a></p>
+<dl>
+<dt>Document</dt><dd>${escapeHtml(options.documentName)}</dd>
+<dt>Signer (from the one-time certificate)</dt><dd id="signer">${escapeHtml(options.signer)}</dd>
+<dt>Level</dt><dd id="level">PAdES ${escapeHtml(options.level)}</dd>
+<dt>Sign request</dt><dd><code id="request-id">${escapeHtml(options.requestId)}</code></dd>
+<dt>Certificate serial</dt><dd><code id="certificate-serial">${escapeHtml(options.certificateSerial)}</code></dd>
+${options.signMessageHash ? `<dt>Hash of the approved text</dt><dd><code id="sign-message-hash">${escapeHtml(options.signMessageHash)}</code></dd>` : ''}
+</dl>
+<h2>Validation</h2>
+${validationHtml(options.validation)}
+<form method="post" action="/reset"><button type="submit" class="secondary">Sign another document</button></form>`,
+  );
+}
+
+export function cancelledPage(): string {
+  return page(
+    'Not signed',
+    `<p role="status" id="outcome">You cancelled at the identity provider. Nothing was signed.</p>
+<form method="post" action="/reset"><button type="submit">Start over</button></form>`,
+  );
+}
+
+export function failedPage(code: string, message: string): string {
+  return page(
+    'Not signed',
+    `<p class="failed" role="alert" id="outcome">The document was not signed: <code>${escapeHtml(code)}</code> ${escapeHtml(message)}</p>
+<form method="post" action="/reset"><button type="submit">Start over</button></form>`,
+  );
+}
+
+export function errorPage(status: number, message: string): string {
+  return page(
+    status === 404 ? 'Not found' : 'Something went wrong',
+    `<p class="failed" role="alert">${escapeHtml(message)}</p><p><a href="/">Start over</a></p>`,
+  );
+}
