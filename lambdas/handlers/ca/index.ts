@@ -31,11 +31,10 @@ import { loadCaConfig, loadConfig, loadIdentityConfig } from '../../config/src';
 import { PkiError } from '../../pki/src';
 import { TABLES, tableName } from '../../resources/src';
 import { CaError, CertificateAuthority, caCertificateStore } from '../../ca/src';
+import { onceUntilFailure } from '../shared/once';
 
 /** Never logs identities, assertions, CSRs or certificates: only request ids, serials and error codes. */
 const logger = new Logger({ serviceName: 'ca' });
-
-let ready: Promise<CertificateAuthority> | undefined;
 
 async function setUp(): Promise<CertificateAuthority> {
   const config = loadConfig();
@@ -60,13 +59,7 @@ async function setUp(): Promise<CertificateAuthority> {
 }
 
 /** Lazily, once; a failed set-up is tried again on the next invocation. */
-function certificateAuthority(): Promise<CertificateAuthority> {
-  ready ??= setUp().catch((err: unknown) => {
-    ready = undefined;
-    throw err;
-  });
-  return ready;
-}
+const certificateAuthority = onceUntilFailure(setUp);
 
 /** A checked item, or the refusal it gets without reaching the CA. */
 function parseItem(

@@ -16,6 +16,7 @@ import { OcspResponder, caCertificateStore } from '../../ca/src';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { ocspErrorResponse } from '../../pki/src';
 import { TABLES, tableName } from '../../resources/src';
+import { onceUntilFailure } from '../shared/once';
 
 const logger = new Logger({ serviceName: 'ocsp' });
 /** A GET request is at most a few hundred bytes of base64; POST bodies are capped the same way. */
@@ -53,8 +54,6 @@ export function ocspRequestOf(event: APIGatewayProxyEvent): Buffer | undefined {
   return Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
 }
 
-let ready: Promise<{ responder: OcspResponder; maxAgeSeconds: number }> | undefined;
-
 async function setUp(): Promise<{ responder: OcspResponder; maxAgeSeconds: number }> {
   const { hsm: hsmConfig, aws } = loadConfig();
   const config = loadCaConfig();
@@ -77,13 +76,7 @@ async function setUp(): Promise<{ responder: OcspResponder; maxAgeSeconds: numbe
 }
 
 /** Once per environment; a failed set-up is tried again on the next request. */
-function responder(): Promise<{ responder: OcspResponder; maxAgeSeconds: number }> {
-  ready ??= setUp().catch((err: unknown) => {
-    ready = undefined;
-    throw err;
-  });
-  return ready;
-}
+const responder = onceUntilFailure(setUp);
 
 export async function handler(
   event: APIGatewayProxyEvent,

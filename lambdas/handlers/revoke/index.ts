@@ -20,6 +20,7 @@ import {
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { TABLES, tableName } from '../../resources/src';
 import { revokeCertificate } from '../../ca/src';
+import { onceUntilFailure } from '../shared/once';
 
 const logger = new Logger({ serviceName: 'revoke' });
 
@@ -29,8 +30,6 @@ interface RevokeContext {
   /** Starts the CRL publication (asynchronous invoke): a revocation shows in the CRL within seconds. */
   readonly publish: () => Promise<void>;
 }
-
-let ready: Promise<RevokeContext> | undefined;
 
 async function setUp(): Promise<RevokeContext> {
   const config = loadConfig();
@@ -43,13 +42,7 @@ async function setUp(): Promise<RevokeContext> {
   };
 }
 
-function revocation(): Promise<RevokeContext> {
-  ready ??= setUp().catch((err: unknown) => {
-    ready = undefined;
-    throw err;
-  });
-  return ready;
-}
+const revocation = onceUntilFailure(setUp);
 
 export async function handler(event: unknown, context?: Context): Promise<RevokeResponse> {
   if (context) logger.addContext(context);

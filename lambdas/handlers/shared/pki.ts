@@ -10,6 +10,7 @@ import { RevocationAuthority, caCertificateStore, type CaCertificateStore } from
 import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig } from '../../config/src';
 import type { PkiPublisher } from '../../core/src';
 import { TABLES, tableName } from '../../resources/src';
+import { onceUntilFailure } from './once';
 
 export interface PkiContext {
   readonly config: CaConfig;
@@ -23,8 +24,6 @@ export interface PkiContext {
   /** Forgets the signers, so the next call reads the CA certificates again. */
   reload(): void;
 }
-
-let context: Promise<PkiContext> | undefined;
 
 async function setUp(): Promise<PkiContext> {
   const { hsm: hsmConfig, aws } = loadConfig();
@@ -62,10 +61,4 @@ async function setUp(): Promise<PkiContext> {
 }
 
 /** Once per environment; a failed set-up is tried again on the next invocation. */
-export function sharedPki(): Promise<PkiContext> {
-  context ??= setUp().catch((err: unknown) => {
-    context = undefined;
-    throw err;
-  });
-  return context;
-}
+export const sharedPki = onceUntilFailure(setUp);

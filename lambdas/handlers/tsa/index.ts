@@ -11,6 +11,7 @@ import { connectHsm } from '../../adapters/hsm/src';
 import { TimeStampAuthority, caCertificateStore } from '../../ca/src';
 import { loadCaConfig, loadConfig } from '../../config/src';
 import { timeStampRejection } from '../../pki/src';
+import { onceUntilFailure } from '../shared/once';
 
 const logger = new Logger({ serviceName: 'tsa' });
 /** A TimeStampReq is about a hundred bytes; anything much larger is not one. */
@@ -33,8 +34,6 @@ export function timeStampQueryOf(event: APIGatewayProxyEvent): Buffer | undefine
   return der.length > 0 && der.length <= MAX_REQUEST_BYTES ? der : undefined;
 }
 
-let ready: Promise<TimeStampAuthority> | undefined;
-
 async function setUp(): Promise<TimeStampAuthority> {
   const { hsm: hsmConfig, aws } = loadConfig();
   const config = loadCaConfig();
@@ -48,13 +47,7 @@ async function setUp(): Promise<TimeStampAuthority> {
 }
 
 /** Once per environment; a failed set-up is tried again on the next request. */
-function authority(): Promise<TimeStampAuthority> {
-  ready ??= setUp().catch((err: unknown) => {
-    ready = undefined;
-    throw err;
-  });
-  return ready;
-}
+const authority = onceUntilFailure(setUp);
 
 export async function handler(
   event: APIGatewayProxyEvent,
