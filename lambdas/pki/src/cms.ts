@@ -30,6 +30,7 @@ import { AlgorithmIdentifier, Certificate, GeneralName, Time } from '@peculiar/a
 import * as ecc from '@peculiar/asn1-ecc';
 import * as rsa from '@peculiar/asn1-rsa';
 import {
+  DIGEST_LENGTH,
   nodeHashName,
   type AdesProfile,
   type ContainerBuilder,
@@ -61,11 +62,10 @@ const ECDSA_OIDS: Readonly<Record<DigestAlgorithm, string>> = {
   'SHA-512': ecc.id_ecdsaWithSHA512,
 };
 
-const DIGEST_LENGTHS: Readonly<Record<DigestAlgorithm, number>> = {
-  'SHA-256': 32,
-  'SHA-384': 48,
-  'SHA-512': 64,
-};
+/** The SHA-2 algorithm an AlgorithmIdentifier OID names; undefined for any other (SHA-1 among them). */
+export function digestAlgorithmOfOid(oid: string): DigestAlgorithm | undefined {
+  return (Object.keys(DIGEST_OIDS) as DigestAlgorithm[]).find((a) => DIGEST_OIDS[a] === oid);
+}
 
 /** SHA-2 AlgorithmIdentifier with absent parameters (RFC 5754 3: "SHOULD omit"). */
 export function digestAlgorithmIdentifier(algorithm: DigestAlgorithm): AlgorithmIdentifier {
@@ -94,7 +94,7 @@ export function signatureAlgorithmIdentifier(
           algorithm: rsa.id_mgf1,
           parameters: AsnConvert.serialize(hash),
         }),
-        saltLength: DIGEST_LENGTHS[digestAlgorithm],
+        saltLength: DIGEST_LENGTH[digestAlgorithm],
       });
       return new AlgorithmIdentifier({
         algorithm: rsa.id_RSASSA_PSS,
@@ -119,38 +119,57 @@ function attribute(type: string, value: unknown): Attribute {
   return new Attribute({ attrType: type, attrValues: [AsnConvert.serialize(value)] });
 }
 
+/** The contentType signed attribute (an OID value, encoded as such, not as a schema object). */
+export function contentTypeAttribute(contentType: string): Attribute {
+  return new Attribute({
+    attrType: id_contentType,
+    attrValues: [AsnObjectIdentifierConverter.toASN(contentType).toBER()],
+  });
+}
+
+export function messageDigestAttribute(digest: Buffer): Attribute {
+  return attribute(id_messageDigest, new OctetString(digest));
+}
+
+/** ESS signingCertificateV2 naming one certificate: its SHA-256, its issuer and serial (RFC 5035, 5816). */
+export function signingCertificateV2Attribute(certificateDer: Buffer): Attribute {
+  const certificate = AsnConvert.parse(certificateDer, Certificate);
+  const essCertId = new EssCertIdV2({
+    certHash: new OctetString(createHash('sha256').update(certificateDer).digest()),
+    issuerSerial: new IssuerSerial({
+      issuer: [new GeneralName({ directoryName: certificate.tbsCertificate.issuer })],
+      serialNumber: certificate.tbsCertificate.serialNumber,
+    }),
+  });
+  return attribute(id_aa_signingCertificateV2, new SigningCertificateV2({ certs: [essCertId] }));
+}
+
+/** Attributes in DER order (a SET OF is sorted by its elements' encodings), as a verifier re-encodes them. */
+export function derOrdered(attributes: readonly Attribute[]): Attribute[] {
+  return attributes
+    .map((a) => ({ a, der: Buffer.from(AsnConvert.serialize(a)) }))
+    .sort((x, y) => Buffer.compare(x.der, y.der))
+    .map((x) => x.a);
+}
+
 /**
  * The signed attributes, in DER order (a SET OF is sorted by the encodings of its elements), so the bytes
  * signed are exactly the bytes a verifier re-encodes: contentType id-data, messageDigest,
  * signingCertificateV2 (SHA-256 of the certificate, its issuer and serial) and, for CAdES, signingTime.
  */
 export function signedAttributes(input: SignedAttributesInput): Attribute[] {
-  if (input.messageDigest.length !== DIGEST_LENGTHS[input.digestAlgorithm]) {
-    throw new RangeError(`messageDigest must be ${DIGEST_LENGTHS[input.digestAlgorithm]} bytes`);
+  if (input.messageDigest.length !== DIGEST_LENGTH[input.digestAlgorithm]) {
+    throw new RangeError(`messageDigest must be ${DIGEST_LENGTH[input.digestAlgorithm]} bytes`);
   }
-  const certificate = AsnConvert.parse(input.certificateDer, Certificate);
-  const essCertId = new EssCertIdV2({
-    certHash: new OctetString(createHash('sha256').update(input.certificateDer).digest()),
-    issuerSerial: new IssuerSerial({
-      issuer: [new GeneralName({ directoryName: certificate.tbsCertificate.issuer })],
-      serialNumber: certificate.tbsCertificate.serialNumber,
-    }),
-  });
   const attributes = [
-    new Attribute({
-      attrType: id_contentType,
-      attrValues: [AsnObjectIdentifierConverter.toASN(id_data).toBER()],
-    }),
-    attribute(id_messageDigest, new OctetString(input.messageDigest)),
-    attribute(id_aa_signingCertificateV2, new SigningCertificateV2({ certs: [essCertId] })),
+    contentTypeAttribute(id_data),
+    messageDigestAttribute(input.messageDigest),
+    signingCertificateV2Attribute(input.certificateDer),
   ];
   if (input.profile === 'CAdES-B-B') {
     attributes.push(attribute(id_signingTime, new Time(input.signingTime)));
   }
-  return attributes
-    .map((a) => ({ a, der: Buffer.from(AsnConvert.serialize(a)) }))
-    .sort((x, y) => Buffer.compare(x.der, y.der))
-    .map((x) => x.a);
+  return derOrdered(attributes);
 }
 
 /** The DER the signature covers: the attributes as a SET OF (tag 0x31), RFC 5652 5.4. */

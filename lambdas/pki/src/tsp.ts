@@ -5,7 +5,6 @@
  */
 import { X509Certificate, createHash, verify } from 'node:crypto';
 import {
-  Attribute,
   CertificateChoices,
   CertificateSet,
   ContentInfo,
@@ -17,12 +16,11 @@ import {
   SignerIdentifier,
   SignerInfo,
   SignerInfos,
-  id_contentType,
   id_messageDigest,
   id_signedData,
 } from '@peculiar/asn1-cms';
-import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar/asn1-schema';
-import { Certificate, GeneralName } from '@peculiar/asn1-x509';
+import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
+import { Certificate, GeneralName, id_ce_extKeyUsage } from '@peculiar/asn1-x509';
 import {
   Accuracy,
   MessageImprint,
@@ -36,27 +34,23 @@ import {
   TimeStampToken,
   id_ct_tstInfo,
 } from '@peculiar/asn1-tsp';
-import { nodeHashName, type DigestAlgorithm } from '../../core/src';
+import { DIGEST_LENGTH, nodeHashName, type DigestAlgorithm } from '../../core/src';
 import { schemeFor } from './algorithms';
-import type { CertificateSigner } from './certificate';
-import { digestAlgorithmIdentifier, signatureAlgorithmIdentifier, signedAttributesDer } from './cms';
+import { id_kp_timeStamping, type CertificateSigner } from './certificate';
+import {
+  contentTypeAttribute,
+  derOrdered,
+  digestAlgorithmIdentifier,
+  digestAlgorithmOfOid,
+  messageDigestAttribute,
+  signatureAlgorithmIdentifier,
+  signedAttributesDer,
+  signingCertificateV2Attribute,
+} from './cms';
 import { outerLength, toArrayBuffer } from './der';
 import { PkiError } from './errors';
-import { EssCertIdV2, IssuerSerial, SigningCertificateV2, id_aa_signingCertificateV2 } from './ess';
 
 const MAX_REQUEST_BYTES = 4096;
-/** RFC 3161 requests name a hash; SHA-1 and weaker ones are refused (badAlg). */
-const IMPRINT_ALGORITHMS: Readonly<Record<string, DigestAlgorithm>> = {
-  '2.16.840.1.101.3.4.2.1': 'SHA-256',
-  '2.16.840.1.101.3.4.2.2': 'SHA-384',
-  '2.16.840.1.101.3.4.2.3': 'SHA-512',
-};
-const IMPRINT_LENGTHS: Readonly<Record<DigestAlgorithm, number>> = {
-  'SHA-256': 32,
-  'SHA-384': 48,
-  'SHA-512': 64,
-};
-
 /** PKIFailureInfo bits (RFC 3161 2.4.2), by name. */
 const FAILURE_BITS = {
   badAlg: 0,
@@ -116,14 +110,14 @@ export function parseTimeStampRequest(der: Buffer): ParsedTimeStampRequest {
   if (request.extensions?.length) {
     throw new TimeStampRequestError('unacceptedExtension', 'request extensions are not supported');
   }
-  const algorithm = IMPRINT_ALGORITHMS[request.messageImprint.hashAlgorithm.algorithm];
+  const algorithm = digestAlgorithmOfOid(request.messageImprint.hashAlgorithm.algorithm);
   if (!algorithm)
     throw new TimeStampRequestError('badAlg', 'the imprint must be SHA-256, SHA-384 or SHA-512');
   const hash = Buffer.from(request.messageImprint.hashedMessage.buffer);
-  if (hash.length !== IMPRINT_LENGTHS[algorithm]) {
+  if (hash.length !== DIGEST_LENGTH[algorithm]) {
     throw new TimeStampRequestError(
       'badDataFormat',
-      `a ${algorithm} imprint is ${IMPRINT_LENGTHS[algorithm]} bytes`,
+      `a ${algorithm} imprint is ${DIGEST_LENGTH[algorithm]} bytes`,
     );
   }
   if (request.nonce && request.nonce.byteLength > 32) {
@@ -212,34 +206,11 @@ export async function signTimeStampResponse(input: TimeStampTokenInput): Promise
   const tstInfoDer = Buffer.from(AsnConvert.serialize(tstInfo));
   const scheme = schemeFor(input.signer.keyType);
   const certificate = AsnConvert.parse(input.tsaCertificateDer, Certificate);
-  const essCertId = new EssCertIdV2({
-    certHash: new OctetString(createHash('sha256').update(input.tsaCertificateDer).digest()),
-    issuerSerial: new IssuerSerial({
-      issuer: [new GeneralName({ directoryName: certificate.tbsCertificate.issuer })],
-      serialNumber: certificate.tbsCertificate.serialNumber,
-    }),
-  });
-  const attributes = [
-    new Attribute({
-      attrType: id_contentType,
-      attrValues: [AsnObjectIdentifierConverter.toASN(id_ct_tstInfo).toBER()],
-    }),
-    new Attribute({
-      attrType: id_messageDigest,
-      attrValues: [
-        AsnConvert.serialize(
-          new OctetString(createHash(nodeHashName(scheme.digestAlgorithm)).update(tstInfoDer).digest()),
-        ),
-      ],
-    }),
-    new Attribute({
-      attrType: id_aa_signingCertificateV2,
-      attrValues: [AsnConvert.serialize(new SigningCertificateV2({ certs: [essCertId] }))],
-    }),
-  ]
-    .map((a) => ({ a, der: Buffer.from(AsnConvert.serialize(a)) }))
-    .sort((x, y) => Buffer.compare(x.der, y.der))
-    .map((x) => x.a);
+  const attributes = derOrdered([
+    contentTypeAttribute(id_ct_tstInfo),
+    messageDigestAttribute(createHash(nodeHashName(scheme.digestAlgorithm)).update(tstInfoDer).digest()),
+    signingCertificateV2Attribute(input.tsaCertificateDer),
+  ]);
   const toBeSigned = createHash(nodeHashName(scheme.digestAlgorithm))
     .update(signedAttributesDer(attributes))
     .digest();
@@ -300,7 +271,7 @@ export function timeStampTokenInfo(tokenDer: Buffer): TimeStampTokenInfo {
     const content = signedData.encapContentInfo;
     if (content.eContentType !== id_ct_tstInfo || !content.eContent?.single) throw new Error('content');
     const info = AsnConvert.parse(content.eContent.single.buffer, TSTInfo);
-    const algorithm = IMPRINT_ALGORITHMS[info.messageImprint.hashAlgorithm.algorithm];
+    const algorithm = digestAlgorithmOfOid(info.messageImprint.hashAlgorithm.algorithm);
     if (!algorithm) throw new Error('imprint algorithm');
     return {
       genTime: info.genTime,
@@ -383,7 +354,7 @@ export function verifyTimeStampToken(tokenDer: Buffer, trustAnchorsPem: readonly
       );
     });
     if (!leafDer) throw new Error('no signer certificate in the token');
-    const digestName = nodeHashName(digestOfOid(signer.digestAlgorithm.algorithm));
+    const digestName = nodeHashName(requiredDigestAlgorithm(signer.digestAlgorithm.algorithm));
     const messageDigest = signer.signedAttrs.find((a) => a.attrType === id_messageDigest);
     const expected = createHash(digestName).update(Buffer.from(content.buffer)).digest();
     if (
@@ -401,9 +372,9 @@ export function verifyTimeStampToken(tokenDer: Buffer, trustAnchorsPem: readonly
     );
     if (!verified) throw new Error('signature');
     const eku = AsnConvert.parse(leafDer, Certificate).tbsCertificate.extensions?.find(
-      (e) => e.extnID === '2.5.29.37',
+      (e) => e.extnID === id_ce_extKeyUsage,
     );
-    if (!eku?.critical || !leaf.keyUsage?.includes(id_kp_timeStamping_oid) || leaf.keyUsage.length !== 1) {
+    if (!eku?.critical || !leaf.keyUsage?.includes(id_kp_timeStamping) || leaf.keyUsage.length !== 1) {
       throw new Error('not a TSA certificate');
     }
     const pool = [...certificates.map((der) => new X509Certificate(der))];
@@ -424,10 +395,9 @@ export function verifyTimeStampToken(tokenDer: Buffer, trustAnchorsPem: readonly
   }
 }
 
-const id_kp_timeStamping_oid = '1.3.6.1.5.5.7.3.8';
-
-function digestOfOid(oid: string): DigestAlgorithm {
-  const algorithm = IMPRINT_ALGORITHMS[oid];
+/** The SHA-2 algorithm an OID names; anything else (SHA-1 among them) is an error. */
+function requiredDigestAlgorithm(oid: string): DigestAlgorithm {
+  const algorithm = digestAlgorithmOfOid(oid);
   if (!algorithm) throw new Error('digest algorithm');
   return algorithm;
 }
