@@ -64,6 +64,14 @@ async function ensureKey(
   return { ref: pair.privateKey, spki: pair.publicKeySpki };
 }
 
+/** When a delegated certificate is renewed: with a third of its validity left. */
+function renewAt(certificatePem: string): number {
+  const certificate = new X509Certificate(certificatePem);
+  const from = Date.parse(certificate.validFrom);
+  const to = Date.parse(certificate.validTo);
+  return to - (to - from) / 3;
+}
+
 function name(config: CaBootstrapConfig, commonName: string) {
   return encodeName([
     { oid: '2.5.4.6', kind: 'printableString', value: config.country },
@@ -197,71 +205,73 @@ export async function bootstrapCaHierarchy(
   }
   const issuing: ParsedCertificate = parseCaChain({ rootPem, issuingPem }).issuing;
 
-  const ocspProfile = ocspSignerExtensions({
-    subjectPublicKeySpki: ocspKey.spki,
-    issuerKeyIdentifier: issuing.keyIdentifier,
-  });
-  const renewAt = (pem: string): number => {
-    const cert = new X509Certificate(pem);
-    const from = Date.parse(cert.validFrom);
-    const to = Date.parse(cert.validTo);
-    return to - (to - from) / 3;
+  // The delegated certificates: kept while they certify their key under the current profile with more
+  // than a third of their validity left, otherwise issued again.
+  const delegated = async (spec: {
+    readonly stored: string | undefined;
+    readonly what: string;
+    readonly commonName: string;
+    readonly spki: Buffer;
+    readonly extensions: Extension[];
+    readonly validityDays: number;
+    readonly issuerPem: string;
+    readonly issuer: ParsedCertificate;
+    readonly issuerKey: CaKey;
+  }): Promise<string> => {
+    if (
+      spec.stored &&
+      certifies(spec.issuerPem, spec.stored, spec.spki) &&
+      hasExtensions(spec.stored, spec.extensions) &&
+      now < renewAt(spec.stored)
+    ) {
+      return spec.stored;
+    }
+    const der = await signCertificate(
+      {
+        serial: randomSerial(),
+        subject: name(config, spec.commonName),
+        subjectPublicKeySpki: spec.spki,
+        notBefore,
+        notAfter: new Date(
+          Math.min(notBefore.getTime() + spec.validityDays * DAY_MS, spec.issuer.notAfter.getTime()),
+        ),
+        extensions: spec.extensions,
+      },
+      hsmSigner(hsm, spec.issuerKey, spec.issuer, config.keyType),
+    );
+    changes.push(`issued the ${spec.what} certificate`);
+    return pem('CERTIFICATE', der);
   };
-  let ocspPem =
-    stored.ocspPem &&
-    certifies(issuingPem, stored.ocspPem, ocspKey.spki) &&
-    hasExtensions(stored.ocspPem, ocspProfile) &&
-    now < renewAt(stored.ocspPem)
-      ? stored.ocspPem
-      : undefined;
-  if (!ocspPem) {
-    const der = await signCertificate(
-      {
-        serial: randomSerial(),
-        subject: name(config, 'OCSP Responder'),
-        subjectPublicKeySpki: ocspKey.spki,
-        notBefore,
-        notAfter: new Date(
-          Math.min(notBefore.getTime() + config.ocspValidityDays * DAY_MS, issuing.notAfter.getTime()),
-        ),
-        extensions: ocspProfile,
-      },
-      hsmSigner(hsm, issuingKey, issuing, config.keyType),
-    );
-    ocspPem = pem('CERTIFICATE', der);
-    changes.push('issued the OCSP responder certificate');
-  }
-
-  const tsaProfile = tsaExtensions({
-    subjectPublicKeySpki: tsaKey.spki,
-    issuerKeyIdentifier: root.keyIdentifier,
-    crlUrl: urls.rootCrl,
-    caIssuersUrl: urls.rootCertificate,
+  const ocspPem = await delegated({
+    stored: stored.ocspPem,
+    what: 'OCSP responder',
+    commonName: 'OCSP Responder',
+    spki: ocspKey.spki,
+    extensions: ocspSignerExtensions({
+      subjectPublicKeySpki: ocspKey.spki,
+      issuerKeyIdentifier: issuing.keyIdentifier,
+    }),
+    validityDays: config.ocspValidityDays,
+    issuerPem: issuingPem,
+    issuer: issuing,
+    issuerKey: issuingKey,
   });
-  let tsaPem =
-    stored.tsaPem &&
-    certifies(rootPem, stored.tsaPem, tsaKey.spki) &&
-    hasExtensions(stored.tsaPem, tsaProfile) &&
-    now < renewAt(stored.tsaPem)
-      ? stored.tsaPem
-      : undefined;
-  if (!tsaPem) {
-    const der = await signCertificate(
-      {
-        serial: randomSerial(),
-        subject: name(config, 'Time-Stamping Authority'),
-        subjectPublicKeySpki: tsaKey.spki,
-        notBefore,
-        notAfter: new Date(
-          Math.min(notBefore.getTime() + config.tsaValidityDays * DAY_MS, root.notAfter.getTime()),
-        ),
-        extensions: tsaProfile,
-      },
-      hsmSigner(hsm, rootKey, root, config.keyType),
-    );
-    tsaPem = pem('CERTIFICATE', der);
-    changes.push('issued the time-stamping authority certificate');
-  }
+  const tsaPem = await delegated({
+    stored: stored.tsaPem,
+    what: 'time-stamping authority',
+    commonName: 'Time-Stamping Authority',
+    spki: tsaKey.spki,
+    extensions: tsaExtensions({
+      subjectPublicKeySpki: tsaKey.spki,
+      issuerKeyIdentifier: root.keyIdentifier,
+      crlUrl: urls.rootCrl,
+      caIssuersUrl: urls.rootCertificate,
+    }),
+    validityDays: config.tsaValidityDays,
+    issuerPem: rootPem,
+    issuer: root,
+    issuerKey: rootKey,
+  });
 
   if (
     rootPem !== stored.rootPem ||
