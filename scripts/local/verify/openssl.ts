@@ -8,15 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DigestAlgorithm, SignatureAlgorithm } from '../../../lambdas/core/src';
-
-function withTempDir<T>(fn: (dir: string) => T): T {
-  const dir = mkdtempSync(join(tmpdir(), 'openssl-'));
-  try {
-    return fn(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { withTempDir } from './temp-dir';
 
 /** Verifies a signature over a pre-computed digest with `openssl pkeyutl -verify`. */
 export function opensslVerifyDigest(args: {
@@ -26,7 +18,7 @@ export function opensslVerifyDigest(args: {
   digestAlgorithm: DigestAlgorithm;
   signatureAlgorithm: SignatureAlgorithm;
 }): boolean {
-  return withTempDir((dir) => {
+  return withTempDir('openssl', (dir) => {
     const pem = createPublicKey({ key: args.publicKeySpki, format: 'der', type: 'spki' }).export({
       type: 'spki',
       format: 'pem',
@@ -69,7 +61,7 @@ export function opensslVerifyChain(args: { rootPem: string; intermediatePems: st
   ok: boolean;
   output: string;
 } {
-  return withTempDir((dir) => {
+  return withTempDir('openssl', (dir) => {
     writeFileSync(join(dir, 'root.pem'), args.rootPem);
     writeFileSync(join(dir, 'untrusted.pem'), args.intermediatePems.join('\n'));
     writeFileSync(join(dir, 'leaf.pem'), args.leafPem);
@@ -99,7 +91,7 @@ export function runOpenssl(
   files: Record<string, string | Buffer> = {},
   read: string[] = [],
 ): { ok: boolean; stdout: string; stderr: string; outputs: Record<string, Buffer> } {
-  return withTempDir((dir) => {
+  return withTempDir('openssl', (dir) => {
     for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
     const result = spawnSync('openssl', args, {
       cwd: dir,

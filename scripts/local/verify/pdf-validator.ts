@@ -15,10 +15,10 @@
  * Also here, for fixtures: signing with pyHanko (PyPI) or DSS, and a minimal one-page PDF.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_DIR, ROOT } from '../paths';
+import { withTempDir } from './temp-dir';
 
 export const PDF_VALIDATOR_DIR = join(LOCAL_DIR, 'validators', 'pdf');
 const INSTALL_SCRIPT = join(ROOT, 'scripts', 'local', 'validators', 'pdf', 'install.sh');
@@ -160,15 +160,6 @@ export function ensurePdfValidator(): { dssCommand: string; pyhankoCommand: stri
   return { dssCommand: DSS_COMMAND, pyhankoCommand: PYHANKO_COMMAND };
 }
 
-function withTempDir<T>(fn: (dir: string) => T): T {
-  const dir = mkdtempSync(join(tmpdir(), 'pdf-validator-'));
-  try {
-    return fn(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 function runTool(command: string, args: string[], what: string, cwd: string): string {
   const run = spawnSync(command, args, {
     cwd,
@@ -203,7 +194,7 @@ export function validatePdfSignatures(args: {
 }): PdfValidationReport {
   if (args.trustedRootsPem.length === 0) throw new Error('validatePdfSignatures: at least one trusted root');
   const { dssCommand } = ensurePdfValidator();
-  return withTempDir((dir) => {
+  return withTempDir('pdf-validator', (dir) => {
     const params = ['validate', '--pdf', 'document.pdf', '--policy', args.policy ?? 'b-b-offline'];
     writeFileSync(join(dir, 'document.pdf'), args.pdf);
     args.trustedRootsPem.forEach((pem, i) => {
@@ -245,7 +236,7 @@ export function signPdfWithPyHanko(args: {
   fieldName?: string;
 }): Buffer {
   const { pyhankoCommand } = ensurePdfValidator();
-  return withTempDir((dir) => {
+  return withTempDir('pdf-validator', (dir) => {
     writeFileSync(join(dir, 'in.pdf'), args.pdf);
     writeFileSync(join(dir, 'key.pem'), args.keyPem, { mode: 0o600 });
     writeFileSync(join(dir, 'cert.pem'), args.certPem);
@@ -264,7 +255,7 @@ export function signPdfWithPyHanko(args: {
 /** Signs a PDF as PAdES-BASELINE-B with DSS, with the first key of a PKCS#12 file. */
 export function signPdfWithDss(args: { pdf: Buffer; pkcs12: Buffer; password: string }): Buffer {
   const { dssCommand } = ensurePdfValidator();
-  return withTempDir((dir) => {
+  return withTempDir('pdf-validator', (dir) => {
     writeFileSync(join(dir, 'in.pdf'), args.pdf);
     writeFileSync(join(dir, 'signer.p12'), args.pkcs12, { mode: 0o600 });
     const params = ['sign', '--pdf', 'in.pdf', '--out', 'out.pdf', '--p12', 'signer.p12'];

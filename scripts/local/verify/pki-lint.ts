@@ -33,10 +33,10 @@
  * `zlint.parse_failure`); a linter that fails otherwise throws PkiLintError.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_DIR, ROOT } from '../paths';
+import { withTempDir } from './temp-dir';
 
 export const PKI_LINT_DIR = join(LOCAL_DIR, 'validators', 'pki');
 const BIN = join(PKI_LINT_DIR, 'bin');
@@ -185,15 +185,6 @@ function toDer(artefact: Buffer | string): Buffer {
   return Buffer.from(match[1].replace(/\s+/g, ''), 'base64');
 }
 
-function withTempDir<T>(fn: (dir: string) => T): T {
-  const dir = mkdtempSync(join(tmpdir(), 'pki-lint-'));
-  try {
-    return fn(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 function run(command: string, args: string[], cwd: string) {
   const result = spawnSync(join(BIN, command), args, {
     cwd,
@@ -327,7 +318,7 @@ export function lintCertificate(
   ensurePkiLinters();
   const der = toDer(certificate);
   const min = options.minSeverity ?? 'notice';
-  return withTempDir((dir) => {
+  return withTempDir('pki-lint', (dir) => {
     writeFileSync(join(dir, 'certificate.der'), der);
     const findings: PkiLintFinding[] = [];
     if (wants(options, 'pkilint')) {
@@ -363,7 +354,7 @@ export function lintCertificate(
 export function lintCrl(crl: Buffer | string, options: CrlLintOptions = {}): PkiLintFinding[] {
   ensurePkiLinters();
   const der = toDer(crl);
-  return withTempDir((dir) => {
+  return withTempDir('pki-lint', (dir) => {
     writeFileSync(join(dir, 'crl.der'), der);
     const findings: PkiLintFinding[] = [];
     if (wants(options, 'pkilint')) {
@@ -384,7 +375,7 @@ export function lintCrl(crl: Buffer | string, options: CrlLintOptions = {}): Pki
  */
 export function lintOcspResponse(response: Buffer, options: PkiLintOptions = {}): PkiLintFinding[] {
   ensurePkiLinters();
-  return withTempDir((dir) => {
+  return withTempDir('pki-lint', (dir) => {
     writeFileSync(join(dir, 'response.der'), response);
     const findings: PkiLintFinding[] = [];
     if (wants(options, 'pkilint')) {
