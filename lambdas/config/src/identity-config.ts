@@ -128,9 +128,8 @@ function algorithms(env: Env): string[] {
   return values;
 }
 
-/** JSON `[{"issuer": "<iss>", "jwks": "<https URL | ssm:/parameter | file:path>"}]`. */
-function trustedIssuers(env: Env): TrustedIssuer[] {
-  const name = 'IDENTITY_TRUSTED_ISSUERS';
+/** The JSON array in `name`; none when unset. */
+function jsonArray(env: Env, name: string): unknown[] {
   const raw = env[name];
   if (!raw) return [];
   let parsed: unknown;
@@ -140,7 +139,13 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
     throw new ConfigError(`${name} must be a JSON array`, name);
   }
   if (!Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON array`, name);
-  return parsed.map((entry: unknown) => {
+  return parsed;
+}
+
+/** JSON `[{"issuer": "<iss>", "jwks": "<https URL | ssm:/parameter | file:path>"}]`. */
+function trustedIssuers(env: Env): TrustedIssuer[] {
+  const name = 'IDENTITY_TRUSTED_ISSUERS';
+  return jsonArray(env, name).map((entry: unknown) => {
     const e = (entry ?? {}) as { issuer?: unknown; jwks?: unknown };
     if (typeof e.issuer !== 'string' || !isFetchableUrl(e.issuer) || typeof e.jwks !== 'string') {
       throw new ConfigError(`${name}: each entry needs an issuer URL and a jwks source`, name);
@@ -152,16 +157,7 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
 /** JSON `[{"client": "<client id>", "jwks": "<https URL | ssm:/parameter | file:path>"}]`. */
 function clientKeys(env: Env): ClientKeys[] {
   const name = 'IDENTITY_CLIENT_KEYS';
-  const raw = env[name];
-  if (!raw) return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a JSON array`, name);
-  }
-  if (!Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON array`, name);
-  return parsed.map((entry: unknown) => {
+  return jsonArray(env, name).map((entry: unknown) => {
     const e = (entry ?? {}) as { client?: unknown; jwks?: unknown };
     if (
       typeof e.client !== 'string' ||
