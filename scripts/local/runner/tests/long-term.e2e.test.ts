@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { ContentInfo, SignerInfos } from '@peculiar/asn1-cms';
 import { derChildren } from '../../../../lambdas/pki/src';
+import { outerLength } from '../../../../lambdas/pki/src/der';
 import { PDFDocument, PDFDict, PDFName } from '@cantoo/pdf-lib';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { signDocument, SigningFailedError } from '../../../client/src/sign-document';
@@ -139,18 +140,12 @@ async function pdfSignatureCms(pdf: Buffer): Promise<Buffer> {
       value.lookup(PDFName.of('SubFilter'))?.toString() === '/ETSI.CAdES.detached'
     ) {
       const hex = value.lookup(PDFName.of('Contents'))!.toString().replace(/[<>]/g, '');
-      return trimDer(Buffer.from(hex, 'hex'));
+      const padded = Buffer.from(hex, 'hex');
+      // /Contents is zero-padded after the DER.
+      return padded.subarray(0, outerLength(padded));
     }
   }
   throw new Error('no CAdES signature in the PDF');
-}
-
-/** A DER element without the zero padding after it (a PDF's /Contents is padded). */
-function trimDer(padded: Buffer): Buffer {
-  const lengthOctets = padded[1] & 0x80 ? padded[1] & 0x7f : 0;
-  let length = lengthOctets ? 0 : padded[1];
-  for (let i = 0; i < lengthOctets; i++) length = length * 256 + padded[2 + i];
-  return padded.subarray(0, 2 + lengthOctets + length);
 }
 
 test('CAdES B-LT: DSS passes it offline now and after the certificate expired; openssl verifies CMS and time-stamp; a changed byte fails', async () => {
