@@ -48,6 +48,31 @@ async function postToFunction(
   };
 }
 
+/**
+ * One time-stamp of `data`: the RFC 3161 request (with a fresh nonce) goes through `send`, and the answer
+ * must be a granted token for that imprint and nonce that passes `check`; any failure is
+ * TimeStampUnavailableError.
+ */
+async function timeStampThrough(
+  send: (query: Buffer) => Promise<{ status: number; body: Buffer }>,
+  data: Buffer,
+  algorithm: DigestAlgorithm,
+  check: (token: Buffer) => void = () => undefined,
+): Promise<Buffer> {
+  const request = timeStampRequest({ data, algorithm, nonce: randomBytes(8) });
+  try {
+    const reply = await send(request.der);
+    if (reply.status !== 200) throw new Error(`HTTP ${reply.status}`);
+    const token = timeStampTokenOf(reply.body, request);
+    check(token);
+    return token;
+  } catch (err) {
+    throw new TimeStampUnavailableError(`the TSA did not time-stamp: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
 /** The service's TSA function. */
 export class FunctionTimeStamper implements TimeStamper {
   public constructor(
@@ -55,23 +80,21 @@ export class FunctionTimeStamper implements TimeStamper {
     private readonly functionName: string,
   ) {}
 
-  public async timeStamp(data: Buffer, algorithm: DigestAlgorithm): Promise<Buffer> {
-    const request = timeStampRequest({ data, algorithm, nonce: randomBytes(8) });
-    try {
-      const reply = await postToFunction(
-        this.client,
-        this.functionName,
-        '/tsa',
-        'application/timestamp-query',
-        request.der,
-      );
-      if (reply.statusCode !== 200) throw new Error(`HTTP ${reply.statusCode}`);
-      return timeStampTokenOf(reply.body, request);
-    } catch (err) {
-      throw new TimeStampUnavailableError(`the TSA did not time-stamp: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
+  public timeStamp(data: Buffer, algorithm: DigestAlgorithm): Promise<Buffer> {
+    return timeStampThrough(
+      async (query) => {
+        const reply = await postToFunction(
+          this.client,
+          this.functionName,
+          '/tsa',
+          'application/timestamp-query',
+          query,
+        );
+        return { status: reply.statusCode, body: reply.body };
+      },
+      data,
+      algorithm,
+    );
   }
 }
 
@@ -83,24 +106,21 @@ export class HttpTimeStamper implements TimeStamper {
     private readonly timeoutMs = 5000,
   ) {}
 
-  public async timeStamp(data: Buffer, algorithm: DigestAlgorithm): Promise<Buffer> {
-    const request = timeStampRequest({ data, algorithm, nonce: randomBytes(8) });
-    try {
-      const response = await fetch(this.url, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/timestamp-query' },
-        body: request.der,
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      const token = timeStampTokenOf(Buffer.from(await response.arrayBuffer()), request);
-      verifyTimeStampToken(token, this.trustAnchorsPem);
-      return token;
-    } catch (err) {
-      throw new TimeStampUnavailableError(`the TSA did not time-stamp: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
+  public timeStamp(data: Buffer, algorithm: DigestAlgorithm): Promise<Buffer> {
+    return timeStampThrough(
+      async (query) => {
+        const response = await fetch(this.url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/timestamp-query' },
+          body: query,
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
+        return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
+      },
+      data,
+      algorithm,
+      (token) => verifyTimeStampToken(token, this.trustAnchorsPem),
+    );
   }
 }
 

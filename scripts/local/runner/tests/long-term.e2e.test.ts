@@ -9,11 +9,12 @@
  *   on every CMS, and `openssl ts -query` / `-reply` against the public TSA endpoint;
  * and a TSA that does not answer ends a request TSA_UNAVAILABLE, unless its minimumLevel accepts B-B.
  */
-import { X509Certificate, randomBytes } from 'node:crypto';
+import { X509Certificate, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { ContentInfo, SignerInfos } from '@peculiar/asn1-cms';
+import { HttpTimeStamper } from '../../../../lambdas/adapters/lambda/src';
 import { derChildren } from '../../../../lambdas/pki/src';
 import { outerLength } from '../../../../lambdas/pki/src/der';
 import { PDFDocument, PDFDict, PDFName } from '@cantoo/pdf-lib';
@@ -243,6 +244,22 @@ test('the public TSA: openssl ts -query / -reply / -verify; a SHA-1 imprint is r
       runOpenssl(['ts', '-reply', '-in', 'r.tsr', '-text'], { 'r.tsr': der }).stdout,
     )![1];
   expect(serialOf(again.body)).not.toBe(serialOf(reply.body));
+});
+
+test('an external TSA by URL: its tokens are used only when they chain to the configured anchors', async () => {
+  const data = randomBytes(64);
+  const trusted = new HttpTimeStamper(`${pki}/tsa`, [rootPem]);
+  const token = await trusted.timeStamp(data, 'SHA-256');
+  expect(tsVerify(token, data).stdout).toContain('Verification: OK');
+  // Another root: the same TSA's tokens are refused, as an unknown TSA's would be.
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const otherRoot = runOpenssl(
+    ['req', '-new', '-x509', '-key', 'k.pem', '-subj', '/CN=Other Root', '-days', '1', '-out', 'r.pem'],
+    { 'k.pem': privateKey.export({ type: 'pkcs8', format: 'pem' }) },
+    ['r.pem'],
+  ).outputs['r.pem'].toString();
+  const untrusted = new HttpTimeStamper(`${pki}/tsa`, [otherRoot]);
+  await expect(untrusted.timeStamp(data, 'SHA-256')).rejects.toMatchObject({ code: 'TSA_UNAVAILABLE' });
 });
 
 test('a TSA that does not answer: TSA_UNAVAILABLE, unless the request accepts B-B; then B-B is what it says', async () => {
