@@ -34,3 +34,6 @@ export const OCSP_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
 export const TSA_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
   { method: 'POST', resource: '/tsa' },
 ];
+
+/** Time-stamps per second the public TSA endpoint lets through (burst twice that), whoever asks. */
+export const TSA_RATE_LIMIT = 50;

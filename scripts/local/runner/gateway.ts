@@ -16,6 +16,7 @@ import {
   API_STAGE,
   MAX_BODY_BYTES,
   OCSP_ROUTES,
+  TSA_RATE_LIMIT,
   TSA_ROUTES,
   ROUTES,
   type RouteDefinition,
@@ -36,14 +37,9 @@ export interface GatewayOptions {
   readonly log?: (line: string) => void;
   /**
    * The public PKI endpoint: where the CRL function publishes, the OCSP handler, and the TSA handler
-   * behind its throttle (anonymous callers: `tsaLimit` requests/s, burst twice that).
+   * behind its throttle (TSA_RATE_LIMIT, as on AWS).
    */
-  readonly pki?: {
-    readonly dir: string;
-    readonly ocsp: ApiHandler;
-    readonly tsa: ApiHandler;
-    readonly tsaLimit?: number;
-  };
+  readonly pki?: { readonly dir: string; readonly ocsp: ApiHandler; readonly tsa: ApiHandler };
 }
 
 /** Where the PKI endpoint is mounted (PKI_BASE_URL is http://127.0.0.1:<port>/pki locally). */
@@ -57,6 +53,8 @@ interface Matched {
 export function startGateway(options: GatewayOptions, port: number, host = '127.0.0.1'): Promise<Server> {
   const byKey = new Map(options.clients.map((c) => [c.apiKey, c]));
   const admission = new Admission(options.limits, options.clock);
+  // The TSA's throttle, as the public endpoint's method throttle: anonymous callers, one bucket.
+  const tsaBucket = new TokenBucket(TSA_RATE_LIMIT, TSA_RATE_LIMIT * 2, options.clock);
   const server = createServer((req, res) => {
     const started = process.hrtime.bigint();
     let clientId = '-';
@@ -76,7 +74,8 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     setClient: (id: string) => void,
   ): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gateway');
-    if (options.pki && url.pathname.startsWith(`${PKI_PREFIX}/`)) return servePki(req, res, url, options.pki);
+    if (options.pki && url.pathname.startsWith(`${PKI_PREFIX}/`))
+      return servePki(req, res, url, options.pki, tsaBucket);
     const prefix = `/${API_STAGE}`;
     const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
     const candidates =
@@ -133,12 +132,13 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
   });
 }
 
-/** Static CRLs and CA certificates from the publication directory; OCSP through its handler. */
+/** Static CRLs and CA certificates from the publication directory; OCSP and the TSA through their handlers. */
 async function servePki(
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
   pki: NonNullable<GatewayOptions['pki']>,
+  tsaBucket: TokenBucket,
 ): Promise<void> {
   const path = url.pathname.slice(PKI_PREFIX.length);
   const find = (routes: typeof OCSP_ROUTES): Matched | undefined =>
@@ -147,7 +147,7 @@ async function servePki(
   const tsa = ocsp ? undefined : find(TSA_ROUTES);
   const route = ocsp ?? tsa;
   if (route) {
-    if (tsa && !tsaBucket(pki).take()) {
+    if (tsa && !tsaBucket.take()) {
       res.writeHead(429, { 'Retry-After': '1' });
       res.end();
       return;
@@ -175,19 +175,6 @@ async function servePki(
   if (!der) return send(res, 404, error('NOT_PUBLISHED', `${name} is not published yet`));
   res.writeHead(200, { 'Content-Type': PKI_OBJECTS[name as PkiObjectName], 'Cache-Control': 'max-age=60' });
   res.end(der);
-}
-
-const tsaBuckets = new WeakMap<object, TokenBucket>();
-
-/** The TSA's throttle, one per gateway (as the public endpoint's method throttle). */
-function tsaBucket(pki: NonNullable<GatewayOptions['pki']>): TokenBucket {
-  let bucket = tsaBuckets.get(pki);
-  if (!bucket) {
-    const rate = pki.tsaLimit ?? 50;
-    bucket = new TokenBucket(rate, rate * 2);
-    tsaBuckets.set(pki, bucket);
-  }
-  return bucket;
 }
 
 function match(route: Matched['route'], path: string): Matched | undefined {
