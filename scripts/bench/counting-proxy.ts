@@ -15,6 +15,8 @@ export interface ProxyCounts {
   /** DynamoDB items read or written (a batch or transaction counts its items). */
   readonly tableItemOps: number;
   readonly tableReadItems: number;
+  /** DynamoDB items by operation and table (`PutItem requests`, `TransactWriteItems audit`). */
+  readonly tableItemsByOperation: Record<string, number>;
   /** Lambda invocations by function name, and the items the CA's batch invocations carried. */
   readonly invocations: Record<string, number>;
   readonly caBatchItems: number;
@@ -24,6 +26,7 @@ const counts = {
   calls: {} as Record<string, number>,
   tableItemOps: 0,
   tableReadItems: 0,
+  tableItemsByOperation: {} as Record<string, number>,
   invocations: {} as Record<string, number>,
   caBatchItems: 0,
 };
@@ -51,6 +54,26 @@ function itemsOf(op: string, body: Record<string, unknown>, response: Record<str
   }
 }
 
+/** Items per table of one call. */
+function itemsByTable(op: string, body: Record<string, unknown>): Record<string, number> {
+  const out: Record<string, number> = {};
+  const put = (table: unknown, n = 1): void => {
+    const name = String(table ?? '?');
+    out[name] = (out[name] ?? 0) + n;
+  };
+  if (op === 'BatchGetItem' || op === 'BatchWriteItem') {
+    for (const [table, v] of Object.entries((body.RequestItems as Record<string, unknown>) ?? {}))
+      put(
+        table,
+        op === 'BatchGetItem' ? ((v as { Keys?: unknown[] }).Keys ?? []).length : (v as unknown[]).length,
+      );
+  } else if (op === 'TransactWriteItems' || op === 'TransactGetItems') {
+    for (const item of (body.TransactItems as Array<Record<string, { TableName?: string }>>) ?? [])
+      put(Object.values(item)[0]?.TableName);
+  } else put(body.TableName);
+  return out;
+}
+
 function count(service: string, req: IncomingMessage, body: Buffer, response: Buffer): void {
   const parse = (b: Buffer): Record<string, unknown> => {
     try {
@@ -72,9 +95,12 @@ function count(service: string, req: IncomingMessage, body: Buffer, response: Bu
   const op = target.split('.').pop() || new URLSearchParams(body.toString('utf8')).get('Action') || 'unknown';
   add(counts.calls, `${service}.${op}`);
   if (service === 'dynamodb') {
-    const items = itemsOf(op, parse(body), parse(response));
+    const request = parse(body);
+    const items = itemsOf(op, request, parse(response));
     counts.tableItemOps += items;
     if (READS.has(op)) counts.tableReadItems += items;
+    for (const [table, n] of Object.entries(itemsByTable(op, request)))
+      add(counts.tableItemsByOperation, `${op} ${table}`, n);
   }
 }
 

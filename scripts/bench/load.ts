@@ -38,6 +38,13 @@ export interface LoadOptions {
   readonly url: string;
   readonly apiKey: string;
   readonly keyType: KeyType;
+  /**
+   * How the signer is identified: `assertion` (default) logs each citizen in at the IdP for an ID token;
+   * `trusted-client` has this API client vouch for the citizen in a signed request object.
+   */
+  readonly identity?: 'assertion' | 'trusted-client';
+  /** The API client the requests come from (it signs the request objects in `trusted-client` mode). */
+  readonly clientId?: string;
   /** Called once the logins are made, right before the first request is sent (measurements start). */
   readonly onStart?: () => Promise<void>;
   /** Called once the last answer is in, while the generator (in a child process) still runs. */
@@ -45,7 +52,12 @@ export interface LoadOptions {
 }
 
 export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOptions): Promise<Outcome[]> {
-  const requests = await sampleRequests(arrivals.length, (i) => sampleRequest(options.keyType, i));
+  const vouchedBy = options.identity === 'trusted-client' ? options.clientId : undefined;
+  if (options.identity === 'trusted-client' && !vouchedBy)
+    throw new Error('trusted-client load needs a clientId');
+  const requests = await sampleRequests(arrivals.length, (i) =>
+    sampleRequest(options.keyType, i, vouchedBy ? { vouchedBy } : {}),
+  );
   await options.onStart?.();
   const start = performance.now();
   const pending: Array<Promise<Outcome>> = [];
@@ -76,7 +88,8 @@ export function runOpenLoopInChild(arrivals: readonly Arrival[], options: LoadOp
     child.on('exit', (code) => {
       if (code !== 0) reject(new Error(`load generator exited with code ${code}`));
     });
-    child.send({ arrivals, options: { url: options.url, apiKey: options.apiKey, keyType: options.keyType } });
+    const { url, apiKey, keyType, identity, clientId } = options;
+    child.send({ arrivals, options: { url, apiKey, keyType, identity, clientId } });
   });
 }
 

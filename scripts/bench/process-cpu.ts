@@ -43,8 +43,8 @@ function nameOf(cmd: string, pid: number): string {
   return 'other';
 }
 
-/** CPU ms by process name, over this process and its descendants. */
-export function cpuSnapshot(): Map<string, number> {
+/** This process and its descendants. */
+function descendants(): ProcInfo[] {
   const all = readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
     .map((d) => read(Number(d)))
@@ -59,9 +59,19 @@ export function cpuSnapshot(): Map<string, number> {
       }
     }
   }
+  return all.filter((p) => mine.has(p.pid));
+}
+
+/** CPU ms by process name, over this process and its descendants. */
+export function cpuSnapshot(): Map<string, number> {
   const out = new Map<string, number>();
-  for (const p of all) if (mine.has(p.pid)) out.set(p.name, (out.get(p.name) ?? 0) + p.cpuMs);
+  for (const p of descendants()) out.set(p.name, (out.get(p.name) ?? 0) + p.cpuMs);
   return out;
+}
+
+/** What each descendant process is, by pid (the JVMs' GC logs are named by pid). */
+export function processNames(): Map<number, string> {
+  return new Map(descendants().map((p) => [p.pid, p.name]));
 }
 
 export function cpuBetween(before: Map<string, number>, after: Map<string, number>): Record<string, number> {

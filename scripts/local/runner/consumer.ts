@@ -6,10 +6,12 @@
 import { sqsClient } from '../../../lambdas/adapters/aws/src';
 import { loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
 import { SIGNER_TIMEOUT_SECONDS } from '../../../lambdas/resources/src';
+import { printGcMarkers } from './gc-markers';
 import { installHsmFaults } from './hsm-faults';
 import { startSqsPoller, type SqsHandler } from './sqs-poller';
 
 async function main(): Promise<void> {
+  printGcMarkers();
   const config = loadConfig();
   const pipeline = loadPipelineConfig();
   await installHsmFaults();

@@ -50,6 +50,16 @@ export interface LocalPipelineOptions {
    * URL, returns the URL every handler and process of this pipeline will use instead.
    */
   readonly wrapEndpoint?: (service: 'dynamodb' | 'sqs' | 'lambda', url: string) => Promise<string>;
+  /** Told when a scheduled function (keygen, crl, audit-checkpoint, reconcile) has run: the benchmarks' markers. */
+  readonly onScheduledRun?: (run: ScheduledRun) => void;
+}
+
+export interface ScheduledRun {
+  readonly name: string;
+  /** Epoch milliseconds. */
+  readonly startedAt: number;
+  readonly ms: number;
+  readonly result: unknown;
 }
 
 /** A child process of the runner (consumer or CA host). */
@@ -85,7 +95,17 @@ export interface LocalPipeline {
  * which forks a second process): a SIGKILL sent to the child then kills the handler's process itself.
  */
 const runTs = (file: string, env: NodeJS.ProcessEnv): ChildProcess =>
-  spawn(process.execPath, ['--import', 'tsx', file], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  spawn(process.execPath, [...profileArgs(env), '--import', 'tsx', file], {
+    env,
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+
+/** LOCAL_CPU_PROFILE_DIR: every child process writes a CPU profile there when it exits (benchmarks). */
+function profileArgs(env: NodeJS.ProcessEnv): string[] {
+  const dir = env.LOCAL_CPU_PROFILE_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=1000'] : [];
+}
 
 /** Local-only defaults: EMF metric lines would drown the request log (LOCAL_METRICS=1 shows them). */
 const LOCAL_DEFAULTS: Record<string, string> = {
@@ -236,10 +256,12 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       options.keygen !== false,
       log,
       cleanups,
+      { onRun: options.onScheduledRun },
     );
     const crl = (await import('../../../lambdas/handlers/crl')) as { handler: () => Promise<unknown> };
     schedule('crl', () => crl.handler(), pipeline.local.crlIntervalSeconds, true, log, cleanups, {
       logQuiet: true,
+      onRun: options.onScheduledRun,
     });
     // The checkpointer's rounds, at the interval its deployed loop keeps.
     const checkpointer = (await import('../../../lambdas/handlers/audit-checkpoint')) as {
@@ -252,7 +274,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       true,
       log,
       cleanups,
-      { logQuiet: true },
+      { logQuiet: true, onRun: options.onScheduledRun },
     );
     const reconcile = (await import('../../../lambdas/handlers/reconcile')) as {
       runReconcile: () => Promise<unknown>;
@@ -264,7 +286,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       true,
       log,
       cleanups,
-      { runAtStart: false, logQuiet: true },
+      { runAtStart: false, logQuiet: true, onRun: options.onScheduledRun },
     );
     const apiKey = clients[0].apiKey;
     return {
@@ -303,13 +325,15 @@ function schedule(
   enabled: boolean,
   log: (line: string) => void,
   cleanups: Array<() => Promise<void>>,
-  options: { runAtStart?: boolean; logQuiet?: boolean } = {},
+  options: { runAtStart?: boolean; logQuiet?: boolean; onRun?: (run: ScheduledRun) => void } = {},
 ): () => Promise<unknown> {
   let running: Promise<unknown> | undefined;
   const runOnce = (): Promise<unknown> => {
+    const startedAt = Date.now();
     running ??= run()
       .then(
         (result) => {
+          options.onRun?.({ name, startedAt, ms: Date.now() - startedAt, result });
           if (!options.logQuiet || hasActivity(result)) log(`${name}: ${JSON.stringify(result)}`);
           return result;
         },
