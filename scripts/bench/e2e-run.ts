@@ -18,7 +18,7 @@ import { costPerMillion, PRICES } from './costs';
 import type { ProxyCounts } from './counting-proxy';
 import { profileThisProcess } from './cpu-profile';
 import { runOpenLoopInChild, steadyArrivals, type Arrival, type Outcome } from './load';
-import { cpuBetween, cpuSnapshot, processNames } from './process-cpu';
+import { cpuBetween, cpuSnapshot, machineCpu, processNames, type MachineCpu } from './process-cpu';
 import type { Row } from './report';
 import { median, percentile, round } from './stats';
 import { jvmGcLogOptions, jvmGcMarkers, timeline, type Marker, type Second } from './timeline';
@@ -348,6 +348,7 @@ export interface WorkloadResult extends Record<string, unknown> {
   readonly cpuMsPerRequestRunnerAndConsumers: number;
   readonly poolDepth: { start: number; end: number };
   readonly breakdownMedianMs: Record<string, number>;
+  readonly machine: Record<string, number>;
   readonly timeline?: Second[];
 }
 
@@ -355,6 +356,8 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
   const depthBefore = await poolDepth(t.url, t.apiKey, args.keyType);
   let countsBefore: ProxyCounts | undefined;
   let cpuBefore = new Map<string, number>();
+  let machineBefore = machineCpu();
+  let machineAfter = machineBefore;
   let cpuAfter = new Map<string, number>();
   let countsAfter: ProxyCounts | undefined;
   let stopProfile: (() => Promise<void>) | undefined;
@@ -374,6 +377,7 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
     onStart: async () => {
       countsBefore = await t.counter?.read();
       cpuBefore = cpuSnapshot();
+      machineBefore = machineCpu();
       if (args.profileDir && !t.counter) {
         mkdirSync(args.profileDir, { recursive: true });
         stopProfile = await profileThisProcess(join(args.profileDir, `runner-${t.identity}.cpuprofile`));
@@ -382,6 +386,7 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
     },
     onEnd: async () => {
       cpuAfter = cpuSnapshot();
+      machineAfter = machineCpu();
       countsAfter = await t.counter?.read();
       await stopProfile?.();
     },
@@ -410,10 +415,31 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
         .filter(([k]) => /runner|consumer|CA host/.test(k))
         .reduce((n, [, v]) => n + v, 0),
     ),
+    machine: machineShare(machineBefore, machineAfter, cpu),
     ...(t.counter ? {} : { timeline: timeline(outcomes, markers, startEpoch) }),
     ...(countsBefore && countsAfter
       ? { counts: perRequest(countsBefore, countsAfter, cpu, outcomes.length) }
       : {}),
+  };
+}
+
+/**
+ * How busy the machine was while measuring, in % of all its cores: everything at normal priority, this
+ * benchmark's processes (pipeline, stand-ins, load generator), and niced work of others (another job on
+ * the machine), so a noisy run shows as one.
+ */
+function machineShare(
+  before: MachineCpu,
+  after: MachineCpu,
+  ours: Record<string, number>,
+): Record<string, number> {
+  const total =
+    after.busyMs + after.nicedMs + after.idleMs - (before.busyMs + before.nicedMs + before.idleMs);
+  const pct = (ms: number): number => round((100 * ms) / Math.max(1, total), 1);
+  return {
+    busyPct: pct(after.busyMs - before.busyMs),
+    benchmarkPct: pct(Object.values(ours).reduce((n, v) => n + v, 0)),
+    otherNicedPct: pct(after.nicedMs - before.nicedMs),
   };
 }
 

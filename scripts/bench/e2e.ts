@@ -145,6 +145,7 @@ export async function run(argv: string[]): Promise<void> {
     console.log(
       `CPU ms per request (latency run): ${JSON.stringify(r.cpuMsPerRequest)}; runner + consumers ${r.cpuMsPerRequestRunnerAndConsumers}`,
     );
+    console.log(`machine while measuring (% of all cores): ${JSON.stringify(r.machine)}`);
     if (r.counts) console.log(`per request (counting run): ${JSON.stringify(r.counts)}`);
     if (r.timeline) printTimeline(`timeline, ${identity}`, r.timeline, r.overall.p50);
   }

@@ -77,3 +77,25 @@ export function processNames(): Map<number, string> {
 export function cpuBetween(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
   return Object.fromEntries([...after].map(([name, ms]) => [name, ms - (before.get(name) ?? 0)]));
 }
+
+/** The whole machine's CPU ticks (/proc/stat): busy at normal priority, busy niced (other work), idle. */
+export interface MachineCpu {
+  readonly busyMs: number;
+  readonly nicedMs: number;
+  readonly idleMs: number;
+}
+
+export function machineCpu(): MachineCpu {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const ms = (ticks: number): number => (ticks * 1000) / TICKS_PER_SECOND;
+  return {
+    busyMs: ms(user + system + irq + softirq + steal),
+    nicedMs: ms(nice),
+    idleMs: ms(idle + iowait),
+  };
+}

@@ -134,7 +134,7 @@ export async function startStandIns(
       log(`using configured SQS endpoint ${sqs}`);
     }
 
-    for (const service of services) service.child = spawnJava([...service.args]);
+    for (const service of services) service.child = spawnJava([...javaOptions(env), ...service.args]);
     const endpoints = { dynamodb, sqs };
     await Promise.all(services.map((s) => waitUntilUp(s)));
     for (const { name } of services) log(`${name} is up`);
@@ -152,7 +152,7 @@ export async function startStandIns(
       startService: async (name) => {
         const service = managed(name);
         if (service.child && service.child.exitCode === null && service.child.signalCode === null) return;
-        service.child = spawnJava([...service.args]);
+        service.child = spawnJava([...javaOptions(env), ...service.args]);
         await waitUntilUp(service);
         await waitForQueues(endpoints.sqs, service.queues ?? []);
         log(`${name} is up again`);
@@ -169,6 +169,18 @@ export async function startStandIns(
     await stop();
     throw err;
   }
+}
+
+/**
+ * JVM options for the stand-ins (LOCAL_JAVA_OPTIONS, space-separated). By default the client compiler only
+ * and the serial collector: the stand-ins live minutes to hours on a few cores, where C2's compilations
+ * and G1's concurrent threads cost more CPU than they give back (measured: DynamoDB Local 29 -> 18 ms and
+ * ElasticMQ 15 -> 6 ms of CPU per sign request in the first minute at 20/s, docs/benchmarks.md).
+ */
+const DEFAULT_JAVA_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+
+function javaOptions(env: NodeJS.ProcessEnv): string[] {
+  return (env.LOCAL_JAVA_OPTIONS ?? DEFAULT_JAVA_OPTIONS).split(/\s+/).filter(Boolean);
 }
 
 /**

@@ -7,7 +7,8 @@ import { keygenTargets, parseKeyCounts } from '../../lambdas/config/src';
 import type { KeyType } from '../../lambdas/core/src';
 import { call } from './client';
 import { startLocalDemo } from './demo-eservice';
-import { startLocalPipeline } from './runner/pipeline';
+import { startLocalPipeline, type LocalPipeline } from './runner/pipeline';
+import { warmUp } from './warm-up';
 import { writeRunnerInfo } from './runner-info';
 
 /**
@@ -52,6 +53,35 @@ async function waitForInitialFill(url: string, apiKey: string): Promise<Record<s
   }
 }
 
+/**
+ * Self-test requests until the pipeline is warm (warm-up.ts): LOCAL_WARMUP_SECONDS at most (60; 0 = none)
+ * at LOCAL_WARMUP_RATE (20/s), with the pooled key type that has the most keys. Returns the banner's line.
+ */
+async function warmUpBeforeReady(pipeline: LocalPipeline, pool: Record<string, number>): Promise<string> {
+  const maxSeconds = Number(process.env.LOCAL_WARMUP_SECONDS ?? 60);
+  const rate = Number(process.env.LOCAL_WARMUP_RATE ?? 20);
+  if (maxSeconds <= 0) return 'off (LOCAL_WARMUP_SECONDS=0): the first requests meet cold processes';
+  const trustedClient = pipeline.env.IDENTITY_MODE === 'trusted-client';
+  if (!trustedClient && !pipeline.env.LOCAL_IDP_ISSUER) return 'skipped: the identity provider is not local';
+  const [keyType, keys] = Object.entries(pool).sort((a, b) => b[1] - a[1])[0] ?? [];
+  if (!keyType || keys < rate * 5) return `skipped: too few pooled keys (${keys ?? 0})`;
+  console.log(`warming up: self-test requests at ${rate}/s (${keyType}) until the p99 is within 300 ms ...`);
+  const result = await warmUp({
+    url: pipeline.url,
+    apiKey: pipeline.apiKey,
+    keyType: keyType as KeyType,
+    vouchedBy: trustedClient ? pipeline.clients[0].clientId : undefined,
+    rate,
+    minSeconds: 5,
+    maxSeconds,
+    boundMs: 300,
+  });
+  const what = `${result.requests} self-test signatures in ${result.seconds} s, last 2 s p99 ${result.lastP99Ms} ms`;
+  return result.warm
+    ? `done (${what})`
+    : `NOT warm after ${maxSeconds} s (${what}): expect slow first requests`;
+}
+
 async function main(): Promise<void> {
   // A stable issuer URL across restarts (tests take free ports instead).
   process.env.LOCAL_IDP_PORT ??= '8081';
@@ -72,6 +102,7 @@ async function main(): Promise<void> {
       })
     : undefined;
   const pool = await waitForInitialFill(pipeline.url, pipeline.apiKey);
+  const warm = await warmUpBeforeReady(pipeline, pool);
   const targets = keygenTargets();
   console.log(`
 Signing pipeline is up: ${pipeline.url}
@@ -85,6 +116,7 @@ Signing pipeline is up: ${pipeline.url}
         `${type} ${pool[type] ?? 0}/${target}${(pool[type] ?? 0) < (target ?? 0) ? ' (filling)' : ''}`,
     )
     .join(', ')}
+  Warm-up: ${warm}
 
 Try it (a second terminal, this directory; README.md "First session" explains each step):
   npx tsx -e "require('fs').writeFileSync('hello.pdf', require('./scripts/local/verify/pdf-validator').minimalPdf('Hello'))"

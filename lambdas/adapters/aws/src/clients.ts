@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -14,11 +14,31 @@ import type { AwsConfig } from '../../../config/src';
 export type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
+ * The SDK's default logger does nothing, yet its logging middleware calls `logger?.info?.(...)` with a
+ * redacted copy of every command's input and output, built from the command's schema on every call (in
+ * CPU profiles under load, more time than signing the request). A logger without `info` skips building
+ * it; everything else stays a no-op, as the default is.
+ */
+type Logger = NonNullable<DynamoDBClientConfig['logger']>;
+
+const QUIET: Logger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+} as Partial<Logger> as Logger;
+
+/**
  * AWS SDK v3 clients built from configuration: the endpoint is the stand-in's when one is configured and
  * AWS's otherwise, so the same handler code runs on AWS, LocalStack and the embedded local stack.
  */
 export function dynamoDbClient(aws: AwsConfig): DynamoDBClient {
-  return new DynamoDBClient({ region: aws.region, endpoint: aws.endpoints.dynamodb, maxAttempts: 4 });
+  return new DynamoDBClient({
+    region: aws.region,
+    endpoint: aws.endpoints.dynamodb,
+    maxAttempts: 4,
+    logger: QUIET,
+  });
 }
 
 export function documentClient(aws: AwsConfig): DynamoDBDocumentClient {
@@ -28,19 +48,24 @@ export function documentClient(aws: AwsConfig): DynamoDBDocumentClient {
 }
 
 export function sqsClient(aws: AwsConfig): SQSClient {
-  return new SQSClient({ region: aws.region, endpoint: aws.endpoints.sqs, maxAttempts: 4 });
+  return new SQSClient({ region: aws.region, endpoint: aws.endpoints.sqs, maxAttempts: 4, logger: QUIET });
 }
 
 export function lambdaClient(aws: AwsConfig): LambdaClient {
-  return new LambdaClient({ region: aws.region, endpoint: aws.endpoints.lambda, maxAttempts: 2 });
+  return new LambdaClient({
+    region: aws.region,
+    endpoint: aws.endpoints.lambda,
+    maxAttempts: 2,
+    logger: QUIET,
+  });
 }
 
 export function s3Client(aws: AwsConfig): S3Client {
-  return new S3Client({ region: aws.region, endpoint: aws.endpoints.s3, maxAttempts: 4 });
+  return new S3Client({ region: aws.region, endpoint: aws.endpoints.s3, maxAttempts: 4, logger: QUIET });
 }
 
 export function ssmClient(aws: AwsConfig): SSMClient {
-  return new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm, maxAttempts: 4 });
+  return new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm, maxAttempts: 4, logger: QUIET });
 }
 
 export function secretsManagerClient(aws: AwsConfig): SecretsManagerClient {
@@ -48,5 +73,6 @@ export function secretsManagerClient(aws: AwsConfig): SecretsManagerClient {
     region: aws.region,
     endpoint: aws.endpoints.secretsmanager,
     maxAttempts: 4,
+    logger: QUIET,
   });
 }

@@ -74,6 +74,8 @@ async function startNode(port: number): Promise<{ child: ChildProcess; info: Run
       AWS_ENDPOINT_URL_SQS: '',
       POOL_TARGETS: 'EC-P256=80',
       LOCAL_READY_MIN_KEYS: 'EC-P256=60',
+      // This test counts the node's requests: no self-test warm-up before the banner.
+      LOCAL_WARMUP_SECONDS: '0',
       // One slow consumer (one record at a time), so a backlog builds up before the kill.
       LOCAL_CONSUMERS: '1',
       LOCAL_POLLER_CONCURRENCY: '1',
