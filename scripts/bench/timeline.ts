@@ -24,7 +24,28 @@ export interface Second extends Record<string, string | number> {
   readonly done: number;
   readonly p50: number;
   readonly p99: number;
+  /** Medians of the completed requests' stages: the API's part, the wait in the queue, the CA call. */
+  readonly 'api p50': number;
+  readonly 'queue p50': number;
+  readonly 'ca p50': number;
   readonly markers: string;
+}
+
+/** A stage's duration from an outcome's record timings (see e2e-run.ts `breakdown`), or undefined. */
+function stageOf(o: Outcome, stage: 'api' | 'queue' | 'ca'): number | undefined {
+  const t = o.view?.timings;
+  if (!o.ok || !t) return undefined;
+  const received = Date.parse(String(t.receivedAt));
+  const started = Date.parse(String(t.startedAt));
+  const finished = Date.parse(String(t.finishedAt));
+  if (stage === 'api') return o.latencyMs - (finished - received);
+  if (stage === 'queue') return started - received;
+  return t.stageMs?.issue;
+}
+
+function medianOf(values: ReadonlyArray<number | undefined>): number {
+  const xs = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
+  return xs.length ? round(percentile(xs, 50), 0) : 0;
 }
 
 /** Markers of one kind in one second, summed: `gc runner 3x 41ms`, `keygen 120ms`. */
@@ -57,6 +78,9 @@ export function timeline(
       done: done.length,
       p50: latencies.length ? round(percentile(latencies, 50), 0) : 0,
       p99: latencies.length ? round(percentile(latencies, 99), 0) : 0,
+      'api p50': medianOf(done.map((o) => stageOf(o, 'api'))),
+      'queue p50': medianOf(done.map((o) => stageOf(o, 'queue'))),
+      'ca p50': medianOf(done.map((o) => stageOf(o, 'ca'))),
       markers: describe(here),
     });
   }

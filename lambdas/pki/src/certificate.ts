@@ -37,8 +37,8 @@ import {
 } from '@peculiar/asn1-x509';
 import { id_kp_OCSPSigning, id_pkix_ocsp_nocheck } from '@peculiar/asn1-ocsp';
 import type { KeyType } from '../../core/src';
-import { algorithmIdentifier, schemeFor, signDer } from './algorithms';
-import { outerLength, toArrayBuffer } from './der';
+import { algorithmIdentifier, algorithmIdentifierDer, schemeFor, signDer } from './algorithms';
+import { outerLength, signedDer, toArrayBuffer } from './der';
 import type { SignDigest } from './types';
 
 /** The key that signs a certificate: its name and key identifier go into the issued certificate. */
@@ -275,12 +275,7 @@ export async function signCertificate(
   });
   const tbsDer = Buffer.from(AsnConvert.serialize(tbs));
   const signature = await signDer(tbsDer, scheme, signer.sign);
-  const certificate = new Certificate({
-    tbsCertificate: tbs,
-    signatureAlgorithm: algorithmIdentifier(scheme),
-    signatureValue: toArrayBuffer(signature),
-  });
-  return Buffer.from(AsnConvert.serialize(certificate));
+  return signedDer(tbsDer, algorithmIdentifierDer(algorithmIdentifier(scheme)), signature);
 }
 
 /** Parses a certificate DER; the key identifier is its SKI extension, else computed from its key. */

@@ -11,7 +11,7 @@ import {
   schemeForOid,
   signDer,
 } from './algorithms';
-import { outerLength, toArrayBuffer } from './der';
+import { outerLength, signedDer } from './der';
 import { BadCsrError, CsrSignatureInvalidError } from './errors';
 import { encodeName } from './name';
 import type { BuildCsrInput, VerifiedCsr } from './types';
@@ -36,12 +36,7 @@ export async function buildCsr(input: BuildCsrInput): Promise<Buffer> {
   });
   const infoDer = Buffer.from(AsnConvert.serialize(info));
   const signature = await signDer(infoDer, scheme, input.sign);
-  const csr = new CertificationRequest({
-    certificationRequestInfo: info,
-    signatureAlgorithm: algorithmIdentifier(scheme),
-    signature: toArrayBuffer(signature),
-  });
-  return Buffer.from(AsnConvert.serialize(csr));
+  return signedDer(infoDer, algorithmIdentifierDer(algorithmIdentifier(scheme)), signature);
 }
 
 function parse(der: Buffer): CertificationRequest {

@@ -53,6 +53,16 @@ export function derElement(tag: number, content: Buffer): Buffer {
   return Buffer.concat([Buffer.from([tag, ...header]), content]);
 }
 
+/**
+ * The SIGNED{} shape of X.509 certificates and PKCS#10 requests: SEQUENCE { the signed DER as it was
+ * signed, the signature algorithm, BIT STRING signature }. Wrapping the bytes already encoded (instead of
+ * serializing the whole structure again) halves the ASN.1 work of each certificate and CSR.
+ */
+export function signedDer(tbsDer: Buffer, algorithmDer: Buffer, signature: Buffer): Buffer {
+  const bits = derElement(0x03, Buffer.concat([Buffer.from([0]), signature]));
+  return derElement(0x30, Buffer.concat([tbsDer, algorithmDer, bits]));
+}
+
 function headerLength(der: Buffer): number | undefined {
   if (der.length < 2) return undefined;
   return der[1] < 0x80 ? 2 : 2 + (der[1] & 0x7f);

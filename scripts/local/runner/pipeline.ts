@@ -234,8 +234,17 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
 
     const env = snapshotEnv();
     const consumers: ConsumerProcess[] = [];
+    // A consumer process plays `pollerConcurrency` execution environments, each of which has its own
+    // SIGNER_CONCURRENCY on AWS: the process's limit is theirs together, unless set explicitly.
+    const concurrency: Record<string, string> = process.env.SIGNER_CONCURRENCY
+      ? {}
+      : { SIGNER_CONCURRENCY: String(pipeline.signerConcurrency * pipeline.local.pollerConcurrency) };
     const startConsumer = (overrides: Readonly<Record<string, string>> = {}): ConsumerProcess => {
-      const consumer = spawnConsumer({ ...env, ...signerEnv, ...overrides }, log, consumers.length);
+      const consumer = spawnConsumer(
+        { ...env, ...signerEnv, ...concurrency, ...overrides },
+        log,
+        consumers.length,
+      );
       consumers.push(consumer);
       return consumer;
     };
