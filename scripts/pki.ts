@@ -10,7 +10,11 @@
  */
 import { documentClient, lambdaClient } from '../lambdas/adapters/aws/src';
 import { CertificateRepository } from '../lambdas/adapters/dynamodb/src/certificate-repository';
-import { LambdaCertificateRevoker, LambdaFunction } from '../lambdas/adapters/lambda/src';
+import {
+  CertificateRefusedError,
+  LambdaCertificateRevoker,
+  LambdaFunction,
+} from '../lambdas/adapters/lambda/src';
 import { loadAwsConfig, loadCaConfig, loadPipelineConfig } from '../lambdas/config/src';
 import { REVOCATION_REASONS, isRevocationReason, normalizeSerial } from '../lambdas/core/src';
 import { TABLES, tableName } from '../lambdas/resources/src';
@@ -85,6 +89,6 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: Error & { code?: string }) => {
     console.error(`pki failed: ${err.name}${err.code ? ` (${err.code})` : ''}: ${err.message}`);
-    process.exit(err.name === 'CertificateRefusedError' ? 1 : 2);
+    process.exit(err instanceof CertificateRefusedError ? 1 : 2);
   },
 );

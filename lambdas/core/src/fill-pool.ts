@@ -13,6 +13,7 @@ import type { KeyType } from './algorithms';
 import { hashIds, type AuditSink } from './audit';
 import { keyExpiresAt, type HsmKeyRef, type KeyPoolStore, type PoolHsm, type PoolKey } from './pool';
 import type { PoolMetrics } from './pool-metrics';
+import { errorCode } from './shared/errors';
 
 export interface FillPoolDeps {
   readonly hsm: Pick<PoolHsm, 'generateKeyPair' | 'wrapPrivateKey' | 'destroy'>;
@@ -163,12 +164,4 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
     durationMs: clock() - started,
     errorCodes,
   };
-}
-
-/** A machine-readable code from anything thrown: its `code` when it is one, else its class name. */
-export function errorCode(err: unknown): string {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(code)) return code;
-  const name = err instanceof Error ? err.name : '';
-  return /^[A-Za-z][A-Za-z0-9]{1,63}$/.test(name) ? name : 'UNKNOWN_ERROR';
 }

@@ -23,7 +23,6 @@ import {
 } from './audit';
 import type { CertificateIssuer, IssuedCertificate } from './certificate-issuer';
 import type { FallbackLimiter, ReleaseSlot } from './fallback-limiter';
-import { errorCode } from './fill-pool';
 import { bindingOf } from './identity/binding';
 import type { EmptyPoolPolicy, HsmKeyRef, KeyPoolStore, PoolHsm } from './pool';
 import type { PoolMetrics } from './pool-metrics';
@@ -48,6 +47,8 @@ import {
   type SigningStage,
 } from './sign-request';
 import { AttemptSupersededError, RequestInProgressError, RequestNotFoundError } from './signing-errors';
+import { HsmUnwrapError } from './hsm';
+import { errorCode, PipelineError } from './shared/errors';
 
 /** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/pki). */
 export type CsrBuilder = (input: {
@@ -118,7 +119,7 @@ export interface SigningDeps {
 
 /** The HSM rejected a wrapped blob (corrupted or wrapped under another key): the key is unusable. */
 function isUnwrapRejection(err: unknown): boolean {
-  return (err as { name?: unknown } | undefined)?.name === 'HsmUnwrapError';
+  return err instanceof HsmUnwrapError;
 }
 
 function csrVerifies(verify: (csrDer: Buffer) => unknown, csrDer: Buffer): boolean {
@@ -217,22 +218,25 @@ const STAGE_CODES: Readonly<Record<SigningStage, string>> = {
   audit: 'AUDIT_WRITE_FAILED',
 };
 
-class StageError extends Error {
+/** A stage failed: the stage, with the failure as its cause. Never leaves the attempt. */
+class StageError extends PipelineError {
+  public override name = 'StageError';
   public constructor(
     public readonly stage: SigningStage,
-    public readonly causeError: unknown,
+    cause: unknown,
   ) {
-    super(stage);
+    super(`${stage} failed`, STAGE_CODES[stage], { cause });
   }
 }
 
 /** A request that ends without a signature for a reason of its own (not a stage failure). */
-class AttemptEnded extends Error {
+class AttemptEnded extends PipelineError {
+  public override name = 'AttemptEnded';
   public constructor(
     public readonly error: RequestError,
     public readonly retryAfterSeconds?: number,
   ) {
-    super(error.code);
+    super(error.message, error.code);
   }
 }
 
@@ -340,7 +344,7 @@ class SigningAttempt {
     } catch (err) {
       await this.destroyKey().catch(() => undefined);
       if (err instanceof AttemptEnded) return this.fail(err.error, err.retryAfterSeconds);
-      if (err instanceof StageError) return this.fail(requestErrorFor(err.stage, err.causeError));
+      if (err instanceof StageError) return this.fail(requestErrorFor(err.stage, err.cause));
       throw err;
     } finally {
       // Safety net: nothing this attempt made stays in the HSM, whatever ended it.
@@ -408,7 +412,7 @@ class SigningAttempt {
             deps.hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
           );
         } catch (err) {
-          if (!(err instanceof StageError && isUnwrapRejection(err.causeError))) throw err;
+          if (!(err instanceof StageError && isUnwrapRejection(err.cause))) throw err;
           if (mayDiscard) {
             this.discard(claimed.keyId, 'unwrap-failed');
             continue;
@@ -464,12 +468,7 @@ class SigningAttempt {
         // The CA certified this public key before: a copy of a used pool key (a restored bundle). It has
         // signed nothing here; it goes like any unusable key.
         const mayDiscardReplayed = this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25);
-        if (!(
-          claimed &&
-          mayDiscardReplayed &&
-          err instanceof StageError &&
-          isAlreadyCertified(err.causeError)
-        )) {
+        if (!(claimed && mayDiscardReplayed && err instanceof StageError && isAlreadyCertified(err.cause))) {
           throw err;
         }
         await this.stage('destroy', () => this.destroyKey());

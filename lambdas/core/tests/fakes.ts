@@ -4,6 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  HsmBusyError,
+  HsmError,
+  HsmUnwrapError,
   InMemoryPoolMetrics,
   type AuditEvent,
   type AuditReceipt,
@@ -88,9 +91,11 @@ export class MemoryRequestStore implements SignRequestStore {
   }
 }
 
-/** A named error like the HSM adapter's (the core knows errors by name and code only). */
-export function hsmError(name: string, code = 'CKR_FUNCTION_FAILED'): Error {
-  return Object.assign(new Error(`${name} (${code})`), { name, code });
+const HSM_ERRORS = { HsmError, HsmBusyError, HsmUnwrapError } as const;
+
+/** An error of the HSM port as the PKCS#11 adapter throws it: the class and the CKR name as its code. */
+export function hsmError(name: keyof typeof HSM_ERRORS, code = 'CKR_FUNCTION_FAILED'): Error {
+  return new HSM_ERRORS[name](`${name} (${code})`, 'test', undefined, code);
 }
 
 type HsmOperation = 'generateKeyPair' | 'wrapPrivateKey' | 'unwrapPrivateKey' | 'signDigest' | 'destroy';

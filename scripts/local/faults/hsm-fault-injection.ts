@@ -12,11 +12,9 @@ import type { KeyType } from '../../../lambdas/core/src';
 /** An injected failure: an HsmBusyError (callers retry it like a capacity error) with its own code. */
 export class HsmInjectedFault extends HsmBusyError {
   public override name = 'HsmInjectedFault';
-  public override readonly code = 'INJECTED_FAULT';
-  /** Retried like the capacity error it plays. */
-  public readonly transient = true;
+  /** Transient (retried) like the capacity error it plays. */
   public constructor(operation: string) {
-    super(`${operation} failed: injected fault`, operation);
+    super(`${operation} failed: injected fault`, operation, undefined, 'INJECTED_FAULT');
   }
 }
 
