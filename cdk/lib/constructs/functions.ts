@@ -19,7 +19,7 @@ import {
   TABLES,
   type ScheduleDefinition,
 } from '../../../lambdas/resources/src';
-import { PKI_OBJECTS } from '../../../lambdas/core/src/revocation';
+import { PKI_OBJECTS } from '../../../lambdas/core/src/pki/revocation';
 import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
 import { allowEndpointTraffic, type HsmAccess } from './hsm-access';

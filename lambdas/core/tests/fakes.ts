@@ -15,7 +15,7 @@ import {
   type ContainerBuilder,
   type CsrBuilder,
   type FailedResult,
-  type HsmKeyRef,
+  type PrivateKeyRef,
   type KeyType,
   type PoolHsm,
   type PoolKey,
@@ -112,11 +112,13 @@ export class FakeHsm implements PoolHsm {
   public readonly keyOf = new Map<string, string>();
   private next = 0;
 
-  public async generateKeyPair(keyType: KeyType): Promise<{ privateKey: HsmKeyRef; publicKeySpki: Buffer }> {
+  public async generateKeyPair(
+    keyType: KeyType,
+  ): Promise<{ privateKey: PrivateKeyRef; publicKeySpki: Buffer }> {
     this.enter('generateKeyPair');
     const privateKey = this.object(keyType);
-    const publicKeySpki = Buffer.from(`spki-of-generated-${privateKey.handle}`);
-    this.keyOf.set(publicKeySpki.toString(), privateKey.handle);
+    const publicKeySpki = Buffer.from(`spki-of-generated-${privateKey.handle.toString()}`);
+    this.keyOf.set(publicKeySpki.toString(), privateKey.handle.toString());
     return { privateKey, publicKeySpki };
   }
 
@@ -125,25 +127,22 @@ export class FakeHsm implements PoolHsm {
     return Buffer.from('wrapped');
   }
 
-  public async unwrapPrivateKey(wrapped: Buffer, keyType: KeyType): Promise<HsmKeyRef> {
+  public async unwrapPrivateKey(wrapped: Buffer, keyType: KeyType): Promise<PrivateKeyRef> {
     this.enter('unwrapPrivateKey');
     // The wrapped blob names the private key it holds (see poolKey).
     return this.object(keyType, wrapped.toString());
   }
 
-  public async signDigest(
-    key: HsmKeyRef & { handle?: string },
-    digest: Buffer,
-    _options?: unknown,
-  ): Promise<Buffer> {
+  public async signDigest(key: PrivateKeyRef, digest: Buffer, _options?: unknown): Promise<Buffer> {
     this.enter('signDigest');
-    if (!this.live.has(key.handle!)) throw hsmError('HsmError', 'CKR_KEY_HANDLE_INVALID');
-    return Buffer.concat([Buffer.from(`sig(${key.handle!}):`), digest]);
+    const handle = key.handle.toString();
+    if (!this.live.has(handle)) throw hsmError('HsmError', 'CKR_KEY_HANDLE_INVALID');
+    return Buffer.concat([Buffer.from(`sig(${handle}):`), digest]);
   }
 
-  public async destroy(key: HsmKeyRef & { handle?: string }): Promise<void> {
+  public async destroy(key: PrivateKeyRef): Promise<void> {
     this.enter('destroy');
-    this.live.delete(key.handle!);
+    this.live.delete(key.handle.toString());
   }
 
   private enter(operation: HsmOperation): void {
@@ -152,9 +151,9 @@ export class FakeHsm implements PoolHsm {
     if (error) throw error;
   }
 
-  private object(keyType: KeyType, handle = `generated-${this.next++}`): HsmKeyRef & { handle: string } {
+  private object(keyType: KeyType, handle = `generated-${this.next++}`): PrivateKeyRef {
     this.live.add(handle);
-    return { keyType, handle } as HsmKeyRef & { handle: string };
+    return { keyType, handle: Buffer.from(handle), token: false };
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Scheduled (EventBridge, every 15 minutes) -> this function (reserved concurrency 1): wires the pool,
  * the HSM, the audit log, the demand and keygen-rate tables and the keygen policy (forecast-driven plan,
- * or fixed targets) into the core's keygen cycle (lambdas/core/src/keygen-cycle.ts), which stops well
+ * or fixed targets) into the core's keygen cycle (lambdas/core/src/pool/keygen-cycle.ts), which stops well
  * before the function's deadline so nothing is left half-written.
  */
 import type { Context } from 'aws-lambda';

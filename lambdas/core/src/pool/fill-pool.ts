@@ -9,11 +9,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { KeyType } from './algorithms';
-import { hashIds, type AuditSink } from './audit';
-import { keyExpiresAt, type HsmKeyRef, type KeyPoolStore, type PoolHsm, type PoolKey } from './pool';
+import type { KeyType } from '../shared/algorithms';
+import { hashIds, type AuditSink } from '../audit';
+import type { PrivateKeyRef } from '../shared/hsm';
+import { keyExpiresAt, type KeyPoolStore, type PoolHsm, type PoolKey } from './pool';
 import type { PoolMetrics } from './pool-metrics';
-import { errorCode } from './shared/errors';
+import { errorCode } from '../shared/errors';
 
 export interface FillPoolDeps {
   readonly hsm: Pick<PoolHsm, 'generateKeyPair' | 'wrapPrivateKey' | 'destroy'>;
@@ -114,7 +115,7 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
   };
 
   const generateOne = async (): Promise<void> => {
-    let privateKey: HsmKeyRef | undefined;
+    let privateKey: PrivateKeyRef | undefined;
     try {
       const pair = await deps.hsm.generateKeyPair(input.keyType, { extractable: true });
       privateKey = pair.privateKey;

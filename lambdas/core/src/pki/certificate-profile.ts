@@ -1,5 +1,5 @@
-import type { SignerIdentity } from './sign-request';
-import { PipelineError } from './shared/errors';
+import type { SignerIdentity } from '../signing/sign-request';
+import { PipelineError } from '../shared/errors';
 
 /**
  * The natural-person certificate profile: which identity values go into a subject name, how each is

@@ -2,7 +2,7 @@
  * Named errors of the signing core and the pool, each with a machine-readable code. Messages carry ids
  * and codes only: never a PIN, a digest, or anything about the signer.
  */
-import { PipelineError } from './shared/errors';
+import { PipelineError } from '../shared/errors';
 
 export class SigningError extends PipelineError {
   public override name = 'SigningError';

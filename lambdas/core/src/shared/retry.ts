@@ -7,7 +7,7 @@
  * the CA adapter's unavailable error (see shared/errors.ts).
  */
 import { backoffDelay, sleep as realSleep } from './backoff';
-import { isTransient } from './shared/errors';
+import { isTransient } from './errors';
 
 export interface RetryPolicy {
   /** Total attempts, first included (1 = no retry). */

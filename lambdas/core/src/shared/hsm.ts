@@ -3,7 +3,7 @@
  * by the core; the PKCS#11 adapter (lambdas/adapters/hsm) implements it.
  */
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
-import { PipelineError } from './shared/errors';
+import { PipelineError } from './errors';
 
 /**
  * A private key object inside the HSM. Opaque to callers: it carries the PKCS#11 handle, never key

@@ -2,7 +2,8 @@
  * The signing core: one sign request from its stored record to a terminal state, as pure orchestration
  * over ports (request store, key pool, HSM, CSR builder, certificate issuer, container builder, metrics).
  *
- *   a certified key: claim a pool key (or generate on the fly / reject, per policy) -> unwrap in the HSM
+ *   a certified key: from the key source (pool/key-source.ts: a claimed pool key, or one generated on the
+ *     fly, or none and POOL_EMPTY, per policy) -> unwrap in the HSM
  *     -> CSR for the signer signed by that key (proof of possession; a pool key that fails it is
  *     discarded) -> certificate from the issuer, which verifies the request's identity assertion itself
  *     (a key the CA already certified once is discarded like any unusable pool key)
@@ -13,26 +14,27 @@
  * The HSM object is destroyed on every path.
  */
 import { randomUUID } from 'node:crypto';
-import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
+import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
 import {
   signatureMadeEvent,
   type AuditEvent,
   type AuditReceipt,
   type AuditSink,
   type KeyDiscardReason,
-} from './audit';
-import type { CertificateIssuer, IssuedCertificate } from './certificate-issuer';
-import type { FallbackLimiter, ReleaseSlot } from './fallback-limiter';
-import { bindingOf } from './identity/binding';
-import type { EmptyPoolPolicy, HsmKeyRef, KeyPoolStore, PoolHsm } from './pool';
-import type { PoolMetrics } from './pool-metrics';
+} from '../audit';
+import type { CertificateIssuer, IssuedCertificate } from '../pki/certificate-issuer';
+import type { FallbackLimiter } from '../pool/fallback-limiter';
+import { keySourceFor, type KeySource } from '../pool/key-source';
+import { bindingOf } from '../identity/binding';
+import type { EmptyPoolPolicy, KeyPoolStore, PoolHsm } from '../pool/pool';
+import type { PoolMetrics } from '../pool/pool-metrics';
 import {
   decideDelivery,
   type SignRequestStore,
   type SignedResult,
   type StoredSignRequest,
 } from './request-state';
-import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from './retry';
+import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from '../shared/retry';
 import type {
   ContainerBuilder,
   TimeStamper,
@@ -47,8 +49,8 @@ import {
   type SigningStage,
 } from './sign-request';
 import { AttemptSupersededError, RequestInProgressError, RequestNotFoundError } from './signing-errors';
-import { HsmUnwrapError } from './hsm';
-import { errorCode, PipelineError } from './shared/errors';
+import { HsmUnwrapError, type PrivateKeyRef } from '../shared/hsm';
+import { errorCode, PipelineError } from '../shared/errors';
 
 /** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/pki). */
 export type CsrBuilder = (input: {
@@ -112,6 +114,11 @@ export interface SigningDeps {
    * every request that finds the pool empty generates at once.
    */
   readonly fallbackLimiter?: FallbackLimiter;
+  /**
+   * Where keys come from; default keySourceFor(pool, settings.emptyPoolPolicy, fallbackLimiter): the pool,
+   * then on the fly or refuse.
+   */
+  readonly keySource?: KeySource;
   /** Epoch ms. */
   readonly clock?: () => number;
   readonly newAttemptId?: () => string;
@@ -249,7 +256,7 @@ export function requestErrorFor(stageName: SigningStage, cause: unknown): Reques
   return { code, message: `${stageName} failed: ${name} (${causeCode})` };
 }
 
-/** Stages safe to repeat after a transient failure (see retry.ts); claim and audit retry on their own. */
+/** Stages safe to repeat after a transient failure (see shared/retry.ts); claim and audit retry on their own. */
 const RETRIED: ReadonlySet<SigningStage> = new Set(['unwrap', 'keygen', 'sign', 'csr', 'destroy', 'issue']);
 
 /** A key that passed the proof of possession: what the certificate will be issued for. */
@@ -297,7 +304,7 @@ class SigningAttempt {
   private readonly durations: Partial<Record<SigningStage, number>> = {};
   /** Audit events not yet appended (ids and hashes only). */
   private readonly events: AuditEvent[] = [];
-  private key: HsmKeyRef | undefined;
+  private key: PrivateKeyRef | undefined;
   private keyId: string | undefined;
   private pooledKey: boolean | undefined;
   private keyAcquiredAt: number | undefined;
@@ -306,6 +313,8 @@ class SigningAttempt {
   /** Where the signature's event landed in the audit log (returned with the result). */
   private receipt: AuditReceipt | undefined;
   private readonly startedAt: number;
+  /** Where the keys come from: the pool, then on the fly or refuse, as the policy says. */
+  private readonly keySource: KeySource;
 
   public constructor(
     private readonly deps: SigningDeps,
@@ -314,6 +323,14 @@ class SigningAttempt {
     private readonly clock: () => number,
   ) {
     this.startedAt = clock();
+    this.keySource =
+      deps.keySource ??
+      keySourceFor({
+        pool: deps.pool,
+        policy: deps.settings.emptyPoolPolicy,
+        limiter: deps.fallbackLimiter,
+        clock,
+      });
   }
 
   public async run(): Promise<SignOutcome> {
@@ -380,17 +397,11 @@ class SigningAttempt {
     const { deps, record } = this;
     for (;;) {
       const mayDiscard = this.discardedKeys < (deps.settings.maxDiscardedKeys ?? 3);
-      const claim = () => deps.pool.claim(record.keyType, Math.floor(this.clock() / 1000));
-      let claimed = await this.stage('claim', claim);
-      let slot: ReleaseSlot | undefined;
-      const limiter = deps.fallbackLimiter;
-      if (!claimed && deps.settings.emptyPoolPolicy === 'fallback' && limiter) {
-        // The wait for a generation slot (or a key keygen stored meanwhile) counts as claim time.
-        const decision = await this.stage('claim', () => limiter.acquire(record.keyType, claim));
-        if (decision.kind === 'refused') this.poolEmpty('no on-the-fly generation was free');
-        else if (decision.kind === 'key') claimed = decision.key;
-        else slot = decision.release;
-      }
+      // The claim, and under `fallback` the wait for a generation slot (or a key keygen stored
+      // meanwhile), count as claim time.
+      const sourced = await this.stage('claim', () => this.keySource.next(record.keyType));
+      if (sourced.kind === 'refused') this.poolEmpty(sourced.reason);
+      const claimed = sourced.kind === 'pooled' ? sourced.key : undefined;
       let publicKeySpki: Buffer;
       if (claimed) {
         this.pooledKey = true;
@@ -424,8 +435,6 @@ class SigningAttempt {
           });
         }
         publicKeySpki = claimed.publicKeySpki;
-      } else if (deps.settings.emptyPoolPolicy === 'reject') {
-        this.poolEmpty();
       } else {
         this.pooledKey = false;
         this.keyId = undefined;
@@ -433,7 +442,7 @@ class SigningAttempt {
         // Used in place and never stored: generated non-extractable. The slot is freed once the HSM is done.
         const pair = await this.stage('keygen', () =>
           deps.hsm.generateKeyPair(record.keyType, { extractable: false }),
-        ).finally(slot);
+        ).finally(sourced.kind === 'generate' ? sourced.release : undefined);
         this.key = pair.privateKey;
         publicKeySpki = pair.publicKeySpki;
       }
