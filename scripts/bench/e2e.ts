@@ -4,7 +4,7 @@
  * The full local pipeline driven over HTTP by an open-loop load generator. Starts the pipeline itself
  * (filling the pool for the workload first) unless --url names a running one.
  */
-import { isKeyType, KEY_TYPES, type KeyType } from '../../lambdas/core/src';
+import { isKeyType, KEY_TYPES, type KeyType } from '@pipeline/core';
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { call } from '../local/client';

@@ -4,9 +4,9 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import openapi from '../../../lambdas/api/openapi.json';
-import type { ApiLimits } from '../../../lambdas/config/src';
-import { messageOf, type HttpErrorCode } from '../../../lambdas/core/src';
-import { API_STAGE, ROUTES, type RouteDefinition } from '../../../lambdas/resources/src';
+import type { ApiLimits } from '@pipeline/config';
+import { messageOf, type HttpErrorCode } from '@pipeline/core';
+import { API_STAGE, ROUTES, type RouteDefinition } from '@pipeline/resources';
 import { modelSchema } from '../openapi-models';
 
 export interface SigningApiProps {

@@ -14,7 +14,7 @@ import {
   type IdentityEvidence,
   type SignRequestRecord,
   type SignerIdentity,
-} from '../../core/src';
+} from '@pipeline/core';
 import {
   ApiError,
   AssertionRefusedError,

@@ -9,7 +9,7 @@ import {
   type AssertionErrorCode,
   type ClientCode,
   type HttpErrorCode,
-} from '../../core/src';
+} from '@pipeline/core';
 
 export class ApiError extends PipelineError {
   public override readonly name: string = 'ApiError';

@@ -17,7 +17,7 @@ import {
   type SignatureAlgorithm,
   type SignatureFormat,
   type SignatureLevel,
-} from '../../core/src';
+} from '@pipeline/core';
 import openapi from '../openapi.json';
 import { ApiError, ValidationError } from './errors';
 import type { SignRequestInput } from './types';

@@ -2,10 +2,10 @@
  * The CA's named errors. Each has a machine-readable `code` the signer reports to the client and a
  * message without personal data (no names, no personal numbers, no request contents).
  */
-export { BadCsrError, CsrSignatureInvalidError } from '../../pki/src';
-import { PipelineError, type PipelineErrorOptions } from '../../core/src';
+export { BadCsrError, CsrSignatureInvalidError } from '@pipeline/pki';
+import { PipelineError, type PipelineErrorOptions } from '@pipeline/core';
 
-export { SerialCollisionError } from '../../core/src';
+export { SerialCollisionError } from '@pipeline/core';
 
 /** The CA's refusals: each subclass sets its own code. */
 export abstract class CaError extends PipelineError {

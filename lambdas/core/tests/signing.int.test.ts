@@ -9,17 +9,17 @@
  */
 import { X509Certificate, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
+import type { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
 import type { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
-import { HsmBusyError, HsmError, type Pkcs11Hsm } from '../../adapters/hsm/src';
-import type { CertificateAuthority } from '../../ca/src';
-import { loadConfig } from '../../config/src';
-import { buildCsr } from '../../pki/src';
+import { HsmBusyError, HsmError, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import type { CertificateAuthority } from '@pipeline/ca';
+import { loadConfig } from '@pipeline/config';
+import { buildCsr } from '@pipeline/pki';
 import { storedPoolKeys } from '../../test-support/dynamodb';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { opensslVerifyChain, opensslVerifyDigest } from '../../../scripts/local/verify/openssl';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
-import { AuditLog } from '../../audit/src';
+import { AuditLog } from '@pipeline/audit';
 import {
   InMemoryPoolMetrics,
   PipelineError,

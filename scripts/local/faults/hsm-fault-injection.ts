@@ -5,9 +5,9 @@
  * install it (decorateSharedHsm), when HSM_FAULT_RATE > 0 or HSM_KEYGEN_LATENCY_MS is set; no deployed
  * function contains it.
  */
-import { ConfigError, parseKeyCounts, type Env } from '../../../lambdas/config/src';
-import { HsmBusyError, type Hsm } from '../../../lambdas/adapters/hsm/src';
-import type { KeyType } from '../../../lambdas/core/src';
+import { ConfigError, parseKeyCounts, type Env } from '@pipeline/config';
+import { HsmBusyError, type Hsm } from '@pipeline/adapters/hsm';
+import type { KeyType } from '@pipeline/core';
 
 /** An injected failure: an HsmBusyError (callers retry it like a capacity error) with its own code. */
 export class HsmInjectedFault extends HsmBusyError {

@@ -10,14 +10,8 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { ApiLimits } from '../../../lambdas/config/src';
-import {
-  PKI_OBJECTS,
-  httpStatusOf,
-  messageOf,
-  type HttpErrorCode,
-  type PkiObjectName,
-} from '../../../lambdas/core/src';
+import type { ApiLimits } from '@pipeline/config';
+import { PKI_OBJECTS, httpStatusOf, messageOf, type HttpErrorCode, type PkiObjectName } from '@pipeline/core';
 import {
   API_STAGE,
   MAX_BODY_BYTES,
@@ -26,7 +20,7 @@ import {
   TSA_ROUTES,
   ROUTES,
   type RouteDefinition,
-} from '../../../lambdas/resources/src';
+} from '@pipeline/resources';
 import { Admission } from './admission';
 import { TokenBucket } from './token-bucket';
 import type { ApiClient } from './api-keys';

@@ -6,7 +6,7 @@ import {
   HsmLoginError,
   HsmSessionError,
   HsmUnwrapError,
-} from '../../../core/src';
+} from '@pipeline/core';
 
 /** CKR_* name for a numeric return value, from pkcs11js's own constant table. */
 const CKR_NAMES: ReadonlyMap<number, string> = new Map(
@@ -32,7 +32,7 @@ export {
   HsmSessionError,
   HsmTokenNotFoundError,
   HsmUnwrapError,
-} from '../../../core/src';
+} from '@pipeline/core';
 
 const SESSION_LOST = new Set<number>([
   pkcs11js.CKR_SESSION_HANDLE_INVALID,

@@ -1,5 +1,5 @@
 import * as pkcs11js from 'pkcs11js';
-import { fits, type KeyType } from '../../../core/src';
+import { fits, type KeyType } from '@pipeline/core';
 import { EC_PARAMS, digestInfo, ecdsaRawToDer, ecSpki, pssParams, rsaSpki } from './encoding';
 import {
   HsmError,

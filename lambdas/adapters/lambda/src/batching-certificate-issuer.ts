@@ -8,7 +8,7 @@ import {
   type IssueItemResult,
   type IssuedCertificate,
   type Settled,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 import { LambdaFunction } from './lambda-function';
 

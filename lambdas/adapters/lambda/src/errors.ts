@@ -1,4 +1,4 @@
-import { PipelineError, type PipelineErrorOptions } from '../../../core/src';
+import { PipelineError, type PipelineErrorOptions } from '@pipeline/core';
 
 /** The CA refused to certify (bad CSR, finished request, invalid identity...): not worth a retry. */
 export class CertificateRefusedError extends PipelineError {

@@ -4,7 +4,7 @@ import {
   type RevocationReason,
   type RevokeRequest,
   type RevokeResponse,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 import { LambdaFunction } from './lambda-function';
 
