@@ -109,6 +109,11 @@ export type HttpErrorCode = {
   [K in ClientCodeName]: (typeof CLIENT_CODES)[K] extends { readonly status: number } ? K : never;
 }[ClientCodeName];
 
+/** Codes a failed sign request is ended with by the service itself (the signer, delivery, the reconciler). */
+export type FailureCode = {
+  [K in ClientCodeName]: (typeof CLIENT_CODES)[K] extends { readonly failedRequest: true } ? K : never;
+}[ClientCodeName];
+
 /** The HTTP status of a refusal with this code. */
 export function httpStatusOf(code: HttpErrorCode): number {
   return (CLIENT_CODES[code] as ClientCode).status!;

@@ -50,6 +50,7 @@ import {
 } from './sign-request';
 import { AttemptSupersededError, RequestInProgressError, RequestNotFoundError } from './signing-errors';
 import { HsmUnwrapError, type PrivateKeyRef } from '../shared/hsm';
+import type { FailureCode } from '../shared/client-codes';
 import { errorCode, PipelineError } from '../shared/errors';
 
 /** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/pki). */
@@ -211,7 +212,7 @@ function replay(record: StoredSignRequest): SignOutcome {
 }
 
 /** The default error code of each stage, used when the cause has no code of its own. */
-const STAGE_CODES: Readonly<Record<SigningStage, string>> = {
+const STAGE_CODES: Readonly<Record<SigningStage, FailureCode>> = {
   claim: 'POOL_CLAIM_FAILED',
   unwrap: 'KEY_UNWRAP_FAILED',
   keygen: 'KEYGEN_FAILED',
@@ -240,7 +241,7 @@ class StageError extends PipelineError {
 class AttemptEnded extends PipelineError {
   public override name = 'AttemptEnded';
   public constructor(
-    public readonly error: RequestError,
+    public readonly error: RequestError & { readonly code: FailureCode },
     public readonly retryAfterSeconds?: number,
   ) {
     super(error.message, error.code);
@@ -576,7 +577,7 @@ class SigningAttempt {
     const wanted = this.record.level ?? 'B-B';
     const minimum = this.record.minimumLevel ?? wanted;
     if (!levelAtLeast(wanted, 'B-T')) return { level: 'B-B' };
-    const settle = (reached: SignatureLevel, code: string, err: unknown): void => {
+    const settle = (reached: SignatureLevel, code: FailureCode, err: unknown): void => {
       if (!levelAtLeast(reached, minimum)) {
         throw new AttemptEnded({
           code,
