@@ -1,5 +1,26 @@
+import { readdirSync } from 'node:fs';
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/** The packages: lambdas/<name>/src and lambdas/adapters/<name>/src, each imported as @pipeline/<name>. */
+const ADAPTERS = readdirSync(new URL('./lambdas/adapters', import.meta.url));
+const PACKAGES = ['core', 'config', 'pki', 'ca', 'audit', 'api', 'resources', ...ADAPTERS].join('|');
+
+/**
+ * Another package is imported by its alias, which names its index (lambdas/<name>/src/index.ts): never by a
+ * relative path into its src, and never past its index (`@pipeline/core/pool/pool`). The one other entry
+ * point is the HSM adapter's provisioning (tools only, kept out of the Lambda bundles).
+ */
+const PACKAGE_ENTRY_POINTS = [
+  {
+    regex: `^(\\.\\./)+(lambdas/)?(adapters/)?(${PACKAGES})/src(/|$)`,
+    message: 'import another package by its alias (@pipeline/<name>, its index), not by a path into its src',
+  },
+  {
+    regex: '^@pipeline/(?!adapters/hsm/provisioning$)((?!adapters/)[^/]+|adapters/[^/]+)/.',
+    message: 'import a package through its index (@pipeline/<name>), never past it into its files',
+  },
+];
 
 /** The SDK belongs to the adapters (lambdas/adapters/*): everything else goes through them. */
 const AWS_SDK_IN_ADAPTERS_ONLY = {
@@ -56,7 +77,7 @@ export default tseslint.config(
     [
       {
         regex:
-          '^(\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|pki/src|config/src)(/|$)',
+          '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|pki/src|config/src)(/|$)|@pipeline/)',
         message: 'the domain core imports no adapter, service, handler, configuration or test support',
       },
       {
@@ -69,7 +90,7 @@ export default tseslint.config(
     ['lambdas/adapters/*/src/**/*.ts'],
     [
       {
-        regex: '^(\\.\\./)+(handlers|test-support|ca/src|audit/src|api/src)(/|$)',
+        regex: '^((\\.\\./)+(handlers|test-support|ca/src|audit/src|api/src)(/|$)|@pipeline/(ca|audit|api)$)',
         message: 'an adapter implements a port of the core and imports no service or handler above it',
       },
     ],
@@ -83,7 +104,7 @@ export default tseslint.config(
     ],
     [
       {
-        regex: '^(\\.\\./)+(handlers|test-support|adapters/hsm)(/|$)',
+        regex: '^((\\.\\./)+(handlers|test-support|adapters/hsm)(/|$)|@pipeline/adapters/hsm$)',
         message:
           'a service imports no handler, no test support and no HSM adapter (the Hsm port is in the core)',
       },
@@ -120,14 +141,36 @@ export default tseslint.config(
     ['scripts/local/**/*.ts'],
     [{ regex: '(^|/)test-support(/|$)', message: 'the local environment imports no test support' }],
   ),
+  // The rest (the services, the other tools): only the packages' entry points.
+  ...layer(
+    ['lambdas/**/*.ts', 'scripts/**/*.ts'],
+    [],
+    [
+      'lambdas/core/src/**',
+      'lambdas/adapters/*/src/**',
+      'lambdas/ca/src/**',
+      'lambdas/audit/src/**',
+      'lambdas/api/src/**',
+      'lambdas/pki/src/**',
+      'lambdas/handlers/**',
+      'lambdas/config/src/**',
+      'lambdas/resources/src/**',
+      'lambdas/test-support/**',
+      'scripts/local/**',
+    ],
+  ),
 );
 
-/** The layer rules for the files of one layer, tests excepted (they may reach across layers). */
-function layer(files, patterns) {
+/**
+ * The layer rules for the files of one layer, tests excepted (they may reach across layers), with the
+ * packages' entry points (every layer's production code imports another package by its index only).
+ */
+function layer(files, layerPatterns, ignores = []) {
+  const patterns = [...layerPatterns, ...PACKAGE_ENTRY_POINTS];
   return [
     {
       files,
-      ignores: ['**/tests/**', '**/*.test.ts'],
+      ignores: ['**/tests/**', '**/*.test.ts', ...ignores],
       plugins: { layering: LAYERING },
       rules: {
         '@typescript-eslint/no-restricted-imports': ['error', { patterns }],

@@ -21,4 +21,10 @@ module.exports = {
   maxWorkers: 2,
   testTimeout: 60_000,
   modulePathIgnorePatterns: ['<rootDir>/cdk.out', '<rootDir>/.local'],
+  // The packages' aliases (tsconfig.json paths): @pipeline/<name> is lambdas/<name>/src (its index).
+  moduleNameMapper: {
+    '^@pipeline/adapters/hsm/provisioning$': '<rootDir>/lambdas/adapters/hsm/src/provisioning',
+    '^@pipeline/adapters/([a-z0-9-]+)$': '<rootDir>/lambdas/adapters/$1/src',
+    '^@pipeline/([a-z0-9-]+)$': '<rootDir>/lambdas/$1/src',
+  },
 };

@@ -30,7 +30,13 @@ function packagesOf(file: string, options: { types?: boolean } = {}): Set<string
   for (const pattern of patterns) {
     for (const match of text.matchAll(pattern)) {
       const specifier = match[1];
-      if (specifier.startsWith('.') || specifier.startsWith('node:') || builtinModules.includes(specifier))
+      // Relative paths, Node.js built-ins and this repository's own packages (@pipeline/*, tsconfig paths).
+      if (
+        specifier.startsWith('.') ||
+        specifier.startsWith('node:') ||
+        specifier.startsWith('@pipeline/') ||
+        builtinModules.includes(specifier)
+      )
         continue;
       const parts = specifier.split('/');
       found.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]);

@@ -1,6 +1,7 @@
 /**
- * The lint enforces the layers: a file of a lower layer importing an upper one fails `npm run lint`, and
- * so does dead code. Probe files are written where such code would live, checked, and removed.
+ * The lint enforces the layers: a file of a lower layer importing an upper one fails `npm run lint`, so
+ * does an import of another package other than through its index by alias (@pipeline/<name>), and so
+ * does dead code. Probe files are written where such code would live, checked, and removed.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,12 +15,15 @@ const LAYER_RULES = ['@typescript-eslint/no-restricted-imports', 'layering/dynam
 
 const refused: Array<[string, string]> = [
   ['lambdas/core/src', "import { connectHsm } from '../../adapters/hsm/src';"],
+  ['lambdas/core/src', "import { connectHsm } from '@pipeline/adapters/hsm';"],
   ['lambdas/core/src', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';"],
   ['lambdas/core/src/audit', "import { AuditLog } from '../../../audit/src';"],
   ['lambdas/adapters/dynamodb/src', "import { CaError } from '../../../ca/src/errors';"],
   ['lambdas/adapters/dynamodb/src', "import { wire } from '../../../handlers/shared/wiring';"],
   ['lambdas/ca/src', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['lambdas/ca/src', "import { connectHsm } from '../../adapters/hsm/src';"],
+  ['lambdas/ca/src', "import { connectHsm } from '@pipeline/adapters/hsm';"],
+  ['lambdas/adapters/dynamodb/src', "import { CertificateAuthority } from '@pipeline/ca';"],
   ['lambdas/handlers/signer', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['cdk/lib', "import { keygenPolicy } from '../../lambdas/handlers/keygen/policy';"],
   ['cdk/lib', "import { startLocalPipeline } from '../../scripts/local/runner/pipeline';"],
@@ -35,6 +39,22 @@ const refused: Array<[string, string]> = [
     'lambdas/handlers/signer',
     "export const load = (): Promise<unknown> => import('../../test-support/env');",
   ],
+  // Another package is imported by its alias, through its index: not by a path into its src, not past it.
+  ['lambdas/handlers/signer', "import { processSignRequest } from '../../core/src';"],
+  ['lambdas/handlers/signer', "import { processSignRequest } from '../../core/src/signing/signing';"],
+  ['lambdas/adapters/hsm/src', "import { resolvePin } from '../../parameters/src/pin';"],
+  ['lambdas/adapters/dynamodb/src', "import { PipelineError } from '@pipeline/core/shared/errors';"],
+  ['lambdas/handlers/api', "import { connectHsm } from '@pipeline/adapters/hsm/connect';"],
+  ['scripts', "import { AuditRepository } from '../lambdas/adapters/dynamodb/src/audit-repository';"],
+  [
+    'scripts/local',
+    "import { CertificateRepository } from '@pipeline/adapters/dynamodb/certificate-repository';",
+  ],
+  ['cdk/lib', "import { PKI_OBJECTS } from '../../lambdas/core/src/pki/revocation';"],
+  [
+    'lambdas/handlers/signer',
+    "export const load = (): Promise<unknown> => import('../../core/src/pool/pool');",
+  ],
   // Test support and the local environment do not build on each other, either way.
   ['lambdas/test-support', "import { ROOT } from '../../scripts/local/paths';"],
   ['scripts/local', "import { storedPoolKeys } from '../../lambdas/test-support/dynamodb';"],
@@ -45,9 +65,13 @@ const refused: Array<[string, string]> = [
 ];
 const allowed: Array<[string, string]> = [
   ['lambdas/core/src/identity', "import { merkleRoot } from '../audit/merkle';"],
-  ['lambdas/adapters/dynamodb/src', "import { RequestExistsError } from '../../../core/src';"],
+  ['lambdas/adapters/dynamodb/src', "import { RequestExistsError } from '@pipeline/core';"],
+  ['lambdas/adapters/hsm/src', "import { resolvePin } from '@pipeline/adapters/parameters';"],
+  ['scripts', "import { AuditRepository } from '@pipeline/adapters/dynamodb';"],
+  ['scripts', "import { provisionWrappingKey } from '@pipeline/adapters/hsm/provisioning';"],
+  ['cdk/lib', "import { PKI_OBJECTS } from '@pipeline/core';"],
   ['lambdas/handlers/signer', "import { wire } from '../shared/wiring';"],
-  ['lambdas/ca/src', "import { isKeyType } from '../../core/src';"],
+  ['lambdas/ca/src', "import { isKeyType } from '@pipeline/core';"],
   ['lambdas/core/tests', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['lambdas/core/tests', "import { createTestTables } from '../../../scripts/local/resources';"],
   [
@@ -55,7 +79,9 @@ const allowed: Array<[string, string]> = [
     "export const load = (): Promise<unknown> => import('../../../lambdas/handlers/ocsp');",
   ],
   ['lambdas/adapters/parameters/src', "import { SSMClient } from '@aws-sdk/client-ssm';"],
-  ['lambdas/handlers/shared', "import type { DynamoDBDocumentClient } from '../../adapters/aws/src';"],
+  ['lambdas/handlers/shared', "import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';"],
+  // Tests may reach into a package's files.
+  ['lambdas/core/tests', "import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';"],
 ];
 
 test('lower layers importing upper ones (or test support) are lint errors; imports within the rules are not', () => {
@@ -74,8 +100,13 @@ test('lower layers importing upper ones (or test support) are lint errors; impor
       filePath: string;
       messages: Array<{ ruleId: string }>;
     }>;
+    // Whether the lint refuses the import (a relative path into an upper layer's src breaks two rules).
     const flagged = (file: string): number =>
-      results.find((r) => r.filePath === file)!.messages.filter((m) => LAYER_RULES.includes(m.ruleId)).length;
+      Math.min(
+        1,
+        results.find((r) => r.filePath === file)!.messages.filter((m) => LAYER_RULES.includes(m.ruleId))
+          .length,
+      );
     const outcome = probes.map((file, i) => [
       relative(ROOT, dirname(file)),
       [...refused, ...allowed][i][1],

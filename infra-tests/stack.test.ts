@@ -17,7 +17,7 @@ import {
   SIGNER_TIMEOUT_SECONDS,
   TABLES,
   type TableDefinition,
-} from '../lambdas/resources/src';
+} from '@pipeline/resources';
 import {
   actionsOf,
   logicalId,

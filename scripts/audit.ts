@@ -24,24 +24,22 @@ import { join } from 'node:path';
 import { X509Certificate, createHash } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { ContentInfo, SignedData } from '@peculiar/asn1-cms';
-import { documentClient } from '../lambdas/adapters/aws/src';
-import { auditAnchorStore } from '../lambdas/adapters/anchors/src';
-import { RequestRepository } from '../lambdas/adapters/dynamodb/src/request-repository';
-import { AuditRepository } from '../lambdas/adapters/dynamodb/src/audit-repository';
-import { CertificateRepository } from '../lambdas/adapters/dynamodb/src/certificate-repository';
-import { connectHsm, type Pkcs11Hsm } from '../lambdas/adapters/hsm/src';
-import { pkiPublisher } from '../lambdas/adapters/publish/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { auditAnchorStore } from '@pipeline/adapters/anchors';
+import { RequestRepository, AuditRepository, CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import { pkiPublisher } from '@pipeline/adapters/publish';
 import {
   AuditLog,
   formatReport,
   hsmAuditSigner,
   loadAuditPublicKey,
   verifyAuditStore,
-} from '../lambdas/audit/src';
-import { caCertificateStore, checkRevocations, type RevocationCheck } from '../lambdas/ca/src';
-import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '../lambdas/config/src';
-import { eventsOf, proveReceipt, type SignRequestRecord, type StoredAuditLog } from '../lambdas/core/src';
-import { TABLES, tableName } from '../lambdas/resources/src';
+} from '@pipeline/audit';
+import { caCertificateStore, checkRevocations, type RevocationCheck } from '@pipeline/ca';
+import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '@pipeline/config';
+import { eventsOf, proveReceipt, type SignRequestRecord, type StoredAuditLog } from '@pipeline/core';
+import { TABLES, tableName } from '@pipeline/resources';
 import { LOCAL_DIR } from './local/paths';
 import { useRunnerEnv } from './local/runner-info';
 import { useLocalHsmEnv } from './local/token';

@@ -14,9 +14,9 @@
  */
 import { createPublicKey } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { connectHsm } from '../lambdas/adapters/hsm/src';
-import { bootstrapCaHierarchy, caCertificateStore, findCaKey } from '../lambdas/ca/src';
-import { loadCaConfig, loadConfig } from '../lambdas/config/src';
+import { connectHsm } from '@pipeline/adapters/hsm';
+import { bootstrapCaHierarchy, caCertificateStore, findCaKey } from '@pipeline/ca';
+import { loadCaConfig, loadConfig } from '@pipeline/config';
 
 async function ocspKey(out: string): Promise<void> {
   const config = loadConfig();

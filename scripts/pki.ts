@@ -8,12 +8,12 @@
  * Locally this works against a running `npm start`; on AWS set CA_FUNCTION_NAME, CRL_FUNCTION_NAME,
  * CERTIFICATES_TABLE_NAME and the region. Exit codes: 0 done, 1 refused, 2 could not run.
  */
-import { documentClient, lambdaClient } from '../lambdas/adapters/aws/src';
-import { CertificateRepository } from '../lambdas/adapters/dynamodb/src/certificate-repository';
-import { LambdaCertificateRevoker, LambdaFunction } from '../lambdas/adapters/lambda/src';
-import { loadAwsConfig, loadCaConfig, loadPipelineConfig } from '../lambdas/config/src';
-import { REVOCATION_REASONS, isRevocationReason, normalizeSerial } from '../lambdas/core/src';
-import { TABLES, tableName } from '../lambdas/resources/src';
+import { documentClient, lambdaClient } from '@pipeline/adapters/aws';
+import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { CertificateRefusedError, LambdaCertificateRevoker, LambdaFunction } from '@pipeline/adapters/lambda';
+import { loadAwsConfig, loadCaConfig, loadPipelineConfig } from '@pipeline/config';
+import { REVOCATION_REASONS, isRevocationReason, normalizeSerial } from '@pipeline/core';
+import { TABLES, tableName } from '@pipeline/resources';
 import { useRunnerEnv } from './local/runner-info';
 
 const USAGE = `usage: npm run pki -- revoke <serial> [--reason ${REVOCATION_REASONS.join('|')}] | status <serial> | publish`;
@@ -85,6 +85,6 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: Error & { code?: string }) => {
     console.error(`pki failed: ${err.name}${err.code ? ` (${err.code})` : ''}: ${err.message}`);
-    process.exit(err.name === 'CertificateRefusedError' ? 1 : 2);
+    process.exit(err instanceof CertificateRefusedError ? 1 : 2);
   },
 );

@@ -11,8 +11,8 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../lambdas/adapters/aws/src';
-import { loadAwsConfig, str } from '../lambdas/config/src';
+import { sqsClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig, str } from '@pipeline/config';
 import { useRunnerEnv } from './local/runner-info';
 
 export interface RedriveResult {

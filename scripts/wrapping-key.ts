@@ -6,9 +6,9 @@
  * user the key is shared with) and never creates, destroys or changes a key; it exits 1 unless the key is
  * there and trusted. Usage: `tsx scripts/wrapping-key.ts [--check]`.
  */
-import { provisionWrappingKey } from '../lambdas/adapters/hsm/src/wrapping-key';
-import { loadConfig } from '../lambdas/config/src';
-import { resolvePin } from '../lambdas/adapters/parameters/src';
+import { provisionWrappingKey } from '@pipeline/adapters/hsm/provisioning';
+import { loadConfig } from '@pipeline/config';
+import { resolvePin } from '@pipeline/adapters/parameters';
 
 async function main(): Promise<void> {
   const { hsm, aws } = loadConfig();

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
-import { apiLimitsProblem, keygenTargets, type ApiLimits } from '../../lambdas/config/src';
-import type { KeyType } from '../../lambdas/core/src';
+import { apiLimitsProblem, keygenTargets, type ApiLimits } from '@pipeline/config';
+import type { KeyType } from '@pipeline/core';
 import { DeploymentSettingsError } from './errors';
 
 /** Scheduled change of the signer's provisioned concurrency (forecast peaks). */

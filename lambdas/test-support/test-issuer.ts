@@ -13,7 +13,7 @@ import {
   type AssertionBinding,
   type AssertionReplayStore,
   type SignMessage,
-} from '../core/src';
+} from '@pipeline/core';
 
 export const ISSUER = 'https://idp.example.test';
 export const AUDIENCE = 'signing-service';

@@ -6,9 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpus } from 'node:os';
-import { defaultSignatureAlgorithm, type KeyType } from '../../lambdas/core/src';
-import { loadConfig } from '../../lambdas/config/src';
-import { connectHsm } from '../../lambdas/adapters/hsm/src';
+import { defaultSignatureAlgorithm, type KeyType } from '@pipeline/core';
+import { loadConfig } from '@pipeline/config';
+import { connectHsm } from '@pipeline/adapters/hsm';
 import { finish, option, printTable, type Row } from './report';
 import { round } from './stats';
 

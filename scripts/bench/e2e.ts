@@ -10,8 +10,8 @@
 import { fork } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { isKeyType, KEY_TYPES } from '../../lambdas/core/src';
-import { summarizeProfile } from './cpu-profile';
+import { isKeyType, KEY_TYPES } from '@pipeline/core';
+import { chargeToOwnCode, summarizeProfile } from './cpu-profile';
 import { warmupRate, type E2eArgs, type E2eJob, type IdentityMode, type WorkloadResult } from './e2e-run';
 import { rampArrivals, steadyArrivals, type Arrival } from './load';
 import { finish, option, printTable, type Row } from './report';
@@ -64,9 +64,12 @@ function printProfiles(dir: string | undefined, identity: IdentityMode): Record<
     const path = join(dir, file);
     const name = file.startsWith('runner') ? 'runner' : `child ${file.split('.')[3] ?? file}`;
     const summary = summarizeProfile(path, 12);
-    out[name] = summary;
+    const ownCode = chargeToOwnCode(path, 12);
+    out[name] = { ...summary, ownCode };
     console.log(`\nCPU profile (${identity}), ${name}: busy ${summary.busyMs} ms; ${path}`);
     for (const a of summary.byArea) console.log(`  ${String(a.share).padStart(5)}%  ${a.area}`);
+    console.log('  by our function below each sample (ms):');
+    for (const f of ownCode) console.log(`  ${String(f.ms).padStart(7)}  ${f.fn}`);
   }
   return out;
 }

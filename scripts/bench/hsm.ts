@@ -4,9 +4,9 @@
  * pool buys per request.
  */
 import { createHash } from 'node:crypto';
-import { KEY_TYPES, defaultSignatureAlgorithm, type KeyType } from '../../lambdas/core/src';
-import { loadConfig } from '../../lambdas/config/src';
-import { connectHsm } from '../../lambdas/adapters/hsm/src';
+import { KEY_TYPES, defaultSignatureAlgorithm, type KeyType } from '@pipeline/core';
+import { loadConfig } from '@pipeline/config';
+import { connectHsm } from '@pipeline/adapters/hsm';
 import { finish, option, printTable, type Row } from './report';
 import { median, msSince, percentile, round } from './stats';
 

@@ -14,16 +14,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { connectHsm } from '../../lambdas/adapters/hsm/src';
-import { OcspResponder, TimeStampAuthority, fileCaCertificateStore } from '../../lambdas/ca/src';
-import { loadCaConfig, loadConfig } from '../../lambdas/config/src';
+import { connectHsm } from '@pipeline/adapters/hsm';
+import { OcspResponder, TimeStampAuthority, fileCaCertificateStore } from '@pipeline/ca';
+import { loadCaConfig, loadConfig } from '@pipeline/config';
 import {
   ocspRequestFor,
   pemToDer,
   prepareCmsContainer,
   timeStampRequest,
   timeStampTokenOf,
-} from '../../lambdas/pki/src';
+} from '@pipeline/pki';
 import { LOCAL_DIR } from '../local/paths';
 import { finish, option, printTable } from './report';
 import { median, msSince, percentile, round } from './stats';

@@ -20,10 +20,10 @@
 import { directAssertion } from '../local/idp/direct-assertions';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { documentClient, dynamoDbClient } from '../../lambdas/adapters/aws/src';
-import { KeyPoolRepository, RequestRepository } from '../../lambdas/adapters/dynamodb/src';
-import { connectHsm } from '../../lambdas/adapters/hsm/src';
-import { loadConfig } from '../../lambdas/config/src';
+import { documentClient, dynamoDbClient } from '@pipeline/adapters/aws';
+import { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
+import { connectHsm } from '@pipeline/adapters/hsm';
+import { loadConfig } from '@pipeline/config';
 import {
   InMemoryPoolMetrics,
   PrefetchingKeyClaimer,
@@ -33,9 +33,9 @@ import {
   processSignRequest,
   type SignRequestRecord,
   type SigningDeps,
-} from '../../lambdas/core/src';
-import { buildCsr } from '../../lambdas/pki/src';
-import { TABLES } from '../../lambdas/resources/src';
+} from '@pipeline/core';
+import { buildCsr } from '@pipeline/pki';
+import { TABLES } from '@pipeline/resources';
 import { ensureTables } from '../local/resources';
 import { createLocalCa } from '../local/local-ca';
 import { startStandIns, type StandIns } from '../local/stand-ins';

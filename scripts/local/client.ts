@@ -17,7 +17,7 @@ import {
   type SignatureFormat,
   type SignMessage,
   type SignerIdentity,
-} from '../../lambdas/core/src';
+} from '@pipeline/core';
 import { obtainIdToken } from '../client/src/oidc-login';
 import { signRequestObject } from '../client/src/signing-client';
 import { IDP_CLIENT_KEYS_DIR, localClientKey } from './client-keys';

@@ -4,11 +4,11 @@
  * the direct identity provider's assertions unless told otherwise.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { CertificateRepository } from '../../lambdas/adapters/dynamodb/src/certificate-repository';
-import type { Pkcs11Hsm } from '../../lambdas/adapters/hsm/src';
-import { CertificateAuthority, caCertificateStore, type CaCertificates } from '../../lambdas/ca/src';
-import { loadCaConfig, loadConfig } from '../../lambdas/config/src';
-import type { AssertionVerifier, AuditSink } from '../../lambdas/core/src';
+import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import { CertificateAuthority, caCertificateStore, type CaCertificates } from '@pipeline/ca';
+import { loadCaConfig, loadConfig } from '@pipeline/config';
+import type { AssertionVerifier, AuditSink } from '@pipeline/core';
 import { directAssertionVerifier } from './idp/direct-assertions';
 
 export async function createLocalCa(deps: {

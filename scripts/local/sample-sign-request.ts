@@ -5,7 +5,7 @@
  * passes the certificate profile.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { nodeHashName, type SignRequestRecord } from '../../lambdas/core/src';
+import { nodeHashName, type SignRequestRecord } from '@pipeline/core';
 import { directAssertion } from './idp/direct-assertions';
 
 export const SAMPLE_SIGNER: SignRequestRecord['signer'] = {

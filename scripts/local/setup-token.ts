@@ -14,21 +14,18 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../lambdas/config/src';
-import { resolvePin } from '../../lambdas/adapters/parameters/src';
+import { loadConfig, type HsmConfig, loadCaConfig, loadAuditConfig } from '@pipeline/config';
+import { resolvePin } from '@pipeline/adapters/parameters';
 import {
   HsmLoginError,
   HsmTokenNotFoundError,
   connectHsm,
   type Hsm,
   type Pkcs11Hsm,
-} from '../../lambdas/adapters/hsm/src';
-import { provisionWrappingKey } from '../../lambdas/adapters/hsm/src/wrapping-key';
-import type { HsmConfig } from '../../lambdas/config/src';
-import { loadCaConfig } from '../../lambdas/config/src';
-import { bootstrapCaHierarchy, fileCaCertificateStore } from '../../lambdas/ca/src';
-import { loadAuditConfig } from '../../lambdas/config/src';
-import { provisionAuditKey } from '../../lambdas/audit/src/hsm-signer';
+} from '@pipeline/adapters/hsm';
+import { provisionWrappingKey } from '@pipeline/adapters/hsm/provisioning';
+import { bootstrapCaHierarchy, fileCaCertificateStore } from '@pipeline/ca';
+import { provisionAuditKey } from '@pipeline/audit';
 import { LOCAL_DIR } from './paths';
 import { localToken, useLocalHsmEnv, type LocalToken } from './token';
 

@@ -4,12 +4,11 @@
  * bootstrap's CA keys and certificates.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../lambdas/adapters/aws/src';
-import { KeyPoolRepository, RequestRepository } from '../../lambdas/adapters/dynamodb/src';
-import { AuditRepository } from '../../lambdas/adapters/dynamodb/src/audit-repository';
-import { connectHsm, type Pkcs11Hsm } from '../../lambdas/adapters/hsm/src';
-import type { CertificateAuthority, CaCertificates } from '../../lambdas/ca/src';
-import { loadConfig } from '../../lambdas/config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { KeyPoolRepository, RequestRepository, AuditRepository } from '@pipeline/adapters/dynamodb';
+import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import type { CertificateAuthority, CaCertificates } from '@pipeline/ca';
+import { loadConfig } from '@pipeline/config';
 import { createLocalCa } from './local-ca';
 import { createTestTables } from './resources';
 

@@ -3,8 +3,8 @@
  * (demo-eservice.ts) on loopback. Prints the URLs, the local API key and the first steps to try (sign a
  * PDF, verify it), logs one line per request, and shuts everything down on Ctrl-C.
  */
-import { keygenTargets, parseKeyCounts } from '../../lambdas/config/src';
-import type { KeyType } from '../../lambdas/core/src';
+import { keygenTargets, parseKeyCounts } from '@pipeline/config';
+import type { KeyType } from '@pipeline/core';
 import { call } from './client';
 import { startLocalDemo } from './demo-eservice';
 import { startLocalPipeline, type LocalPipeline } from './runner/pipeline';

@@ -6,7 +6,7 @@
  * They are ordinary requests of the default client for the test citizens (local only): their
  * certificates and audit events are real.
  */
-import type { KeyType } from '../../lambdas/core/src';
+import type { KeyType } from '@pipeline/core';
 import { call, sampleRequests, sampleRequest, type SignRequestView } from './client';
 
 export interface WarmUpOptions {

@@ -1,4 +1,4 @@
-import { HOUR_MS, forecast, plan, type Forecast, type KeyType } from '../../lambdas/core/src';
+import { HOUR_MS, forecast, plan, type Forecast, type KeyType } from '@pipeline/core';
 import { keygenJobMs, pooledServiceMs } from './presets';
 import type { Policy, SlotContext, SlotDecision } from './types';
 

@@ -1,4 +1,4 @@
-import type { KnownEvent } from '../../lambdas/core/src';
+import type { KnownEvent } from '@pipeline/core';
 
 /** Timings of one HSM (ms per operation on one session) and how many sessions work in parallel. */
 export interface HsmTimings {

@@ -4,8 +4,9 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import openapi from '../../../lambdas/api/openapi.json';
-import type { ApiLimits } from '../../../lambdas/config/src';
-import { API_STAGE, ROUTES, type RouteDefinition } from '../../../lambdas/resources/src';
+import type { ApiLimits } from '@pipeline/config';
+import { messageOf, type HttpErrorCode } from '@pipeline/core';
+import { API_STAGE, ROUTES, type RouteDefinition } from '@pipeline/resources';
 import { modelSchema } from '../openapi-models';
 
 export interface SigningApiProps {
@@ -99,13 +100,13 @@ export class SigningApi extends Construct {
       type: apigw.ResponseType.THROTTLED,
       statusCode: '429',
       responseHeaders: { 'Retry-After': "'1'" },
-      templates: { 'application/json': errorBody('THROTTLED', 'too many requests') },
+      templates: { 'application/json': errorBody('THROTTLED') },
     });
     this.restApi.addGatewayResponse('QuotaExceeded', {
       type: apigw.ResponseType.QUOTA_EXCEEDED,
       statusCode: '429',
       templates: {
-        'application/json': errorBody('QUOTA_EXCEEDED', "this client's daily request quota is used up"),
+        'application/json': errorBody('QUOTA_EXCEEDED'),
       },
     });
     for (const client of props.clients) {
@@ -116,9 +117,9 @@ export class SigningApi extends Construct {
   }
 }
 
-/** The API's Error schema as a gateway response template. */
-function errorBody(code: string, message: string): string {
-  return JSON.stringify({ error: { code, message } });
+/** The API's Error schema as a gateway response template, with the code's registered message. */
+function errorBody(code: HttpErrorCode): string {
+  return JSON.stringify({ error: { code, message: messageOf(code) } });
 }
 
 /** The OpenAPI operation of a route (paths there include the stage). */

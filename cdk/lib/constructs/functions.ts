@@ -18,8 +18,8 @@ import {
   SIGNER_TIMEOUT_SECONDS,
   TABLES,
   type ScheduleDefinition,
-} from '../../../lambdas/resources/src';
-import { PKI_OBJECTS } from '../../../lambdas/core/src/revocation';
+} from '@pipeline/resources';
+import { PKI_OBJECTS } from '@pipeline/core';
 import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
 import { allowEndpointTraffic, type HsmAccess } from './hsm-access';

@@ -9,8 +9,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { KeyType } from '../../../lambdas/core/src';
-import { SCHEDULES } from '../../../lambdas/resources/src';
+import type { KeyType } from '@pipeline/core';
+import { SCHEDULES } from '@pipeline/resources';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from './functions';
 
 /** Requests should start within this many seconds of being queued (the 3 s peak-hour response target). */

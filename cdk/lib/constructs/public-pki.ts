@@ -6,7 +6,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { OCSP_ROUTES, TSA_RATE_LIMIT, TSA_ROUTES } from '../../../lambdas/resources/src';
+import { OCSP_ROUTES, TSA_RATE_LIMIT, TSA_ROUTES } from '@pipeline/resources';
 
 /** The stage of the OCSP API: CloudFront's origin path, invisible to relying parties. */
 const OCSP_STAGE = 'pki';

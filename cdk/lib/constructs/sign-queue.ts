@@ -2,7 +2,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { QUEUES } from '../../../lambdas/resources/src';
+import { QUEUES } from '@pipeline/resources';
 
 /** Messages live for the request retention at most; 4 days is SQS's default and ample for redrives. */
 const RETENTION = Duration.days(4);

@@ -2,8 +2,8 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { TABLES, type TableKey } from '../../../lambdas/resources/src';
-import type { KeyAttribute, TableDefinition } from '../../../lambdas/resources/src';
+import { TABLES, type TableKey } from '@pipeline/resources';
+import type { KeyAttribute, TableDefinition } from '@pipeline/resources';
 
 /**
  * Every table in TABLES (the definitions the local runner uses too), created the same way: on-demand,

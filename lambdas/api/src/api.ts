@@ -14,7 +14,7 @@ import {
   type IdentityEvidence,
   type SignRequestRecord,
   type SignerIdentity,
-} from '../../core/src';
+} from '@pipeline/core';
 import {
   ApiError,
   AssertionRefusedError,
@@ -54,20 +54,24 @@ export async function handleApiEvent(
       case 'GET /health':
         return await health(event, deps);
       default:
-        throw new ApiError(404, 'ROUTE_NOT_FOUND', `no route ${event.httpMethod} ${event.path}`);
+        throw new ApiError('ROUTE_NOT_FOUND', `no route ${event.httpMethod} ${event.path}`);
     }
   } catch (err) {
     if (err instanceof ApiError) return errorResponse(err);
     if (err instanceof IdentityProviderUnavailableError) {
       return errorResponse(
-        new ApiError(503, err.code, 'the identity provider keys are unavailable, retry later', {
-          'Retry-After': '5',
-        }),
+        new ApiError(
+          'IDENTITY_PROVIDER_UNAVAILABLE',
+          'the identity provider keys are unavailable, retry later',
+          {
+            'Retry-After': '5',
+          },
+        ),
       );
     }
     if (isDependencyFailure(err)) return errorResponse(new DependencyError('a backing service'));
     onUnexpected(err);
-    return errorResponse(new ApiError(500, 'INTERNAL_ERROR', 'internal error'));
+    return errorResponse(new ApiError('INTERNAL_ERROR'));
   }
 }
 
@@ -169,7 +173,7 @@ async function revokeCertificate(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
   const record = await deps.requests.get(id);
   if (!record || record.clientId !== clientId) throw new NotFoundError();
   if (!record.certificateSerial) {
-    throw new ApiError(409, 'NOT_SIGNED', `the request is ${record.status}: it has no certificate to revoke`);
+    throw new ApiError('NOT_SIGNED', `the request is ${record.status}: it has no certificate to revoke`);
   }
   if (!deps.revoker) throw new DependencyError('the CA');
   const revoked = await deps.revoker
@@ -290,17 +294,17 @@ function accepted(
 function parseBody(event: APIGatewayProxyEvent, maxBytes: number): unknown {
   const raw = event.body ?? '';
   const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
-  if (bytes.length > maxBytes) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `body exceeds ${maxBytes} bytes`);
+  if (bytes.length > maxBytes) throw new ApiError('PAYLOAD_TOO_LARGE', `body exceeds ${maxBytes} bytes`);
   const contentType = headerValue(event, 'content-type');
   if (contentType && !/^application\/json\b/i.test(contentType)) {
-    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
   }
   const text = bytes.toString('utf8');
   if (!Buffer.from(text, 'utf8').equals(bytes)) throw new ValidationError('body is not valid UTF-8');
   try {
     return JSON.parse(text);
   } catch {
-    throw new ApiError(400, 'INVALID_JSON', 'body is not valid JSON');
+    throw new ApiError('INVALID_JSON', 'body is not valid JSON');
   }
 }
 

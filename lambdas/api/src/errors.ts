@@ -1,65 +1,79 @@
 /**
- * Every refusal of the API is an ApiError: an HTTP status, a machine-readable code and a human message,
+ * Every refusal of the API is an ApiError: a code of the client code registry (core CLIENT_CODES), whose
+ * HTTP status it answers with, and a human message (the registry's unless a more precise one is given),
  * rendered as `{ "error": { "code", "message" } }`. Messages never carry personal data or stack traces.
  */
-export class ApiError extends Error {
+import {
+  CLIENT_CODES,
+  PipelineError,
+  type AssertionErrorCode,
+  type ClientCode,
+  type HttpErrorCode,
+} from '@pipeline/core';
+
+export class ApiError extends PipelineError {
   public override readonly name: string = 'ApiError';
+  public readonly status: number;
+  declare public readonly code: HttpErrorCode;
   public constructor(
-    public readonly status: number,
-    public readonly code: string,
-    message: string,
+    code: HttpErrorCode,
+    message: string = CLIENT_CODES[code].message,
     public readonly headers: Readonly<Record<string, string>> = {},
   ) {
-    super(message);
+    super(message, code);
+    this.status = (CLIENT_CODES[code] as ClientCode).status ?? 400;
   }
 }
 
 export class ValidationError extends ApiError {
   public override readonly name = 'ValidationError';
   public constructor(message: string) {
-    super(400, 'VALIDATION_FAILED', message);
+    super('VALIDATION_FAILED', message);
   }
 }
 
 export class NotFoundError extends ApiError {
   public override readonly name = 'NotFoundError';
-  public constructor(message = 'no such sign request') {
-    super(404, 'NOT_FOUND', message);
+  public constructor(message?: string) {
+    super('NOT_FOUND', message);
   }
 }
 
 export class ConflictError extends ApiError {
   public override readonly name = 'ConflictError';
   public constructor(message: string) {
-    super(409, 'REQUEST_ID_CONFLICT', message);
+    super('REQUEST_ID_CONFLICT', message);
   }
 }
 
 export class UnauthenticatedError extends ApiError {
   public override readonly name = 'UnauthenticatedError';
   public constructor() {
-    super(401, 'UNAUTHENTICATED', 'missing or invalid credentials');
+    super('UNAUTHENTICATED');
   }
 }
 
 export class ThrottledError extends ApiError {
   public override readonly name = 'ThrottledError';
-  public constructor(code: string, message: string, retryAfterSeconds: number) {
-    super(429, code, message, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  public constructor(code: HttpErrorCode, message: string, retryAfterSeconds: number) {
+    super(code, message, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
   }
 }
 
 export class DependencyError extends ApiError {
   public override readonly name = 'DependencyError';
   public constructor(dependency: string) {
-    super(503, 'SERVICE_UNAVAILABLE', `${dependency} is unavailable, retry later`, { 'Retry-After': '1' });
+    super('SERVICE_UNAVAILABLE', `${dependency} is unavailable, retry later`, { 'Retry-After': '1' });
   }
 }
 
-/** An identity assertion was refused: its own code per reason; a replay is a conflict. */
+/**
+ * An identity assertion was refused: its own code per reason, with the registry's status (400; a replay
+ * 409, another client's request object 403). ASSERTION_STALE is the CA's alone and has no status there.
+ */
 export class AssertionRefusedError extends ApiError {
   public override readonly name = 'AssertionRefusedError';
-  public constructor(code: string, message: string) {
-    super(code === 'ASSERTION_REPLAYED' ? 409 : code === 'CLIENT_NOT_TRUSTED' ? 403 : 400, code, message);
+  public constructor(code: AssertionErrorCode, message: string) {
+    super(code as HttpErrorCode, message);
   }
 }

@@ -1,3 +1,2 @@
-export * from './api';
-export * from './errors';
-export type * from './types';
+export { handleApiEvent } from './api';
+export type { ApiDeps } from './types';

@@ -10,7 +10,7 @@ import type {
   SignatureAlgorithm,
   SignatureFormat,
   SignatureLevel,
-} from '../../core/src';
+} from '@pipeline/core';
 
 /** A validated sign request as the API accepted it (defaults applied). */
 export interface SignRequestInput {

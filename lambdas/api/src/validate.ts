@@ -17,7 +17,7 @@ import {
   type SignatureAlgorithm,
   type SignatureFormat,
   type SignatureLevel,
-} from '../../core/src';
+} from '@pipeline/core';
 import openapi from '../openapi.json';
 import { ApiError, ValidationError } from './errors';
 import type { SignRequestInput } from './types';
@@ -55,7 +55,6 @@ export function parseSignRequest(body: unknown): SignRequestInput {
     // A token that is too long or not three base64url segments has its own code, like every assertion refusal.
     if (error?.instancePath === '/identityAssertion') {
       throw new ApiError(
-        400,
         'ASSERTION_MALFORMED',
         'identityAssertion must be a compact JWS of at most 8192 characters',
       );
@@ -63,7 +62,7 @@ export function parseSignRequest(body: unknown): SignRequestInput {
     // So has a sign message outside its rules, with the rule named.
     if (error?.instancePath.startsWith('/signMessage')) {
       signMessageOf(body as RawInput);
-      throw new ApiError(400, 'SIGN_MESSAGE_INVALID', describe(error));
+      throw new ApiError('SIGN_MESSAGE_INVALID', describe(error));
     }
     // The schema states every rule; when one of the rules across fields (or the identity's) is what
     // failed, it is named in the message (and code) a client can act on.
@@ -97,7 +96,7 @@ function signMessageOf(body: RawInput): ReturnType<typeof validateSignMessage> {
   try {
     return validateSignMessage(body.signMessage);
   } catch (err) {
-    if (err instanceof SignMessageError) throw new ApiError(400, err.code, err.message);
+    if (err instanceof SignMessageError) throw new ApiError('SIGN_MESSAGE_INVALID', err.message);
     throw err;
   }
 }
@@ -139,7 +138,6 @@ function crossFieldRules(body: Partial<RawInput>): void {
     (body.profile ?? 'CAdES-B-B') !== 'PAdES-B-B'
   ) {
     throw new ApiError(
-      400,
       'LEVEL_UNSUPPORTED',
       'B-LTA applies to profile PAdES-B-B only (a CAdES archive time-stamp needs the signed content)',
     );
@@ -159,17 +157,15 @@ function presenceRules(body: unknown): void {
   const has = (field: string): boolean => (body as Record<string, unknown>)[field] !== undefined;
   if (has('signer')) {
     throw new ApiError(
-      400,
       'SIGNER_NOT_ALLOWED',
       'the signer is never named in the body: send an ID token, or as a trusted client a signed request object, as identityAssertion',
     );
   }
   if (!has('identityAssertion')) {
-    throw new ApiError(400, 'IDENTITY_ASSERTION_REQUIRED', 'identityAssertion is required');
+    throw new ApiError('IDENTITY_ASSERTION_REQUIRED');
   }
   if (!has('requestId')) {
     throw new ApiError(
-      400,
       'REQUEST_ID_REQUIRED',
       "requestId is required with identityAssertion: the assertion's nonce is derived from it",
     );

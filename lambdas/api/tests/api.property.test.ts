@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { AssertionError, type SignRequestRecord } from '../../core/src';
+import { AssertionError, type SignRequestRecord } from '@pipeline/core';
 import { memoryAssertionStore } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';
 import { hostileBody } from './arbitraries';

@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { AssertionVerifier, SignRequestRecord } from '../../core/src';
+import type { AssertionVerifier, SignRequestRecord } from '@pipeline/core';
 import { memoryAssertionStore } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';
 

@@ -6,8 +6,8 @@
  */
 import Ajv from 'ajv';
 import fc from 'fast-check';
-import { AssertionError, SWEDISH_CLAIM_MAPPING } from '../../core/src';
-import { JwsAssertionVerifier } from '../../adapters/oidc/src';
+import { AssertionError, SWEDISH_CLAIM_MAPPING } from '@pipeline/core';
+import { JwsAssertionVerifier } from '@pipeline/adapters/oidc';
 import openapi from '../openapi.json';
 
 const ajv = new Ajv({ allErrors: false, strict: false });

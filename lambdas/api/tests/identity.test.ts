@@ -15,8 +15,8 @@ import {
   signMessageHash,
   type SignMessage,
   type SignRequestRecord,
-} from '../../core/src';
-import { JwsAssertionVerifier, RefreshingJwks } from '../../adapters/oidc/src';
+} from '@pipeline/core';
+import { JwsAssertionVerifier, RefreshingJwks } from '@pipeline/adapters/oidc';
 import {
   AUDIENCE,
   ISSUER,

@@ -35,7 +35,7 @@ import {
   type ChainHead,
   type SignedCheckpoint,
   type SignedHead,
-} from '../../core/src';
+} from '@pipeline/core';
 import type { AuditLogOptions } from './types';
 
 const APPEND_BACKOFF = { baseMs: 2, maxMs: 50 };

@@ -2,11 +2,11 @@
  * Wiring: the AuditLog the handlers use, over the configured table, signing heads and checkpoints with the
  * audit key in the HSM (when an HSM is given). One per process; call flush() before the process ends.
  */
-import type { DynamoDBDocumentClient } from '../../adapters/aws/src';
-import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
-import type { AuditAnchorStore, Hsm } from '../../core/src';
-import { loadAuditConfig, type AuditConfig } from '../../config/src';
-import { TABLES, tableName } from '../../resources/src';
+import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';
+import { AuditRepository } from '@pipeline/adapters/dynamodb';
+import type { AuditAnchorStore, Hsm } from '@pipeline/core';
+import { loadAuditConfig, type AuditConfig } from '@pipeline/config';
+import { TABLES, tableName } from '@pipeline/resources';
 import { AuditLog } from './audit-log';
 import { hsmAuditSigner } from './hsm-signer';
 

@@ -5,7 +5,7 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { AuditNotReadyError, auditPublicKey, type AuditSigner, type Hsm } from '../../core/src';
+import { AuditNotReadyError, auditPublicKey, type AuditSigner, type Hsm } from '@pipeline/core';
 
 export const AUDIT_KEY_TYPE = 'EC-P384';
 

@@ -1,5 +1,4 @@
-export * from './audit-log';
-export * from './hsm-signer';
-export * from './verify';
-export type * from './types';
-export * from './create';
+export { AuditLog } from './audit-log';
+export { hsmAuditSigner, loadAuditPublicKey, provisionAuditKey } from './hsm-signer';
+export { formatReport, verifyAuditStore } from './verify';
+export { createAuditLog } from './create';

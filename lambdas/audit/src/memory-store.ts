@@ -13,7 +13,7 @@ import {
   type ChainHead,
   type SignedCheckpoint,
   type StoredAuditLog,
-} from '../../core/src';
+} from '@pipeline/core';
 
 export { pad };
 

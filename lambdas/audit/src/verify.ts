@@ -6,7 +6,7 @@ import {
   type AuditVerificationReport,
   type CheckpointSignatureCheck,
   type StoredAuditLog,
-} from '../../core/src';
+} from '@pipeline/core';
 
 /** Reads the whole log from the store (or takes one read already) and verifies it, against anchors if given. */
 export async function verifyAuditStore(

@@ -14,8 +14,8 @@ import {
   signatureMadeEvent,
   verifySignedHead,
   type AuditEvent,
-} from '../../core/src';
-import { fileAnchorStore } from '../../adapters/anchors/src';
+} from '@pipeline/core';
+import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditLog, verifyAuditStore } from '../src';
 import { MemoryAuditStore } from '../src/memory-store';
 import { eventsFor, fakeSigner } from './helpers';

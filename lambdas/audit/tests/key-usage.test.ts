@@ -1,5 +1,5 @@
 /** keyUsage over a log written through the AuditLog (memory store): reuse is found from the log alone. */
-import { eventsOf, keyUsage, type AuditEvent } from '../../core/src';
+import { eventsOf, keyUsage, type AuditEvent } from '@pipeline/core';
 import { AuditLog } from '../src';
 import { MemoryAuditStore } from '../src/memory-store';
 import { eventsFor } from './helpers';

@@ -9,7 +9,7 @@ import {
   type AuditIssue,
   type AuditVerificationReport,
   type StoredCheckpoint,
-} from '../../core/src';
+} from '@pipeline/core';
 import { AuditLog, verifyAuditStore } from '../src';
 import { MemoryAuditStore, pad, type MemoryItem } from '../src/memory-store';
 import { eventsFor, fakeSigner } from './helpers';

@@ -1,8 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate, type Extension } from '@peculiar/asn1-x509';
-import { pkiUrls, type CaConfig } from '../../config/src';
-import type { KeyType, Hsm } from '../../core/src';
+import { pkiUrls, type CaConfig } from '@pipeline/config';
+import type { KeyType, Hsm } from '@pipeline/core';
 import {
   caExtensions,
   encodeName,
@@ -15,7 +15,7 @@ import {
   randomSerial,
   signCertificate,
   type ParsedCertificate,
-} from '../../pki/src';
+} from '@pipeline/pki';
 import { findCaKey, hsmSigner, parseCaChain, type CaKey } from './ca-keys';
 import { CaNotReadyError } from './errors';
 import type { CaCertificateStore } from './types';

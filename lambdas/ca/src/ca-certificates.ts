@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SsmParameterStore } from '../../adapters/parameters/src';
-import type { AwsConfig, CaCertsSource } from '../../config/src';
+import { SsmParameterStore } from '@pipeline/adapters/parameters';
+import type { AwsConfig, CaCertsSource } from '@pipeline/config';
 import type { CaCertificateStore, CaCertificates } from './types';
 
 const ROOT = 'root.pem';

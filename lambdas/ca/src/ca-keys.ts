@@ -1,12 +1,12 @@
 import { X509Certificate } from 'node:crypto';
-import type { KeyType, Hsm, PrivateKeyRef } from '../../core/src';
+import type { KeyType, Hsm, PrivateKeyRef } from '@pipeline/core';
 import {
   keyTypeOfSpki,
   parseCertificate,
   pemToDer,
   type CertificateSigner,
   type ParsedCertificate,
-} from '../../pki/src';
+} from '@pipeline/pki';
 import { CaNotReadyError } from './errors';
 import type { CaCertificates } from './types';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { pkiUrls, type CaConfig } from '../../config/src';
+import { pkiUrls, type CaConfig } from '@pipeline/config';
 import {
   AssertionError,
   assertionNonce,
@@ -18,7 +18,7 @@ import {
   type Hsm,
   type RecordIssuedResult,
   type VerifiedAssertion,
-} from '../../core/src';
+} from '@pipeline/core';
 import {
   encodeName,
   leafExtensions,
@@ -28,7 +28,7 @@ import {
   signCertificate,
   verifyCsr,
   type CertificateSigner,
-} from '../../pki/src';
+} from '@pipeline/pki';
 import { BACKDATE_MS } from './bootstrap';
 import { findCaKey, hsmSigner, parseCaChain, type CaChain } from './ca-keys';
 import {

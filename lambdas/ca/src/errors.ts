@@ -2,17 +2,22 @@
  * The CA's named errors. Each has a machine-readable `code` the signer reports to the client and a
  * message without personal data (no names, no personal numbers, no request contents).
  */
-export { BadCsrError, CsrSignatureInvalidError } from '../../pki/src';
-export { SerialCollisionError } from '../../core/src';
+export { BadCsrError, CsrSignatureInvalidError } from '@pipeline/pki';
+import { PipelineError, type PipelineErrorOptions } from '@pipeline/core';
 
-export abstract class CaError extends Error {
-  public abstract readonly code: string;
+export { SerialCollisionError } from '@pipeline/core';
+
+/** The CA's refusals: each subclass sets its own code. */
+export abstract class CaError extends PipelineError {
+  public constructor(message: string, options?: PipelineErrorOptions) {
+    super(message, 'CA_ERROR', options);
+  }
 }
 
 /** The request id is not one (empty, too long) or is not the one the assertion's binding names. */
 export class RequestUnknownError extends CaError {
   public override readonly name = 'RequestUnknownError';
-  public readonly code = 'REQUEST_UNKNOWN';
+  public override readonly code = 'REQUEST_UNKNOWN';
   public constructor() {
     super('the certificate request names no valid sign request id');
   }
@@ -21,7 +26,7 @@ export class RequestUnknownError extends CaError {
 /** The CSR's key is not of the key type the request was made for. */
 export class KeyMismatchError extends CaError {
   public override readonly name = 'KeyMismatchError';
-  public readonly code = 'KEY_MISMATCH';
+  public override readonly code = 'KEY_MISMATCH';
   public constructor(expected: string, actual: string) {
     super(`the CSR key is ${actual}, the sign request is for ${expected}`);
   }
@@ -30,7 +35,7 @@ export class KeyMismatchError extends CaError {
 /** The request already has a certificate for a different public key: one certificate per request. */
 export class AlreadyCertifiedError extends CaError {
   public override readonly name = 'AlreadyCertifiedError';
-  public readonly code = 'ALREADY_CERTIFIED';
+  public override readonly code = 'ALREADY_CERTIFIED';
   public constructor() {
     super('the sign request already has a certificate for another public key');
   }
@@ -39,13 +44,13 @@ export class AlreadyCertifiedError extends CaError {
 /** The CA keys or certificates are missing or do not belong together: run the CA bootstrap. */
 export class CaNotReadyError extends CaError {
   public override readonly name = 'CaNotReadyError';
-  public readonly code = 'CA_NOT_READY';
+  public override readonly code = 'CA_NOT_READY';
 }
 
 /** The CSR names another person than the verified identity assertion: the request was altered. */
 export class SignerMismatchError extends CaError {
   public override readonly name = 'SignerMismatchError';
-  public readonly code = 'SIGNER_MISMATCH';
+  public override readonly code = 'SIGNER_MISMATCH';
   public constructor() {
     super('the certificate request names another signer than the identity assertion');
   }
@@ -54,7 +59,7 @@ export class SignerMismatchError extends CaError {
 /** The identity assertion was already certified for another sign request: one login, one signature. */
 export class AssertionAlreadyUsedError extends CaError {
   public override readonly name = 'AssertionAlreadyUsedError';
-  public readonly code = 'ASSERTION_ALREADY_USED';
+  public override readonly code = 'ASSERTION_ALREADY_USED';
   public constructor() {
     super('this identity assertion was already used for another certificate');
   }
@@ -63,7 +68,7 @@ export class AssertionAlreadyUsedError extends CaError {
 /** The public key was certified before: a copy of a used one-time key (a restored pool item). */
 export class PublicKeyAlreadyCertifiedError extends CaError {
   public override readonly name = 'PublicKeyAlreadyCertifiedError';
-  public readonly code = 'PUBLIC_KEY_ALREADY_CERTIFIED';
+  public override readonly code = 'PUBLIC_KEY_ALREADY_CERTIFIED';
   public constructor() {
     super('this public key was certified before: a one-time key is certified once');
   }

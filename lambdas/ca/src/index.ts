@@ -2,8 +2,20 @@ export { CertificateAuthority } from './certificate-authority';
 export { bootstrapCaHierarchy } from './bootstrap';
 export { caCertificateStore, fileCaCertificateStore } from './ca-certificates';
 export { findCaKey } from './ca-keys';
-export * from './errors';
-export type * from './types';
+export {
+  AlreadyCertifiedError,
+  AssertionAlreadyUsedError,
+  BadCsrError,
+  CaError,
+  CaNotReadyError,
+  CsrSignatureInvalidError,
+  KeyMismatchError,
+  PublicKeyAlreadyCertifiedError,
+  RequestUnknownError,
+  SerialCollisionError,
+  SignerMismatchError,
+} from './errors';
+export type { CaCertificates, CaCertificateStore, IssuedCertificateRecord } from './types';
 export { OcspResponder } from './ocsp-responder';
 export { TimeStampAuthority } from './time-stamp-authority';
 export { checkRevocations, type RevocationCheck } from './revocation-check';

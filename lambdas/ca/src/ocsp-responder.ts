@@ -1,5 +1,5 @@
-import type { CaConfig } from '../../config/src';
-import type { CertificateStatus, Hsm, RevocationStore, RevokedEntry } from '../../core/src';
+import type { CaConfig } from '@pipeline/config';
+import type { CertificateStatus, Hsm, RevocationStore, RevokedEntry } from '@pipeline/core';
 import {
   CrlInvalidError,
   OcspMalformedRequestError,
@@ -14,7 +14,7 @@ import {
   type CertificateSigner,
   type OcspAnswer,
   type OcspIssuer,
-} from '../../pki/src';
+} from '@pipeline/pki';
 import { findCaKey, hsmSigner, parseCaChain } from './ca-keys';
 import { CaNotReadyError } from './errors';
 import type { CaCertificates } from './types';

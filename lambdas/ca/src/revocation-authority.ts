@@ -8,12 +8,12 @@ import {
   type RevokeOutcome,
   type RevokedEntry,
   type Hsm,
-} from '../../core/src';
-import { CrlInvalidError, signCrl, verifyCrl, type CertificateSigner } from '../../pki/src';
+} from '@pipeline/core';
+import { CrlInvalidError, signCrl, verifyCrl, type CertificateSigner } from '@pipeline/pki';
 import { findCaKey, hsmSigner, parseCaChain, type CaChain } from './ca-keys';
 import { CaNotReadyError } from './errors';
 import type { CaCertificates } from './types';
-import type { CaConfig } from '../../config/src';
+import type { CaConfig } from '@pipeline/config';
 
 const HOUR_MS = 3_600_000;
 

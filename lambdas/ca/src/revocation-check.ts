@@ -8,8 +8,8 @@ import {
   type AuditEvent,
   type RevocationDisagreement,
   type RevocationStore,
-} from '../../core/src';
-import { CrlInvalidError, verifyCrl } from '../../pki/src';
+} from '@pipeline/core';
+import { CrlInvalidError, verifyCrl } from '@pipeline/pki';
 
 export interface RevocationCheckInput {
   readonly store: Pick<RevocationStore, 'revokedUnexpired' | 'statuses'>;

@@ -1,5 +1,5 @@
-import type { CaConfig } from '../../config/src';
-import type { Hsm } from '../../core/src';
+import type { CaConfig } from '@pipeline/config';
+import type { Hsm } from '@pipeline/core';
 import {
   TimeStampRequestError,
   parseCertificate,
@@ -9,7 +9,7 @@ import {
   signTimeStampResponse,
   timeStampRejection,
   type CertificateSigner,
-} from '../../pki/src';
+} from '@pipeline/pki';
 import { findCaKey, hsmSigner } from './ca-keys';
 import { CaNotReadyError } from './errors';
 import type { CaCertificates } from './types';

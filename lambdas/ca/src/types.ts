@@ -19,4 +19,4 @@ export interface CaCertificateStore {
   readonly location: string;
 }
 
-export type { IssuedCertificateRecord, IssuedCertificateStore } from '../../core/src';
+export type { IssuedCertificateRecord, IssuedCertificateStore } from '@pipeline/core';

@@ -8,11 +8,11 @@ import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../adapters/aws/src';
+import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
-import { loadCaConfig, loadConfig, type CaConfig } from '../../config/src';
-import type { KeyType } from '../../core/src';
+import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
+import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
+import type { KeyType } from '@pipeline/core';
 import { createTestTables } from '../../../scripts/local/resources';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import {

@@ -5,17 +5,17 @@
  */
 import { X509Certificate, createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../adapters/aws/src';
+import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
-import { loadCaConfig, loadConfig, type CaConfig } from '../../config/src';
+import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
+import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
 import {
   AssertionError,
   type AuditEvent,
   type AuditSink,
   type KeyType,
   type SignerIdentity,
-} from '../../core/src';
+} from '@pipeline/core';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import { createTestTables } from '../../../scripts/local/resources';
@@ -322,7 +322,7 @@ describe('issuance rules', () => {
 
   it('a public key is certified once: the same key for another request is refused', async () => {
     const first = await issueFor('EC-P256');
-    const { buildCsr } = await import('../../pki/src');
+    const { buildCsr } = await import('@pipeline/pki');
     const again = await buildCsr({
       subject: IDENTITY,
       keyType: 'EC-P256',
@@ -346,7 +346,7 @@ describe('issuance rules', () => {
     const victim = await keyAndCsr(hsm, 'EC-P256', keys);
     const attacker = await hsm.generateKeyPair('EC-P256', { extractable: false });
     keys.push(attacker.privateKey);
-    const { buildCsr } = await import('../../pki/src');
+    const { buildCsr } = await import('@pipeline/pki');
     const forged = await buildCsr({
       subject: IDENTITY,
       keyType: 'EC-P256',
@@ -393,7 +393,7 @@ describe('issuance rules', () => {
     expect(await ca.issue({ ...evidence, csrDer: first.csrDer })).toEqual(issued);
 
     // A new CSR from the same key (ECDSA: different signature bytes) is the same key: same certificate.
-    const { buildCsr } = await import('../../pki/src');
+    const { buildCsr } = await import('@pipeline/pki');
     const again = await buildCsr({
       subject: IDENTITY,
       keyType: 'EC-P256',

@@ -6,7 +6,7 @@
  * it refuses with which code, and what it writes to the audit log.
  */
 import { constants, createHash, generateKeyPairSync, privateEncrypt, type KeyObject } from 'node:crypto';
-import { loadCaConfig } from '../../config/src';
+import { loadCaConfig } from '@pipeline/config';
 import {
   IdentityProviderUnavailableError,
   SerialCollisionError,
@@ -25,8 +25,8 @@ import {
   type PrivateKeyRef,
   type RecordIssuedResult,
   type SignerIdentity,
-} from '../../core/src';
-import { buildCsr } from '../../pki/src';
+} from '@pipeline/core';
+import { buildCsr } from '@pipeline/pki';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import {
   AlreadyCertifiedError,

@@ -4,15 +4,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Hsm, PrivateKeyRef } from '../../adapters/hsm/src';
+import type { Hsm, PrivateKeyRef } from '@pipeline/adapters/hsm';
 import {
   defaultSignatureAlgorithm,
   type AssertionBinding,
   type IssueCertificateInput,
   type KeyType,
   type SignerIdentity,
-} from '../../core/src';
-import { buildCsr } from '../../pki/src';
+} from '@pipeline/core';
+import { buildCsr } from '@pipeline/pki';
 import { directAssertion } from '../../../scripts/local/idp/direct-assertions';
 
 export const IDENTITY: SignerIdentity = {

@@ -6,12 +6,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../adapters/aws/src';
+import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
-import { loadCaConfig, loadConfig } from '../../config/src';
-import { KEY_TYPES, type RevocationReason } from '../../core/src';
-import { pemToDer } from '../../pki/src';
+import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
+import { loadCaConfig, loadConfig } from '@pipeline/config';
+import { KEY_TYPES, type RevocationReason } from '@pipeline/core';
+import { pemToDer } from '@pipeline/pki';
 import { createTestTables } from '../../../scripts/local/resources';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import {

@@ -6,13 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../adapters/aws/src';
+import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
-import { AuditLog } from '../../audit/src';
+import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
+import { AuditLog } from '@pipeline/audit';
 import { MemoryAuditStore } from '../../audit/src/memory-store';
-import { loadCaConfig, loadConfig } from '../../config/src';
-import { eventsOf, type RevocationReason, type RevokeOutcome } from '../../core/src';
+import { loadCaConfig, loadConfig } from '@pipeline/config';
+import { eventsOf, type RevocationReason, type RevokeOutcome } from '@pipeline/core';
 import { createTestTables } from '../../../scripts/local/resources';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import {

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { SWEDISH_CLAIM_MAPPING, type ClaimMapping } from '../../core/src';
+import { SWEDISH_CLAIM_MAPPING, type ClaimMapping } from '@pipeline/core';
 import { int, oneOf, str } from './config';
 import { ConfigError } from './errors';
 import type { Env } from './types';

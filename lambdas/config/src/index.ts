@@ -1,11 +1,34 @@
-export * from './config';
-export * from './errors';
-export * from './pipeline-config';
-export * from './api-limits';
-export * from './pool-config';
-export * from './pool-targets';
-export * from './keygen-config';
-export type * from './types';
-export * from './ca-config';
-export * from './audit-config';
-export * from './identity-config';
+export { loadAwsConfig, loadConfig, loadHsmConfig, str } from './config';
+export { ConfigError } from './errors';
+export { loadPipelineConfig, type PipelineConfig } from './pipeline-config';
+export { type ApiLimits, apiLimitsProblem } from './api-limits';
+export { loadPoolConfig, loadRequestsConfig } from './pool-config';
+export { keygenTargets, parseKeyCounts } from './pool-targets';
+export {
+  type KeygenPolicyConfig,
+  type KeygenPolicyName,
+  loadKeygenPolicyConfig,
+  pooledKeyTypes,
+} from './keygen-config';
+export type {
+  AppConfig,
+  AwsConfig,
+  Env,
+  HsmConfig,
+  HsmProfileName,
+  ObjectTarget,
+  PinSource,
+  PoolConfig,
+  RequestsConfig,
+} from './types';
+export { type CaCertsSource, type CaConfig, DEFAULT_CA_POLICY_OID, loadCaConfig, pkiUrls } from './ca-config';
+export { type AuditConfig, loadAuditConfig } from './audit-config';
+export {
+  type IdentityConfig,
+  isFetchableUrl,
+  type JwksSource,
+  loadIdentityConfig,
+  parseJwksSource,
+  type TrustedIssuer,
+} from './identity-config';
+export { type PlanningConfig, loadPlanningConfig } from './planning-config';

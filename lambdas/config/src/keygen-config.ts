@@ -1,4 +1,4 @@
-import { KEY_TYPES, isKeyType, type KeyType } from '../../core/src';
+import { KEY_TYPES, isKeyType, type KeyType } from '@pipeline/core';
 import { oneOf } from './config';
 import { ConfigError } from './errors';
 import { keygenTargets, parseKeyCounts } from './pool-targets';

@@ -1,5 +1,4 @@
-import { MAX_BODY_BYTES } from '../../resources/src/api';
-import { SIGNER_EVENT_SOURCE } from '../../resources/src/queues';
+import { MAX_BODY_BYTES, SIGNER_EVENT_SOURCE } from '@pipeline/resources';
 import { apiLimitsProblem, type ApiLimits } from './api-limits';
 import { int, str } from './config';
 import { ConfigError } from './errors';

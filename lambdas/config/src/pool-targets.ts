@@ -1,4 +1,4 @@
-import { isKeyType, type KeyType } from '../../core/src';
+import { isKeyType, type KeyType } from '@pipeline/core';
 import { ConfigError } from './errors';
 import type { Env } from './types';
 

@@ -1,27 +1,280 @@
-export * from './algorithms';
-export type * from './certificate-issuer';
-export type * from './signature-container';
-export * from './sign-request';
-export * from './certificate-profile';
-export * from './pool';
-export * from './key-prefetch';
-export * from './pool-metrics';
-export * from './fill-pool';
-export * from './keygen-cycle';
-export * from './request-state';
-export * from './reconcile';
-export * from './signing';
-export * from './fallback-limiter';
-export * from './signing-errors';
-export * from './delivery';
-export * from './backoff';
-export * from './retry';
-export * from './coalescer';
-export * from './certificate-store';
-export type * from './hsm';
-export * from './forecast';
-export * from './planning';
-export * from './audit';
-export * from './revocation';
-export * from './identity';
-export * from './ca-contract';
+// shared: algorithms, the HSM port, errors and client codes, retries
+export {
+  defaultSignatureAlgorithm,
+  DIGEST_ALGORITHMS,
+  DIGEST_LENGTH,
+  type DigestAlgorithm,
+  fits,
+  isKeyType,
+  KEY_TYPE_SPECS,
+  KEY_TYPES,
+  type KeyType,
+  nodeHashName,
+  SIGNATURE_ALGORITHMS,
+  type SignatureAlgorithm,
+  signatureAlgorithmsFor,
+} from './shared/algorithms';
+export {
+  type GeneratedKeyPair,
+  type GenerateOptions,
+  type Hsm,
+  HsmBusyError,
+  HsmError,
+  HsmKeyNotExtractableError,
+  HsmKeyNotFoundError,
+  HsmLoginError,
+  HsmSessionError,
+  HsmTokenNotFoundError,
+  HsmUnwrapError,
+  type KeyAttributes,
+  type PrivateKeyRef,
+  type SignOptions,
+} from './shared/hsm';
+export { errorCode, isTransient, PipelineError, type PipelineErrorOptions } from './shared/errors';
+export {
+  CLIENT_CODES,
+  type ClientCode,
+  type HttpErrorCode,
+  httpStatusOf,
+  messageOf,
+} from './shared/client-codes';
+export { backoffDelay, sleep } from './shared/backoff';
+export { retryTransient } from './shared/retry';
+export { Coalescer, type CoalescerOptions, type Settled } from './shared/coalescer';
+// signing: the request, its states and one attempt
+export {
+  ADES_PROFILES,
+  type AdesProfile,
+  DEFAULT_SIGNATURE_LEVEL,
+  levelAtLeast,
+  REQUEST_ID_PATTERN,
+  type RequestError,
+  SIGNATURE_LEVELS,
+  type SignatureFormat,
+  type SignatureLevel,
+  type SignerIdentity,
+  type SigningStage,
+  type SignRequestRecord,
+} from './signing/sign-request';
+export {
+  decideDelivery,
+  type FailedResult,
+  isTerminal,
+  requestExpiresAt,
+  type SignedResult,
+  type SignRequestStore,
+  type StartAttempt,
+  type StoredSignRequest,
+} from './signing/request-state';
+export {
+  type CsrBuilder,
+  processSignRequest,
+  requestErrorFor,
+  type SigningDeps,
+  type SignOutcome,
+} from './signing/signing';
+export {
+  AttemptSupersededError,
+  RequestExistsError,
+  RequestInProgressError,
+  RequestNotFoundError,
+} from './signing/signing-errors';
+export type {
+  ContainerBuilder,
+  TimeStamper,
+  ValidationData,
+  ValidationDataSource,
+} from './signing/signature-container';
+export { deliverSignRequest } from './signing/delivery';
+export {
+  decideReconcile,
+  type OpenRequest,
+  type OpenRequestStore,
+  reconcileOpenRequests,
+  type ReconcileSettings,
+  type ReconcileSummary,
+} from './signing/reconcile';
+// pool: stored keys, key sources, fill and keygen
+export {
+  type AddKeysResult,
+  type EmptyPoolPolicy,
+  isKeyUsable,
+  keyExpiresAt,
+  type KeyPoolStore,
+  type PoolHsm,
+  type PoolKey,
+  shardVisitOrder,
+  shuffle,
+} from './pool/pool';
+export { keySourceFor } from './pool/key-source';
+export { PrefetchingKeyClaimer } from './pool/key-prefetch';
+export { type FallbackDecision, FallbackLimiter } from './pool/fallback-limiter';
+export {
+  fanOutMetrics,
+  InMemoryPoolMetrics,
+  type PoolCounterName,
+  type PoolGaugeName,
+  type PoolMetrics,
+} from './pool/pool-metrics';
+export { fillPool } from './pool/fill-pool';
+export {
+  type KeygenCycleDeps,
+  type KeygenDecision,
+  type KeygenResult,
+  runKeygenCycle,
+} from './pool/keygen-cycle';
+// pki: certificates the CA issues and revokes
+export type {
+  BatchCertificateIssuer,
+  CertificateIssuer,
+  IssueCertificateInput,
+  IssuedCertificate,
+  IssueOutcome,
+} from './pki/certificate-issuer';
+export {
+  type DirectoryStringKind,
+  InvalidIdentityError,
+  isIsoCountryCode,
+  SUBJECT_OIDS,
+  subjectAttributes,
+  type SubjectField,
+  validateSignerIdentity,
+} from './pki/certificate-profile';
+export {
+  type CertificateToRecord,
+  type IssuanceLookup,
+  type IssuanceRegisters,
+  type IssuanceState,
+  type IssuedCertificateRecord,
+  type IssuedCertificateStore,
+  type RecordIssuedResult,
+  SerialCollisionError,
+} from './pki/certificate-store';
+export {
+  type CertificateStatus,
+  crossCheckRevocations,
+  isRevocationReason,
+  mergeRevocations,
+  normalizeSerial,
+  PKI_OBJECTS,
+  type PkiObjectName,
+  type PkiPublisher,
+  type PublishedRevocations,
+  type Revocation,
+  REVOCATION_REASONS,
+  type RevocationDisagreement,
+  type RevocationReason,
+  type RevocationStore,
+  type RevokedEntry,
+  type RevokeOutcome,
+} from './pki/revocation';
+export {
+  caRefusal,
+  issueBatchRequest,
+  IssueBatchRequestSchema,
+  type IssueBatchResponse,
+  IssueBatchResponseSchema,
+  issuedResult,
+  issueInputOf,
+  type IssueItemResult,
+  IssueItemSchema,
+  type RevokeRequest,
+  RevokeRequestSchema,
+  type RevokeResponse,
+  RevokeResponseSchema,
+} from './pki/ca-contract';
+// identity, audit, forecast, planning
+export {
+  type AssertionBinding,
+  AssertionError,
+  type AssertionErrorCode,
+  assertionNonce,
+  type AssertionPolicy,
+  assertionReplayKey,
+  type AssertionReplayStore,
+  type AssertionVerifier,
+  bindingLines,
+  bindingOf,
+  checkAssertionClaims,
+  checkRequestObjectClaims,
+  checkSignApproval,
+  type ClaimMapping,
+  expectedApproval,
+  type IdentityEvidence,
+  IdentityProviderUnavailableError,
+  MAX_SIGN_MESSAGE_LENGTH,
+  PARAM_SIGN_REQUEST,
+  requestObjectReplayKey,
+  SCOPE_SIGN,
+  SIGN_APPROVAL_TYPE,
+  SIGN_MESSAGE_MIME_TYPES,
+  SIGN_MESSAGE_TEXT_PATTERN,
+  signerFromClaims,
+  type SignMessage,
+  SignMessageError,
+  signMessageHash,
+  SWEDISH_CLAIM_MAPPING,
+  SWEDISH_OIDC_CLAIMS,
+  USER_SIGNATURE_CLAIM,
+  validateSignMessage,
+  type VerifiedAssertion,
+  type VerifyOptions,
+} from './identity';
+export {
+  type AnchorCheckOptions,
+  type AnchoredCheckpoint,
+  AUDIT_CHECKPOINT_HEAD_PK,
+  AUDIT_CHECKPOINT_PK,
+  AUDIT_HEAD_SK,
+  type AuditAnchorStore,
+  AuditAppendConflictError,
+  AuditCheckpointError,
+  AuditEncodingError,
+  type AuditEntry,
+  auditEntryPk,
+  type AuditEvent,
+  AuditEventInvalidError,
+  auditHeadPk,
+  type AuditIssue,
+  AuditNotReadyError,
+  auditPublicKey,
+  type AuditReceipt,
+  auditSequenceSk,
+  type AuditSigner,
+  type AuditSink,
+  type AuditStore,
+  type AuditVerificationReport,
+  buildEntry,
+  canonicalCheckpoint,
+  canonicalJson,
+  type CertificateIssuedEvent,
+  type ChainHead,
+  checkpointBody,
+  type CheckpointSignatureCheck,
+  entryHash,
+  eventsOf,
+  GENESIS_HASH,
+  genesisHead,
+  hashIds,
+  inclusionPath,
+  keyUsage,
+  merkleRoot,
+  parseAuditItems,
+  parseCheckpointBody,
+  proveReceipt,
+  receiptCovers,
+  receiptsOf,
+  rootFromInclusionPath,
+  signatureMadeEvent,
+  signCheckpoint,
+  type SignedCheckpoint,
+  type SignedHead,
+  signHead,
+  type StoredAuditLog,
+  type StoredCheckpoint,
+  validateAuditEvent,
+  verifyAuditLog,
+  verifySignedHead,
+} from './audit';
+export { type DemandHistory, forecast, type Forecast, HOUR_MS, type KnownEvent } from './forecast';
+export { plan, type Plan } from './planning';

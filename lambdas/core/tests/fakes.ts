@@ -4,6 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  HsmBusyError,
+  HsmError,
+  HsmUnwrapError,
   InMemoryPoolMetrics,
   type AuditEvent,
   type AuditReceipt,
@@ -12,7 +15,7 @@ import {
   type ContainerBuilder,
   type CsrBuilder,
   type FailedResult,
-  type HsmKeyRef,
+  type PrivateKeyRef,
   type KeyType,
   type PoolHsm,
   type PoolKey,
@@ -88,9 +91,11 @@ export class MemoryRequestStore implements SignRequestStore {
   }
 }
 
-/** A named error like the HSM adapter's (the core knows errors by name and code only). */
-export function hsmError(name: string, code = 'CKR_FUNCTION_FAILED'): Error {
-  return Object.assign(new Error(`${name} (${code})`), { name, code });
+const HSM_ERRORS = { HsmError, HsmBusyError, HsmUnwrapError } as const;
+
+/** An error of the HSM port as the PKCS#11 adapter throws it: the class and the CKR name as its code. */
+export function hsmError(name: keyof typeof HSM_ERRORS, code = 'CKR_FUNCTION_FAILED'): Error {
+  return new HSM_ERRORS[name](`${name} (${code})`, 'test', undefined, code);
 }
 
 type HsmOperation = 'generateKeyPair' | 'wrapPrivateKey' | 'unwrapPrivateKey' | 'signDigest' | 'destroy';
@@ -107,11 +112,13 @@ export class FakeHsm implements PoolHsm {
   public readonly keyOf = new Map<string, string>();
   private next = 0;
 
-  public async generateKeyPair(keyType: KeyType): Promise<{ privateKey: HsmKeyRef; publicKeySpki: Buffer }> {
+  public async generateKeyPair(
+    keyType: KeyType,
+  ): Promise<{ privateKey: PrivateKeyRef; publicKeySpki: Buffer }> {
     this.enter('generateKeyPair');
     const privateKey = this.object(keyType);
-    const publicKeySpki = Buffer.from(`spki-of-generated-${privateKey.handle}`);
-    this.keyOf.set(publicKeySpki.toString(), privateKey.handle);
+    const publicKeySpki = Buffer.from(`spki-of-generated-${privateKey.handle.toString()}`);
+    this.keyOf.set(publicKeySpki.toString(), privateKey.handle.toString());
     return { privateKey, publicKeySpki };
   }
 
@@ -120,25 +127,22 @@ export class FakeHsm implements PoolHsm {
     return Buffer.from('wrapped');
   }
 
-  public async unwrapPrivateKey(wrapped: Buffer, keyType: KeyType): Promise<HsmKeyRef> {
+  public async unwrapPrivateKey(wrapped: Buffer, keyType: KeyType): Promise<PrivateKeyRef> {
     this.enter('unwrapPrivateKey');
     // The wrapped blob names the private key it holds (see poolKey).
     return this.object(keyType, wrapped.toString());
   }
 
-  public async signDigest(
-    key: HsmKeyRef & { handle?: string },
-    digest: Buffer,
-    _options?: unknown,
-  ): Promise<Buffer> {
+  public async signDigest(key: PrivateKeyRef, digest: Buffer, _options?: unknown): Promise<Buffer> {
     this.enter('signDigest');
-    if (!this.live.has(key.handle!)) throw hsmError('HsmError', 'CKR_KEY_HANDLE_INVALID');
-    return Buffer.concat([Buffer.from(`sig(${key.handle!}):`), digest]);
+    const handle = key.handle.toString();
+    if (!this.live.has(handle)) throw hsmError('HsmError', 'CKR_KEY_HANDLE_INVALID');
+    return Buffer.concat([Buffer.from(`sig(${handle}):`), digest]);
   }
 
-  public async destroy(key: HsmKeyRef & { handle?: string }): Promise<void> {
+  public async destroy(key: PrivateKeyRef): Promise<void> {
     this.enter('destroy');
-    this.live.delete(key.handle!);
+    this.live.delete(key.handle.toString());
   }
 
   private enter(operation: HsmOperation): void {
@@ -147,9 +151,9 @@ export class FakeHsm implements PoolHsm {
     if (error) throw error;
   }
 
-  private object(keyType: KeyType, handle = `generated-${this.next++}`): HsmKeyRef & { handle: string } {
+  private object(keyType: KeyType, handle = `generated-${this.next++}`): PrivateKeyRef {
     this.live.add(handle);
-    return { keyType, handle } as HsmKeyRef & { handle: string };
+    return { keyType, handle: Buffer.from(handle), token: false };
   }
 }
 

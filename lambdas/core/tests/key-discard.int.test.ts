@@ -5,15 +5,15 @@
  * signer did not hold, and nothing is left in the HSM. SoftHSM, DynamoDB Local and the real CA.
  */
 import { X509Certificate, randomUUID } from 'node:crypto';
-import type { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
+import type { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
 import type { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
-import type { Pkcs11Hsm } from '../../adapters/hsm/src';
-import type { CertificateAuthority } from '../../ca/src';
-import { loadConfig } from '../../config/src';
-import { buildCsr, verifyCsr } from '../../pki/src';
+import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import type { CertificateAuthority } from '@pipeline/ca';
+import { loadConfig } from '@pipeline/config';
+import { buildCsr, verifyCsr } from '@pipeline/pki';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
-import { AuditLog } from '../../audit/src';
+import { AuditLog } from '@pipeline/audit';
 import {
   InMemoryPoolMetrics,
   eventsOf,

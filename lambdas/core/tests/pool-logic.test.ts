@@ -16,7 +16,7 @@ import {
   shuffle,
   type StoredSignRequest,
 } from '../src';
-import { loadPoolConfig, loadRequestsConfig } from '../../config/src';
+import { loadPoolConfig, loadRequestsConfig } from '@pipeline/config';
 
 const base: StoredSignRequest = {
   id: '00000000-0000-4000-8000-000000000001',

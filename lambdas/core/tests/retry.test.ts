@@ -1,6 +1,13 @@
-import { isTransient, retryTransient } from '../src';
+import {
+  HsmBusyError,
+  HsmSessionError,
+  HsmUnwrapError,
+  PipelineError,
+  isTransient,
+  retryTransient,
+} from '../src';
 
-const busy = (): Error => Object.assign(new Error('busy'), { name: 'HsmBusyError' });
+const busy = (): Error => new HsmBusyError('busy', 'sign');
 const policy = { attempts: 3, baseDelayMs: 100, maxDelayMs: 150 };
 
 describe('retryTransient', () => {
@@ -50,11 +57,23 @@ describe('retryTransient', () => {
   });
 });
 
-test('isTransient recognises capacity, session and CA-unavailable failures by name or code only', () => {
+test('isTransient recognises failures that say they are transient, not names or codes', () => {
   expect(isTransient(busy())).toBe(true);
-  expect(isTransient({ name: 'HsmSessionError' })).toBe(true);
-  expect(isTransient({ code: 'CA_UNAVAILABLE' })).toBe(true);
-  expect(isTransient({ name: 'HsmUnwrapError', code: 'CKR_WRAPPED_KEY_INVALID' })).toBe(false);
+  expect(isTransient(new HsmSessionError('session lost', 'sign'))).toBe(true);
+  expect(isTransient(new PipelineError('CA down', 'CA_UNAVAILABLE', { transient: true }))).toBe(true);
+  expect(isTransient(new HsmUnwrapError('rejected', 'unwrap', 0x110, 'CKR_WRAPPED_KEY_INVALID'))).toBe(false);
+  // A look-alike by name or code is not transient: only the flag counts.
+  expect(isTransient(Object.assign(new Error('busy'), { name: 'HsmBusyError' }))).toBe(false);
+  expect(isTransient({ code: 'CA_UNAVAILABLE' })).toBe(false);
   expect(isTransient(undefined)).toBe(false);
   expect(isTransient('CA_UNAVAILABLE')).toBe(false);
+});
+
+test('a PipelineError carries its cause (ES2022 error options), code and transient flag', () => {
+  const cause = new Error('socket hang up');
+  const err = new PipelineError('the CA could not be reached', 'CA_UNAVAILABLE', { cause, transient: true });
+  expect(err.cause).toBe(cause);
+  expect(err).toBeInstanceOf(Error);
+  expect([err.code, err.transient, err.name]).toEqual(['CA_UNAVAILABLE', true, 'PipelineError']);
+  expect(new PipelineError('no cause', 'X_Y')).not.toHaveProperty('cause');
 });

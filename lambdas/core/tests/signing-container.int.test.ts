@@ -4,12 +4,12 @@
  * attributes name it; every container is judged by `openssl cms -verify` against the bootstrap's root.
  */
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
-import { loadConfig } from '../../config/src';
-import { buildCsr, prepareCmsContainer } from '../../pki/src';
+import { loadConfig } from '@pipeline/config';
+import { buildCsr, prepareCmsContainer } from '@pipeline/pki';
 import { opensslCmsVerify, opensslSigningCertificateV2Hash } from '../../../scripts/local/verify/openssl';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
-import { AuditLog } from '../../audit/src';
+import { AuditLog } from '@pipeline/audit';
 import {
   InMemoryPoolMetrics,
   eventsOf,

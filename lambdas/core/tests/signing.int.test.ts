@@ -9,19 +9,20 @@
  */
 import { X509Certificate, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
+import type { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
 import type { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
-import { HsmError, type Pkcs11Hsm } from '../../adapters/hsm/src';
-import type { CertificateAuthority } from '../../ca/src';
-import { loadConfig } from '../../config/src';
-import { buildCsr } from '../../pki/src';
+import { HsmBusyError, HsmError, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import type { CertificateAuthority } from '@pipeline/ca';
+import { loadConfig } from '@pipeline/config';
+import { buildCsr } from '@pipeline/pki';
 import { storedPoolKeys } from '../../test-support/dynamodb';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { opensslVerifyChain, opensslVerifyDigest } from '../../../scripts/local/verify/openssl';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
-import { AuditLog } from '../../audit/src';
+import { AuditLog } from '@pipeline/audit';
 import {
   InMemoryPoolMetrics,
+  PipelineError,
   RequestInProgressError,
   bindingOf,
   eventsOf,
@@ -368,7 +369,7 @@ describe('faults after the claim leave no HSM object and a terminal, explained r
       signDigest: (k, d, o) => hsm.signDigest(k as never, d, o),
       destroy: (k) => hsm.destroy(k as never),
       [op]: async () => {
-        throw new HsmError('sign failed with CKR_DEVICE_ERROR', 'sign', 0x30);
+        throw new HsmError('sign failed with CKR_DEVICE_ERROR', 'sign', 0x30, 'CKR_DEVICE_ERROR');
       },
     };
   }
@@ -436,13 +437,13 @@ describe('faults after the claim leave no HSM object and a terminal, explained r
       ...faultyHsm('generateKeyPair'),
       generateKeyPair: (t, o) => hsm.generateKeyPair(t, o),
       signDigest: async (k, d, o) => {
-        if (signFailures-- > 0) throw Object.assign(new Error('busy'), { name: 'HsmBusyError' });
+        if (signFailures-- > 0) throw new HsmBusyError('busy', 'sign');
         return hsm.signDigest(k as never, d, o);
       },
     };
     const flakyIssuer: CertificateIssuer = {
       issue: async (input) => {
-        if (caFailures-- > 0) throw Object.assign(new Error('down'), { code: 'CA_UNAVAILABLE' });
+        if (caFailures-- > 0) throw new PipelineError('down', 'CA_UNAVAILABLE', { transient: true });
         return issuer.issue(input);
       },
     };
@@ -464,10 +465,7 @@ describe('faults after the claim leave no HSM object and a terminal, explained r
     const down: CertificateIssuer = {
       issue: async () => {
         calls++;
-        throw Object.assign(new Error('down'), {
-          name: 'CertificateAuthorityUnavailableError',
-          code: 'CA_UNAVAILABLE',
-        });
+        throw new PipelineError('down', 'CA_UNAVAILABLE', { transient: true });
       },
     };
     await expectFailedCleanly(deps({ issuer: down }), 'CA_UNAVAILABLE', true);

@@ -3,17 +3,19 @@
  * request path does no HSM work: it validates, writes the record and queues the id.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { handleApiEvent, type ApiDeps } from '../../api/src';
-import { AssertionReplayRepository } from '../../adapters/dynamodb/src/assertion-replay-repository';
-import { BatchedRequestReader } from '../../adapters/dynamodb/src/batched-request-reader';
-import { BufferedDemandRecorder } from '../../adapters/dynamodb/src/buffered-demand-recorder';
-import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
-import { lambdaClient } from '../../adapters/aws/src';
-import { LambdaCertificateRevoker } from '../../adapters/lambda/src';
-import { createAssertionVerifier } from '../../adapters/oidc/src';
-import { loadIdentityConfig } from '../../config/src';
-import { KEY_TYPES, RequestExistsError } from '../../core/src';
-import { TABLES, tableName } from '../../resources/src';
+import { handleApiEvent, type ApiDeps } from '@pipeline/api';
+import {
+  AssertionReplayRepository,
+  BatchedRequestReader,
+  BufferedDemandRecorder,
+  DemandRepository,
+} from '@pipeline/adapters/dynamodb';
+import { lambdaClient } from '@pipeline/adapters/aws';
+import { LambdaCertificateRevoker } from '@pipeline/adapters/lambda';
+import { createAssertionVerifier } from '@pipeline/adapters/oidc';
+import { loadIdentityConfig } from '@pipeline/config';
+import { KEY_TYPES, RequestExistsError } from '@pipeline/core';
+import { TABLES, tableName } from '@pipeline/resources';
 import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('api');

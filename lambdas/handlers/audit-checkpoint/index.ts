@@ -6,9 +6,9 @@
  * trying every round: one bad round must not leave the rest of the minute uncovered.
  */
 import type { Context } from 'aws-lambda';
-import { loadAuditConfig } from '../../config/src';
-import { errorCode } from '../../core/src';
-import { SCHEDULES } from '../../resources/src';
+import { loadAuditConfig } from '@pipeline/config';
+import { errorCode } from '@pipeline/core';
+import { SCHEDULES } from '@pipeline/resources';
 import { checkpointingAuditLog } from '../shared/audit';
 import { createLogger } from '../shared/wiring';
 

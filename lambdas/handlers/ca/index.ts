@@ -8,11 +8,11 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { documentClient } from '../../adapters/aws/src';
-import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { connectHsm } from '../../adapters/hsm/src';
-import { createAssertionVerifier } from '../../adapters/oidc/src';
-import { createAuditLog } from '../../audit/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { connectHsm } from '@pipeline/adapters/hsm';
+import { createAssertionVerifier } from '@pipeline/adapters/oidc';
+import { createAuditLog } from '@pipeline/audit';
 import {
   AssertionError,
   InvalidIdentityError,
@@ -26,11 +26,11 @@ import {
   type IssueCertificateInput,
   type IssueItemResult,
   type IssueOutcome,
-} from '../../core/src';
-import { loadCaConfig, loadConfig, loadIdentityConfig } from '../../config/src';
-import { PkiError } from '../../pki/src';
-import { TABLES, tableName } from '../../resources/src';
-import { CaError, CertificateAuthority, caCertificateStore } from '../../ca/src';
+} from '@pipeline/core';
+import { loadCaConfig, loadConfig, loadIdentityConfig } from '@pipeline/config';
+import { PkiError } from '@pipeline/pki';
+import { TABLES, tableName } from '@pipeline/resources';
+import { CaError, CertificateAuthority, caCertificateStore } from '@pipeline/ca';
 import { onceUntilFailure } from '../shared/once';
 
 /** Never logs identities, assertions, CSRs or certificates: only request ids, serials and error codes. */

@@ -11,10 +11,10 @@
 import type { Context } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
-import { createAuditLog } from '../../audit/src';
-import { bootstrapCaHierarchy } from '../../ca/src';
-import type { AuditSink, PkiObjectName } from '../../core/src';
-import { documentClient } from '../../adapters/aws/src';
+import { createAuditLog } from '@pipeline/audit';
+import { bootstrapCaHierarchy } from '@pipeline/ca';
+import type { AuditSink, PkiObjectName } from '@pipeline/core';
+import { documentClient } from '@pipeline/adapters/aws';
 import { sharedPki } from '../shared/pki';
 
 const logger = new Logger({ serviceName: 'crl' });

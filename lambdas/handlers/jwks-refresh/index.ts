@@ -6,9 +6,9 @@
  */
 import type { Context } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { fetchJson, refreshIssuerKeys, type KeyParameterStore } from '../../adapters/oidc/src';
-import { SsmParameterStore } from '../../adapters/parameters/src';
-import { loadAwsConfig, loadIdentityConfig } from '../../config/src';
+import { fetchJson, refreshIssuerKeys, type KeyParameterStore } from '@pipeline/adapters/oidc';
+import { SsmParameterStore } from '@pipeline/adapters/parameters';
+import { loadAwsConfig, loadIdentityConfig } from '@pipeline/config';
 
 const logger = new Logger({ serviceName: 'jwks-refresh' });
 const parameters = SsmParameterStore.create(loadAwsConfig());

@@ -1,17 +1,15 @@
 /**
  * Scheduled (EventBridge, every 15 minutes) -> this function (reserved concurrency 1): wires the pool,
  * the HSM, the audit log, the demand and keygen-rate tables and the keygen policy (forecast-driven plan,
- * or fixed targets) into the core's keygen cycle (lambdas/core/src/keygen-cycle.ts), which stops well
+ * or fixed targets) into the core's keygen cycle (lambdas/core/src/pool/keygen-cycle.ts), which stops well
  * before the function's deadline so nothing is left half-written.
  */
 import type { Context } from 'aws-lambda';
-import { DemandRepository } from '../../adapters/dynamodb/src/demand-repository';
-import { KeygenStatsRepository } from '../../adapters/dynamodb/src/keygen-stats-repository';
-import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
-import { fanOutMetrics, runKeygenCycle, type KeygenResult, type PoolMetrics } from '../../core/src';
-import { loadKeygenPolicyConfig } from '../../config/src';
-import { loadPlanningConfig } from '../../config/src/planning-config';
-import { TABLES, tableName } from '../../resources/src';
+import { DemandRepository, KeygenStatsRepository } from '@pipeline/adapters/dynamodb';
+import { PowertoolsPoolMetrics } from '@pipeline/adapters/metrics';
+import { fanOutMetrics, runKeygenCycle, type KeygenResult, type PoolMetrics } from '@pipeline/core';
+import { loadKeygenPolicyConfig, loadPlanningConfig } from '@pipeline/config';
+import { TABLES, tableName } from '@pipeline/resources';
 import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';

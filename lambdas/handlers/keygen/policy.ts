@@ -13,9 +13,8 @@ import {
   type KeyType,
   type Plan,
   type KeygenDecision as CycleDecision,
-} from '../../core/src';
-import type { KeygenPolicyConfig, KeygenPolicyName } from '../../config/src';
-import type { PlanningConfig } from '../../config/src/planning-config';
+} from '@pipeline/core';
+import type { KeygenPolicyConfig, KeygenPolicyName, PlanningConfig } from '@pipeline/config';
 
 export type { KeygenPolicyName };
 

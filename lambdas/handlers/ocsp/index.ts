@@ -8,14 +8,14 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { documentClient } from '../../adapters/aws/src';
-import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { connectHsm } from '../../adapters/hsm/src';
-import { pkiPublisher } from '../../adapters/publish/src';
-import { OcspResponder, caCertificateStore } from '../../ca/src';
-import { loadCaConfig, loadConfig } from '../../config/src';
-import { ocspErrorResponse } from '../../pki/src';
-import { TABLES, tableName } from '../../resources/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { connectHsm } from '@pipeline/adapters/hsm';
+import { pkiPublisher } from '@pipeline/adapters/publish';
+import { OcspResponder, caCertificateStore } from '@pipeline/ca';
+import { loadCaConfig, loadConfig } from '@pipeline/config';
+import { ocspErrorResponse } from '@pipeline/pki';
+import { TABLES, tableName } from '@pipeline/resources';
 import { onceUntilFailure } from '../shared/once';
 
 const logger = new Logger({ serviceName: 'ocsp' });

@@ -6,7 +6,7 @@
  */
 import type { Context } from 'aws-lambda';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
-import { reconcileOpenRequests, type ReconcileSummary } from '../../core/src';
+import { reconcileOpenRequests, type ReconcileSummary } from '@pipeline/core';
 import { createLogger, wire } from '../shared/wiring';
 
 const logger = createLogger('reconcile');

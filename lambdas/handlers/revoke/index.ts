@@ -6,20 +6,20 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { documentClient, lambdaClient } from '../../adapters/aws/src';
-import { LambdaFunction } from '../../adapters/lambda/src';
-import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { createAuditLog } from '../../audit/src';
+import { documentClient, lambdaClient } from '@pipeline/adapters/aws';
+import { LambdaFunction } from '@pipeline/adapters/lambda';
+import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { createAuditLog } from '@pipeline/audit';
 import {
   RevokeRequestSchema,
   caRefusal,
   type AuditSink,
   type RevokeOutcome,
   type RevokeResponse,
-} from '../../core/src';
-import { loadCaConfig, loadConfig } from '../../config/src';
-import { TABLES, tableName } from '../../resources/src';
-import { revokeCertificate } from '../../ca/src';
+} from '@pipeline/core';
+import { loadCaConfig, loadConfig } from '@pipeline/config';
+import { TABLES, tableName } from '@pipeline/resources';
+import { revokeCertificate } from '@pipeline/ca';
 import { onceUntilFailure } from '../shared/once';
 
 const logger = new Logger({ serviceName: 'revoke' });

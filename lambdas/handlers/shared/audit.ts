@@ -3,10 +3,10 @@
  * audit key on that token signs each entry's head, and checkpoints.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { auditAnchorStore } from '../../adapters/anchors/src';
-import { createAuditLog, type AuditLog } from '../../audit/src';
-import { loadAuditConfig } from '../../config/src';
-import { errorCode } from '../../core/src';
+import { auditAnchorStore } from '@pipeline/adapters/anchors';
+import { createAuditLog, type AuditLog } from '@pipeline/audit';
+import { loadAuditConfig } from '@pipeline/config';
+import { errorCode } from '@pipeline/core';
 import { sharedHsm } from './hsm';
 import { wire } from './wiring';
 

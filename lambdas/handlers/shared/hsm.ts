@@ -3,7 +3,7 @@
  * Kept apart from wiring.ts so that functions without HSM work (the API) never load pkcs11js and need
  * no CloudHSM layer.
  */
-import { connectHsm, type Hsm } from '../../adapters/hsm/src';
+import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
 import { wire } from './wiring';
 
 let hsm: Promise<Hsm> | undefined;

@@ -2,14 +2,14 @@
  * What the PKI functions (CRL publication, OCSP) share per execution environment: the CA crypto user's
  * HSM login, the certificate records, the CA certificates and the signers over them.
  */
-import { documentClient } from '../../adapters/aws/src';
-import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
-import { connectHsm, type Hsm } from '../../adapters/hsm/src';
-import { pkiPublisher } from '../../adapters/publish/src';
-import { RevocationAuthority, caCertificateStore, type CaCertificateStore } from '../../ca/src';
-import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig } from '../../config/src';
-import type { PkiPublisher } from '../../core/src';
-import { TABLES, tableName } from '../../resources/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
+import { pkiPublisher } from '@pipeline/adapters/publish';
+import { RevocationAuthority, caCertificateStore, type CaCertificateStore } from '@pipeline/ca';
+import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig } from '@pipeline/config';
+import type { PkiPublisher } from '@pipeline/core';
+import { TABLES, tableName } from '@pipeline/resources';
 import { onceUntilFailure } from './once';
 
 export interface PkiContext {

@@ -4,9 +4,9 @@
  * warm. The same code runs on AWS, on LocalStack and in the local runner: only configuration differs.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { documentClient, sqsClient, type DynamoDBDocumentClient } from '../../adapters/aws/src';
-import { KeyPoolRepository, RequestRepository } from '../../adapters/dynamodb/src';
-import { SqsRequestQueue } from '../../adapters/sqs/src';
+import { documentClient, sqsClient, type DynamoDBDocumentClient } from '@pipeline/adapters/aws';
+import { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
+import { SqsRequestQueue } from '@pipeline/adapters/sqs';
 import {
   loadConfig,
   loadPipelineConfig,
@@ -14,9 +14,9 @@ import {
   loadRequestsConfig,
   type AppConfig,
   type PipelineConfig,
-} from '../../config/src';
-import type { PoolConfig, RequestsConfig } from '../../config/src';
-import { TABLES, tableName } from '../../resources/src';
+} from '@pipeline/config';
+import type { PoolConfig, RequestsConfig } from '@pipeline/config';
+import { TABLES, tableName } from '@pipeline/resources';
 
 export interface Wiring {
   readonly config: AppConfig;

@@ -6,17 +6,17 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import pLimit from 'p-limit';
-import { lambdaClient } from '../../adapters/aws/src';
+import { lambdaClient } from '@pipeline/adapters/aws';
 import { readFileSync } from 'node:fs';
 import {
   BatchingCertificateIssuer,
   FunctionTimeStamper,
   HttpTimeStamper,
   ValidationDataCollector,
-} from '../../adapters/lambda/src';
-import { pkiPublisher } from '../../adapters/publish/src';
-import { loadCaConfig } from '../../config/src';
-import { PowertoolsPoolMetrics } from '../../adapters/metrics/src';
+} from '@pipeline/adapters/lambda';
+import { pkiPublisher } from '@pipeline/adapters/publish';
+import { loadCaConfig } from '@pipeline/config';
+import { PowertoolsPoolMetrics } from '@pipeline/adapters/metrics';
 import {
   FallbackLimiter,
   PrefetchingKeyClaimer,
@@ -25,10 +25,10 @@ import {
   errorCode,
   processSignRequest,
   type SigningDeps,
-} from '../../core/src';
-import { buildCsr, prepareCmsContainer, verifyCsr } from '../../pki/src';
-import { MAX_TRANSACTION_ITEMS, RequestRepository } from '../../adapters/dynamodb/src';
-import { QUEUES, TABLES, tableName } from '../../resources/src';
+} from '@pipeline/core';
+import { buildCsr, prepareCmsContainer, verifyCsr } from '@pipeline/pki';
+import { MAX_TRANSACTION_ITEMS, RequestRepository } from '@pipeline/adapters/dynamodb';
+import { QUEUES, TABLES, tableName } from '@pipeline/resources';
 import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
 import { createLogger, wire } from '../shared/wiring';

@@ -7,10 +7,10 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { connectHsm } from '../../adapters/hsm/src';
-import { TimeStampAuthority, caCertificateStore } from '../../ca/src';
-import { loadCaConfig, loadConfig } from '../../config/src';
-import { timeStampRejection } from '../../pki/src';
+import { connectHsm } from '@pipeline/adapters/hsm';
+import { TimeStampAuthority, caCertificateStore } from '@pipeline/ca';
+import { loadCaConfig, loadConfig } from '@pipeline/config';
+import { timeStampRejection } from '@pipeline/pki';
 import { onceUntilFailure } from '../shared/once';
 
 const logger = new Logger({ serviceName: 'tsa' });

@@ -36,7 +36,7 @@ import {
   id_pe_authorityInfoAccess,
 } from '@peculiar/asn1-x509';
 import { id_kp_OCSPSigning, id_pkix_ocsp_nocheck } from '@peculiar/asn1-ocsp';
-import type { KeyType } from '../../core/src';
+import type { KeyType } from '@pipeline/core';
 import { algorithmIdentifier, algorithmIdentifierDer, schemeFor, signDer } from './algorithms';
 import { outerLength, signedDer, toArrayBuffer } from './der';
 import type { SignDigest } from './types';

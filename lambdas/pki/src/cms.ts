@@ -37,7 +37,7 @@ import {
   type DigestAlgorithm,
   type SignatureAlgorithm,
   type ValidationData,
-} from '../../core/src';
+} from '@pipeline/core';
 import { derChildren, derElement, pemToDer, toArrayBuffer } from './der';
 import { EssCertIdV2, IssuerSerial, SigningCertificateV2, id_aa_signingCertificateV2 } from './ess';
 

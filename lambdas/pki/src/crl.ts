@@ -19,7 +19,7 @@ import { X509Certificate, constants, verify } from 'node:crypto';
 import { algorithmIdentifier, schemeFor, schemeForOid, signDer } from './algorithms';
 import type { CertificateSigner } from './certificate';
 import { toArrayBuffer } from './der';
-import { nodeHashName, type RevocationReason, type RevokedEntry } from '../../core/src';
+import { nodeHashName, type RevocationReason, type RevokedEntry } from '@pipeline/core';
 
 export interface CrlContent {
   /** Monotonically increasing per issuer (RFC 5280 5.2.3). */

@@ -2,20 +2,25 @@
  * Errors of CSR parsing and verification. Each has a machine-readable `code`; messages never carry the
  * CSR's content (its subject could be personal data).
  */
-export abstract class PkiError extends Error {
-  public abstract readonly code: string;
+import { PipelineError, type PipelineErrorOptions } from '@pipeline/core';
+
+/** Failures of the PKI encoders and parsers: each subclass sets its own code. */
+export abstract class PkiError extends PipelineError {
+  public constructor(message: string, options?: PipelineErrorOptions) {
+    super(message, 'PKI_ERROR', options);
+  }
 }
 
 /** Not a well-formed DER PKCS#10 request, or one with an unsupported key or signature algorithm. */
 export class BadCsrError extends PkiError {
   public override readonly name = 'BadCsrError';
-  public readonly code = 'BAD_CSR';
+  public override readonly code = 'BAD_CSR';
 }
 
 /** The CSR's signature does not verify with its own public key: no proof of possession. */
 export class CsrSignatureInvalidError extends PkiError {
   public override readonly name = 'CsrSignatureInvalidError';
-  public readonly code = 'CSR_SIGNATURE_INVALID';
+  public override readonly code = 'CSR_SIGNATURE_INVALID';
   public constructor() {
     super('the CSR signature does not verify with the CSR public key');
   }

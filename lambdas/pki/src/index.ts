@@ -2,10 +2,8 @@ export { buildCsr, verifyCsr } from './csr';
 export { keyTypeOfSpki } from './algorithms';
 export { encodeName } from './name';
 export { derChildren, pem, pemToDer } from './der';
-export * from './cms';
-export * from './ess';
-export * from './errors';
-export type * from './types';
+export { buildSignedData, prepareCmsContainer, signedAttributes, signedAttributesDer } from './cms';
+export { BadCsrError, CsrSignatureInvalidError, PkiError } from './errors';
 export {
   caExtensions,
   keyIdentifier,
@@ -19,6 +17,25 @@ export {
   type CertificateSigner,
   type ParsedCertificate,
 } from './certificate';
-export * from './crl';
-export * from './ocsp';
-export * from './tsp';
+export { CrlInvalidError, signCrl, verifyCrl } from './crl';
+export {
+  certIdHex,
+  type OcspAnswer,
+  ocspErrorResponse,
+  type OcspIssuer,
+  ocspIssuerOf,
+  OcspMalformedRequestError,
+  ocspRequestFor,
+  parseOcspRequest,
+  readOcspResponse,
+  signOcspResponse,
+} from './ocsp';
+export {
+  parseTimeStampRequest,
+  signTimeStampResponse,
+  timeStampRejection,
+  timeStampRequest,
+  TimeStampRequestError,
+  timeStampTokenOf,
+  verifyTimeStampToken,
+} from './tsp';

@@ -34,7 +34,7 @@ import { algorithmIdentifier, schemeFor, signDer } from './algorithms';
 import type { CertificateSigner } from './certificate';
 import { outerLength, toArrayBuffer } from './der';
 import { PkiError } from './errors';
-import type { RevokedEntry } from '../../core/src';
+import type { RevokedEntry } from '@pipeline/core';
 
 /** OCSP requests are small; anything over this is not one we answer. */
 const MAX_REQUEST_BYTES = 8192;
@@ -52,7 +52,7 @@ const HASHES: Readonly<Record<string, 'sha1' | 'sha256' | 'sha384' | 'sha512'>> 
 /** The request cannot be answered at all: an OCSP `malformedRequest`. */
 export class OcspMalformedRequestError extends PkiError {
   public override readonly name = 'OcspMalformedRequestError';
-  public readonly code = 'OCSP_MALFORMED_REQUEST';
+  public override readonly code = 'OCSP_MALFORMED_REQUEST';
 }
 
 /** One certificate asked about: its CertID as sent (echoed back) and what it names. */
@@ -302,5 +302,5 @@ export function readOcspResponse(der: Buffer, serialHex: string): OcspResponseSu
 /** An OCSP response that is not the successful answer asked for. */
 export class OcspResponseError extends PkiError {
   public override readonly name = 'OcspResponseError';
-  public readonly code = 'OCSP_RESPONSE_INVALID';
+  public override readonly code = 'OCSP_RESPONSE_INVALID';
 }

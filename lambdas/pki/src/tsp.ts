@@ -34,7 +34,7 @@ import {
   TimeStampToken,
   id_ct_tstInfo,
 } from '@peculiar/asn1-tsp';
-import { DIGEST_LENGTH, nodeHashName, type DigestAlgorithm } from '../../core/src';
+import { DIGEST_LENGTH, nodeHashName, type DigestAlgorithm } from '@pipeline/core';
 import { schemeFor } from './algorithms';
 import { id_kp_timeStamping, type CertificateSigner } from './certificate';
 import {
@@ -66,7 +66,7 @@ export type TimeStampFailure = keyof typeof FAILURE_BITS;
 /** A request the TSA refuses; `failure` is what the rejection response says. */
 export class TimeStampRequestError extends PkiError {
   public override readonly name = 'TimeStampRequestError';
-  public readonly code = 'TSA_BAD_REQUEST';
+  public override readonly code = 'TSA_BAD_REQUEST';
   public constructor(
     public readonly failure: TimeStampFailure,
     message: string,
@@ -78,7 +78,7 @@ export class TimeStampRequestError extends PkiError {
 /** A response that is not a granted, well-formed time-stamp for what was asked. */
 export class TimeStampResponseError extends PkiError {
   public override readonly name = 'TimeStampResponseError';
-  public readonly code = 'TSA_RESPONSE_INVALID';
+  public override readonly code = 'TSA_RESPONSE_INVALID';
 }
 
 export interface MessageImprintValue {

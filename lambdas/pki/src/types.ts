@@ -1,4 +1,4 @@
-import type { DigestAlgorithm, KeyType, SignatureAlgorithm, SignerIdentity } from '../../core/src';
+import type { DigestAlgorithm, KeyType, SignatureAlgorithm, SignerIdentity } from '@pipeline/core';
 
 export interface SignOptions {
   readonly digestAlgorithm: DigestAlgorithm;

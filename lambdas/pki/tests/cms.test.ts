@@ -13,7 +13,7 @@ import {
   type AdesProfile,
   type DigestAlgorithm,
   type SignatureAlgorithm,
-} from '../../core/src';
+} from '@pipeline/core';
 import {
   opensslCmsVerify,
   opensslSigningCertificateV2Hash,

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { CertificationRequest } from '@peculiar/asn1-csr';
 import { SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
-import { loadConfig } from '../../config/src';
-import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../adapters/hsm/src';
-import { InvalidIdentityError, type KeyType, type SignerIdentity } from '../../core/src';
+import { loadConfig } from '@pipeline/config';
+import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
+import { InvalidIdentityError, type KeyType, type SignerIdentity } from '@pipeline/core';
 import { BadCsrError, CsrSignatureInvalidError, buildCsr, pem, verifyCsr } from '../src';
 
 const IDENTITY: SignerIdentity = {

@@ -1,5 +1,13 @@
-export * from './api';
-export * from './definitions';
-export * from './queues';
-export * from './schedules';
-export type * from './types';
+export {
+  API_STAGE,
+  MAX_BODY_BYTES,
+  OCSP_ROUTES,
+  type RouteDefinition,
+  ROUTES,
+  TSA_RATE_LIMIT,
+  TSA_ROUTES,
+} from './api';
+export { type TableKey, tableName, TABLES } from './definitions';
+export { QUEUES, SIGNER_EVENT_SOURCE, SIGNER_TIMEOUT_SECONDS } from './queues';
+export { type ScheduleDefinition, SCHEDULES } from './schedules';
+export type { KeyAttribute, QueueDefinition, TableDefinition } from './types';

@@ -12,7 +12,7 @@ import {
   defaultSignatureAlgorithm as serviceDefault,
   signMessageHash as serviceSignMessageHash,
   type DigestAlgorithm,
-} from '../../../lambdas/core/src';
+} from '@pipeline/core';
 import { defaultSignatureAlgorithm, signMessageHash, signRequestNonce } from '../src/signing-client';
 
 test("the client's nonce is the service's binding, for any request and way of signing", () => {

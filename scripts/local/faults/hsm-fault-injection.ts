@@ -5,18 +5,16 @@
  * install it (decorateSharedHsm), when HSM_FAULT_RATE > 0 or HSM_KEYGEN_LATENCY_MS is set; no deployed
  * function contains it.
  */
-import { ConfigError, parseKeyCounts, type Env } from '../../../lambdas/config/src';
-import { HsmBusyError, type Hsm } from '../../../lambdas/adapters/hsm/src';
-import type { KeyType } from '../../../lambdas/core/src';
+import { ConfigError, parseKeyCounts, type Env } from '@pipeline/config';
+import { HsmBusyError, type Hsm } from '@pipeline/adapters/hsm';
+import type { KeyType } from '@pipeline/core';
 
 /** An injected failure: an HsmBusyError (callers retry it like a capacity error) with its own code. */
 export class HsmInjectedFault extends HsmBusyError {
   public override name = 'HsmInjectedFault';
-  public override readonly code = 'INJECTED_FAULT';
-  /** Retried like the capacity error it plays. */
-  public readonly transient = true;
+  /** Transient (retried) like the capacity error it plays. */
   public constructor(operation: string) {
-    super(`${operation} failed: injected fault`, operation);
+    super(`${operation} failed: injected fault`, operation, undefined, 'INJECTED_FAULT');
   }
 }
 

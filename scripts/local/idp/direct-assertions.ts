@@ -5,7 +5,7 @@
  * verifier that trusts exactly this key. The HTTP pipeline uses the real local OpenID Provider instead.
  */
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
-import { JwsAssertionVerifier, RefreshingJwks } from '../../../lambdas/adapters/oidc/src';
+import { JwsAssertionVerifier, RefreshingJwks } from '@pipeline/adapters/oidc';
 import {
   SIGN_APPROVAL_TYPE,
   SWEDISH_CLAIM_MAPPING,
@@ -16,7 +16,7 @@ import {
   type ClaimMapping,
   type SignRequestRecord,
   type SignerIdentity,
-} from '../../../lambdas/core/src';
+} from '@pipeline/core';
 
 export const DIRECT_ISSUER = 'https://direct-idp.local.invalid';
 export const DIRECT_AUDIENCE = 'signing-service';

@@ -17,10 +17,10 @@ import {
   signMessageHash,
   validateSignMessage,
   type SignMessage,
-} from '../../../lambdas/core/src';
+} from '@pipeline/core';
 import type { PrivateJwks } from './keys';
 
-export { PARAM_SIGN_REQUEST, SCOPE_SIGN, USER_SIGNATURE_CLAIM } from '../../../lambdas/core/src';
+export { PARAM_SIGN_REQUEST, SCOPE_SIGN, USER_SIGNATURE_CLAIM } from '@pipeline/core';
 
 export const MAX_REQUEST_LIFETIME_SECONDS = 600;
 const MAX_DOCUMENT_NAME = 200;

@@ -4,7 +4,7 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { QueueDefinition } from '../../../lambdas/resources/src';
+import type { QueueDefinition } from '@pipeline/resources';
 
 export interface LocalQueueUrls {
   readonly url: string;

@@ -6,7 +6,7 @@ import {
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
 } from '@aws-sdk/client-dynamodb';
-import { tableName, type KeyAttribute, type TableDefinition } from '../../../lambdas/resources/src';
+import { tableName, type KeyAttribute, type TableDefinition } from '@pipeline/resources';
 
 /**
  * Creates tables from their definitions in a stand-in (DynamoDB Local, LocalStack); existing tables are

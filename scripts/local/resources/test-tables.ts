@@ -3,9 +3,9 @@
  * in parallel never see each other's items.
  */
 import { randomBytes } from 'node:crypto';
-import { dynamoDbClient } from '../../../lambdas/adapters/aws/src';
-import { loadAwsConfig } from '../../../lambdas/config/src';
-import { TABLES, type TableKey } from '../../../lambdas/resources/src';
+import { dynamoDbClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
+import { TABLES, type TableKey } from '@pipeline/resources';
 import { ensureTables } from './tables';
 
 /** Creates the given tables under fresh names and returns the names by table key. */

@@ -4,7 +4,7 @@
  * Gateway applies to each method of the stage. A request takes from every bucket it passes only when it
  * passes them all, so a client refused for its own limit uses none of the room it leaves to others.
  */
-import type { ApiLimits } from '../../../lambdas/config/src';
+import type { ApiLimits } from '@pipeline/config';
 import { TokenBucket } from './token-bucket';
 
 const DAY_MS = 86_400_000;

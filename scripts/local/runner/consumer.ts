@@ -3,9 +3,9 @@
  * signer handler. Separate from the runner so it can be killed (and restarted) on its own, as an
  * execution environment can be. It exits when its parent goes away (stdin closes) or on SIGTERM.
  */
-import { sqsClient } from '../../../lambdas/adapters/aws/src';
-import { loadConfig, loadPipelineConfig } from '../../../lambdas/config/src';
-import { SIGNER_TIMEOUT_SECONDS } from '../../../lambdas/resources/src';
+import { sqsClient } from '@pipeline/adapters/aws';
+import { loadConfig, loadPipelineConfig } from '@pipeline/config';
+import { SIGNER_TIMEOUT_SECONDS } from '@pipeline/resources';
 import { printGcMarkers } from './gc-markers';
 import { installHsmFaults } from './hsm-faults';
 import { startSqsPoller, type SqsHandler } from './sqs-poller';

@@ -10,8 +10,8 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { ApiLimits } from '../../../lambdas/config/src';
-import { PKI_OBJECTS, type PkiObjectName } from '../../../lambdas/core/src';
+import type { ApiLimits } from '@pipeline/config';
+import { PKI_OBJECTS, httpStatusOf, messageOf, type HttpErrorCode, type PkiObjectName } from '@pipeline/core';
 import {
   API_STAGE,
   MAX_BODY_BYTES,
@@ -20,7 +20,7 @@ import {
   TSA_ROUTES,
   ROUTES,
   type RouteDefinition,
-} from '../../../lambdas/resources/src';
+} from '@pipeline/resources';
 import { Admission } from './admission';
 import { TokenBucket } from './token-bucket';
 import type { ApiClient } from './api-keys';
@@ -59,7 +59,7 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     const started = process.hrtime.bigint();
     let clientId = '-';
     handle(req, res, (id) => (clientId = id))
-      .catch(() => send(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'internal error' } }))
+      .catch(() => refuse(res, 'INTERNAL_ERROR', messageOf('INTERNAL_ERROR')))
       .finally(() => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         options.log?.(
@@ -80,12 +80,12 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
     const candidates =
       path === undefined ? [] : ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
-    if (candidates.length === 0) return send(res, 404, error('ROUTE_NOT_FOUND', `no route ${url.pathname}`));
+    if (candidates.length === 0) return refuse(res, 'ROUTE_NOT_FOUND', `no route ${url.pathname}`);
     const matched = candidates.find((m) => m.route.method === req.method);
     if (!matched) {
       // RFC 9110: a 405 lists the methods the resource does allow.
       const allow = [...new Set(candidates.map((m) => m.route.method))].join(', ');
-      return send(res, 405, error('METHOD_NOT_ALLOWED', `${req.method} is not allowed here`), {
+      return refuse(res, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed here`, {
         Allow: allow,
       });
     }
@@ -95,11 +95,11 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     const key = req.headers['x-api-key'];
     const keyGiven = typeof key === 'string' && key !== '';
     if (matched.route.authenticated && !keyGiven) {
-      return send(res, 401, error('UNAUTHENTICATED', 'missing x-api-key header'));
+      return refuse(res, 'UNAUTHENTICATED', 'missing x-api-key header');
     }
     if (keyGiven) {
       client = byKey.get(key);
-      if (!client) return send(res, 403, error('FORBIDDEN', 'invalid API key'));
+      if (!client) return refuse(res, 'FORBIDDEN', 'invalid API key');
       setClient(client.clientId);
     }
     // The usage plan covers the methods that require an API key; the stage throttle every method.
@@ -108,14 +108,14 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
       matched.route.authenticated ? client?.clientId : undefined,
     );
     if (!admitted.ok) {
-      return send(res, 429, error(admitted.code, admitted.message), {
+      return refuse(res, admitted.code, admitted.message, {
         'Retry-After': String(admitted.retryAfterSeconds),
       });
     }
 
     const body = await readBody(req, MAX_BODY_BYTES);
     if (body === 'too-large') {
-      return send(res, 413, error('PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`), {
+      return refuse(res, 'PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`, {
         Connection: 'close',
       });
     }
@@ -153,7 +153,7 @@ async function servePki(
       return;
     }
     const body = await readBody(req, MAX_BODY_BYTES);
-    if (body === 'too-large') return send(res, 413, error('PAYLOAD_TOO_LARGE', 'request too large'));
+    if (body === 'too-large') return refuse(res, 'PAYLOAD_TOO_LARGE', 'request too large');
     // As API Gateway does for a binary media type: the DER body arrives base64-encoded.
     const event = {
       ...toEvent(req, url, route, body, undefined),
@@ -169,10 +169,12 @@ async function servePki(
   }
   const name = path.slice(1);
   if (req.method !== 'GET' || !(name in PKI_OBJECTS)) {
-    return send(res, 404, error('ROUTE_NOT_FOUND', `no PKI object ${url.pathname}`));
+    return refuse(res, 'ROUTE_NOT_FOUND', `no PKI object ${url.pathname}`);
   }
   const der = await readFile(join(pki.dir, name)).catch(() => undefined);
-  if (!der) return send(res, 404, error('NOT_PUBLISHED', `${name} is not published yet`));
+  // The PKI distribution point (S3 behind CloudFront in AWS), not the API: no API code.
+  if (!der)
+    return send(res, 404, { error: { code: 'NOT_PUBLISHED', message: `${name} is not published yet` } });
   res.writeHead(200, { 'Content-Type': PKI_OBJECTS[name as PkiObjectName], 'Cache-Control': 'max-age=60' });
   res.end(der);
 }
@@ -257,8 +259,14 @@ function send(
   res.end(JSON.stringify(body));
 }
 
-function error(code: string, message: string): { error: { code: string; message: string } } {
-  return { error: { code, message } };
+/** A refusal with a code of the client code registry, at its registered HTTP status. */
+function refuse(
+  res: ServerResponse,
+  code: HttpErrorCode,
+  message: string,
+  headers?: Record<string, string>,
+): void {
+  send(res, httpStatusOf(code), { error: { code, message } }, headers);
 }
 
 function stringHeaders(headers: APIGatewayProxyResult['headers']): Record<string, string> {

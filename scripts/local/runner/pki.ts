@@ -5,7 +5,7 @@
  * CA, the TSA and the responder; the runner's API and the operators' tools revocation and publication),
  * with credentials made at start.
  */
-import { loadCaConfig, loadPipelineConfig } from '../../../lambdas/config/src';
+import { loadCaConfig, loadPipelineConfig } from '@pipeline/config';
 import { newInvokeCaller, type InvokeCaller } from './invoke-auth';
 import type { InvokableHandler } from './lambda-invoke-server';
 

@@ -17,9 +17,9 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { AwsConfig, ObjectTarget } from '../../../config/src';
-import type { AnchoredCheckpoint, AuditAnchorStore, StoredCheckpoint } from '../../../core/src';
-import { s3Client } from '../../aws/src';
+import type { AwsConfig, ObjectTarget } from '@pipeline/config';
+import type { AnchoredCheckpoint, AuditAnchorStore, StoredCheckpoint } from '@pipeline/core';
+import { s3Client } from '@pipeline/adapters/aws';
 
 const PREFIX = 'checkpoints/';
 const NAME = /^(\d{12})\.json$/;

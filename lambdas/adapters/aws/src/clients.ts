@@ -5,7 +5,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import type { AwsConfig } from '../../../config/src';
+import type { AwsConfig } from '@pipeline/config';
 
 /**
  * The layers above the adapters hold a document client (to hand it to repositories) but import nothing

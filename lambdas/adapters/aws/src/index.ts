@@ -1,1 +1,10 @@
-export * from './clients';
+export {
+  documentClient,
+  dynamoDbClient,
+  type DynamoDBDocumentClient,
+  lambdaClient,
+  s3Client,
+  secretsManagerClient,
+  sqsClient,
+  ssmClient,
+} from './clients';

@@ -34,7 +34,7 @@ import {
   type ChainHead,
   type SignedCheckpoint,
   type StoredAuditLog,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { batchGetConsistent } from './batch-get';
 
 export interface AuditRepositoryOptions {

@@ -8,7 +8,7 @@ import {
   type BatchGetCommandOutput,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { backoffDelay, sleep as realSleep } from '../../../core/src';
+import { backoffDelay, sleep as realSleep } from '@pipeline/core';
 
 const BATCH_GET_LIMIT = 100;
 const MAX_ROUNDS = 8;

@@ -32,15 +32,15 @@ import {
   type IssuedCertificateRecord,
   type IssuedCertificateStore,
   type RecordIssuedResult,
-} from '../../../core/src';
+} from '@pipeline/core';
 import type {
   CertificateStatus,
   Revocation,
   RevocationStore,
   RevokeOutcome,
   RevokedEntry,
-} from '../../../core/src';
-import { TABLES } from '../../../resources/src';
+} from '@pipeline/core';
+import { TABLES } from '@pipeline/resources';
 import { batchGetConsistent } from './batch-get';
 import { transactGroups } from './transactions';
 

@@ -6,7 +6,7 @@
  * hour: DynamoDB allows ~1,000 writes/s per partition, far above the 200 requests/s expected.
  */
 import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { HOUR_MS, type DemandHistory, type KeyType } from '../../../core/src';
+import { HOUR_MS, type DemandHistory, type KeyType } from '@pipeline/core';
 
 export interface DemandRepositoryOptions {
   readonly tableName: string;

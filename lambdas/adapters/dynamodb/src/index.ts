@@ -1,6 +1,10 @@
-export * from './key-pool-repository';
-export * from './request-repository';
-export * from './audit-repository';
-export * from './batched-request-reader';
-export * from './assertion-replay-repository';
+export { KeyPoolRepository, keySk, shardPk } from './key-pool-repository';
+export { OPEN_SHARDS, openShardOf, RequestRepository } from './request-repository';
+export { AuditRepository } from './audit-repository';
+export { BatchedRequestReader } from './batched-request-reader';
+export { AssertionReplayRepository } from './assertion-replay-repository';
 export { MAX_TRANSACTION_ITEMS } from './transactions';
+export { BufferedDemandRecorder } from './buffered-demand-recorder';
+export { DemandRepository } from './demand-repository';
+export { CertificateRepository } from './certificate-repository';
+export { KeygenStatsRepository } from './keygen-stats-repository';

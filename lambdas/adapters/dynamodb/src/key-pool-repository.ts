@@ -29,7 +29,7 @@ import {
   type KeyPoolStore,
   type KeyType,
   type PoolKey,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { CandidateCache } from './key-pool/candidate-cache';
 import { HeldKeys } from './key-pool/held-keys';
 import {

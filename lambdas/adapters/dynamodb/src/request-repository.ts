@@ -30,9 +30,9 @@ import type {
   SignedResult,
   StartAttempt,
   StoredSignRequest,
-} from '../../../core/src';
-import { Coalescer, RequestExistsError, type Settled } from '../../../core/src';
-import { TABLES } from '../../../resources/src';
+} from '@pipeline/core';
+import { Coalescer, RequestExistsError, type Settled } from '@pipeline/core';
+import { TABLES } from '@pipeline/resources';
 import { batchGetConsistent } from './batch-get';
 import { transactGroups } from './transactions';
 

@@ -4,8 +4,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../aws/src';
-import { loadAwsConfig } from '../../../config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { AssertionReplayRepository } from '../src/assertion-replay-repository';
 

@@ -17,9 +17,9 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../aws/src';
-import { connectHsm, type Pkcs11Hsm } from '../../hsm/src';
-import { loadAuditConfig, loadConfig } from '../../../config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import { loadAuditConfig, loadConfig } from '@pipeline/config';
 import {
   auditEntryPk,
   auditPublicKey,
@@ -27,8 +27,8 @@ import {
   canonicalJson,
   receiptCovers,
   type AuditSigner,
-} from '../../../core/src';
-import { AuditLog, hsmAuditSigner, verifyAuditStore } from '../../../audit/src';
+} from '@pipeline/core';
+import { AuditLog, hsmAuditSigner, verifyAuditStore } from '@pipeline/audit';
 import { eventsFor } from '../../../audit/tests/helpers';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { AuditRepository } from '../src/audit-repository';

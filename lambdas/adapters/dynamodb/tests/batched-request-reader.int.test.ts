@@ -1,7 +1,7 @@
 /** Many concurrent reads answered by batched, strongly consistent reads: right record for every caller. */
 import { randomUUID } from 'node:crypto';
-import { documentClient } from '../../aws/src';
-import { loadAwsConfig } from '../../../config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { FakeTime } from '../../../test-support/fake-time';

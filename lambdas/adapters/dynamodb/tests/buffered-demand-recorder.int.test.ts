@@ -4,9 +4,9 @@
  * its counts for the next flush. The clock is injected and the timer is off: no test waits on time.
  */
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../aws/src';
-import { loadConfig } from '../../../config/src';
-import { HOUR_MS, type KeyType } from '../../../core/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadConfig } from '@pipeline/config';
+import { HOUR_MS, type KeyType } from '@pipeline/core';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { BufferedDemandRecorder } from '../src/buffered-demand-recorder';
 import { DemandRepository, bucketOf, demandPk } from '../src/demand-repository';

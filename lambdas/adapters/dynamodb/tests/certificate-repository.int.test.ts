@@ -5,10 +5,10 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../aws/src';
-import { loadAwsConfig } from '../../../config/src';
-import { SerialCollisionError, type IssuedCertificateRecord } from '../../../ca/src';
-import type { CertificateToRecord, IssuanceRegisters } from '../../../core/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
+import { SerialCollisionError, type IssuedCertificateRecord } from '@pipeline/ca';
+import type { CertificateToRecord, IssuanceRegisters } from '@pipeline/core';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { CertificateRepository } from '../src/certificate-repository';
 

@@ -3,9 +3,9 @@
  * buckets, the TTL, and reading back weeks in the forecaster's shape.
  */
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../aws/src';
-import { loadConfig } from '../../../config/src';
-import { HOUR_MS, forecast } from '../../../core/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadConfig } from '@pipeline/config';
+import { HOUR_MS, forecast } from '@pipeline/core';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { DemandRecordError, DemandRepository, bucketOf, demandPk } from '../src/demand-repository';
 

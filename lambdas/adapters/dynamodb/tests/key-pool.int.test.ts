@@ -8,16 +8,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../aws/src';
-import { connectHsm, type Pkcs11Hsm } from '../../hsm/src';
-import { loadConfig } from '../../../config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import { loadConfig } from '@pipeline/config';
 import {
   InMemoryPoolMetrics,
   PrefetchingKeyClaimer,
   fillPool,
   type KeyType,
   type PoolKey,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { storedPoolBundles, storedPoolKeys } from '../../../test-support/dynamodb';
 import { KeyPoolRepository, shardPk } from '../src';

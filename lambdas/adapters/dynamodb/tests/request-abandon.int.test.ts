@@ -1,6 +1,6 @@
 /** Abandoning a request after its last delivery: only when no live attempt owns it and it is not terminal. */
-import { documentClient } from '../../aws/src';
-import { loadAwsConfig } from '../../../config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { RequestRepository } from '../src';

@@ -4,8 +4,8 @@
  * fails is answered undefined without stopping the others.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../aws/src';
-import { loadAwsConfig } from '../../../config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { RequestRepository } from '../src';

@@ -3,8 +3,8 @@
  * listed oldest first across shards, terminal ones drop out, and a requeue is counted once per read.
  */
 import { randomUUID } from 'node:crypto';
-import { documentClient } from '../../aws/src';
-import { loadAwsConfig } from '../../../config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { OPEN_SHARDS, RequestRepository, openShardOf } from '../src';

@@ -1,5 +1,5 @@
-import type { AwsConfig, HsmConfig } from '../../../config/src';
-import { resolvePin } from '../../parameters/src';
+import type { AwsConfig, HsmConfig } from '@pipeline/config';
+import { resolvePin } from '@pipeline/adapters/parameters';
 import { Pkcs11Hsm } from './pkcs11-hsm';
 
 /** Connects to the configured HSM: resolves the PIN from its source, then initialises and logs in. */

@@ -1,4 +1,12 @@
 import * as pkcs11js from 'pkcs11js';
+import {
+  HsmBusyError,
+  HsmError,
+  HsmKeyNotExtractableError,
+  HsmLoginError,
+  HsmSessionError,
+  HsmUnwrapError,
+} from '@pipeline/core';
 
 /** CKR_* name for a numeric return value, from pkcs11js's own constant table. */
 const CKR_NAMES: ReadonlyMap<number, string> = new Map(
@@ -12,59 +20,19 @@ export function ckrName(code: number): string {
 }
 
 /**
- * Every failure of the HSM surfaces as an HsmError with the operation and the CKR code.
- * Messages are built from the code and operation only, so a PIN can never leak through them.
+ * The HSM port's error classes are the core's (the core acts on them); this module maps what pkcs11js
+ * throws onto them, with the CKR name as the code.
  */
-export class HsmError extends Error {
-  public override name = 'HsmError';
-  /** The CKR name (e.g. CKR_KEY_UNEXTRACTABLE), or HSM_ERROR for failures outside the module. */
-  public readonly code: string;
-
-  public constructor(
-    message: string,
-    public readonly operation: string,
-    /** PKCS#11 return value, when the failure came from the module. */
-    public readonly ckr?: number,
-  ) {
-    super(message);
-    this.code = ckr === undefined ? 'HSM_ERROR' : ckrName(ckr);
-  }
-}
-
-/** The token with the configured label is not present in any slot. */
-export class HsmTokenNotFoundError extends HsmError {
-  public override name = 'HsmTokenNotFoundError';
-}
-
-/** C_Login failed (wrong PIN, locked PIN, ...). */
-export class HsmLoginError extends HsmError {
-  public override name = 'HsmLoginError';
-}
-
-/** A token key (wrapping key, CA key) with the given label does not exist. */
-export class HsmKeyNotFoundError extends HsmError {
-  public override name = 'HsmKeyNotFoundError';
-}
-
-/** A wrapped blob was rejected by the HSM: corrupted, truncated, or wrapped under another key. */
-export class HsmUnwrapError extends HsmError {
-  public override name = 'HsmUnwrapError';
-}
-
-/** The key may not leave the HSM, not even wrapped (CKA_EXTRACTABLE false). */
-export class HsmKeyNotExtractableError extends HsmError {
-  public override name = 'HsmKeyNotExtractableError';
-}
-
-/** The HSM is busy ("operation in progress" style capacity errors): worth a retry with backoff. */
-export class HsmBusyError extends HsmError {
-  public override name = 'HsmBusyError';
-}
-
-/** Session or login lost: the adapter re-opens and retries once before surfacing this. */
-export class HsmSessionError extends HsmError {
-  public override name = 'HsmSessionError';
-}
+export {
+  HsmBusyError,
+  HsmError,
+  HsmKeyNotExtractableError,
+  HsmKeyNotFoundError,
+  HsmLoginError,
+  HsmSessionError,
+  HsmTokenNotFoundError,
+  HsmUnwrapError,
+} from '@pipeline/core';
 
 const SESSION_LOST = new Set<number>([
   pkcs11js.CKR_SESSION_HANDLE_INVALID,
@@ -112,18 +80,20 @@ export function toHsmError(err: unknown, operation: string): HsmError {
       ? `${operation} failed: ${nativeMessage(err)}`
       : `${operation} failed with ${ckrName(ckr)}`;
   if (ckr === undefined) return new HsmError(message, operation);
+  const code = ckrName(ckr);
   if (
     ckr === pkcs11js.CKR_PIN_INCORRECT ||
     ckr === pkcs11js.CKR_PIN_LOCKED ||
     ckr === pkcs11js.CKR_PIN_INVALID
   )
-    return new HsmLoginError(message, operation, ckr);
-  if (operation === 'unwrap' && UNWRAP_REJECTED.has(ckr)) return new HsmUnwrapError(message, operation, ckr);
+    return new HsmLoginError(message, operation, ckr, code);
+  if (operation === 'unwrap' && UNWRAP_REJECTED.has(ckr))
+    return new HsmUnwrapError(message, operation, ckr, code);
   if (ckr === pkcs11js.CKR_KEY_UNEXTRACTABLE || ckr === pkcs11js.CKR_KEY_NOT_WRAPPABLE)
-    return new HsmKeyNotExtractableError(message, operation, ckr);
-  if (BUSY.has(ckr)) return new HsmBusyError(message, operation, ckr);
-  if (SESSION_LOST.has(ckr)) return new HsmSessionError(message, operation, ckr);
-  return new HsmError(message, operation, ckr);
+    return new HsmKeyNotExtractableError(message, operation, ckr, code);
+  if (BUSY.has(ckr)) return new HsmBusyError(message, operation, ckr, code);
+  if (SESSION_LOST.has(ckr)) return new HsmSessionError(message, operation, ckr, code);
+  return new HsmError(message, operation, ckr, code);
 }
 
 function ckrOf(err: unknown): number | undefined {

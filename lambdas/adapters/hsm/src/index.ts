@@ -1,5 +1,26 @@
-export * from './errors';
+export {
+  ckrName,
+  HsmBusyError,
+  HsmError,
+  HsmKeyNotExtractableError,
+  HsmKeyNotFoundError,
+  HsmLoginError,
+  HsmSessionError,
+  HsmTokenNotFoundError,
+  HsmUnwrapError,
+  isObjectHandleInvalid,
+  isSessionLost,
+  toHsmError,
+} from './errors';
 export { connectHsm } from './connect';
 export { Pkcs11Hsm } from './pkcs11-hsm';
 export { HSM_PROFILES, profileFor, type HsmProfile } from './profiles';
-export type * from './types';
+export type {
+  GeneratedKeyPair,
+  GenerateOptions,
+  Hsm,
+  HsmOptions,
+  KeyAttributes,
+  PrivateKeyRef,
+  SignOptions,
+} from './types';

@@ -55,7 +55,8 @@ function functionList(n: Native, modulePath: string): unknown {
       .func('unsigned long C_GetFunctionList(_Out_ void **list)');
     const out: unknown[] = [null];
     const rv = Number(getFunctionList(out));
-    if (rv !== 0) throw new HsmError(`C_GetFunctionList failed with ${ckrName(rv)}`, 'load module', rv);
+    if (rv !== 0)
+      throw new HsmError(`C_GetFunctionList failed with ${ckrName(rv)}`, 'load module', rv, ckrName(rv));
     list = out[0];
     functionLists.set(modulePath, list);
   }
@@ -124,7 +125,8 @@ export function generateKeyWithNestedTemplate(
         handle,
       ),
     );
-    if (rv !== 0) throw new HsmError(`generate key failed with ${ckrName(rv)}`, 'generate key', rv);
+    if (rv !== 0)
+      throw new HsmError(`generate key failed with ${ckrName(rv)}`, 'generate key', rv, ckrName(rv));
     const out = Buffer.alloc(session.length);
     out.writeUIntLE(Number(handle[0]), 0, Math.min(out.length, 6));
     return out;

@@ -1,5 +1,5 @@
 import * as pkcs11js from 'pkcs11js';
-import { fits, type KeyType } from '../../../core/src';
+import { fits, type KeyType } from '@pipeline/core';
 import { EC_PARAMS, digestInfo, ecdsaRawToDer, ecSpki, pssParams, rsaSpki } from './encoding';
 import {
   HsmError,
@@ -386,7 +386,9 @@ function login(pkcs11: pkcs11js.PKCS11, session: Buffer, pin: string): void {
   } catch (err) {
     if ((err as { code?: number }).code === pkcs11js.CKR_USER_ALREADY_LOGGED_IN) return;
     const error = toHsmError(err, 'login');
-    throw error instanceof HsmLoginError ? error : new HsmLoginError(error.message, 'login', error.ckr);
+    throw error instanceof HsmLoginError
+      ? error
+      : new HsmLoginError(error.message, 'login', error.ckr, error.code);
   }
 }
 

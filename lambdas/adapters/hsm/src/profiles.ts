@@ -1,4 +1,4 @@
-import type { HsmProfileName } from '../../../config/src';
+import type { HsmProfileName } from '@pipeline/config';
 
 /** AWS CloudHSM (Client SDK 5) vendor mechanisms; see the CloudHSM PKCS#11 "supported mechanisms" page. */
 export const CKM_CLOUDHSM_AES_KEY_WRAP_ZERO_PAD = 0x8000216f;

@@ -1,4 +1,4 @@
-import type { HsmProfileName } from '../../../config/src';
+import type { HsmProfileName } from '@pipeline/config';
 
 export interface HsmOptions {
   readonly modulePath: string;
@@ -18,4 +18,4 @@ export type {
   KeyAttributes,
   PrivateKeyRef,
   SignOptions,
-} from '../../../core/src';
+} from '@pipeline/core';

@@ -1,10 +1,11 @@
 /**
  * Provisioning of the pool wrapping key: trusted, with its unwrap and wrap templates, made by whoever the
  * HSM profile says can make it so. Run by the local bootstrap (scripts/local/setup-token.ts) and by
- * operators (scripts/wrapping-key.ts), never by a Lambda function, so it is not exported from index.ts.
+ * operators (scripts/wrapping-key.ts), never by a Lambda function, so it is not exported from index.ts
+ * (its entry point is provisioning.ts).
  */
 import * as pkcs11js from 'pkcs11js';
-import type { HsmProfileName } from '../../../config/src';
+import type { HsmProfileName } from '@pipeline/config';
 import { toHsmError } from './errors';
 import { acquireModule, releaseModule } from './module';
 import { generateKeyWithNestedTemplate } from './nested-template';

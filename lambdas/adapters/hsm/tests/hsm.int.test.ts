@@ -12,8 +12,8 @@ import {
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
-} from '../../../core/src';
-import { loadConfig } from '../../../config/src';
+} from '@pipeline/core';
+import { loadConfig } from '@pipeline/config';
 import { opensslVerifyDigest } from '../../../../scripts/local/verify/openssl';
 import { HsmKeyNotExtractableError, HsmUnwrapError, Pkcs11Hsm, connectHsm, type Hsm } from '../src';
 

@@ -6,8 +6,8 @@
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import * as pkcs11js from 'pkcs11js';
-import { loadConfig } from '../../../config/src';
-import { resolvePin } from '../../parameters/src';
+import { loadConfig } from '@pipeline/config';
+import { resolvePin } from '@pipeline/adapters/parameters';
 import { ckrName, connectHsm, Pkcs11Hsm, profileFor, type PrivateKeyRef } from '../src';
 import { unwrapTemplate } from '../src/templates';
 

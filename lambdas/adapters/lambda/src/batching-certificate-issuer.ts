@@ -8,7 +8,7 @@ import {
   type IssueItemResult,
   type IssuedCertificate,
   type Settled,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 import { LambdaFunction } from './lambda-function';
 
@@ -63,7 +63,9 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
     } catch (err) {
       throw err instanceof CertificateRefusedError || err instanceof CertificateAuthorityUnavailableError
         ? err
-        : new CertificateAuthorityUnavailableError(`the CA could not be reached: ${(err as Error).name}`);
+        : new CertificateAuthorityUnavailableError(`the CA could not be reached: ${(err as Error).name}`, {
+            cause: err,
+          });
     }
     return results.map((result) =>
       // The code decides (CA_UNAVAILABLE is retried by the signing core).

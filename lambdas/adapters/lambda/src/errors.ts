@@ -1,28 +1,34 @@
+import { PipelineError, type PipelineErrorOptions } from '@pipeline/core';
+
 /** The CA refused to certify (bad CSR, finished request, invalid identity...): not worth a retry. */
-export class CertificateRefusedError extends Error {
+export class CertificateRefusedError extends PipelineError {
   public override readonly name = 'CertificateRefusedError';
-  public constructor(
-    public readonly code: string,
-    message: string,
-  ) {
-    super(message);
+  public constructor(code: string, message: string) {
+    // CA_UNAVAILABLE is the CA's own "retry later" (it could not reach its table or HSM): transient.
+    super(message, code, { transient: code === 'CA_UNAVAILABLE' });
   }
 }
 
-/** The CA function could not be reached or crashed: the request may be retried. */
-export class CertificateAuthorityUnavailableError extends Error {
+/** The CA function could not be reached or crashed: transient, the request may be retried. */
+export class CertificateAuthorityUnavailableError extends PipelineError {
   public override readonly name = 'CertificateAuthorityUnavailableError';
-  public readonly code = 'CA_UNAVAILABLE';
+  public constructor(message: string, options?: PipelineErrorOptions) {
+    super(message, 'CA_UNAVAILABLE', { ...options, transient: true });
+  }
 }
 
 /** The TSA could not be reached or did not give a valid token for what was asked. */
-export class TimeStampUnavailableError extends Error {
+export class TimeStampUnavailableError extends PipelineError {
   public override readonly name = 'TimeStampUnavailableError';
-  public readonly code = 'TSA_UNAVAILABLE';
+  public constructor(message: string, options?: PipelineErrorOptions) {
+    super(message, 'TSA_UNAVAILABLE', options);
+  }
 }
 
 /** The OCSP responder or the published CRLs could not give a new signature's validation data. */
-export class ValidationDataUnavailableError extends Error {
+export class ValidationDataUnavailableError extends PipelineError {
   public override readonly name = 'ValidationDataUnavailableError';
-  public readonly code = 'VALIDATION_DATA_UNAVAILABLE';
+  public constructor(message: string, options?: PipelineErrorOptions) {
+    super(message, 'VALIDATION_DATA_UNAVAILABLE', options);
+  }
 }

@@ -4,7 +4,7 @@ import {
   type RevocationReason,
   type RevokeRequest,
   type RevokeResponse,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 import { LambdaFunction } from './lambda-function';
 
@@ -31,7 +31,9 @@ export class LambdaCertificateRevoker {
       result = parsed.data;
     } catch (err) {
       if (err instanceof CertificateAuthorityUnavailableError) throw err;
-      throw new CertificateAuthorityUnavailableError(`the CA could not be reached: ${(err as Error).name}`);
+      throw new CertificateAuthorityUnavailableError(`the CA could not be reached: ${(err as Error).name}`, {
+        cause: err,
+      });
     }
     if (!result.ok) throw new CertificateRefusedError(result.error.code, result.error.message);
     return {

@@ -6,7 +6,7 @@
  */
 import { X509Certificate, randomBytes } from 'node:crypto';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
-import type { DigestAlgorithm, TimeStamper, ValidationData, ValidationDataSource } from '../../../core/src';
+import type { DigestAlgorithm, TimeStamper, ValidationData, ValidationDataSource } from '@pipeline/core';
 import {
   derChildren,
   ocspRequestFor,
@@ -15,7 +15,7 @@ import {
   timeStampRequest,
   timeStampTokenOf,
   verifyTimeStampToken,
-} from '../../../pki/src';
+} from '@pipeline/pki';
 import { TimeStampUnavailableError, ValidationDataUnavailableError } from './errors';
 import { LambdaFunction } from './lambda-function';
 

@@ -1,1 +1,1 @@
-export * from './powertools-pool-metrics';
+export { PowertoolsPoolMetrics } from './powertools-pool-metrics';

@@ -3,7 +3,7 @@
  * ships to CloudWatch Logs and CloudWatch turns into metrics. Every figure carries a KeyType dimension.
  */
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
-import type { KeyType, PoolCounterName, PoolGaugeName, PoolMetrics } from '../../../core/src';
+import type { KeyType, PoolCounterName, PoolGaugeName, PoolMetrics } from '@pipeline/core';
 
 export class PowertoolsPoolMetrics implements PoolMetrics {
   public constructor(private readonly metrics: Metrics) {}

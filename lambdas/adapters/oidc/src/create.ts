@@ -1,5 +1,5 @@
-import type { AwsConfig, IdentityConfig, JwksSource } from '../../../config/src';
-import { SsmParameterStore } from '../../parameters/src';
+import type { AwsConfig, IdentityConfig, JwksSource } from '@pipeline/config';
+import { SsmParameterStore } from '@pipeline/adapters/parameters';
 import { RefreshingJwks } from './jwks';
 import { jwksFetcher } from './sources';
 import { JwsAssertionVerifier } from './verifier';

@@ -1,4 +1,4 @@
-import { isFetchableUrl, type TrustedIssuer } from '../../../config/src';
+import { isFetchableUrl, type TrustedIssuer } from '@pipeline/config';
 import { publicSigningKeys } from './jwks';
 
 /** Where the refresher keeps each issuer's keys for functions that cannot reach the issuer. */

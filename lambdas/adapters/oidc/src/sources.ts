@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { JwksSource } from '../../../config/src';
-import type { SsmParameterStore } from '../../parameters/src';
+import type { JwksSource } from '@pipeline/config';
+import type { SsmParameterStore } from '@pipeline/adapters/parameters';
 import type { JwksFetcher } from './jwks';
 
 /** A JWKS document is a few kB; anything much larger is not one. */

@@ -15,7 +15,7 @@ import {
   type ClaimMapping,
   type VerifiedAssertion,
   type VerifyOptions,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { createHash } from 'node:crypto';
 import type { RefreshingJwks } from './jwks';
 

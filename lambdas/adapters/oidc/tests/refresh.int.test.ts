@@ -4,7 +4,7 @@
  * rewritten, an issuer whose discovery names another issuer refused, and one issuer's failure not
  * stopping the others.
  */
-import { parseJwksSource, type TrustedIssuer } from '../../../config/src';
+import { parseJwksSource, type TrustedIssuer } from '@pipeline/config';
 import { fetchJson, publicSigningKeys, refreshIssuerKeys, type KeyParameterStore } from '../src';
 
 const issuer = (): string => process.env.LOCAL_IDP_ISSUER!;

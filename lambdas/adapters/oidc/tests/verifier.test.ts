@@ -11,7 +11,7 @@ import {
   SWEDISH_CLAIM_MAPPING,
   SWEDISH_OIDC_CLAIMS,
   assertionNonce,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { JwsAssertionVerifier, RefreshingJwks } from '../src';
 import {
   AUDIENCE,

@@ -5,8 +5,8 @@
  */
 import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import { ParameterNotFound } from '@aws-sdk/client-ssm';
-import type { AwsConfig } from '../../../config/src';
-import { ssmClient } from '../../aws/src';
+import type { AwsConfig } from '@pipeline/config';
+import { ssmClient } from '@pipeline/adapters/aws';
 
 export interface ParameterStoreOptions {
   /** Seconds a read value is reused; 0 reads the store every time. Powertools' default otherwise. */

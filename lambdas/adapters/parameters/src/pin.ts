@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import { ConfigError, loadAwsConfig, type AwsConfig, type PinSource } from '../../../config/src';
-import { secretsManagerClient } from '../../aws/src';
+import { ConfigError, loadAwsConfig, type AwsConfig, type PinSource } from '@pipeline/config';
+import { secretsManagerClient } from '@pipeline/adapters/aws';
 
 /** One provider per endpoint and process, so Powertools' cache spans reconnects of the HSM. */
 const providers = new Map<string, SecretsProvider>();

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AwsConfig } from '../../../config/src';
+import type { AwsConfig } from '@pipeline/config';
 import { SsmParameterStore, resolvePin } from '../src';
 
 const parameters = new Map<string, string>();

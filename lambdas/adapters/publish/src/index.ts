@@ -1,9 +1,9 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { AwsConfig, ObjectTarget } from '../../../config/src';
-import { PKI_OBJECTS, type PkiPublisher } from '../../../core/src';
-import { s3Client } from '../../aws/src';
+import type { AwsConfig, ObjectTarget } from '@pipeline/config';
+import { PKI_OBJECTS, type PkiPublisher } from '@pipeline/core';
+import { s3Client } from '@pipeline/adapters/aws';
 
 /** The publisher of PKI_PUBLISH_TARGET: a directory or the PKI bucket. */
 export function pkiPublisher(target: ObjectTarget, aws: AwsConfig): PkiPublisher {

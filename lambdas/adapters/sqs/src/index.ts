@@ -1,1 +1,1 @@
-export * from './request-queue';
+export { SqsRequestQueue } from './request-queue';

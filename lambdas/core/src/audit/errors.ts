@@ -2,14 +2,9 @@
  * Named errors of the audit log, each with a machine-readable code. Messages name fields, chains and
  * sequences only: never an event's values (they could be anything a caller passed in by mistake).
  */
-export class AuditError extends Error {
+import { PipelineError } from '../shared/errors';
+export class AuditError extends PipelineError {
   public override name = 'AuditError';
-  public constructor(
-    message: string,
-    public readonly code: string,
-  ) {
-    super(message);
-  }
 }
 
 /** An event failed validation (wrong type, a field that is not an id or a hash, ...). */

@@ -4,8 +4,8 @@
  * hash. That keeps personal data and secrets out of the log even when a caller passes the wrong thing.
  */
 import { createHash } from 'node:crypto';
-import { isKeyType } from '../algorithms';
-import { REVOCATION_REASONS, isRevocationReason } from '../revocation';
+import { isKeyType } from '../shared/algorithms';
+import { REVOCATION_REASONS, isRevocationReason } from '../pki/revocation';
 import type { CanonicalValue } from './canonical';
 import { AuditEventInvalidError } from './errors';
 import type { AuditEvent, KeyDiscardReason, SignatureMadeEvent, Sha256Hex } from './types';

@@ -1,12 +1,50 @@
-export * from './canonical';
-export * from './checkpoint';
-export * from './entry';
-export * from './errors';
-export * from './events';
-export * from './key-usage';
-export * from './layout';
-export * from './merkle';
-export * from './receipt';
-export * from './signed-head';
-export type * from './types';
-export * from './verifier';
+export { canonicalJson } from './canonical';
+export {
+  auditPublicKey,
+  canonicalCheckpoint,
+  checkpointBody,
+  parseCheckpointBody,
+  signCheckpoint,
+} from './checkpoint';
+export { buildEntry, entryHash, GENESIS_HASH, genesisHead } from './entry';
+export {
+  AuditAppendConflictError,
+  AuditCheckpointError,
+  AuditEncodingError,
+  AuditEventInvalidError,
+  AuditNotReadyError,
+} from './errors';
+export { hashIds, signatureMadeEvent, validateAuditEvent } from './events';
+export { eventsOf, keyUsage } from './key-usage';
+export {
+  AUDIT_CHECKPOINT_HEAD_PK,
+  AUDIT_CHECKPOINT_PK,
+  AUDIT_HEAD_SK,
+  auditEntryPk,
+  auditHeadPk,
+  auditSequenceSk,
+  parseAuditItems,
+} from './layout';
+export { inclusionPath, merkleRoot, rootFromInclusionPath } from './merkle';
+export { proveReceipt, receiptCovers, receiptsOf } from './receipt';
+export { signHead, verifySignedHead } from './signed-head';
+export type {
+  AnchoredCheckpoint,
+  AuditAnchorStore,
+  AuditEntry,
+  AuditEvent,
+  AuditIssue,
+  AuditReceipt,
+  AuditSigner,
+  AuditSink,
+  AuditStore,
+  AuditVerificationReport,
+  CertificateIssuedEvent,
+  ChainHead,
+  KeyDiscardReason,
+  SignedCheckpoint,
+  SignedHead,
+  StoredAuditLog,
+  StoredCheckpoint,
+} from './types';
+export { type AnchorCheckOptions, type CheckpointSignatureCheck, verifyAuditLog } from './verifier';

@@ -3,8 +3,8 @@
  * chained entries, chain heads, signed checkpoints, and the ports the log needs (a store, a signer) and
  * offers (AuditSink, which the signing core, keygen and the CA take as an optional dependency).
  */
-import type { KeyType } from '../algorithms';
-import type { RevocationReason } from '../revocation';
+import type { KeyType } from '../shared/algorithms';
+import type { RevocationReason } from '../pki/revocation';
 
 /** Lower-case hex SHA-256 (64 characters). */
 export type Sha256Hex = string;

@@ -1,4 +1,4 @@
-import type { KeyType } from '../algorithms';
+import type { KeyType } from '../shared/algorithms';
 import { ForecastInputError } from './errors';
 import { fitBestHoltWinters, fitHoltWinters, holtWintersForecast, rollingScaledErrors } from './holt-winters';
 import { OFFICE_HOURS_PROFILE, hourOfWeek, normalisedWeights } from './profile';

@@ -1,5 +1,4 @@
-export * from './errors';
-export * from './forecast';
-export * from './holt-winters';
-export * from './profile';
-export * from './types';
+export { ForecastInputError } from './errors';
+export { forecast } from './forecast';
+export { weeklyProfile } from './profile';
+export { type DemandHistory, type Forecast, HOUR_MS, type KnownEvent, WEEK_BUCKETS } from './types';

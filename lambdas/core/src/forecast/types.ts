@@ -1,4 +1,4 @@
-import type { KeyType } from '../algorithms';
+import type { KeyType } from '../shared/algorithms';
 
 /** One hour: the demand history and the forecast are kept in hourly buckets. */
 export const HOUR_MS = 3_600_000;

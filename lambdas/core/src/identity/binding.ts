@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../algorithms';
-import type { AdesProfile, SignatureFormat } from '../sign-request';
+import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
+import type { AdesProfile, SignatureFormat } from '../signing/sign-request';
 
 /** Versioned so the derivation can change without an old nonce matching a new request. */
 export const BINDING_CONTEXT = 'hsm-signing-pipeline/sign-request/v2';

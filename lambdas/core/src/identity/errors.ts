@@ -1,3 +1,5 @@
+import { PipelineError, type PipelineErrorOptions } from '../shared/errors';
+
 /**
  * Why an identity assertion was refused. Every code is its own answer to the client; messages name the
  * claim or the check, never a claim's value or the token (they are personal data).
@@ -30,18 +32,18 @@ export type AssertionErrorCode =
   /** A request object from a client that may not vouch for signers (or signed for another client). */
   | 'CLIENT_NOT_TRUSTED';
 
-export class AssertionError extends Error {
+export class AssertionError extends PipelineError {
   public override readonly name = 'AssertionError';
-  public constructor(
-    public readonly code: AssertionErrorCode,
-    message: string,
-  ) {
-    super(message);
+  declare public readonly code: AssertionErrorCode;
+  public constructor(code: AssertionErrorCode, message: string) {
+    super(message, code);
   }
 }
 
 /** The trusted issuer's keys could not be read (network, parameter store): the client may retry. */
-export class IdentityProviderUnavailableError extends Error {
+export class IdentityProviderUnavailableError extends PipelineError {
   public override readonly name = 'IdentityProviderUnavailableError';
-  public readonly code = 'IDENTITY_PROVIDER_UNAVAILABLE';
+  public constructor(message: string, options?: PipelineErrorOptions) {
+    super(message, 'IDENTITY_PROVIDER_UNAVAILABLE', options);
+  }
 }

@@ -1,7 +1,35 @@
-export * from './approval';
-export * from './binding';
-export * from './claims';
-export * from './errors';
-export * from './mapping';
-export type * from './types';
-export * from './sign-message';
+export {
+  checkSignApproval,
+  expectedApproval,
+  PARAM_SIGN_REQUEST,
+  SCOPE_SIGN,
+  SIGN_APPROVAL_TYPE,
+  USER_SIGNATURE_CLAIM,
+} from './approval';
+export { type AssertionBinding, assertionNonce, bindingLines, bindingOf } from './binding';
+export {
+  assertionReplayKey,
+  checkAssertionClaims,
+  checkRequestObjectClaims,
+  requestObjectReplayKey,
+} from './claims';
+export { AssertionError, type AssertionErrorCode, IdentityProviderUnavailableError } from './errors';
+export { signerFromClaims, SWEDISH_CLAIM_MAPPING, SWEDISH_OIDC_CLAIMS } from './mapping';
+export type {
+  AssertionPolicy,
+  AssertionReplayStore,
+  AssertionVerifier,
+  ClaimMapping,
+  IdentityEvidence,
+  VerifiedAssertion,
+  VerifyOptions,
+} from './types';
+export {
+  MAX_SIGN_MESSAGE_LENGTH,
+  SIGN_MESSAGE_MIME_TYPES,
+  SIGN_MESSAGE_TEXT_PATTERN,
+  type SignMessage,
+  SignMessageError,
+  signMessageHash,
+  validateSignMessage,
+} from './sign-message';

@@ -1,5 +1,5 @@
-import { InvalidIdentityError, validateSignerIdentity, type SubjectField } from '../certificate-profile';
-import type { SignerIdentity } from '../sign-request';
+import { InvalidIdentityError, validateSignerIdentity, type SubjectField } from '../pki/certificate-profile';
+import type { SignerIdentity } from '../signing/sign-request';
 import { AssertionError } from './errors';
 import type { ClaimMapping } from './types';
 

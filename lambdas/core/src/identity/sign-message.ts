@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { PipelineError } from '../shared/errors';
 
 /**
  * The sign message: the text the citizen is shown, and approves, at the identity provider before the
@@ -32,9 +33,11 @@ const FORBIDDEN = new RegExp(`[${SIGN_MESSAGE_FORBIDDEN}]`, 'u');
 /** openapi.json's pattern for signMessage.text: none of those, and not blank. */
 export const SIGN_MESSAGE_TEXT_PATTERN = `^[^${SIGN_MESSAGE_FORBIDDEN}]*[^\\s${SIGN_MESSAGE_FORBIDDEN}][^${SIGN_MESSAGE_FORBIDDEN}]*$`;
 
-export class SignMessageError extends Error {
+export class SignMessageError extends PipelineError {
   public override readonly name = 'SignMessageError';
-  public readonly code = 'SIGN_MESSAGE_INVALID';
+  public constructor(message: string) {
+    super(message, 'SIGN_MESSAGE_INVALID');
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { SignerIdentity } from '../sign-request';
+import type { SignerIdentity } from '../signing/sign-request';
 import type { ExpectedApproval } from './approval';
 
 /** Where the identity of a request's signer came from (kept on the record for the CA and the audit). */

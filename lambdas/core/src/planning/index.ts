@@ -1,4 +1,3 @@
-export * from './errors';
-export * from './fluid';
-export * from './plan';
-export * from './types';
+export { PlanInputError } from './errors';
+export { plan } from './plan';
+export type { Plan } from './types';

@@ -1,4 +1,4 @@
-import type { KeyType } from '../algorithms';
+import type { KeyType } from '../shared/algorithms';
 import type { Forecast } from '../forecast/types';
 import { hourOfWeek } from '../forecast/profile';
 import { PlanInputError } from './errors';

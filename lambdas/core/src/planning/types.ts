@@ -1,4 +1,4 @@
-import type { KeyType } from '../algorithms';
+import type { KeyType } from '../shared/algorithms';
 
 /** What the cluster can generate: measured keygen throughput, shared by all key types. */
 export interface KeygenCapacity {

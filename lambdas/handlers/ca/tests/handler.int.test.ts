@@ -5,9 +5,9 @@
  */
 import { X509Certificate, createHash, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../../adapters/aws/src';
-import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '../../../adapters/hsm/src';
-import { loadConfig } from '../../../config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
+import { loadConfig } from '@pipeline/config';
 import { AuditRepository } from '../../../adapters/dynamodb/src/audit-repository';
 import {
   assertionNonce,
@@ -16,9 +16,9 @@ import {
   type AssertionBinding,
   type IssueItemResult,
   type SignMessage,
-} from '../../../core/src';
+} from '@pipeline/core';
 import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../../../../scripts/local/client-keys';
-import { TABLES } from '../../../resources/src';
+import { TABLES } from '@pipeline/resources';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { opensslVerifyChain } from '../../../../scripts/local/verify/openssl';
 import { localIssuer, signerOf } from '../../../../scripts/local/client';

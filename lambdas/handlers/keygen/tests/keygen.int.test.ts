@@ -28,8 +28,8 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
     POOL_LOW_WATER: '',
     RUN_ID: randomBytes(2).toString('hex'),
   });
-  const { documentClient } = await import('../../../adapters/aws/src');
-  const { loadAwsConfig } = await import('../../../config/src');
+  const { documentClient } = await import('@pipeline/adapters/aws');
+  const { loadAwsConfig } = await import('@pipeline/config');
   const { DemandRepository } = await import('../../../adapters/dynamodb/src/demand-repository');
   const demand = new DemandRepository(documentClient(loadAwsConfig()), { tableName: tables.demand });
   // Two hours ago, 40 EC-P256 requests: a little history; the cold-start profile fills the rest.
@@ -72,9 +72,9 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
 
   // Every stored batch is in the audit log, signed as its chain's head by the audit key; the log verifies.
   const { AuditRepository } = await import('../../../adapters/dynamodb/src/audit-repository');
-  const { eventsOf, auditPublicKey } = await import('../../../core/src');
-  const { verifyAuditStore } = await import('../../../audit/src');
-  const { loadAuditConfig } = await import('../../../config/src');
+  const { eventsOf, auditPublicKey } = await import('@pipeline/core');
+  const { verifyAuditStore } = await import('@pipeline/audit');
+  const { loadAuditConfig } = await import('@pipeline/config');
   const { readFileSync } = await import('node:fs');
   const { LOCAL_DIR } = await import('../../../../scripts/local/paths');
   const store = new AuditRepository(documentClient(loadAwsConfig()), { tableName: tables.audit });

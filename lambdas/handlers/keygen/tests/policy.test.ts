@@ -1,6 +1,6 @@
-import { HOUR_MS, type DemandHistory, type KeyType } from '../../../core/src';
+import { HOUR_MS, type DemandHistory, type KeyType } from '@pipeline/core';
 import { loadPlanningConfig } from '../../../config/src/planning-config';
-import { loadKeygenPolicyConfig, pooledKeyTypes } from '../../../config/src';
+import { loadKeygenPolicyConfig, pooledKeyTypes } from '@pipeline/config';
 import { decide } from '../policy';
 
 /** Three weeks of hourly history: `perHour` requests in office hours (8-17 UTC, Mon-Fri), none else. */

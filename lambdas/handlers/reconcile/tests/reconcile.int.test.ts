@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { documentClient, sqsClient } from '../../../adapters/aws/src';
-import { RequestRepository } from '../../../adapters/dynamodb/src';
-import { loadAwsConfig } from '../../../config/src';
-import { QUEUES, TABLES } from '../../../resources/src';
+import { documentClient, sqsClient } from '@pipeline/adapters/aws';
+import { RequestRepository } from '@pipeline/adapters/dynamodb';
+import { loadAwsConfig } from '@pipeline/config';
+import { QUEUES, TABLES } from '@pipeline/resources';
 import { ensureQueue } from '../../../../scripts/local/resources';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';

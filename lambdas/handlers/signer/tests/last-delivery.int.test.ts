@@ -5,7 +5,7 @@
  * endpoint is a closed loopback port, so the takeover ends `failed` `CA_UNAVAILABLE`: terminal either way.
  */
 import type { Context, SQSEvent } from 'aws-lambda';
-import { QUEUES } from '../../../resources/src';
+import { QUEUES } from '@pipeline/resources';
 import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-request';
 import { signerTestEnvironment, sqsRecord } from './support';
 

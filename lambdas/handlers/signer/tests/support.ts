@@ -4,10 +4,10 @@
  * mapping delivers them.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { documentClient } from '../../../adapters/aws/src';
-import { RequestRepository } from '../../../adapters/dynamodb/src';
-import { loadAwsConfig } from '../../../config/src';
-import { TABLES } from '../../../resources/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { RequestRepository } from '@pipeline/adapters/dynamodb';
+import { loadAwsConfig } from '@pipeline/config';
+import { TABLES } from '@pipeline/resources';
 import { createTestTables } from '../../../../scripts/local/resources';
 
 /** Points the handler (imported after this) at fresh tables; returns the requests repository. */

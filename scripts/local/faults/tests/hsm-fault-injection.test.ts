@@ -1,5 +1,5 @@
-import { ConfigError } from '../../../../lambdas/config/src';
-import { HsmBusyError, HsmError, type Hsm } from '../../../../lambdas/adapters/hsm/src';
+import { ConfigError } from '@pipeline/config';
+import { HsmBusyError, HsmError, type Hsm } from '@pipeline/adapters/hsm';
 import {
   HsmInjectedFault,
   loadFaultOptions,

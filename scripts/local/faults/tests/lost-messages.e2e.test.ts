@@ -6,8 +6,8 @@
  * pool key used twice, and nothing dead-lettered.
  */
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../../../../lambdas/adapters/aws/src';
-import { loadAwsConfig } from '../../../../lambdas/config/src';
+import { sqsClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
 import { sampleRequest, sampleRequests } from '../../client';
 import {
   expectAllEnded,

@@ -8,8 +8,8 @@
 import { X509Certificate } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { shuffle } from '../../../../lambdas/core/src';
-import { TABLES, tableName } from '../../../../lambdas/resources/src';
+import { shuffle } from '@pipeline/core';
+import { TABLES, tableName } from '@pipeline/resources';
 import { sampleRequest, sampleRequests, type SampleRequest } from '../../client';
 import {
   expectAllEnded,

@@ -15,7 +15,7 @@ import {
   type JWTPayload,
   type JWK,
 } from 'jose';
-import { signMessageHash } from '../../../../lambdas/core/src';
+import { signMessageHash } from '@pipeline/core';
 import {
   AuthorizationError,
   LocalIdpLoginError,

@@ -30,7 +30,7 @@ import {
   type SignMessage,
   type SignatureAlgorithm,
   type SignatureFormat,
-} from '../../../../lambdas/core/src';
+} from '@pipeline/core';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { signRequestObject } from '../../../client/src/signing-client';
 import { IDP_CLIENT_KEYS_DIR, localClientKey, localClientKeysEnv } from '../../client-keys';

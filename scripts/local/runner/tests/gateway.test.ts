@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ApiLimits } from '../../../../lambdas/config/src';
+import type { ApiLimits } from '@pipeline/config';
 import { call } from '../../client';
 import { Admission } from '../admission';
 import { startGateway, type GatewayOptions } from '../gateway';

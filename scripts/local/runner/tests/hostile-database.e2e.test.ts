@@ -12,9 +12,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../../../../lambdas/adapters/aws/src';
-import { keySk, shardPk } from '../../../../lambdas/adapters/dynamodb/src';
-import { loadAwsConfig } from '../../../../lambdas/config/src';
+import { sqsClient } from '@pipeline/adapters/aws';
+import { keySk, shardPk } from '@pipeline/adapters/dynamodb';
+import { loadAwsConfig } from '@pipeline/config';
 import {
   assertionNonce,
   bindingOf,
@@ -22,8 +22,8 @@ import {
   type AuditEvent,
   type SignRequestRecord,
   type SignerIdentity,
-} from '../../../../lambdas/core/src';
-import { TABLES, tableName } from '../../../../lambdas/resources/src';
+} from '@pipeline/core';
+import { TABLES, tableName } from '@pipeline/resources';
 import { localIssuer, sampleRequest, verifySignedResult, type SignRequestView } from '../../client';
 import { forgeIdToken } from '../../idp/forge';
 import { LOCAL_DIR } from '../../paths';

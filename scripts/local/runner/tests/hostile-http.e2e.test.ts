@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
-import { sqsClient } from '../../../../lambdas/adapters/aws/src';
-import { loadAwsConfig } from '../../../../lambdas/config/src';
+import { sqsClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
 import { redrive } from '../../../redrive-dlq';
 import { hostileBody } from '../../../../lambdas/api/tests/arbitraries';
 import { call, sampleRequest, sampleRequests, type SignRequestView } from '../../client';

@@ -12,10 +12,10 @@ import { X509Certificate } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../../../lambdas/adapters/aws/src';
-import { fileAnchorStore } from '../../../../lambdas/adapters/anchors/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import { loadAwsConfig } from '../../../../lambdas/config/src';
+import { loadAwsConfig } from '@pipeline/config';
 import {
   auditEntryPk,
   auditHeadPk,
@@ -23,8 +23,8 @@ import {
   eventsOf,
   parseCheckpointBody,
   type AuditReceipt,
-} from '../../../../lambdas/core/src';
-import { TABLES, tableName } from '../../../../lambdas/resources/src';
+} from '@pipeline/core';
+import { TABLES, tableName } from '@pipeline/resources';
 import { call, sampleRequest, type SignRequestView } from '../../client';
 import { ROOT } from '../../paths';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';

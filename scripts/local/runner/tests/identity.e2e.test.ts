@@ -9,10 +9,10 @@ import { createHmac, createPublicKey, generateKeyPairSync, randomBytes, randomUU
 import fc from 'fast-check';
 import { decodeJwt, importJWK, type CryptoKey, type JWK } from 'jose';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../../../lambdas/adapters/aws/src';
-import { loadAwsConfig } from '../../../../lambdas/config/src';
-import { assertionNonce, signMessageHash, type DigestAlgorithm } from '../../../../lambdas/core/src';
-import { TABLES } from '../../../../lambdas/resources/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
+import { assertionNonce, signMessageHash, type DigestAlgorithm } from '@pipeline/core';
+import { TABLES } from '@pipeline/resources';
 import { runOpenssl } from '../../verify/openssl';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { call, localIssuer, sampleRequest, type SampleRequest, type SignRequestView } from '../../client';

@@ -7,14 +7,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../../../lambdas/adapters/aws/src';
-import { loadAwsConfig, loadPoolConfig } from '../../../../lambdas/config/src';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig, loadPoolConfig } from '@pipeline/config';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import { assertionNonce, eventsOf, keyUsage, type KeyType } from '../../../../lambdas/core/src';
+import { assertionNonce, eventsOf, keyUsage, type KeyType } from '@pipeline/core';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { TEST_CITIZENS } from '../../idp/citizens';
 import { CLIENT_IDS } from '../../idp/clients';
-import { TABLES, tableName } from '../../../../lambdas/resources/src';
+import { TABLES, tableName } from '@pipeline/resources';
 import {
   call,
   localIssuer,

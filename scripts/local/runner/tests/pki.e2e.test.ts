@@ -6,11 +6,11 @@
  * unsigned `unauthorized`. Every answer is checked by the openssl command line against the chain.
  */
 import { X509Certificate, randomBytes } from 'node:crypto';
-import { documentClient } from '../../../../lambdas/adapters/aws/src';
+import { documentClient } from '@pipeline/adapters/aws';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import { loadAwsConfig } from '../../../../lambdas/config/src';
-import { eventsOf } from '../../../../lambdas/core/src';
-import { TABLES, tableName } from '../../../../lambdas/resources/src';
+import { loadAwsConfig } from '@pipeline/config';
+import { eventsOf } from '@pipeline/core';
+import { TABLES, tableName } from '@pipeline/resources';
 import { runOpensslAsync } from '../../verify/openssl';
 import { call, sampleRequest, type SignRequestView } from '../../client';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';

@@ -14,7 +14,7 @@
  * client's polling.
  */
 import { randomBytes } from 'node:crypto';
-import type { KeyType } from '../../../../lambdas/core/src';
+import type { KeyType } from '@pipeline/core';
 import { percentile } from '../../../bench/stats';
 import { sampleRequest, sampleRequests, type SampleRequest, type SignRequestView } from '../../client';
 import {

@@ -5,9 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { sqsClient } from '../../../../lambdas/adapters/aws/src';
-import { loadAwsConfig } from '../../../../lambdas/config/src';
-import { QUEUES } from '../../../../lambdas/resources/src';
+import { sqsClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
+import { QUEUES } from '@pipeline/resources';
 import { ensureQueue } from '../../resources';
 import { startSqsPoller } from '../sqs-poller';
 

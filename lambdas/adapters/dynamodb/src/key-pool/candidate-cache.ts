@@ -4,7 +4,7 @@
  * a query. Hints are only hints: a stale one costs one failed conditional delete, never a second use of
  * a key.
  */
-import { shuffle, type KeyType } from '../../../../core/src';
+import { shuffle, type KeyType } from '@pipeline/core';
 import type { Candidate } from './layout';
 
 interface Hint extends Candidate {

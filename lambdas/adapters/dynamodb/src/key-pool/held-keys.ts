@@ -2,7 +2,7 @@
  * Keys of bundles this process claimed and has not handed out yet, per type, oldest first. Each is handed
  * out once; keys held by a process that ends unused are lost to the pool (never served twice).
  */
-import type { KeyType, PoolKey } from '../../../../core/src';
+import type { KeyType, PoolKey } from '@pipeline/core';
 
 export class HeldKeys {
   private readonly held = new Map<KeyType, PoolKey[]>();

@@ -10,7 +10,7 @@
  * and hands out the oldest keys first. The counter ('#' sorts before digits) never matches that
  * condition.
  */
-import type { KeyType, PoolKey } from '../../../../core/src';
+import type { KeyType, PoolKey } from '@pipeline/core';
 
 export const COUNTER_SK = '#COUNT';
 /** 100 RSA-4096 keys (about 3 KB each wrapped, with the public key) stay well under the 400 KB item limit. */

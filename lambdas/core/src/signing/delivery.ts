@@ -9,6 +9,7 @@
 import type { RequestError } from './sign-request';
 import type { SignOutcome } from './signing';
 import { RequestInProgressError } from './signing-errors';
+import type { FailureCode } from '../shared/client-codes';
 
 export interface Delivery {
   readonly requestId: string;
@@ -52,7 +53,7 @@ export async function deliverSignRequest(delivery: Delivery, deps: DeliveryDeps)
     if (last) {
       const name = err instanceof Error ? err.name : 'Error';
       const error = {
-        code: 'DELIVERY_EXHAUSTED',
+        code: 'DELIVERY_EXHAUSTED' satisfies FailureCode,
         message: `not finished after ${delivery.receiveCount} deliveries (${name})`,
       };
       await deps.abandon(delivery.requestId, error, (deps.clock ?? Date.now)()).catch(() => undefined);

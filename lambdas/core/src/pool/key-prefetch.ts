@@ -7,7 +7,7 @@
  * process alone and still used at most once. If the process dies holding it, that one key is simply
  * lost, never reused. At most one key per key type is held per process; an expired one is dropped.
  */
-import type { KeyType } from './algorithms';
+import type { KeyType } from '../shared/algorithms';
 import { isKeyUsable, type KeyPoolStore, type PoolKey } from './pool';
 
 export class PrefetchingKeyClaimer implements Pick<KeyPoolStore, 'claim'> {

@@ -2,7 +2,7 @@
  * The figures the key pool exposes, as a small port: the Powertools (EMF) adapter publishes them in
  * Lambda, the in-memory one keeps a snapshot the local health/metrics endpoint can return.
  */
-import type { KeyType } from './algorithms';
+import type { KeyType } from '../shared/algorithms';
 
 /** Counters: claims, on-the-fly fallbacks, rejections, keys added, expired keys removed. */
 export type PoolCounterName =

@@ -2,7 +2,8 @@
  * The signing core: one sign request from its stored record to a terminal state, as pure orchestration
  * over ports (request store, key pool, HSM, CSR builder, certificate issuer, container builder, metrics).
  *
- *   a certified key: claim a pool key (or generate on the fly / reject, per policy) -> unwrap in the HSM
+ *   a certified key: from the key source (pool/key-source.ts: a claimed pool key, or one generated on the
+ *     fly, or none and POOL_EMPTY, per policy) -> unwrap in the HSM
  *     -> CSR for the signer signed by that key (proof of possession; a pool key that fails it is
  *     discarded) -> certificate from the issuer, which verifies the request's identity assertion itself
  *     (a key the CA already certified once is discarded like any unusable pool key)
@@ -13,27 +14,27 @@
  * The HSM object is destroyed on every path.
  */
 import { randomUUID } from 'node:crypto';
-import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
+import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
 import {
   signatureMadeEvent,
   type AuditEvent,
   type AuditReceipt,
   type AuditSink,
   type KeyDiscardReason,
-} from './audit';
-import type { CertificateIssuer, IssuedCertificate } from './certificate-issuer';
-import type { FallbackLimiter, ReleaseSlot } from './fallback-limiter';
-import { errorCode } from './fill-pool';
-import { bindingOf } from './identity/binding';
-import type { EmptyPoolPolicy, HsmKeyRef, KeyPoolStore, PoolHsm } from './pool';
-import type { PoolMetrics } from './pool-metrics';
+} from '../audit';
+import type { CertificateIssuer, IssuedCertificate } from '../pki/certificate-issuer';
+import type { FallbackLimiter } from '../pool/fallback-limiter';
+import { keySourceFor, type KeySource } from '../pool/key-source';
+import { bindingOf } from '../identity/binding';
+import type { EmptyPoolPolicy, KeyPoolStore, PoolHsm } from '../pool/pool';
+import type { PoolMetrics } from '../pool/pool-metrics';
 import {
   decideDelivery,
   type SignRequestStore,
   type SignedResult,
   type StoredSignRequest,
 } from './request-state';
-import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from './retry';
+import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from '../shared/retry';
 import type {
   ContainerBuilder,
   TimeStamper,
@@ -48,6 +49,9 @@ import {
   type SigningStage,
 } from './sign-request';
 import { AttemptSupersededError, RequestInProgressError, RequestNotFoundError } from './signing-errors';
+import { HsmUnwrapError, type PrivateKeyRef } from '../shared/hsm';
+import type { FailureCode } from '../shared/client-codes';
+import { errorCode, PipelineError } from '../shared/errors';
 
 /** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/pki). */
 export type CsrBuilder = (input: {
@@ -111,6 +115,11 @@ export interface SigningDeps {
    * every request that finds the pool empty generates at once.
    */
   readonly fallbackLimiter?: FallbackLimiter;
+  /**
+   * Where keys come from; default keySourceFor(pool, settings.emptyPoolPolicy, fallbackLimiter): the pool,
+   * then on the fly or refuse.
+   */
+  readonly keySource?: KeySource;
   /** Epoch ms. */
   readonly clock?: () => number;
   readonly newAttemptId?: () => string;
@@ -118,7 +127,7 @@ export interface SigningDeps {
 
 /** The HSM rejected a wrapped blob (corrupted or wrapped under another key): the key is unusable. */
 function isUnwrapRejection(err: unknown): boolean {
-  return (err as { name?: unknown } | undefined)?.name === 'HsmUnwrapError';
+  return err instanceof HsmUnwrapError;
 }
 
 function csrVerifies(verify: (csrDer: Buffer) => unknown, csrDer: Buffer): boolean {
@@ -203,7 +212,7 @@ function replay(record: StoredSignRequest): SignOutcome {
 }
 
 /** The default error code of each stage, used when the cause has no code of its own. */
-const STAGE_CODES: Readonly<Record<SigningStage, string>> = {
+const STAGE_CODES: Readonly<Record<SigningStage, FailureCode>> = {
   claim: 'POOL_CLAIM_FAILED',
   unwrap: 'KEY_UNWRAP_FAILED',
   keygen: 'KEYGEN_FAILED',
@@ -217,22 +226,25 @@ const STAGE_CODES: Readonly<Record<SigningStage, string>> = {
   audit: 'AUDIT_WRITE_FAILED',
 };
 
-class StageError extends Error {
+/** A stage failed: the stage, with the failure as its cause. Never leaves the attempt. */
+class StageError extends PipelineError {
+  public override name = 'StageError';
   public constructor(
     public readonly stage: SigningStage,
-    public readonly causeError: unknown,
+    cause: unknown,
   ) {
-    super(stage);
+    super(`${stage} failed`, STAGE_CODES[stage], { cause });
   }
 }
 
 /** A request that ends without a signature for a reason of its own (not a stage failure). */
-class AttemptEnded extends Error {
+class AttemptEnded extends PipelineError {
+  public override name = 'AttemptEnded';
   public constructor(
-    public readonly error: RequestError,
+    public readonly error: RequestError & { readonly code: FailureCode },
     public readonly retryAfterSeconds?: number,
   ) {
-    super(error.code);
+    super(error.message, error.code);
   }
 }
 
@@ -245,7 +257,7 @@ export function requestErrorFor(stageName: SigningStage, cause: unknown): Reques
   return { code, message: `${stageName} failed: ${name} (${causeCode})` };
 }
 
-/** Stages safe to repeat after a transient failure (see retry.ts); claim and audit retry on their own. */
+/** Stages safe to repeat after a transient failure (see shared/retry.ts); claim and audit retry on their own. */
 const RETRIED: ReadonlySet<SigningStage> = new Set(['unwrap', 'keygen', 'sign', 'csr', 'destroy', 'issue']);
 
 /** A key that passed the proof of possession: what the certificate will be issued for. */
@@ -293,7 +305,7 @@ class SigningAttempt {
   private readonly durations: Partial<Record<SigningStage, number>> = {};
   /** Audit events not yet appended (ids and hashes only). */
   private readonly events: AuditEvent[] = [];
-  private key: HsmKeyRef | undefined;
+  private key: PrivateKeyRef | undefined;
   private keyId: string | undefined;
   private pooledKey: boolean | undefined;
   private keyAcquiredAt: number | undefined;
@@ -302,6 +314,8 @@ class SigningAttempt {
   /** Where the signature's event landed in the audit log (returned with the result). */
   private receipt: AuditReceipt | undefined;
   private readonly startedAt: number;
+  /** Where the keys come from: the pool, then on the fly or refuse, as the policy says. */
+  private readonly keySource: KeySource;
 
   public constructor(
     private readonly deps: SigningDeps,
@@ -310,6 +324,14 @@ class SigningAttempt {
     private readonly clock: () => number,
   ) {
     this.startedAt = clock();
+    this.keySource =
+      deps.keySource ??
+      keySourceFor({
+        pool: deps.pool,
+        policy: deps.settings.emptyPoolPolicy,
+        limiter: deps.fallbackLimiter,
+        clock,
+      });
   }
 
   public async run(): Promise<SignOutcome> {
@@ -340,7 +362,7 @@ class SigningAttempt {
     } catch (err) {
       await this.destroyKey().catch(() => undefined);
       if (err instanceof AttemptEnded) return this.fail(err.error, err.retryAfterSeconds);
-      if (err instanceof StageError) return this.fail(requestErrorFor(err.stage, err.causeError));
+      if (err instanceof StageError) return this.fail(requestErrorFor(err.stage, err.cause));
       throw err;
     } finally {
       // Safety net: nothing this attempt made stays in the HSM, whatever ended it.
@@ -376,17 +398,11 @@ class SigningAttempt {
     const { deps, record } = this;
     for (;;) {
       const mayDiscard = this.discardedKeys < (deps.settings.maxDiscardedKeys ?? 3);
-      const claim = () => deps.pool.claim(record.keyType, Math.floor(this.clock() / 1000));
-      let claimed = await this.stage('claim', claim);
-      let slot: ReleaseSlot | undefined;
-      const limiter = deps.fallbackLimiter;
-      if (!claimed && deps.settings.emptyPoolPolicy === 'fallback' && limiter) {
-        // The wait for a generation slot (or a key keygen stored meanwhile) counts as claim time.
-        const decision = await this.stage('claim', () => limiter.acquire(record.keyType, claim));
-        if (decision.kind === 'refused') this.poolEmpty('no on-the-fly generation was free');
-        else if (decision.kind === 'key') claimed = decision.key;
-        else slot = decision.release;
-      }
+      // The claim, and under `fallback` the wait for a generation slot (or a key keygen stored
+      // meanwhile), count as claim time.
+      const sourced = await this.stage('claim', () => this.keySource.next(record.keyType));
+      if (sourced.kind === 'refused') this.poolEmpty(sourced.reason);
+      const claimed = sourced.kind === 'pooled' ? sourced.key : undefined;
       let publicKeySpki: Buffer;
       if (claimed) {
         this.pooledKey = true;
@@ -408,7 +424,7 @@ class SigningAttempt {
             deps.hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
           );
         } catch (err) {
-          if (!(err instanceof StageError && isUnwrapRejection(err.causeError))) throw err;
+          if (!(err instanceof StageError && isUnwrapRejection(err.cause))) throw err;
           if (mayDiscard) {
             this.discard(claimed.keyId, 'unwrap-failed');
             continue;
@@ -420,8 +436,6 @@ class SigningAttempt {
           });
         }
         publicKeySpki = claimed.publicKeySpki;
-      } else if (deps.settings.emptyPoolPolicy === 'reject') {
-        this.poolEmpty();
       } else {
         this.pooledKey = false;
         this.keyId = undefined;
@@ -429,7 +443,7 @@ class SigningAttempt {
         // Used in place and never stored: generated non-extractable. The slot is freed once the HSM is done.
         const pair = await this.stage('keygen', () =>
           deps.hsm.generateKeyPair(record.keyType, { extractable: false }),
-        ).finally(slot);
+        ).finally(sourced.kind === 'generate' ? sourced.release : undefined);
         this.key = pair.privateKey;
         publicKeySpki = pair.publicKeySpki;
       }
@@ -464,12 +478,7 @@ class SigningAttempt {
         // The CA certified this public key before: a copy of a used pool key (a restored bundle). It has
         // signed nothing here; it goes like any unusable key.
         const mayDiscardReplayed = this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25);
-        if (!(
-          claimed &&
-          mayDiscardReplayed &&
-          err instanceof StageError &&
-          isAlreadyCertified(err.causeError)
-        )) {
+        if (!(claimed && mayDiscardReplayed && err instanceof StageError && isAlreadyCertified(err.cause))) {
           throw err;
         }
         await this.stage('destroy', () => this.destroyKey());
@@ -568,7 +577,7 @@ class SigningAttempt {
     const wanted = this.record.level ?? 'B-B';
     const minimum = this.record.minimumLevel ?? wanted;
     if (!levelAtLeast(wanted, 'B-T')) return { level: 'B-B' };
-    const settle = (reached: SignatureLevel, code: string, err: unknown): void => {
+    const settle = (reached: SignatureLevel, code: FailureCode, err: unknown): void => {
       if (!levelAtLeast(reached, minimum)) {
         throw new AttemptEnded({
           code,

@@ -1,4 +1,4 @@
-import type { DigestAlgorithm, SignatureAlgorithm } from './algorithms';
+import type { DigestAlgorithm, SignatureAlgorithm } from '../shared/algorithms';
 import type { AdesProfile } from './sign-request';
 
 /** What a signature container is built from, once the one-time key's certificate exists. */

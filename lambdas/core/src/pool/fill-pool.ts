@@ -9,10 +9,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { KeyType } from './algorithms';
-import { hashIds, type AuditSink } from './audit';
-import { keyExpiresAt, type HsmKeyRef, type KeyPoolStore, type PoolHsm, type PoolKey } from './pool';
+import type { KeyType } from '../shared/algorithms';
+import { hashIds, type AuditSink } from '../audit';
+import type { PrivateKeyRef } from '../shared/hsm';
+import { keyExpiresAt, type KeyPoolStore, type PoolHsm, type PoolKey } from './pool';
 import type { PoolMetrics } from './pool-metrics';
+import { errorCode } from '../shared/errors';
 
 export interface FillPoolDeps {
   readonly hsm: Pick<PoolHsm, 'generateKeyPair' | 'wrapPrivateKey' | 'destroy'>;
@@ -113,7 +115,7 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
   };
 
   const generateOne = async (): Promise<void> => {
-    let privateKey: HsmKeyRef | undefined;
+    let privateKey: PrivateKeyRef | undefined;
     try {
       const pair = await deps.hsm.generateKeyPair(input.keyType, { extractable: true });
       privateKey = pair.privateKey;
@@ -163,12 +165,4 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
     durationMs: clock() - started,
     errorCodes,
   };
-}
-
-/** A machine-readable code from anything thrown: its `code` when it is one, else its class name. */
-export function errorCode(err: unknown): string {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(code)) return code;
-  const name = err instanceof Error ? err.name : '';
-  return /^[A-Za-z][A-Za-z0-9]{1,63}$/.test(name) ? name : 'UNKNOWN_ERROR';
 }

@@ -1,4 +1,5 @@
-import type { SignerIdentity } from './sign-request';
+import type { SignerIdentity } from '../signing/sign-request';
+import { PipelineError } from '../shared/errors';
 
 /**
  * The natural-person certificate profile: which identity values go into a subject name, how each is
@@ -24,14 +25,13 @@ export type IdentityProblem =
   'missing' | 'too-long' | 'not-well-formed' | 'forbidden-characters' | 'unknown-country';
 
 /** An identity value does not fit the profile. Names the field and the problem, never the value. */
-export class InvalidIdentityError extends Error {
+export class InvalidIdentityError extends PipelineError {
   public override readonly name = 'InvalidIdentityError';
-  public readonly code = 'INVALID_IDENTITY';
   public constructor(
     public readonly field: SubjectField,
     public readonly problem: IdentityProblem,
   ) {
-    super(`identity value ${field} is invalid: ${problem}`);
+    super(`identity value ${field} is invalid: ${problem}`, 'INVALID_IDENTITY');
   }
 }
 

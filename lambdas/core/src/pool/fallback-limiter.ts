@@ -12,7 +12,7 @@
  * Slots are handed straight from a finishing generation to the longest waiter of its type, so a new
  * request never overtakes one that is waiting.
  */
-import type { KeyType } from './algorithms';
+import type { KeyType } from '../shared/algorithms';
 
 export interface FallbackLimiterOptions {
   /** On-the-fly generations of one key type in flight at once. */

@@ -14,7 +14,7 @@
  * the request over with a new attemptId (the old attempt's key died with its process: a claimed pool key
  * is already deleted, so it is never used twice).
  */
-import type { AuditReceipt } from './audit';
+import type { AuditReceipt } from '../audit';
 import type {
   RequestError,
   RequestStatus,

@@ -5,8 +5,8 @@
  * (Audit checkpoints are the checkpointer's.) The handler wires the adapters and the policy; nothing here reads the
  * environment.
  */
-import { KEY_TYPES, type KeyType } from './algorithms';
-import type { AuditSink } from './audit';
+import { KEY_TYPES, type KeyType } from '../shared/algorithms';
+import type { AuditSink } from '../audit';
 import { fillPool, type FillPoolResult } from './fill-pool';
 import type { KeyPoolStore, PoolHsm } from './pool';
 import type { PoolMetrics } from './pool-metrics';

@@ -4,10 +4,10 @@
  * (zod): an invocation is input from another process, and a malformed one gets a named refusal.
  */
 import { z } from 'zod';
-import { DIGEST_ALGORITHMS, KEY_TYPES, SIGNATURE_ALGORITHMS } from './algorithms';
+import { DIGEST_ALGORITHMS, KEY_TYPES, SIGNATURE_ALGORITHMS } from '../shared/algorithms';
 import type { IssueCertificateInput, IssuedCertificate } from './certificate-issuer';
 import { REVOCATION_REASONS } from './revocation';
-import { ADES_PROFILES, SIGNATURE_FORMATS } from './sign-request';
+import { ADES_PROFILES, SIGNATURE_FORMATS } from '../signing/sign-request';
 
 /** Items per batch invocation: a batch of CSRs, assertions and certificates stays far below 6 MB. */
 export const MAX_ISSUE_BATCH_ITEMS = 100;

@@ -2,14 +2,10 @@
  * Named errors of the signing core and the pool, each with a machine-readable code. Messages carry ids
  * and codes only: never a PIN, a digest, or anything about the signer.
  */
-export class SigningError extends Error {
+import { PipelineError } from '../shared/errors';
+
+export class SigningError extends PipelineError {
   public override name = 'SigningError';
-  public constructor(
-    message: string,
-    public readonly code: string,
-  ) {
-    super(message);
-  }
 }
 
 /** No sign request with that id exists (the message references a record that was never written). */

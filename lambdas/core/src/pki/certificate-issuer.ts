@@ -2,7 +2,7 @@
  * Port through which the signing core obtains a certificate for a one-time key. Implemented by the CA
  * (in process, or through the Lambda Invoke API by the signer function).
  */
-import type { AssertionBinding } from './identity/binding';
+import type { AssertionBinding } from '../identity/binding';
 
 export interface IssueCertificateInput {
   readonly requestId: string;

@@ -3,9 +3,11 @@
  * repeat: HSM operations on a key this attempt holds, and the CA call (the CA returns the stored
  * certificate when the same key asks again). Everything else fails the request or is left to SQS.
  *
- * Transient failures are recognised by name or code only, so the core needs no adapter classes.
+ * A failure is transient when it says so (`transient: true`): the HSM port's busy and session errors,
+ * the CA adapter's unavailable error (see shared/errors.ts).
  */
 import { backoffDelay, sleep as realSleep } from './backoff';
+import { isTransient } from './errors';
 
 export interface RetryPolicy {
   /** Total attempts, first included (1 = no retry). */
@@ -16,22 +18,6 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 3, baseDelayMs: 25, maxDelayMs: 400 };
-
-/**
- * Error names and codes that mean "try again shortly": capacity, lost sessions, an unreachable CA; and
- * any error that says so itself (`transient: true`).
- */
-const TRANSIENT_NAMES = new Set(['HsmBusyError', 'HsmSessionError', 'CertificateAuthorityUnavailableError']);
-const TRANSIENT_CODES = new Set(['CA_UNAVAILABLE']);
-
-export function isTransient(err: unknown): boolean {
-  const e = err as { name?: unknown; code?: unknown; transient?: unknown } | undefined;
-  return (
-    e?.transient === true ||
-    (typeof e?.name === 'string' && TRANSIENT_NAMES.has(e.name)) ||
-    (typeof e?.code === 'string' && TRANSIENT_CODES.has(e.code))
-  );
-}
 
 export interface RetryDeps {
   readonly sleep?: (ms: number) => Promise<void>;

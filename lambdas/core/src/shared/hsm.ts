@@ -3,6 +3,7 @@
  * by the core; the PKCS#11 adapter (lambdas/adapters/hsm) implements it.
  */
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
+import { PipelineError } from './errors';
 
 /**
  * A private key object inside the HSM. Opaque to callers: it carries the PKCS#11 handle, never key
@@ -69,4 +70,67 @@ export interface Hsm {
   /** Number of session (non-token) objects this process can see: zero when nothing leaked. */
   countSessionObjects(): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * Every failure of the HSM port is an HsmError with the operation and a code: the CKR name (e.g.
+ * CKR_KEY_UNEXTRACTABLE) when the module failed, HSM_ERROR for failures outside it. Messages are built
+ * from the code and operation only, so a PIN can never leak through them. The PKCS#11 adapter maps its
+ * return values to these classes; the core recognises them with `instanceof` or `transient`.
+ */
+export class HsmError extends PipelineError {
+  public override name = 'HsmError';
+
+  public constructor(
+    message: string,
+    public readonly operation: string,
+    /** PKCS#11 return value, when the failure came from the module. */
+    public readonly ckr?: number,
+    /** The CKR name of `ckr` (the adapter knows the names); default HSM_ERROR, or the value in hex. */
+    code: string = ckr === undefined ? 'HSM_ERROR' : `CKR_0x${ckr.toString(16).toUpperCase()}`,
+    transient = false,
+  ) {
+    super(message, code, { transient });
+  }
+}
+
+/** The token with the configured label is not present in any slot. */
+export class HsmTokenNotFoundError extends HsmError {
+  public override name = 'HsmTokenNotFoundError';
+}
+
+/** C_Login failed (wrong PIN, locked PIN, ...). */
+export class HsmLoginError extends HsmError {
+  public override name = 'HsmLoginError';
+}
+
+/** A token key (wrapping key, CA key) with the given label does not exist. */
+export class HsmKeyNotFoundError extends HsmError {
+  public override name = 'HsmKeyNotFoundError';
+}
+
+/** A wrapped blob was rejected by the HSM: corrupted, truncated, or wrapped under another key. */
+export class HsmUnwrapError extends HsmError {
+  public override name = 'HsmUnwrapError';
+}
+
+/** The key may not leave the HSM, not even wrapped (CKA_EXTRACTABLE false). */
+export class HsmKeyNotExtractableError extends HsmError {
+  public override name = 'HsmKeyNotExtractableError';
+}
+
+/** The HSM is busy ("operation in progress" style capacity errors): transient, worth a retry with backoff. */
+export class HsmBusyError extends HsmError {
+  public override name = 'HsmBusyError';
+  public constructor(message: string, operation: string, ckr?: number, code?: string) {
+    super(message, operation, ckr, code, true);
+  }
+}
+
+/** Session or login lost: the adapter re-opens and retries once before surfacing this; transient. */
+export class HsmSessionError extends HsmError {
+  public override name = 'HsmSessionError';
+  public constructor(message: string, operation: string, ckr?: number, code?: string) {
+    super(message, operation, ckr, code, true);
+  }
 }

@@ -1,6 +1,6 @@
-import type { AuditReceipt } from './audit';
-import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
-import type { IdentityEvidence } from './identity/types';
+import type { AuditReceipt } from '../audit';
+import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
+import type { IdentityEvidence } from '../identity/types';
 
 /**
  * The record of one sign request (domain.md, "The record of one sign request"), shared by the API, the

@@ -14,6 +14,7 @@
  * lease is never touched: its attempt may still finish.
  */
 import type { RequestError, RequestStatus } from './sign-request';
+import type { FailureCode } from '../shared/client-codes';
 
 export interface ReconcileSettings {
   /** How long an open request may go without activity before it is requeued. */
@@ -57,7 +58,7 @@ export function decideReconcile(
   return {
     kind: 'abandon',
     error: {
-      code: 'DELIVERY_LOST',
+      code: 'DELIVERY_LOST' satisfies FailureCode,
       message: `not finished after ${requeues} requeues; no delivery reached it for ${Math.round(settings.staleAfterMs / 1000)} s`,
     },
   };

@@ -3,7 +3,8 @@
  * the orchestration (fill, sign), and the small pure policies around them. No AWS, no PKCS#11 here: the
  * DynamoDB repository and the PKCS#11 adapter satisfy these interfaces structurally.
  */
-import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from './algorithms';
+import type { KeyType } from '../shared/algorithms';
+import type { Hsm } from '../shared/hsm';
 
 /** What to do when no pre-generated key of the requested type is left. */
 export type EmptyPoolPolicy = 'fallback' | 'reject';
@@ -55,27 +56,14 @@ export interface KeyPoolStore {
   removeExpired(keyType: KeyType, nowSeconds: number, onRemoved?: (keyId: string) => void): Promise<number>;
 }
 
-/** An HSM key object as the core sees it: opaque apart from its type. */
-export interface HsmKeyRef {
-  readonly keyType: KeyType;
-}
-
-export interface HsmSignOptions {
-  readonly digestAlgorithm: DigestAlgorithm;
-  readonly signatureAlgorithm: SignatureAlgorithm;
-}
-
-/** The HSM operations fill and sign need (a structural subset of the PKCS#11 adapter's Hsm). */
-export interface PoolHsm {
-  generateKeyPair(
-    keyType: KeyType,
-    options: { readonly extractable: boolean },
-  ): Promise<{ readonly privateKey: HsmKeyRef; readonly publicKeySpki: Buffer }>;
-  wrapPrivateKey(key: HsmKeyRef, wrapKeyLabel: string): Promise<Buffer>;
-  unwrapPrivateKey(wrapped: Buffer, keyType: KeyType, wrapKeyLabel: string): Promise<HsmKeyRef>;
-  signDigest(key: HsmKeyRef, digest: Buffer, options: HsmSignOptions): Promise<Buffer>;
-  destroy(key: HsmKeyRef): Promise<void>;
-}
+/**
+ * The HSM operations fill and sign need: a part of the one HSM port (shared/hsm.ts), which the PKCS#11
+ * adapter implements whole.
+ */
+export type PoolHsm = Pick<
+  Hsm,
+  'generateKeyPair' | 'wrapPrivateKey' | 'unwrapPrivateKey' | 'signDigest' | 'destroy'
+>;
 
 /** Epoch seconds at which a key created at createdAtMs stops being usable. */
 export function keyExpiresAt(createdAtMs: number, maxAgeSeconds: number): number {
