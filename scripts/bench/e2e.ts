@@ -28,8 +28,11 @@ function parseArgs(args: string[]): E2eArgs {
   if (workload !== 'ramp' && workload !== 'steady' && workload !== 'max') throw new Error(USAGE);
   const keyType = get('key-type') ?? (workload === 'max' ? 'EC-P256' : 'RSA-2048');
   if (!isKeyType(keyType)) throw new Error(`--key-type must be one of ${KEY_TYPES.join(', ')}`);
-  const identity = get('identity') ?? (workload === 'max' ? 'assertion' : 'both');
+  // A running pipeline (--url) has one identity mode: the one named, by default the default.
+  const identity = get('identity') ?? (workload === 'max' || get('url') ? 'assertion' : 'both');
   if (!['assertion', 'trusted-client', 'both'].includes(identity)) throw new Error(USAGE);
+  if (get('url') && identity === 'both')
+    throw new Error('with --url, --identity names the mode of that pipeline');
   return {
     workload,
     rate: Number(get('rate') ?? 50),

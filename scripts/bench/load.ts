@@ -127,7 +127,9 @@ async function one(
       }
     }
   } catch (err) {
-    return outcome(false, (err as Error).name);
+    // fetch's TypeError says little: its cause has the socket's code (ECONNRESET, UND_ERR_SOCKET, ...).
+    const cause = (err as { cause?: { code?: unknown } }).cause?.code;
+    return outcome(false, `${(err as Error).name}${cause ? ` ${String(cause)}` : ''}`);
   }
 }
 

@@ -55,11 +55,11 @@ async function waitForInitialFill(url: string, apiKey: string): Promise<Record<s
 
 /**
  * Self-test requests until the pipeline is warm (warm-up.ts): LOCAL_WARMUP_SECONDS at most (60; 0 = none)
- * at LOCAL_WARMUP_RATE (20/s), with the pooled key type that has the most keys. Returns the banner's line.
+ * at LOCAL_WARMUP_RATE (10/s), with the pooled key type that has the most keys. Returns the banner's line.
  */
 async function warmUpBeforeReady(pipeline: LocalPipeline, pool: Record<string, number>): Promise<string> {
   const maxSeconds = Number(process.env.LOCAL_WARMUP_SECONDS ?? 60);
-  const rate = Number(process.env.LOCAL_WARMUP_RATE ?? 20);
+  const rate = Number(process.env.LOCAL_WARMUP_RATE ?? 10);
   if (maxSeconds <= 0) return 'off (LOCAL_WARMUP_SECONDS=0): the first requests meet cold processes';
   const trustedClient = pipeline.env.IDENTITY_MODE === 'trusted-client';
   if (!trustedClient && !pipeline.env.LOCAL_IDP_ISSUER) return 'skipped: the identity provider is not local';
