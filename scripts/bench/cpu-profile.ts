@@ -94,7 +94,7 @@ export function summarizeProfile(file: string, top = 25): ProfileSummary {
 
 if (require.main === module) {
   for (const file of process.argv.slice(2)) {
-    const s = summarizeProfile(file, Number(process.env.TOP ?? 30));
+    const s = summarizeProfile(file, 30);
     console.log(`\n${file}: busy ${s.busyMs} ms`);
     for (const a of s.byArea)
       console.log(`  ${String(a.share).padStart(5)}%  ${String(a.ms).padStart(7)} ms  ${a.area}`);

@@ -13,6 +13,7 @@ import type { KeyType } from '@pipeline/core';
 import { call } from '../local/client';
 import { GC_MARKER_PREFIX, observeGc, type GcMarker } from '../local/runner/gc-markers';
 import { startLocalPipeline, type LocalPipeline } from '../local/runner/pipeline';
+import { DEFAULT_JAVA_OPTIONS } from '../local/stand-ins';
 import { useLocalHsmEnv } from '../local/token';
 import { costPerMillion, PRICES } from './costs';
 import type { ProxyCounts } from './counting-proxy';
@@ -137,8 +138,11 @@ async function target(
   }
   const counter = counting ? await Counter.start() : undefined;
   const jvmGcDir = counting ? undefined : mkdtempSync(join(tmpdir(), 'bench-jvm-gc-'));
-  const javaOptions = process.env.JAVA_TOOL_OPTIONS;
-  if (jvmGcDir) process.env.JAVA_TOOL_OPTIONS = jvmGcLogOptions(jvmGcDir);
+  // This process starts one pipeline and ends: its environment needs no restoring.
+  if (jvmGcDir) {
+    const options = process.env.LOCAL_JAVA_OPTIONS ?? DEFAULT_JAVA_OPTIONS;
+    process.env.LOCAL_JAVA_OPTIONS = `${options} ${jvmGcLogOptions(jvmGcDir)}`;
+  }
   if (args.profileDir && !counting) process.env.LOCAL_CPU_PROFILE_DIR = args.profileDir;
   const pipeline = await startLocalPipeline({
     wrapEndpoint: counter ? (service, url) => counter.wrap(service, url) : undefined,
@@ -165,9 +169,6 @@ async function target(
       IDENTITY_MAX_AUTH_AGE_SECONDS: '3600',
     },
   });
-  if (javaOptions === undefined) delete process.env.JAVA_TOOL_OPTIONS;
-  else process.env.JAVA_TOOL_OPTIONS = javaOptions;
-  delete process.env.LOCAL_CPU_PROFILE_DIR;
   const started = Date.now();
   const before = await poolDepth(pipeline.url, pipeline.apiKey, args.keyType);
   if (before < keysNeeded) {

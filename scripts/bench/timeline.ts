@@ -92,7 +92,7 @@ export function stalls(seconds: readonly Second[], runP50: number, boundMs = 300
   return seconds.filter((s) => s.p99 > boundMs && s.p99 > 2 * runP50);
 }
 
-/** JAVA_TOOL_OPTIONS that make each stand-in JVM log its collections (wall-clock time) into `dir`. */
+/** The JVM option that makes each stand-in log its collections (wall-clock time) into `dir`. */
 export function jvmGcLogOptions(dir: string): string {
   return `-Xlog:gc:file=${join(dir, 'jvm-gc-%p.log')}:time`;
 }

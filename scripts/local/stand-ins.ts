@@ -177,7 +177,7 @@ export async function startStandIns(
  * and G1's concurrent threads cost more CPU than they give back (measured: DynamoDB Local 29 -> 18 ms and
  * ElasticMQ 15 -> 6 ms of CPU per sign request in the first minute at 20/s, docs/benchmarks.md).
  */
-const DEFAULT_JAVA_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+export const DEFAULT_JAVA_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
 
 function javaOptions(env: NodeJS.ProcessEnv): string[] {
   return (env.LOCAL_JAVA_OPTIONS ?? DEFAULT_JAVA_OPTIONS).split(/\s+/).filter(Boolean);
