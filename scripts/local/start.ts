@@ -76,7 +76,8 @@ async function warmUpBeforeReady(pipeline: LocalPipeline, pool: Record<string, n
     maxSeconds,
     boundMs: 300,
   });
-  const what = `${result.requests} self-test signatures in ${result.seconds} s, last 2 s p99 ${result.lastP99Ms} ms`;
+  const failed = result.failed > 0 ? ` (${result.failed} failed: see the log above)` : '';
+  const what = `${result.requests} self-test signatures${failed} in ${result.seconds} s, last 2 s p99 ${result.lastP99Ms} ms`;
   return result.warm
     ? `done (${what})`
     : `NOT warm after ${maxSeconds} s (${what}): expect slow first requests`;
