@@ -19,6 +19,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_DIR, ROOT } from '../paths';
 import { withTempDir } from './temp-dir';
+import { runInstaller, ToolError } from './tool';
 
 export const PDF_VALIDATOR_DIR = join(LOCAL_DIR, 'validators', 'pdf');
 const INSTALL_SCRIPT = join(ROOT, 'scripts', 'local', 'validators', 'pdf', 'install.sh');
@@ -26,15 +27,8 @@ const DSS_COMMAND = join(PDF_VALIDATOR_DIR, 'bin', 'dss-pdf-validator');
 const PYHANKO_COMMAND = join(PDF_VALIDATOR_DIR, 'bin', 'pyhanko');
 
 /** A tool failed to run (not: a signature failed to validate, which is a normal report). */
-export class PdfValidatorError extends Error {
+export class PdfValidatorError extends ToolError {
   override readonly name = 'PdfValidatorError';
-  constructor(
-    message: string,
-    readonly stderr: string,
-    readonly exitCode: number | null,
-  ) {
-    super(stderr.trim() ? `${message}\n${stderr.trim()}` : message);
-  }
 }
 
 /** ETSI EN 319 102-1 main indications, as DSS reports them. */
@@ -142,19 +136,7 @@ let installed = false;
  */
 export function ensurePdfValidator(): { dssCommand: string; pyhankoCommand: string } {
   if (!installed) {
-    const run = spawnSync('bash', [INSTALL_SCRIPT], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 15 * 60_000,
-    });
-    if (run.error || run.status !== 0) {
-      throw new PdfValidatorError(
-        `PDF validator installation failed (${INSTALL_SCRIPT})${run.error ? `: ${run.error.message}` : ''}`,
-        run.stderr ?? '',
-        run.status,
-      );
-    }
+    runInstaller(INSTALL_SCRIPT, 'PDF validator', PdfValidatorError);
     installed = true;
   }
   return { dssCommand: DSS_COMMAND, pyhankoCommand: PYHANKO_COMMAND };

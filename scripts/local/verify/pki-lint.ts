@@ -37,6 +37,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_DIR, ROOT } from '../paths';
 import { withTempDir } from './temp-dir';
+import { runInstaller, ToolError } from './tool';
 
 export const PKI_LINT_DIR = join(LOCAL_DIR, 'validators', 'pki');
 const BIN = join(PKI_LINT_DIR, 'bin');
@@ -108,15 +109,8 @@ export interface CrlLintOptions extends PkiLintOptions {
 }
 
 /** A linter could not be installed or failed to run (not: it reported findings). */
-export class PkiLintError extends Error {
+export class PkiLintError extends ToolError {
   override readonly name = 'PkiLintError';
-  constructor(
-    message: string,
-    readonly stderr: string,
-    readonly exitCode: number | null,
-  ) {
-    super(stderr.trim() ? `${message}\n${stderr.trim()}` : message);
-  }
 }
 
 const SEVERITY_RANK: Record<PkiLintSeverity, number> = { info: 0, notice: 1, warning: 2, error: 3, fatal: 4 };
@@ -153,19 +147,7 @@ let installed: PkiLinters | undefined;
  */
 export function ensurePkiLinters(): PkiLinters {
   if (!installed) {
-    const run = spawnSync('bash', [INSTALL_SCRIPT], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 15 * 60_000,
-    });
-    if (run.error || run.status !== 0) {
-      throw new PkiLintError(
-        `PKI linter installation failed (${INSTALL_SCRIPT})${run.error ? `: ${run.error.message}` : ''}`,
-        run.stderr ?? '',
-        run.status,
-      );
-    }
+    runInstaller(INSTALL_SCRIPT, 'PKI linter', PkiLintError);
     const pin = (file: string, pattern: RegExp): string =>
       pattern.exec(readFileSync(join(SCRIPT_DIR, file), 'utf8'))?.[1] ?? 'unknown';
     installed = {
