@@ -16,13 +16,8 @@ import {
 import { join } from 'node:path';
 import { loadConfig, type HsmConfig, loadCaConfig, loadAuditConfig } from '@pipeline/config';
 import { resolvePin } from '@pipeline/adapters/parameters';
-import {
-  HsmLoginError,
-  HsmTokenNotFoundError,
-  connectHsm,
-  type Hsm,
-  type Pkcs11Hsm,
-} from '@pipeline/adapters/hsm';
+import { connectHsm, type Hsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import { HsmLoginError, HsmTokenNotFoundError } from '@pipeline/core';
 import { provisionWrappingKey } from '@pipeline/adapters/hsm/provisioning';
 import { bootstrapCaHierarchy, fileCaCertificateStore } from '@pipeline/ca';
 import { provisionAuditKey } from '@pipeline/audit';

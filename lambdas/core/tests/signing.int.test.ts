@@ -11,7 +11,7 @@ import { X509Certificate, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
 import type { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
-import { HsmBusyError, HsmError, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
+import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import type { CertificateAuthority } from '@pipeline/ca';
 import { loadConfig } from '@pipeline/config';
 import { buildCsr } from '@pipeline/pki';
@@ -21,6 +21,8 @@ import { opensslVerifyChain, opensslVerifyDigest } from '../../../scripts/local/
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
 import { AuditLog } from '@pipeline/audit';
 import {
+  HsmBusyError,
+  HsmError,
   InMemoryPoolMetrics,
   PipelineError,
   RequestInProgressError,

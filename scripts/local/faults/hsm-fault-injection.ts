@@ -6,7 +6,8 @@
  * function contains it.
  */
 import { ConfigError, parseKeyCounts, type Env } from '@pipeline/config';
-import { HsmBusyError, type Hsm } from '@pipeline/adapters/hsm';
+import type { Hsm } from '@pipeline/adapters/hsm';
+import { HsmBusyError } from '@pipeline/core';
 import type { KeyType } from '@pipeline/core';
 
 /** An injected failure: an HsmBusyError (callers retry it like a capacity error) with its own code. */

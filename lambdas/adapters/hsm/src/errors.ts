@@ -19,21 +19,6 @@ export function ckrName(code: number): string {
   return CKR_NAMES.get(code) ?? `CKR_0x${code.toString(16).toUpperCase()}`;
 }
 
-/**
- * The HSM port's error classes are the core's (the core acts on them); this module maps what pkcs11js
- * throws onto them, with the CKR name as the code.
- */
-export {
-  HsmBusyError,
-  HsmError,
-  HsmKeyNotExtractableError,
-  HsmKeyNotFoundError,
-  HsmLoginError,
-  HsmSessionError,
-  HsmTokenNotFoundError,
-  HsmUnwrapError,
-} from '@pipeline/core';
-
 const SESSION_LOST = new Set<number>([
   pkcs11js.CKR_SESSION_HANDLE_INVALID,
   pkcs11js.CKR_SESSION_CLOSED,
@@ -71,7 +56,11 @@ export function isObjectHandleInvalid(ckr: number | undefined): boolean {
   return ckr === pkcs11js.CKR_OBJECT_HANDLE_INVALID || ckr === pkcs11js.CKR_KEY_HANDLE_INVALID;
 }
 
-/** Maps anything thrown by pkcs11js to a named HsmError. The original message is dropped on purpose. */
+/**
+ * Maps anything thrown by pkcs11js to a named HsmError: the HSM port's error classes are the core's (the
+ * core acts on them; import them from there), with the CKR name as the code. The original message is
+ * dropped on purpose.
+ */
 export function toHsmError(err: unknown, operation: string): HsmError {
   if (err instanceof HsmError) return err;
   const ckr = ckrOf(err);

@@ -1,17 +1,5 @@
-export {
-  ckrName,
-  HsmBusyError,
-  HsmError,
-  HsmKeyNotExtractableError,
-  HsmKeyNotFoundError,
-  HsmLoginError,
-  HsmSessionError,
-  HsmTokenNotFoundError,
-  HsmUnwrapError,
-  isObjectHandleInvalid,
-  isSessionLost,
-  toHsmError,
-} from './errors';
+// The HSM error classes are the core's (@pipeline/core): this adapter maps pkcs11js failures onto them.
+export { ckrName, isObjectHandleInvalid, isSessionLost, toHsmError } from './errors';
 export { connectHsm } from './connect';
 export { Pkcs11Hsm } from './pkcs11-hsm';
 export { HSM_PROFILES, profileFor, type HsmProfile } from './profiles';

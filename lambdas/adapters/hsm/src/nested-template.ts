@@ -6,7 +6,8 @@
  * loaded on first use.
  */
 import type * as Koffi from 'koffi';
-import { ckrName, HsmError } from './errors';
+import { HsmError } from '@pipeline/core';
+import { ckrName } from './errors';
 import type { NestedTemplate } from './templates';
 
 interface Native {

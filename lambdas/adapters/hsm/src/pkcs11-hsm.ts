@@ -1,15 +1,14 @@
 import * as pkcs11js from 'pkcs11js';
-import { fits, type KeyType } from '@pipeline/core';
-import { EC_PARAMS, digestInfo, ecdsaRawToDer, ecSpki, pssParams, rsaSpki } from './encoding';
 import {
+  fits,
   HsmError,
   HsmKeyNotFoundError,
   HsmLoginError,
   HsmTokenNotFoundError,
-  isObjectHandleInvalid,
-  isSessionLost,
-  toHsmError,
-} from './errors';
+  type KeyType,
+} from '@pipeline/core';
+import { EC_PARAMS, digestInfo, ecdsaRawToDer, ecSpki, pssParams, rsaSpki } from './encoding';
+import { isObjectHandleInvalid, isSessionLost, toHsmError } from './errors';
 import { acquireModule, initialize, releaseModule } from './module';
 import { profileFor, type HsmProfile } from './profiles';
 import { SessionPool } from './session-pool';

@@ -15,7 +15,8 @@ import {
 } from '@pipeline/core';
 import { loadConfig } from '@pipeline/config';
 import { opensslVerifyDigest } from '../../../../scripts/local/verify/openssl';
-import { HsmKeyNotExtractableError, HsmUnwrapError, Pkcs11Hsm, connectHsm, type Hsm } from '../src';
+import { HsmKeyNotExtractableError, HsmUnwrapError } from '@pipeline/core';
+import { Pkcs11Hsm, connectHsm, type Hsm } from '../src';
 
 const TSX = join(__dirname, '../../../../node_modules/.bin/tsx');
 const config = loadConfig();

@@ -1,5 +1,6 @@
 import { ConfigError } from '@pipeline/config';
-import { HsmBusyError, HsmError, type Hsm } from '@pipeline/adapters/hsm';
+import type { Hsm } from '@pipeline/adapters/hsm';
+import { HsmBusyError, HsmError } from '@pipeline/core';
 import {
   HsmInjectedFault,
   loadFaultOptions,
