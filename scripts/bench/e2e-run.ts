@@ -194,6 +194,13 @@ async function stopTarget(t: Target): Promise<void> {
   if (t.jvmGcDir) rmSync(t.jvmGcDir, { recursive: true, force: true });
 }
 
+/** CPU ms of the processes that host the functions (runner, consumers, CA host): SoftHSM runs inside them. */
+function functionsCpuMs(cpu: Record<string, number>): number {
+  return Object.entries(cpu)
+    .filter(([k]) => /runner|consumer|CA host/.test(k))
+    .reduce((n, [, v]) => n + v, 0);
+}
+
 /** Calls, item operations, invocations and CPU per request between two snapshots. */
 function perRequest(
   before: ProxyCounts,
@@ -229,11 +236,7 @@ function perRequest(
     sqsCallsPerRequest: per(total('sqs.')),
     lambdaInvocationsPerRequest: per(total('lambda.')),
     // The functions' share of the CPU: everything but the stand-ins (on AWS, managed services).
-    lambdaCpuMsPerRequest: per(
-      Object.entries(cpu)
-        .filter(([k]) => /runner|consumer|CA host/.test(k))
-        .reduce((n, [, v]) => n + v, 0),
-    ),
+    lambdaCpuMsPerRequest: per(functionsCpuMs(cpu)),
   };
   return {
     tableOpsPerRequest: per(items),
@@ -411,11 +414,7 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
     errorCodes,
     generatorLagP99Ms: round(percentile(lag, 99), 1),
     cpuMsPerRequest: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, per(v)])),
-    cpuMsPerRequestRunnerAndConsumers: per(
-      Object.entries(cpu)
-        .filter(([k]) => /runner|consumer|CA host/.test(k))
-        .reduce((n, [, v]) => n + v, 0),
-    ),
+    cpuMsPerRequestRunnerAndConsumers: per(functionsCpuMs(cpu)),
     machine: machineShare(machineBefore, machineAfter, cpu),
     ...(t.counter ? {} : { timeline: timeline(outcomes, markers, startEpoch) }),
     ...(countsBefore && countsAfter

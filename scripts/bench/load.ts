@@ -9,9 +9,9 @@ import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import type { KeyType } from '@pipeline/core';
 import {
-  call,
   sampleRequest,
   sampleRequests,
+  submitAndWait,
   type SampleRequest,
   type SignRequestView,
 } from '../local/client';
@@ -112,20 +112,8 @@ async function one(
     view,
   });
   try {
-    const accepted = await call<{ id: string }>(`${options.url}/sign-requests`, {
-      apiKey: options.apiKey,
-      body: request.body,
-    });
-    if (accepted.status !== 202) return outcome(false, `HTTP ${accepted.status}`);
-    for (;;) {
-      const res = await call<SignRequestView>(`${options.url}/sign-requests/${accepted.body.id}?wait=20`, {
-        apiKey: options.apiKey,
-      });
-      if (res.status !== 200) return outcome(false, `HTTP ${res.status}`);
-      if (res.body.status === 'signed' || res.body.status === 'failed') {
-        return outcome(res.body.status === 'signed', res.body.status, res.body);
-      }
-    }
+    const { status, view } = await submitAndWait(options.url, options.apiKey, request.body);
+    return outcome(status === 'signed', status, view);
   } catch (err) {
     // fetch's TypeError says little: its cause has the socket's code (ECONNRESET, UND_ERR_SOCKET, ...).
     const cause = (err as { cause?: { code?: unknown } }).cause?.code;

@@ -200,6 +200,25 @@ export interface SignRequestView {
   error?: { code: string; message: string };
 }
 
+/**
+ * Submits a sign request and long-polls it (`GET ?wait=20`) until it is signed or failed: `status` is
+ * that state, or `HTTP <code>` when the API refused the POST or a read. Network failures throw.
+ */
+export async function submitAndWait(
+  url: string,
+  apiKey: string,
+  body: unknown,
+): Promise<{ status: string; view?: SignRequestView }> {
+  const accepted = await call<{ id: string }>(`${url}/sign-requests`, { apiKey, body });
+  if (accepted.status !== 202) return { status: `HTTP ${accepted.status}` };
+  for (;;) {
+    const res = await call<SignRequestView>(`${url}/sign-requests/${accepted.body.id}?wait=20`, { apiKey });
+    if (res.status !== 200) return { status: `HTTP ${res.status}` };
+    if (res.body.status === 'signed' || res.body.status === 'failed')
+      return { status: res.body.status, view: res.body };
+  }
+}
+
 /** Checks a signed result: signature over the document with the certificate's key, and the chain. */
 export function verifySignedResult(
   request: SampleRequest,

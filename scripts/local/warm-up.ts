@@ -7,7 +7,7 @@
  * certificates and audit events are real.
  */
 import type { KeyType } from '@pipeline/core';
-import { call, sampleRequests, sampleRequest, type SignRequestView } from './client';
+import { sampleRequests, sampleRequest, submitAndWait } from './client';
 
 export interface WarmUpOptions {
   readonly url: string;
@@ -39,16 +39,7 @@ export async function warmUp(options: WarmUpOptions): Promise<WarmUpResult> {
     const sent = Date.now();
     let ok = false;
     try {
-      const accepted = await call<{ id: string }>(`${options.url}/sign-requests`, {
-        apiKey: options.apiKey,
-        body,
-      });
-      if (accepted.status === 202) {
-        const res = await call<SignRequestView>(`${options.url}/sign-requests/${accepted.body.id}?wait=20`, {
-          apiKey: options.apiKey,
-        });
-        ok = res.body.status === 'signed';
-      }
+      ok = (await submitAndWait(options.url, options.apiKey, body)).status === 'signed';
     } catch {
       // counted as failed
     }
