@@ -9,7 +9,9 @@ const PACKAGES = ['core', 'config', 'pki', 'ca', 'audit', 'api', 'resources', ..
 /**
  * Another package is imported by its alias, which names its index (lambdas/<name>/src/index.ts): never by a
  * relative path into its src, and never past its index (`@pipeline/core/pool/pool`). The one other entry
- * point is the HSM adapter's provisioning (tools only, kept out of the Lambda bundles).
+ * point is the HSM adapter's provisioning (tools only, kept out of the Lambda bundles). The functions are
+ * hosted outside Lambda (the local runner) through lambdas/handlers/index.ts, their factories, whose
+ * modules wire nothing at import.
  */
 const PACKAGE_ENTRY_POINTS = [
   {
@@ -19,6 +21,11 @@ const PACKAGE_ENTRY_POINTS = [
   {
     regex: '^@pipeline/(?!adapters/hsm/provisioning$)((?!adapters/)[^/]+|adapters/[^/]+)/.',
     message: 'import a package through its index (@pipeline/<name>), never past it into its files',
+  },
+  {
+    regex: '^(\\.\\./)+(lambdas/)?handlers/.',
+    message:
+      'host a function through lambdas/handlers, its index of handler factories: not its entry point or files',
   },
 ];
 

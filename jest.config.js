@@ -11,11 +11,13 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/scripts/local/faults/tests/.*\\.e2e\\.test\\.ts$'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
-    // jose, openid-client, oauth4webapi and p-limit ship ES modules only; Jest's module system loads CommonJS, so
+    // jose, openid-client, oauth4webapi, p-limit and @middy/core ship ES modules only; Jest's module system loads CommonJS, so
     // their files are compiled to it (tsx and esbuild load them as they are).
     '^.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022' } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(jose|openid-client|oauth4webapi|p-limit|yocto-queue)/)'],
+  transformIgnorePatterns: [
+    '/node_modules/(?!(jose|openid-client|oauth4webapi|p-limit|yocto-queue|@middy/core)/)',
+  ],
   globalSetup: '<rootDir>/scripts/local/jest/global-setup.ts',
   globalTeardown: '<rootDir>/scripts/local/jest/global-teardown.ts',
   maxWorkers: 2,

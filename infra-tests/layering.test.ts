@@ -55,6 +55,13 @@ const refused: Array<[string, string]> = [
     'lambdas/handlers/signer',
     "export const load = (): Promise<unknown> => import('../../core/src/pool/pool');",
   ],
+  // Functions are hosted through their factories (lambdas/handlers' index), not an entry point that wires
+  // itself at import, and not a handler's files.
+  [
+    'scripts/local/runner',
+    "export const load = (): Promise<unknown> => import('../../../lambdas/handlers/ocsp');",
+  ],
+  ['scripts/local/runner', "import { wireSigner } from '../../../lambdas/handlers/signer/handler';"],
   // Test support and the local environment do not build on each other, either way.
   ['lambdas/test-support', "import { ROOT } from '../../scripts/local/paths';"],
   ['scripts/local', "import { storedPoolKeys } from '../../lambdas/test-support/dynamodb';"],
@@ -74,10 +81,7 @@ const allowed: Array<[string, string]> = [
   ['lambdas/ca/src', "import { isKeyType } from '@pipeline/core';"],
   ['lambdas/core/tests', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['lambdas/core/tests', "import { createTestTables } from '../../../scripts/local/resources';"],
-  [
-    'scripts/local/runner',
-    "export const load = (): Promise<unknown> => import('../../../lambdas/handlers/ocsp');",
-  ],
+  ['scripts/local/runner', "import { createSignerHandler, wireSigner } from '../../../lambdas/handlers';"],
   ['lambdas/adapters/parameters/src', "import { SSMClient } from '@aws-sdk/client-ssm';"],
   ['lambdas/handlers/shared', "import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';"],
   // Tests may reach into a package's files.

@@ -85,11 +85,12 @@ export type {
   ValidationData,
   ValidationDataSource,
 } from './signing/signature-container';
-export { deliverSignRequest } from './signing/delivery';
+export { deliverSignRequest, type DeliveryDeps } from './signing/delivery';
 export {
   decideReconcile,
   type OpenRequest,
   type OpenRequestStore,
+  type ReconcileDeps,
   reconcileOpenRequests,
   type ReconcileSettings,
   type ReconcileSummary,
@@ -110,7 +111,6 @@ export { keySourceFor } from './pool/key-source';
 export { PrefetchingKeyClaimer } from './pool/key-prefetch';
 export { type FallbackDecision, FallbackLimiter } from './pool/fallback-limiter';
 export {
-  fanOutMetrics,
   InMemoryPoolMetrics,
   type PoolCounterName,
   type PoolGaugeName,
@@ -119,6 +119,7 @@ export {
 export { fillPool } from './pool/fill-pool';
 export {
   type KeygenCycleDeps,
+  type KeygenCycleInput,
   type KeygenDecision,
   type KeygenResult,
   runKeygenCycle,

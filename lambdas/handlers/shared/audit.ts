@@ -8,9 +8,10 @@ import { createAuditLog, type AuditLog } from '@pipeline/audit';
 import { loadAuditConfig } from '@pipeline/config';
 import { errorCode } from '@pipeline/core';
 import { sharedHsm } from './hsm';
+import { onceUntilFailure, type Once } from './once';
 import { wire } from './wiring';
 
-let signing: Promise<AuditLog> | undefined;
+let signing: Once<AuditLog> | undefined;
 
 /**
  * One per execution environment, retried after a failed HSM connect. Without the audit key (not yet
@@ -18,39 +19,25 @@ let signing: Promise<AuditLog> | undefined;
  * signing go on, and the checkpointer's failures raise the alarm.
  */
 export function headSigningAuditLog(logger: Logger): Promise<AuditLog> {
-  const { doc } = wire();
-  signing ??= sharedHsm()
-    .then((hsm) =>
-      createAuditLog({ doc, hsm }).catch((err: unknown) => {
-        logger.error('audit key unavailable: heads unsigned', { errorCode: errorCode(err) });
-        return createAuditLog({ doc });
-      }),
-    )
-    .catch((err: unknown) => {
-      signing = undefined;
-      throw err;
+  signing ??= onceUntilFailure(async () => {
+    const { doc } = wire();
+    const hsm = await sharedHsm();
+    return createAuditLog({ doc, hsm }).catch((err: unknown) => {
+      logger.error('audit key unavailable: heads unsigned', { errorCode: errorCode(err) });
+      return createAuditLog({ doc });
     });
-  return signing;
+  });
+  return signing();
 }
-
-let checkpointing: Promise<AuditLog> | undefined;
 
 /** The checkpointer's log: it needs the audit key and, when AUDIT_ANCHOR_TARGET is set, anchors. */
-export function checkpointingAuditLog(): Promise<AuditLog> {
+export const checkpointingAuditLog = onceUntilFailure(async () => {
   const { doc, config } = wire();
   const audit = loadAuditConfig();
-  checkpointing ??= sharedHsm()
-    .then((hsm) =>
-      createAuditLog({
-        doc,
-        hsm,
-        config: audit,
-        anchors: audit.anchorTarget ? auditAnchorStore(audit.anchorTarget, config.aws) : undefined,
-      }),
-    )
-    .catch((err: unknown) => {
-      checkpointing = undefined;
-      throw err;
-    });
-  return checkpointing;
-}
+  return createAuditLog({
+    doc,
+    hsm: await sharedHsm(),
+    config: audit,
+    anchors: audit.anchorTarget ? auditAnchorStore(audit.anchorTarget, config.aws) : undefined,
+  });
+});

@@ -1,12 +1,12 @@
 /**
- * The HSM connection of an execution environment, for the functions that use the HSM (signer, keygen).
- * Kept apart from wiring.ts so that functions without HSM work (the API) never load pkcs11js and need
- * no CloudHSM layer.
+ * The HSM connection of an execution environment, for the functions that use the pool user's login
+ * (signer, keygen, checkpointer). Kept apart from wiring.ts so that functions without HSM work (the API)
+ * never load pkcs11js and need no CloudHSM layer.
  */
 import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
+import { onceUntilFailure } from './once';
 import { wire } from './wiring';
 
-let hsm: Promise<Hsm> | undefined;
 let decorate: (hsm: Hsm) => Hsm = (connected) => connected;
 
 /**
@@ -18,16 +18,7 @@ export function decorateSharedHsm(decorator: (hsm: Hsm) => Hsm): void {
 }
 
 /** One HSM login per execution environment; a failed connect is retried on the next invocation. */
-export function sharedHsm(): Promise<Hsm> {
-  if (!hsm) {
-    const { config } = wire();
-    hsm = connectHsm(config.hsm, config.aws).then(
-      (connected) => decorate(connected),
-      (err: unknown) => {
-        hsm = undefined;
-        throw err;
-      },
-    );
-  }
-  return hsm;
-}
+export const sharedHsm = onceUntilFailure(async () => {
+  const { config } = wire();
+  return decorate(await connectHsm(config.hsm, config.aws));
+});

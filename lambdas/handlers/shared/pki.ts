@@ -10,7 +10,7 @@ import { RevocationAuthority, caCertificateStore, type CaCertificateStore } from
 import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig } from '@pipeline/config';
 import type { PkiPublisher } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
-import { onceUntilFailure } from './once';
+import { onceUntilFailure, type Once } from './once';
 
 export interface PkiContext {
   readonly config: CaConfig;
@@ -19,10 +19,11 @@ export interface PkiContext {
   readonly certificates: CertificateRepository;
   readonly certificateStore: CaCertificateStore;
   readonly publisher: PkiPublisher;
-  /** Signers over the CA certificates as last read (renewed after maintenance changed them). */
-  authority(): Promise<RevocationAuthority>;
-  /** Forgets the signers, so the next call reads the CA certificates again. */
-  reload(): void;
+  /**
+   * Signers over the CA certificates as last read; `authority.forget()` makes the next call read the CA
+   * certificates again (after maintenance changed them).
+   */
+  readonly authority: Once<RevocationAuthority>;
 }
 
 async function setUp(): Promise<PkiContext> {
@@ -36,28 +37,12 @@ async function setUp(): Promise<PkiContext> {
   const certificateStore = caCertificateStore(config.certsSource, aws);
   const target = config.publishTarget;
   const publisher = pkiPublisher(target, aws);
-  let authority: Promise<RevocationAuthority> | undefined;
-  const create = async (): Promise<RevocationAuthority> => {
+  const authority = onceUntilFailure(async () => {
     const caCertificates = await certificateStore.read();
     if (!caCertificates) throw new Error(`no CA certificates in ${certificateStore.location}`);
     return RevocationAuthority.create({ hsm, store: certificates, caCertificates, config });
-  };
-  return {
-    config,
-    aws,
-    hsm,
-    certificates,
-    certificateStore,
-    publisher,
-    authority: () =>
-      (authority ??= create().catch((err: unknown) => {
-        authority = undefined;
-        throw err;
-      })),
-    reload: () => {
-      authority = undefined;
-    },
-  };
+  });
+  return { config, aws, hsm, certificates, certificateStore, publisher, authority };
 }
 
 /** Once per environment; a failed set-up is tried again on the next invocation. */

@@ -3,7 +3,6 @@
  * per execution environment (module scope, outside the handler) so provisioned concurrency keeps them
  * warm. The same code runs on AWS, on LocalStack and in the local runner: only configuration differs.
  */
-import { Logger } from '@aws-lambda-powertools/logger';
 import { documentClient, sqsClient, type DynamoDBDocumentClient } from '@pipeline/adapters/aws';
 import { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
 import { SqsRequestQueue } from '@pipeline/adapters/sqs';
@@ -53,8 +52,4 @@ export function wire(): Wiring {
     queue: new SqsRequestQueue(sqsClient(config.aws), pipeline.queueUrl),
   };
   return wiring;
-}
-
-export function createLogger(serviceName: string): Logger {
-  return new Logger({ serviceName, logLevel: (process.env.LOG_LEVEL as 'INFO' | undefined) ?? 'INFO' });
 }

@@ -5,11 +5,11 @@
  * `listening <port>` once it answers; exits when its parent goes away (stdin closes) or on SIGTERM.
  */
 import type { AddressInfo } from 'node:net';
-import { caFunctions, invokeCallersFromEnv } from './pki';
+import { createCaSideFunctions, invokableFunctions, invokeCallersFromEnv } from './pki';
 import { startLambdaInvokeServer } from './lambda-invoke-server';
 
 async function main(): Promise<void> {
-  const server = await startLambdaInvokeServer(await caFunctions(), {
+  const server = await startLambdaInvokeServer(invokableFunctions(createCaSideFunctions()), {
     callers: invokeCallersFromEnv(),
     onAsyncError: (name, err) => console.error(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
     onRefused: (name, type) => console.error(`invocation of ${name} refused: ${type}`),

@@ -6,27 +6,27 @@
 import { sqsClient } from '@pipeline/adapters/aws';
 import { loadConfig, loadPipelineConfig } from '@pipeline/config';
 import { SIGNER_TIMEOUT_SECONDS } from '@pipeline/resources';
+import { createSignerHandler, sharedHsm, wireSigner } from '../../../lambdas/handlers';
 import { printGcMarkers } from './gc-markers';
 import { installHsmFaults } from './hsm-faults';
-import { startSqsPoller, type SqsHandler } from './sqs-poller';
+import { startSqsPoller } from './sqs-poller';
 
 async function main(): Promise<void> {
   printGcMarkers();
   const config = loadConfig();
   const pipeline = loadPipelineConfig();
-  await installHsmFaults();
-  const signer = (await import('../../../lambdas/handlers/signer')) as { handler: SqsHandler };
+  installHsmFaults();
+  const signer = createSignerHandler(wireSigner());
   // Logged in before the first poll, as a provisioned environment is after its init. The fault tests
   // kill only ready consumers: SoftHSM rewrites its token file on every login, and a SIGKILL in the
   // middle of that would truncate it.
-  const { sharedHsm } = await import('../../../lambdas/handlers/shared/hsm');
   await sharedHsm();
   console.error('consumer ready');
   const poller = startSqsPoller({
     client: sqsClient(config.aws),
     queueUrl: pipeline.queueUrl,
     queueArn: process.env.SIGN_QUEUE_ARN ?? 'arn:aws:sqs:local:000000000000:sign-requests',
-    handler: signer.handler,
+    handler: signer,
     batchSize: pipeline.signerBatchSize,
     batchingWindowMs: pipeline.signerBatchingWindowMs,
     concurrency: pipeline.local.pollerConcurrency,
@@ -56,7 +56,6 @@ async function main(): Promise<void> {
  * still holds are logged (fault tests assert 0; a killed process's session objects die with it).
  */
 async function reportSessionObjects(): Promise<void> {
-  const { sharedHsm } = await import('../../../lambdas/handlers/shared/hsm');
   const count = await (await sharedHsm()).countSessionObjects();
   console.error(`consumer stopped: hsm session objects ${count}`);
 }

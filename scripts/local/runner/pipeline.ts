@@ -7,13 +7,24 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
+import type { Context } from 'aws-lambda';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { dynamoDbClient, sqsClient } from '@pipeline/adapters/aws';
 import { loadAuditConfig, loadCaConfig, loadConfig, loadPipelineConfig } from '@pipeline/config';
-import { API_STAGE, QUEUES, TABLES, tableName } from '@pipeline/resources';
+import { API_STAGE, QUEUES, SCHEDULES, TABLES, tableName } from '@pipeline/resources';
+import {
+  checkpointRound,
+  createApiHandler,
+  createKeygenHandler,
+  createReconcileHandler,
+  wireApi,
+  wireAuditCheckpoint,
+  wireKeygen,
+  wireReconcile,
+} from '../../../lambdas/handlers';
 import { ensureQueue, ensureTables } from '../resources';
 import { localAnchorDir } from '../audit-anchors';
 import { localClientKeysEnv } from '../client-keys';
@@ -23,10 +34,10 @@ import { ROOT } from '../paths';
 import { startStandIns, type StandIns } from '../stand-ins';
 import { localHsmEnv } from '../token';
 import { loadApiClients, type ApiClient } from './api-keys';
-import { PKI_PREFIX, lambdaContext, startGateway, type ApiHandler } from './gateway';
+import { PKI_PREFIX, lambdaContext, startGateway } from './gateway';
 import { startLambdaInvokeServer } from './lambda-invoke-server';
 import { callerEnv } from './invoke-auth';
-import { INVOKE_CALLERS_ENV, caFunctions, newInvokeCallers } from './pki';
+import { INVOKE_CALLERS_ENV, createCaSideFunctions, invokableFunctions, newInvokeCallers } from './pki';
 import { installHsmFaults } from './hsm-faults';
 
 export interface LocalPipelineOptions {
@@ -190,6 +201,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     // with credentials made now: the consumers may only ask for certificates, this process (API,
     // schedules, revocation) and the operator tools only revoke and publish.
     const callers = newInvokeCallers();
+    // The CA-side functions of this process: behind the invoke endpoint (unless a CA host process has
+    // them) and, for the TSA and the OCSP responder, behind the gateway's public PKI endpoint.
+    const caSide = createCaSideFunctions();
     Object.assign(process.env, callerEnv(callers.runner));
     signerEnv = callerEnv(callers.signer);
     if (pipeline.local.caProcess) {
@@ -200,7 +214,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       cleanups.push(() => stopConsumer(caHost));
       process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${caHost.port}`;
     } else {
-      const invokeServer = await startLambdaInvokeServer(await caFunctions(), {
+      const invokeServer = await startLambdaInvokeServer(invokableFunctions(caSide), {
         callers: Object.values(callers),
         onAsyncError: (name, err) => log(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
         onRefused: (name, type) => log(`invocation of ${name} refused: ${type}`),
@@ -210,21 +224,17 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     }
     await wrap('lambda', 'AWS_ENDPOINT_URL_LAMBDA');
     const ca = loadCaConfig();
-    const ocsp = (await import('../../../lambdas/handlers/ocsp')) as { handler: ApiHandler };
-    const tsa = (await import('../../../lambdas/handlers/tsa')) as { handler: ApiHandler };
-
     const clients = loadApiClients();
-    const api = (await import('../../../lambdas/handlers/api')) as { handler: ApiHandler };
     const gateway = await startGateway(
       {
-        handler: api.handler,
+        handler: createApiHandler(wireApi()),
         clients,
         limits: pipeline.local.limits,
         log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
         pki: {
           dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
-          ocsp: ocsp.handler,
-          tsa: tsa.handler,
+          ocsp: caSide.ocsp,
+          tsa: caSide.tsa,
         },
       },
       pipeline.local.port,
@@ -254,43 +264,45 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     });
 
     // The runner's own HSM (keygen) gets the injected faults too, when the environment asks for them.
-    await installHsmFaults();
-    const keygen = (await import('../../../lambdas/handlers/keygen')) as {
-      runKeygen: (context: ReturnType<typeof lambdaContext>) => Promise<unknown>;
-    };
+    installHsmFaults();
+    const keygen = createKeygenHandler(wireKeygen());
     const runKeygen = schedule(
       'keygen',
-      () => keygen.runKeygen(lambdaContext('keygen', pipeline.local.keygenIntervalSeconds * 1000 + 20_000)),
+      () => keygen({}, lambdaContext('keygen', pipeline.local.keygenIntervalSeconds * 1000 + 20_000)),
       pipeline.local.keygenIntervalSeconds,
       options.keygen !== false,
       log,
       cleanups,
       { onRun: options.onScheduledRun },
     );
-    const crl = (await import('../../../lambdas/handlers/crl')) as { handler: () => Promise<unknown> };
-    schedule('crl', () => crl.handler(), pipeline.local.crlIntervalSeconds, true, log, cleanups, {
-      logQuiet: true,
-      onRun: options.onScheduledRun,
-    });
+    const crlContext = (): Context => lambdaContext('crl', SCHEDULES.crl.timeoutSeconds * 1000);
+    schedule(
+      'crl',
+      () => caSide.crl({}, crlContext()),
+      pipeline.local.crlIntervalSeconds,
+      true,
+      log,
+      cleanups,
+      {
+        logQuiet: true,
+        onRun: options.onScheduledRun,
+      },
+    );
     // The checkpointer's rounds, at the interval its deployed loop keeps.
-    const checkpointer = (await import('../../../lambdas/handlers/audit-checkpoint')) as {
-      checkpointOnce: () => Promise<unknown>;
-    };
+    const checkpointer = wireAuditCheckpoint();
     schedule(
       'audit-checkpoint',
-      () => checkpointer.checkpointOnce().then(() => undefined),
+      () => checkpointRound(checkpointer).then(() => undefined),
       loadAuditConfig().checkpointIntervalSeconds,
       true,
       log,
       cleanups,
       { logQuiet: true, onRun: options.onScheduledRun },
     );
-    const reconcile = (await import('../../../lambdas/handlers/reconcile')) as {
-      runReconcile: () => Promise<unknown>;
-    };
+    const reconcile = createReconcileHandler(wireReconcile());
     schedule(
       'reconcile',
-      () => reconcile.runReconcile(),
+      () => reconcile({}, lambdaContext('reconcile', SCHEDULES.reconcile.timeoutSeconds * 1000)),
       pipeline.local.reconcileIntervalSeconds,
       true,
       log,

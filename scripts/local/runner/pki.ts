@@ -6,24 +6,53 @@
  * with credentials made at start.
  */
 import { loadCaConfig, loadPipelineConfig } from '@pipeline/config';
+import {
+  createCaHandler,
+  createCrlHandler,
+  createOcspHandler,
+  createRevokeHandler,
+  createTsaHandler,
+  wireCa,
+  wireCrl,
+  wireOcsp,
+  wireRevoke,
+  wireTsa,
+} from '../../../lambdas/handlers';
+import type { ApiHandler } from './gateway';
 import { newInvokeCaller, type InvokeCaller } from './invoke-auth';
 import type { InvokableHandler } from './lambda-invoke-server';
 
-export async function caFunctions(): Promise<Record<string, InvokableHandler>> {
-  const ca = (await import('../../../lambdas/handlers/ca')) as { handler: InvokableHandler };
-  const revoke = (await import('../../../lambdas/handlers/revoke')) as { handler: InvokableHandler };
-  const crl = (await import('../../../lambdas/handlers/crl')) as { handler: InvokableHandler };
-  const tsa = (await import('../../../lambdas/handlers/tsa')) as { handler: InvokableHandler };
-  const ocsp = (await import('../../../lambdas/handlers/ocsp')) as { handler: InvokableHandler };
+/** The CA-side functions of one process, each wired once (their set-up runs on first use). */
+export interface CaSideFunctions {
+  readonly ca: InvokableHandler;
+  readonly revoke: InvokableHandler;
+  readonly crl: InvokableHandler;
+  /** Also behind the gateway's public PKI endpoint. */
+  readonly tsa: ApiHandler;
+  readonly ocsp: ApiHandler;
+}
+
+export function createCaSideFunctions(): CaSideFunctions {
+  return {
+    ca: createCaHandler(wireCa()),
+    revoke: createRevokeHandler(wireRevoke()),
+    crl: createCrlHandler(wireCrl()),
+    tsa: createTsaHandler(wireTsa()),
+    ocsp: createOcspHandler(wireOcsp()),
+  };
+}
+
+/** The functions behind the Lambda Invoke endpoint, by their configured names. */
+export function invokableFunctions(functions: CaSideFunctions): Record<string, InvokableHandler> {
   const pipeline = loadPipelineConfig();
   return {
-    [pipeline.caFunctionName]: ca.handler,
+    [pipeline.caFunctionName]: functions.ca,
     ...(pipeline.timeStamping.kind === 'function'
-      ? { [pipeline.timeStamping.functionName]: tsa.handler }
+      ? { [pipeline.timeStamping.functionName]: functions.tsa as InvokableHandler }
       : {}),
-    [pipeline.ocspFunctionName]: ocsp.handler,
-    [pipeline.revokeFunctionName]: revoke.handler,
-    [loadCaConfig().crlFunctionName]: crl.handler,
+    [pipeline.ocspFunctionName]: functions.ocsp as InvokableHandler,
+    [pipeline.revokeFunctionName]: functions.revoke,
+    [loadCaConfig().crlFunctionName]: functions.crl,
   };
 }
 

@@ -2,6 +2,7 @@
  * The EMF adapter writes CloudWatch Embedded Metric Format documents: each figure with its KeyType
  * dimension, readable by CloudWatch from the function's log output.
  */
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { PowertoolsPoolMetrics } from '../src';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 
@@ -25,7 +26,7 @@ function captureStdout(fn: () => void): string[] {
 }
 
 test('each figure is one EMF document with the KeyType dimension', () => {
-  const metrics = PowertoolsPoolMetrics.create('PoolTest');
+  const metrics = new PowertoolsPoolMetrics(new Metrics({ namespace: 'PoolTest' }));
   const lines = captureStdout(() => {
     metrics.count('KeysClaimed', 'RSA-2048');
     metrics.count('OnTheFlyFallbacks', 'EC-P256', 2);
@@ -39,20 +40,4 @@ test('each figure is one EMF document with the KeyType dimension', () => {
   const aws = docs[0]._aws as { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][] }> };
   expect(aws.CloudWatchMetrics[0].Namespace).toBe('PoolTest');
   expect(aws.CloudWatchMetrics[0].Dimensions[0]).toContain('KeyType');
-});
-
-test('the cold start of an on-demand environment is counted once; a provisioned one has none', () => {
-  // Lambda sets this; provisioned-concurrency environments are initialised before any request.
-  process.env.AWS_LAMBDA_INITIALIZATION_TYPE = 'provisioned-concurrency';
-  const provisioned = PowertoolsPoolMetrics.create('PoolTest');
-  expect(captureStdout(() => provisioned.coldStart('signer'))).toEqual([]);
-  process.env.AWS_LAMBDA_INITIALIZATION_TYPE = 'on-demand';
-  const metrics = PowertoolsPoolMetrics.create('PoolTest');
-  const lines = captureStdout(() => {
-    metrics.coldStart('signer');
-    metrics.coldStart('signer');
-  });
-  const docs = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  expect(docs).toHaveLength(1);
-  expect(docs[0]).toMatchObject({ ColdStart: 1, function_name: 'signer' });
 });

@@ -54,11 +54,3 @@ export class InMemoryPoolMetrics implements PoolMetrics {
     return this.counters.get(name)?.get(keyType) ?? 0;
   }
 }
-
-/** Sends every figure to each of the given sinks (e.g. EMF and the in-memory snapshot). */
-export function fanOutMetrics(...sinks: readonly PoolMetrics[]): PoolMetrics {
-  return {
-    count: (name, keyType, value) => sinks.forEach((s) => s.count(name, keyType, value)),
-    gauge: (name, keyType, value) => sinks.forEach((s) => s.gauge(name, keyType, value)),
-  };
-}

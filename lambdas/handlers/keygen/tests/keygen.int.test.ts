@@ -35,8 +35,8 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
   // Two hours ago, 40 EC-P256 requests: a little history; the cold-start profile fills the rest.
   await demand.record('EC-P256', Date.now() - 2 * 3600_000, 40);
 
-  const { runKeygen } = await import('../index');
-  const first = await runKeygen(context(60_000));
+  const { handler } = await import('../index');
+  const first = await handler({}, context(60_000));
   expect(first.policy).toBe('forecast');
   const target = first.targets['EC-P256']!;
   expect(target).toBeGreaterThan(0);
@@ -63,7 +63,7 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
   }
   await doc.send(new DeleteCommand({ TableName: tables.keyPool, Key: { pk: victim.pk, sk: victim.sk } }));
 
-  const second = await runKeygen(context(60_000));
+  const second = await handler({}, context(60_000));
   expect(victim.keyCount).toBeGreaterThan(1);
   expect(second.generated['EC-P256'] ?? 0).toBe(
     Math.max(0, second.targets['EC-P256']! - target) + Number(victim.keyCount),

@@ -44,8 +44,8 @@ test('lost requests are requeued once per quiet period, then failed; others are 
   const ended = await create(now - 10 * 60_000);
   await requests.abandon(ended, { code: 'X', message: 'x' }, now);
 
-  const { runReconcile } = await import('../index');
-  expect(await runReconcile()).toEqual({ examined: 3, requeued: 1, abandoned: 1, raced: 0 });
+  const { handler } = await import('../index');
+  expect(await handler({})).toEqual({ examined: 3, requeued: 1, abandoned: 1, raced: 0 });
 
   const received = await sqs.send(
     new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
@@ -58,5 +58,5 @@ test('lost requests are requeued once per quiet period, then failed; others are 
   expect((await requests.get(ended))?.error?.code).toBe('X');
 
   // The requeue restarted the quiet period: an immediate second run does nothing.
-  expect(await runReconcile()).toMatchObject({ requeued: 0, abandoned: 0 });
+  expect(await handler({})).toMatchObject({ requeued: 0, abandoned: 0 });
 });

@@ -1,0 +1,141 @@
+/**
+ * The CA Lambda, issuance only: `{ action: 'issue-batch', items }` in (see core's ca-contract), one
+ * certificate or named refusal per item out. Only the signer's role may invoke it; revocation is another
+ * function (handlers/revoke) with another caller. The CA decides on evidence it verifies itself (the
+ * identity assertion, the CSR) and on its own table, never on the request records. Configuration,
+ * clients, the HSM login, the CA certificates and the identity providers' keys are set up once per
+ * execution environment.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { documentClient } from '@pipeline/adapters/aws';
+import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { connectHsm } from '@pipeline/adapters/hsm';
+import { createAssertionVerifier } from '@pipeline/adapters/oidc';
+import { createAuditLog } from '@pipeline/audit';
+import {
+  AssertionError,
+  InvalidIdentityError,
+  IssueBatchRequestSchema,
+  IssueItemSchema,
+  SerialCollisionError,
+  caRefusal,
+  issueInputOf,
+  issuedResult,
+  type IssueBatchResponse,
+  type IssueCertificateInput,
+  type IssueItemResult,
+  type IssueOutcome,
+} from '@pipeline/core';
+import { loadCaConfig, loadConfig, loadIdentityConfig } from '@pipeline/config';
+import { PkiError } from '@pipeline/pki';
+import { TABLES, tableName } from '@pipeline/resources';
+import { CaError, CertificateAuthority, caCertificateStore } from '@pipeline/ca';
+import { createLogger } from '../shared/observability';
+import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
+import { onceUntilFailure } from '../shared/once';
+
+export interface CaHandlerDeps {
+  /** The CA, set up on first use (HSM login, CA certificates); a failed set-up is tried again. */
+  readonly authority: () => Promise<CertificateAuthority>;
+  /** Never logs identities, assertions, CSRs or certificates: only request ids, serials and error codes. */
+  readonly logger: Logger;
+}
+
+async function setUp(): Promise<CertificateAuthority> {
+  const config = loadConfig();
+  const ca = loadCaConfig();
+  const doc = documentClient(config.aws);
+  // The CA keys belong to the CA's crypto user, whose PIN may differ from the signer's.
+  const hsm = await connectHsm({ ...config.hsm, pinSource: ca.pinSource }, config.aws);
+  const caCertificates = await caCertificateStore(ca.certsSource, config.aws).read();
+  if (!caCertificates) {
+    await hsm.close();
+    throw new Error(`no CA certificates in ${ca.certsSource.kind}`);
+  }
+  return CertificateAuthority.create({
+    hsm,
+    certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
+    caCertificates,
+    config: ca,
+    evidence: createAssertionVerifier(loadIdentityConfig(), config.aws),
+    // Appends only: the CA's crypto user does not hold the audit key, so it never signs checkpoints.
+    audit: await createAuditLog({ doc }),
+  });
+}
+
+/** A checked item, or the refusal it gets without reaching the CA. */
+function parseItem(
+  item: unknown,
+  logger: Logger,
+): { ok: true; input: IssueCertificateInput } | { ok: false; result: IssueItemResult } {
+  const parsed = IssueItemSchema.safeParse(item);
+  if (!parsed.success) {
+    const requestId = (item as { requestId?: unknown } | undefined)?.requestId;
+    logger.warn('certificate refused', {
+      requestId: typeof requestId === 'string' ? requestId.slice(0, 64) : undefined,
+      code: 'BAD_CERTIFICATE_REQUEST',
+    });
+    return {
+      ok: false,
+      result: caRefusal(
+        'BAD_CERTIFICATE_REQUEST',
+        `the certificate request is malformed: ${parsed.error.issues[0]?.path.join('.') || 'item'}`,
+      ),
+    };
+  }
+  return { ok: true, input: issueInputOf(parsed.data) };
+}
+
+/** The answer for one item: the certificate, a named refusal, or CA_UNAVAILABLE (worth a retry). */
+function resultOf(requestId: string, outcome: IssueOutcome, logger: Logger): IssueItemResult {
+  if (outcome.ok) {
+    logger.info('certificate issued', { requestId, serialHex: outcome.certificate.serialHex });
+    return issuedResult(outcome.certificate);
+  }
+  const err = outcome.error;
+  if (
+    err instanceof CaError ||
+    err instanceof AssertionError ||
+    err instanceof PkiError ||
+    err instanceof InvalidIdentityError ||
+    err instanceof SerialCollisionError
+  ) {
+    logger.warn('certificate refused', { requestId, code: err.code });
+    return caRefusal(err.code, err.message);
+  }
+  logger.error('certificate issuance failed', { requestId, errorName: (err as Error)?.name });
+  return caRefusal('CA_UNAVAILABLE', 'the CA could not issue a certificate now; retry later');
+}
+
+export function createCaHandler({
+  authority,
+  logger,
+}: CaHandlerDeps): LambdaHandler<unknown, IssueBatchResponse> {
+  return lambdaHandler(
+    async (event: unknown): Promise<IssueBatchResponse> => {
+      const batch = IssueBatchRequestSchema.safeParse(event);
+      if (!batch.success) {
+        return caRefusal('BAD_BATCH', 'expected { action: "issue-batch", items: [1..100] }');
+      }
+      const parsed = batch.data.items.map((item) => parseItem(item, logger));
+      const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
+      let outcomes: IssueOutcome[];
+      try {
+        const ca = await authority();
+        outcomes = inputs.length > 0 ? await ca.issueMany(inputs) : [];
+      } catch (error) {
+        outcomes = inputs.map(() => ({ ok: false, error }));
+      }
+      let k = 0;
+      return {
+        results: parsed.map((p) => (p.ok ? resultOf(p.input.requestId, outcomes[k++], logger) : p.result)),
+      };
+    },
+    { logger },
+  );
+}
+
+/** The CA's dependencies from configuration: set up lazily, once per execution environment. */
+export function wireCa(): CaHandlerDeps {
+  return { authority: onceUntilFailure(setUp), logger: createLogger('ca') };
+}

@@ -1,0 +1,102 @@
+/**
+ * Scheduled (and invoked asynchronously after every revocation): CA maintenance, then publication.
+ * Maintenance is the CA bootstrap without key creation: it renews the delegated OCSP responder's
+ * certificate before it expires (for the public key its current certificate names) and re-issues the
+ * issuing CA certificate when its policy or pointers changed. Publication writes the root and issuing CA
+ * certificates and both CRLs (fresh numbers, signed in the HSM) where PKI_BASE_URL serves them. The
+ * issuing CRL keeps every entry of the one published before it (revocation is monotonic): an entry the
+ * certificate records no longer show is kept, and raises an alarm (metric `RevocationsRestored`, an error
+ * log line) and an audit event.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { documentClient } from '@pipeline/adapters/aws';
+import { createAuditLog } from '@pipeline/audit';
+import { bootstrapCaHierarchy } from '@pipeline/ca';
+import type { AuditSink, PkiObjectName } from '@pipeline/core';
+import { createLogger, createMetrics } from '../shared/observability';
+import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
+import { onceUntilFailure } from '../shared/once';
+import { sharedPki, type PkiContext } from '../shared/pki';
+
+/** Caches may keep a CRL this long: a revocation shows within minutes even though nextUpdate is later. */
+const CRL_MAX_AGE_SECONDS = 300;
+const CERTIFICATE_MAX_AGE_SECONDS = 86_400;
+
+export interface PublicationResult {
+  readonly maintenance: readonly string[];
+  readonly issuingCrlNumber: number;
+  readonly rootCrlNumber: number;
+  readonly revokedEntries: number;
+  /** Entries of the previous CRL the records no longer showed (kept all the same). */
+  readonly restoredEntries: number;
+}
+
+export interface CrlHandlerDeps {
+  /** The CA crypto user's login, the records, the CA certificates and the publisher (set up once). */
+  readonly pki: () => Promise<PkiContext>;
+  /** Where restored revocations are recorded (appends only). */
+  readonly audit: () => Promise<AuditSink>;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+export function createCrlHandler(deps: CrlHandlerDeps): LambdaHandler<unknown, PublicationResult> {
+  const { logger, metrics } = deps;
+  return lambdaHandler(
+    async () => {
+      const pki = await deps.pki();
+      const { changes } = await bootstrapCaHierarchy(pki.hsm, pki.config, pki.certificateStore, {
+        createKeys: false,
+      });
+      if (changes.length > 0) {
+        logger.info('CA maintenance', { changes });
+        pki.authority.forget();
+      }
+      const authority = await pki.authority();
+      const previous = await pki.publisher.read('issuing.crl');
+      const [issuing, root] = [await authority.issuingCrl(previous), await authority.rootCrl()];
+      // Every run reports it, zero included: the RevocationsRestored alarm pages on any restored entry.
+      metrics.addMetric('RevocationsRestored', MetricUnit.Count, issuing.restored.length);
+      if (issuing.restored.length > 0) {
+        // Revocations the records lost: kept in the CRL, and said loudly (alarm, error log, audit events).
+        const serials = issuing.restored.map((e) => e.serialHex);
+        logger.error(
+          'certificate records no longer show revocations the published CRL lists: kept in the CRL',
+          { serials },
+        );
+        await (
+          await deps.audit()
+        ).appendMany(serials.map((serial) => ({ type: 'revocation.restored' as const, serial })));
+      }
+      const objects: Array<[PkiObjectName, Buffer, number]> = [
+        ['root.crt', authority.certificateDer('root'), CERTIFICATE_MAX_AGE_SECONDS],
+        ['issuing.crt', authority.certificateDer('issuing'), CERTIFICATE_MAX_AGE_SECONDS],
+        ['root.crl', root.der, CRL_MAX_AGE_SECONDS],
+        ['issuing.crl', issuing.der, CRL_MAX_AGE_SECONDS],
+      ];
+      for (const [name, der, maxAgeSeconds] of objects) {
+        await pki.publisher.publish(name, der, { maxAgeSeconds });
+      }
+      const result = {
+        maintenance: changes,
+        issuingCrlNumber: issuing.number,
+        rootCrlNumber: root.number,
+        revokedEntries: issuing.entries,
+      };
+      logger.info('published CRLs and CA certificates', { location: pki.publisher.location, ...result });
+      return { ...result, restoredEntries: issuing.restored.length };
+    },
+    { logger, metrics },
+  );
+}
+
+/** The publication's dependencies from configuration, set up once per execution environment. */
+export function wireCrl(): CrlHandlerDeps {
+  return {
+    pki: sharedPki,
+    audit: onceUntilFailure(async () => createAuditLog({ doc: documentClient((await sharedPki()).aws) })),
+    logger: createLogger('crl'),
+    metrics: createMetrics(),
+  };
+}

@@ -1,0 +1,16 @@
+/**
+ * Every function's handler factory and its wiring from configuration, for hosts other than Lambda (the
+ * local runner): `createXHandler(wireX())` is what each function's entry point (`<name>/index.ts`) runs
+ * at init. Nothing here wires itself at import.
+ */
+export { createApiHandler, wireApi } from './api/handler';
+export { checkpointRound, wireAuditCheckpoint } from './audit-checkpoint/handler';
+export { createCaHandler, wireCa } from './ca/handler';
+export { createCrlHandler, wireCrl } from './crl/handler';
+export { createKeygenHandler, wireKeygen } from './keygen/handler';
+export { createOcspHandler, wireOcsp } from './ocsp/handler';
+export { createReconcileHandler, wireReconcile } from './reconcile/handler';
+export { createRevokeHandler, wireRevoke } from './revoke/handler';
+export { createSignerHandler, wireSigner } from './signer/handler';
+export { createTsaHandler, wireTsa } from './tsa/handler';
+export { decorateSharedHsm, sharedHsm } from './shared/hsm';

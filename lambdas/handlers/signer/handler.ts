@@ -1,0 +1,216 @@
+/**
+ * SQS -> this function (provisioned concurrency): each message is a sign request id. Records of a batch
+ * run concurrently; failures are reported per record (Powertools batch), so one bad message never fails
+ * its neighbours, and SQS redelivers only those. The signing core is idempotent on redelivery.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { readFileSync } from 'node:fs';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { lambdaClient } from '@pipeline/adapters/aws';
+import { MAX_TRANSACTION_ITEMS, RequestRepository } from '@pipeline/adapters/dynamodb';
+import {
+  BatchingCertificateIssuer,
+  FunctionTimeStamper,
+  HttpTimeStamper,
+  ValidationDataCollector,
+} from '@pipeline/adapters/lambda';
+import { PowertoolsPoolMetrics } from '@pipeline/adapters/metrics';
+import { pkiPublisher } from '@pipeline/adapters/publish';
+import { loadCaConfig } from '@pipeline/config';
+import {
+  FallbackLimiter,
+  PipelineError,
+  PrefetchingKeyClaimer,
+  REQUEST_ID_PATTERN,
+  deliverSignRequest,
+  errorCode,
+  processSignRequest,
+  type DeliveryDeps,
+  type SigningDeps,
+} from '@pipeline/core';
+import { buildCsr, prepareCmsContainer, verifyCsr } from '@pipeline/pki';
+import { QUEUES, TABLES, tableName } from '@pipeline/resources';
+import { headSigningAuditLog } from '../shared/audit';
+import { sharedHsm } from '../shared/hsm';
+import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
+import { createLogger, createMetrics } from '../shared/observability';
+import { wire } from '../shared/wiring';
+
+/** Malformed message bodies: no request stands behind them, so they go (via retries) to the DLQ. */
+export class PoisonMessageError extends PipelineError {
+  public override readonly name = 'PoisonMessageError';
+
+  public constructor(message: string) {
+    super(message, 'POISON_MESSAGE');
+  }
+}
+
+export interface SignerHandlerDeps {
+  /** The signing core's ports; the HSM login and the audit log resolve on first use. */
+  readonly signing: () => Promise<SigningDeps>;
+  /** Ends a request no attempt owns (its last delivery ran out of time). */
+  readonly abandon: DeliveryDeps['abandon'];
+  /** At most this many records of this environment in flight at once (batches may be larger). */
+  readonly limit: LimitFunction;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+export function createSignerHandler(deps: SignerHandlerDeps): LambdaHandler<SQSEvent, SQSBatchResponse> {
+  const { logger, metrics, limit } = deps;
+
+  async function processRecord(record: SQSRecord, signing: SigningDeps, context: Context): Promise<void> {
+    const id = record.body.trim();
+    if (!REQUEST_ID_PATTERN.test(id)) {
+      const error = new PoisonMessageError(`message ${record.messageId} does not carry a request id`);
+      logger.warn('poison message', { errorName: error.name, messageId: record.messageId });
+      throw error;
+    }
+    const receiveCount = Number(record.attributes.ApproximateReceiveCount);
+    const outcome = await deliverSignRequest(
+      {
+        requestId: id,
+        receiveCount,
+        maxReceiveCount: QUEUES.signRequests.maxReceiveCount,
+        remainingTimeMs: () => context.getRemainingTimeInMillis(),
+      },
+      {
+        process: (requestId) => processSignRequest(signing, requestId),
+        abandon: deps.abandon,
+        onUnfinished: (err) =>
+          logger.warn('sign request not finished in this delivery', {
+            requestId: id,
+            errorName: (err as Error)?.name,
+            errorCode: (err as { code?: unknown })?.code,
+            receiveCount,
+          }),
+      },
+    );
+    logger.info('sign request done', {
+      requestId: id,
+      status: outcome.status,
+      replayed: outcome.replayed,
+      pooledKey: outcome.record.pooledKey,
+      errorCode: outcome.record.error?.code,
+    });
+  }
+
+  return lambdaHandler(
+    async (event: SQSEvent, context: Context) => {
+      const signing = await deps.signing();
+      const run = (record: SQSRecord): Promise<void> => limit(() => processRecord(record, signing, context));
+      // A processor per invocation: outside Lambda's own store its state is per instance, and invocations
+      // that overlap in one process (the local poller runs several) would report each other's failures,
+      // deleting messages whose requests are not finished.
+      const processor = new BatchProcessor(EventType.SQS);
+      const response = await processPartialResponse(event, run, processor, {
+        context,
+        processInParallel: true,
+        throwOnFullBatchFailure: false,
+      });
+      // Every invocation: messages taken, and those handed back to the queue for another delivery.
+      metrics.addMetric('SignMessages', MetricUnit.Count, event.Records.length);
+      metrics.addMetric('SignMessagesReturned', MetricUnit.Count, response.batchItemFailures.length);
+      return response;
+    },
+    { logger, metrics },
+  );
+}
+
+/** The signer's dependencies from configuration, made once per execution environment. */
+export function wireSigner(): SignerHandlerDeps {
+  const logger = createLogger('signer');
+  const metrics = createMetrics();
+  const { config, pipeline, pool, keyPool, requestsConfig, doc } = wire();
+  const limit = pLimit(pipeline.signerConcurrency);
+  // The records of a batch move together: one transaction and one read per step, not one write each.
+  const requests = new RequestRepository(doc, {
+    tableName: tableName(TABLES.requests),
+    batching: {
+      windowMs: pipeline.recordBatchWindowMs,
+      maxBatch: MAX_TRANSACTION_ITEMS,
+      waiting: () => limit.activeCount,
+    },
+  });
+  // The next key of a type is claimed while the current request works: its table round trip leaves the
+  // request path. A claimed key is deleted from the table, so it is still used at most once.
+  const claimer = new PrefetchingKeyClaimer(keyPool);
+  // One Lambda client per environment: its connections are reused by every batch. Certificate requests of
+  // the records in flight go to the CA together (one invocation per batch, not per record).
+  const issuer = new BatchingCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName, {
+    windowMs: pipeline.caBatchWindowMs,
+    maxBatch: pipeline.caBatchMax,
+    inFlight: () => limit.activeCount,
+  });
+  // B-T and up: the service's TSA function (or an external TSA); B-LT: the OCSP function and the root's
+  // published CRL, read at most once a minute.
+  const timeStamper =
+    pipeline.timeStamping.kind === 'function'
+      ? new FunctionTimeStamper(lambdaClient(config.aws), pipeline.timeStamping.functionName)
+      : new HttpTimeStamper(
+          pipeline.timeStamping.url,
+          readFileSync(pipeline.timeStamping.trustAnchorsFile, 'utf8').match(
+            /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
+          ) ?? [],
+        );
+  const publisher = pkiPublisher(loadCaConfig().publishTarget, config.aws);
+  let rootCrl: { readonly at: number; readonly der: Promise<Buffer | undefined> } | undefined;
+  const validationData = new ValidationDataCollector({
+    client: lambdaClient(config.aws),
+    ocspFunctionName: pipeline.ocspFunctionName,
+    rootCrl: () => {
+      if (!rootCrl || Date.now() - rootCrl.at > 60_000) {
+        rootCrl = { at: Date.now(), der: publisher.read('root.crl').catch(() => undefined) };
+      }
+      return rootCrl.der;
+    },
+  });
+  // An empty pool type falls back to generation in the HSM, a few at a time per environment: the others
+  // wait briefly or fail POOL_EMPTY, so one drained type cannot take every HSM session from the rest.
+  const fallbackLimiter = new FallbackLimiter({
+    maxInFlight: pool.fallbackMaxInFlight,
+    waitMs: pool.fallbackWaitMs,
+  });
+  // Started now, so a provisioned environment is logged in before its first request. Each entry's head
+  // is signed by the audit key (on the pool user's token) before receipts are returned.
+  // A failure here is not final: each invocation asks again, and a failed set-up is retried.
+  sharedHsm().catch(() => undefined);
+  headSigningAuditLog(logger).catch(() => undefined);
+  const poolMetrics = new PowertoolsPoolMetrics(metrics);
+  return {
+    signing: async () => ({
+      requests,
+      pool: claimer,
+      hsm: await sharedHsm(),
+      buildCsr,
+      buildContainer: prepareCmsContainer,
+      timeStamper,
+      validationData,
+      onLevelLowered: (reached, code) =>
+        logger.warn('signature level lowered to the request minimum', { reached, errorCode: code }),
+      verifyCsr,
+      audit: await headSigningAuditLog(logger),
+      // Unusable pool keys (already out of the pool) are reported; the request carries on with another.
+      onKeyDiscarded: (keyId, keyType, reason) =>
+        logger.warn('pool key discarded', { keyId, keyType, reason }),
+      onRetry: (stage, err, attempt) =>
+        logger.warn('transient failure, retrying', { stage, attempt, errorCode: errorCode(err) }),
+      issuer,
+      metrics: poolMetrics,
+      fallbackLimiter,
+      settings: {
+        emptyPoolPolicy: pool.emptyPolicy,
+        retryAfterSeconds: pool.retryAfterSeconds,
+        leaseMs: requestsConfig.attemptLeaseSeconds * 1000,
+        hsmProfile: config.hsm.profile,
+      },
+    }),
+    abandon: (requestId, error, now) => requests.abandon(requestId, error, now),
+    limit,
+    logger,
+    metrics,
+  };
+}
