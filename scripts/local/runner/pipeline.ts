@@ -7,7 +7,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
-import type { Context } from 'aws-lambda';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -201,11 +200,12 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     // with credentials made now: the consumers may only ask for certificates, this process (API,
     // schedules, revocation) and the operator tools only revoke and publish.
     const callers = newInvokeCallers();
-    // The CA-side functions of this process: behind the invoke endpoint (unless a CA host process has
-    // them) and, for the TSA and the OCSP responder, behind the gateway's public PKI endpoint.
-    const caSide = createCaSideFunctions();
     Object.assign(process.env, callerEnv(callers.runner));
     signerEnv = callerEnv(callers.signer);
+    // The CA-side functions of this process (each sets up on its first invocation, once the endpoints
+    // are known): behind the invoke endpoint unless a CA host process has them, and the TSA and the OCSP
+    // responder behind the gateway's public PKI endpoint.
+    const caSide = createCaSideFunctions();
     if (pipeline.local.caProcess) {
       const caHost = await spawnCaHost(
         { ...snapshotEnv(), [INVOKE_CALLERS_ENV]: JSON.stringify(Object.values(callers)) },
@@ -275,10 +275,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       cleanups,
       { onRun: options.onScheduledRun },
     );
-    const crlContext = (): Context => lambdaContext('crl', SCHEDULES.crl.timeoutSeconds * 1000);
     schedule(
       'crl',
-      () => caSide.crl({}, crlContext()),
+      () => caSide.crl({}, lambdaContext('crl', SCHEDULES.crl.timeoutSeconds * 1000)),
       pipeline.local.crlIntervalSeconds,
       true,
       log,
