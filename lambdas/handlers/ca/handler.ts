@@ -9,7 +9,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
-import { connectHsm } from '@pipeline/adapters/hsm';
 import { createAssertionVerifier } from '@pipeline/adapters/oidc';
 import { createAuditLog } from '@pipeline/audit';
 import {
@@ -26,12 +25,13 @@ import {
   type IssueItemResult,
   type IssueOutcome,
 } from '@pipeline/core';
-import { loadCaConfig, loadConfig, loadIdentityConfig } from '@pipeline/config';
+import { loadIdentityConfig } from '@pipeline/config';
 import { PkiError } from '@pipeline/pki';
 import { TABLES, tableName } from '@pipeline/resources';
-import { CaError, CertificateAuthority, caCertificateStore } from '@pipeline/ca';
+import { CaError, CertificateAuthority } from '@pipeline/ca';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
+import { caSideLogin } from '../shared/ca-login';
 import { onceUntilFailure } from '../shared/once';
 
 export interface CaHandlerDeps {
@@ -42,22 +42,15 @@ export interface CaHandlerDeps {
 }
 
 async function setUp(): Promise<CertificateAuthority> {
-  const config = loadConfig();
-  const ca = loadCaConfig();
-  const doc = documentClient(config.aws);
-  // The CA keys belong to the CA's crypto user, whose PIN may differ from the signer's.
-  const hsm = await connectHsm({ ...config.hsm, pinSource: ca.pinSource }, config.aws);
-  const caCertificates = await caCertificateStore(ca.certsSource, config.aws).read();
-  if (!caCertificates) {
-    await hsm.close();
-    throw new Error(`no CA certificates in ${ca.certsSource.kind}`);
-  }
+  // The CA keys belong to the CA's crypto user.
+  const { hsm, caCertificates, config, aws } = await caSideLogin((ca) => ({ pinSource: ca.pinSource }));
+  const doc = documentClient(aws);
   return CertificateAuthority.create({
     hsm,
     certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
     caCertificates,
-    config: ca,
-    evidence: createAssertionVerifier(loadIdentityConfig(), config.aws),
+    config,
+    evidence: createAssertionVerifier(loadIdentityConfig(), aws),
     // Appends only: the CA's crypto user does not hold the audit key, so it never signs checkpoints.
     audit: await createAuditLog({ doc }),
   });

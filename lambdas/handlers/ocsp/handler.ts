@@ -10,14 +10,13 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
-import { connectHsm } from '@pipeline/adapters/hsm';
 import { pkiPublisher } from '@pipeline/adapters/publish';
-import { OcspResponder, caCertificateStore } from '@pipeline/ca';
-import { loadCaConfig, loadConfig } from '@pipeline/config';
+import { OcspResponder } from '@pipeline/ca';
 import { ocspErrorResponse } from '@pipeline/pki';
 import { TABLES, tableName } from '@pipeline/resources';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
+import { caSideLogin } from '../shared/ca-login';
 import { onceUntilFailure } from '../shared/once';
 
 /** A GET request is at most a few hundred bytes of base64; POST bodies are capped the same way. */
@@ -68,16 +67,11 @@ export interface OcspHandlerDeps {
 }
 
 async function setUp(): Promise<OcspService> {
-  const { hsm: hsmConfig, aws } = loadConfig();
-  const config = loadCaConfig();
-  const hsm = await connectHsm(
-    { ...hsmConfig, pinSource: config.ocspPinSource, tokenLabel: config.ocspTokenLabel },
-    aws,
-  );
-  const caCertificates = await caCertificateStore(config.certsSource, aws).read();
-  if (!caCertificates) throw new Error(`no CA certificates in ${config.certsSource.kind}`);
-  const target = config.publishTarget;
-  const publisher = pkiPublisher(target, aws);
+  const { hsm, caCertificates, config, aws } = await caSideLogin((ca) => ({
+    pinSource: ca.ocspPinSource,
+    tokenLabel: ca.ocspTokenLabel,
+  }));
+  const publisher = pkiPublisher(config.publishTarget, aws);
   const responder = await OcspResponder.create({
     hsm,
     store: new CertificateRepository(documentClient(aws), { tableName: tableName(TABLES.certificates) }),

@@ -7,12 +7,11 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { connectHsm } from '@pipeline/adapters/hsm';
-import { TimeStampAuthority, caCertificateStore } from '@pipeline/ca';
-import { loadCaConfig, loadConfig } from '@pipeline/config';
+import { TimeStampAuthority } from '@pipeline/ca';
 import { timeStampRejection } from '@pipeline/pki';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
+import { caSideLogin } from '../shared/ca-login';
 import { onceUntilFailure } from '../shared/once';
 
 /** A TimeStampReq is about a hundred bytes; anything much larger is not one. */
@@ -42,14 +41,10 @@ export interface TsaHandlerDeps {
 }
 
 async function setUp(): Promise<TimeStampAuthority> {
-  const { hsm: hsmConfig, aws } = loadConfig();
-  const config = loadCaConfig();
-  const hsm = await connectHsm(
-    { ...hsmConfig, pinSource: config.tsaPinSource, tokenLabel: config.tsaTokenLabel },
-    aws,
-  );
-  const caCertificates = await caCertificateStore(config.certsSource, aws).read();
-  if (!caCertificates) throw new Error(`no CA certificates in ${config.certsSource.kind}`);
+  const { hsm, caCertificates, config } = await caSideLogin((ca) => ({
+    pinSource: ca.tsaPinSource,
+    tokenLabel: ca.tsaTokenLabel,
+  }));
   return TimeStampAuthority.create({ hsm, caCertificates, config });
 }
 

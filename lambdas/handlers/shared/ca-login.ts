@@ -1,0 +1,30 @@
+/**
+ * How a CA-side function (CA, TSA, OCSP responder) starts: it logs in as its own crypto user (whose PIN
+ * and token may differ from the signer's, so the other functions' keys are out of its reach) and reads
+ * the CA certificates. Without CA certificates there is nothing to sign for: the login is closed again
+ * and the set-up fails, to be tried again on the next invocation.
+ */
+import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
+import { caCertificateStore, type CaCertificates } from '@pipeline/ca';
+import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig, type PinSource } from '@pipeline/config';
+
+export interface CaSideLogin {
+  readonly hsm: Hsm;
+  readonly caCertificates: CaCertificates;
+  readonly config: CaConfig;
+  readonly aws: AwsConfig;
+}
+
+export async function caSideLogin(
+  user: (config: CaConfig) => { readonly pinSource: PinSource; readonly tokenLabel?: string },
+): Promise<CaSideLogin> {
+  const { hsm: hsmConfig, aws } = loadConfig();
+  const config = loadCaConfig();
+  const hsm = await connectHsm({ ...hsmConfig, ...user(config) }, aws);
+  const caCertificates = await caCertificateStore(config.certsSource, aws).read();
+  if (!caCertificates) {
+    await hsm.close();
+    throw new Error(`no CA certificates in ${config.certsSource.kind}`);
+  }
+  return { hsm, caCertificates, config, aws };
+}
