@@ -45,50 +45,56 @@ export function createCrlHandler(deps: CrlHandlerDeps): LambdaHandler<unknown, P
   const { logger, metrics } = deps;
   return lambdaHandler(
     async () => {
-      const pki = await deps.pki();
-      const { changes } = await bootstrapCaHierarchy(pki.hsm, pki.config, pki.certificateStore, {
-        createKeys: false,
-      });
-      if (changes.length > 0) {
-        logger.info('CA maintenance', { changes });
-        pki.authority.forget();
+      // Every run reports it, zero included (a failed run too): the alarm pages on any restored entry.
+      let restored = 0;
+      try {
+        const result = await publish(await deps.pki(), deps);
+        restored = result.restoredEntries;
+        return result;
+      } finally {
+        metrics.addMetric('RevocationsRestored', MetricUnit.Count, restored);
       }
-      const authority = await pki.authority();
-      const previous = await pki.publisher.read('issuing.crl');
-      const [issuing, root] = [await authority.issuingCrl(previous), await authority.rootCrl()];
-      // Every run reports it, zero included: the RevocationsRestored alarm pages on any restored entry.
-      metrics.addMetric('RevocationsRestored', MetricUnit.Count, issuing.restored.length);
-      if (issuing.restored.length > 0) {
-        // Revocations the records lost: kept in the CRL, and said loudly (alarm, error log, audit events).
-        const serials = issuing.restored.map((e) => e.serialHex);
-        logger.error(
-          'certificate records no longer show revocations the published CRL lists: kept in the CRL',
-          { serials },
-        );
-        await (
-          await deps.audit()
-        ).appendMany(serials.map((serial) => ({ type: 'revocation.restored' as const, serial })));
-      }
-      const objects: Array<[PkiObjectName, Buffer, number]> = [
-        ['root.crt', authority.certificateDer('root'), CERTIFICATE_MAX_AGE_SECONDS],
-        ['issuing.crt', authority.certificateDer('issuing'), CERTIFICATE_MAX_AGE_SECONDS],
-        ['root.crl', root.der, CRL_MAX_AGE_SECONDS],
-        ['issuing.crl', issuing.der, CRL_MAX_AGE_SECONDS],
-      ];
-      for (const [name, der, maxAgeSeconds] of objects) {
-        await pki.publisher.publish(name, der, { maxAgeSeconds });
-      }
-      const result = {
-        maintenance: changes,
-        issuingCrlNumber: issuing.number,
-        rootCrlNumber: root.number,
-        revokedEntries: issuing.entries,
-      };
-      logger.info('published CRLs and CA certificates', { location: pki.publisher.location, ...result });
-      return { ...result, restoredEntries: issuing.restored.length };
     },
     { logger, metrics },
   );
+}
+
+/** Maintenance, then the CRLs and CA certificates signed in the HSM and published. */
+async function publish(pki: PkiContext, { logger, audit }: CrlHandlerDeps): Promise<PublicationResult> {
+  const { changes } = await bootstrapCaHierarchy(pki.hsm, pki.config, pki.certificateStore, {
+    createKeys: false,
+  });
+  if (changes.length > 0) {
+    logger.info('CA maintenance', { changes });
+    pki.authority.forget();
+  }
+  const authority = await pki.authority();
+  const previous = await pki.publisher.read('issuing.crl');
+  const [issuing, root] = [await authority.issuingCrl(previous), await authority.rootCrl()];
+  if (issuing.restored.length > 0) {
+    // Revocations the records lost: kept in the CRL, and said loudly (alarm, error log, audit events).
+    const serials = issuing.restored.map((e) => e.serialHex);
+    logger.error('certificate records no longer show revocations the published CRL lists: kept in the CRL', {
+      serials,
+    });
+    const log = await audit();
+    await log.appendMany(serials.map((serial) => ({ type: 'revocation.restored' as const, serial })));
+  }
+  const objects: Array<[PkiObjectName, Buffer, number]> = [
+    ['root.crt', authority.certificateDer('root'), CERTIFICATE_MAX_AGE_SECONDS],
+    ['issuing.crt', authority.certificateDer('issuing'), CERTIFICATE_MAX_AGE_SECONDS],
+    ['root.crl', root.der, CRL_MAX_AGE_SECONDS],
+    ['issuing.crl', issuing.der, CRL_MAX_AGE_SECONDS],
+  ];
+  for (const [name, der, maxAgeSeconds] of objects) await pki.publisher.publish(name, der, { maxAgeSeconds });
+  const result = {
+    maintenance: changes,
+    issuingCrlNumber: issuing.number,
+    rootCrlNumber: root.number,
+    revokedEntries: issuing.entries,
+  };
+  logger.info('published CRLs and CA certificates', { location: pki.publisher.location, ...result });
+  return { ...result, restoredEntries: issuing.restored.length };
 }
 
 /** The publication's dependencies from configuration, set up once per execution environment. */

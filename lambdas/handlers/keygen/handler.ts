@@ -39,14 +39,19 @@ export function createKeygenHandler(deps: KeygenHandlerDeps): LambdaHandler<unkn
   const { metrics } = deps;
   return lambdaHandler(
     async (_event: unknown, context: Context) => {
-      const result = await runKeygenCycle(await deps.cycle(), {
-        ...deps.settings,
-        deadline: Date.now() + Math.max(0, context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS),
-      });
-      // Every run reports it, zero included (per key type: KeysAdded, KeysAvailable, KeysTarget).
-      const generated = Object.values(result.generated).reduce((sum, n) => sum + n, 0);
-      metrics.addMetric('KeysGenerated', MetricUnit.Count, generated);
-      return result;
+      // Every run reports the keys it added, zero included; a failed run says 0 here, and the keys it
+      // added before failing in the per-type KeysAdded.
+      let generated = 0;
+      try {
+        const result = await runKeygenCycle(await deps.cycle(), {
+          ...deps.settings,
+          deadline: Date.now() + Math.max(0, context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS),
+        });
+        generated = Object.values(result.generated).reduce((sum, n) => sum + n, 0);
+        return result;
+      } finally {
+        metrics.addMetric('KeysGenerated', MetricUnit.Count, generated);
+      }
     },
     { logger: deps.logger, metrics },
   );

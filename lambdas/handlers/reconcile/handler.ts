@@ -24,21 +24,32 @@ export function createReconcileHandler({
 }: ReconcileHandlerDeps): LambdaHandler<unknown, ReconcileSummary> {
   return lambdaHandler(
     async () => {
-      const summary = await reconcileOpenRequests({
-        ...reconcile,
-        // Ids only: the request's content (personal data) is never logged.
-        onAction: (requestId, decision) =>
-          logger.warn(decision.kind === 'requeue' ? 'open request requeued' : 'open request failed', {
-            requestId,
-            requeues: decision.kind === 'requeue' ? decision.requeues + 1 : undefined,
-            errorCode: decision.kind === 'abandon' ? decision.error.code : undefined,
-          }),
-      });
-      if (summary.requeued + summary.abandoned > 0) logger.warn('reconciled open requests', { ...summary });
-      // Every run reports both, zero included: the RequestsLost alarm pages on any lost request.
-      metrics.addMetric('RequestsRequeued', MetricUnit.Count, summary.requeued);
-      metrics.addMetric('RequestsLost', MetricUnit.Count, summary.abandoned);
-      return summary;
+      // Counted as they happen, so a run that fails halfway still reports what it did; every run reports
+      // both, zero included: the RequestsLost alarm pages on any lost request.
+      let requeued = 0;
+      let lost = 0;
+      try {
+        const summary = await reconcileOpenRequests({
+          ...reconcile,
+          onAction: (requestId, decision) => {
+            if (decision.kind === 'requeue') requeued++;
+            else lost++;
+            // Ids only: the request's content (personal data) is never logged.
+            logger.warn(decision.kind === 'requeue' ? 'open request requeued' : 'open request failed', {
+              requestId,
+              requeues: decision.kind === 'requeue' ? decision.requeues + 1 : undefined,
+              errorCode: decision.kind === 'abandon' ? decision.error.code : undefined,
+            });
+          },
+        });
+        if (summary.requeued + summary.abandoned > 0) {
+          logger.warn('reconciled open requests', { ...summary });
+        }
+        return summary;
+      } finally {
+        metrics.addMetric('RequestsRequeued', MetricUnit.Count, requeued);
+        metrics.addMetric('RequestsLost', MetricUnit.Count, lost);
+      }
     },
     { logger, metrics },
   );

@@ -15,7 +15,10 @@ export type LambdaHandler<E, R> = (event: E, context?: Context) => Promise<R>;
 
 export interface Observability {
   readonly logger: Logger;
-  /** Only for functions that store a figure every invocation (Powertools warns on an empty flush). */
+  /**
+   * Only for functions that store a figure in every invocation, failed ones included (Powertools warns
+   * on an empty flush).
+   */
   readonly metrics?: Metrics;
 }
 
@@ -23,7 +26,9 @@ export function lambdaHandler<E, R>(
   handle: (event: E, context: Context) => Promise<R>,
   { logger, metrics }: Observability,
 ): LambdaHandler<E, R> {
-  const handler = middy(handle).use(injectLambdaContext(logger));
+  // No early timeout of middy's own: the functions watch their deadline themselves (the signer's last
+  // delivery, keygen, the checkpointer) and Lambda ends what overruns it.
+  const handler = middy(handle, { timeoutEarlyInMillis: 0 }).use(injectLambdaContext(logger));
   if (metrics) handler.use(logMetrics(metrics, { captureColdStartMetric: true }));
   // Tests and tools may call without a context: the handler then sees an empty one, as middy gives it.
   return (event, context) => handler(event, context ?? ({} as Context));

@@ -100,21 +100,28 @@ export function createSignerHandler(deps: SignerHandlerDeps): LambdaHandler<SQSE
 
   return lambdaHandler(
     async (event: SQSEvent, context: Context) => {
-      const signing = await deps.signing();
-      const run = (record: SQSRecord): Promise<void> => limit(() => processRecord(record, signing, context));
-      // A processor per invocation: outside Lambda's own store its state is per instance, and invocations
-      // that overlap in one process (the local poller runs several) would report each other's failures,
-      // deleting messages whose requests are not finished.
-      const processor = new BatchProcessor(EventType.SQS);
-      const response = await processPartialResponse(event, run, processor, {
-        context,
-        processInParallel: true,
-        throwOnFullBatchFailure: false,
-      });
-      // Every invocation: messages taken, and those handed back to the queue for another delivery.
+      // Every invocation: messages taken, and those handed back to the queue for another delivery (all of
+      // them when the invocation fails).
       metrics.addMetric('SignMessages', MetricUnit.Count, event.Records.length);
-      metrics.addMetric('SignMessagesReturned', MetricUnit.Count, response.batchItemFailures.length);
-      return response;
+      let returned = event.Records.length;
+      try {
+        const signing = await deps.signing();
+        const run = (record: SQSRecord): Promise<void> =>
+          limit(() => processRecord(record, signing, context));
+        // A processor per invocation: outside Lambda's own store its state is per instance, and
+        // invocations that overlap in one process (the local poller runs several) would report each
+        // other's failures, deleting messages whose requests are not finished.
+        const processor = new BatchProcessor(EventType.SQS);
+        const response = await processPartialResponse(event, run, processor, {
+          context,
+          processInParallel: true,
+          throwOnFullBatchFailure: false,
+        });
+        returned = response.batchItemFailures.length;
+        return response;
+      } finally {
+        metrics.addMetric('SignMessagesReturned', MetricUnit.Count, returned);
+      }
     },
     { logger, metrics },
   );

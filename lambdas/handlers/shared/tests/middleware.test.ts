@@ -8,6 +8,7 @@ import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 import { lambdaHandler } from '../middleware';
+import { stdoutOf } from './stdout';
 
 restoreEnvAfterAll();
 
@@ -21,21 +22,6 @@ const context = {
   invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:probe-function',
   getRemainingTimeInMillis: () => 10_000,
 } as unknown as Context;
-
-/** The JSON lines an invocation writes to stdout (Powertools writes there outside its dev mode). */
-async function stdoutOf(run: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
-  const lines: string[] = [];
-  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    lines.push(...String(chunk).split('\n').filter(Boolean));
-    return true;
-  });
-  try {
-    await run();
-  } finally {
-    spy.mockRestore();
-  }
-  return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-}
 
 test('log lines of an invocation carry the Lambda context', async () => {
   const logger = new Logger({ serviceName: 'probe', logLevel: 'INFO' });
