@@ -338,8 +338,9 @@ export function seededRandom(
   return Object.assign(mulberry32(seed), { seed });
 }
 
+/** A pacing loop behind its schedule asks for a negative wait: it goes on at once (Node warns otherwise). */
 export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }
 
 export interface CertificateItem {
