@@ -22,6 +22,8 @@ declare module 'oidc-provider' {
   }
 
   export interface Configuration {
+    /** Where sessions, grants and codes are kept: a factory of one storage object per model. */
+    readonly adapter?: (model: string) => object;
     readonly clients?: readonly object[];
     readonly jwks?: { readonly keys: readonly object[] };
     /** token: the authorization code (or access token) the account is loaded for, when there is one. */
@@ -129,4 +131,9 @@ declare module 'oidc-provider' {
   };
 
   export default Provider;
+}
+
+/** The library's own in-memory storage (lib/adapters/memory_adapter.js; the package has no exports map). */
+declare module 'oidc-provider/lib/adapters/memory_adapter.js' {
+  export function createMemoryAdapter(clockTolerance?: number): (model: string) => object;
 }

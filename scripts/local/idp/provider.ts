@@ -8,6 +8,7 @@
  */
 import type { JWK } from 'jose';
 import { Provider, errors, type Account, type Configuration } from 'oidc-provider';
+import { createMemoryAdapter } from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { findCitizenBySub, type TestCitizen } from './citizens';
 import { IDP_CLIENTS } from './clients';
 import { escapeHtml, page } from './html';
@@ -98,6 +99,9 @@ function accountOf(citizen: TestCitizen, approvals: ApprovalStore, grantId?: str
 
 export function idpConfiguration(options: IdpOptions): Configuration {
   return {
+    // In memory on purpose: one process, started and stopped with the pipeline. Chosen here, so the
+    // library does not warn at every start that it chose that for a deployment.
+    adapter: createMemoryAdapter(),
     clients: IDP_CLIENTS,
     jwks: options.jwks,
     findAccount: async (_ctx, sub, token) => {
