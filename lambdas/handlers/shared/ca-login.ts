@@ -1,8 +1,8 @@
 /**
  * How a CA-side function (CA, TSA, OCSP responder) starts: it logs in as its own crypto user (whose PIN
  * and token may differ from the signer's, so the other functions' keys are out of its reach) and reads
- * the CA certificates. Without CA certificates there is nothing to sign for: the login is closed again
- * and the set-up fails, to be tried again on the next invocation.
+ * the CA certificates. Without them (none stored, or the store unreachable) there is nothing to sign
+ * for: the login is closed again and the set-up fails, to be tried again on the next invocation.
  */
 import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
 import { caCertificateStore, type CaCertificates } from '@pipeline/ca';
@@ -21,10 +21,12 @@ export async function caSideLogin(
   const { hsm: hsmConfig, aws } = loadConfig();
   const config = loadCaConfig();
   const hsm = await connectHsm({ ...hsmConfig, ...user(config) }, aws);
-  const caCertificates = await caCertificateStore(config.certsSource, aws).read();
-  if (!caCertificates) {
-    await hsm.close();
-    throw new Error(`no CA certificates in ${config.certsSource.kind}`);
+  try {
+    const caCertificates = await caCertificateStore(config.certsSource, aws).read();
+    if (!caCertificates) throw new Error(`no CA certificates in ${config.certsSource.kind}`);
+    return { hsm, caCertificates, config, aws };
+  } catch (err) {
+    await hsm.close().catch(() => undefined);
+    throw err;
   }
-  return { hsm, caCertificates, config, aws };
 }
