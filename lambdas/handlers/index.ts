@@ -14,3 +14,4 @@ export { createRevokeHandler, wireRevoke } from './revoke/handler';
 export { createSignerHandler, wireSigner } from './signer/handler';
 export { createTsaHandler, wireTsa } from './tsa/handler';
 export { decorateSharedHsm, sharedHsm } from './shared/hsm';
+export { createMetrics } from './shared/observability';

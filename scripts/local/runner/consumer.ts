@@ -6,7 +6,7 @@
 import { sqsClient } from '@pipeline/adapters/aws';
 import { loadConfig, loadPipelineConfig } from '@pipeline/config';
 import { SIGNER_TIMEOUT_SECONDS } from '@pipeline/resources';
-import { createSignerHandler, sharedHsm, wireSigner } from '../../../lambdas/handlers';
+import { createMetrics, createSignerHandler, sharedHsm, wireSigner } from '../../../lambdas/handlers';
 import { printGcMarkers } from './gc-markers';
 import { installHsmFaults } from './hsm-faults';
 import { startSqsPoller } from './sqs-poller';
@@ -16,7 +16,13 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const pipeline = loadPipelineConfig();
   installHsmFaults();
-  const signer = createSignerHandler(wireSigner());
+  // Each poller plays an execution environment: its own handler, so its invocations' figures are flushed
+  // by it alone (Lambda runs one invocation at a time per environment). The clients, batching and the
+  // in-flight limit stay shared: the process's limit is the environments' together.
+  const signer = wireSigner();
+  const handlers = Array.from({ length: pipeline.local.pollerConcurrency }, () =>
+    createSignerHandler({ ...signer, metrics: createMetrics() }),
+  );
   // Logged in before the first poll, as a provisioned environment is after its init. The fault tests
   // kill only ready consumers: SoftHSM rewrites its token file on every login, and a SIGKILL in the
   // middle of that would truncate it.
@@ -26,10 +32,9 @@ async function main(): Promise<void> {
     client: sqsClient(config.aws),
     queueUrl: pipeline.queueUrl,
     queueArn: process.env.SIGN_QUEUE_ARN ?? 'arn:aws:sqs:local:000000000000:sign-requests',
-    handler: signer,
+    handlers,
     batchSize: pipeline.signerBatchSize,
     batchingWindowMs: pipeline.signerBatchingWindowMs,
-    concurrency: pipeline.local.pollerConcurrency,
     region: config.aws.region,
     functionTimeoutMs: SIGNER_TIMEOUT_SECONDS * 1000,
     log: (line) => console.error(line),

@@ -1,6 +1,7 @@
 /**
  * Plays the Lambda SQS event source mapping for the unchanged signer handler: long-polls the queue,
- * hands batches to the handler with up to `concurrency` batches in flight, deletes what succeeded and
+ * hands batches to the handlers (one polling loop each, an execution environment each: one batch in
+ * flight per handler), deletes what succeeded and
  * leaves reported failures (batchItemFailures) to come back after the visibility timeout, where the
  * queue's redrive policy moves repeat offenders to the dead-letter queue.
  */
@@ -19,11 +20,11 @@ export interface PollerOptions {
   readonly client: SQSClient;
   readonly queueUrl: string;
   readonly queueArn: string;
-  readonly handler: SqsHandler;
+  /** One polling loop per handler, as one invocation at a time per execution environment. */
+  readonly handlers: readonly SqsHandler[];
   readonly batchSize: number;
   /** After the first messages of a batch, keep receiving this long (ms) unless the batch is full. */
   readonly batchingWindowMs?: number;
-  readonly concurrency: number;
   readonly region: string;
   readonly functionTimeoutMs: number;
   readonly log?: (line: string) => void;
@@ -38,9 +39,9 @@ export interface Poller {
 export function startSqsPoller(options: PollerOptions): Poller {
   let running = true;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const loops = Array.from({ length: options.concurrency }, () => loop());
+  const loops = options.handlers.map((handler) => loop(handler));
 
-  async function loop(): Promise<void> {
+  async function loop(handler: SqsHandler): Promise<void> {
     while (running) {
       let messages: Message[] = [];
       try {
@@ -77,7 +78,7 @@ export function startSqsPoller(options: PollerOptions): Poller {
       const event: SQSEvent = { Records: messages.map((m) => toRecord(m, options)) };
       let failed = new Set<string>(messages.map((m) => m.MessageId!));
       try {
-        const result = await options.handler(event, lambdaContext('signer', options.functionTimeoutMs));
+        const result = await handler(event, lambdaContext('signer', options.functionTimeoutMs));
         failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       } catch (err) {
         // A thrown handler fails the whole batch, as with Lambda.

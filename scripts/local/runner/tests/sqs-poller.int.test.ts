@@ -46,12 +46,13 @@ test('messages arriving within the batching window reach the handler as one batc
     client,
     queueUrl: url,
     queueArn: arn,
-    handler: async (event: SQSEvent) => {
-      batches.push(event.Records.map((r) => r.body));
-    },
+    handlers: [
+      async (event: SQSEvent) => {
+        batches.push(event.Records.map((r) => r.body));
+      },
+    ],
     batchSize: 10,
     batchingWindowMs: 400,
-    concurrency: 1,
     region: 'us-east-1',
     functionTimeoutMs: 30_000,
     sleep: (ms) => {
