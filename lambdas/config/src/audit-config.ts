@@ -1,4 +1,4 @@
-import { int, objectTarget, str } from './config';
+import { int, objectTarget, str } from './readers';
 import type { Env, ObjectTarget } from './types';
 
 /** Tamper-evident audit log settings (the table name comes from AUDIT_TABLE_NAME, see TABLES.audit). */

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { int, objectTarget, oneOf, parsePinSource, str } from './config';
+import { int, objectTarget, oneOf, parsePinSource, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env, ObjectTarget, PinSource } from './types';
 

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { SWEDISH_CLAIM_MAPPING, type ClaimMapping } from '@pipeline/core';
-import { int, oneOf, str } from './config';
+import { int, oneOf, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';
 

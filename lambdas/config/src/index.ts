@@ -1,4 +1,5 @@
-export { loadAwsConfig, loadConfig, loadHsmConfig, str } from './config';
+export { loadAwsConfig, loadConfig, loadHsmConfig } from './config';
+export { str } from './readers';
 export { ConfigError } from './errors';
 export { loadPipelineConfig, type PipelineConfig } from './pipeline-config';
 export { type ApiLimits, apiLimitsProblem } from './api-limits';

@@ -1,5 +1,5 @@
 import { KEY_TYPES, isKeyType, type KeyType } from '@pipeline/core';
-import { oneOf } from './config';
+import { oneOf } from './readers';
 import { ConfigError } from './errors';
 import { keygenTargets, parseKeyCounts } from './pool-targets';
 import type { Env } from './types';

@@ -1,6 +1,6 @@
 import { MAX_BODY_BYTES, SIGNER_EVENT_SOURCE } from '@pipeline/resources';
 import { apiLimitsProblem, type ApiLimits } from './api-limits';
-import { int, str } from './config';
+import { int, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';
 

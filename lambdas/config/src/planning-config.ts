@@ -1,4 +1,4 @@
-import { int } from './config';
+import { int } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';
 

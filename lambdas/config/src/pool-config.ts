@@ -1,4 +1,4 @@
-import { int, oneOf } from './config';
+import { int, oneOf } from './readers';
 import type { Env, PoolConfig, RequestsConfig } from './types';
 
 const DAY_SECONDS = 86_400;
