@@ -32,12 +32,17 @@ const KILLS = 6;
 // A takeover replaces a dead attempt's unreleased certificate, and the last delivery waits out a live
 // lease, so the only failure a kill may still cause is running out of deliveries.
 const TAKEOVER_FAILURES = new Set(['DELIVERY_EXHAUSTED']);
+// Keys leave the pool for the requests and with every consumer that claimed a bundle (10 keys, the
+// default POOL_BUNDLE_SIZE): each killed one, and the two that end the run. A pool that covers all of it
+// keeps POOL_EMPTY out of this test (on-the-fly generation is for pool-drain tests), with room for keys
+// discarded by taken-over attempts.
+const POOL_KEYS = REQUESTS + (KILLS + 2) * 10 + 20;
 let fault: FaultPipeline;
 const tokenFiles = snapshotTokenFiles();
 
 beforeAll(async () => {
   fault = await startFaultPipeline({
-    env: { POOL_TARGETS: 'EC-P256=160', LOCAL_CONSUMERS: '2', LOCAL_POLLER_CONCURRENCY: '2' },
+    env: { POOL_TARGETS: `EC-P256=${POOL_KEYS}`, LOCAL_CONSUMERS: '2', LOCAL_POLLER_CONCURRENCY: '2' },
   });
   await fault.pipeline.runKeygen();
 });
