@@ -145,9 +145,11 @@ export function wireSigner(): SignerHandlerDeps {
   // The next key of a type is claimed while the current request works: its table round trip leaves the
   // request path. A claimed key is deleted from the table, so it is still used at most once.
   const claimer = new PrefetchingKeyClaimer(keyPool);
-  // One Lambda client per environment: its connections are reused by every batch. Certificate requests of
-  // the records in flight go to the CA together (one invocation per batch, not per record).
-  const issuer = new BatchingCertificateIssuer(lambdaClient(config.aws), pipeline.caFunctionName, {
+  // One Lambda client per environment, for the CA, the TSA and the OCSP function: its connections are
+  // reused by every batch. Certificate requests of the records in flight go to the CA together (one
+  // invocation per batch, not per record).
+  const lambda = lambdaClient(config.aws);
+  const issuer = new BatchingCertificateIssuer(lambda, pipeline.caFunctionName, {
     windowMs: pipeline.caBatchWindowMs,
     maxBatch: pipeline.caBatchMax,
     inFlight: () => limit.activeCount,
@@ -156,7 +158,7 @@ export function wireSigner(): SignerHandlerDeps {
   // published CRL, read at most once a minute.
   const timeStamper =
     pipeline.timeStamping.kind === 'function'
-      ? new FunctionTimeStamper(lambdaClient(config.aws), pipeline.timeStamping.functionName)
+      ? new FunctionTimeStamper(lambda, pipeline.timeStamping.functionName)
       : new HttpTimeStamper(
           pipeline.timeStamping.url,
           readFileSync(pipeline.timeStamping.trustAnchorsFile, 'utf8').match(
@@ -166,7 +168,7 @@ export function wireSigner(): SignerHandlerDeps {
   const publisher = pkiPublisher(loadCaConfig().publishTarget, config.aws);
   let rootCrl: { readonly at: number; readonly der: Promise<Buffer | undefined> } | undefined;
   const validationData = new ValidationDataCollector({
-    client: lambdaClient(config.aws),
+    client: lambda,
     ocspFunctionName: pipeline.ocspFunctionName,
     rootCrl: () => {
       if (!rootCrl || Date.now() - rootCrl.at > 60_000) {
