@@ -10,14 +10,23 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { documentClient } from '@pipeline/adapters/aws';
+import { documentClient, type DynamoDBDocumentClient } from '@pipeline/adapters/aws';
+import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
+import { pkiPublisher } from '@pipeline/adapters/publish';
 import { createAuditLog } from '@pipeline/audit';
-import { bootstrapCaHierarchy } from '@pipeline/ca';
-import type { AuditSink, PkiObjectName } from '@pipeline/core';
+import {
+  RevocationAuthority,
+  bootstrapCaHierarchy,
+  caCertificateStore,
+  type CaCertificateStore,
+} from '@pipeline/ca';
+import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
+import type { AuditSink, PkiObjectName, PkiPublisher } from '@pipeline/core';
+import { TABLES, tableName } from '@pipeline/resources';
 import { createLogger, createMetrics } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
-import { onceUntilFailure } from '../shared/once';
-import { sharedPki, type PkiContext } from '../shared/pki';
+import { onceUntilFailure, type Once } from '../shared/once';
 
 /** Caches may keep a CRL this long: a revocation shows within minutes even though nextUpdate is later. */
 const CRL_MAX_AGE_SECONDS = 300;
@@ -30,6 +39,20 @@ export interface PublicationResult {
   readonly revokedEntries: number;
   /** Entries of the previous CRL the records no longer showed (kept all the same). */
   readonly restoredEntries: number;
+}
+
+/** The CA crypto user's HSM login, the certificate records, the CA certificates and the signers over them. */
+export interface PkiContext {
+  readonly config: CaConfig;
+  readonly hsm: Hsm;
+  readonly doc: DynamoDBDocumentClient;
+  readonly certificateStore: CaCertificateStore;
+  readonly publisher: PkiPublisher;
+  /**
+   * Signers over the CA certificates as last read; `authority.forget()` makes the next call read the CA
+   * certificates again (after maintenance changed them).
+   */
+  readonly authority: Once<RevocationAuthority>;
 }
 
 export interface CrlHandlerDeps {
@@ -97,11 +120,36 @@ async function publish(pki: PkiContext, { logger, audit }: CrlHandlerDeps): Prom
   return { ...result, restoredEntries: issuing.restored.length };
 }
 
+async function setUpPki(): Promise<PkiContext> {
+  const { hsm: hsmConfig, aws } = loadConfig();
+  const config = loadCaConfig();
+  // The CA keys (root, issuing, OCSP responder) belong to the CA's crypto user.
+  const hsm = await connectHsm({ ...hsmConfig, pinSource: config.pinSource }, aws);
+  const doc = documentClient(aws);
+  const certificates = new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) });
+  const certificateStore = caCertificateStore(config.certsSource, aws);
+  const authority = onceUntilFailure(async () => {
+    const caCertificates = await certificateStore.read();
+    if (!caCertificates) throw new Error(`no CA certificates in ${certificateStore.location}`);
+    return RevocationAuthority.create({ hsm, store: certificates, caCertificates, config });
+  });
+  return {
+    config,
+    hsm,
+    doc,
+    certificateStore,
+    publisher: pkiPublisher(config.publishTarget, aws),
+    authority,
+  };
+}
+
 /** The publication's dependencies from configuration, set up once per execution environment. */
 export function wireCrl(): CrlHandlerDeps {
+  const pki = onceUntilFailure(setUpPki);
   return {
-    pki: sharedPki,
-    audit: onceUntilFailure(async () => createAuditLog({ doc: documentClient((await sharedPki()).aws) })),
+    pki,
+    // One DynamoDB client for the certificate records and the audit log.
+    audit: onceUntilFailure(async () => createAuditLog({ doc: (await pki()).doc })),
     logger: createLogger('crl'),
     metrics: createMetrics(),
   };
