@@ -16,6 +16,7 @@ import { ocspErrorResponse } from '@pipeline/pki';
 import { TABLES, tableName } from '@pipeline/resources';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
+import { derResult, postedDer } from '../shared/binary-http';
 import { caSideLogin } from '../shared/ca-login';
 import { onceUntilFailure } from '../shared/once';
 
@@ -23,24 +24,13 @@ import { onceUntilFailure } from '../shared/once';
 const MAX_REQUEST_BYTES = 8192;
 
 function answer(der: Buffer, maxAgeSeconds: number): APIGatewayProxyResult {
-  return {
-    statusCode: 200,
-    headers: {
-      'Content-Type': 'application/ocsp-response',
-      'Cache-Control': maxAgeSeconds > 0 ? `public, max-age=${maxAgeSeconds}` : 'no-store',
-    },
-    body: der.toString('base64'),
-    isBase64Encoded: true,
-  };
+  const cacheControl = maxAgeSeconds > 0 ? `public, max-age=${maxAgeSeconds}` : 'no-store';
+  return derResult(200, 'application/ocsp-response', der, cacheControl);
 }
 
 /** The DER request from either binding; undefined when the HTTP request carries none. */
 function ocspRequestOf(event: APIGatewayProxyEvent): Buffer | undefined {
-  if (event.httpMethod === 'POST') {
-    const body = event.body ?? '';
-    const der = event.isBase64Encoded ? Buffer.from(body, 'base64') : Buffer.from(body, 'latin1');
-    return der.length > 0 && der.length <= MAX_REQUEST_BYTES ? der : undefined;
-  }
+  if (event.httpMethod === 'POST') return postedDer(event, MAX_REQUEST_BYTES);
   const encoded = event.pathParameters?.request;
   if (event.httpMethod !== 'GET' || !encoded || encoded.length > MAX_REQUEST_BYTES * 2) return undefined;
   // RFC 6960 A.1: base64 then URL-encoding; base64url is accepted too.

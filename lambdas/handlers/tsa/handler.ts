@@ -11,6 +11,7 @@ import { TimeStampAuthority } from '@pipeline/ca';
 import { timeStampRejection } from '@pipeline/pki';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
+import { derResult, postedDer } from '../shared/binary-http';
 import { caSideLogin } from '../shared/ca-login';
 import { onceUntilFailure } from '../shared/once';
 
@@ -18,20 +19,7 @@ import { onceUntilFailure } from '../shared/once';
 const MAX_REQUEST_BYTES = 4096;
 
 function reply(status: number, der: Buffer): APIGatewayProxyResult {
-  return {
-    statusCode: status,
-    headers: { 'Content-Type': 'application/timestamp-reply', 'Cache-Control': 'no-store' },
-    body: der.toString('base64'),
-    isBase64Encoded: true,
-  };
-}
-
-/** The DER query of a POST; undefined when there is none or it is too large. */
-function timeStampQueryOf(event: APIGatewayProxyEvent): Buffer | undefined {
-  if (event.httpMethod !== 'POST') return undefined;
-  const body = event.body ?? '';
-  const der = event.isBase64Encoded ? Buffer.from(body, 'base64') : Buffer.from(body, 'latin1');
-  return der.length > 0 && der.length <= MAX_REQUEST_BYTES ? der : undefined;
+  return derResult(status, 'application/timestamp-reply', der);
 }
 
 export interface TsaHandlerDeps {
@@ -54,7 +42,7 @@ export function createTsaHandler({
 }: TsaHandlerDeps): LambdaHandler<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return lambdaHandler(
     async (event: APIGatewayProxyEvent) => {
-      const query = timeStampQueryOf(event);
+      const query = postedDer(event, MAX_REQUEST_BYTES);
       if (!query) return reply(400, timeStampRejection('badDataFormat', 'POST one DER TimeStampReq'));
       const type = Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
       if (type && type.split(';')[0].trim().toLowerCase() !== 'application/timestamp-query') {
