@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { dynamoDbClient, sqsClient } from '@pipeline/adapters/aws';
-import { loadAuditConfig, loadCaConfig, loadConfig, loadPipelineConfig } from '@pipeline/config';
+import { loadCaConfig, loadConfig, loadPipelineConfig } from '@pipeline/config';
 import { API_STAGE, QUEUES, SCHEDULES, TABLES, tableName } from '@pipeline/resources';
 import {
   checkpointRound,
@@ -292,7 +292,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     schedule(
       'audit-checkpoint',
       () => checkpointRound(checkpointer).then(() => undefined),
-      loadAuditConfig().checkpointIntervalSeconds,
+      checkpointer.intervalMs / 1000,
       true,
       log,
       cleanups,
