@@ -7,8 +7,7 @@
  */
 import { ConfigError, parseKeyCounts, type Env } from '@pipeline/config';
 import type { Hsm } from '@pipeline/adapters/hsm';
-import { HsmBusyError } from '@pipeline/core';
-import type { KeyType } from '@pipeline/core';
+import { HsmBusyError, type KeyType } from '@pipeline/core';
 
 /** An injected failure: an HsmBusyError (callers retry it like a capacity error) with its own code. */
 export class HsmInjectedFault extends HsmBusyError {

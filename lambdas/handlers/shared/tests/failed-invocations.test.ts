@@ -12,7 +12,7 @@ import { createCrlHandler } from '../../crl/handler';
 import { createKeygenHandler } from '../../keygen/handler';
 import { createReconcileHandler } from '../../reconcile/handler';
 import { createSignerHandler } from '../../signer/handler';
-import { stdoutOf } from './stdout';
+import { stdoutOf } from '../../../test-support/stdout';
 
 restoreEnvAfterAll();
 process.env.POWERTOOLS_METRICS_DISABLED = 'false';

@@ -8,7 +8,7 @@ import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 import { lambdaHandler } from '../middleware';
-import { stdoutOf } from './stdout';
+import { stdoutOf } from '../../../test-support/stdout';
 
 restoreEnvAfterAll();
 

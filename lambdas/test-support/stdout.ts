@@ -1,4 +1,7 @@
-/** The JSON lines a call writes to stdout (Powertools writes there outside its dev mode). */
+/**
+ * The JSON lines a call writes to stdout: Powertools' log lines and EMF documents (written there outside
+ * its dev mode).
+ */
 export async function stdoutOf(run: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
   const lines: string[] = [];
   const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
