@@ -152,6 +152,10 @@ export {
   SerialCollisionError,
 } from './pki/certificate-store';
 export {
+  type CanonicalPublicKey,
+  canonicalPublicKey,
+} from './pki/public-key';
+export {
   type CertificateStatus,
   crossCheckRevocations,
   isRevocationReason,
@@ -259,6 +263,7 @@ export {
   hashIds,
   inclusionPath,
   keyUsage,
+  type KeyUsageReport,
   merkleRoot,
   parseAuditItems,
   parseCheckpointBody,
