@@ -41,7 +41,13 @@ import {
 } from '@pipeline/audit';
 import { caCertificateStore, checkRevocations, type RevocationCheck } from '@pipeline/ca';
 import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '@pipeline/config';
-import { eventsOf, keyUsage, proveReceipt, type SignRequestRecord, type StoredAuditLog } from '@pipeline/core';
+import {
+  eventsOf,
+  keyUsage,
+  proveReceipt,
+  type SignRequestRecord,
+  type StoredAuditLog,
+} from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { LOCAL_DIR } from './local/paths';
 import { useRunnerEnv } from './local/runner-info';
@@ -168,7 +174,9 @@ async function main(argv: readonly string[]): Promise<number> {
       const keysClean = keys.reused.length === 0 && keys.keyAttempts.length === 0;
       if (rest.includes('--json')) {
         const { reused, keyAttempts } = keys;
-        console.log(JSON.stringify({ ...report, revocations: revoked, keys: { reused, keyAttempts } }, null, 2));
+        console.log(
+          JSON.stringify({ ...report, revocations: revoked, keys: { reused, keyAttempts } }, null, 2),
+        );
       } else {
         const lines = [...formatReport(report), ...formatRevocations(revoked), ...formatKeyUsage(keys)];
         for (const line of lines) console.log(line);

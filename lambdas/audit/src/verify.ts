@@ -60,15 +60,15 @@ export function formatKeyUsage(usage: KeyUsageReport): string[] {
   const summary =
     `${usage.claimed} pool keys claimed, ${usage.signatures} signatures, ${usage.certificates} certificates, ` +
     `${usage.refused} certifications refused`;
-  if (reused.length === 0 && keyAttempts.length === 0) return [`keys: ${summary}; each key served one request`];
+  if (reused.length === 0 && keyAttempts.length === 0)
+    return [`keys: ${summary}; each key served one request`];
   const lines = [`keys: ${summary}`];
   for (const key of reused) {
     lines.push(`  REUSED: ${key}: requests ${(usage.requestsByKey.get(key) ?? []).join(', ')}`);
   }
   for (const a of keyAttempts) {
     const where = a.keyId === undefined ? '' : ` stored as pool key ${a.keyId}`;
-    const what =
-      a.code === 'PUBLIC_KEY_NOT_CANONICAL' ? 're-encoded (not its canonical encoding)' : 'again';
+    const what = a.code === 'PUBLIC_KEY_NOT_CANONICAL' ? 're-encoded (not its canonical encoding)' : 'again';
     const before = a.certified
       ? `, certified for request ${a.certified.requestId} (serial ${a.certified.serial})`
       : '';

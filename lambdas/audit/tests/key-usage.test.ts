@@ -36,11 +36,28 @@ test('refused attempts to certify a key again are named: the copy, the re-encode
   const key = hash('canonical spki of key-1');
   const events: AuditEvent[] = [
     { type: 'pool.key-claimed', keyId: 'key-1', requestId: 'req-1' },
-    { type: 'certificate.issued', requestId: 'req-1', serial: '0a1b', subjectHash: hash('a'), keySpkiHash: key },
-    { type: 'signature.made', requestId: 'req-1', signatureHash: hash('s1'), keySpkiHash: key, keyId: 'key-1' },
+    {
+      type: 'certificate.issued',
+      requestId: 'req-1',
+      serial: '0a1b',
+      subjectHash: hash('a'),
+      keySpkiHash: key,
+    },
+    {
+      type: 'signature.made',
+      requestId: 'req-1',
+      signatureHash: hash('s1'),
+      keySpkiHash: key,
+      keyId: 'key-1',
+    },
     // The bundle put back: the CA refuses the key it certified.
     { type: 'pool.key-claimed', keyId: 'key-1', requestId: 'req-2' },
-    { type: 'certificate.refused', requestId: 'req-2', code: 'PUBLIC_KEY_ALREADY_CERTIFIED', keySpkiHash: key },
+    {
+      type: 'certificate.refused',
+      requestId: 'req-2',
+      code: 'PUBLIC_KEY_ALREADY_CERTIFIED',
+      keySpkiHash: key,
+    },
     { type: 'pool.key-discarded', keyId: 'key-1', reason: 'already-certified', requestId: 'req-2' },
     // The same key re-encoded under a new id: the signer refuses it unused.
     { type: 'pool.key-claimed', keyId: 'copy-1', requestId: 'req-3' },
@@ -52,7 +69,12 @@ test('refused attempts to certify a key again are named: the copy, the re-encode
       keySpkiHash: key,
     },
     // A re-encoded CSR at the CA, of a key never certified; a refusal of another kind is not named.
-    { type: 'certificate.refused', requestId: 'req-4', code: 'PUBLIC_KEY_NOT_CANONICAL', keySpkiHash: hash('b') },
+    {
+      type: 'certificate.refused',
+      requestId: 'req-4',
+      code: 'PUBLIC_KEY_NOT_CANONICAL',
+      keySpkiHash: hash('b'),
+    },
     { type: 'certificate.refused', requestId: 'req-5', code: 'SIGNER_MISMATCH', keySpkiHash: hash('c') },
   ];
   const usage = keyUsage(await logOf(events));

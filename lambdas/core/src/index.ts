@@ -151,10 +151,7 @@ export {
   type RecordIssuedResult,
   SerialCollisionError,
 } from './pki/certificate-store';
-export {
-  type CanonicalPublicKey,
-  canonicalPublicKey,
-} from './pki/public-key';
+export { type CanonicalPublicKey, canonicalPublicKey } from './pki/public-key';
 export {
   type CertificateStatus,
   crossCheckRevocations,

@@ -165,7 +165,10 @@ describe('RSA', () => {
 });
 
 test('anything else is no key: garbage, trailing bytes, another algorithm', () => {
-  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'der' });
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({
+    type: 'spki',
+    format: 'der',
+  });
   expect(canonicalPublicKey(Buffer.from('not a key'))).toBeUndefined();
   expect(canonicalPublicKey(Buffer.alloc(0))).toBeUndefined();
   const trailing = Buffer.concat([ec, Buffer.from([0])]);

@@ -66,7 +66,10 @@ export interface RefusedKeyAttempt {
   readonly certified?: { readonly requestId: string; readonly serial: string };
 }
 
-const KEY_REFUSALS: ReadonlySet<string> = new Set(['PUBLIC_KEY_ALREADY_CERTIFIED', 'PUBLIC_KEY_NOT_CANONICAL']);
+const KEY_REFUSALS: ReadonlySet<string> = new Set([
+  'PUBLIC_KEY_ALREADY_CERTIFIED',
+  'PUBLIC_KEY_NOT_CANONICAL',
+]);
 
 export function keyUsage(events: readonly AuditEvent[]): KeyUsageReport {
   const uses = new Map<string, Set<string>>();

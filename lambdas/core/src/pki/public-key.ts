@@ -59,7 +59,9 @@ const arrayBuffer = (bytes: Buffer): ArrayBuffer => new Uint8Array(bytes).buffer
 
 function spkiDer(algorithm: AlgorithmIdentifier, subjectPublicKey: Buffer): Buffer {
   return Buffer.from(
-    AsnConvert.serialize(new SubjectPublicKeyInfo({ algorithm, subjectPublicKey: arrayBuffer(subjectPublicKey) })),
+    AsnConvert.serialize(
+      new SubjectPublicKeyInfo({ algorithm, subjectPublicKey: arrayBuffer(subjectPublicKey) }),
+    ),
   );
 }
 
@@ -77,7 +79,10 @@ function ecKey(info: SubjectPublicKeyInfo): { keyType: KeyType; spki: Buffer } |
     'uncompressed',
   ) as Buffer;
   const namedCurve = Buffer.from(AsnConvert.serialize(new ECParameters({ namedCurve: curve.oid })));
-  const algorithm = new AlgorithmIdentifier({ algorithm: id_ecPublicKey, parameters: arrayBuffer(namedCurve) });
+  const algorithm = new AlgorithmIdentifier({
+    algorithm: id_ecPublicKey,
+    parameters: arrayBuffer(namedCurve),
+  });
   return { keyType: curve.keyType, spki: spkiDer(algorithm, point) };
 }
 
