@@ -396,8 +396,8 @@ class SigningAttempt {
   /**
    * A key (claimed from the pool, deleted in the same step; or generated; or none: reject), the proof of
    * possession it signs, and its certificate. A pooled key that cannot serve (wrapped under another
-   * profile, rejected by unwrap, stored with a public key that is not its own, or certified before: a
-   * restored copy) is discarded - it is already out of the pool - and the request carries on with the
+   * profile, its public key stored in another than its canonical encoding, rejected by unwrap, stored
+   * with a public key that is not its own, or certified before: a restored copy) is discarded - it is already out of the pool - and the request carries on with the
    * next one, up to maxDiscardedKeys.
    */
   private async acquireCertifiedKey(): Promise<CertifiedKey> {
