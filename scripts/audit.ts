@@ -7,8 +7,10 @@
  * (AUDIT_ANCHOR_TARGET), or locally on those of a running `npm start`.
  *
  * verify checks the chains and checkpoints, the table against the checkpoints anchored outside it
- * (truncations, rewinds, gaps, entries left uncovered longer than AUDIT_ANCHOR_MAX_LAG_SECONDS), and
- * cross-checks every revocation between the certificate records, the audit log and the published CRL.
+ * (truncations, rewinds, gaps, entries left uncovered longer than AUDIT_ANCHOR_MAX_LAG_SECONDS),
+ * cross-checks every revocation between the certificate records, the audit log and the published CRL,
+ * and names any key used for two requests and every refused attempt to have a key certified again (a
+ * copy of a certified key, or one re-encoded), with the request and serial it was certified for.
  * Exit 0 when all agree, 1 when something is named, 2 when it could not run.
  *
  * prove checks one signed request's receipt: the audit key's signature over its entry as chain head, its
@@ -31,6 +33,7 @@ import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { pkiPublisher } from '@pipeline/adapters/publish';
 import {
   AuditLog,
+  formatKeyUsage,
   formatReport,
   hsmAuditSigner,
   loadAuditPublicKey,
@@ -38,7 +41,13 @@ import {
 } from '@pipeline/audit';
 import { caCertificateStore, checkRevocations, type RevocationCheck } from '@pipeline/ca';
 import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '@pipeline/config';
-import { eventsOf, proveReceipt, type SignRequestRecord, type StoredAuditLog } from '@pipeline/core';
+import {
+  eventsOf,
+  keyUsage,
+  proveReceipt,
+  type SignRequestRecord,
+  type StoredAuditLog,
+} from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { LOCAL_DIR } from './local/paths';
 import { useRunnerEnv } from './local/runner-info';
@@ -161,9 +170,18 @@ async function main(argv: readonly string[]): Promise<number> {
       });
       const revoked = await revocations(doc, log);
       const agree = !revoked || (revoked.disagreements.length === 0 && !revoked.crlInvalid);
-      if (rest.includes('--json')) console.log(JSON.stringify({ ...report, revocations: revoked }, null, 2));
-      else for (const line of [...formatReport(report), ...formatRevocations(revoked)]) console.log(line);
-      return report.intact && agree ? 0 : 1;
+      const keys = keyUsage(eventsOf(log));
+      const keysClean = keys.reused.length === 0 && keys.keyAttempts.length === 0;
+      if (rest.includes('--json')) {
+        const { reused, keyAttempts } = keys;
+        console.log(
+          JSON.stringify({ ...report, revocations: revoked, keys: { reused, keyAttempts } }, null, 2),
+        );
+      } else {
+        const lines = [...formatReport(report), ...formatRevocations(revoked), ...formatKeyUsage(keys)];
+        for (const line of lines) console.log(line);
+      }
+      return report.intact && agree && keysClean ? 0 : 1;
     }
     if (command === 'checkpoint') {
       const signer = await hsmAuditSigner(await connect(), config.keyLabel);

@@ -5,6 +5,7 @@ import {
   type AuditStore,
   type AuditVerificationReport,
   type CheckpointSignatureCheck,
+  type KeyUsageReport,
   type StoredAuditLog,
 } from '@pipeline/core';
 
@@ -45,4 +46,36 @@ export function formatReport(report: AuditVerificationReport): string[] {
       return `  ${where}: ${i.kind}: ${i.detail}`;
     }),
   ];
+}
+
+const short = (hash: string | undefined): string => (hash === undefined ? 'no key' : hash.slice(0, 16));
+
+/**
+ * Human-readable lines on the keys the log names: any key used for more than one request (the "one key,
+ * one signature" invariant broken), and every refused attempt to have a key certified again (a copy of a
+ * certified key, or a key re-encoded to look new), with the request and serial it was certified for.
+ */
+export function formatKeyUsage(usage: KeyUsageReport): string[] {
+  const { keyAttempts, reused } = usage;
+  const summary =
+    `${usage.claimed} pool keys claimed, ${usage.signatures} signatures, ${usage.certificates} certificates, ` +
+    `${usage.refused} certifications refused`;
+  if (reused.length === 0 && keyAttempts.length === 0)
+    return [`keys: ${summary}; each key served one request`];
+  const lines = [`keys: ${summary}`];
+  for (const key of reused) {
+    lines.push(`  REUSED: ${key}: requests ${(usage.requestsByKey.get(key) ?? []).join(', ')}`);
+  }
+  for (const a of keyAttempts) {
+    const where = a.keyId === undefined ? '' : ` stored as pool key ${a.keyId}`;
+    const what = a.code === 'PUBLIC_KEY_NOT_CANONICAL' ? 're-encoded (not its canonical encoding)' : 'again';
+    const before = a.certified
+      ? `, certified for request ${a.certified.requestId} (serial ${a.certified.serial})`
+      : '';
+    lines.push(
+      `  refused: key ${short(a.keySpkiHash)}${before}, presented ${what}${where} for request ` +
+        `${a.requestId ?? '?'}: ${a.code} by the ${a.by === 'ca' ? 'CA' : 'signer'}`,
+    );
+  }
+  return lines;
 }

@@ -3,6 +3,7 @@ import { pkiUrls, type CaConfig } from '@pipeline/config';
 import {
   AssertionError,
   assertionNonce,
+  canonicalPublicKey,
   expectedApproval,
   subjectAttributes,
   type AuditSink,
@@ -38,6 +39,7 @@ import {
   CaNotReadyError,
   KeyMismatchError,
   PublicKeyAlreadyCertifiedError,
+  PublicKeyNotCanonicalError,
   RequestUnknownError,
   SerialCollisionError,
   SignerMismatchError,
@@ -246,7 +248,9 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
    */
   private async check(input: IssueCertificateInput): Promise<Checked> {
     const csr = verifyCsr(input.csrDer);
-    const publicKeyHash = sha256Hex(csr.publicKeySpki);
+    // The key, not its bytes: registered, hashed, certified and logged in its one canonical encoding.
+    const key = canonicalPublicKey(csr.publicKeySpki);
+    const publicKeyHash = key?.hash ?? sha256Hex(csr.publicKeySpki);
     const assertionHash = typeof input.assertion === 'string' ? sha256Hex(input.assertion) : undefined;
     try {
       const binding = input.binding;
@@ -256,6 +260,8 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       ) {
         throw new RequestUnknownError();
       }
+      // Another encoding of a key hashes as another key: refused, and logged under the key's own hash.
+      if (!key?.canonical) throw new PublicKeyNotCanonicalError();
       if (csr.keyType !== binding.keyType) throw new KeyMismatchError(binding.keyType, csr.keyType);
       if (!assertionHash) {
         throw new AssertionError(
@@ -269,7 +275,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       });
       const subject = encodeName(subjectAttributes(verified.signer));
       if (!nameDer(subject).equals(csr.subjectDer)) throw new SignerMismatchError();
-      return { input, spki: csr.publicKeySpki, publicKeyHash, assertionHash, verified, subject };
+      return { input, spki: key.spki, publicKeyHash, assertionHash, verified, subject };
     } catch (err) {
       if (isRefusal(err)) await this.refused(input.requestId, err, publicKeyHash, assertionHash);
       throw err;

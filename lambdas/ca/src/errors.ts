@@ -73,3 +73,15 @@ export class PublicKeyAlreadyCertifiedError extends CaError {
     super('this public key was certified before: a one-time key is certified once');
   }
 }
+
+/**
+ * The CSR carries its public key in another encoding than the key's one canonical form (a compressed EC
+ * point, RSA without NULL parameters, ...): a re-encoded copy of a key would hash as a new one.
+ */
+export class PublicKeyNotCanonicalError extends CaError {
+  public override readonly name = 'PublicKeyNotCanonicalError';
+  public override readonly code = 'PUBLIC_KEY_NOT_CANONICAL';
+  public constructor() {
+    super('the CSR public key is not in its canonical encoding');
+  }
+}

@@ -11,6 +11,7 @@ export {
   CsrSignatureInvalidError,
   KeyMismatchError,
   PublicKeyAlreadyCertifiedError,
+  PublicKeyNotCanonicalError,
   RequestUnknownError,
   SerialCollisionError,
   SignerMismatchError,

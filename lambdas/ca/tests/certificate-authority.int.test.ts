@@ -3,7 +3,10 @@
  * here) and DynamoDB Local, on identity assertions of the direct identity provider; every certificate is
  * judged by openssl and by Node's X509Certificate.
  */
-import { X509Certificate, createHash } from 'node:crypto';
+import { ECDH, X509Certificate, createHash } from 'node:crypto';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { AlgorithmIdentifier, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
+import { id_rsaEncryption } from '@peculiar/asn1-rsa';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
@@ -27,6 +30,7 @@ import {
   CsrSignatureInvalidError,
   KeyMismatchError,
   PublicKeyAlreadyCertifiedError,
+  PublicKeyNotCanonicalError,
   RequestUnknownError,
   SignerMismatchError,
   caCertificateStore,
@@ -102,6 +106,24 @@ async function refusalOf(promise: Promise<unknown>): Promise<{ error: unknown; a
     (e: unknown) => e,
   );
   return { error, audited: events.slice(before).filter((e) => e.type === 'certificate.refused') };
+}
+
+/** The same public key in another encoding: an EC point compressed, an RSA key without NULL parameters. */
+function reencoded(spki: Buffer): Buffer {
+  const info = AsnConvert.parse(spki, SubjectPublicKeyInfo);
+  if (info.algorithm.algorithm === id_rsaEncryption) {
+    info.algorithm = new AlgorithmIdentifier({ algorithm: id_rsaEncryption });
+  } else {
+    const point = ECDH.convertKey(
+      Buffer.from(info.subjectPublicKey),
+      'prime256v1',
+      undefined,
+      undefined,
+      'compressed',
+    );
+    info.subjectPublicKey = new Uint8Array(point as Buffer).buffer;
+  }
+  return Buffer.from(AsnConvert.serialize(info));
 }
 
 function text(certificatePem: string): string {
@@ -341,6 +363,58 @@ describe('issuance rules', () => {
       }),
     ]);
   });
+
+  it.each<KeyType>(['EC-P256', 'RSA-2048'])(
+    'a %s key is certified once whatever its encoding: re-encoded, it is refused PUBLIC_KEY_NOT_CANONICAL under its own hash',
+    async (keyType) => {
+      const { buildCsr } = await import('@pipeline/pki');
+      const csrOf = (spki: Buffer, key: PrivateKeyRef) =>
+        buildCsr({
+          subject: IDENTITY,
+          keyType,
+          publicKeySpki: spki,
+          sign: (d, o) => hsm.signDigest(key, d, o),
+        });
+      const certifiedHash = (spki: Buffer) => createHash('sha256').update(spki).digest('hex');
+      // A certified key, presented again re-encoded (the compressed point, RSA without NULL) for another
+      // request: the CSR's signature verifies, its bytes hash as a new key, and the CA refuses it.
+      const first = await issueFor(keyType);
+      const copy = reencoded(first.spki);
+      expect(copy.length).toBe(keyType === 'EC-P256' ? 59 : 292);
+      const evidence = evidenceFor({ keyType });
+      // Refused before the CA's first await: its audit event is appended before ca.issue returns.
+      const refusal = (issuing: () => Promise<unknown>) => refusalOf(Promise.resolve().then(issuing));
+      const csr = await csrOf(copy, first.key);
+      const { error, audited } = await refusal(() => ca.issue({ ...evidence, csrDer: csr }));
+      expect(error).toBeInstanceOf(PublicKeyNotCanonicalError);
+      expect((error as PublicKeyNotCanonicalError).code).toBe('PUBLIC_KEY_NOT_CANONICAL');
+      expect(audited).toEqual([
+        expect.objectContaining({
+          requestId: evidence.requestId,
+          code: 'PUBLIC_KEY_NOT_CANONICAL',
+          keySpkiHash: certifiedHash(first.spki),
+        }),
+      ]);
+      // A key never certified, re-encoded: refused as well (the register keys on the canonical form only).
+      const fresh = await keyAndCsr(hsm, keyType, keys);
+      const other = evidenceFor({ keyType });
+      const freshCsr = await csrOf(reencoded(fresh.spki), fresh.key);
+      const refused = await refusal(() => ca.issue({ ...other, csrDer: freshCsr }));
+      expect(refused.error).toBeInstanceOf(PublicKeyNotCanonicalError);
+      expect(refused.audited).toEqual([
+        expect.objectContaining({ code: 'PUBLIC_KEY_NOT_CANONICAL', keySpkiHash: certifiedHash(fresh.spki) }),
+      ]);
+      const [state] = await new CertificateRepository(doc, { tableName: tables.certificates }).lookup([
+        { requestId: other.requestId, assertionKey: '-', publicKeyHash: certifiedHash(fresh.spki) },
+      ]);
+      expect(state).toEqual({});
+      // In its canonical encoding, the same fresh key is certified, once.
+      const issued = await ca.issue({ ...other, csrDer: fresh.csrDer });
+      expect(
+        new X509Certificate(issued.certificatePem).publicKey.export({ type: 'spki', format: 'der' }),
+      ).toEqual(fresh.spki);
+    },
+  );
 
   it('refuses a CSR whose signature does not match its public key, and records nothing', async () => {
     const victim = await keyAndCsr(hsm, 'EC-P256', keys);

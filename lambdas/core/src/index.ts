@@ -151,6 +151,7 @@ export {
   type RecordIssuedResult,
   SerialCollisionError,
 } from './pki/certificate-store';
+export { type CanonicalPublicKey, canonicalPublicKey } from './pki/public-key';
 export {
   type CertificateStatus,
   crossCheckRevocations,
@@ -259,6 +260,7 @@ export {
   hashIds,
   inclusionPath,
   keyUsage,
+  type KeyUsageReport,
   merkleRoot,
   parseAuditItems,
   parseCheckpointBody,

@@ -11,6 +11,7 @@ import {
   type AuditEvent,
   type AuditReceipt,
   type AuditSink,
+  type CanonicalPublicKey,
   type CertificateIssuer,
   type ContainerBuilder,
   type CsrBuilder,
@@ -244,6 +245,16 @@ export function harness(
     order.push('sign');
     return realSign(key, digest, options);
   };
+  // The fakes' keys are canonical; `reencoded:<spki>` is the same key stored in another encoding.
+  const canonicalKey = (spki: Buffer): CanonicalPublicKey => {
+    const key = Buffer.from(spki.toString().replace(/^reencoded:/, ''));
+    return {
+      keyType: 'EC-P256',
+      spki: key,
+      hash: createHash('sha256').update(key).digest('hex'),
+      canonical: key.equals(spki),
+    };
+  };
   const { settings, ...rest } = overrides;
   const deps: MutableDeps = {
     requests: store,
@@ -251,6 +262,7 @@ export function harness(
     hsm,
     buildCsr,
     verifyCsr,
+    canonicalKey,
     issuer,
     buildContainer,
     audit,

@@ -3,6 +3,7 @@
  * races, superseded attempts), every failure stage and its code, unusable pool keys, the empty-pool
  * policies, retries, and that no HSM object outlives an attempt, whatever ended it.
  */
+import { createHash } from 'node:crypto';
 import {
   AttemptSupersededError,
   FallbackLimiter,
@@ -370,6 +371,52 @@ describe('a pool key the CA certified before (a restored copy) is discarded; not
     const outcome = await processSignRequest(h.deps, received(h).id);
     expect(outcome.record.error?.code).toBe('PUBLIC_KEY_ALREADY_CERTIFIED');
     expect(outcome.record.signature).toBeUndefined();
+    expect(h.hsm.live.size).toBe(0);
+  });
+});
+
+describe('a pool key stored in another encoding than its canonical one (a re-encoded copy) is discarded unused', () => {
+  test('before the HSM unwraps it: the next key serves, the discard names the key by its canonical hash', async () => {
+    const h = harness({ settings: { maxDiscardedKeys: 0 } });
+    const issued: string[] = [];
+    const issue = h.deps.issuer.issue.bind(h.deps.issuer);
+    h.deps.issuer = {
+      issue: async (input) => {
+        issued.push((JSON.parse(input.csrDer.toString()) as { spki: string }).spki);
+        return issue(input);
+      },
+    };
+    h.pool.push(poolKey(1, { publicKeySpki: Buffer.from('reencoded:spki-of-key-1') }), poolKey(2));
+    const unwraps = jest.spyOn(h.hsm, 'unwrapPrivateKey');
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome.status).toBe('signed');
+    expect(Buffer.from(outcome.record.signature!, 'base64').toString()).toMatch(/^sig\(key-2\):/);
+    expect(unwraps).toHaveBeenCalledTimes(1);
+    expect(issued).toEqual(['spki-of-key-2']);
+    expect(outcome.record.discardedKeys).toBe(1);
+    expect(h.appended.filter((e) => e.type === 'pool.key-discarded')).toEqual([
+      {
+        type: 'pool.key-discarded',
+        keyId: 'k1',
+        reason: 'public-key-not-canonical',
+        requestId: outcome.record.id,
+        keySpkiHash: createHash('sha256').update('spki-of-key-1').digest('hex'),
+      },
+    ]);
+    expect(h.hsm.live.size).toBe(0);
+  });
+
+  test('past the copies a request may discard: PUBLIC_KEY_NOT_CANONICAL, nothing signed', async () => {
+    const h = harness({ settings: { maxReplayedKeys: 1 } });
+    h.pool.push(
+      poolKey(1, { publicKeySpki: Buffer.from('reencoded:spki-of-key-1') }),
+      poolKey(2, { publicKeySpki: Buffer.from('reencoded:spki-of-key-2') }),
+      poolKey(3),
+    );
+    const outcome = await processSignRequest(h.deps, received(h).id);
+    expect(outcome.record.error?.code).toBe('PUBLIC_KEY_NOT_CANONICAL');
+    expect(outcome.record.signature).toBeUndefined();
+    expect(h.appended.filter((e) => e.type === 'signature.made')).toEqual([]);
     expect(h.hsm.live.size).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import * as pkcs11js from 'pkcs11js';
 import {
+  canonicalPublicKey,
   fits,
   HsmError,
   HsmKeyNotFoundError,
@@ -331,8 +332,17 @@ export class Pkcs11Hsm implements Hsm {
     return handle;
   }
 
-  /** SPKI of a public key object, RSA or EC (the curve is read from CKA_EC_PARAMS). */
+  /**
+   * SPKI of a public key object, RSA or EC (the curve is read from CKA_EC_PARAMS), in the key's one
+   * canonical encoding (the only one the pool and the CA accept).
+   */
   private exportPublicKey(session: Buffer, handle: Buffer): Buffer {
+    const key = canonicalPublicKey(this.publicKeyDer(session, handle));
+    if (!key) throw new HsmError('the public key is of no key type the service offers', 'exportPublicKey');
+    return key.spki;
+  }
+
+  private publicKeyDer(session: Buffer, handle: Buffer): Buffer {
     const [keyType] = this.pkcs11.C_GetAttributeValue(session, handle, [{ type: pkcs11js.CKA_KEY_TYPE }]);
     if (ulong(keyType.value as Buffer) === pkcs11js.CKK_RSA) {
       const [modulus, exponent] = this.pkcs11.C_GetAttributeValue(session, handle, [

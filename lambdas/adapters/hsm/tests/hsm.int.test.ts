@@ -15,7 +15,7 @@ import {
 } from '@pipeline/core';
 import { loadConfig } from '@pipeline/config';
 import { opensslVerifyDigest } from '../../../../scripts/local/verify/openssl';
-import { HsmKeyNotExtractableError, HsmUnwrapError } from '@pipeline/core';
+import { canonicalPublicKey, HsmKeyNotExtractableError, HsmUnwrapError } from '@pipeline/core';
 import { Pkcs11Hsm, connectHsm, type Hsm } from '../src';
 
 const TSX = join(__dirname, '../../../../node_modules/.bin/tsx');
@@ -73,6 +73,8 @@ describe('keygen -> wrap -> unwrap -> sign', () => {
     async (keyType, scheme, digestAlgorithm) => {
       const { spki, wrapped, unwrapped } = await poolKeyRoundTrip(hsm, keyType);
       expect(wrapped.length).toBeGreaterThan(32);
+      // The public key in its one canonical encoding, as the pool stores it and the CA requires it.
+      expect(canonicalPublicKey(spki)).toMatchObject({ keyType, canonical: true });
       const data = randomBytes(100);
       const digest = createHash(nodeHashName(digestAlgorithm)).update(data).digest();
       try {

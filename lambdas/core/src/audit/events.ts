@@ -20,6 +20,7 @@ const DISCARD_REASONS: readonly KeyDiscardReason[] = [
   'public-key-mismatch',
   'profile-mismatch',
   'already-certified',
+  'public-key-not-canonical',
   'sign-failed',
   'other',
 ];
@@ -59,12 +60,13 @@ export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalVal
       id('requestId', true);
       break;
     case 'pool.key-discarded':
-      fields(['keyId', 'reason'], ['requestId']);
+      fields(['keyId', 'reason'], ['requestId', 'keySpkiHash']);
       id('keyId');
       id('requestId', true);
       if (!DISCARD_REASONS.includes(e.reason as KeyDiscardReason)) {
         throw new AuditEventInvalidError('reason', `must be one of ${DISCARD_REASONS.join(', ')}`);
       }
+      if (e.keySpkiHash !== undefined) hash('keySpkiHash');
       break;
     case 'signature.made':
       fields(['requestId', 'signatureHash', 'keySpkiHash'], ['keyId']);

@@ -15,7 +15,7 @@ export {
   AuditNotReadyError,
 } from './errors';
 export { hashIds, signatureMadeEvent, validateAuditEvent } from './events';
-export { eventsOf, keyUsage } from './key-usage';
+export { eventsOf, keyUsage, type KeyUsageReport } from './key-usage';
 export {
   AUDIT_CHECKPOINT_HEAD_PK,
   AUDIT_CHECKPOINT_PK,

@@ -43,7 +43,33 @@ export interface KeyUsageReport {
   readonly certificates: number;
   /** Certifications the CA refused (forged or altered requests, replayed assertions, copied keys). */
   readonly refused: number;
+  /**
+   * Every refused attempt to have a key certified again: a copy of a certified key (the CA's
+   * `PUBLIC_KEY_ALREADY_CERTIFIED`), or any key stored or presented in another encoding than its
+   * canonical one (`PUBLIC_KEY_NOT_CANONICAL`, by the CA or the signer). In log order.
+   */
+  readonly keyAttempts: readonly RefusedKeyAttempt[];
 }
+
+/** One refused attempt to certify a key again, named by what the log holds. */
+export interface RefusedKeyAttempt {
+  /** The request it was presented for. */
+  readonly requestId?: string;
+  readonly code: 'PUBLIC_KEY_ALREADY_CERTIFIED' | 'PUBLIC_KEY_NOT_CANONICAL';
+  /** Who refused it: the CA, or the signer before the HSM did any work (a pool key stored re-encoded). */
+  readonly by: 'ca' | 'signer';
+  /** SHA-256 of the key's canonical SubjectPublicKeyInfo (absent: the stored bytes are no key at all). */
+  readonly keySpkiHash?: string;
+  /** The pool key id it was stored under (signer refusals). */
+  readonly keyId?: string;
+  /** The request and serial the log shows the key was certified for, when it was. */
+  readonly certified?: { readonly requestId: string; readonly serial: string };
+}
+
+const KEY_REFUSALS: ReadonlySet<string> = new Set([
+  'PUBLIC_KEY_ALREADY_CERTIFIED',
+  'PUBLIC_KEY_NOT_CANONICAL',
+]);
 
 export function keyUsage(events: readonly AuditEvent[]): KeyUsageReport {
   const uses = new Map<string, Set<string>>();
@@ -55,6 +81,8 @@ export function keyUsage(events: readonly AuditEvent[]): KeyUsageReport {
     map.set(keyId, set);
   };
   const counts = { claimed: 0, destroyed: 0, discarded: 0, signatures: 0, certificates: 0, refused: 0 };
+  const certifiedAs = new Map<string, { requestId: string; serial: string }>();
+  const attempts: Array<Omit<RefusedKeyAttempt, 'certified'>> = [];
   for (const event of events) {
     switch (event.type) {
       case 'pool.key-claimed':
@@ -67,6 +95,15 @@ export function keyUsage(events: readonly AuditEvent[]): KeyUsageReport {
       case 'pool.key-discarded':
         counts.discarded++;
         discarded.add(`${event.keyId} ${event.requestId ?? ''}`);
+        if (event.reason === 'public-key-not-canonical') {
+          attempts.push({
+            code: 'PUBLIC_KEY_NOT_CANONICAL',
+            by: 'signer',
+            keyId: event.keyId,
+            ...(event.requestId === undefined ? {} : { requestId: event.requestId }),
+            ...(event.keySpkiHash === undefined ? {} : { keySpkiHash: event.keySpkiHash }),
+          });
+        }
         break;
       case 'signature.made':
         counts.signatures++;
@@ -75,10 +112,23 @@ export function keyUsage(events: readonly AuditEvent[]): KeyUsageReport {
         break;
       case 'certificate.issued':
         counts.certificates++;
-        if (event.keySpkiHash !== undefined) tie(uses, `spki:${event.keySpkiHash}`, event.requestId);
+        if (event.keySpkiHash !== undefined) {
+          tie(uses, `spki:${event.keySpkiHash}`, event.requestId);
+          if (!certifiedAs.has(event.keySpkiHash)) {
+            certifiedAs.set(event.keySpkiHash, { requestId: event.requestId, serial: event.serial });
+          }
+        }
         break;
       case 'certificate.refused':
         counts.refused++;
+        if (KEY_REFUSALS.has(event.code)) {
+          attempts.push({
+            code: event.code as RefusedKeyAttempt['code'],
+            by: 'ca',
+            requestId: event.requestId,
+            keySpkiHash: event.keySpkiHash,
+          });
+        }
         break;
       default:
         break;
@@ -92,10 +142,15 @@ export function keyUsage(events: readonly AuditEvent[]): KeyUsageReport {
   }
   const reused = [...uses].filter(([, requests]) => requests.size > 1).map(([keyId]) => keyId);
   const reclaimed = [...claims].filter(([, requests]) => requests.size > 1).map(([keyId]) => keyId);
+  const keyAttempts = attempts.map((a): RefusedKeyAttempt => {
+    const certified = a.keySpkiHash === undefined ? undefined : certifiedAs.get(a.keySpkiHash);
+    return certified ? { ...a, certified } : a;
+  });
   return {
     requestsByKey: new Map([...uses].map(([k, v]) => [k, [...v]])),
     reused,
     reclaimed,
     ...counts,
+    keyAttempts,
   };
 }

@@ -16,6 +16,7 @@ export type KeyDiscardReason =
   | 'public-key-mismatch'
   | 'profile-mismatch'
   | 'already-certified'
+  | 'public-key-not-canonical'
   | 'sign-failed'
   | 'other';
 
@@ -47,6 +48,11 @@ export interface KeyDiscardedEvent {
   readonly keyId: string;
   readonly reason: KeyDiscardReason;
   readonly requestId?: string;
+  /**
+   * SHA-256 of the key's canonical SubjectPublicKeyInfo, for a key discarded for its stored encoding
+   * (`public-key-not-canonical`): which key was put back re-encoded.
+   */
+  readonly keySpkiHash?: Sha256Hex;
 }
 
 /** A digest was signed for a request: hashes of the signature and of the key's SubjectPublicKeyInfo. */

@@ -90,6 +90,7 @@ export const CLIENT_CODES = {
   SIGNER_MISMATCH: { ...FAILED, message: 'the request names another signer than the assertion' },
   ASSERTION_ALREADY_USED: { ...FAILED, message: 'the assertion was already certified for another request' },
   PUBLIC_KEY_ALREADY_CERTIFIED: { ...FAILED, message: 'too many copies of used pool keys' },
+  PUBLIC_KEY_NOT_CANONICAL: { ...FAILED, message: 'too many pool keys stored in a non-canonical encoding' },
   INVALID_IDENTITY: { ...FAILED, message: 'the identity is outside the certificate profile' },
   KEY_MISMATCH: { ...FAILED, message: 'the CSR key is not of the bound key type' },
   BAD_CSR: { ...FAILED, message: 'the CSR is malformed' },

@@ -23,6 +23,7 @@ import {
   type KeyDiscardReason,
 } from '../audit';
 import type { CertificateIssuer, IssuedCertificate } from '../pki/certificate-issuer';
+import { canonicalPublicKey, type CanonicalPublicKey } from '../pki/public-key';
 import type { FallbackLimiter } from '../pool/fallback-limiter';
 import { keySourceFor, type KeySource } from '../pool/key-source';
 import { bindingOf } from '../identity/binding';
@@ -96,6 +97,11 @@ export interface SigningDeps {
   readonly settings: SigningSettings;
   /** Verifies a CSR's signature against its own public key; throws when it does not verify. */
   readonly verifyCsr?: (csrDer: Buffer) => unknown;
+  /**
+   * A stored public key in its canonical encoding (a pool key stored in any other is discarded);
+   * default canonicalPublicKey. Injectable for tests whose keys are not real keys.
+   */
+  readonly canonicalKey?: (spki: Buffer) => CanonicalPublicKey | undefined;
   /** Told of every pool key a request discarded (the audit log records them too). */
   readonly onKeyDiscarded?: (keyId: string, keyType: KeyType, reason: KeyDiscardReason) => void;
   /**
@@ -390,8 +396,8 @@ class SigningAttempt {
   /**
    * A key (claimed from the pool, deleted in the same step; or generated; or none: reject), the proof of
    * possession it signs, and its certificate. A pooled key that cannot serve (wrapped under another
-   * profile, rejected by unwrap, stored with a public key that is not its own, or certified before: a
-   * restored copy) is discarded - it is already out of the pool - and the request carries on with the
+   * profile, its public key stored in another than its canonical encoding, rejected by unwrap, stored
+   * with a public key that is not its own, or certified before: a restored copy) is discarded - it is already out of the pool - and the request carries on with the
    * next one, up to maxDiscardedKeys.
    */
   private async acquireCertifiedKey(): Promise<CertifiedKey> {
@@ -417,6 +423,22 @@ class SigningAttempt {
           throw new AttemptEnded({
             code: 'KEY_PROFILE_MISMATCH',
             message: `pool key ${claimed.keyId} was wrapped under profile ${claimed.hsmProfile}`,
+          });
+        }
+        // The stored public key must be in its one canonical encoding: another encoding of a key hashes
+        // as a new key. A re-encoded row is a copy put back by someone who can write the table (keygen
+        // writes canonical keys only); it is discarded, counted with the copies the CA refuses, before
+        // the HSM does any work for it.
+        const stored = (deps.canonicalKey ?? canonicalPublicKey)(claimed.publicKeySpki);
+        if (!stored?.canonical) {
+          if (this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25)) {
+            this.replayedKeys++;
+            this.discard(claimed.keyId, 'public-key-not-canonical', stored?.hash);
+            continue;
+          }
+          throw new AttemptEnded({
+            code: 'PUBLIC_KEY_NOT_CANONICAL',
+            message: `pool key ${claimed.keyId} is stored in a non-canonical encoding, after ${this.replayedKeys} copies`,
           });
         }
         try {
@@ -502,9 +524,15 @@ class SigningAttempt {
     );
   }
 
-  private discard(keyId: string, reason: KeyDiscardReason): void {
-    if (reason !== 'already-certified') this.discardedKeys++;
-    this.events.push({ type: 'pool.key-discarded', keyId, reason, requestId: this.record.id });
+  private discard(keyId: string, reason: KeyDiscardReason, keySpkiHash?: string): void {
+    if (reason !== 'already-certified' && reason !== 'public-key-not-canonical') this.discardedKeys++;
+    this.events.push({
+      type: 'pool.key-discarded',
+      keyId,
+      reason,
+      requestId: this.record.id,
+      ...(keySpkiHash === undefined ? {} : { keySpkiHash }),
+    });
     this.deps.onKeyDiscarded?.(keyId, this.record.keyType, reason);
     this.deps.metrics.count('KeysDiscarded', this.record.keyType);
   }
