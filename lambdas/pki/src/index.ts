@@ -19,7 +19,8 @@ export {
 } from './certificate';
 export { CrlInvalidError, signCrl, verifyCrl } from './crl';
 export {
-  certIdHex,
+  canonicalCertId,
+  type CertIdHash,
   type OcspAnswer,
   ocspErrorResponse,
   type OcspIssuer,
