@@ -20,7 +20,6 @@ export {
 export { CrlInvalidError, signCrl, verifyCrl } from './crl';
 export {
   canonicalCertId,
-  type CertIdHash,
   type OcspAnswer,
   ocspErrorResponse,
   type OcspIssuer,
