@@ -6,6 +6,7 @@ import { Stack, Validations } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { VIEWER_IP_FUNCTION } from '../cdk/lib/constructs/public-pki';
 import { modelSchema } from '../cdk/lib/openapi-models';
 import { CLOUDHSM_MODULE_PATH } from '../cdk/lib/platform';
 import {
@@ -859,7 +860,26 @@ describe('public PKI endpoint', () => {
       ]);
     }
     const code = resources(template, 'AWS::CloudFront::Function')[functionId].Properties!.FunctionCode;
-    expect(code).toContain("request.headers['x-pki-viewer-ip'] = { value: event.viewer.ip }");
+    expect(code).toBe(VIEWER_IP_FUNCTION);
+  });
+
+  it("the viewer's address the distribution sets: IPv4 as it is, IPv6 as its /64, whatever the viewer sent", () => {
+    const handler = new Function(`${VIEWER_IP_FUNCTION}; return handler;`)() as (event: unknown) => {
+      headers: Record<string, { value: string }>;
+    };
+    const viewerIp = (ip: string): string =>
+      handler({
+        viewer: { ip },
+        request: { headers: { 'x-pki-viewer-ip': { value: '10.0.0.1' } } },
+      }).headers['x-pki-viewer-ip'].value;
+    expect(viewerIp('203.0.113.7')).toBe('203.0.113.7');
+    expect(viewerIp('2001:db8:85a3:8d3:1319:8a2e:370:7348')).toBe('2001:db8:85a3:8d3::');
+    expect(viewerIp('2001:db8::1')).toBe('2001:db8:0:0::');
+    expect(viewerIp('2001:db8:1:2::ffff')).toBe('2001:db8:1:2::');
+    expect(viewerIp('::1')).toBe('0:0:0:0::');
+    // Two addresses of one /64 are one source; of two /64s, two.
+    expect(viewerIp('2001:db8:1:2:aaaa::1')).toBe(viewerIp('2001:db8:1:2:bbbb::2'));
+    expect(viewerIp('2001:db8:1:3::1')).not.toBe(viewerIp('2001:db8:1:2::1'));
   });
 
   it('the publication writes exactly the published objects; certificates point at the distribution', () => {

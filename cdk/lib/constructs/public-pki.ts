@@ -17,10 +17,24 @@ export const VIEWER_IP_HEADER = 'x-pki-viewer-ip';
 /** The header the distribution adds to every request to the OCSP API, with a value of this stack's. */
 export const ORIGIN_VERIFY_HEADER = 'x-pki-origin-verify';
 
-/** Sets the viewer-address header from the connection CloudFront saw (a viewer cannot choose it). */
-const VIEWER_IP_FUNCTION = `function handler(event) {
+/**
+ * Sets the viewer-address header from the connection CloudFront saw (a viewer cannot choose it): an IPv4
+ * address as it is, an IPv6 one as its /64 (one subscriber's prefix: its 2^64 addresses are one source).
+ * CloudFront Functions JavaScript (runtime 2.0), kept to ES5.
+ */
+export const VIEWER_IP_FUNCTION = `function handler(event) {
   var request = event.request;
-  request.headers['${VIEWER_IP_HEADER}'] = { value: event.viewer.ip };
+  var ip = event.viewer.ip;
+  if (ip.indexOf(':') >= 0) {
+    var halves = ip.split('::');
+    var head = halves[0] ? halves[0].split(':') : [];
+    var tail = halves.length > 1 && halves[1] ? halves[1].split(':') : [];
+    var groups = head.slice();
+    for (var i = head.length + tail.length; i < 8; i++) groups.push('0');
+    groups = groups.concat(tail);
+    ip = groups.slice(0, 4).join(':') + '::';
+  }
+  request.headers['${VIEWER_IP_HEADER}'] = { value: ip };
   return request;
 }`;
 
