@@ -120,7 +120,9 @@ export class OcspResponder {
     }
     // One certificate per request: a response answers for everything asked, and one signature over a
     // set of CertIDs chosen by the caller would be a signature per request.
-    const asked = new Set(request.queries.map((q) => `${q.hash ?? '?'}:${q.serialHex}`));
+    const asked = new Set(
+      request.queries.map((q) => `${q.hash ?? '?'}:${q.forIssuer(this.issuer)}:${q.serialHex}`),
+    );
     if (asked.size > 1) return { der: ocspErrorResponse('malformedRequest'), cached: false };
     const query = request.queries[0];
     if (!query.hash || !query.forIssuer(this.issuer)) {
