@@ -6,10 +6,12 @@ import { Stack, Validations } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { VIEWER_IP_FUNCTION } from '../cdk/lib/constructs/public-pki';
 import { modelSchema } from '../cdk/lib/openapi-models';
 import { CLOUDHSM_MODULE_PATH } from '../cdk/lib/platform';
 import {
   API_STAGE,
+  PKI_SOURCE_LIMITS,
   QUEUES,
   ROUTES,
   SCHEDULES,
@@ -318,6 +320,20 @@ describe('least privilege', () => {
       expect(actionsOn('Reconcile', tableId(key))).toEqual([]);
     const queueId = logicalId(template, 'AWS::SQS::Queue', `SignQueue/${QUEUES.signRequests.id}/Resource`);
     expect(actionsOn('Reconcile', queueId)).toEqual(['sqs:SendMessage']);
+  });
+
+  it('the internet-facing OCSP function reads SERIAL# items only (never a REQ# record), and its concurrency is reserved', () => {
+    const onCertificates = roleStatements(template, roleId('Ocsp')).filter((s) =>
+      JSON.stringify(s.Resource).includes(`"${tableId('certificates')}"`),
+    );
+    expect(onCertificates.flatMap(actionsOf)).toEqual(['dynamodb:BatchGetItem']);
+    for (const statement of onCertificates) {
+      expect(statement.Condition).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SERIAL#*'] },
+      });
+    }
+    // Reserved (and capped): a flood neither starves the signer nor opens unbounded HSM sessions.
+    expect(fnProps('Ocsp').ReservedConcurrentExecutions).toBe(20);
   });
 
   it('the API reads pool counters only: no query, no writes on the pool table', () => {
@@ -783,6 +799,87 @@ describe('public PKI endpoint', () => {
     // OCSP GET and POST, the TSA's POST.
     expect(methods.map((m) => m.Properties!.HttpMethod).sort()).toEqual(['GET', 'POST', 'POST']);
     for (const m of methods) expect(m.Properties!.AuthorizationType).toBe('NONE');
+  });
+
+  it('a web ACL in front of OCSP and the TSA: through the distribution only, rate-limited per viewer address', () => {
+    const acls = Object.values(resources(template, 'AWS::WAFv2::WebACL'));
+    expect(acls).toHaveLength(1);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- synthesized CloudFormation JSON is untyped
+    const acl = acls[0].Properties as Record<string, any>;
+    expect(acl.Scope).toBe('REGIONAL');
+    expect(acl.DefaultAction).toEqual({ Allow: {} });
+    const rule = (name: string) => acl.Rules.find((r: { Name: string }) => r.Name === name);
+    // Not through the distribution (no origin-verify value of this stack's): refused.
+    const only = rule('OnlyThroughTheDistribution');
+    expect(only.Action).toEqual({ Block: {} });
+    const match = only.Statement.NotStatement.Statement.ByteMatchStatement;
+    expect(match.FieldToMatch).toEqual({ SingleHeader: { Name: 'x-pki-origin-verify' } });
+    expect(match.PositionalConstraint).toBe('EXACTLY');
+    // Per viewer address (the header the distribution sets), per minute; time-stamps apart, lower.
+    const perSource = rule('PerSource');
+    const timeStamps = rule('TimeStampsPerSource');
+    for (const r of [perSource, timeStamps]) {
+      expect(r.Priority).toBeGreaterThan(only.Priority);
+      expect(r.Action).toEqual({ Block: { CustomResponse: { ResponseCode: 429 } } });
+      expect(r.Statement.RateBasedStatement).toMatchObject({
+        AggregateKeyType: 'FORWARDED_IP',
+        EvaluationWindowSec: 60,
+        ForwardedIPConfig: { HeaderName: 'x-pki-viewer-ip', FallbackBehavior: 'MATCH' },
+      });
+    }
+    expect(perSource.Statement.RateBasedStatement.Limit).toBe(PKI_SOURCE_LIMITS.requestsPerMinute);
+    expect(timeStamps.Statement.RateBasedStatement.Limit).toBe(PKI_SOURCE_LIMITS.timeStampsPerMinute);
+    expect(timeStamps.Statement.RateBasedStatement.ScopeDownStatement.ByteMatchStatement).toMatchObject({
+      FieldToMatch: { UriPath: {} },
+      PositionalConstraint: 'ENDS_WITH',
+      SearchString: '/tsa',
+    });
+    // Associated with the OCSP API's stage.
+    const associations = Object.values(resources(template, 'AWS::WAFv2::WebACLAssociation'));
+    expect(associations).toHaveLength(1);
+    const stageId = logicalId(template, 'AWS::ApiGateway::Stage', 'PublicPki/OcspApi/DeploymentStage');
+    expect(JSON.stringify(associations[0].Properties!.ResourceArn)).toContain(stageId);
+    // The distribution sends the same origin-verify value, and sets the viewer's address on both paths.
+    const distribution = Object.values(resources(template, 'AWS::CloudFront::Distribution'))[0].Properties!
+      .DistributionConfig as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const apiOrigin = distribution.Origins.find(
+      (o: { OriginCustomHeaders?: unknown }) => o.OriginCustomHeaders,
+    );
+    expect(apiOrigin.OriginCustomHeaders).toEqual([
+      { HeaderName: 'x-pki-origin-verify', HeaderValue: match.SearchString },
+    ]);
+    expect(JSON.stringify(match.SearchString)).toContain('AWS::StackId');
+    const functionId = logicalId(template, 'AWS::CloudFront::Function', 'PublicPki/ViewerIp');
+    for (const path of ['/ocsp*', '/tsa']) {
+      const behavior = distribution.CacheBehaviors.find(
+        (b: { PathPattern: string }) => b.PathPattern === path,
+      );
+      expect(behavior.TargetOriginId).toBe(apiOrigin.Id);
+      expect(behavior.FunctionAssociations).toEqual([
+        { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [functionId, 'FunctionARN'] } },
+      ]);
+    }
+    const code = resources(template, 'AWS::CloudFront::Function')[functionId].Properties!.FunctionCode;
+    expect(code).toBe(VIEWER_IP_FUNCTION);
+  });
+
+  it("the viewer's address the distribution sets: IPv4 as it is, IPv6 as its /64, whatever the viewer sent", () => {
+    const handler = new Function(`${VIEWER_IP_FUNCTION}; return handler;`)() as (event: unknown) => {
+      headers: Record<string, { value: string }>;
+    };
+    const viewerIp = (ip: string): string =>
+      handler({
+        viewer: { ip },
+        request: { headers: { 'x-pki-viewer-ip': { value: '10.0.0.1' } } },
+      }).headers['x-pki-viewer-ip'].value;
+    expect(viewerIp('203.0.113.7')).toBe('203.0.113.7');
+    expect(viewerIp('2001:db8:85a3:8d3:1319:8a2e:370:7348')).toBe('2001:db8:85a3:8d3::');
+    expect(viewerIp('2001:db8::1')).toBe('2001:db8:0:0::');
+    expect(viewerIp('2001:db8:1:2::ffff')).toBe('2001:db8:1:2::');
+    expect(viewerIp('::1')).toBe('0:0:0:0::');
+    // Two addresses of one /64 are one source; of two /64s, two.
+    expect(viewerIp('2001:db8:1:2:aaaa::1')).toBe(viewerIp('2001:db8:1:2:bbbb::2'));
+    expect(viewerIp('2001:db8:1:3::1')).not.toBe(viewerIp('2001:db8:1:2::1'));
   });
 
   it('the publication writes exactly the published objects; certificates point at the distribution', () => {

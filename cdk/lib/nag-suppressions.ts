@@ -123,11 +123,6 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     'OCSP bodies are binary DER (RFC 6960), which API Gateway models cannot describe; the responder bounds ' +
       'their size and parses them strictly, answering malformedRequest to anything else.',
   );
-  ack(
-    pki.ocspApi,
-    'AwsSolutions-APIG3',
-    'A public OCSP responder: throttled at the stage; a WAF web ACL can be associated where policy demands it.',
-  );
   for (const id of ['AwsSolutions-APIG4', 'AwsSolutions-COG4']) {
     ack(
       pki.ocspApi,
@@ -144,7 +139,9 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
   ack(
     pki.distribution,
     'AwsSolutions-CFR2',
-    'Static CRLs and certificates plus a throttled OCSP API; a WAF web ACL can be attached where policy demands it.',
+    'OCSP and the TSA pass the web ACL of their regional API (through the distribution only, rate-limited per ' +
+      'viewer address); a CloudFront-scope web ACL, which would also cover the cached static CRLs and ' +
+      'certificates, must be created in us-east-1, which this region-agnostic stack cannot do.',
   );
   ack(
     pki.distribution,

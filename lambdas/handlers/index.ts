@@ -14,4 +14,5 @@ export { createRevokeHandler, wireRevoke } from './revoke/handler';
 export { createSignerHandler, wireSigner } from './signer/handler';
 export { createTsaHandler, wireTsa } from './tsa/handler';
 export { decorateSharedHsm, sharedHsm } from './shared/hsm';
+export { decorateCaSideHsm } from './shared/ca-login';
 export { createMetrics } from './shared/observability';

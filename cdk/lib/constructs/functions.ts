@@ -43,6 +43,12 @@ export interface PipelineFunctionsProps {
   readonly settings: StackSettings;
 }
 
+/**
+ * The OCSP function's reserved concurrency: its share of the account's, and its cap. Each execution
+ * environment signs a certificate state at most once, so this also bounds the signatures per state.
+ */
+const OCSP_RESERVED_CONCURRENCY = 20;
+
 interface FunctionSpec {
   readonly name:
     | 'api'
@@ -166,6 +172,9 @@ export class PipelineFunctions extends Construct {
         'OCSP responder: good / revoked / unknown from the published CRL and the certificate records, signed once per state by its own key',
       memorySize: 512,
       timeout: Duration.seconds(10),
+      // Reserved, and so capped: a flood at the public endpoint can neither take the account's
+      // concurrency from the signer nor open more HSM sessions on its cluster than this.
+      reservedConcurrency: OCSP_RESERVED_CONCURRENCY,
       securityGroup: hsm.clientSecurityGroup,
       environment: {
         ...hsmEnv,
@@ -521,8 +530,9 @@ export class PipelineFunctions extends Construct {
     allow(this.crl, audit, 'GetItem', 'PutItem');
     tableKey(this.crl);
     caUser(this.crl, true);
-    // OCSP: the statuses of the serials asked about; its own crypto user; the CA certificates, read only.
-    allow(this.ocsp, certificates, 'BatchGetItem');
+    // OCSP: the statuses of the serials asked about (SERIAL# items only: never a REQ# record with its
+    // subject's personal number); its own crypto user; the CA certificates, read only.
+    allowOnKeys(this.ocsp, certificates, ['BatchGetItem'], ['SERIAL#*']);
     tableKey(this.ocsp);
     hsm.ocspUserSecret.grantRead(this.ocsp);
     for (const parameter of [hsm.caRootCertificate, hsm.caIssuingCertificate, hsm.caOcspCertificate]) {

@@ -3,7 +3,7 @@ import type { CertificateStatus, Hsm, RevocationStore, RevokedEntry } from '@pip
 import {
   CrlInvalidError,
   OcspMalformedRequestError,
-  certIdHex,
+  canonicalCertId,
   ocspErrorResponse,
   ocspIssuerOf,
   parseCertificate,
@@ -35,7 +35,7 @@ export interface OcspResponderDeps {
   readonly publishedCrl: () => Promise<Buffer | undefined>;
   /** How long a read CRL is used before it is read again; default 30 s. */
   readonly crlRefreshMs?: number;
-  /** Responses kept at most (the oldest go first); default 10,000. */
+  /** Responses kept at most (the least recently used go first); default 50,000 (about 1 KB each). */
   readonly maxCachedResponses?: number;
   readonly now?: () => number;
 }
@@ -47,7 +47,9 @@ export interface OcspResult {
 }
 
 interface Cached {
-  readonly der: Buffer;
+  /** What the response says of the certificate: a new state needs a new response. */
+  readonly state: string;
+  readonly der: Promise<Buffer>;
   /** Epoch ms after which the response is made again (before its nextUpdate). */
   readonly renewAt: number;
 }
@@ -55,12 +57,15 @@ interface Cached {
 /**
  * The delegated OCSP responder (RFC 6960) for the issuing CA. It holds only the responder's key. A
  * certificate is `revoked` when the published CRL (read back and verified against the issuing CA's key)
- * lists it, or when its record says so; `good` when its record exists and says neither; a request about
- * serials this CA never issued gets the unsigned `unauthorized` (so invented serials cost no signature).
- * Responses are signed once per certificate state and reused until that state changes or a fifth of their
- * validity is left: a flood of requests costs reads, not HSM operations. A reused response carries no
- * nonce (RFC 8954 lets a responder answer without one); a request with a nonce that cannot be served from
- * the cache gets its nonce echoed.
+ * lists it, or when its record says so; `good` when its record exists and says neither.
+ *
+ * It is not a signing oracle: it signs at most once per certificate state (and CertID hash algorithm),
+ * whatever is asked. A request names one certificate (RFC 5019 2.1.1; the same CertID repeated is one):
+ * one about several gets `malformedRequest`, one about a serial this CA never issued the unsigned
+ * `unauthorized`. The answer for a serial is cached per serial and reused until its state changes or a
+ * fifth of its validity is left; a request's nonce is not echoed (RFC 8954 lets a responder ignore it),
+ * so a fresh nonce buys no fresh signature, and the CertID answered is the canonical one (a re-encoded
+ * request is not a new response). Concurrent requests for the same state share one signature.
  */
 export class OcspResponder {
   private readonly now: () => number;
@@ -100,9 +105,9 @@ export class OcspResponder {
   }
 
   /**
-   * The OCSP response (DER) to a request (DER): `successful` with good / revoked / unknown per
-   * certificate asked about; `malformedRequest` for what does not parse; `unauthorized` when nothing
-   * asked about was issued by this CA.
+   * The OCSP response (DER) to a request (DER): `successful` with good / revoked for the one certificate
+   * asked about; `malformedRequest` for what does not parse or asks about more than one certificate;
+   * `unauthorized` when the certificate is not one this CA issued.
    */
   public async respond(requestDer: Buffer): Promise<OcspResult> {
     let request: ReturnType<typeof parseOcspRequest>;
@@ -113,42 +118,56 @@ export class OcspResponder {
         return { der: ocspErrorResponse('malformedRequest'), cached: false };
       throw err;
     }
-    const ours = request.queries.filter((q) => q.forIssuer(this.issuer));
-    const [statuses, published] = await Promise.all([
-      ours.length > 0
-        ? this.deps.store.statuses(ours.map((q) => q.serialHex))
-        : new Map<string, CertificateStatus>(),
-      this.publishedRevocations(),
-    ]);
-    const answers: OcspAnswer[] = request.queries.map((query) => ({
-      certId: query.certId,
-      status: query.forIssuer(this.issuer)
-        ? statusOf(published.get(query.serialHex), statuses.get(query.serialHex))
-        : { kind: 'unknown' },
-    }));
-    if (answers.every((a) => a.status.kind === 'unknown')) {
+    // One certificate per request: a response answers for everything asked, and one signature over a
+    // set of CertIDs chosen by the caller would be a signature per request.
+    const asked = new Set(
+      request.queries.map((q) => `${q.hash ?? '?'}:${q.forIssuer(this.issuer)}:${q.serialHex}`),
+    );
+    if (asked.size > 1) return { der: ocspErrorResponse('malformedRequest'), cached: false };
+    const query = request.queries[0];
+    if (!query.hash || !query.forIssuer(this.issuer)) {
       return { der: ocspErrorResponse('unauthorized'), cached: false };
     }
-    const key = cacheKey(answers);
+    const { serialHex, hash } = query;
+    const [statuses, published] = await Promise.all([
+      this.deps.store.statuses([serialHex]),
+      this.publishedRevocations(),
+    ]);
+    const status = statusOf(published.get(serialHex), statuses.get(serialHex));
+    // Never issued (no record, not on the CRL): nothing to sign.
+    if (status.kind === 'unknown') return { der: ocspErrorResponse('unauthorized'), cached: false };
+    const key = `${hash}:${serialHex}`;
+    const state = stateOf(status);
     const now = this.now();
     const hit = this.cache.get(key);
-    if (hit && hit.renewAt > now) return { der: hit.der, cached: true };
-    const fresh = await this.sign(answers, undefined, now);
-    this.remember(key, { der: fresh, renewAt: now + this.deps.config.ocspResponseValiditySeconds * 800 });
-    if (!request.nonce) return { der: fresh, cached: false };
-    return { der: await this.sign(answers, request.nonce, now), cached: false };
+    if (hit && hit.state === state && hit.renewAt > now) {
+      this.remember(key, hit);
+      return { der: await hit.der, cached: true };
+    }
+    const answer: OcspAnswer = { certId: canonicalCertId(this.issuer, serialHex, hash), status };
+    const der = this.sign(answer, now);
+    const entry: Cached = {
+      state,
+      der,
+      renewAt: now + this.deps.config.ocspResponseValiditySeconds * 800,
+    };
+    this.remember(key, entry);
+    // A failed signature is not kept: the next request tries again.
+    der.catch(() => {
+      if (this.cache.get(key) === entry) this.cache.delete(key);
+    });
+    return { der: await der, cached: false };
   }
 
-  private async sign(answers: OcspAnswer[], nonce: Buffer | undefined, now: number): Promise<Buffer> {
+  private async sign(answer: OcspAnswer, now: number): Promise<Buffer> {
     this.signatures++;
     const at = new Date(Math.floor(now / 1000) * 1000);
     return signOcspResponse(
       {
-        answers,
+        answers: [answer],
         producedAt: at,
         thisUpdate: at,
         nextUpdate: new Date(at.getTime() + this.deps.config.ocspResponseValiditySeconds * 1000),
-        nonce,
         responderCertificateDer: this.responderCertificateDer,
       },
       this.signer,
@@ -158,7 +177,7 @@ export class OcspResponder {
   private remember(key: string, value: Cached): void {
     this.cache.delete(key);
     this.cache.set(key, value);
-    const max = this.deps.maxCachedResponses ?? 10_000;
+    const max = this.deps.maxCachedResponses ?? 50_000;
     while (this.cache.size > max) this.cache.delete(this.cache.keys().next().value!);
   }
 
@@ -205,15 +224,9 @@ function statusOf(
   return record ? { kind: 'good' } : { kind: 'unknown' };
 }
 
-/** The certificates asked about and what is said of each: the same key means the same signed content. */
-function cacheKey(answers: readonly OcspAnswer[]): string {
-  return answers
-    .map((a) => {
-      const status =
-        a.status.kind === 'revoked'
-          ? `revoked:${a.status.entry.revokedAt.getTime()}:${a.status.entry.reason}`
-          : a.status.kind;
-      return `${certIdHex(a.certId)}/${status}`;
-    })
-    .join('|');
+/** What a response says of its certificate: the same text means the same signed content. */
+function stateOf(status: OcspAnswer['status']): string {
+  return status.kind === 'revoked'
+    ? `revoked:${status.entry.revokedAt.getTime()}:${status.entry.reason}`
+    : status.kind;
 }

@@ -2,7 +2,8 @@
  * The OCSP responder (RFC 6960 appendix A): `POST /ocsp` with an application/ocsp-request body, or
  * `GET /ocsp/{base64 request}`. Always answers an OCSPResponse: good / revoked / unknown per certificate,
  * signed by the delegated responder key in the HSM (once per certificate state: see OcspResponder);
- * malformedRequest for what does not parse; unauthorized for serials this CA never issued; internalError
+ * malformedRequest for what does not parse or names more than one certificate; unauthorized for serials
+ * this CA never issued; internalError
  * (unsigned, not cached) when the records or the HSM cannot be reached. It logs in as the OCSP responder's
  * own crypto user (OCSP_HSM_PIN_SOURCE, OCSP_HSM_TOKEN_LABEL): the CA keys are out of its reach.
  */

@@ -15,12 +15,24 @@ export interface CaSideLogin {
   readonly aws: AwsConfig;
 }
 
+let decorate: (hsm: Hsm, tokenLabel: string | undefined) => Hsm = (connected) => connected;
+
+/**
+ * Wraps the CA-side logins of this process (given the token each logs in to) before their first use: the
+ * seam the local end-to-end tests count the OCSP responder's HSM signatures through. Deployed functions
+ * never call it.
+ */
+export function decorateCaSideHsm(decorator: (hsm: Hsm, tokenLabel: string | undefined) => Hsm): void {
+  decorate = decorator;
+}
+
 export async function caSideLogin(
   user: (config: CaConfig) => { readonly pinSource: PinSource; readonly tokenLabel?: string },
 ): Promise<CaSideLogin> {
   const { hsm: hsmConfig, aws } = loadConfig();
   const config = loadCaConfig();
-  const hsm = await connectHsm({ ...hsmConfig, ...user(config) }, aws);
+  const login = { ...hsmConfig, ...user(config) };
+  const hsm = decorate(await connectHsm(login, aws), login.tokenLabel);
   try {
     const caCertificates = await caCertificateStore(config.certsSource, aws).read();
     if (!caCertificates) throw new Error(`no CA certificates in ${config.certsSource.kind}`);

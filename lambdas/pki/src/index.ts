@@ -19,7 +19,7 @@ export {
 } from './certificate';
 export { CrlInvalidError, signCrl, verifyCrl } from './crl';
 export {
-  certIdHex,
+  canonicalCertId,
   type OcspAnswer,
   ocspErrorResponse,
   type OcspIssuer,

@@ -42,12 +42,11 @@ const MAX_REQUEST_BYTES = 8192;
 const MAX_NONCE_BYTES = 32;
 
 const SHA1 = '1.3.14.3.2.26';
-const HASHES: Readonly<Record<string, 'sha1' | 'sha256' | 'sha384' | 'sha512'>> = {
-  [SHA1]: 'sha1',
-  '2.16.840.1.101.3.4.2.1': 'sha256',
-  '2.16.840.1.101.3.4.2.2': 'sha384',
-  '2.16.840.1.101.3.4.2.3': 'sha512',
-};
+const SHA256 = '2.16.840.1.101.3.4.2.1';
+/** The CertID hash algorithms answered: SHA-1 (RFC 5019) and SHA-256 (RFC 9654). */
+export type CertIdHash = 'sha1' | 'sha256';
+const HASHES: Readonly<Record<string, CertIdHash>> = { [SHA1]: 'sha1', [SHA256]: 'sha256' };
+const HASH_OIDS: Readonly<Record<CertIdHash, string>> = { sha1: SHA1, sha256: SHA256 };
 
 /** The request cannot be answered at all: an OCSP `malformedRequest`. */
 export class OcspMalformedRequestError extends PkiError {
@@ -59,6 +58,8 @@ export class OcspMalformedRequestError extends PkiError {
 export interface OcspQuery {
   readonly certId: CertID;
   readonly serialHex: string;
+  /** The CertID's hash algorithm, when it is one this responder answers. */
+  readonly hash?: CertIdHash;
   /** Whether issuerNameHash and issuerKeyHash name this responder's CA. */
   readonly forIssuer: (issuer: OcspIssuer) => boolean;
 }
@@ -113,6 +114,7 @@ export function parseOcspRequest(der: Buffer): ParsedOcspRequest {
     return {
       certId,
       serialHex: hexOfInteger(certId.serialNumber),
+      ...(hash ? { hash } : {}),
       forIssuer: (issuer) =>
         hash !== undefined &&
         createHash(hash).update(issuer.nameDer).digest().equals(nameHash) &&
@@ -236,9 +238,20 @@ function certStatus(status: OcspStatus): CertStatus {
   }
 }
 
-/** A CertID as it was sent (DER, hex): two requests about the same certificate give the same text. */
-export function certIdHex(certId: CertID): string {
-  return Buffer.from(AsnConvert.serialize(certId)).toString('hex');
+/**
+ * The CertID of a serial under `issuer` in one canonical encoding (hash parameters NULL, as OpenSSL and
+ * Java send them; the serial's minimal DER INTEGER): what a response names, whatever the request's bytes.
+ */
+export function canonicalCertId(issuer: OcspIssuer, serialHex: string, hash: CertIdHash): CertID {
+  const digits = serialHex.length % 2 ? `0${serialHex}` : serialHex;
+  const magnitude = Buffer.from(digits, 'hex');
+  const serial = magnitude[0] & 0x80 ? Buffer.concat([Buffer.from([0]), magnitude]) : magnitude;
+  return new CertID({
+    hashAlgorithm: new AlgorithmIdentifier({ algorithm: HASH_OIDS[hash], parameters: null }),
+    issuerNameHash: new OctetString(createHash(hash).update(issuer.nameDer).digest()),
+    issuerKeyHash: new OctetString(createHash(hash).update(issuer.publicKey).digest()),
+    serialNumber: toArrayBuffer(serial),
+  });
 }
 
 /** A one-certificate OCSP request (SHA-1 CertID, RFC 5019's profile), as a relying party sends it. */
@@ -249,12 +262,7 @@ export function ocspRequestFor(certificateDer: Buffer, issuerCertificateDer: Buf
     tbsRequest: new TBSRequest({
       requestList: [
         new Request({
-          reqCert: new CertID({
-            hashAlgorithm: new AlgorithmIdentifier({ algorithm: SHA1, parameters: null }),
-            issuerNameHash: new OctetString(createHash('sha1').update(issuer.nameDer).digest()),
-            issuerKeyHash: new OctetString(createHash('sha1').update(issuer.publicKey).digest()),
-            serialNumber: certificate.tbsCertificate.serialNumber,
-          }),
+          reqCert: canonicalCertId(issuer, hexOfInteger(certificate.tbsCertificate.serialNumber), 'sha1'),
         }),
       ],
     }),

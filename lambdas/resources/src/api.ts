@@ -35,5 +35,13 @@ export const TSA_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
   { method: 'POST', resource: '/tsa' },
 ];
 
-/** Time-stamps per second the public TSA endpoint lets through (burst twice that), whoever asks. */
+/** Time-stamps per second the public TSA endpoint lets through (burst twice that), all callers together. */
 export const TSA_RATE_LIMIT = 50;
+
+/**
+ * What one source address may ask of the public PKI endpoint per minute: every OCSP and TSA request, and
+ * time-stamps (each an HSM signature) apart, a share of TSA_RATE_LIMIT so that one caller cannot take
+ * them all. On AWS these are the WAF web ACL's rate-based rules; the local gateway plays the TSA's (a
+ * token bucket per source at the same average rate, burst twice a second's worth).
+ */
+export const PKI_SOURCE_LIMITS = { requestsPerMinute: 1200, timeStampsPerMinute: 300 } as const;

@@ -4,6 +4,7 @@ export {
   OCSP_ROUTES,
   type RouteDefinition,
   ROUTES,
+  PKI_SOURCE_LIMITS,
   TSA_RATE_LIMIT,
   TSA_ROUTES,
 } from './api';

@@ -16,6 +16,7 @@ import {
   API_STAGE,
   MAX_BODY_BYTES,
   OCSP_ROUTES,
+  PKI_SOURCE_LIMITS,
   TSA_RATE_LIMIT,
   TSA_ROUTES,
   ROUTES,
@@ -37,7 +38,7 @@ export interface GatewayOptions {
   readonly log?: (line: string) => void;
   /**
    * The public PKI endpoint: where the CRL function publishes, the OCSP handler, and the TSA handler
-   * behind its throttle (TSA_RATE_LIMIT, as on AWS).
+   * behind its throttles (per source address, then TSA_RATE_LIMIT for all: as on AWS).
    */
   readonly pki?: { readonly dir: string; readonly ocsp: ApiHandler; readonly tsa: ApiHandler };
 }
@@ -53,8 +54,7 @@ interface Matched {
 export function startGateway(options: GatewayOptions, port: number, host = '127.0.0.1'): Promise<Server> {
   const byKey = new Map(options.clients.map((c) => [c.apiKey, c]));
   const admission = new Admission(options.limits, options.clock);
-  // The TSA's throttle, as the public endpoint's method throttle: anonymous callers, one bucket.
-  const tsaBucket = new TokenBucket(TSA_RATE_LIMIT, TSA_RATE_LIMIT * 2, options.clock);
+  const tsaThrottle = new TsaThrottle(options.clock);
   const server = createServer((req, res) => {
     const started = process.hrtime.bigint();
     let clientId = '-';
@@ -75,7 +75,7 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
   ): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (options.pki && url.pathname.startsWith(`${PKI_PREFIX}/`))
-      return servePki(req, res, url, options.pki, tsaBucket);
+      return servePki(req, res, url, options.pki, tsaThrottle);
     const prefix = `/${API_STAGE}`;
     const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
     const candidates =
@@ -132,13 +132,43 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
   });
 }
 
+/**
+ * The TSA's throttles: one bucket per source address (the WAF's per-source rule on AWS:
+ * PKI_SOURCE_LIMITS.timeStampsPerMinute, at the same average rate), then the method's for all callers
+ * together (TSA_RATE_LIMIT, what its HSM login is sized for). A source refused for its own limit takes
+ * none of the shared room, so one caller cannot spend the time-stamps of everyone else.
+ */
+class TsaThrottle {
+  private readonly all: TokenBucket;
+  private readonly sources = new Map<string, TokenBucket>();
+  private readonly perSecond = PKI_SOURCE_LIMITS.timeStampsPerMinute / 60;
+
+  public constructor(private readonly clock?: () => number) {
+    this.all = new TokenBucket(TSA_RATE_LIMIT, TSA_RATE_LIMIT * 2, clock);
+  }
+
+  public admit(source: string): boolean {
+    let own = this.sources.get(source);
+    if (!own) {
+      // Bounded memory whatever the number of sources (a full bucket is what a new one starts with).
+      if (this.sources.size >= 10_000) this.sources.clear();
+      own = new TokenBucket(this.perSecond, this.perSecond * 2, this.clock);
+      this.sources.set(source, own);
+    }
+    if (!own.ready() || !this.all.ready()) return false;
+    own.take();
+    this.all.take();
+    return true;
+  }
+}
+
 /** Static CRLs and CA certificates from the publication directory; OCSP and the TSA through their handlers. */
 async function servePki(
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
   pki: NonNullable<GatewayOptions['pki']>,
-  tsaBucket: TokenBucket,
+  tsaThrottle: TsaThrottle,
 ): Promise<void> {
   const path = url.pathname.slice(PKI_PREFIX.length);
   const find = (routes: typeof OCSP_ROUTES): Matched | undefined =>
@@ -147,7 +177,7 @@ async function servePki(
   const tsa = ocsp ? undefined : find(TSA_ROUTES);
   const route = ocsp ?? tsa;
   if (route) {
-    if (tsa && !tsaBucket.take()) {
+    if (tsa && !tsaThrottle.admit(req.socket.remoteAddress ?? '')) {
       res.writeHead(429, { 'Retry-After': '1' });
       res.end();
       return;

@@ -1,10 +1,11 @@
 /**
  * The local gateway's own duties (what API Gateway does before the function runs): routing, API keys,
- * the stage throttle per method, each client's throttle and daily quota, the body cap. The handler here
- * echoes what it received.
+ * the stage throttle per method, each client's throttle and daily quota, the body cap, the TSA's throttle
+ * per source address. The handler here echoes what it received.
  */
-import type { Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PKI_SOURCE_LIMITS, TSA_RATE_LIMIT } from '@pipeline/resources';
 import type { ApiLimits } from '@pipeline/config';
 import { call } from '../../client';
 import { Admission } from '../admission';
@@ -187,6 +188,41 @@ describe('throttles and quotas', () => {
       await gw.close();
     }
   });
+});
+
+/** A time-stamp request (any body: the echo handler answers) from a given local source address. */
+function postTsa(base: string, localAddress: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${base}/pki/tsa`, { method: 'POST', localAddress }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(Buffer.from([0x30, 0x00]));
+  });
+}
+
+test("the TSA's throttle is per source address: one caller spends its own share, not everyone's", async () => {
+  let now = 1_000_000;
+  const gw = await gatewayWith({ clock: () => now, pki: { dir: '/nonexistent', ocsp: echo, tsa: echo } });
+  try {
+    // A source's burst is two seconds' worth of its share, well under the TSA's limit for all.
+    const burst = (PKI_SOURCE_LIMITS.timeStampsPerMinute / 60) * 2;
+    expect(burst).toBeLessThan(TSA_RATE_LIMIT);
+    const attacker: number[] = [];
+    for (let i = 0; i < burst + 20; i++) attacker.push(await postTsa(gw.base, '127.0.0.2'));
+    expect(attacker.slice(0, burst)).toEqual(Array(burst).fill(200));
+    expect(attacker.slice(burst)).toEqual(Array(20).fill(429));
+    // Others still get their time-stamps, each from its own share.
+    for (const source of ['127.0.0.1', '127.0.0.3', '127.0.0.4'])
+      expect(await postTsa(gw.base, source)).toBe(200);
+    // The attacker's share refills at its own rate: one time-stamp's worth.
+    now += 60_000 / PKI_SOURCE_LIMITS.timeStampsPerMinute;
+    expect(await postTsa(gw.base, '127.0.0.2')).toBe(200);
+    expect(await postTsa(gw.base, '127.0.0.2')).toBe(429);
+  } finally {
+    await gw.close();
+  }
 });
 
 describe('Admission', () => {
