@@ -236,6 +236,7 @@ export {
   type AuditEvent,
   AuditEventInvalidError,
   auditHeadPk,
+  AuditHeadsRewoundError,
   type AuditIssue,
   AuditNotReadyError,
   auditPublicKey,
