@@ -176,3 +176,24 @@ describe('audit anchors and alarms', () => {
     );
   });
 });
+
+describe('API keys bound to principals', () => {
+  it("the API function knows each client's API key and the one IAM principal that may use it", () => {
+    const TAX = 'arn:aws:iam::123456789012:role/tax-agency';
+    const bound = synthesize({ apiClients: `tax-agency=${TAX},pension-agency` }, { bundle: false }).template;
+    const fn = logicalId(bound, 'AWS::Lambda::Function', 'Functions/Api/Resource');
+    const value = (
+      resources(bound, 'AWS::Lambda::Function')[fn].Properties!.Environment as {
+        Variables: Record<string, unknown>;
+      }
+    ).Variables.API_KEY_PRINCIPALS;
+    const key = (client: string): string =>
+      logicalId(bound, 'AWS::ApiGateway::ApiKey', `Api/ApiKey-${client}/Resource`);
+    // {"<tax key id>":"<its role>","<pension key id>":""}: a key with no principal serves no one.
+    const text = JSON.stringify(value);
+    expect(text).toContain(`{"Ref":"${key('tax-agency')}"}`);
+    expect(text).toContain(`{"Ref":"${key('pension-agency')}"}`);
+    expect(text).toContain(TAX);
+    expect(text.indexOf(key('tax-agency'))).toBeLessThan(text.indexOf(TAX));
+  });
+});
