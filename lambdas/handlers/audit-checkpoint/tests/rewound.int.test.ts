@@ -17,13 +17,7 @@ import { AuditRepository } from '@pipeline/adapters/dynamodb';
 import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { AuditLog, hsmAuditSigner } from '@pipeline/audit';
 import { loadAuditConfig, loadConfig } from '@pipeline/config';
-import {
-  auditEntryPk,
-  auditHeadPk,
-  auditSequenceSk,
-  buildEntry,
-  type AuditSigner,
-} from '@pipeline/core';
+import { auditEntryPk, auditHeadPk, auditSequenceSk, buildEntry, type AuditSigner } from '@pipeline/core';
 import { eventsFor } from '../../../audit/tests/helpers';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 import { stdoutOf } from '../../../test-support/stdout';
@@ -114,7 +108,11 @@ const checkpointHead = async (table: string): Promise<number> =>
   Number(
     (
       await doc.send(
-        new GetCommand({ TableName: table, Key: { pk: 'CHECKPOINT#HEAD', sk: 'HEAD' }, ConsistentRead: true }),
+        new GetCommand({
+          TableName: table,
+          Key: { pk: 'CHECKPOINT#HEAD', sk: 'HEAD' },
+          ConsistentRead: true,
+        }),
       )
     ).Item!.sequence,
   );
