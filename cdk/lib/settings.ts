@@ -167,7 +167,7 @@ export function parseSettings(ctx: Context): StackSettings {
       emptyPolicy: oneOf(ctx, 'poolEmptyPolicy', ['fallback', 'reject'] as const, 'fallback'),
       lowWaterPercent: int(ctx, 'poolLowWaterPercent', 20, 1, 100),
     },
-    api: { limits: apiLimits(ctx), ...apiClients(ctx) },
+    api: { limits: apiLimits(ctx), ...apiClients(ctx, allowPlaceholders) },
     caCertsParameterPrefix: parameterPrefix(
       optionalString(ctx, 'caCertsParameterPrefix') ?? '/signing-pipeline/ca',
       'caCertsParameterPrefix',
@@ -278,7 +278,10 @@ function oneOf<T extends string>(ctx: Context, key: string, allowed: readonly T[
 }
 
 /** `apiClients`: `name` or `name=<IAM principal ARN>` each (the principal that may use the name's key). */
-function apiClients(ctx: Context): { clients: string[]; principals: Record<string, string> } {
+function apiClients(
+  ctx: Context,
+  allowPlaceholders: boolean,
+): { clients: string[]; principals: Record<string, string> } {
   const entries = list(ctx, 'apiClients') ?? ['default'];
   const principals: Record<string, string> = {};
   const clients = entries.map((entry) => {
@@ -296,6 +299,12 @@ function apiClients(ctx: Context): { clients: string[]; principals: Record<strin
         throw new DeploymentSettingsError(`apiClients: ${name}'s principal is not an IAM ARN`, 'apiClients');
       }
       principals[name] = principal;
+    } else if (!allowPlaceholders) {
+      // A key bound to no one serves no one: a deploy says whose each key is.
+      throw new DeploymentSettingsError(
+        `apiClients: ${name} needs its IAM principal (name=<principal ARN>) for a deploy`,
+        'apiClients',
+      );
     }
     return name;
   });
