@@ -38,7 +38,8 @@ beforeAll(() => {
         { name: 'deadline-peak', cron: '0 6 ? * MON-FRI *', min: 40, max: 60 },
         { name: 'evening', cron: '0 18 ? * MON-FRI *', min: 4, max: 4 },
       ]),
-      apiClients: 'tax-agency,pension-agency',
+      apiClients:
+        'tax-agency=arn:aws:iam::123456789012:role/tax-agency,pension-agency=arn:aws:iam::123456789012:role/pension-agency',
       apiStageRateLimit: '1000',
       apiStageBurstLimit: '2000',
       apiClientRateLimit: '300',

@@ -1,6 +1,10 @@
 /** Deployment settings from context: what deploy requires, and what it refuses. No synth here. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DeploymentSettingsError } from '../cdk/lib/errors';
 import { parseSettings } from '../cdk/lib/settings';
+import { TEST_CA_PEM } from './support/layer-fixture';
 
 const ctx =
   (values: Record<string, unknown>) =>
@@ -105,6 +109,29 @@ describe('parseSettings', () => {
       'apiRateLimit is no longer read: set apiStageRateLimit and apiClientRateLimit',
     ]);
     expect(errorOf({ ...placeholders, apiBurstLimit: '100' }).contextKey).toBe('apiBurstLimit');
+  });
+
+  it("apiClients: each key's IAM principal (name=<ARN>), required for a deploy", () => {
+    const role = 'arn:aws:iam::123456789012:role/tax-agency';
+    const set = parseSettings(ctx({ ...placeholders, apiClients: `tax-agency=${role},pension-agency` }));
+    expect(set.api.clients).toEqual(['tax-agency', 'pension-agency']);
+    expect(set.api.principals).toEqual({ 'tax-agency': role });
+    expect(errorOf({ ...placeholders, apiClients: 'tax-agency=role/tax' }).contextKey).toBe('apiClients');
+    // Without the placeholder flag (a deploy), a key bound to no one is refused at synth.
+    const caCert = join(mkdtempSync(join(tmpdir(), 'settings-')), 'customerCA.crt');
+    writeFileSync(caCert, TEST_CA_PEM);
+    const deploy = {
+      cloudHsmLayerPath: 'x',
+      hsmClusterId: 'cluster-abc',
+      hsmSecurityGroupId: 'sg-0123abcd',
+      hsmCaCertPath: caCert,
+      identityIssuers: 'https://idp.example.se',
+    };
+    const bare = errorOf({ ...deploy, apiClients: `tax-agency=${role},pension-agency` });
+    expect([bare.contextKey, bare.message]).toEqual([
+      'apiClients',
+      'apiClients: pension-agency needs its IAM principal (name=<principal ARN>) for a deploy',
+    ]);
   });
 
   it('never puts a secret value in an error message', () => {

@@ -65,7 +65,16 @@ export interface StackSettings {
     readonly lowWaterPercent: number;
   };
   /** The stage throttle, each client's throttle and daily quota; one API key per client. */
-  readonly api: { readonly limits: ApiLimits; readonly clients: string[] };
+  readonly api: {
+    readonly limits: ApiLimits;
+    /** The e-services' names: one API key each. */
+    readonly clients: string[];
+    /**
+     * Per client, the IAM principal (its ARN as API Gateway reports the caller) whose requests may use
+     * its API key; a key with none is refused to everyone.
+     */
+    readonly principals: Readonly<Record<string, string>>;
+  };
   readonly caCertsParameterPrefix: string;
   /** http:// base URL relying parties reach the CRLs, CA certificates and OCSP at; default the distribution. */
   readonly pkiBaseUrl?: string;
@@ -158,7 +167,7 @@ export function parseSettings(ctx: Context): StackSettings {
       emptyPolicy: oneOf(ctx, 'poolEmptyPolicy', ['fallback', 'reject'] as const, 'fallback'),
       lowWaterPercent: int(ctx, 'poolLowWaterPercent', 20, 1, 100),
     },
-    api: { limits: apiLimits(ctx), clients: list(ctx, 'apiClients') ?? ['default'] },
+    api: { limits: apiLimits(ctx), ...apiClients(ctx, allowPlaceholders) },
     caCertsParameterPrefix: parameterPrefix(
       optionalString(ctx, 'caCertsParameterPrefix') ?? '/signing-pipeline/ca',
       'caCertsParameterPrefix',
@@ -266,6 +275,40 @@ function oneOf<T extends string>(ctx: Context, key: string, allowed: readonly T[
     throw new DeploymentSettingsError(`${key} must be one of ${allowed.join(', ')}`, key);
   }
   return value as T;
+}
+
+/** `apiClients`: `name` or `name=<IAM principal ARN>` each (the principal that may use the name's key). */
+function apiClients(
+  ctx: Context,
+  allowPlaceholders: boolean,
+): { clients: string[]; principals: Record<string, string> } {
+  const entries = list(ctx, 'apiClients') ?? ['default'];
+  const principals: Record<string, string> = {};
+  const clients = entries.map((entry) => {
+    const at = entry.indexOf('=');
+    const name = at < 0 ? entry : entry.slice(0, at).trim();
+    if (!/^[\w.-]+$/.test(name)) {
+      throw new DeploymentSettingsError(
+        'apiClients: a client name is letters, digits, dots, dashes and underscores',
+        'apiClients',
+      );
+    }
+    if (at >= 0) {
+      const principal = entry.slice(at + 1).trim();
+      if (!/^arn:aws[\w-]*:(iam|sts)::\d{12}:\S+$/.test(principal)) {
+        throw new DeploymentSettingsError(`apiClients: ${name}'s principal is not an IAM ARN`, 'apiClients');
+      }
+      principals[name] = principal;
+    } else if (!allowPlaceholders) {
+      // A key bound to no one serves no one: a deploy says whose each key is.
+      throw new DeploymentSettingsError(
+        `apiClients: ${name} needs its IAM principal (name=<principal ARN>) for a deploy`,
+        'apiClients',
+      );
+    }
+    return name;
+  });
+  return { clients, principals };
 }
 
 /** A JSON array (cdk.json) or a comma-separated string (`-c key=a,b`). */

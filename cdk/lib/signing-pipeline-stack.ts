@@ -77,6 +77,18 @@ export class SigningPipelineStack extends Stack {
       limits: settings.api.limits,
       clients: settings.api.clients,
     });
+    // The API refuses a request whose API key is not the calling principal's (another client's quota).
+    this.functions.api.addEnvironment(
+      'API_KEY_PRINCIPALS',
+      this.toJsonString(
+        Object.fromEntries(
+          settings.api.clients.map((client) => [
+            this.api.apiKeys[client].keyId,
+            settings.api.principals[client] ?? '',
+          ]),
+        ),
+      ),
+    );
     this.observability = new Observability(this, 'Observability', {
       stage: this.api.restApi.deploymentStage,
       queue: this.signQueue.queue,

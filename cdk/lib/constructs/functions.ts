@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Tags } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -22,13 +22,16 @@ import {
 import { PKI_OBJECTS } from '@pipeline/core';
 import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
-import { allowEndpointTraffic, type HsmAccess } from './hsm-access';
+import { FUNCTION_ROLE_TAG, allowEndpointTraffic, type HsmAccess } from './hsm-access';
 import type { IdentityTrust } from './identity-trust';
 import type { SignQueue } from './sign-queue';
 import type { Tables } from './tables';
 
 /** Namespace of the pool metrics (the Powertools adapter's default) and the service dimension they carry. */
 export const METRICS_NAMESPACE = 'SigningPipeline';
+/** The certificate table's items the CA writes (certificate-repository.ts): records and its registers. */
+const CA_ITEM_KEYS = ['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*'];
+
 export const METRICS_SERVICE = 'signing-pipeline';
 /** The CA answers inside the signer's batch: well under the signer's timeout, with room for a cold start. */
 const CA_TIMEOUT_SECONDS = 15;
@@ -352,6 +355,8 @@ export class PipelineFunctions extends Construct {
         ),
       ],
     });
+    // The crypto users' secrets refuse every role so tagged but their own functions' (HsmAccess).
+    Tags.of(role).add(FUNCTION_ROLE_TAG, spec.name);
     return new NodejsFunction(this, id, {
       entry: resolve(__dirname, `../../../lambdas/handlers/${spec.name}/index.ts`),
       handler: 'handler',
@@ -425,6 +430,13 @@ export class PipelineFunctions extends Construct {
         }),
       );
     };
+    // The audit log is append-only for every function: read a chain head, put new entries and the moved
+    // head (CHAIN# and HEAD# items only: never a checkpoint) in one conditional transaction. No
+    // UpdateItem, DeleteItem or Scan: nothing can rewrite it.
+    const appendsAudit = (fn: NodejsFunction): void => {
+      allow(fn, audit, 'GetItem');
+      allowOnKeys(fn, audit, ['PutItem'], ['CHAIN#*', 'HEAD#*']);
+    };
     // The tables' customer-managed key, with the exact actions DynamoDB needs on a caller's behalf.
     const tableKey = (fn: NodejsFunction): void => {
       tables.key.grant(fn, 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey');
@@ -457,9 +469,7 @@ export class PipelineFunctions extends Construct {
     // Its queue permissions come from the event source mapping (receive, delete, decrypt).
     allow(this.signer, requests, 'GetItem', 'UpdateItem');
     allow(this.signer, pool, 'Query', 'DeleteItem', 'UpdateItem');
-    // The audit log is append-only for every function: read a chain head, put new entries and the moved
-    // head in one conditional transaction. No UpdateItem, DeleteItem or Scan: nothing can rewrite it.
-    allow(this.signer, audit, 'GetItem', 'PutItem');
+    appendsAudit(this.signer);
     tableKey(this.signer);
     hsm.poolUserSecret.grantRead(this.signer);
     // The unqualified ARN only: the signer calls the CA function by that ARN.
@@ -475,23 +485,27 @@ export class PipelineFunctions extends Construct {
     // Forecast input (demand history) and its own measured keygen rate.
     allow(this.keygen, demand, 'Query', 'GetItem', 'PutItem');
     // Batch and expiry events.
-    allow(this.keygen, audit, 'GetItem', 'PutItem');
+    appendsAudit(this.keygen);
     tableKey(this.keygen);
     hsm.poolUserSecret.grantRead(this.keygen);
     // Checkpointer: every chain head in one BatchGetItem, the last checkpoint, a new one (conditional
-    // puts). The audit key is the pool user's; its anchors bucket comes with connectAuditAnchors.
-    allow(this.auditCheckpoint, audit, 'GetItem', 'BatchGetItem', 'PutItem');
+    // puts of CHECKPOINT items only). The audit key is the pool user's; its anchors bucket comes with
+    // connectAuditAnchors.
+    allow(this.auditCheckpoint, audit, 'GetItem', 'BatchGetItem');
+    allowOnKeys(this.auditCheckpoint, audit, ['PutItem'], ['CHECKPOINT', 'CHECKPOINT#HEAD']);
     tableKey(this.auditCheckpoint);
     hsm.poolUserSecret.grantRead(this.auditCheckpoint);
     // CA: no request record (it decides on the evidence it verifies); read its certificates and registers
-    // (one BatchGetItem), record a certificate with its register entries (a transaction of puts).
-    allow(this.ca, certificates, 'GetItem', 'PutItem', 'BatchGetItem');
-    allow(this.ca, audit, 'GetItem', 'PutItem');
+    // (one BatchGetItem), record a certificate with its register entries (a transaction of puts): its own
+    // item kinds only, never a CRL number or anything else in the table.
+    allow(this.ca, certificates, 'GetItem', 'BatchGetItem');
+    allowOnKeys(this.ca, certificates, ['PutItem'], CA_ITEM_KEYS);
+    appendsAudit(this.ca);
     tableKey(this.ca);
     // Revocation: one conditional update of a serial's record, the statuses it reports, nothing else.
     allowOnKeys(this.revoke, certificates, ['UpdateItem'], ['SERIAL#*']);
     allowOnKeys(this.revoke, certificates, ['BatchGetItem'], ['SERIAL#*']);
-    allow(this.revoke, audit, 'GetItem', 'PutItem');
+    appendsAudit(this.revoke);
     tableKey(this.revoke);
     const caUser = (fn: NodejsFunction, writesCertificates = false): void => {
       hsm.caUserSecret.grantRead(fn);
@@ -527,7 +541,7 @@ export class PipelineFunctions extends Construct {
     // The statuses of published entries the records no longer list (revocation is monotonic), and the
     // audit events saying so.
     allowOnKeys(this.crl, certificates, ['BatchGetItem'], ['SERIAL#*']);
-    allow(this.crl, audit, 'GetItem', 'PutItem');
+    appendsAudit(this.crl);
     tableKey(this.crl);
     caUser(this.crl, true);
     // OCSP: the statuses of the serials asked about (SERIAL# items only: never a REQ# record with its
@@ -556,6 +570,12 @@ export class PipelineFunctions extends Construct {
     tableKey(this.reconcile);
     signQueue.queue.grant(this.reconcile, 'sqs:SendMessage');
     signQueue.key.grant(this.reconcile, 'kms:GenerateDataKey', 'kms:Decrypt');
+    // Each crypto user's secret names the functions that log in as it, in its own resource policy: no
+    // other function can read it, whatever a later grant on its role says.
+    hsm.onlyReadBy(hsm.poolUserSecret, [this.signer, this.keygen, this.auditCheckpoint]);
+    hsm.onlyReadBy(hsm.caUserSecret, [this.ca, this.crl]);
+    hsm.onlyReadBy(hsm.ocspUserSecret, [this.ocsp]);
+    hsm.onlyReadBy(hsm.tsaUserSecret, [this.tsa]);
   }
 
   /**

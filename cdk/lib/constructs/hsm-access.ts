@@ -1,6 +1,8 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import type { ILayerVersion } from 'aws-cdk-lib/aws-lambda';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type { IFunction, ILayerVersion } from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
@@ -9,6 +11,9 @@ import { CloudHsmLayer } from './cloudhsm-layer';
 
 /** CloudHSM client ports: 2223-2225 (SDK 5 uses 2223; the range is what the cluster's own group admits). */
 export const HSM_PORTS = ec2.Port.tcpRange(2223, 2225);
+
+/** Tag on every function role of the stack (value: the function's name): what the secrets' policies match. */
+export const FUNCTION_ROLE_TAG = 'SigningPipelineFunction';
 
 /** Characters left out of generated passwords: PIN syntax (`user:password`), quoting, and shell trouble. */
 const PASSWORD_EXCLUDED = ':"\'\\/@` $&|;<>';
@@ -65,10 +70,19 @@ export class HsmAccess extends Construct {
     this.layer = layer.layer;
     this.layerIsPlaceholder = layer.isPlaceholder;
 
-    this.poolUserSecret = cryptoUserSecret(this, 'PoolCryptoUser', hsm.signerUser, 'signer and keygen');
-    this.caUserSecret = cryptoUserSecret(this, 'CaCryptoUser', hsm.caUser, 'CA');
-    this.ocspUserSecret = cryptoUserSecret(this, 'OcspCryptoUser', hsm.ocspUser, 'OCSP responder');
-    this.tsaUserSecret = cryptoUserSecret(this, 'TsaCryptoUser', hsm.tsaUser, 'time-stamping authority');
+    // The secrets are encrypted with a key of their own: reading one takes kms:Decrypt on it (granted with
+    // each secret's read, through Secrets Manager only), not just the account's default key.
+    const secretsKey = new kms.Key(this, 'SecretsKey', {
+      description: 'Signing pipeline HSM crypto users secrets',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const secret = (id: string, username: string, who: string): secretsmanager.Secret =>
+      cryptoUserSecret(this, id, username, who, secretsKey);
+    this.poolUserSecret = secret('PoolCryptoUser', hsm.signerUser, 'signer and keygen');
+    this.caUserSecret = secret('CaCryptoUser', hsm.caUser, 'CA');
+    this.ocspUserSecret = secret('OcspCryptoUser', hsm.ocspUser, 'OCSP responder');
+    this.tsaUserSecret = secret('TsaCryptoUser', hsm.tsaUser, 'time-stamping authority');
 
     // Placeholders: the CA bootstrap (run once against the cluster) overwrites them with the CA PEMs.
     // Keep these resources unchanged: CloudFormation rewrites the value whenever the resource changes.
@@ -104,6 +118,28 @@ export class HsmAccess extends Construct {
       });
     }
   }
+
+  /**
+   * A crypto user's secret may be read by the functions named here only: its resource policy refuses
+   * GetSecretValue to every other function role of the stack (tagged FUNCTION_ROLE_TAG), whatever their
+   * own policies grant. Operators (no such tag) keep the access their own IAM policies give them.
+   */
+  public onlyReadBy(secret: secretsmanager.Secret, functions: readonly IFunction[]): void {
+    const result = secret.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'OnlyItsFunctions',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: ['*'],
+        conditions: {
+          Null: { [`aws:PrincipalTag/${FUNCTION_ROLE_TAG}`]: 'false' },
+          ArnNotEquals: { 'aws:PrincipalArn': functions.map((fn) => fn.role!.roleArn) },
+        },
+      }),
+    );
+    if (!result.statementAdded) throw new Error('the secret refused its resource policy');
+  }
 }
 
 /** HTTPS to the VPC endpoints (the subnets have no other route out, so this reaches nothing else). */
@@ -120,8 +156,10 @@ function cryptoUserSecret(
   id: string,
   username: string,
   who: string,
+  encryptionKey: kms.IKey,
 ): secretsmanager.Secret {
   return new secretsmanager.Secret(scope, id, {
+    encryptionKey,
     description: `CloudHSM crypto user of the ${who} ({username, password}); the cluster bootstrap creates the user with it`,
     generateSecretString: {
       secretStringTemplate: JSON.stringify({ username }),

@@ -172,6 +172,21 @@ export class Observability extends Construct {
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    this.alarm('AuditHeadsRewound', {
+      alarmDescription:
+        'The audit checkpointer found chain heads that moved backwards from its last checkpoint (a rewritten audit table) and signed nothing: run `npm run audit -- verify`',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: 'AuditHeadsRewound',
+        dimensionsMap: { service: METRICS_SERVICE },
+        statistic: 'Sum',
+        period: Duration.minutes(SCHEDULES.auditCheckpoint.rateMinutes),
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     this.dashboard = this.createDashboard(props, keyTypes);
   }
 

@@ -17,6 +17,7 @@ import {
 } from '@pipeline/core';
 import {
   ApiError,
+  ApiKeyNotYoursError,
   AssertionRefusedError,
   ConflictError,
   DependencyError,
@@ -75,16 +76,25 @@ export async function handleApiEvent(
   }
 }
 
-/** The caller: the IAM principal in AWS, the API key's client locally. */
-export function clientIdOf(event: APIGatewayProxyEvent): string {
+/**
+ * The caller: the IAM principal in AWS, the API key's client locally. Where API keys are bound to
+ * principals (AWS), the key must be the caller's own: a request with another client's key (its usage
+ * plan's throttle and quota) is refused, so no client spends another's quota.
+ */
+export function clientIdOf(event: APIGatewayProxyEvent, deps: Pick<ApiDeps, 'settings'>): string {
   const identity = event.requestContext?.identity;
   const clientId = identity?.userArn || identity?.apiKeyId || identity?.caller;
   if (!clientId) throw new UnauthenticatedError();
+  const principals = deps.settings.apiKeyPrincipals;
+  if (principals) {
+    const owner = identity?.apiKeyId ? principals.get(identity.apiKeyId) : undefined;
+    if (!identity?.userArn || owner !== identity.userArn) throw new ApiKeyNotYoursError();
+  }
   return clientId;
 }
 
 async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
-  const clientId = clientIdOf(event);
+  const clientId = clientIdOf(event, deps);
   const input = parseSignRequest(parseBody(event, deps.settings.maxBodyBytes));
   const now = (deps.now ?? Date.now)();
   const { signer, identity } = await identify(input, clientId, deps);
@@ -157,7 +167,7 @@ const CLIENT_REVOCATION_REASONS: readonly RevocationReason[] = REVOCATION_REASON
  * is not found, like on GET; a request without a certificate is a conflict.
  */
 async function revokeCertificate(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
-  const clientId = clientIdOf(event);
+  const clientId = clientIdOf(event, deps);
   const id = (event.pathParameters?.id ?? '').toLowerCase();
   if (!isRequestId(id)) throw new ValidationError('id must be a UUID');
   const body = parseBody(event, deps.settings.maxBodyBytes) as { reason?: unknown } | null;
@@ -243,7 +253,7 @@ async function identify(
 }
 
 async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
-  const clientId = clientIdOf(event);
+  const clientId = clientIdOf(event, deps);
   const id = (event.pathParameters?.id ?? '').toLowerCase();
   if (!isRequestId(id)) throw new ValidationError('id must be a UUID');
   const wait = parseWait(event.queryStringParameters?.wait);
@@ -272,7 +282,7 @@ async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promi
 async function health(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
   let identified = true;
   try {
-    clientIdOf(event);
+    clientIdOf(event, deps);
   } catch {
     identified = false;
   }

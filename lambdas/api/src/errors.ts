@@ -53,6 +53,14 @@ export class UnauthenticatedError extends ApiError {
   }
 }
 
+/** An API key used by another principal than the client it was issued to. */
+export class ApiKeyNotYoursError extends ApiError {
+  public override readonly name = 'ApiKeyNotYoursError';
+  public constructor() {
+    super('FORBIDDEN', "the API key is not the caller's");
+  }
+}
+
 export class ThrottledError extends ApiError {
   public override readonly name = 'ThrottledError';
   public constructor(code: HttpErrorCode, message: string, retryAfterSeconds: number) {

@@ -82,6 +82,11 @@ export interface ApiSettings {
   /** When the pool policy is `reject`, refuse new requests of an empty key type with 429 up front. */
   readonly rejectWhenPoolEmpty: boolean;
   readonly retryAfterSeconds: number;
+  /**
+   * On AWS, API key id -> the IAM principal that may use it: a request whose key is not its caller's is
+   * refused (FORBIDDEN), so no client spends another's quota. Absent where the key is the only credential.
+   */
+  readonly apiKeyPrincipals?: ReadonlyMap<string, string>;
 }
 
 export interface ApiDeps {

@@ -16,6 +16,7 @@
 import {
   AuditAppendConflictError,
   AuditCheckpointError,
+  AuditHeadsRewoundError,
   AuditNotReadyError,
   backoffDelay,
   buildEntry,
@@ -115,7 +116,13 @@ export class AuditLog implements AuditSink {
     for (let attempt = 1; attempt <= CHECKPOINT_ATTEMPTS; attempt++) {
       const previous = await this.store.readCheckpointHead();
       const heads = await this.store.readHeads(this.options.chains);
-      if (ifMoved && previous && (await this.unchangedSince(previous.sequence, heads))) return undefined;
+      if (previous) {
+        const recorded = await this.recordedHeads(previous.sequence);
+        // Nothing is signed over heads that moved backwards: that would vouch for a rewritten chain.
+        const rewound = await this.rewoundChains(recorded, heads);
+        if (rewound.length > 0) throw new AuditHeadsRewoundError(rewound, previous.sequence);
+        if (ifMoved && unchanged(recorded, heads)) return undefined;
+      }
       const body = checkpointBody({
         previous,
         heads,
@@ -174,15 +181,35 @@ export class AuditLog implements AuditSink {
     }
   }
 
-  /** True when the heads are those the stored checkpoint recorded. */
-  private async unchangedSince(sequence: number, heads: readonly ChainHead[]): Promise<boolean> {
+  /** The heads the stored checkpoint recorded; a checkpoint gone or malformed is refused. */
+  private async recordedHeads(sequence: number): Promise<ReadonlyMap<number, ChainHead>> {
     const stored = await this.store.readCheckpoint(sequence);
     const body = stored && parseCheckpointBody(stored.body);
-    if (!body) return false;
-    const recorded = new Map(body.heads.map((h) => [h.chain, h.hash]));
-    return heads.every(
-      (h) => recorded.get(h.chain) === h.hash || (h.sequence === 0 && !recorded.has(h.chain)),
-    );
+    if (!body) throw new AuditCheckpointError(`checkpoint ${sequence} is missing or malformed in the table`);
+    return new Map(body.heads.map((h) => [h.chain, h]));
+  }
+
+  /**
+   * The chains whose head is no longer a successor of the recorded one: set back to an earlier sequence,
+   * another hash at the recorded sequence, or (moved on) another entry where the recorded head stood.
+   */
+  private async rewoundChains(
+    recorded: ReadonlyMap<number, ChainHead>,
+    heads: readonly ChainHead[],
+  ): Promise<number[]> {
+    const current = new Map(heads.map((h) => [h.chain, h]));
+    const rewound: number[] = [];
+    for (const r of recorded.values()) {
+      if (r.sequence === 0) continue;
+      const h = current.get(r.chain);
+      const back =
+        !h ||
+        h.sequence < r.sequence ||
+        (h.sequence === r.sequence && h.hash !== r.hash) ||
+        (h.sequence > r.sequence && (await this.store.readEntryHash(r.chain, r.sequence)) !== r.hash);
+      if (back) rewound.push(r.chain);
+    }
+    return rewound.sort((a, b) => a - b);
   }
 
   private enqueue(events: readonly AuditEvent[]): Promise<AuditReceipt[]> {
@@ -261,4 +288,11 @@ export class AuditLog implements AuditSink {
   private backoff(attempt: number): number {
     return backoffDelay(attempt, APPEND_BACKOFF, this.random);
   }
+}
+
+/** True when the heads are those the checkpoint recorded (a chain it did not record is still empty). */
+function unchanged(recorded: ReadonlyMap<number, ChainHead>, heads: readonly ChainHead[]): boolean {
+  return heads.every(
+    (h) => recorded.get(h.chain)?.hash === h.hash || (h.sequence === 0 && !recorded.has(h.chain)),
+  );
 }

@@ -55,6 +55,11 @@ export class MemoryAuditStore implements AuditStore {
     return true;
   }
 
+  public async readEntryHash(chain: number, sequence: number): Promise<string | undefined> {
+    const hash = this.items.get(`CHAIN#${chain}|${pad(sequence)}`)?.hash;
+    return typeof hash === 'string' ? hash : undefined;
+  }
+
   public async readCheckpointHead(): Promise<{ sequence: number; hash: string } | undefined> {
     const item = this.items.get('CHECKPOINT#HEAD|HEAD');
     return item ? { sequence: item.sequence as number, hash: item.hash as string } : undefined;

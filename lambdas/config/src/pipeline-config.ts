@@ -39,6 +39,11 @@ export interface PipelineConfig {
   /** Largest accepted request body in bytes (the pool policy and retention live in the pool config). */
   readonly maxBodyBytes: number;
   /**
+   * API key id -> the IAM principal (API Gateway's `userArn`) that may use it (API_KEY_PRINCIPALS, set by
+   * the CDK app); undefined where the API key is the only credential (the local gateway).
+   */
+  readonly apiKeyPrincipals?: ReadonlyMap<string, string>;
+  /**
    * The API counts demand in memory and writes the hourly counters when the oldest pending count is this
    * old (ms) or `demandFlushPending` requests are pending; 0 writes one counter update per request.
    */
@@ -92,6 +97,7 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
     caBatchMax: int(env, 'CA_BATCH_MAX', 25, 1, 100),
     recordBatchWindowMs: int(env, 'RECORD_BATCH_WINDOW_MS', 10, 0, 1000),
     maxBodyBytes: int(env, 'API_MAX_BODY_BYTES', MAX_BODY_BYTES, 256, 1024 * 1024),
+    apiKeyPrincipals: apiKeyPrincipals(env),
     demandFlushMs: int(env, 'DEMAND_FLUSH_MS', 5000, 0, 300_000),
     demandFlushPending: int(env, 'DEMAND_FLUSH_PENDING', 100, 1, 100_000),
     local: {
@@ -153,4 +159,30 @@ function timeStampingSource(env: Env): TimeStampingSource {
     );
   }
   return { kind: 'url', url, trustAnchorsFile };
+}
+
+/** API_KEY_PRINCIPALS: JSON `{"<API key id>": "<principal ARN>", ...}` ("" binds a key to no one). */
+function apiKeyPrincipals(env: Env): ReadonlyMap<string, string> | undefined {
+  const text = str(env, 'API_KEY_PRINCIPALS', '');
+  if (!text) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (
+    !parsed ||
+    typeof parsed !== 'object' ||
+    Array.isArray(parsed) ||
+    !Object.values(parsed).every((v) => typeof v === 'string')
+  ) {
+    throw new ConfigError(
+      'API_KEY_PRINCIPALS must be a JSON object of API key id -> principal ARN',
+      'API_KEY_PRINCIPALS',
+    );
+  }
+  return new Map(
+    Object.entries(parsed as Record<string, string>).filter(([, principal]) => principal !== ''),
+  );
 }

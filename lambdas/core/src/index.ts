@@ -237,6 +237,7 @@ export {
   type AuditEvent,
   AuditEventInvalidError,
   auditHeadPk,
+  AuditHeadsRewoundError,
   type AuditIssue,
   AuditNotReadyError,
   auditPublicKey,

@@ -93,6 +93,7 @@ export function wireApi(): ApiHandlerDeps {
       retentionSeconds: requestsConfig.retentionSeconds,
       rejectWhenPoolEmpty: pool.emptyPolicy === 'reject',
       retryAfterSeconds: pool.retryAfterSeconds,
+      apiKeyPrincipals: pipeline.apiKeyPrincipals,
     },
   };
   return { api, logger };

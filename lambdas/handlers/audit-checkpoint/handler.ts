@@ -3,16 +3,19 @@
  * chain head signed by the audit key, stored in the table and anchored outside it (AUDIT_ANCHOR_TARGET:
  * the Object Lock bucket on AWS). EventBridge starts it once a minute, its shortest rate; each run loops
  * until just before the next one starts. A run with failed rounds ends in an error (the alarm), after
- * trying every round: one bad round must not leave the rest of the minute uncovered.
+ * trying every round: one bad round must not leave the rest of the minute uncovered. Heads that moved
+ * backwards from the last checkpoint (a rewritten chain) are never signed over: each such round counts in
+ * the metric `AuditHeadsRewound`, which has an alarm of its own.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import type { AuditLog } from '@pipeline/audit';
 import { loadAuditConfig } from '@pipeline/config';
-import { PipelineError, errorCode } from '@pipeline/core';
+import { AuditHeadsRewoundError, PipelineError, errorCode } from '@pipeline/core';
 import { SCHEDULES } from '@pipeline/resources';
 import { checkpointingAuditLog } from '../shared/audit';
-import { createLogger } from '../shared/observability';
+import { createLogger, createMetrics } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 
 /** Stop this long before the next scheduled run would start. */
@@ -31,6 +34,7 @@ export interface AuditCheckpointDeps {
   readonly log: () => Promise<AuditLog>;
   readonly intervalMs: number;
   readonly logger: Logger;
+  readonly metrics: Metrics;
 }
 
 export interface CheckpointRound {
@@ -53,7 +57,7 @@ export async function checkpointRound(deps: Pick<AuditCheckpointDeps, 'log'>): P
 export function createAuditCheckpointHandler(
   deps: AuditCheckpointDeps,
 ): LambdaHandler<unknown, CheckpointRun> {
-  const { logger, intervalMs } = deps;
+  const { logger, metrics, intervalMs } = deps;
   return lambdaHandler(
     async (_event: unknown, context: Context) => {
       const budget = Math.min(
@@ -64,6 +68,7 @@ export function createAuditCheckpointHandler(
       let rounds = 0;
       let checkpoints = 0;
       let failures = 0;
+      let rewound = 0;
       for (;;) {
         const roundStart = Date.now();
         rounds++;
@@ -71,22 +76,26 @@ export function createAuditCheckpointHandler(
           if ((await checkpointRound(deps)).checkpoint > 0) checkpoints++;
         } catch (err) {
           failures++;
+          if (err instanceof AuditHeadsRewoundError) rewound++;
           logger.error('audit checkpoint failed', {
             errorCode: errorCode(err),
             errorName: (err as Error)?.name,
+            ...(err instanceof AuditHeadsRewoundError ? { chains: err.chains } : {}),
           });
         }
         const next = roundStart + intervalMs;
         if (next - started + intervalMs > budget) break;
         await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
       }
-      logger.info('audit checkpoint run', { rounds, checkpoints, failures });
+      metrics.addMetric('AuditCheckpoints', MetricUnit.Count, checkpoints);
+      metrics.addMetric('AuditHeadsRewound', MetricUnit.Count, rewound);
+      logger.info('audit checkpoint run', { rounds, checkpoints, failures, rewound });
       if (failures > 0) {
         throw new AuditCheckpointRunError(`${failures} of ${rounds} checkpoint rounds failed`);
       }
       return { rounds, checkpoints, failures };
     },
-    { logger },
+    { logger, metrics },
   );
 }
 
@@ -96,5 +105,6 @@ export function wireAuditCheckpoint(): AuditCheckpointDeps {
     log: checkpointingAuditLog,
     intervalMs: loadAuditConfig().checkpointIntervalSeconds * 1000,
     logger: createLogger('audit-checkpoint'),
+    metrics: createMetrics(),
   };
 }

@@ -10,7 +10,6 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import { createAssertionVerifier } from '@pipeline/adapters/oidc';
-import { createAuditLog } from '@pipeline/audit';
 import {
   AssertionError,
   InvalidIdentityError,
@@ -32,6 +31,7 @@ import { CaError, CertificateAuthority } from '@pipeline/ca';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { caSideLogin } from '../shared/ca-login';
+import { auditLogSigningWith } from '../shared/audit-signing';
 import { onceUntilFailure } from '../shared/once';
 
 export interface CaHandlerDeps {
@@ -41,7 +41,7 @@ export interface CaHandlerDeps {
   readonly logger: Logger;
 }
 
-async function setUp(): Promise<CertificateAuthority> {
+async function setUp(logger: Logger): Promise<CertificateAuthority> {
   // The CA keys belong to the CA's crypto user.
   const { hsm, caCertificates, config, aws } = await caSideLogin((ca) => ({ pinSource: ca.pinSource }));
   const doc = documentClient(aws);
@@ -51,8 +51,8 @@ async function setUp(): Promise<CertificateAuthority> {
     caCertificates,
     config,
     evidence: createAssertionVerifier(loadIdentityConfig(), aws),
-    // Appends only: the CA's crypto user does not hold the audit key, so it never signs checkpoints.
-    audit: await createAuditLog({ doc }),
+    // Appends, each head signed with the audit key shared with the CA's crypto user; never checkpoints.
+    audit: await auditLogSigningWith(doc, hsm, logger),
   });
 }
 
@@ -130,5 +130,6 @@ export function createCaHandler({
 
 /** The CA's dependencies from configuration: set up lazily, once per execution environment. */
 export function wireCa(): CaHandlerDeps {
-  return { authority: onceUntilFailure(setUp), logger: createLogger('ca') };
+  const logger = createLogger('ca');
+  return { authority: onceUntilFailure(() => setUp(logger)), logger };
 }

@@ -14,7 +14,6 @@ import { documentClient, type DynamoDBDocumentClient } from '@pipeline/adapters/
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
 import { pkiPublisher } from '@pipeline/adapters/publish';
-import { createAuditLog } from '@pipeline/audit';
 import {
   RevocationAuthority,
   bootstrapCaHierarchy,
@@ -27,6 +26,7 @@ import { TABLES, tableName } from '@pipeline/resources';
 import { createLogger, createMetrics } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { onceUntilFailure, type Once } from '../shared/once';
+import { auditLogSigningWith } from '../shared/audit-signing';
 
 /** Caches may keep a CRL this long: a revocation shows within minutes even though nextUpdate is later. */
 const CRL_MAX_AGE_SECONDS = 300;
@@ -146,11 +146,16 @@ async function setUpPki(): Promise<PkiContext> {
 /** The publication's dependencies from configuration, set up once per execution environment. */
 export function wireCrl(): CrlHandlerDeps {
   const pki = onceUntilFailure(setUpPki);
+  const logger = createLogger('crl');
   return {
     pki,
-    // One DynamoDB client for the certificate records and the audit log.
-    audit: onceUntilFailure(async () => createAuditLog({ doc: (await pki()).doc })),
-    logger: createLogger('crl'),
+    // One DynamoDB client for the certificate records and the audit log; heads signed with the audit key
+    // shared with the CA's crypto user.
+    audit: onceUntilFailure(async () => {
+      const { doc, hsm } = await pki();
+      return auditLogSigningWith(doc, hsm, logger);
+    }),
+    logger,
     metrics: createMetrics(),
   };
 }

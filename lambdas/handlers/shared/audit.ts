@@ -1,12 +1,13 @@
 /**
- * The audit log of the functions that hold the pool user's HSM login (signer, keygen, checkpointer): the
- * audit key on that token signs each entry's head, and checkpoints.
+ * The audit logs of the functions: each entry's head is signed with the audit key by every function whose
+ * HSM login can use it (the pool user's: signer, keygen, checkpointer; the CA user's, with which the key
+ * is shared: CA and CRL), and the checkpointer also signs checkpoints.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { auditAnchorStore } from '@pipeline/adapters/anchors';
 import { createAuditLog, type AuditLog } from '@pipeline/audit';
 import { loadAuditConfig } from '@pipeline/config';
-import { errorCode } from '@pipeline/core';
+import { auditLogSigningWith } from './audit-signing';
 import { sharedHsm } from './hsm';
 import { onceUntilFailure, type Once } from './once';
 import { wire } from './wiring';
@@ -19,14 +20,7 @@ let signing: Once<AuditLog> | undefined;
  * signing go on, and the checkpointer's failures raise the alarm.
  */
 export function headSigningAuditLog(logger: Logger): Promise<AuditLog> {
-  signing ??= onceUntilFailure(async () => {
-    const { doc } = wire();
-    const hsm = await sharedHsm();
-    return createAuditLog({ doc, hsm }).catch((err: unknown) => {
-      logger.error('audit key unavailable: heads unsigned', { errorCode: errorCode(err) });
-      return createAuditLog({ doc });
-    });
-  });
+  signing ??= onceUntilFailure(async () => auditLogSigningWith(wire().doc, await sharedHsm(), logger));
   return signing();
 }
 

@@ -116,6 +116,19 @@ export class AuditRepository implements AuditStore {
     }
   }
 
+  public async readEntryHash(chain: number, sequence: number): Promise<string | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.options.tableName,
+        Key: { pk: auditEntryPk(chain), sk: auditSequenceSk(sequence) },
+        ProjectionExpression: '#hash',
+        ExpressionAttributeNames: { '#hash': 'hash' },
+        ConsistentRead: true,
+      }),
+    );
+    return typeof Item?.hash === 'string' ? Item.hash : undefined;
+  }
+
   public async readCheckpointHead(): Promise<{ sequence: number; hash: string } | undefined> {
     const { Item } = await this.doc.send(
       new GetCommand({

@@ -52,3 +52,20 @@ export class AuditNotReadyError extends AuditError {
     super(message, 'AUDIT_NOT_READY');
   }
 }
+
+/**
+ * The chain heads moved backwards from the last checkpoint (a head set back, or another entry where the
+ * checkpoint recorded one): someone rewrote the table. The checkpointer signs nothing over them.
+ */
+export class AuditHeadsRewoundError extends AuditError {
+  public override name = 'AuditHeadsRewoundError';
+  public constructor(
+    public readonly chains: readonly number[],
+    checkpoint: number,
+  ) {
+    super(
+      `audit chains ${chains.join(', ')} moved backwards from checkpoint ${checkpoint}: not signed`,
+      'AUDIT_HEADS_REWOUND',
+    );
+  }
+}

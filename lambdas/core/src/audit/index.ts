@@ -12,6 +12,7 @@ export {
   AuditCheckpointError,
   AuditEncodingError,
   AuditEventInvalidError,
+  AuditHeadsRewoundError,
   AuditNotReadyError,
 } from './errors';
 export { hashIds, signatureMadeEvent, validateAuditEvent } from './events';

@@ -294,6 +294,8 @@ export interface AuditStore {
    * head is still `expected`. Returns false when another appender moved the head first (lost race).
    */
   appendEntries(expected: ChainHead, entries: readonly AuditEntry[]): Promise<boolean>;
+  /** The stored hash of one entry (consistent read); undefined when the table holds none there. */
+  readEntryHash(chain: number, sequence: number): Promise<Sha256Hex | undefined>;
   /** The last checkpoint's sequence and hash; undefined before the first. */
   readCheckpointHead(): Promise<{ sequence: number; hash: Sha256Hex } | undefined>;
   /** Stores a checkpoint if it is the successor of the current checkpoint head. False on a lost race. */
