@@ -25,17 +25,16 @@ function asn1parse(der: Buffer, extra: string[] = [], read: string[] = []) {
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((line): Asn1Line => {
-      const m = /^\s*(\d+):d=\s*(\d+)\s+hl=\s*(\d+)\s+l=\s*(\d+)\s+(?:prim|cons):\s*(\S+)\s*(?::(.*))?$/.exec(
-        line,
-      );
+      const m = /^\s*(\d+):d=\s*(\d+)\s+hl=\s*(\d+)\s+l=\s*(\d+)\s+(?:prim|cons):\s*(.*)$/.exec(line);
       if (!m) throw new Error(`unexpected asn1parse line: ${line}`);
+      const colon = m[5].indexOf(':');
       return {
         offset: Number(m[1]),
         depth: Number(m[2]),
         headerLength: Number(m[3]),
         length: Number(m[4]),
-        tag: m[5],
-        value: m[6] ?? '',
+        tag: (colon < 0 ? m[5] : m[5].slice(0, colon)).trim(),
+        value: colon < 0 ? '' : m[5].slice(colon + 1),
       };
     });
   return { lines, outputs: run.outputs };
@@ -71,7 +70,7 @@ export function readAuthContextExtension(certificatePem: string): RawAuthContext
     next++;
   }
   const octets = lines[next];
-  if (octets.tag !== 'OCTET') throw new Error('the extension has no OCTET STRING value');
+  if (!octets.tag.startsWith('OCTET STRING')) throw new Error('the extension has no OCTET STRING value');
   const value = der.subarray(
     octets.offset + octets.headerLength,
     octets.offset + octets.headerLength + octets.length,
