@@ -6,10 +6,15 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { CLIENT_VOUCHED_AUTHN_CONTEXT, SACI_CONTEXT_TYPE } from '@pipeline/core';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { documentClient, sqsClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
+import { CLIENT_VOUCHED_AUTHN_CONTEXT, SACI_CONTEXT_TYPE, type SignRequestRecord } from '@pipeline/core';
+import { TABLES } from '@pipeline/resources';
+import { RequestRepository } from '../../../../lambdas/adapters/dynamodb/src/request-repository';
 import { parseSamlAuthContext, readAuthContextExtension } from '../../verify/auth-context';
 import { runOpenssl } from '../../verify/openssl';
-import { call, sampleRequest, type SignRequestView } from '../../client';
+import { call, sampleRequest, signerOf, type SignRequestView } from '../../client';
 import { localClientKeysEnv } from '../../client-keys';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS } from '../../idp/citizens';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
@@ -158,4 +163,55 @@ test("a registered client's request object: the client named as the party that v
       ['2.5.4.3', citizen.name],
     ].map(([oid, value]) => ({ type: 'rdn', ref: oid, name: `urn:oid:${oid}`, values: [value] })),
   );
+});
+
+test('the CA states the assertion it verified, whatever the request record says about it', async () => {
+  // Someone who can write the requests table plants a record whose stored evidence claims another
+  // identity provider, a higher level and another time, beside a real login, and queues it.
+  const citizen = TEST_CITIZENS[1];
+  const request = await sampleRequest('EC-P256', 0, { citizen });
+  const idToken = request.body.identityAssertion;
+  const claims = decodeJwt(idToken);
+  const { identityAssertion: _token, requestId, ...binding } = request.body;
+  const now = Date.now();
+  const record: SignRequestRecord = {
+    ...binding,
+    id: requestId,
+    clientId: pipeline.clients[0].clientId,
+    status: 'received',
+    signer: signerOf(citizen),
+    identity: {
+      source: 'assertion',
+      issuer: 'https://forged-idp.example.com',
+      subject: 'forged',
+      assertionHash: '00'.repeat(32),
+      acr: 'http://id.elegnamnden.se/loa/1.0/loa4',
+      authTime: Date.UTC(2020, 0, 1),
+    },
+    identityAssertion: idToken,
+    receivedAt: now,
+    expiresAt: Math.floor(now / 1000) + 3600,
+  };
+  const doc = documentClient(loadAwsConfig());
+  const sqs = sqsClient(loadAwsConfig());
+  try {
+    await new RequestRepository(doc, { tableName: pipeline.env[TABLES.requests.envVar] }).create(record);
+    await sqs.send(new SendMessageCommand({ QueueUrl: pipeline.queueUrl, MessageBody: requestId }));
+  } finally {
+    doc.destroy();
+    sqs.destroy();
+  }
+  const view = (
+    await call<SignRequestView>(`${pipeline.url}/sign-requests/${requestId}?wait=20`, {
+      apiKey: pipeline.apiKey,
+    })
+  ).body;
+  expect(view.status).toBe('signed');
+  expect(authContextOf(view.certificate!).authContextInfo).toEqual({
+    IdentityProvider: claims.iss,
+    AuthenticationInstant: instant(claims.auth_time as number),
+    AuthnContextClassRef: claims.acr,
+    AssertionRef: sha256Hex(idToken),
+    ServiceID: claims.aud,
+  });
 });
