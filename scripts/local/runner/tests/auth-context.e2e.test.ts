@@ -135,6 +135,9 @@ test.each([
     expect(subject).toContain(`SN=${claims.family_name}`);
     expect(subject).toContain(`CN=${claims.name}`);
     expect(context.valueLength).toBeLessThan(1500);
+    // Leaves only: the issuing CA's certificate in the chain has none.
+    expect(view.chain).toHaveLength(2);
+    expect(readAuthContextExtension(view.chain![0])).toBeUndefined();
   },
 );
 
