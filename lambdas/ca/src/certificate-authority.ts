@@ -5,6 +5,8 @@ import {
   assertionNonce,
   canonicalPublicKey,
   expectedApproval,
+  SACI_CONTEXT_TYPE,
+  samlAuthContextXml,
   subjectAttributes,
   type AuditSink,
   type BatchCertificateIssuer,
@@ -99,6 +101,8 @@ interface Checked {
   readonly assertionHash: string;
   readonly verified: VerifiedAssertion;
   readonly subject: ReturnType<typeof encodeName>;
+  /** The saci document of the certificate's Authentication Context extension (RFC 7773, ELN-0608). */
+  readonly authContextXml: string;
 }
 
 const succeeded = (certificate: IssuedCertificate): IssueOutcome => ({ ok: true, certificate });
@@ -275,7 +279,8 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       });
       const subject = encodeName(subjectAttributes(verified.signer));
       if (!nameDer(subject).equals(csr.subjectDer)) throw new SignerMismatchError();
-      return { input, spki: key.spki, publicKeyHash, assertionHash, verified, subject };
+      const authContextXml = samlAuthContextXml(verified.authContext);
+      return { input, spki: key.spki, publicKeyHash, assertionHash, verified, subject, authContextXml };
     } catch (err) {
       if (isRefusal(err)) await this.refused(input.requestId, err, publicKeyHash, assertionHash);
       throw err;
@@ -410,6 +415,8 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
           crlUrl: urls.issuingCrl,
           caIssuersUrl: urls.issuingCertificate,
           ocspUrl: urls.ocsp,
+          // Built from the assertion this CA verified itself (check), never from the request record.
+          authContexts: [{ contextType: SACI_CONTEXT_TYPE, contextInfo: checked.authContextXml }],
         }),
       },
       this.signer,

@@ -107,6 +107,9 @@ test.each(KEY_TYPES)(
   '%s leaf: no finding (ETSI EN 319 412-2 natural person, PKIX chain, zlint)',
   async (keyType) => {
     const issued = await issue(keyType);
+    // The leaf the linters judge carries the Authentication Context extension (RFC 7773), not critical.
+    const text = runOpenssl(['x509', '-in', 'c.pem', '-noout', '-text'], { 'c.pem': issued.certificatePem });
+    expect(text.stdout).toMatch(/1\.2\.752\.201\.5\.1:\s*\n/);
     const findings = lintCertificate(issued.certificatePem, 'leaf', { issuer: caCerts.issuingPem });
     expect(problems(findings)).toBe(CLEAN);
   },

@@ -133,6 +133,14 @@ export type {
   IssueOutcome,
 } from './pki/certificate-issuer';
 export {
+  AUTH_CONTEXT_OID,
+  type AuthenticationContext,
+  CLIENT_VOUCHED_AUTHN_CONTEXT,
+  SACI_CONTEXT_TYPE,
+  samlAuthContextXml,
+  vouchedAttribute,
+} from './pki/auth-context';
+export {
   type DirectoryStringKind,
   InvalidIdentityError,
   isIsoCountryCode,
@@ -201,6 +209,7 @@ export {
   checkRequestObjectClaims,
   checkSignApproval,
   type ClaimMapping,
+  claimSources,
   expectedApproval,
   type IdentityEvidence,
   IdentityProviderUnavailableError,

@@ -36,9 +36,9 @@ import {
   id_pe_authorityInfoAccess,
 } from '@peculiar/asn1-x509';
 import { id_kp_OCSPSigning, id_pkix_ocsp_nocheck } from '@peculiar/asn1-ocsp';
-import type { KeyType } from '@pipeline/core';
+import { AUTH_CONTEXT_OID, type KeyType } from '@pipeline/core';
 import { algorithmIdentifier, algorithmIdentifierDer, schemeFor, signDer } from './algorithms';
-import { outerLength, signedDer, toArrayBuffer } from './der';
+import { derElement, outerLength, signedDer, toArrayBuffer } from './der';
 import type { SignDigest } from './types';
 
 /** The key that signs a certificate: its name and key identifier go into the issued certificate. */
@@ -111,11 +111,45 @@ export interface IssuerPointers {
   readonly ocspUrl?: string;
 }
 
+/** One AuthenticationContext of RFC 7773: its type and its information (e.g. saci XML). */
+interface AuthenticationContextInfo {
+  readonly contextType: string;
+  readonly contextInfo?: string;
+}
+
 export interface LeafExtensionOptions extends IssuerPointers {
   readonly subjectPublicKeySpki: Buffer;
   readonly issuerKeyIdentifier: Buffer;
   readonly policyOid: string;
   readonly ocspUrl: string;
+  /** How the subject was authenticated: the Authentication Context extension's contexts (one or more). */
+  readonly authContexts: readonly AuthenticationContextInfo[];
+}
+
+/**
+ * RFC 7773 section 2: AuthenticationContexts ::= SEQUENCE SIZE (1..MAX) OF AuthenticationContext,
+ * AuthenticationContext ::= SEQUENCE { contextType UTF8String, contextInfo UTF8String OPTIONAL }.
+ * Not critical: a relying party that does not know it may ignore it.
+ */
+function authContextExtension(contexts: readonly AuthenticationContextInfo[]): Extension {
+  if (contexts.length === 0) throw new Error('an Authentication Context extension needs a context');
+  const utf8 = (value: string): Buffer => derElement(0x0c, Buffer.from(value, 'utf8'));
+  const value = derElement(
+    0x30,
+    Buffer.concat(
+      contexts.map((c) =>
+        derElement(
+          0x30,
+          Buffer.concat([utf8(c.contextType), ...(c.contextInfo === undefined ? [] : [utf8(c.contextInfo)])]),
+        ),
+      ),
+    ),
+  );
+  return new Extension({
+    extnID: AUTH_CONTEXT_OID,
+    critical: false,
+    extnValue: new OctetString(toArrayBuffer(value)),
+  });
 }
 
 /** The extensions that point relying parties at the issuer: CRL distribution point and AIA. */
@@ -163,7 +197,7 @@ const policies = (policyOid: string): Extension =>
  * End-entity signing certificate of a natural person (RFC 5280, ETSI EN 319 412-2): keyUsage
  * nonRepudiation (contentCommitment) only, critical (EN 319 412-2 4.3.2 key usage type A, for commitment
  * to signed content), extended key usage id-kp-documentSigning (RFC 9336), not a CA, key identifiers, the policy, the CRL distribution point and AIA (OCSP
- * responder, issuing CA certificate).
+ * responder, issuing CA certificate), and how the subject was authenticated (RFC 7773 AuthContext).
  */
 export function leafExtensions(options: LeafExtensionOptions): Extension[] {
   return [
@@ -174,6 +208,7 @@ export function leafExtensions(options: LeafExtensionOptions): Extension[] {
     ...keyIdentifiers(options.subjectPublicKeySpki, options.issuerKeyIdentifier),
     policies(options.policyOid),
     ...issuerPointerExtensions(options),
+    authContextExtension(options.authContexts),
   ];
 }
 

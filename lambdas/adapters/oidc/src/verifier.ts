@@ -8,6 +8,9 @@ import {
   checkAssertionClaims,
   checkRequestObjectClaims,
   checkSignApproval,
+  claimSources,
+  CLIENT_VOUCHED_AUTHN_CONTEXT,
+  vouchedAttribute,
   requestObjectReplayKey,
   signerFromClaims,
   type AssertionPolicy,
@@ -18,6 +21,9 @@ import {
 } from '@pipeline/core';
 import { createHash } from 'node:crypto';
 import type { RefreshingJwks } from './jwks';
+
+/** The subject's attributes, most significant first (certificate-profile.ts). */
+const SUBJECT_ORDER = ['country', 'surname', 'givenName', 'serialNumber', 'commonName'] as const;
 
 /** Three base64url segments: header, payload, signature (RFC 7515 compact serialization). */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -139,12 +145,22 @@ export class JwsAssertionVerifier implements AssertionVerifier {
         this.clock(),
         verifyOptions,
       );
+      const { signer } = claims;
       return {
-        signer: claims.signer,
+        signer,
         evidence: { source: 'trusted-client', client: claims.client, assertionHash },
         replayKey: requestObjectReplayKey(claims, expectedNonce),
         expiresAt: (claims.expiresAt + skew) * 1000,
         issuedAt: claims.issuedAt * 1000,
+        // The client vouches: it is the identity provider of its users, as of its request object.
+        authContext: {
+          identityProvider: claims.client,
+          authenticationInstant: claims.issuedAt * 1000,
+          authnContextClassRef: CLIENT_VOUCHED_AUTHN_CONTEXT,
+          assertionRef: assertionHash,
+          serviceId: options.policy.audience,
+          attributes: SUBJECT_ORDER.map((field) => vouchedAttribute(field, signer[field])),
+        },
       };
     }
     const claims = checkAssertionClaims(payload, options.policy, expectedNonce, this.clock(), verifyOptions);
@@ -157,8 +173,9 @@ export class JwsAssertionVerifier implements AssertionVerifier {
         options.policy,
       );
     }
+    const signer = signerFromClaims(payload, options.mapping);
     return {
-      signer: signerFromClaims(payload, options.mapping),
+      signer,
       evidence: {
         source: 'assertion',
         issuer: claims.issuer,
@@ -170,6 +187,14 @@ export class JwsAssertionVerifier implements AssertionVerifier {
       replayKey: assertionReplayKey(claims, expectedNonce),
       expiresAt: (claims.expiresAt + skew) * 1000,
       issuedAt: claims.issuedAt * 1000,
+      authContext: {
+        identityProvider: claims.issuer,
+        authenticationInstant: claims.authTime * 1000,
+        authnContextClassRef: claims.acr,
+        assertionRef: assertionHash,
+        serviceId: options.policy.audience,
+        attributes: claimSources(payload, options.mapping),
+      },
     };
   }
 

@@ -105,6 +105,30 @@ test('a valid RS256 or ES256 assertion yields the signer from its claims and the
     expect(verified.evidence.assertionHash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(verified)).not.toContain(token);
     expect(verified.expiresAt).toBe((now + 300 + 60) * 1000);
+    // The certificate's authentication context: all of it from the verified token and this verifier.
+    expect(verified.authContext).toEqual({
+      identityProvider: ISSUER,
+      authenticationInstant: (now - 10) * 1000,
+      authnContextClassRef: LOA3,
+      assertionRef: verified.evidence.assertionHash,
+      serviceId: AUDIENCE,
+      attributes: [
+        { field: 'surname', name: 'urn:oid:2.5.4.4', friendlyName: 'sn', value: 'Öberg' },
+        { field: 'givenName', name: 'urn:oid:2.5.4.42', friendlyName: 'givenName', value: 'Åsa' },
+        {
+          field: 'serialNumber',
+          name: 'urn:oid:1.2.752.29.4.13',
+          friendlyName: 'personalIdentityNumber',
+          value: '197802022389',
+        },
+        {
+          field: 'commonName',
+          name: 'urn:oid:2.16.840.1.113730.3.1.241',
+          friendlyName: 'displayName',
+          value: 'Åsa Öberg',
+        },
+      ],
+    });
   }
 });
 
@@ -303,6 +327,12 @@ test('the display name falls back to given name and surname', async () => {
   const { verifier } = setup();
   const verified = await verifier.verify(await sign(rsa, claims(now, { name: undefined })), NONCE);
   expect(verified.signer.commonName).toBe('Åsa Öberg');
+  // Made of two claims, it came from no one attribute: no mapping for the common name.
+  expect(verified.authContext.attributes.map((a) => a.field)).toEqual([
+    'surname',
+    'givenName',
+    'serialNumber',
+  ]);
 });
 
 test('not a JWS, oversized, or with a payload that is not a JSON object', async () => {

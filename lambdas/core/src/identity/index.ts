@@ -14,7 +14,7 @@ export {
   requestObjectReplayKey,
 } from './claims';
 export { AssertionError, type AssertionErrorCode, IdentityProviderUnavailableError } from './errors';
-export { signerFromClaims, SWEDISH_CLAIM_MAPPING, SWEDISH_OIDC_CLAIMS } from './mapping';
+export { claimSources, signerFromClaims, SWEDISH_CLAIM_MAPPING, SWEDISH_OIDC_CLAIMS } from './mapping';
 export type {
   AssertionPolicy,
   AssertionReplayStore,

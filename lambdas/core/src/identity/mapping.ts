@@ -1,3 +1,4 @@
+import { claimAttribute, type AttributeSource } from '../pki/auth-context';
 import { InvalidIdentityError, validateSignerIdentity, type SubjectField } from '../pki/certificate-profile';
 import type { SignerIdentity } from '../signing/sign-request';
 import { AssertionError } from './errors';
@@ -69,4 +70,29 @@ export function signerFromClaims(
     }
     throw err;
   }
+}
+
+/**
+ * Which claim each subject attribute came from, with the value the token carried (before any prefix or
+ * normalisation), for the certificate's authentication context: the attributes signerFromClaims took
+ * from the token, in subject order. A common name made of the given name and surname, and a configured
+ * country, came from no claim and have none. Call it on a payload signerFromClaims accepted.
+ */
+export function claimSources(
+  payload: Readonly<Record<string, unknown>>,
+  mapping: ClaimMapping,
+): AttributeSource[] {
+  const fields: Array<[SubjectField, string | undefined]> = [
+    ['country', 'claim' in mapping.country ? mapping.country.claim : undefined],
+    ['surname', mapping.surname],
+    ['givenName', mapping.givenName],
+    ['serialNumber', mapping.serialNumber],
+    ['commonName', mapping.commonName],
+  ];
+  const sources: AttributeSource[] = [];
+  for (const [field, claim] of fields) {
+    const value = claim === undefined ? undefined : claimText(payload, claim);
+    if (claim !== undefined && value !== undefined) sources.push(claimAttribute(field, claim, value));
+  }
+  return sources;
 }

@@ -1,3 +1,4 @@
+import type { AuthenticationContext } from '../pki/auth-context';
 import type { SignerIdentity } from '../signing/sign-request';
 import type { ExpectedApproval } from './approval';
 
@@ -39,6 +40,11 @@ export interface VerifiedAssertion {
   readonly expiresAt: number;
   /** Epoch ms: `iat`. */
   readonly issuedAt: number;
+  /**
+   * How the signer was authenticated, from the verified assertion only: what the certificate's
+   * Authentication Context extension (RFC 7773) states.
+   */
+  readonly authContext: AuthenticationContext;
 }
 
 /** How a verifier judges time, and what else the assertion must attest. */
