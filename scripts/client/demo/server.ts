@@ -191,10 +191,14 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
       text,
       mimeType: mimeType === 'text/markdown' ? 'text/markdown' : 'text/plain',
     };
-    const documentName = [...(file.filename ?? 'document.pdf')]
-      .filter((c) => c >= ' ' && !/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(c))
-      .join('')
-      .slice(-120);
+    // What the identity provider shows (and refuses when it holds controls, direction marks or other
+    // invisible characters): the file name without them.
+    const documentName =
+      [...(file.filename ?? '')]
+        .filter((c) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0]/u.test(c))
+        .slice(-120)
+        .join('')
+        .trim() || 'document.pdf';
     let prepared: PreparedSigning;
     try {
       prepared = await prepareSigning({
