@@ -102,8 +102,9 @@ const SHOWS_SOMETHING = new RegExp(`[^${SHOWS_NOTHING_CLASS}${FORBIDDEN_CLASS}]`
  * characters that show nothing, then any but the forbidden ones (one way to match a text: no
  * backtracking). The alternation is not a style: a length-bounded pattern of one sequence is rewritten
  * by schemathesis into a spelling of the characters beyond U+FFFF (\U000E0000) that its own validator
- * refuses; an alternation it leaves as it is. Lone surrogates (not characters; UTF-8 cannot encode them, RFC 8259 section 8.2) are refused
- * too but are not in the pattern: tools whose strings are code points (Python, Rust) cannot state them.
+ * refuses; an alternation it leaves as it is. Lone surrogates (not characters; UTF-8 cannot encode
+ * them, RFC 8259 section 8.2) are refused too but are not in the pattern: tools whose strings are code
+ * points (Python, Rust) cannot state them.
  */
 export const SIGN_MESSAGE_TEXT_PATTERN = `^(?:${SHOWS_SOMETHING.source}|[${SHOWS_NOTHING_CLASS}]+${SHOWS_SOMETHING.source})[^${FORBIDDEN_CLASS}]*$`;
 
