@@ -122,7 +122,9 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     format: input.format,
     ...(input.profile ? { profile: input.profile } : {}),
     ...(input.level ? { level: input.level, minimumLevel: input.minimumLevel } : {}),
-    ...(input.signMessage ? { signMessageHash: signMessageHash(input.signMessage) } : {}),
+    ...(input.signMessage
+      ? { signMessageHash: signMessageHash(input.signMessage), signMessage: input.signMessage }
+      : {}),
     signer,
     identity,
     identityAssertion: input.identityAssertion,

@@ -389,14 +389,15 @@ describe('a sign message', () => {
     return { ...body, signMessage: message, identityAssertion };
   }
 
-  test('with its approval: accepted; the record keeps the hash (never the text), GET shows it, the nonce binds it', async () => {
+  test('with its approval: accepted; the record keeps the hash (and the text for the CA while open), GET shows the hash only, the nonce binds it', async () => {
     const { deps: d, records } = deps();
     const body = await approvedBody();
     const res = await handleApiEvent(post(body), d);
     expect(res.statusCode).toBe(202);
     const record = records.get(body.requestId)!;
     expect(record.signMessageHash).toBe(signMessageHash(MESSAGE));
-    expect(JSON.stringify(record)).not.toContain('Deklaration');
+    // The text is on the open record for the CA (every terminal transition removes it).
+    expect(record.signMessage).toEqual(MESSAGE);
     const view = await handleApiEvent(
       {
         ...post(''),
@@ -408,6 +409,7 @@ describe('a sign message', () => {
       d,
     );
     expect(JSON.parse(view.body).signMessageHash).toBe(signMessageHash(MESSAGE));
+    expect(view.body).not.toContain('Deklaration');
     // The stored binding is the one the CA recomputes: with the message's hash.
     expect(assertionNonce(bindingOf(record))).toBe(
       assertionNonce(bindingOf({ ...body, id: body.requestId, signMessageHash: signMessageHash(MESSAGE) })),

@@ -2,12 +2,15 @@ import { createHash } from 'node:crypto';
 import { pkiUrls, type CaConfig } from '@pipeline/config';
 import {
   AssertionError,
+  SignMessageError,
   assertionNonce,
   canonicalPublicKey,
   expectedApproval,
   SACI_CONTEXT_TYPE,
   samlAuthContextXml,
+  signMessageHash,
   subjectAttributes,
+  validateSignMessage,
   type AuditSink,
   type BatchCertificateIssuer,
   type CertificateIssuedEvent,
@@ -90,8 +93,26 @@ function validRequestId(id: unknown): id is string {
 }
 
 /** Refusals: named, the request ends with their code. Anything else is the CA being unavailable. */
-type Refusal = CaError | AssertionError;
-const isRefusal = (err: unknown): err is Refusal => err instanceof CaError || err instanceof AssertionError;
+type Refusal = CaError | AssertionError | SignMessageError;
+const isRefusal = (err: unknown): err is Refusal =>
+  err instanceof CaError || err instanceof AssertionError || err instanceof SignMessageError;
+
+/**
+ * A request with a sign message (its binding names the hash, or a message came): the message must
+ * follow the sign message rules (the API's and the identity provider's, one function for all three;
+ * SIGN_MESSAGE_INVALID, a message missing too) and be the one the binding names (its hash, computed
+ * here; ASSERTION_BINDING_MISMATCH otherwise).
+ */
+function checkSignMessage(input: IssueCertificateInput): void {
+  if (input.binding.signMessageHash === undefined && input.signMessage === undefined) return;
+  const message = validateSignMessage(input.signMessage);
+  if (signMessageHash(message) !== input.binding.signMessageHash) {
+    throw new AssertionError(
+      'ASSERTION_BINDING_MISMATCH',
+      'the sign message is not the one the request binds (signMessageHash)',
+    );
+  }
+}
 
 /** An input whose proof of possession, evidence and subject checked out. */
 interface Checked {
@@ -267,6 +288,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       // Another encoding of a key hashes as another key: refused, and logged under the key's own hash.
       if (!key?.canonical) throw new PublicKeyNotCanonicalError();
       if (csr.keyType !== binding.keyType) throw new KeyMismatchError(binding.keyType, csr.keyType);
+      checkSignMessage(input);
       if (!assertionHash) {
         throw new AssertionError(
           'IDENTITY_ASSERTION_REQUIRED',

@@ -342,11 +342,12 @@ test.each<[string, Parameters<typeof evidenceFor>[0], string]>([
 });
 
 describe('a request with a sign message', () => {
+  const MESSAGE = { text: 'Jag godkänner', mimeType: 'text/plain' } as const;
   const HASH = createHash('sha256').update('text/plain\nJag godkänner').digest('hex');
 
   test("certifies on the provider's approval of the message; the audit event records the message's hash", async () => {
     const { ca, events } = await harness();
-    const request = evidence({ signMessageHash: HASH });
+    const request = evidence({ signMessage: MESSAGE });
     await ca.issue({ ...request, csrDer: (await keyAndCsr()).csrDer });
     expect(events.find((e) => e.type === 'certificate.issued')).toMatchObject({
       requestId: request.requestId,
@@ -357,23 +358,49 @@ describe('a request with a sign message', () => {
   test.each<[string, Parameters<typeof evidenceFor>[0], string]>([
     [
       'the stored message changed after the login',
-      { signMessageHash: HASH, binding: { signMessageHash: 'ab'.repeat(32) } },
+      { signMessage: MESSAGE, binding: { signMessageHash: 'ab'.repeat(32) } },
       'ASSERTION_BINDING_MISMATCH',
     ],
     [
       'the message was removed from the record',
-      { signMessageHash: HASH, binding: { signMessageHash: undefined } },
+      { signMessage: MESSAGE, binding: { signMessageHash: undefined } },
       'ASSERTION_BINDING_MISMATCH',
     ],
     [
       'the provider displayed another message',
-      { signMessageHash: HASH, approval: { sign_message_hash: 'cd'.repeat(32) } },
+      { signMessage: MESSAGE, approval: { sign_message_hash: 'cd'.repeat(32) } },
       'ASSERTION_APPROVAL_MISMATCH',
     ],
     [
       'the token carries no approval',
-      { signMessageHash: HASH, claims: { 'https://id.oidc.se/claim/userSignature': undefined } },
+      { signMessage: MESSAGE, claims: { 'https://id.oidc.se/claim/userSignature': undefined } },
       'ASSERTION_APPROVAL_MISSING',
+    ],
+    // Approved by the provider, yet outside the sign message rules (a provider that shows anything).
+    [
+      'the message has a direction mark',
+      { signMessage: { text: 'Jag \u200egodkänner', mimeType: 'text/plain' } },
+      'SIGN_MESSAGE_INVALID',
+    ],
+    [
+      'the message has a zero-width space',
+      { signMessage: { text: 'Jag\u200bgodkänner', mimeType: 'text/plain' } },
+      'SIGN_MESSAGE_INVALID',
+    ],
+    [
+      'the message is only invisible characters',
+      { signMessage: { text: '\u3164\u2060', mimeType: 'text/plain' } },
+      'SIGN_MESSAGE_INVALID',
+    ],
+    [
+      'the message has a tag character',
+      { signMessage: { text: 'Jag godkänner\u{e0041}', mimeType: 'text/plain' } },
+      'SIGN_MESSAGE_INVALID',
+    ],
+    [
+      'the record names a message hash and the message does not come',
+      { signMessageHash: HASH },
+      'SIGN_MESSAGE_INVALID',
     ],
   ])('refused when %s, audited, nothing signed', async (_what, options, code) => {
     const { ca, store, events } = await harness();

@@ -7,9 +7,11 @@ import { join } from 'node:path';
 import type { Hsm, PrivateKeyRef } from '@pipeline/adapters/hsm';
 import {
   defaultSignatureAlgorithm,
+  signMessageHash,
   type AssertionBinding,
   type IssueCertificateInput,
   type KeyType,
+  type SignMessage,
   type SignerIdentity,
 } from '@pipeline/core';
 import { buildCsr } from '@pipeline/pki';
@@ -35,13 +37,17 @@ export function evidenceFor(
     readonly signer?: SignerIdentity;
     readonly claims?: Record<string, unknown>;
     readonly binding?: Partial<AssertionBinding>;
-    /** The request has a sign message with this hash (the token then carries an approval of it). */
+    /** The request has this sign message (the token then carries an approval of it). */
+    readonly signMessage?: SignMessage;
+    /** The request has a sign message with this hash, the message itself does not come with it. */
     readonly signMessageHash?: string;
     /** Changes to the approval's claims. */
     readonly approval?: Record<string, unknown>;
   } = {},
 ): Omit<IssueCertificateInput, 'csrDer'> & { readonly requestId: string } {
   const keyType = options.keyType ?? 'EC-P256';
+  const hash =
+    options.signMessage === undefined ? options.signMessageHash : signMessageHash(options.signMessage);
   const request = {
     id: randomUUID(),
     digest: createHash('sha256').update(randomUUID()).digest('base64'),
@@ -50,7 +56,7 @@ export function evidenceFor(
     signatureAlgorithm: defaultSignatureAlgorithm(keyType),
     format: 'raw' as const,
     signer: options.signer ?? IDENTITY,
-    ...(options.signMessageHash === undefined ? {} : { signMessageHash: options.signMessageHash }),
+    ...(hash === undefined ? {} : { signMessageHash: hash }),
   };
   const binding: AssertionBinding = {
     requestId: request.id,
@@ -59,12 +65,13 @@ export function evidenceFor(
     keyType,
     signatureAlgorithm: request.signatureAlgorithm,
     format: 'raw',
-    ...(options.signMessageHash === undefined ? {} : { signMessageHash: options.signMessageHash }),
+    ...(hash === undefined ? {} : { signMessageHash: hash }),
   };
   return {
     requestId: request.id,
     assertion: directAssertion(request, options.claims, options.approval),
     binding: { ...binding, ...options.binding },
+    ...(options.signMessage === undefined ? {} : { signMessage: options.signMessage }),
   };
 }
 

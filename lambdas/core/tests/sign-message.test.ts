@@ -83,6 +83,8 @@ describe('validateSignMessage', () => {
     });
     const emoji = '😀'.repeat(MAX_SIGN_MESSAGE_LENGTH);
     expect(validateSignMessage({ text: emoji, mimeType: 'text/markdown' }).text).toBe(emoji);
+    // Variation selectors stay (an emoji's presentation), and count as nothing visible on their own.
+    expect(validateSignMessage({ text: 'Jag \u2764\ufe0f avtalet' }).text).toBe('Jag \u2764\ufe0f avtalet');
   });
 
   test.each<[string, unknown]>([
@@ -99,6 +101,22 @@ describe('validateSignMessage', () => {
     ['a first-strong isolate', { text: 'a\u2068b' }],
     ['a lone high surrogate', { text: 'a\ud83d' }],
     ['a lone low surrogate', { text: '\ude00a' }],
+    ['a left-to-right mark', { text: 'a\u200eb' }],
+    ['a right-to-left mark', { text: 'a\u200fb' }],
+    ['an Arabic letter mark', { text: 'a\u061cb' }],
+    ['a zero-width space', { text: 'a\u200bb' }],
+    ['a zero-width non-joiner', { text: 'a\u200cb' }],
+    ['a zero-width joiner', { text: 'a\u200db' }],
+    ['a word joiner', { text: 'a\u2060b' }],
+    ['an invisible plus', { text: '1\u20642' }],
+    ['a byte order mark', { text: '\ufeffa' }],
+    ['a soft hyphen', { text: 'a\u00adb' }],
+    ['a tag character', { text: 'a\u{e0041}' }],
+    ['a cancel tag', { text: 'a\u{e007f}' }],
+    ['a Hangul filler', { text: 'a\u3164' }],
+    ['a line separator', { text: 'a\u2028b' }],
+    ['only invisible characters', { text: '\u3164\u200b\u2060' }],
+    ['only a variation selector and blanks', { text: '\ufe0f \u2800\u3000' }],
     ['another MIME type', { text: 'a', mimeType: 'text/html' }],
     ['another field', { text: 'a', lang: 'sv' }],
   ])('refuses %s', (_name, value) => {
@@ -111,15 +129,38 @@ describe('validateSignMessage', () => {
     expect(text.maxLength).toBe(MAX_SIGN_MESSAGE_LENGTH);
   });
 
-  test('property: the schema pattern and validateSignMessage agree on every text within the length', () => {
+  test('the pattern is one Python, Rust and ECMAScript engines read alike: no \\u{...}, no surrogates, no \\s or \\p', () => {
+    // Lone surrogates (escaped or not): a regular expression over code points has none.
+    expect(SIGN_MESSAGE_TEXT_PATTERN).not.toMatch(/\\u\{|\\u[dD][89a-fA-F]|\\s|\\p|[\uD800-\uDFFF]/u);
+  });
+
+  test('property: the schema pattern (with well-formed Unicode) and validateSignMessage agree on every text within the length', () => {
     const pattern = new RegExp(SIGN_MESSAGE_TEXT_PATTERN, 'u');
+    const wellFormed = (text: string): boolean => !/[\uD800-\uDFFF]/u.test(text);
     fc.assert(
       fc.property(
         fc.oneof(
           fc.string({ unit: 'grapheme', maxLength: 40 }),
           fc.string({ unit: 'binary', maxLength: 40 }),
           fc.string({
-            unit: fc.constantFrom('a', ' ', '\n', '\t', '\r', '\u202e', '\ud800', '\u0085'),
+            unit: fc.constantFrom(
+              'a',
+              ' ',
+              '\n',
+              '\t',
+              '\r',
+              '\u202e',
+              '\ud800',
+              '\u0085',
+              '\u200b',
+              '\u200e',
+              '\u3164',
+              '\ufe0f',
+              '\u2800',
+              '\u{e0041}',
+              '\u{e0101}',
+              '\u{1f600}',
+            ),
             maxLength: 8,
           }),
         ),
@@ -130,7 +171,7 @@ describe('validateSignMessage', () => {
           } catch {
             accepted = false;
           }
-          expect(accepted).toBe(text.length > 0 && pattern.test(text));
+          expect(accepted).toBe(text.length > 0 && pattern.test(text) && wellFormed(text));
         },
       ),
       { numRuns: 2000 },

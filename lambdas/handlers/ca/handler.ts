@@ -12,6 +12,7 @@ import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import { createAssertionVerifier } from '@pipeline/adapters/oidc';
 import {
   AssertionError,
+  SignMessageError,
   InvalidIdentityError,
   IssueBatchRequestSchema,
   IssueItemSchema,
@@ -89,6 +90,7 @@ function resultOf(requestId: string, outcome: IssueOutcome, logger: Logger): Iss
   if (
     err instanceof CaError ||
     err instanceof AssertionError ||
+    err instanceof SignMessageError ||
     err instanceof PkiError ||
     err instanceof InvalidIdentityError ||
     err instanceof SerialCollisionError

@@ -14,10 +14,14 @@
  *   POST /reset      start over
  *
  * State lives server-side per browser session (an HttpOnly, SameSite=Lax cookie); the browser only ever
- * carries the session id and, through the identity provider, the OAuth state. Loopback only. The sign
- * message and the document are never logged.
+ * carries the session id and, through the identity provider, the OAuth state. The login binds the
+ * callback to the browser that started it: POST /login also sets the OAuth state in a cookie of its own
+ * (demo_login, path /callback), and a callback is taken only when its `state` is that cookie's and the
+ * pending login's; any other (a link someone else made, carrying the victim's cookies but not knowing
+ * the state) is refused and leaves the pending login as it was. Loopback only. The sign message and the
+ * document are never logged.
  */
-import { X509Certificate, randomBytes } from 'node:crypto';
+import { X509Certificate, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AuthorizationError, beginLogin, completeLogin, type PendingLogin } from '../src/oidc-login';
@@ -96,6 +100,8 @@ interface Session {
 }
 
 const COOKIE = 'demo_session';
+/** The OAuth state of the login this browser started, sent back only to the callback. */
+const LOGIN_COOKIE = 'demo_login';
 const SESSION_TTL_MS = 30 * 60_000;
 const MAX_SESSIONS = 200;
 const MAX_MESSAGE_CHARACTERS = 1000;
@@ -185,10 +191,14 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
       text,
       mimeType: mimeType === 'text/markdown' ? 'text/markdown' : 'text/plain',
     };
-    const documentName = [...(file.filename ?? 'document.pdf')]
-      .filter((c) => c >= ' ' && !/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(c))
-      .join('')
-      .slice(-120);
+    // What the identity provider shows (and refuses when it holds controls, direction marks or other
+    // invisible characters): the file name without them.
+    const documentName =
+      [...(file.filename ?? '')]
+        .filter((c) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0]/u.test(c))
+        .slice(-120)
+        .join('')
+        .trim() || 'document.pdf';
     let prepared: PreparedSigning;
     try {
       prepared = await prepareSigning({
@@ -226,12 +236,33 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
         documentName: session.documentName,
       },
     });
-    redirect(res, session.pending.authorizationUrl.href);
+    redirect(
+      res,
+      session.pending.authorizationUrl.href,
+      `${LOGIN_COOKIE}=${session.pending.state}; HttpOnly; SameSite=Lax; Path=/callback`,
+    );
+  };
+
+  /** The callback answers the login this browser started: its state is the cookie's and the pending one's. */
+  const answersPendingLogin = (req: IncomingMessage, pending: PendingLogin): boolean => {
+    const state = new URL(req.url ?? '/', url).searchParams.get('state');
+    const cookie = new RegExp(`(?:^|;\\s*)${LOGIN_COOKIE}=([A-Za-z0-9_-]{1,128})(?:;|$)`).exec(
+      req.headers.cookie ?? '',
+    )?.[1];
+    const same = (value: string | null | undefined): boolean => {
+      const [a, b] = [Buffer.from(value ?? ''), Buffer.from(pending.state)];
+      return a.length === b.length && timingSafeEqual(a, b);
+    };
+    return same(state) && same(cookie);
   };
 
   const callback = async (session: Session, req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const { pending, prepared } = session;
     if (!pending || !prepared) throw new HttpError(400, 'no login is under way in this browser');
+    // Not the answer to this browser's login: refused, and the login under way stays as it was.
+    if (!answersPendingLogin(req, pending)) {
+      throw new HttpError(400, 'this callback does not answer the login this browser started');
+    }
     // One use: a reloaded or replayed callback finds nothing to complete.
     session.pending = undefined;
     try {
@@ -266,7 +297,7 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
         session.outcome = { kind: 'failed', code: err.code, message: err.message };
       } else throw err;
     }
-    redirect(res, '/result');
+    redirect(res, '/result', `${LOGIN_COOKIE}=; HttpOnly; SameSite=Lax; Path=/callback; Max-Age=0`);
   };
 
   const result = (session: Session, res: ServerResponse): void => {

@@ -370,7 +370,7 @@ function errorTextOf(html: string): string | undefined {
  * approval form if one comes) until the IdP redirects to the redirect URI; returns that URL (code, state,
  * iss, or an error). On a signature page it signs, or with `decision` cancel, cancels.
  */
-async function loginAtLocalIdp(
+export async function loginAtLocalIdp(
   authorizationUrl: URL,
   redirectUri: string,
   personalIdentityNumber: string,

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { SignJWT, importJWK, type CryptoKey, type JWK } from 'jose';
+import { SIGN_APPROVAL_TYPE, USER_SIGNATURE_CLAIM } from '@pipeline/core';
 import { TEST_CITIZENS, type TestCitizen } from './citizens';
 import { CLIENT_IDS } from './clients';
 import { DEFAULT_KEYS_FILE } from './keys';
@@ -25,6 +26,8 @@ export async function idpSigningKey(): Promise<SigningKey> {
 /**
  * An ID token as the IdP at `issuer` would issue it for `citizen` (Åsa by default), bound to `nonce`, with
  * claims changed (undefined removes one); signed with the IdP's key unless `signWith` says otherwise.
+ * With `approval`, it carries the IdP's sign approval (userSignature) of that data and sign message hash,
+ * as if it had displayed the message (which the IdP itself does only for a message it accepts).
  */
 export async function forgeIdToken(options: {
   readonly issuer: string;
@@ -32,6 +35,7 @@ export async function forgeIdToken(options: {
   readonly overrides?: Record<string, unknown>;
   readonly citizen?: TestCitizen;
   readonly signWith?: SigningKey;
+  readonly approval?: { readonly tbsData: string; readonly signMessageHash: string };
 }): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const citizen = options.citizen ?? TEST_CITIZENS[0];
@@ -49,11 +53,25 @@ export async function forgeIdToken(options: {
     [SWEDISH_CLAIMS.name]: citizen.name,
     [SWEDISH_CLAIMS.personalIdentityNumber]: citizen.personalIdentityNumber,
   };
+  const signer = options.signWith ?? (await idpSigningKey());
+  if (options.approval) {
+    const approval = await new SignJWT({
+      iss: options.issuer,
+      sub: citizen.sub,
+      aud: CLIENT_IDS.signingService,
+      iat: now,
+      nonce: options.nonce,
+      tbs_data: options.approval.tbsData,
+      sign_message_hash: options.approval.signMessageHash,
+    })
+      .setProtectedHeader({ alg: 'RS256', kid: signer.kid, typ: SIGN_APPROVAL_TYPE })
+      .sign(signer.key);
+    claims[USER_SIGNATURE_CLAIM] = Buffer.from(approval).toString('base64');
+  }
   for (const [k, v] of Object.entries(options.overrides ?? {})) {
     if (v === undefined) delete claims[k];
     else claims[k] = v;
   }
-  const signer = options.signWith ?? (await idpSigningKey());
   return new SignJWT(claims)
     .setProtectedHeader({ alg: 'RS256', kid: signer.kid, typ: 'JWT' })
     .sign(signer.key);

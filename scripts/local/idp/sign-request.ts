@@ -8,7 +8,9 @@
  * required with the sign scope), `sign_message` (`message` or `message#<lang>`: base64 of UTF-8;
  * `mime_type` text/plain or text/markdown) and, this deployment's own field, `document_name` (shown
  * beside the fingerprint). A message is displayed only if it passes the signing service's own rules
- * (validateSignMessage): a message that cannot be displayed refuses the request (extension 5.1).
+ * (validateSignMessage): a message that cannot be displayed refuses the request (extension 5.1). So is a
+ * document name, on one line: what the page shows is signed by the client (the signRequest) and attested
+ * by the provider (the approval names it, `document_name`).
  */
 import { SignJWT, compactVerify, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import {
@@ -27,9 +29,6 @@ const MAX_DOCUMENT_NAME = 200;
 /** The parameter itself: a message of 1000 characters of 4 bytes, base64 twice over, fits. */
 const MAX_PARAMETER_LENGTH = 16_000;
 const SKEW_SECONDS = 60;
-/** Not in a document name: control characters and the bidirectional overrides and isolates. */
-// eslint-disable-next-line no-control-regex -- exactly what it refuses
-const NOT_IN_NAME = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/u;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** What the consent page shows and the approval attests. */
@@ -141,14 +140,10 @@ export async function readSignRequest(
     throw err;
   }
   const documentName = payload.document_name;
-  if (
-    documentName !== undefined &&
-    (typeof documentName !== 'string' ||
-      documentName.length === 0 ||
-      documentName.length > MAX_DOCUMENT_NAME ||
-      NOT_IN_NAME.test(documentName))
-  ) {
-    return fail(`signRequest document_name must be a single line of at most ${MAX_DOCUMENT_NAME} characters`);
+  if (documentName !== undefined && !isDocumentName(documentName)) {
+    return fail(
+      `signRequest document_name must be a single line of at most ${MAX_DOCUMENT_NAME} characters, by the sign message's rules`,
+    );
   }
   return {
     tbsData,
@@ -156,6 +151,18 @@ export async function readSignRequest(
     ...(lang === undefined ? {} : { lang }),
     ...(typeof documentName === 'string' ? { documentName } : {}),
   };
+}
+
+/** A document name: one line (no tab or line feed) that the sign message rules accept. */
+function isDocumentName(name: unknown): name is string {
+  if (typeof name !== 'string' || name.length > MAX_DOCUMENT_NAME || /[\t\n]/.test(name)) return false;
+  try {
+    validateSignMessage({ text: name });
+    return true;
+  } catch (err) {
+    if (err instanceof SignMessageError) return false;
+    throw err;
+  }
 }
 
 /** The fingerprint the consent page shows: the data to be signed in hex, in groups of four. */
@@ -197,6 +204,8 @@ export async function signApproval(options: {
     nonce: options.nonce,
     tbs_data: options.request.tbsData,
     sign_message_hash: signMessageHash(options.request.message),
+    // The document name the page showed beside the fingerprint, attested with the rest.
+    ...(options.request.documentName === undefined ? {} : { document_name: options.request.documentName }),
   })
     .setProtectedHeader({ alg: options.alg, kid: jwk.kid, typ: SIGN_APPROVAL_TYPE })
     .setIssuer(options.issuer)

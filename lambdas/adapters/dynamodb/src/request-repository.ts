@@ -161,7 +161,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
       UpdateExpression:
         `SET #status = :signed, ${output}, certificate = :cert, certificateSerial = :serial, chain = :chain, ` +
         'pooledKey = :pooled, keyAcquiredAt = :acquired, finishedAt = :finished, stageMs = :stages, ' +
-        `discardedKeys = :discarded${result.receipt ? ', receipt = :receipt' : ''}${level}${validation} REMOVE leaseUntil, openShard, identityAssertion`,
+        `discardedKeys = :discarded${result.receipt ? ', receipt = :receipt' : ''}${level}${validation} REMOVE leaseUntil, openShard, identityAssertion, signMessage`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: {
         ':signed': 'signed',
@@ -213,7 +213,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
       values[':discarded'] = result.discardedKeys;
     }
     return this.transition(id, {
-      UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil, openShard, identityAssertion`,
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil, openShard, identityAssertion, signMessage`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: values,
     });
@@ -227,7 +227,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
   public async abandon(id: string, error: RequestError, now: number): Promise<StoredSignRequest | undefined> {
     return this.transition(id, {
       UpdateExpression:
-        'SET #status = :failed, #error = :error, finishedAt = :now REMOVE leaseUntil, openShard, identityAssertion',
+        'SET #status = :failed, #error = :error, finishedAt = :now REMOVE leaseUntil, openShard, identityAssertion, signMessage',
       ConditionExpression:
         '(#status = :received OR (#status = :signing AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)))',
       ExpressionAttributeValues: {

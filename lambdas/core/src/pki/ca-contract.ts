@@ -8,6 +8,7 @@ import { DIGEST_ALGORITHMS, KEY_TYPES, SIGNATURE_ALGORITHMS } from '../shared/al
 import type { IssueCertificateInput, IssuedCertificate } from './certificate-issuer';
 import { REVOCATION_REASONS } from './revocation';
 import { ADES_PROFILES, SIGNATURE_FORMATS } from '../signing/sign-request';
+import { MAX_SIGN_MESSAGE_LENGTH, type SignMessage } from '../identity/sign-message';
 
 /** Items per batch invocation: a batch of CSRs, assertions and certificates stays far below 6 MB. */
 export const MAX_ISSUE_BATCH_ITEMS = 100;
@@ -31,6 +32,16 @@ const binding = z.strictObject({
     .optional(),
 });
 
+/**
+ * The sign message as the record holds it: only its shape and size here (a UTF-16 unit is at most one
+ * character), so that the CA's own check of it (validateSignMessage) names the refusal,
+ * SIGN_MESSAGE_INVALID.
+ */
+const signMessage = z.strictObject({
+  text: z.string().max(2 * MAX_SIGN_MESSAGE_LENGTH),
+  mimeType: z.string().max(64),
+});
+
 /** One certificate request: the CSR (base64 DER), the evidence and what it must bind. */
 export const IssueItemSchema = z.strictObject({
   requestId: z.string().min(1).max(256),
@@ -38,6 +49,7 @@ export const IssueItemSchema = z.strictObject({
   attemptId: z.string().min(1).max(64).optional(),
   assertion: z.string().min(1).max(MAX_ASSERTION_LENGTH),
   binding,
+  signMessage: signMessage.optional(),
 });
 export type IssueItem = z.infer<typeof IssueItemSchema>;
 
@@ -57,14 +69,20 @@ export function issueBatchRequest(inputs: readonly IssueCertificateInput[]): Iss
       ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
       assertion: input.assertion,
       binding: input.binding,
+      ...(input.signMessage === undefined ? {} : { signMessage: input.signMessage }),
     })),
   };
 }
 
 /** A checked item as the CA's input (the CA handler's side). */
 export function issueInputOf(item: IssueItem): IssueCertificateInput {
-  const { csrDer, ...rest } = item;
-  return { ...rest, csrDer: Buffer.from(csrDer, 'base64') };
+  const { csrDer, signMessage: message, ...rest } = item;
+  return {
+    ...rest,
+    csrDer: Buffer.from(csrDer, 'base64'),
+    // As received: the CA checks it (an unknown MIME type is SIGN_MESSAGE_INVALID there, not here).
+    ...(message === undefined ? {} : { signMessage: message as SignMessage }),
+  };
 }
 
 const refusal = z.strictObject({

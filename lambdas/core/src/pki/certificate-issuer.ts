@@ -3,6 +3,7 @@
  * (in process, or through the Lambda Invoke API by the signer function).
  */
 import type { AssertionBinding } from '../identity/binding';
+import type { SignMessage } from '../identity/sign-message';
 
 export interface IssueCertificateInput {
   readonly requestId: string;
@@ -15,6 +16,11 @@ export interface IssueCertificateInput {
   readonly assertion: string;
   /** What the signer is about to sign: the assertion's nonce must bind exactly this. */
   readonly binding: AssertionBinding;
+  /**
+   * The sign message of a request that has one (the binding then names its hash): the CA checks it by the
+   * sign message rules and that it is the message the binding names.
+   */
+  readonly signMessage?: SignMessage;
   /**
    * The signer's attempt that owns the request. When an attempt died after its certificate was issued
    * (so it was never released), the attempt that took the request over gets a certificate for its own key

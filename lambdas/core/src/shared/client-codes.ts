@@ -48,7 +48,7 @@ export const CLIENT_CODES = {
   ASSERTION_APPROVAL_MISSING: { status: 400, message: 'the assertion carries no sign approval' },
   ASSERTION_APPROVAL_INVALID: { status: 400, message: 'the sign approval is invalid' },
   ASSERTION_APPROVAL_MISMATCH: { status: 400, message: 'the sign approval is for another message or data' },
-  SIGN_MESSAGE_INVALID: { status: 400, message: 'the sign message is outside its rules' },
+  SIGN_MESSAGE_INVALID: { status: 400, ...FAILED, message: 'the sign message is outside its rules' },
   LEVEL_UNSUPPORTED: { status: 400, message: 'this signature level is not offered for this request' },
   UNAUTHENTICATED: { status: 401, message: 'missing or invalid credentials' },
   FORBIDDEN: { status: 403, message: 'invalid credentials' },

@@ -1,6 +1,7 @@
 import type { AuditReceipt } from '../audit';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
 import type { IdentityEvidence } from '../identity/types';
+import type { SignMessage } from '../identity/sign-message';
 
 /**
  * The record of one sign request (domain.md, "The record of one sign request"), shared by the API, the
@@ -117,10 +118,15 @@ export interface SignRequestRecord {
    */
   readonly identityAssertion?: string;
   /**
-   * When the request has a sign message: its hash (signMessageHash); the message itself is never stored.
-   * Part of the binding the identity assertion carries and of the CA's audit event.
+   * When the request has a sign message: its hash (signMessageHash). Part of the binding the identity
+   * assertion carries and of the CA's audit event.
    */
   readonly signMessageHash?: string;
+  /**
+   * The sign message itself while the request is open: the CA checks it by the same rules as the API and
+   * hashes it itself. Every terminal transition removes it; it is never logged, audited or shown.
+   */
+  readonly signMessage?: SignMessage;
   /** SHA-256 of the canonical submitted input: a re-sent requestId with another body is a conflict. */
   readonly inputHash?: string;
   readonly receivedAt: number;

@@ -674,6 +674,7 @@ class SigningAttempt {
         attemptId: this.attemptId,
         assertion: record.identityAssertion!,
         binding: bindingOf(record),
+        ...(record.signMessage === undefined ? {} : { signMessage: record.signMessage }),
       }),
     );
   }

@@ -77,6 +77,7 @@ async function item(options: { message?: SignMessage; shown?: SignMessage } = {}
   csrDer: string;
   assertion: string;
   binding: AssertionBinding;
+  signMessage?: SignMessage;
 }> {
   const binding: AssertionBinding = {
     requestId: randomUUID(),
@@ -104,7 +105,13 @@ async function item(options: { message?: SignMessage; shown?: SignMessage } = {}
       : {}),
   });
   const { csrDer } = await keyAndCsr(hsm, 'EC-P256', keys, signer);
-  return { requestId: binding.requestId, csrDer: csrDer.toString('base64'), assertion: idToken, binding };
+  return {
+    requestId: binding.requestId,
+    csrDer: csrDer.toString('base64'),
+    assertion: idToken,
+    binding,
+    ...(options.message ? { signMessage: options.message } : {}),
+  };
 }
 
 async function issue(items: unknown[]): Promise<IssueItemResult[]> {
@@ -144,7 +151,7 @@ it('issues a certificate naming the citizen of the verified login, and logs no p
     expect(JSON.stringify([...log.entries.values()])).not.toContain(value);
 });
 
-it("with a sign message: certifies on the provider's approval of it and records its hash; refuses a changed message or another text shown", async () => {
+it("with a sign message: certifies on the provider's approval of it and records its hash; refuses a changed message or another text shown, a text outside the rules or none", async () => {
   const message: SignMessage = { text: 'Jag godkänner hyresavtalet.', mimeType: 'text/plain' };
   const approved = await item({ message });
   const changed = await item({ message });
@@ -152,15 +159,26 @@ it("with a sign message: certifies on the provider's approval of it and records 
     message,
     shown: { text: 'Jag godkänner ingenting.', mimeType: 'text/plain' },
   });
+  const invisible = await item({ message });
+  const missing = await item({ message });
+  const rtl: SignMessage = { text: 'Jag godkänner hyres\u200favtalet.', mimeType: 'text/plain' };
   const results = await issue([
     approved,
     { ...changed, binding: { ...changed.binding, signMessageHash: 'ab'.repeat(32) } },
     otherShown,
+    {
+      ...invisible,
+      signMessage: rtl,
+      binding: { ...invisible.binding, signMessageHash: signMessageHash(rtl) },
+    },
+    { ...missing, signMessage: undefined },
   ]);
   expect(results.map((r) => (r.ok ? 'issued' : r.error.code))).toEqual([
     'issued',
     'ASSERTION_BINDING_MISMATCH',
     'ASSERTION_APPROVAL_MISMATCH',
+    'SIGN_MESSAGE_INVALID',
+    'SIGN_MESSAGE_INVALID',
   ]);
   const log = await new AuditRepository(doc, { tableName: tables.audit }).readAll();
   expect(

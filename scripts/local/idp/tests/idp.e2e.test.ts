@@ -379,6 +379,8 @@ describe('the signature extension: sign scope, signRequest, the approval in user
       nonce: sent,
       tbs_data: TBS,
       sign_message_hash: signMessageHash({ text: MESSAGE.text, mimeType: 'text/markdown' }),
+      // The document name shown beside the fingerprint is attested too.
+      document_name: 'hyresavtal.pdf',
     });
     // auth_time is the moment of the signature (extension 3.2.1), within the service's login gap.
     expect(payload.iat! - (payload.auth_time as number)).toBeLessThanOrEqual(5);
@@ -423,6 +425,36 @@ describe('the signature extension: sign scope, signRequest, the approval in user
     [
       'with a sign message that cannot be displayed (a bidirectional override)',
       () => ({ signature: signature({ signMessage: { text: 'betala \u202e001 kr' } }) }),
+      'invalid_request',
+    ],
+    ...(
+      [
+        ['a left-to-right mark', 'betala \u200e100 kr'],
+        ['a right-to-left mark', 'betala 100\u200f kr'],
+        ['an Arabic letter mark', 'betala \u061c100 kr'],
+        ['a zero-width space', 'betala 1\u200b00 kr'],
+        ['a zero-width joiner', 'betala 1\u200d00 kr'],
+        ['a word joiner', 'betala\u2060100 kr'],
+        ['an invisible times', 'betala 10\u20620 kr'],
+        ['a byte order mark', '\ufeffbetala 100 kr'],
+        ['a soft hyphen', 'be\u00adtala 100 kr'],
+        ['tag characters', 'betala 100 kr\u{e0031}\u{e0030}'],
+        ['a Hangul filler', 'betala 100 kr\u3164'],
+        ['only invisible characters', '\u3164\u200b\ufeff'],
+      ] as const
+    ).map(([what, text]): [string, () => Partial<Parameters<typeof obtainIdToken>[0]>, string] => [
+      `with a sign message with ${what}`,
+      () => ({ signature: signature({ signMessage: { text } }) }),
+      'invalid_request',
+    ]),
+    [
+      'with a document name with a right-to-left mark',
+      () => ({ signature: signature({ documentName: 'faktura\u200f.pdf' }) }),
+      'invalid_request',
+    ],
+    [
+      'with a document name of invisible characters only',
+      () => ({ signature: signature({ documentName: '\u200b\u3164' }) }),
       'invalid_request',
     ],
     [

@@ -163,7 +163,9 @@ function arbitrary(schema: Schema): fc.Arbitrary<unknown> {
       typeof s.pattern === 'string'
         ? fc.stringMatching(new RegExp(s.pattern as string, 'u'))
         : fc.string({ minLength: min, maxLength: max });
-    return text.filter((v) => [...v].length >= min && [...v].length <= max);
+    // Well-formed Unicode only: JSON between systems is UTF-8 (RFC 8259 section 8.1), which has no lone
+    // surrogates; a pattern over code points (the sign message's) cannot exclude them itself.
+    return text.filter((v) => [...v].length >= min && [...v].length <= max && !/[\uD800-\uDFFF]/u.test(v));
   }
   if (s.type === 'integer')
     return fc.integer({ min: Number(s.minimum ?? 0), max: Number(s.maximum ?? 1000) });

@@ -19,12 +19,15 @@ import {
   assertionNonce,
   bindingOf,
   keyUsage,
+  signMessageHash,
   type AuditEvent,
+  type SignMessage,
   type SignRequestRecord,
   type SignerIdentity,
 } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
-import { localIssuer, sampleRequest, verifySignedResult, type SignRequestView } from '../../client';
+import { localIssuer, sampleRequest, signerOf, verifySignedResult, type SignRequestView } from '../../client';
+import { TEST_CITIZENS } from '../../idp/citizens';
 import { forgeIdToken } from '../../idp/forge';
 import { LOCAL_DIR } from '../../paths';
 import {
@@ -109,6 +112,25 @@ function forgedRecord(overrides: Partial<SignRequestRecord> = {}): SignRequestRe
   };
 }
 
+/**
+ * A forged record for a test citizen with a sign message, and a token of the local identity provider's
+ * key for it carrying the provider's approval of exactly that message: what a provider that displays any
+ * text would give (the local one refuses such a text).
+ */
+async function withApprovedMessage(message: SignMessage): Promise<SignRequestRecord> {
+  const record = forgedRecord({
+    signer: signerOf(TEST_CITIZENS[0]),
+    signMessage: message,
+    signMessageHash: signMessageHash(message),
+  });
+  const identityAssertion = await forgeIdToken({
+    issuer: localIssuer(),
+    nonce: assertionNonce(bindingOf(record)),
+    approval: { tbsData: record.digest, signMessageHash: record.signMessageHash! },
+  });
+  return { ...record, identityAssertion };
+}
+
 /** Changes fields of a stored record, as a table write would. */
 async function tamper(id: string, changes: Record<string, unknown>): Promise<void> {
   const names = Object.keys(changes);
@@ -150,6 +172,7 @@ async function auditEvents(): Promise<AuditEvent[]> {
 describe('forged and altered requests: no certificate, no signature, a code that says why, an audit entry', () => {
   const expected = new Map<string, string>();
   let control: string;
+  let messageControl: string;
   let ended: Map<string, SignRequestRecord | undefined>;
 
   beforeAll(async () => {
@@ -191,9 +214,36 @@ describe('forged and altered requests: no certificate, no signature, a code that
     });
     await plant({ ...silent, identityAssertion: silentToken });
     expected.set(silent.id, 'ASSERTION_LOGIN_NOT_FRESH');
+    // ... with a sign message the API refuses, approved by the provider: a direction mark, a zero-width
+    // space, only invisible characters (a Hangul filler, a word joiner), a tag character ...
+    for (const text of [
+      'Jag godkänner \u200eavtal 12',
+      'Jag god\u200bkänner avtal 12',
+      '\u3164\u2060',
+      'Jag godkänner avtal 12\u{e0031}',
+    ]) {
+      const record = await withApprovedMessage({ text, mimeType: 'text/plain' });
+      await plant(record);
+      expected.set(record.id, 'SIGN_MESSAGE_INVALID');
+    }
+    // ... and a legitimate request whose stored message is changed to one with a right-to-left mark and
+    // its hash to match (the assertion still binds the old one: the message is refused first).
+    const messageTampered = await withApprovedMessage({
+      text: 'Jag godkänner avtal 12',
+      mimeType: 'text/plain',
+    });
+    await fault.requests.create(messageTampered);
+    const rtl = { text: 'Jag godkänner avtal \u200f12', mimeType: 'text/plain' as const };
+    await tamper(messageTampered.id, { signMessage: rtl, signMessageHash: signMessageHash(rtl) });
+    await enqueue(messageTampered.id);
+    expected.set(messageTampered.id, 'SIGN_MESSAGE_INVALID');
+    // The same forgery with a message by the rules is certified: the refusals above are the message's.
+    const clean = await withApprovedMessage({ text: 'Jag godkänner avtal 12', mimeType: 'text/plain' });
+    await plant(clean);
+    messageControl = clean.id;
 
     fault.pipeline.startConsumer();
-    ended = await records([...expected.keys(), control]);
+    ended = await records([...expected.keys(), control, messageControl]);
   });
 
   test('each ends failed with its code, and nothing signed or certified leaves the service', async () => {
@@ -223,8 +273,9 @@ describe('forged and altered requests: no certificate, no signature, a code that
       expect(new X509Certificate(c.certificatePem!).subject).not.toContain(VICTIM.serialNumber);
       expect(new X509Certificate(c.certificatePem!).subject).not.toContain(VICTIM.surname);
     }
-    // The untouched request of the same batch was signed as usual.
+    // The untouched request of the same batch was signed as usual, and so was the clean message.
     expect(ended.get(control)?.status).toBe('signed');
+    expect(ended.get(messageControl)?.status).toBe('signed');
   });
 
   test('the audit log records each attempt: the CA refusals with their codes, the requests refused before any key', async () => {
@@ -240,9 +291,12 @@ describe('forged and altered requests: no certificate, no signature, a code that
     expect((await readAudit(fault.doc)).report.intact).toBe(true);
   });
 
-  test('the assertions left nothing behind: ended records no longer hold them', async () => {
+  test('the assertions and sign messages left nothing behind: ended records no longer hold them', async () => {
     const stored = await scanAll(fault.doc, tableName(TABLES.requests));
     expect(stored.filter((r) => r.identityAssertion !== undefined).map((r) => r.id)).toEqual([]);
+    // Nor the sign messages: only their hashes stay.
+    expect(stored.filter((r) => r.signMessage !== undefined).map((r) => r.id)).toEqual([]);
+    expect(stored.filter((r) => r.signMessageHash !== undefined).length).toBeGreaterThan(0);
   });
 });
 

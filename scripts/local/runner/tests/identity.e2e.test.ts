@@ -406,6 +406,51 @@ describe('a sign message: shown and approved at the identity provider, attested 
   });
 });
 
+describe('a sign message with invisible or direction characters: refused at the API even with the provider’s approval of it', () => {
+  /** A token of the local provider's key approving exactly `text` for a fresh request (a lax provider's). */
+  async function approved(text: string) {
+    const b = binding();
+    const message = { text, mimeType: 'text/plain' as const };
+    const hash = signMessageHash(message);
+    const identityAssertion = await forgeIdToken({
+      issuer: localIssuer(),
+      nonce: assertionNonce({ ...b.body, signMessageHash: hash }),
+      approval: { tbsData: b.body.digest, signMessageHash: hash },
+    });
+    return { b, body: { ...b.body, signMessage: message, identityAssertion } };
+  }
+
+  test.each<[string, string]>([
+    ['a left-to-right mark', 'Jag godkänner \u200eavtal 12'],
+    ['a right-to-left mark', 'Jag godkänner avtal \u200f12'],
+    ['an Arabic letter mark', 'Jag godkänner \u061cavtal 12'],
+    ['a zero-width space', 'Jag god\u200bkänner avtal 12'],
+    ['a zero-width non-joiner', 'Jag god\u200ckänner avtal 12'],
+    ['a zero-width joiner', 'Jag god\u200dkänner avtal 12'],
+    ['a word joiner', 'Jag\u2060godkänner avtal 12'],
+    ['an invisible plus', 'Jag godkänner avtal 1\u20642'],
+    ['a byte order mark', '\ufeffJag godkänner avtal 12'],
+    ['a soft hyphen', 'Jag god\u00adkänner avtal 12'],
+    ['tag characters', 'Jag godkänner avtal 12\u{e0031}\u{e0033}'],
+    ['a Hangul filler', 'Jag godkänner avtal 12 \u3164'],
+    ['only invisible characters', '\u3164\u200b\u2060\ufeff'],
+  ])('%s: 400 SIGN_MESSAGE_INVALID, nothing stored', async (_name, text) => {
+    const { b, body } = await approved(text);
+    const res = await post(body);
+    expect([res.status, res.body.error?.code]).toEqual([400, 'SIGN_MESSAGE_INVALID']);
+    expect(
+      (await call(`${pipeline.url}/sign-requests/${b.requestId}`, { apiKey: pipeline.apiKey })).status,
+    ).toBe(404);
+  });
+
+  test('the same approval of a message by the rules is accepted: the refusals are the message’s', async () => {
+    const { b, body } = await approved('Jag godkänner avtal 12');
+    const res = await post(body);
+    expect(res.status).toBe(202);
+    expect((await result(b.requestId)).status).toBe('signed');
+  });
+});
+
 test('property: a real login tampered with anywhere is refused with an assertion code and nothing is signed', async () => {
   const depth = await settledPoolDepth();
   let base: SampleRequest | undefined;
