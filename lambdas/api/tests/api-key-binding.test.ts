@@ -37,6 +37,14 @@ const anyAssertion: AssertionVerifier = {
     replayKey: createHash('sha256').update(token).digest('hex'),
     expiresAt: Date.now() + 300_000,
     issuedAt: Date.now(),
+    authContext: {
+      identityProvider: 'https://idp.example.test',
+      authenticationInstant: Date.now(),
+      authnContextClassRef: 'loa3',
+      assertionRef: createHash('sha256').update(token).digest('hex'),
+      serviceId: 'signing-service',
+      attributes: [],
+    },
   }),
 };
 
