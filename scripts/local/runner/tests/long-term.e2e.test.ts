@@ -16,8 +16,13 @@ import { AsnConvert } from '@peculiar/asn1-schema';
 import { ContentInfo, SignerInfos } from '@peculiar/asn1-cms';
 import { HttpTimeStamper } from '@pipeline/adapters/lambda';
 import { derChildren } from '@pipeline/pki';
-import { outerLength } from '../../../../lambdas/pki/src/der';
+import { derElement, outerLength } from '../../../../lambdas/pki/src/der';
 import { PDFDocument, PDFDict, PDFName } from '@cantoo/pdf-lib';
+import {
+  ID_AA_ATS_HASH_INDEX_V3,
+  ID_AA_ETS_ARCHIVE_TIMESTAMP_V3,
+  archiveTimeStampInput,
+} from '../../../client/src/cades-archive';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { signDocument, SigningFailedError } from '../../../client/src/sign-document';
 import { SigningClient } from '../../../client/src/signing-client';
@@ -111,6 +116,50 @@ function signatureTimeStamp(cms: Buffer): { token: Buffer; signatureValue: Buffe
   };
 }
 
+/** The first value of an unsigned attribute of a CMS's only SignerInfo, or undefined. */
+function unsignedAttribute(cms: Buffer, oid: string): Buffer | undefined {
+  const signedData = derChildren(Buffer.from(AsnConvert.parse(cms, ContentInfo).content));
+  const [signer] = AsnConvert.parse(signedData[signedData.length - 1], SignerInfos);
+  const attribute = signer.unsignedAttrs?.find((a) => a.attrType === oid);
+  return attribute ? Buffer.from(attribute.attrValues[0]) : undefined;
+}
+
+/** The archive time-stamp's imprint of a B-LTA CMS: computed over the CMS as it was before the attribute. */
+function archiveImprintOf(lta: Buffer, content: Buffer): Buffer {
+  // ContentInfo { type, [0] { SignedData { ..., SET { SignerInfo { ..., [1] unsignedAttrs } } } } }
+  const [type, explicit] = derChildren(lta);
+  const fields = derChildren(derChildren(explicit)[0]);
+  const signerFields = derChildren(derChildren(fields[fields.length - 1])[0]);
+  const unsigned = derChildren(signerFields[signerFields.length - 1]);
+  const signerInfo = derElement(
+    0x30,
+    Buffer.concat([...signerFields.slice(0, -1), derElement(0xa1, Buffer.concat(unsigned.slice(0, -1)))]),
+  );
+  const signedData = derElement(0x30, Buffer.concat([...fields.slice(0, -1), derElement(0x31, signerInfo)]));
+  const before = derElement(0x30, Buffer.concat([type, derElement(0xa0, signedData)]));
+  return archiveTimeStampInput(before, content).imprint;
+}
+
+/** `openssl ts -verify` of a token over a SHA-256 digest, trusting our root only. */
+function tsVerifyDigest(token: Buffer, digest: Buffer) {
+  return runOpenssl(
+    [
+      'ts',
+      '-verify',
+      '-token_in',
+      '-in',
+      'token.der',
+      '-digest',
+      digest.toString('hex'),
+      '-CAfile',
+      'root.pem',
+      '-untrusted',
+      'tsa.pem',
+    ],
+    { 'token.der': token, 'root.pem': rootPem, 'tsa.pem': tsaPem },
+  );
+}
+
 /** `openssl ts -verify` of a token over `data`, trusting our root only. */
 function tsVerify(token: Buffer, data: Buffer) {
   return runOpenssl(
@@ -172,6 +221,40 @@ test('CAdES B-LT: DSS passes it offline now and after the certificate expired; o
   changed[0] ^= 1;
   expect(dss(cms, new Date(), changed)[0].indication).toBe('TOTAL_FAILED');
   expect(opensslCmsVerify({ cms, content: changed, rootPem }).ok).toBe(false);
+});
+
+test('CAdES B-LTA: the client adds an archive time-stamp v3; DSS passes it offline now, after the certificate expired and three years on, where B-LT no longer passes; a changed byte fails', async () => {
+  const content = Buffer.from(`an archived pension decision ${randomBytes(8).toString('hex')}\n`);
+  const lt = await sign(content, { level: 'B-LT' });
+  const lta = await sign(content, { level: 'B-LTA' });
+  expect(lta.level).toBe('B-LTA');
+  // The service makes B-LT; the archive time-stamp is the client's (it covers the content).
+  expect(lta.result.reachedLevel).toBe('B-LT');
+  expect(opensslCmsVerify({ cms: lta.output, content, rootPem }).ok).toBe(true);
+
+  // The archive time-stamp: an RFC 3161 token from our TSA over the imprint EN 319 122-1 defines, with
+  // the ats-hash-index-v3 in its own unsigned attributes.
+  const archive = unsignedAttribute(lta.output, ID_AA_ETS_ARCHIVE_TIMESTAMP_V3);
+  expect(archive).toBeDefined();
+  expect(tsVerifyDigest(archive!, archiveImprintOf(lta.output, content)).stdout).toContain(
+    'Verification: OK',
+  );
+  expect(unsignedAttribute(archive!, ID_AA_ATS_HASH_INDEX_V3)).toBeDefined();
+
+  const leafExpiry = new X509Certificate(lta.result.certificate!).validToDate;
+  const threeYears = new Date(Date.now() + 3 * 365 * DAY_MS);
+  for (const at of [new Date(), new Date(leafExpiry.getTime() + DAY_MS), threeYears]) {
+    expect(dss(lta.output, at, content)).toEqual([
+      { format: 'CAdES-BASELINE-LTA', indication: 'TOTAL_PASSED', subIndication: null, errors: [] },
+    ]);
+  }
+  // Without it, the OCSP responder's certificate has long expired and nothing proves the validation data
+  // existed before: not passed.
+  const ltLater = dss(lt.output, threeYears, content);
+  expect(ltLater[0].indication).not.toBe('TOTAL_PASSED');
+  const changed = Buffer.from(content);
+  changed[3] ^= 1;
+  expect(dss(lta.output, new Date(), changed)[0].indication).toBe('TOTAL_FAILED');
 });
 
 test('PAdES B-LT and B-LTA: DSS passes both offline now and after the certificate expired; openssl verifies the time-stamps; a changed byte fails', async () => {
