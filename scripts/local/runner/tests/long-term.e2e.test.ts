@@ -3,14 +3,17 @@
  * through the running local pipeline as an e-service does (the client modules, a real login at the local
  * OpenID Provider) and then judged by:
  * - EU DSS with its unmodified default policy and no network (only what the signature carries, as an
- *   archive validator has): PAdES-BASELINE-LT and -LTA and CAdES-BASELINE-LT, TOTAL_PASSED now and as of
- *   a date after the one-time certificate expired; a changed byte in the signed content fails;
+ *   archive validator has): PAdES-BASELINE-LT and -LTA and CAdES-BASELINE-LT and -LTA, TOTAL_PASSED now
+ *   and as of a date after the one-time certificate expired (CAdES-LTA also three years on, where -LT no
+ *   longer passes); a changed byte in the signed content fails; with an external TSA (a second local one
+ *   of another PKI) B-LT carries that TSA's certificate status;
  * - `openssl ts -verify` on the signature time-stamps and on the document time-stamp, `openssl cms -verify`
  *   on every CMS, and `openssl ts -query` / `-reply` against the public TSA endpoint;
  * and a TSA that does not answer ends a request TSA_UNAVAILABLE, unless its minimumLevel accepts B-B.
  */
 import { X509Certificate, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { ContentInfo, SignerInfos } from '@peculiar/asn1-cms';
@@ -33,6 +36,7 @@ import { LOCAL_DIR } from '../../paths';
 import { runOpenssl, opensslCmsVerify } from '../../verify/openssl';
 import { minimalPdf, validatePdfSignatures } from '../../verify/pdf-validator';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+import { startExternalTsa } from './external-tsa';
 
 jest.setTimeout(300_000);
 
@@ -101,6 +105,16 @@ function dss(signed: Buffer, at: Date, detachedContent?: Buffer) {
     subIndication: s.subIndication,
     errors: s.errors.map((e) => e.key),
   }));
+}
+
+/** The SignedData's certificates and RevocationInfoChoices (DER each). */
+function signedDataSets(cms: Buffer): { certificates: Buffer[]; crls: Buffer[] } {
+  const fields = derChildren(Buffer.from(AsnConvert.parse(cms, ContentInfo).content));
+  const set = (tag: number): Buffer[] => {
+    const field = fields.find((f) => f[0] === tag);
+    return field ? derChildren(field) : [];
+  };
+  return { certificates: set(0xa0), crls: set(0xa1) };
 }
 
 /** The signature time-stamp token (DER) of a CMS's only SignerInfo, and the signature value it covers. */
@@ -343,6 +357,54 @@ test('an external TSA by URL: its tokens are used only when they chain to the co
   ).outputs['r.pem'].toString();
   const untrusted = new HttpTimeStamper(`${pki}/tsa`, [otherRoot]);
   await expect(untrusted.timeStamp(data, 'SHA-256')).rejects.toMatchObject({ code: 'TSA_UNAVAILABLE' });
+});
+
+test('an external TSA (TSA_URL): B-LT carries its root and its certificate status (the CRL its certificate names); DSS passes it offline trusting both roots', async () => {
+  const external = await startExternalTsa();
+  const dir = mkdtempSync(join(tmpdir(), 'external-tsa-'));
+  const anchors = join(dir, 'roots.pem');
+  writeFileSync(anchors, external.rootPem);
+  await replaceConsumers({ TSA_URL: external.url, TSA_TRUST_ANCHORS: anchors });
+  try {
+    const content = Buffer.from(`time-stamped elsewhere ${randomBytes(8).toString('hex')}\n`);
+    const signed = await sign(content, {});
+    expect(signed.level).toBe('B-LT');
+    // The signature time-stamp is the external TSA's: it verifies under its root, not under ours.
+    const { token, signatureValue } = signatureTimeStamp(signed.output);
+    const externalVerify = runOpenssl(
+      ['ts', '-verify', '-token_in', '-in', 'token.der', '-data', 'data.bin', '-CAfile', 'root.pem'],
+      { 'token.der': token, 'data.bin': signatureValue, 'root.pem': external.rootPem },
+    );
+    expect(externalVerify.stdout).toContain('Verification: OK');
+    expect(tsVerify(token, signatureValue).ok).toBe(false);
+    // Its root and the CRL its certificate names are in the SignedData, beside our validation data.
+    expect(external.crlFetches()).toBeGreaterThan(0);
+    const { certificates, crls } = signedDataSets(signed.output);
+    expect(certificates.some((c) => c.equals(external.rootDer))).toBe(true);
+    expect(crls.some((c) => c.equals(external.crlDer))).toBe(true);
+
+    const leafExpiry = new X509Certificate(signed.result.certificate!).validToDate;
+    for (const at of [new Date(), new Date(leafExpiry.getTime() + DAY_MS)]) {
+      const report = validatePdfSignatures({
+        pdf: signed.output,
+        trustedRootsPem: [rootPem, external.rootPem],
+        policy: 'default',
+        validationTime: at,
+        detachedContent: content,
+      });
+      expect(
+        report.signatures.map((s) => ({
+          format: s.signatureFormat,
+          indication: s.indication,
+          errors: s.errors,
+        })),
+      ).toEqual([{ format: 'CAdES-BASELINE-LT', indication: 'TOTAL_PASSED', errors: [] }]);
+    }
+  } finally {
+    await replaceConsumers({});
+    await external.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a TSA that does not answer: TSA_UNAVAILABLE, unless the request accepts B-B; then B-B is what it says', async () => {
