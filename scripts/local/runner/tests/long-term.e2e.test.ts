@@ -36,7 +36,7 @@ import { LOCAL_DIR } from '../../paths';
 import { runOpenssl, opensslCmsVerify } from '../../verify/openssl';
 import { minimalPdf, validatePdfSignatures } from '../../verify/pdf-validator';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
-import { startExternalTsa } from './external-tsa';
+import { startExternalTsa } from './support/external-tsa';
 
 jest.setTimeout(300_000);
 
