@@ -34,6 +34,8 @@ beforeAll(() => {
       vpcCreateEndpoints: 'true',
       vpcIsolatedRouteTableIds: 'rtb-0aaaaaaaaaaaaaaaa,rtb-0bbbbbbbbbbbbbbbb',
       signerProvisionedConcurrency: '4',
+      poolFallbackMaxInFlight: '16',
+      poolFallbackWaitMs: '5000',
       signerScheduledScaling: JSON.stringify([
         { name: 'deadline-peak', cron: '0 6 ? * MON-FRI *', min: 40, max: 60 },
         { name: 'evening', cron: '0 18 ? * MON-FRI *', min: 4, max: 4 },
@@ -81,6 +83,18 @@ it('deploys: no placeholder guard in the template, the real layer is the asset',
   template.hasResourceProperties('AWS::SSM::Parameter', {
     Name: '/signing-pipeline/cloudhsm/cluster-abc123/customer-ca.pem',
     Value: TEST_CA_PEM,
+  });
+});
+
+it("hands the on-the-fly fallback's bounds to the signer", () => {
+  const signer = logicalId(template, 'AWS::Lambda::Function', 'Functions/Signer/Resource');
+  const properties = resources(template, 'AWS::Lambda::Function')[signer].Properties as {
+    Environment: { Variables: Record<string, unknown> };
+  };
+  expect(properties.Environment.Variables).toMatchObject({
+    POOL_EMPTY_POLICY: 'fallback',
+    POOL_FALLBACK_MAX_IN_FLIGHT: '16',
+    POOL_FALLBACK_WAIT_MS: '5000',
   });
 });
 

@@ -46,6 +46,21 @@ describe('parseSettings', () => {
     expect(errorOf({ ...placeholders, poolTargets: 'RSA-1024=5' }).contextKey).toBe('poolTargets');
   });
 
+  it("takes the on-the-fly fallback's bounds with the functions' defaults and ranges", () => {
+    expect(parseSettings(ctx(placeholders)).pool).toMatchObject({
+      fallbackMaxInFlight: 2,
+      fallbackWaitMs: 2000,
+    });
+    const settings = parseSettings(
+      ctx({ ...placeholders, poolFallbackMaxInFlight: '16', poolFallbackWaitMs: 5000 }),
+    );
+    expect(settings.pool).toMatchObject({ fallbackMaxInFlight: 16, fallbackWaitMs: 5000 });
+    expect(errorOf({ ...placeholders, poolFallbackMaxInFlight: '0' }).contextKey).toBe(
+      'poolFallbackMaxInFlight',
+    );
+    expect(errorOf({ ...placeholders, poolFallbackWaitMs: '60001' }).contextKey).toBe('poolFallbackWaitMs');
+  });
+
   it('needs all attributes of an existing VPC (no lookup at synth)', () => {
     expect(errorOf({ ...placeholders, vpcId: 'vpc-123' }).contextKey).toBe('vpcId');
     const settings = parseSettings(

@@ -3,7 +3,7 @@
 # Idempotent and quick when everything is already in place. Steps:
 #   1. Debian packages (softhsm2, opensc, a JRE, maven, openssl; with --browser, as `npm test` asks, also
 #      chromium for the browser test): apt-get as root, else the exact command.
-#   2. npm dependencies (npm ci) with the project's own Node.js, and pkcs11js built for that Node.js.
+#   2. npm dependencies (npm ci, npm itself on the project's own Node.js), and pkcs11js built for it.
 #   3. DynamoDB Local and ElasticMQ jars from Maven Central into .local/jars (once).
 #   4. A SoftHSM token in .local/softhsm with its own SOFTHSM2_CONF, and the long-lived token objects.
 set -euo pipefail
@@ -40,8 +40,8 @@ fi
 
 # --- 2. Node.js and npm dependencies ----------------------------------------------------------------
 # Everything runs on the Node.js pinned as the devDependency "node" (the binary from the npm registry):
-# npm scripts put node_modules/.bin first on PATH. The machine's Node.js only runs npm to install it, and
-# must be one every dependency installs with (engines.node in package.json).
+# npm scripts put node_modules/.bin first on PATH. The machine's Node.js only runs npm to install that
+# one (below), and must be one npm runs on (engines.node in package.json).
 floor="$(sed -n 's/^ *"node": ">=\([0-9.]*\)".*/\1/p' package.json)"
 [ -n "$floor" ] || die 'package.json must name the oldest installing Node.js as engines.node ">=x.y.z"'
 machine_path="$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/node_modules/\.bin$' | paste -sd: -)"
@@ -66,15 +66,19 @@ pkcs11js_built_for_pinned() {
     require("pkcs11js");' 2>/dev/null
 }
 
+# npm itself runs on the pinned Node.js too (scripts/npm-pinned.sh installs it into .local/node first),
+# so dependencies that ask for a newer Node.js than the machine's install without EBADENGINE.
+npm_on_pinned() { npm_config_nodedir="$node_home" bash scripts/npm-pinned.sh "$@"; }
+
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
   || [ "$(node_modules/.bin/node --version 2>/dev/null)" != "v$pinned" ]; then
   log "installing npm dependencies (npm ci) and Node.js $pinned"
-  PATH="$machine_path" npm_config_nodedir="$node_home" npm ci --no-audit --no-fund >&2
+  npm_on_pinned ci --no-audit --no-fund >&2
 fi
 [ -f "$node_home/include/node/node_api.h" ] || die "the node package brought no headers in $node_home"
 if ! pkcs11js_built_for_pinned; then
   log "building pkcs11js for Node.js $pinned"
-  PATH="$machine_path" npm_config_nodedir="$node_home" npm rebuild pkcs11js >&2
+  npm_on_pinned rebuild pkcs11js >&2
   pkcs11js_built_for_pinned || die "pkcs11js does not load in Node.js $pinned after a rebuild (see the output above)"
 fi
 export PATH="$ROOT/node_modules/.bin:$PATH"

@@ -61,6 +61,10 @@ export interface StackSettings {
     readonly shards: number;
     readonly bundleSize: number;
     readonly emptyPolicy: 'fallback' | 'reject';
+    /** `fallback`: on-the-fly generations of one key type at once per signer environment. */
+    readonly fallbackMaxInFlight: number;
+    /** ... and how long a request waits for a freed one or a pool key (ms). */
+    readonly fallbackWaitMs: number;
     /** Alarm when the pool after a fill is below this share of its target. */
     readonly lowWaterPercent: number;
   };
@@ -165,6 +169,9 @@ export function parseSettings(ctx: Context): StackSettings {
       shards: int(ctx, 'poolShards', 8, 1, 256),
       bundleSize: int(ctx, 'poolBundleSize', 10, 1, 100),
       emptyPolicy: oneOf(ctx, 'poolEmptyPolicy', ['fallback', 'reject'] as const, 'fallback'),
+      // The functions' own defaults and bounds (lambdas/config/src/pool-config.ts).
+      fallbackMaxInFlight: int(ctx, 'poolFallbackMaxInFlight', 2, 1, 1000),
+      fallbackWaitMs: int(ctx, 'poolFallbackWaitMs', 2000, 0, 60_000),
       lowWaterPercent: int(ctx, 'poolLowWaterPercent', 20, 1, 100),
     },
     api: { limits: apiLimits(ctx), ...apiClients(ctx, allowPlaceholders) },

@@ -121,6 +121,8 @@ export class PipelineFunctions extends Construct {
       POOL_SHARDS: String(settings.pool.shards),
       POOL_BUNDLE_SIZE: String(settings.pool.bundleSize),
       POOL_EMPTY_POLICY: settings.pool.emptyPolicy,
+      POOL_FALLBACK_MAX_IN_FLIGHT: String(settings.pool.fallbackMaxInFlight),
+      POOL_FALLBACK_WAIT_MS: String(settings.pool.fallbackWaitMs),
     };
     const poolUserPin = `secretsmanager:${hsm.poolUserSecret.secretArn}`;
     const caUserPin = `secretsmanager:${hsm.caUserSecret.secretArn}`;

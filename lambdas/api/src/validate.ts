@@ -133,15 +133,6 @@ function crossFieldRules(body: Partial<RawInput>): void {
   if ((body.format ?? 'raw') === 'raw' && (body.level !== undefined || body.minimumLevel !== undefined)) {
     throw new ValidationError('level and minimumLevel apply to format cms only');
   }
-  if (
-    (body.level === 'B-LTA' || body.minimumLevel === 'B-LTA') &&
-    (body.profile ?? 'CAdES-B-B') !== 'PAdES-B-B'
-  ) {
-    throw new ApiError(
-      'LEVEL_UNSUPPORTED',
-      'B-LTA applies to profile PAdES-B-B only (a CAdES archive time-stamp needs the signed content)',
-    );
-  }
   const level = known(body.level, SIGNATURE_LEVELS) ? body.level : DEFAULT_SIGNATURE_LEVEL;
   if (known(body.minimumLevel, SIGNATURE_LEVELS) && !levelAtLeast(level, body.minimumLevel)) {
     throw new ValidationError(`minimumLevel ${body.minimumLevel} is above level ${level}`);

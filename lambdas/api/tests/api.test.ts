@@ -265,6 +265,29 @@ test('format cms records the AdES profile (CAdES-B-B by default); raw takes no p
   }
 });
 
+test('B-LTA is accepted for CAdES as for PAdES (the client adds the last time-stamp); minimumLevel above level is refused', async () => {
+  const deps = memoryDeps();
+  for (const profile of ['CAdES-B-B', 'PAdES-B-B']) {
+    const res = await handleApiEvent(
+      event('POST', '/sign-requests', {
+        body: body({ format: 'cms', profile, level: 'B-LTA', minimumLevel: 'B-LT' }),
+      }),
+      deps,
+    );
+    expect(res.statusCode).toBe(202);
+    expect(deps.records.get((JSON.parse(res.body) as { id: string }).id)).toMatchObject({
+      profile,
+      level: 'B-LTA',
+      minimumLevel: 'B-LT',
+    });
+  }
+  const above = await handleApiEvent(
+    event('POST', '/sign-requests', { body: body({ format: 'cms', level: 'B-LT', minimumLevel: 'B-LTA' }) }),
+    deps,
+  );
+  expect([above.statusCode, errorOf(above).code]).toEqual([400, 'VALIDATION_FAILED']);
+});
+
 describe('POST /sign-requests/{id}/revocation', () => {
   const revocationEvent = (id: string, reason: unknown, client = 'client-a') =>
     event('POST', '/sign-requests/{id}/revocation', {

@@ -31,7 +31,7 @@ import {
   type DeliveryDeps,
   type SigningDeps,
 } from '@pipeline/core';
-import { buildCsr, prepareCmsContainer, verifyCsr } from '@pipeline/pki';
+import { buildCsr, pemToDer, prepareCmsContainer, verifyCsr } from '@pipeline/pki';
 import { QUEUES, TABLES, tableName } from '@pipeline/resources';
 import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
@@ -156,20 +156,25 @@ export function wireSigner(): SignerHandlerDeps {
   });
   // B-T and up: the service's TSA function (or an external TSA); B-LT: the OCSP function and the root's
   // published CRL, read at most once a minute.
+  const tsaAnchorsPem =
+    pipeline.timeStamping.kind === 'url'
+      ? (readFileSync(pipeline.timeStamping.trustAnchorsFile, 'utf8').match(
+          /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
+        ) ?? [])
+      : [];
   const timeStamper =
     pipeline.timeStamping.kind === 'function'
       ? new FunctionTimeStamper(lambda, pipeline.timeStamping.functionName)
-      : new HttpTimeStamper(
-          pipeline.timeStamping.url,
-          readFileSync(pipeline.timeStamping.trustAnchorsFile, 'utf8').match(
-            /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
-          ) ?? [],
-        );
+      : new HttpTimeStamper(pipeline.timeStamping.url, tsaAnchorsPem);
   const publisher = pkiPublisher(loadCaConfig().publishTarget, config.aws);
   let rootCrl: { readonly at: number; readonly der: Promise<Buffer | undefined> } | undefined;
   const validationData = new ValidationDataCollector({
     client: lambda,
     ocspFunctionName: pipeline.ocspFunctionName,
+    // An external TSA's certificates are not in the root's CRL: their status is fetched where they say.
+    ...(pipeline.timeStamping.kind === 'url'
+      ? { externalTsa: { trustAnchorsDer: tsaAnchorsPem.map((pem) => pemToDer(pem)) } }
+      : {}),
     rootCrl: () => {
       if (!rootCrl || Date.now() - rootCrl.at > 60_000) {
         rootCrl = { at: Date.now(), der: publisher.read('root.crl').catch(() => undefined) };

@@ -336,3 +336,31 @@ export function parseCertificate(der: Buffer): ParsedCertificate {
 export function nameDer(name: Name): Buffer {
   return Buffer.from(AsnConvert.serialize(name));
 }
+
+/**
+ * Where a certificate's status is published: the http(s) URLs of its CRL distribution points and of its
+ * AIA OCSP responders (what a relying party fetches; another CA's certificate, such as an external TSA's).
+ */
+export function statusPointers(der: Buffer): { readonly crlUrls: string[]; readonly ocspUrls: string[] } {
+  const extensions = AsnConvert.parse(der, Certificate).tbsCertificate.extensions ?? [];
+  const http = (names: readonly GeneralName[] | undefined): string[] =>
+    (names ?? [])
+      .map((name) => name.uniformResourceIdentifier)
+      .filter((url): url is string => url !== undefined && /^https?:\/\//i.test(url));
+  const crl = extensions.find((e) => e.extnID === id_ce_cRLDistributionPoints);
+  const aia = extensions.find((e) => e.extnID === id_pe_authorityInfoAccess);
+  return {
+    crlUrls: crl
+      ? AsnConvert.parse(crl.extnValue.buffer, CRLDistributionPoints).flatMap((point) =>
+          http(point.distributionPoint?.fullName),
+        )
+      : [],
+    ocspUrls: aia
+      ? http(
+          AsnConvert.parse(aia.extnValue.buffer, AuthorityInfoAccessSyntax)
+            .filter((access) => access.accessMethod === id_ad_ocsp)
+            .map((access) => access.accessLocation),
+        )
+      : [],
+  };
+}

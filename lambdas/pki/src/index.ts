@@ -14,6 +14,7 @@ export {
   parseCertificate,
   randomSerial,
   signCertificate,
+  statusPointers,
   type CertificateSigner,
   type ParsedCertificate,
 } from './certificate';

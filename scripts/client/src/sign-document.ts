@@ -7,6 +7,7 @@
  * prepareSigning before it redirects and completeSigning on the callback.
  */
 import { createHash } from 'node:crypto';
+import { addArchiveTimeStamp } from './cades-archive';
 import { addDocumentSecurityStore, addDocumentTimeStamp } from './pdf-long-term';
 import { preparePdfSignature } from './pdf-signature';
 import {
@@ -50,10 +51,13 @@ export interface PrepareSigningOptions {
   readonly digestAlgorithm?: DigestAlgorithm;
   /** PAdES: the time written into the signature dictionary (/M). */
   readonly signingTime?: Date;
-  /** The AdES level (default B-LT); B-LTA (PDF only) adds a document time-stamp from `tsaUrl`. */
+  /**
+   * The AdES level (default B-LT); B-LTA adds, from `tsaUrl`, a document time-stamp (PDF) or an archive
+   * time-stamp v3 over the content and the signature with its validation data (CAdES).
+   */
   readonly level?: SignatureLevel;
   readonly minimumLevel?: SignatureLevel;
-  /** The TSA for B-LTA's document time-stamp (the service's: `<PKI base URL>/tsa`). */
+  /** The TSA for B-LTA's time-stamp (the service's: `<PKI base URL>/tsa`). */
   readonly tsaUrl?: string;
   /** What the citizen is shown and approves at the identity provider (only its hash reaches the service). */
   readonly signMessage?: SignMessage;
@@ -68,14 +72,14 @@ export interface PreparedSigning {
   /** The login's nonce. */
   readonly nonce: string;
   readonly login: LoginRequest;
-  /** The `.p7s` (the CMS itself) or the signed PDF (with its validation data, and B-LTA's time-stamp). */
+  /** The `.p7s` (the CMS itself) or the signed PDF (with its validation data), with B-LTA's time-stamp. */
   finish(result: SignRequestResult): Promise<{ output: Buffer; level: SignatureLevel }>;
 }
 
 export interface SignedDocument {
   /** The `.p7s` (DER) or the signed PDF. */
   readonly output: Buffer;
-  /** The level the output reached (B-LTA once the document time-stamp is in). */
+  /** The level the output reached (B-LTA once the document or archive time-stamp is in). */
   readonly level: SignatureLevel;
   readonly requestId: string;
   readonly result: SignRequestResult;
@@ -111,11 +115,8 @@ export async function prepareSigning(options: PrepareSigningOptions): Promise<Pr
       : createHash(HASHES[digestAlgorithm]).update(options.document).digest()
   ).toString('base64');
   const level = options.level ?? 'B-LT';
-  if (level === 'B-LTA' && !prepared) {
-    throw new SigningFailedError('LEVEL_UNSUPPORTED', 'B-LTA is for PDFs (a document time-stamp)');
-  }
   if (level === 'B-LTA' && !options.tsaUrl) {
-    throw new SigningFailedError('TSA_REQUIRED', 'B-LTA needs the URL of a TSA for the document time-stamp');
+    throw new SigningFailedError('TSA_REQUIRED', 'B-LTA needs the URL of a TSA for its time-stamp');
   }
   const keyType = options.keyType ?? 'EC-P256';
   const binding: SignBinding = {
@@ -141,7 +142,16 @@ export async function prepareSigning(options: PrepareSigningOptions): Promise<Pr
     finish: async (result) => {
       const cms = Buffer.from(result.cms!, 'base64');
       const reached = result.reachedLevel ?? 'B-B';
-      if (!prepared) return { output: cms, level: reached };
+      if (!prepared) {
+        // CAdES: the archive time-stamp covers the content, which only the client has.
+        if (level === 'B-LTA' && reached === 'B-LT') {
+          return {
+            output: await addArchiveTimeStamp(cms, options.document, options.tsaUrl!),
+            level: 'B-LTA',
+          };
+        }
+        return { output: cms, level: reached };
+      }
       let output = prepared.embed(cms);
       // PAdES: the validation data goes into the PDF's DSS; B-LTA time-stamps the whole file after it.
       if (result.validationData) output = await addDocumentSecurityStore(output, cms, result.validationData);

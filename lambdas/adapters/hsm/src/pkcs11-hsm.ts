@@ -11,7 +11,7 @@ import {
 import { EC_PARAMS, digestInfo, ecdsaRawToDer, ecSpki, pssParams, rsaSpki } from './encoding';
 import { isObjectHandleInvalid, isSessionLost, toHsmError } from './errors';
 import { acquireModule, initialize, releaseModule } from './module';
-import { profileFor, type HsmProfile } from './profiles';
+import { connecting, profileFor, type HsmProfile } from './profiles';
 import { SessionPool } from './session-pool';
 import {
   flatTemplate,
@@ -54,17 +54,19 @@ export class Pkcs11Hsm implements Hsm {
   }
 
   public static async connect(options: HsmOptions): Promise<Pkcs11Hsm> {
-    const pkcs11 = acquireModule(options.modulePath);
-    try {
-      const slot = findSlot(pkcs11, options.tokenLabel);
-      const sessions: Buffer[] = [];
-      for (let i = 0; i < options.sessionPoolSize; i++) sessions.push(openSession(pkcs11, slot));
-      login(pkcs11, sessions[0], options.pin);
-      return new Pkcs11Hsm(pkcs11, options, slot, new SessionPool(sessions));
-    } catch (err) {
-      releaseModule(options.modulePath);
-      throw scrub(toHsmError(err, 'connect'), options.pin);
-    }
+    return connecting(profileFor(options.profile), () => {
+      const pkcs11 = acquireModule(options.modulePath);
+      try {
+        const slot = findSlot(pkcs11, options.tokenLabel);
+        const sessions: Buffer[] = [];
+        for (let i = 0; i < options.sessionPoolSize; i++) sessions.push(openSession(pkcs11, slot));
+        login(pkcs11, sessions[0], options.pin);
+        return new Pkcs11Hsm(pkcs11, options, slot, new SessionPool(sessions));
+      } catch (err) {
+        releaseModule(options.modulePath);
+        throw scrub(toHsmError(err, 'connect'), options.pin);
+      }
+    });
   }
 
   public async generateKeyPair(keyType: KeyType, options: GenerateOptions): Promise<GeneratedKeyPair> {
@@ -285,13 +287,15 @@ export class Pkcs11Hsm implements Hsm {
       // already gone
     }
     this.tokenHandles.clear();
-    try {
-      return this.openLoggedIn();
-    } catch (err) {
-      if ((err as { code?: number }).code !== pkcs11js.CKR_CRYPTOKI_NOT_INITIALIZED) throw err;
-      initialize(this.pkcs11);
-      return this.openLoggedIn();
-    }
+    return connecting(this.profile, () => {
+      try {
+        return this.openLoggedIn();
+      } catch (err) {
+        if ((err as { code?: number }).code !== pkcs11js.CKR_CRYPTOKI_NOT_INITIALIZED) throw err;
+        initialize(this.pkcs11);
+        return this.openLoggedIn();
+      }
+    });
   }
 
   private openLoggedIn(): Buffer {

@@ -1,4 +1,5 @@
 import type { HsmProfileName } from '@pipeline/config';
+import { softhsmLockPath, withTokenFileLock } from './token-file-lock';
 
 /** AWS CloudHSM (Client SDK 5) vendor mechanisms; see the CloudHSM PKCS#11 "supported mechanisms" page. */
 export const CKM_CLOUDHSM_AES_KEY_WRAP_ZERO_PAD = 0x8000216f;
@@ -37,6 +38,12 @@ export interface HsmProfile {
    * with the wrap mechanism (CKA_ALLOWED_MECHANISMS), so nobody can turn it into a decryption key.
    */
   readonly lockWrapKey: boolean;
+  /**
+   * Connections (module initialisation, slot search, login) take a lock shared by every process on the
+   * machine (token-file-lock.ts): SoftHSM rewrites its token file on each login and another process reading
+   * it meanwhile fails CKR_GENERAL_ERROR.
+   */
+  readonly serializeConnections: boolean;
 }
 
 export const HSM_PROFILES: Readonly<Record<HsmProfileName, HsmProfile>> = {
@@ -48,6 +55,7 @@ export const HSM_PROFILES: Readonly<Record<HsmProfileName, HsmProfile>> = {
     wrapKeyTemplates: true,
     wrapKeyCreator: 'security-officer',
     lockWrapKey: true,
+    serializeConnections: true,
   },
   cloudhsm: {
     name: 'cloudhsm',
@@ -60,9 +68,15 @@ export const HSM_PROFILES: Readonly<Record<HsmProfileName, HsmProfile>> = {
     // CloudHSM takes CKA_MODIFIABLE only at its default; a crypto user the key is shared with cannot
     // change its attributes, which is what keeps the pool user from doing so there.
     lockWrapKey: false,
+    serializeConnections: false,
   },
 };
 
 export function profileFor(name: HsmProfileName): HsmProfile {
   return HSM_PROFILES[name];
+}
+
+/** Runs a connection step (synchronous PKCS#11 calls) under the profile's cross-process lock, if any. */
+export function connecting<T>(profile: HsmProfile, fn: () => T): T {
+  return profile.serializeConnections ? withTokenFileLock(softhsmLockPath(), fn) : fn();
 }

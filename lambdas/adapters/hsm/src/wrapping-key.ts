@@ -10,7 +10,7 @@ import { toHsmError } from './errors';
 import { acquireModule, releaseModule } from './module';
 import { generateKeyWithNestedTemplate } from './nested-template';
 import { findSlot, openSession, scrub } from './pkcs11-hsm';
-import { profileFor } from './profiles';
+import { connecting, profileFor, type HsmProfile } from './profiles';
 import { flatTemplate, wrappingKeyTemplate } from './templates';
 
 export interface WrappingKeyOptions {
@@ -50,6 +50,10 @@ export async function provisionWrappingKey(
   label: string,
 ): Promise<WrappingKeyResult> {
   const profile = profileFor(options.profile);
+  return Promise.resolve(connecting(profile, () => provision(options, label, profile)));
+}
+
+function provision(options: WrappingKeyOptions, label: string, profile: HsmProfile): WrappingKeyResult {
   const pkcs11 = acquireModule(options.modulePath);
   let session: Buffer | undefined;
   try {

@@ -2,7 +2,7 @@
  * What B-T and B-LT need from the service's own PKI functions, reached as the CA is (Lambda Invoke, with
  * the API Gateway event their public endpoints receive): a time-stamp from the TSA function, an OCSP
  * response from the OCSP function; and an external TSA over HTTP, whose tokens are checked against its
- * configured trust anchors.
+ * configured trust anchors, and whose certificates' status B-LT carries too.
  */
 import { X509Certificate, randomBytes } from 'node:crypto';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
@@ -12,8 +12,10 @@ import {
   ocspRequestFor,
   pemToDer,
   readOcspResponse,
+  statusPointers,
   timeStampRequest,
   timeStampTokenOf,
+  verifyCrl,
   verifyTimeStampToken,
 } from '@pipeline/pki';
 import { TimeStampUnavailableError, ValidationDataUnavailableError } from './errors';
@@ -129,12 +131,20 @@ export interface ValidationDataCollectorDeps {
   readonly ocspFunctionName: string;
   /** The root's CRL as published (status of the issuing CA and of the TSA), DER. */
   readonly rootCrl: () => Promise<Buffer | undefined>;
+  /**
+   * An external TSA (TSA_URL) instead of the service's: the anchors its tokens chain to (TSA_TRUST_ANCHORS,
+   * DER). Its certificates' status is not in the root's CRL: it is fetched from the CRL distribution
+   * points (else the OCSP responders) its certificates name, and goes into the validation data with the
+   * anchors.
+   */
+  readonly externalTsa?: { readonly trustAnchorsDer: readonly Buffer[]; readonly timeoutMs?: number };
 }
 
 /**
  * B-LT validation data: the leaf's chain to the root, a fresh OCSP response for the leaf (`good`, made
  * after the signature's time-stamp, with the responder's certificate, which needs no status of its own:
- * id-pkix-ocsp-nocheck), the root's CRL for the issuing CA and the TSA, and the TSA's certificates.
+ * id-pkix-ocsp-nocheck), the root's CRL for the issuing CA and the TSA, and the TSA's certificates; for
+ * an external TSA also its chain's anchor and its certificates' status (CRL or OCSP, as they name it).
  */
 export class ValidationDataCollector implements ValidationDataSource {
   public constructor(private readonly deps: ValidationDataCollectorDeps) {}
@@ -148,7 +158,7 @@ export class ValidationDataCollector implements ValidationDataSource {
       const leaf = pemToDer(input.certificatePem);
       const chain = input.chainPem.map((pem) => pemToDer(pem));
       const [issuing] = chain;
-      const [reply, rootCrl] = await Promise.all([
+      const [reply, rootCrl, external] = await Promise.all([
         postToFunction(
           this.deps.client,
           this.deps.ocspFunctionName,
@@ -157,6 +167,9 @@ export class ValidationDataCollector implements ValidationDataSource {
           ocspRequestFor(leaf, issuing),
         ),
         this.deps.rootCrl(),
+        this.deps.externalTsa
+          ? externalTsaStatus(input.timeStampToken, this.deps.externalTsa)
+          : { certificates: [], ocspResponses: [], crls: [] },
       ]);
       if (reply.statusCode !== 200) throw new Error(`OCSP HTTP ${reply.statusCode}`);
       const serialHex = new X509Certificate(leaf).serialNumber.toLowerCase().replace(/^(00)+(?=.)/, '');
@@ -164,9 +177,14 @@ export class ValidationDataCollector implements ValidationDataSource {
       if (ocsp.status !== 'good') throw new Error(`the new certificate is ${ocsp.status}`);
       if (!rootCrl) throw new Error('the root CRL is not published');
       return {
-        certificates: [...chain, ...ocsp.certificates, ...tokenCertificates(input.timeStampToken)],
-        ocspResponses: [reply.body],
-        crls: [rootCrl],
+        certificates: distinct([
+          ...chain,
+          ...ocsp.certificates,
+          ...tokenCertificates(input.timeStampToken),
+          ...external.certificates,
+        ]),
+        ocspResponses: [reply.body, ...external.ocspResponses],
+        crls: [rootCrl, ...external.crls],
       };
     } catch (err) {
       throw new ValidationDataUnavailableError(
@@ -184,4 +202,73 @@ function tokenCertificates(tokenDer: Buffer): Buffer[] {
   const [signedData] = derChildren(explicit);
   const certificates = derChildren(signedData).find((field) => field[0] === 0xa0);
   return certificates ? derChildren(certificates).map((c) => Buffer.from(c)) : [];
+}
+
+const distinct = (certificates: readonly Buffer[]): Buffer[] =>
+  certificates.filter((c, i) => certificates.findIndex((d) => d.equals(c)) === i);
+
+const serialKey = (hex: string): string => hex.toLowerCase().replace(/^(00)+(?=.)/, '');
+
+/**
+ * The status of an external TSA's certificates (each one the token carries that is not an anchor), from
+ * what each names: its CRL distribution points first (the CRL must verify under its issuer, be current
+ * and not list it), else its OCSP responders (`good`). Also the anchors the chain ends at. Throws when a
+ * certificate does not chain to the anchors or its status cannot be had.
+ */
+async function externalTsaStatus(
+  tokenDer: Buffer,
+  options: { readonly trustAnchorsDer: readonly Buffer[]; readonly timeoutMs?: number },
+): Promise<ValidationData> {
+  const timeout = options.timeoutMs ?? 5000;
+  const anchors = options.trustAnchorsDer.map((der) => new X509Certificate(der));
+  const carried = tokenCertificates(tokenDer).map((der) => new X509Certificate(der));
+  const pool = [...carried, ...anchors];
+  const certificates: Buffer[] = [];
+  const crls: Buffer[] = [];
+  const ocspResponses: Buffer[] = [];
+  const now = Date.now();
+  for (const certificate of carried) {
+    if (anchors.some((anchor) => anchor.raw.equals(certificate.raw))) continue;
+    const issuer = pool.find((c) => certificate.checkIssued(c) && certificate.verify(c.publicKey));
+    if (!issuer)
+      throw new Error(`the external TSA certificate ${certificate.subject} does not chain to its anchors`);
+    if (anchors.includes(issuer)) certificates.push(issuer.raw);
+    const { crlUrls, ocspUrls } = statusPointers(certificate.raw);
+    const serial = serialKey(certificate.serialNumber);
+    let found = false;
+    for (const url of crlUrls) {
+      const response = await fetch(url, { signal: AbortSignal.timeout(timeout) }).catch(() => undefined);
+      if (!response?.ok) continue;
+      const der = Buffer.from(await response.arrayBuffer());
+      const crl = verifyCrl(der, issuer.raw);
+      if (crl.nextUpdate.getTime() < now) continue;
+      if (crl.revoked.some((entry) => serialKey(entry.serialHex) === serial)) {
+        throw new Error(`the external TSA certificate ${certificate.subject} is revoked`);
+      }
+      crls.push(der);
+      found = true;
+      break;
+    }
+    for (const url of found ? [] : ocspUrls) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/ocsp-request' },
+        body: ocspRequestFor(certificate.raw, issuer.raw),
+        signal: AbortSignal.timeout(timeout),
+      }).catch(() => undefined);
+      if (!response?.ok) continue;
+      const der = Buffer.from(await response.arrayBuffer());
+      const answer = readOcspResponse(der, serial);
+      if (answer.status !== 'good') {
+        throw new Error(`the external TSA certificate ${certificate.subject} is ${answer.status}`);
+      }
+      ocspResponses.push(der);
+      certificates.push(...answer.certificates);
+      found = true;
+      break;
+    }
+    if (!found)
+      throw new Error(`no status could be had for the external TSA certificate ${certificate.subject}`);
+  }
+  return { certificates, crls, ocspResponses };
 }

@@ -49,7 +49,6 @@ export const CLIENT_CODES = {
   ASSERTION_APPROVAL_INVALID: { status: 400, message: 'the sign approval is invalid' },
   ASSERTION_APPROVAL_MISMATCH: { status: 400, message: 'the sign approval is for another message or data' },
   SIGN_MESSAGE_INVALID: { status: 400, ...FAILED, message: 'the sign message is outside its rules' },
-  LEVEL_UNSUPPORTED: { status: 400, message: 'this signature level is not offered for this request' },
   UNAUTHENTICATED: { status: 401, message: 'missing or invalid credentials' },
   FORBIDDEN: { status: 403, message: 'invalid credentials' },
   CLIENT_NOT_TRUSTED: { status: 403, message: 'this client may not vouch for the signer' },

@@ -3,21 +3,29 @@
  * through the running local pipeline as an e-service does (the client modules, a real login at the local
  * OpenID Provider) and then judged by:
  * - EU DSS with its unmodified default policy and no network (only what the signature carries, as an
- *   archive validator has): PAdES-BASELINE-LT and -LTA and CAdES-BASELINE-LT, TOTAL_PASSED now and as of
- *   a date after the one-time certificate expired; a changed byte in the signed content fails;
+ *   archive validator has): PAdES-BASELINE-LT and -LTA and CAdES-BASELINE-LT and -LTA, TOTAL_PASSED now
+ *   and as of a date after the one-time certificate expired (CAdES-LTA also three years on, where -LT no
+ *   longer passes); a changed byte in the signed content fails; with an external TSA (a second local one
+ *   of another PKI) B-LT carries that TSA's certificate status;
  * - `openssl ts -verify` on the signature time-stamps and on the document time-stamp, `openssl cms -verify`
  *   on every CMS, and `openssl ts -query` / `-reply` against the public TSA endpoint;
  * and a TSA that does not answer ends a request TSA_UNAVAILABLE, unless its minimumLevel accepts B-B.
  */
 import { X509Certificate, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { ContentInfo, SignerInfos } from '@peculiar/asn1-cms';
 import { HttpTimeStamper } from '@pipeline/adapters/lambda';
 import { derChildren } from '@pipeline/pki';
-import { outerLength } from '../../../../lambdas/pki/src/der';
+import { derElement, outerLength } from '../../../../lambdas/pki/src/der';
 import { PDFDocument, PDFDict, PDFName } from '@cantoo/pdf-lib';
+import {
+  ID_AA_ATS_HASH_INDEX_V3,
+  ID_AA_ETS_ARCHIVE_TIMESTAMP_V3,
+  archiveTimeStampInput,
+} from '../../../client/src/cades-archive';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { signDocument, SigningFailedError } from '../../../client/src/sign-document';
 import { SigningClient } from '../../../client/src/signing-client';
@@ -28,6 +36,7 @@ import { LOCAL_DIR } from '../../paths';
 import { runOpenssl, opensslCmsVerify } from '../../verify/openssl';
 import { minimalPdf, validatePdfSignatures } from '../../verify/pdf-validator';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+import { startExternalTsa } from './support/external-tsa';
 
 jest.setTimeout(300_000);
 
@@ -98,6 +107,16 @@ function dss(signed: Buffer, at: Date, detachedContent?: Buffer) {
   }));
 }
 
+/** The SignedData's certificates and RevocationInfoChoices (DER each). */
+function signedDataSets(cms: Buffer): { certificates: Buffer[]; crls: Buffer[] } {
+  const fields = derChildren(Buffer.from(AsnConvert.parse(cms, ContentInfo).content));
+  const set = (tag: number): Buffer[] => {
+    const field = fields.find((f) => f[0] === tag);
+    return field ? derChildren(field) : [];
+  };
+  return { certificates: set(0xa0), crls: set(0xa1) };
+}
+
 /** The signature time-stamp token (DER) of a CMS's only SignerInfo, and the signature value it covers. */
 function signatureTimeStamp(cms: Buffer): { token: Buffer; signatureValue: Buffer } {
   // The schema class cannot read a CRL among SignedData.crls: take the signerInfos field alone.
@@ -109,6 +128,50 @@ function signatureTimeStamp(cms: Buffer): { token: Buffer; signatureValue: Buffe
     token: Buffer.from(attribute.attrValues[0]),
     signatureValue: Buffer.from(signer.signature.buffer),
   };
+}
+
+/** The first value of an unsigned attribute of a CMS's only SignerInfo, or undefined. */
+function unsignedAttribute(cms: Buffer, oid: string): Buffer | undefined {
+  const signedData = derChildren(Buffer.from(AsnConvert.parse(cms, ContentInfo).content));
+  const [signer] = AsnConvert.parse(signedData[signedData.length - 1], SignerInfos);
+  const attribute = signer.unsignedAttrs?.find((a) => a.attrType === oid);
+  return attribute ? Buffer.from(attribute.attrValues[0]) : undefined;
+}
+
+/** The archive time-stamp's imprint of a B-LTA CMS: computed over the CMS as it was before the attribute. */
+function archiveImprintOf(lta: Buffer, content: Buffer): Buffer {
+  // ContentInfo { type, [0] { SignedData { ..., SET { SignerInfo { ..., [1] unsignedAttrs } } } } }
+  const [type, explicit] = derChildren(lta);
+  const fields = derChildren(derChildren(explicit)[0]);
+  const signerFields = derChildren(derChildren(fields[fields.length - 1])[0]);
+  const unsigned = derChildren(signerFields[signerFields.length - 1]);
+  const signerInfo = derElement(
+    0x30,
+    Buffer.concat([...signerFields.slice(0, -1), derElement(0xa1, Buffer.concat(unsigned.slice(0, -1)))]),
+  );
+  const signedData = derElement(0x30, Buffer.concat([...fields.slice(0, -1), derElement(0x31, signerInfo)]));
+  const before = derElement(0x30, Buffer.concat([type, derElement(0xa0, signedData)]));
+  return archiveTimeStampInput(before, content).imprint;
+}
+
+/** `openssl ts -verify` of a token over a SHA-256 digest, trusting our root only. */
+function tsVerifyDigest(token: Buffer, digest: Buffer) {
+  return runOpenssl(
+    [
+      'ts',
+      '-verify',
+      '-token_in',
+      '-in',
+      'token.der',
+      '-digest',
+      digest.toString('hex'),
+      '-CAfile',
+      'root.pem',
+      '-untrusted',
+      'tsa.pem',
+    ],
+    { 'token.der': token, 'root.pem': rootPem, 'tsa.pem': tsaPem },
+  );
 }
 
 /** `openssl ts -verify` of a token over `data`, trusting our root only. */
@@ -172,6 +235,40 @@ test('CAdES B-LT: DSS passes it offline now and after the certificate expired; o
   changed[0] ^= 1;
   expect(dss(cms, new Date(), changed)[0].indication).toBe('TOTAL_FAILED');
   expect(opensslCmsVerify({ cms, content: changed, rootPem }).ok).toBe(false);
+});
+
+test('CAdES B-LTA: the client adds an archive time-stamp v3; DSS passes it offline now, after the certificate expired and three years on, where B-LT no longer passes; a changed byte fails', async () => {
+  const content = Buffer.from(`an archived pension decision ${randomBytes(8).toString('hex')}\n`);
+  const lt = await sign(content, { level: 'B-LT' });
+  const lta = await sign(content, { level: 'B-LTA' });
+  expect(lta.level).toBe('B-LTA');
+  // The service makes B-LT; the archive time-stamp is the client's (it covers the content).
+  expect(lta.result.reachedLevel).toBe('B-LT');
+  expect(opensslCmsVerify({ cms: lta.output, content, rootPem }).ok).toBe(true);
+
+  // The archive time-stamp: an RFC 3161 token from our TSA over the imprint EN 319 122-1 defines, with
+  // the ats-hash-index-v3 in its own unsigned attributes.
+  const archive = unsignedAttribute(lta.output, ID_AA_ETS_ARCHIVE_TIMESTAMP_V3);
+  expect(archive).toBeDefined();
+  expect(tsVerifyDigest(archive!, archiveImprintOf(lta.output, content)).stdout).toContain(
+    'Verification: OK',
+  );
+  expect(unsignedAttribute(archive!, ID_AA_ATS_HASH_INDEX_V3)).toBeDefined();
+
+  const leafExpiry = new X509Certificate(lta.result.certificate!).validToDate;
+  const threeYears = new Date(Date.now() + 3 * 365 * DAY_MS);
+  for (const at of [new Date(), new Date(leafExpiry.getTime() + DAY_MS), threeYears]) {
+    expect(dss(lta.output, at, content)).toEqual([
+      { format: 'CAdES-BASELINE-LTA', indication: 'TOTAL_PASSED', subIndication: null, errors: [] },
+    ]);
+  }
+  // Without it, the OCSP responder's certificate has long expired and nothing proves the validation data
+  // existed before: not passed.
+  const ltLater = dss(lt.output, threeYears, content);
+  expect(ltLater[0].indication).not.toBe('TOTAL_PASSED');
+  const changed = Buffer.from(content);
+  changed[3] ^= 1;
+  expect(dss(lta.output, new Date(), changed)[0].indication).toBe('TOTAL_FAILED');
 });
 
 test('PAdES B-LT and B-LTA: DSS passes both offline now and after the certificate expired; openssl verifies the time-stamps; a changed byte fails', async () => {
@@ -260,6 +357,54 @@ test('an external TSA by URL: its tokens are used only when they chain to the co
   ).outputs['r.pem'].toString();
   const untrusted = new HttpTimeStamper(`${pki}/tsa`, [otherRoot]);
   await expect(untrusted.timeStamp(data, 'SHA-256')).rejects.toMatchObject({ code: 'TSA_UNAVAILABLE' });
+});
+
+test('an external TSA (TSA_URL): B-LT carries its root and its certificate status (the CRL its certificate names); DSS passes it offline trusting both roots', async () => {
+  const external = await startExternalTsa();
+  const dir = mkdtempSync(join(tmpdir(), 'external-tsa-'));
+  const anchors = join(dir, 'roots.pem');
+  writeFileSync(anchors, external.rootPem);
+  await replaceConsumers({ TSA_URL: external.url, TSA_TRUST_ANCHORS: anchors });
+  try {
+    const content = Buffer.from(`time-stamped elsewhere ${randomBytes(8).toString('hex')}\n`);
+    const signed = await sign(content, {});
+    expect(signed.level).toBe('B-LT');
+    // The signature time-stamp is the external TSA's: it verifies under its root, not under ours.
+    const { token, signatureValue } = signatureTimeStamp(signed.output);
+    const externalVerify = runOpenssl(
+      ['ts', '-verify', '-token_in', '-in', 'token.der', '-data', 'data.bin', '-CAfile', 'root.pem'],
+      { 'token.der': token, 'data.bin': signatureValue, 'root.pem': external.rootPem },
+    );
+    expect(externalVerify.stdout).toContain('Verification: OK');
+    expect(tsVerify(token, signatureValue).ok).toBe(false);
+    // Its root and the CRL its certificate names are in the SignedData, beside our validation data.
+    expect(external.crlFetches()).toBeGreaterThan(0);
+    const { certificates, crls } = signedDataSets(signed.output);
+    expect(certificates.some((c) => c.equals(external.rootDer))).toBe(true);
+    expect(crls.some((c) => c.equals(external.crlDer))).toBe(true);
+
+    const leafExpiry = new X509Certificate(signed.result.certificate!).validToDate;
+    for (const at of [new Date(), new Date(leafExpiry.getTime() + DAY_MS)]) {
+      const report = validatePdfSignatures({
+        pdf: signed.output,
+        trustedRootsPem: [rootPem, external.rootPem],
+        policy: 'default',
+        validationTime: at,
+        detachedContent: content,
+      });
+      expect(
+        report.signatures.map((s) => ({
+          format: s.signatureFormat,
+          indication: s.indication,
+          errors: s.errors,
+        })),
+      ).toEqual([{ format: 'CAdES-BASELINE-LT', indication: 'TOTAL_PASSED', errors: [] }]);
+    }
+  } finally {
+    await replaceConsumers({});
+    await external.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a TSA that does not answer: TSA_UNAVAILABLE, unless the request accepts B-B; then B-B is what it says', async () => {
