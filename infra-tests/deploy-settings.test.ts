@@ -10,6 +10,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { fakeLayer, TEST_CA_PEM } from './support/layer-fixture';
 import { logicalId, resources, synthesize, type Synthesized } from './support/synth';
 
+const EDGE_WEB_ACL =
+  'arn:aws:wafv2:us-east-1:123456789012:global/webacl/PkiEdge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
 let synth: Synthesized;
 let template: Template;
 const cleanup: string[] = [];
@@ -49,6 +51,7 @@ beforeAll(() => {
       apiClientQuotaPerDay: '5000000',
       identityIssuers: 'https://idp.example.se,https://eid.example.org/op',
       identityTrustedClients: 'arn:aws:iam::123456789012:role/legacy-eservice',
+      pkiEdgeWebAclArn: EDGE_WEB_ACL,
     },
     { bundle: false },
   );
@@ -144,6 +147,13 @@ it('creates one API key per e-service in the usage plan, with the throttles and 
 it('passes cdk-nag with the same acknowledgements', () => {
   const report = new AwsSolutionsChecks().validateScope(synth.stack);
   expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+});
+
+it("puts the PKI distribution behind the edge web ACL, so CloudFront's own finding needs no acknowledgement", () => {
+  template.hasResourceProperties('AWS::CloudFront::Distribution', {
+    DistributionConfig: Match.objectLike({ WebACLId: EDGE_WEB_ACL }),
+  });
+  expect(synth.stack.nagAcknowledgements.map((a) => a.id)).not.toContain('AwsSolutions-CFR2');
 });
 
 it("keeps each trusted issuer's keys and each registered client's keys in their own parameters, read by the API and the CA", () => {

@@ -149,6 +149,28 @@ describe('parseSettings', () => {
     ]);
   });
 
+  it("pkiEdgeWebAclArn: the distribution's CloudFront-scope web ACL, required for a deploy", () => {
+    const arn =
+      'arn:aws:wafv2:us-east-1:123456789012:global/webacl/PkiEdge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
+    expect(parseSettings(ctx({ ...placeholders })).pkiEdgeWebAclArn).toBeUndefined();
+    expect(parseSettings(ctx({ ...placeholders, pkiEdgeWebAclArn: arn })).pkiEdgeWebAclArn).toBe(arn);
+    // A regional web ACL cannot be attached to a distribution.
+    const regional = arn.replace('us-east-1', 'eu-north-1').replace('global/', 'regional/');
+    expect(errorOf({ ...placeholders, pkiEdgeWebAclArn: regional }).contextKey).toBe('pkiEdgeWebAclArn');
+    const caCert = join(mkdtempSync(join(tmpdir(), 'settings-')), 'customerCA.crt');
+    writeFileSync(caCert, TEST_CA_PEM);
+    const deploy = {
+      cloudHsmLayerPath: 'x',
+      hsmClusterId: 'cluster-abc',
+      hsmSecurityGroupId: 'sg-0123abcd',
+      hsmCaCertPath: caCert,
+      identityIssuers: 'https://idp.example.se',
+      apiClients: 'tax-agency=arn:aws:iam::123456789012:role/tax-agency',
+    };
+    expect(errorOf(deploy).contextKey).toBe('pkiEdgeWebAclArn');
+    expect(parseSettings(ctx({ ...deploy, pkiEdgeWebAclArn: arn })).pkiEdgeWebAclArn).toBe(arn);
+  });
+
   it('never puts a secret value in an error message', () => {
     const err = errorOf({ ...placeholders, hsmClusterId: 'cluster-S3CRET!' });
     expect(err.message).not.toContain('S3CRET');

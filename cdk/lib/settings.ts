@@ -82,6 +82,11 @@ export interface StackSettings {
   readonly caCertsParameterPrefix: string;
   /** http:// base URL relying parties reach the CRLs, CA certificates and OCSP at; default the distribution. */
   readonly pkiBaseUrl?: string;
+  /**
+   * The CloudFront-scope web ACL (PkiEdgeStack, us-east-1) that limits each source at the PKI distribution;
+   * undefined only in a placeholder synth.
+   */
+  readonly pkiEdgeWebAclArn?: string;
   readonly identity: IdentitySettings;
   readonly audit: {
     /** The checkpointer signs and anchors a checkpoint this often while the audit chains move. */
@@ -180,6 +185,7 @@ export function parseSettings(ctx: Context): StackSettings {
       'caCertsParameterPrefix',
     ),
     pkiBaseUrl: pkiBaseUrl(ctx),
+    pkiEdgeWebAclArn: pkiEdgeWebAclArn(ctx, allowPlaceholders),
     identity: identitySettings(ctx, allowPlaceholders),
     audit: {
       checkpointIntervalSeconds: int(ctx, 'auditCheckpointIntervalSeconds', 5, 1, 60),
@@ -441,6 +447,18 @@ function pkiBaseUrl(ctx: Context): string | undefined {
     );
   }
   return value;
+}
+
+function pkiEdgeWebAclArn(ctx: Context, allowPlaceholders: boolean): string | undefined {
+  const key = 'pkiEdgeWebAclArn';
+  if (optionalString(ctx, key) === undefined && allowPlaceholders) return undefined;
+  return required(
+    ctx,
+    key,
+    /^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/[A-Za-z0-9_-]+\/[0-9a-f-]{36}$/,
+    allowPlaceholders,
+    '',
+  );
 }
 
 function identitySettings(ctx: Context, allowPlaceholders: boolean): IdentitySettings {

@@ -65,6 +65,7 @@ export class SigningPipelineStack extends Stack {
       ocspHandler: this.functions.ocsp,
       tsaHandler: this.functions.tsa,
       baseUrl: settings.pkiBaseUrl,
+      edgeWebAclArn: settings.pkiEdgeWebAclArn,
     });
     this.functions.connectPublicPki(this.pki);
     this.auditAnchors = new AuditAnchors(this, 'AuditAnchors', {

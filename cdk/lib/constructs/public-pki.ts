@@ -52,15 +52,24 @@ export class PublicPki extends Construct {
   /** The OCSP API's web ACL: requests only through the distribution, rate-limited per source. */
   public readonly webAcl: wafv2.CfnWebACL;
   public readonly distribution: cloudfront.Distribution;
+  /** The CloudFront-scope web ACL in front of the distribution (undefined only in a placeholder synth). */
+  public readonly edgeWebAclArn?: string;
   /** The distribution's http:// URL (a token until deploy), unless a base URL was configured. */
   public readonly baseUrl: string;
 
   public constructor(
     scope: Construct,
     id: string,
-    props: { ocspHandler: lambda.IFunction; tsaHandler: lambda.IFunction; baseUrl?: string },
+    props: {
+      ocspHandler: lambda.IFunction;
+      tsaHandler: lambda.IFunction;
+      baseUrl?: string;
+      /** The CloudFront-scope web ACL limiting each source at the distribution (PkiEdgeStack). */
+      edgeWebAclArn?: string;
+    },
   ) {
     super(scope, id);
+    this.edgeWebAclArn = props.edgeWebAclArn;
     // Access logs of the bucket and the distribution (CloudFront standard logs need object-writer ACLs).
     this.logBucket = new s3.Bucket(this, 'AccessLogs', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
@@ -157,6 +166,7 @@ export class PublicPki extends Construct {
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'Signing pipeline PKI: CRLs, CA certificates, OCSP, TSA',
+      webAclId: props.edgeWebAclArn,
       defaultBehavior: {
         origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
