@@ -477,11 +477,16 @@ export class PipelineFunctions extends Construct {
     // CA: no request record (it decides on the evidence it verifies); read its certificates and registers
     // (one BatchGetItem), record a certificate with its register entries (a transaction of puts).
     allow(this.ca, certificates, 'GetItem', 'PutItem', 'BatchGetItem');
+    // A release marks the request's certificate, a replacement marks the old serial superseded: updates of
+    // those item kinds only.
+    allowOnKeys(this.ca, certificates, ['UpdateItem'], ['REQ#*', 'SERIAL#*']);
     allow(this.ca, audit, 'GetItem', 'PutItem');
     tableKey(this.ca);
-    // Revocation: one conditional update of a serial's record, the statuses it reports, nothing else.
+    // Revocation: one conditional update of a serial's record, the statuses it reports; for a client, the
+    // request's certificate and owner it reads, and the owner it registers for the API.
     allowOnKeys(this.revoke, certificates, ['UpdateItem'], ['SERIAL#*']);
-    allowOnKeys(this.revoke, certificates, ['BatchGetItem'], ['SERIAL#*']);
+    allowOnKeys(this.revoke, certificates, ['BatchGetItem'], ['SERIAL#*', 'REQ#*', 'OWNER#*']);
+    allowOnKeys(this.revoke, certificates, ['PutItem'], ['OWNER#*']);
     allow(this.revoke, audit, 'GetItem', 'PutItem');
     tableKey(this.revoke);
     const caUser = (fn: NodejsFunction, writesCertificates = false): void => {

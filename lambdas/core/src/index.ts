@@ -188,7 +188,6 @@ export {
   ReleaseBatchRequestSchema,
   type ReleaseBatchResponse,
   ReleaseBatchResponseSchema,
-  type ReleaseItem,
   type ReleaseItemResult,
   ReleaseItemSchema,
   REVOCATION_REFUSALS,
