@@ -15,6 +15,15 @@ import {
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 import { LambdaFunction } from './lambda-function';
 
+/** A CA batch answer: one result per item, or the whole batch refused (IssueBatchResponseSchema and the like). */
+interface BatchAnswerSchema<R> {
+  safeParse(
+    value: unknown,
+  ):
+    | { success: true; data: { results: R[] } | { ok: false; error: { code: string; message: string } } }
+    | { success: false };
+}
+
 export interface BatchingIssuerOptions {
   /** Longest wait for more requests after the first one queued (ms). */
   readonly windowMs: number;
@@ -79,17 +88,7 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
   }
 
   /** One invocation; its per-item results, or the error every item of the batch gets. */
-  private async invoke<R>(
-    request: unknown,
-    schema: {
-      safeParse(
-        v: unknown,
-      ):
-        | { success: true; data: { results: R[] } | { ok: false; error: { code: string; message: string } } }
-        | { success: false };
-    },
-    items: number,
-  ): Promise<R[]> {
+  private async invoke<R>(request: unknown, schema: BatchAnswerSchema<R>, items: number): Promise<R[]> {
     try {
       const out = await this.ca.invoke(request);
       if (out.functionError) throw new Error(`CA function error ${out.functionError}`);

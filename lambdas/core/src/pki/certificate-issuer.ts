@@ -17,8 +17,8 @@ export interface IssueCertificateInput {
   readonly binding: AssertionBinding;
   /**
    * The signer's attempt that owns the request. When an attempt died after its certificate was issued
-   * (so it was never released), the attempt that took the request over gets a certificate for its own key
-   * in place of that one (see CertificateAuthority.issue).
+   * but before it was released (see release), the attempt that took the request over gets a certificate
+   * for its own key in place of that one, once per request (see CertificateAuthority.issue).
    */
   readonly attemptId?: string;
 }
