@@ -145,9 +145,12 @@ async function certificatesItem(pk: string): Promise<Record<string, unknown> | u
 
 const serialOf = (view: SignRequestView): string => new X509Certificate(view.certificate!).serialNumber;
 
+async function auditEvents() {
+  return eventsOf(await new AuditRepository(doc, { tableName: tableName(TABLES.audit) }).readAll());
+}
+
 async function issuedFor(requestId: string): Promise<string[]> {
-  const events = eventsOf(await new AuditRepository(doc, { tableName: tableName(TABLES.audit) }).readAll());
-  return events.flatMap((e) =>
+  return (await auditEvents()).flatMap((e) =>
     e.type === 'certificate.issued' && e.requestId === requestId ? [e.serial] : [],
   );
 }
@@ -181,6 +184,11 @@ test('undo by takeover: a revoked certificate stays revoked, and one approval ge
   expect(await issuedFor(victim.view.id)).toEqual([serial.toLowerCase()]);
   expect(await issuedFor(untouched.view.id)).toEqual([serialOf(untouched.view).toLowerCase()]);
   expect(await certificatesItem(`REQ#${victim.view.id}`)).toMatchObject({ serialHex: serial.toLowerCase() });
+  // The refusals are in the audit log.
+  const refused = (await auditEvents()).flatMap((e) =>
+    e.type === 'certificate.refused' && e.code === 'ALREADY_CERTIFIED' ? [e.requestId] : [],
+  );
+  expect(refused).toEqual(expect.arrayContaining([victim.view.id, untouched.view.id]));
 
   // The revocation is still in the record; OCSP (openssl) says revoked at once, from the records.
   expect(await certificatesItem(`SERIAL#${serial.toLowerCase()}`)).toMatchObject({
