@@ -355,6 +355,8 @@ export interface CertificateItem {
   readonly supersededBy?: string;
   /** A request item whose certificate its attempt was let sign with (never replaced after that). */
   readonly releasedAt?: number;
+  /** A request item whose certificate replaced another (a request's one replacement). */
+  readonly supersedes?: string;
 }
 
 /** Every item of the certificates table: `request` items (one per request) and `serial` items. */
@@ -372,6 +374,7 @@ export async function scanCertificates(
         certificatePem: typeof i.certificatePem === 'string' ? i.certificatePem : undefined,
         supersededBy: typeof i.supersededBy === 'string' ? i.supersededBy : undefined,
         releasedAt: typeof i.releasedAt === 'number' ? i.releasedAt : undefined,
+        supersedes: typeof i.supersedes === 'string' ? i.supersedes : undefined,
       }));
   return { byRequest: pick('request'), serials: pick('serial') };
 }
