@@ -358,19 +358,23 @@ describe('least privilege', () => {
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
     ]);
     expect(actionsOn('Ca', tableId('requests'))).toEqual([]);
     expect(actionsOn('Revoke', tableId('certificates'))).toEqual([
       'dynamodb:BatchGetItem',
+      'dynamodb:PutItem',
       'dynamodb:UpdateItem',
     ]);
     const onKeys = (name: FunctionName, action: string): unknown =>
       statementsOn(name, tableId('certificates')).find((s) => actionsOf(s).includes(action))?.Condition;
-    for (const action of ['dynamodb:UpdateItem', 'dynamodb:BatchGetItem']) {
-      expect(onKeys('Revoke', action)).toEqual({
-        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SERIAL#*'] },
-      });
-    }
+    const leading = (keys: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keys } });
+    // The CA updates only request and serial items (a release, a superseded serial).
+    expect(onKeys('Ca', 'dynamodb:UpdateItem')).toEqual(leading(['REQ#*', 'SERIAL#*']));
+    // The revocation function revokes serials, reads a request's certificate and owner, puts owners only.
+    expect(onKeys('Revoke', 'dynamodb:UpdateItem')).toEqual(leading(['SERIAL#*']));
+    expect(onKeys('Revoke', 'dynamodb:BatchGetItem')).toEqual(leading(['SERIAL#*', 'REQ#*', 'OWNER#*']));
+    expect(onKeys('Revoke', 'dynamodb:PutItem')).toEqual(leading(['OWNER#*']));
     // The publication counts CRL numbers (only CRL# items) and reads the revoked index; OCSP only reads.
     expect(onKeys('Crl', 'dynamodb:UpdateItem')).toEqual({
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CRL#*'] },

@@ -499,14 +499,18 @@ export class PipelineFunctions extends Construct {
     hsm.poolUserSecret.grantRead(this.auditCheckpoint);
     // CA: no request record (it decides on the evidence it verifies); read its certificates and registers
     // (one BatchGetItem), record a certificate with its register entries (a transaction of puts): its own
-    // item kinds only, never a CRL number or anything else in the table.
+    // item kinds only, never a CRL number or anything else in the table. A release marks the request's
+    // certificate, a replacement marks the old serial superseded: updates of those item kinds only.
     allow(this.ca, certificates, 'GetItem', 'BatchGetItem');
     allowOnKeys(this.ca, certificates, ['PutItem'], CA_ITEM_KEYS);
+    allowOnKeys(this.ca, certificates, ['UpdateItem'], ['REQ#*', 'SERIAL#*']);
     appendsAudit(this.ca);
     tableKey(this.ca);
-    // Revocation: one conditional update of a serial's record, the statuses it reports, nothing else.
+    // Revocation: one conditional update of a serial's record, the statuses it reports; for a client, the
+    // request's certificate and owner it reads, and the owner it registers for the API.
     allowOnKeys(this.revoke, certificates, ['UpdateItem'], ['SERIAL#*']);
-    allowOnKeys(this.revoke, certificates, ['BatchGetItem'], ['SERIAL#*']);
+    allowOnKeys(this.revoke, certificates, ['BatchGetItem'], ['SERIAL#*', 'REQ#*', 'OWNER#*']);
+    allowOnKeys(this.revoke, certificates, ['PutItem'], ['OWNER#*']);
     appendsAudit(this.revoke);
     tableKey(this.revoke);
     const caUser = (fn: NodejsFunction, writesCertificates = false): void => {

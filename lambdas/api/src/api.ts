@@ -133,6 +133,14 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     expiresAt: requestExpiresAt(now, deps.settings.retentionSeconds),
   };
 
+  // The CA records the request id as this client's before anything is stored: a revocation of the
+  // request is checked against that, not against the record, whose client a table write could change.
+  if (deps.revoker) {
+    const registered = await deps.revoker
+      .registerRequest(id, clientId)
+      .catch(() => Promise.reject(new DependencyError('the CA')));
+    if (!registered) throw new ConflictError('requestId was already used with a different request');
+  }
   if (!(await deps.requests.create(record))) {
     const existing = await deps.requests.get(id);
     if (!existing || existing.clientId !== clientId || existing.inputHash !== record.inputHash) {
@@ -165,8 +173,10 @@ const CLIENT_REVOCATION_REASONS: readonly RevocationReason[] = REVOCATION_REASON
 );
 
 /**
- * Revokes the certificate of one of the caller's signed requests, through the CA. Another client's request
- * is not found, like on GET; a request without a certificate is a conflict.
+ * Revokes the certificate of one of the caller's signed requests, through the CA, which revokes the
+ * certificate it issued for this request id if it recorded the id as this client's. Another client's
+ * request is not found, like on GET (whatever its record says); a request without a certificate is a
+ * conflict.
  */
 async function revokeCertificate(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
   const clientId = clientIdOf(event, deps);
@@ -188,9 +198,15 @@ async function revokeCertificate(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     throw new ApiError('NOT_SIGNED', `the request is ${record.status}: it has no certificate to revoke`);
   }
   if (!deps.revoker) throw new DependencyError('the CA');
+  // What is revoked is the CA's record of this request for this client, never the record's serial.
   const revoked = await deps.revoker
-    .revoke(record.certificateSerial, reason as RevocationReason, clientId)
+    .revokeRequest(id, reason as RevocationReason, clientId)
     .catch(() => Promise.reject(new DependencyError('the CA')));
+  // The CA has the request as another client's: the record was rewritten.
+  if (revoked.outcome === 'not-owned') throw new NotFoundError();
+  if (revoked.outcome === 'unknown') {
+    throw new ApiError('NOT_SIGNED', 'the CA issued no certificate for this request');
+  }
   return json(200, {
     id,
     certificateSerial: revoked.serialHex,

@@ -50,19 +50,35 @@ export interface PoolStatus {
   available(): Promise<Partial<Record<KeyType, number>>>;
 }
 
-/** Revokes certificates through the CA (the only writer of certificate records). */
+/**
+ * Revokes certificates through the CA's revocation function (the only writer of revocations), which
+ * decides on its own records: the certificate it issued for the request, and the client it recorded the
+ * request id to. The request record's serial and client are never what it revokes by.
+ */
 export interface CertificateRevoker {
-  /** Throws CertificateRevocationError (the CA's code) or an unavailability error. */
-  revoke(
-    serialHex: string,
+  /**
+   * Records the request id as the client's with the CA, before the request is stored: false when another
+   * client registered it first. Throws when the CA cannot be reached.
+   */
+  registerRequest(requestId: string, clientId: string): Promise<boolean>;
+  /**
+   * Revokes the request's certificate if the CA has the request as this client's (`not-owned` otherwise)
+   * and issued one (`unknown` otherwise). Throws when the CA cannot be reached.
+   */
+  revokeRequest(
+    requestId: string,
     reason: RevocationReason,
-    requestedBy: string,
-  ): Promise<{
-    outcome: 'revoked' | 'already-revoked';
-    serialHex: string;
-    reason: string;
-    revokedAt: number;
-  }>;
+    clientId: string,
+  ): Promise<
+    | {
+        outcome: 'revoked' | 'already-revoked';
+        serialHex: string;
+        reason: string;
+        revokedAt: number;
+      }
+    | { outcome: 'not-owned' }
+    | { outcome: 'unknown' }
+  >;
 }
 
 /**
@@ -95,7 +111,10 @@ export interface ApiDeps {
   readonly pool: PoolStatus;
   readonly settings: ApiSettings;
   readonly identity: IdentitySettings;
-  /** Revocation of a signed request's certificate; without it the route answers 503. */
+  /**
+   * The CA's revocation function: registers each new request id to its client, and revokes a signed
+   * request's certificate. Without it requests are not registered and revocation answers 503.
+   */
   readonly revoker?: CertificateRevoker;
   readonly now?: () => number;
   /** Told of every refused identity assertion (code only: the token and its claims are never passed). */

@@ -303,20 +303,37 @@ describe('POST /sign-requests/{id}/revocation', () => {
     return id;
   }
 
-  test("revokes the caller's certificate through the CA; idempotent; another client's request is not found", async () => {
+  /** The CA side in memory: request ids registered to clients, certificates issued per request. */
+  function memoryRevoker(issued: Map<string, string>) {
+    const owners = new Map<string, string>();
+    const revoked = new Map<string, string>();
     const calls: unknown[] = [];
-    let first = true;
-    const deps = memoryDeps({
-      revoker: {
-        revoke: async (serialHex, reason, requestedBy) => {
-          calls.push([serialHex, reason, requestedBy]);
-          const outcome = first ? 'revoked' : 'already-revoked';
-          first = false;
-          return { outcome, serialHex, reason: 'keyCompromise', revokedAt: Date.UTC(2026, 10, 1) };
-        },
+    const revoker: NonNullable<ApiDeps['revoker']> = {
+      registerRequest: async (requestId, clientId) => {
+        if ((owners.get(requestId) ?? clientId) !== clientId) return false;
+        owners.set(requestId, clientId);
+        return true;
       },
-    });
+      revokeRequest: async (requestId, reason, clientId) => {
+        calls.push([requestId, reason, clientId]);
+        if (owners.get(requestId) !== clientId) return { outcome: 'not-owned' };
+        const serialHex = issued.get(requestId);
+        if (!serialHex) return { outcome: 'unknown' };
+        const outcome = revoked.has(serialHex) ? 'already-revoked' : 'revoked';
+        if (!revoked.has(serialHex)) revoked.set(serialHex, reason);
+        return { outcome, serialHex, reason: revoked.get(serialHex)!, revokedAt: Date.UTC(2026, 10, 1) };
+      },
+    };
+    return { revoker, owners, calls };
+  }
+
+  test("revokes the caller's certificate through the CA; idempotent; another client's request is not found", async () => {
+    const issued = new Map<string, string>();
+    const ca = memoryRevoker(issued);
+    const deps = memoryDeps({ revoker: ca.revoker });
     const id = await signedRequest(deps);
+    expect(ca.owners.get(id)).toBe('client-a');
+    issued.set(id, 'ab12');
     const res = await handleApiEvent(revocationEvent(id, 'keyCompromise'), deps);
     expect(res.statusCode).toBe(200);
     expect(JSON.parse(res.body)).toEqual({
@@ -331,18 +348,43 @@ describe('POST /sign-requests/{id}/revocation', () => {
       unknown
     >;
     expect(again).toMatchObject({ alreadyRevoked: true, reason: 'keyCompromise' });
-    expect(calls).toEqual([
-      ['ab12', 'keyCompromise', 'client-a'],
-      ['ab12', 'superseded', 'client-a'],
+    expect(ca.calls).toEqual([
+      [id, 'keyCompromise', 'client-a'],
+      [id, 'superseded', 'client-a'],
     ]);
     const foreign = await handleApiEvent(revocationEvent(id, 'keyCompromise', 'client-b'), deps);
     expect([foreign.statusCode, errorOf(foreign).code]).toEqual([404, 'NOT_FOUND']);
   });
 
+  test("the serial comes from the CA, never from the record; a record rewritten as another client's is not found", async () => {
+    const issued = new Map<string, string>();
+    const ca = memoryRevoker(issued);
+    const deps = memoryDeps({ revoker: ca.revoker });
+    const own = await signedRequest(deps);
+    issued.set(own, 'cafe');
+    // The record names someone else's serial: the CA revokes this request's own certificate.
+    deps.records.set(own, { ...deps.records.get(own)!, certificateSerial: 'beef' });
+    const res = await handleApiEvent(revocationEvent(own, 'keyCompromise'), deps);
+    expect(JSON.parse(res.body)).toMatchObject({ certificateSerial: 'cafe' });
+    // Another client's request, its record rewritten to name this client: the CA knows better.
+    const victim = await signedRequest(deps);
+    issued.set(victim, 'beef');
+    ca.owners.set(victim, 'client-b');
+    const stolen = await handleApiEvent(revocationEvent(victim, 'keyCompromise'), deps);
+    expect([stolen.statusCode, errorOf(stolen).code]).toEqual([404, 'NOT_FOUND']);
+    // A request id registered to another client is refused before anything is stored.
+    const taken = body();
+    ca.owners.set(JSON.parse(taken).requestId as string, 'client-b');
+    const refused = await handleApiEvent(event('POST', '/sign-requests', { body: taken }), deps);
+    expect([refused.statusCode, errorOf(refused).code]).toEqual([409, 'REQUEST_ID_CONFLICT']);
+    expect(deps.records.has(JSON.parse(taken).requestId as string)).toBe(false);
+  });
+
   test('a request without a certificate is a conflict; a bad reason or a CA outage is refused', async () => {
     const deps = memoryDeps({
       revoker: {
-        revoke: async () => {
+        registerRequest: async () => true,
+        revokeRequest: async () => {
           throw Object.assign(new Error('down'), { code: 'CA_UNAVAILABLE' });
         },
       },

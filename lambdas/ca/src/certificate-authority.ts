@@ -23,6 +23,7 @@ import {
   type IssuedCertificate,
   type Hsm,
   type RecordIssuedResult,
+  type ReleaseInput,
   type VerifiedAssertion,
 } from '@pipeline/core';
 import {
@@ -178,6 +179,33 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   }
 
   /**
+   * Lets an attempt sign with the key of its certificate: recorded before the first signature, so that
+   * the certificate is never replaced afterwards (one approval, one certificate in force). Refused
+   * (AlreadyCertifiedError) when the request's certificate is no longer that one or was issued to
+   * another attempt: the caller must not sign.
+   */
+  public async release(input: ReleaseInput): Promise<void> {
+    const { requestId, serialHex, attemptId } = input;
+    if (!validRequestId(requestId) || !/^[0-9a-f]{1,64}$/.test(serialHex)) throw new RequestUnknownError();
+    if (await this.deps.certificates.release(requestId, serialHex, attemptId, this.now())) return;
+    throw new AlreadyCertifiedError("the sign request's certificate is not this attempt's");
+  }
+
+  /** Releases many (one outcome per item, in order); see release. */
+  public async releaseMany(
+    inputs: readonly ReleaseInput[],
+  ): Promise<Array<{ ok: true } | { ok: false; error: unknown }>> {
+    return Promise.all(
+      inputs.map((input) =>
+        this.release(input).then(
+          () => ({ ok: true as const }),
+          (error: unknown) => ({ ok: false as const, error }),
+        ),
+      ),
+    );
+  }
+
+  /**
    * Certifies a batch: every item checked on its own, one read of the store for all of them, one HSM
    * signature per new certificate, one audit append and one write for the plain first issuances. Items
    * that are not (retries, takeovers, register hits, repeats within the batch, lost writes) take the
@@ -312,11 +340,12 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   /**
    * The rules on what the store already holds: the same key again is a retry (the stored certificate);
    * a key certified before, or an assertion certified for another request, is refused. Another key for a
-   * request that has a certificate is refused, unless the caller is an attempt that took the request over
-   * from the one the certificate went to: that attempt died before storing its result, and its key died
-   * with its HSM session; the new key's certificate replaces it and the old serial is marked superseded,
-   * not revoked (a record reset by someone who can write the table looks the same as a crash, and must
-   * not revoke a certificate that was released; the assertion must still be recent by the CA's bound).
+   * request that has a certificate is refused, with one exception: the caller is an attempt that took the
+   * request over from the one the certificate went to, and that attempt provably signed nothing with it -
+   * it never asked to release it (see release), so its key died unused with its HSM session. Then the
+   * new key's certificate replaces it, once per request, and the old serial is marked superseded, not
+   * revoked (a record reset by someone who can write the table looks the same as a crash, and must not
+   * revoke a certificate); a revoked serial is never replaced (the store's conditions hold it too).
    */
   private async issueChecked(checked: Checked, state: IssuanceState): Promise<IssuedCertificate> {
     const { existing, assertionUse, publicKeyUse } = state;
@@ -326,9 +355,22 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     if (assertionUse && assertionUse.requestId !== input.requestId) {
       return this.refuse(checked, new AssertionAlreadyUsedError());
     }
-    const supersede =
-      existing !== undefined && input.attemptId !== undefined && existing.attemptId !== input.attemptId;
-    if (existing && !supersede) return this.refuse(checked, new AlreadyCertifiedError());
+    if (existing) {
+      const takeover = input.attemptId !== undefined && existing.attemptId !== input.attemptId;
+      if (!takeover) return this.refuse(checked, new AlreadyCertifiedError());
+      if (existing.releasedAt !== undefined) {
+        return this.refuse(
+          checked,
+          new AlreadyCertifiedError('the sign request has a certificate that was released to be signed with'),
+        );
+      }
+      if (existing.supersedes !== undefined) {
+        return this.refuse(
+          checked,
+          new AlreadyCertifiedError('the sign request already had its one replacement certificate'),
+        );
+      }
+    }
     for (let attempt = 0; ; attempt++) {
       const record = await this.certify(checked);
       await this.deps.audit?.append(issuedEvent(checked, record));

@@ -36,8 +36,8 @@ export class KeyMismatchError extends CaError {
 export class AlreadyCertifiedError extends CaError {
   public override readonly name = 'AlreadyCertifiedError';
   public override readonly code = 'ALREADY_CERTIFIED';
-  public constructor() {
-    super('the sign request already has a certificate for another public key');
+  public constructor(message = 'the sign request already has a certificate for another public key') {
+    super(message);
   }
 }
 

@@ -20,4 +20,4 @@ export type { CaCertificates, CaCertificateStore, IssuedCertificateRecord } from
 export { OcspResponder } from './ocsp-responder';
 export { TimeStampAuthority } from './time-stamp-authority';
 export { checkRevocations, type RevocationCheck } from './revocation-check';
-export { RevocationAuthority, revokeCertificate } from './revocation-authority';
+export { RevocationAuthority, revokeCertificate, revokeRequestCertificate } from './revocation-authority';

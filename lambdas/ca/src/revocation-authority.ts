@@ -3,6 +3,7 @@ import {
   normalizeSerial,
   type AuditSink,
   type PublishedRevocations,
+  type RequestRevokeOutcome,
   type RevocationReason,
   type RevocationStore,
   type RevokeOutcome,
@@ -56,6 +57,24 @@ export async function revokeCertificate(
     });
   }
   return outcome;
+}
+
+/**
+ * Revokes the certificate the CA issued for a request, for the client that asks: the serial comes from the
+ * CA's own record of the request, and only when the CA recorded the request id as that client's
+ * (registerOwner), never from a request record or the caller. The ownership is checked first, so another
+ * client learns nothing of the request.
+ */
+export async function revokeRequestCertificate(
+  deps: { readonly store: RevocationStore; readonly audit?: AuditSink; readonly now?: () => number },
+  requestId: string,
+  client: string,
+  reason: RevocationReason,
+): Promise<RequestRevokeOutcome> {
+  const recorded = await deps.store.requestCertificate(requestId);
+  if (recorded.owner === undefined || recorded.owner !== client) return { outcome: 'not-owned' };
+  if (recorded.serialHex === undefined) return { outcome: 'unknown' };
+  return revokeCertificate(deps, recorded.serialHex, reason, client);
 }
 
 /** A CRL signed in the HSM, ready to publish. */

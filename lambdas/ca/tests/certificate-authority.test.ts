@@ -90,7 +90,7 @@ class NodeHsm implements Pick<
 /** The certificate store's rules in memory (the DynamoDB repository is tested against DynamoDB Local). */
 class MemoryCertificateStore implements IssuedCertificateStore {
   public readonly byRequest = new Map<string, IssuedCertificateRecord>();
-  public readonly serials = new Map<string, { requestId: string; supersededBy?: string }>();
+  public readonly serials = new Map<string, { requestId: string; supersededBy?: string; revoked?: true }>();
   public readonly assertions = new Map<string, { requestId: string; attemptId?: string }>();
   public readonly publicKeys = new Map<string, { requestId: string; serialHex: string }>();
   /** Register entries written behind the CA's back between its read and its write (a race). */
@@ -122,13 +122,30 @@ class MemoryCertificateStore implements IssuedCertificateStore {
     item: CertificateToRecord,
   ): Promise<RecordIssuedResult> {
     const { certificate: c } = item;
-    if (this.byRequest.get(c.requestId)?.serialHex !== previous.serialHex) {
-      return { stored: false, existing: this.byRequest.get(c.requestId)! };
+    const current = this.byRequest.get(c.requestId)!;
+    const old = this.serials.get(previous.serialHex);
+    if (
+      current.serialHex !== previous.serialHex ||
+      current.releasedAt !== undefined ||
+      current.supersedes !== undefined ||
+      old?.revoked ||
+      old?.supersededBy
+    ) {
+      return { stored: false, existing: current };
     }
     if (this.publicKeys.has(c.publicKeyHash)) return { stored: false, conflict: 'public-key-certified' };
     this.write({ ...item, certificate: { ...c, supersedes: previous.serialHex } });
     this.serials.set(previous.serialHex, { requestId: c.requestId, supersededBy: c.serialHex });
     return { stored: true };
+  }
+
+  public async release(requestId: string, serialHex: string, attemptId: string | undefined, at: number) {
+    const current = this.byRequest.get(requestId);
+    if (!current || current.serialHex !== serialHex) return false;
+    if (attemptId !== undefined && current.attemptId !== undefined && current.attemptId !== attemptId)
+      return false;
+    this.byRequest.set(requestId, { releasedAt: at, ...current });
+    return true;
   }
 
   private write({ certificate: c, registers: r }: CertificateToRecord): void {
@@ -284,6 +301,47 @@ test('the same key again is a retry; another key for the same attempt is refused
   await expect(ca.issue({ ...evidence(), csrDer: first.csrDer })).rejects.toBeInstanceOf(
     PublicKeyAlreadyCertifiedError,
   );
+});
+
+test('a takeover gets a second certificate only for an unreleased, unrevoked one, and once; a release is the owner attempt’s', async () => {
+  const { ca, store } = await harness();
+  const key = async () => (await keyAndCsr()).csrDer;
+  // Released: the first attempt was let sign, so no takeover replaces its certificate.
+  const signedRequest = evidence();
+  const signed = await ca.issue({ ...signedRequest, csrDer: await key(), attemptId: 'a1' });
+  await expect(
+    ca.release({ requestId: signedRequest.requestId, serialHex: signed.serialHex, attemptId: 'x' }),
+  ).rejects.toBeInstanceOf(AlreadyCertifiedError);
+  await ca.release({ requestId: signedRequest.requestId, serialHex: signed.serialHex, attemptId: 'a1' });
+  await ca.release({ requestId: signedRequest.requestId, serialHex: signed.serialHex, attemptId: 'a1' });
+  await expect(ca.issue({ ...signedRequest, csrDer: await key(), attemptId: 'a2' })).rejects.toBeInstanceOf(
+    AlreadyCertifiedError,
+  );
+  expect(store.byRequest.get(signedRequest.requestId)?.serialHex).toBe(signed.serialHex);
+
+  // Revoked: never replaced either.
+  const revokedRequest = evidence();
+  const revoked = await ca.issue({ ...revokedRequest, csrDer: await key(), attemptId: 'a1' });
+  store.serials.set(revoked.serialHex, { requestId: revokedRequest.requestId, revoked: true });
+  await expect(ca.issue({ ...revokedRequest, csrDer: await key(), attemptId: 'a2' })).rejects.toBeInstanceOf(
+    AlreadyCertifiedError,
+  );
+
+  // Unreleased: one replacement, then none; the replaced attempt may no longer release.
+  const crashed = evidence();
+  const first = await ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a1' });
+  const second = await ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a2' });
+  await expect(
+    ca.release({ requestId: crashed.requestId, serialHex: first.serialHex, attemptId: 'a1' }),
+  ).rejects.toBeInstanceOf(AlreadyCertifiedError);
+  await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a3' })).rejects.toBeInstanceOf(
+    AlreadyCertifiedError,
+  );
+  await ca.release({ requestId: crashed.requestId, serialHex: second.serialHex, attemptId: 'a2' });
+  expect(store.byRequest.get(crashed.requestId)).toMatchObject({
+    serialHex: second.serialHex,
+    supersedes: first.serialHex,
+  });
 });
 
 test('a register that refuses at write time (a race) refuses the request; the unreleased serial is in the audit event', async () => {

@@ -88,6 +88,41 @@ describe('deliveries', () => {
     ]);
   });
 
+  test('the CA releases the certificate to the attempt before it signs; a refused release signs nothing', async () => {
+    const h = harness();
+    const issue = h.deps.issuer.issue.bind(h.deps.issuer);
+    const released: unknown[] = [];
+    h.deps.issuer = {
+      issue,
+      release: async (input) => {
+        h.order.push('release');
+        released.push(input);
+      },
+    };
+    h.pool.push(poolKey(1), poolKey(2));
+    const record = received(h);
+    expect((await processSignRequest(h.deps, record.id)).status).toBe('signed');
+    expect(h.order).toEqual(['sign', 'issue', 'release', 'sign', 'audit']);
+    expect(released).toEqual([{ requestId: record.id, serialHex: '0a', attemptId: 'attempt-1' }]);
+
+    // The CA has the request's certificate as another attempt's: the key signs nothing but its CSR.
+    h.order.length = 0;
+    h.deps.issuer = {
+      issue,
+      release: async () => {
+        h.order.push('release');
+        throw Object.assign(new Error('not this attempt'), { code: 'ALREADY_CERTIFIED' });
+      },
+    };
+    const other = received(h);
+    const outcome = await processSignRequest(h.deps, other.id);
+    expect(outcome.record.error?.code).toBe('ALREADY_CERTIFIED');
+    expect(outcome.record.signature).toBeUndefined();
+    expect(h.order.filter((o) => o === 'sign')).toEqual(['sign']);
+    expect(h.appended.filter((e) => e.type === 'signature.made' && e.requestId === other.id)).toEqual([]);
+    expect(h.hsm.live.size).toBe(0);
+  });
+
   test('a record without an identity assertion fails before any key is used, and the refusal is audited', async () => {
     const h = harness();
     h.pool.push(poolKey(1));

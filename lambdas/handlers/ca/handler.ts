@@ -1,6 +1,8 @@
 /**
  * The CA Lambda, issuance only: `{ action: 'issue-batch', items }` in (see core's ca-contract), one
- * certificate or named refusal per item out. Only the signer's role may invoke it; revocation is another
+ * certificate or named refusal per item out; `{ action: 'release-batch', items }`, the signer's word that
+ * an attempt is about to sign with its certificate's key, recorded (after which no takeover replaces
+ * that certificate) or refused per item. Only the signer's role may invoke it; revocation is another
  * function (handlers/revoke) with another caller. The CA decides on evidence it verifies itself (the
  * identity assertion, the CSR) and on its own table, never on the request records. Configuration,
  * clients, the HSM login, the CA certificates and the identity providers' keys are set up once per
@@ -16,6 +18,8 @@ import {
   InvalidIdentityError,
   IssueBatchRequestSchema,
   IssueItemSchema,
+  ReleaseBatchRequestSchema,
+  ReleaseItemSchema,
   SerialCollisionError,
   caRefusal,
   issueInputOf,
@@ -24,6 +28,8 @@ import {
   type IssueCertificateInput,
   type IssueItemResult,
   type IssueOutcome,
+  type ReleaseBatchResponse,
+  type ReleaseItemResult,
 } from '@pipeline/core';
 import { loadIdentityConfig } from '@pipeline/config';
 import { PkiError } from '@pipeline/pki';
@@ -105,12 +111,17 @@ function resultOf(requestId: string, outcome: IssueOutcome, logger: Logger): Iss
 export function createCaHandler({
   authority,
   logger,
-}: CaHandlerDeps): LambdaHandler<unknown, IssueBatchResponse> {
+}: CaHandlerDeps): LambdaHandler<unknown, IssueBatchResponse | ReleaseBatchResponse> {
   return lambdaHandler(
-    async (event: unknown): Promise<IssueBatchResponse> => {
+    async (event: unknown): Promise<IssueBatchResponse | ReleaseBatchResponse> => {
+      const release = ReleaseBatchRequestSchema.safeParse(event);
+      if (release.success) return releaseBatch(release.data.items, authority, logger);
       const batch = IssueBatchRequestSchema.safeParse(event);
       if (!batch.success) {
-        return caRefusal('BAD_BATCH', 'expected { action: "issue-batch", items: [1..100] }');
+        return caRefusal(
+          'BAD_BATCH',
+          'expected { action: "issue-batch" or "release-batch", items: [1..100] }',
+        );
       }
       const parsed = batch.data.items.map((item) => parseItem(item, logger));
       const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
@@ -128,6 +139,38 @@ export function createCaHandler({
     },
     { logger },
   );
+}
+
+/** Attempts about to sign: each release recorded, or refused (the attempt must not sign). */
+async function releaseBatch(
+  items: readonly unknown[],
+  authority: CaHandlerDeps['authority'],
+  logger: Logger,
+): Promise<ReleaseBatchResponse> {
+  let ca: CertificateAuthority;
+  try {
+    ca = await authority();
+  } catch {
+    return caRefusal('CA_UNAVAILABLE', 'the CA could not record the release now; retry later');
+  }
+  const results = await Promise.all(
+    items.map(async (item): Promise<ReleaseItemResult> => {
+      const parsed = ReleaseItemSchema.safeParse(item);
+      if (!parsed.success) return caRefusal('BAD_RELEASE', 'a release names a request id and a serial');
+      try {
+        await ca.release(parsed.data);
+        return { ok: true };
+      } catch (err) {
+        if (err instanceof CaError) {
+          logger.warn('release refused', { requestId: parsed.data.requestId, code: err.code });
+          return caRefusal(err.code, err.message);
+        }
+        logger.error('release failed', { requestId: parsed.data.requestId, errorName: (err as Error)?.name });
+        return caRefusal('CA_UNAVAILABLE', 'the CA could not record the release now; retry later');
+      }
+    }),
+  );
+  return { results };
 }
 
 /** The CA's dependencies from configuration: set up lazily, once per execution environment. */

@@ -1,8 +1,10 @@
 /**
- * The revocation Lambda: `{ action: 'revoke', serial, reason, requestedBy }` in (see core's ca-contract),
- * the revocation out. Invoked by the API (a client revoking its own signature) and by operators (npm run
- * pki); the signer cannot invoke it, and this function cannot issue. It holds no key: it marks the serial
- * revoked (once), appends the audit event, and starts the CRL publication, which signs in the HSM.
+ * The revocation Lambda (see core's ca-contract): `revoke` a serial (operators, npm run pki),
+ * `revoke-request` the certificate the CA issued for a request id, for the client the CA recorded it to
+ * (the API, for a client revoking its own signature), and `register-request`, with which the API records
+ * a request id as the client's before it stores the request. The signer cannot invoke it, and this
+ * function cannot issue. It holds no key: it marks the serial revoked (once), appends the audit event, and
+ * starts the CRL publication, which signs in the HSM.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { documentClient, lambdaClient } from '@pipeline/adapters/aws';
@@ -10,21 +12,25 @@ import { LambdaFunction } from '@pipeline/adapters/lambda';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import { createAuditLog } from '@pipeline/audit';
 import {
+  REVOCATION_REFUSALS,
   RevokeRequestSchema,
   caRefusal,
   type AuditSink,
-  type RevokeOutcome,
+  type RegisterResponse,
+  type RequestRevokeOutcome,
   type RevokeResponse,
 } from '@pipeline/core';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
 import { TABLES, tableName } from '@pipeline/resources';
-import { revokeCertificate } from '@pipeline/ca';
+import { revokeCertificate, revokeRequestCertificate } from '@pipeline/ca';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
 import { onceUntilFailure } from '../shared/once';
 
 export interface RevokeContext {
   readonly certificates: CertificateRepository;
+  /** How long a request id stays registered to its client (seconds): longer than its certificate lives. */
+  readonly ownerTtlSeconds: number;
   readonly audit: AuditSink;
   /** Starts the CRL publication (asynchronous invoke): a revocation shows in the CRL within seconds. */
   readonly publish: () => Promise<void>;
@@ -33,9 +39,12 @@ export interface RevokeContext {
 async function setUp(): Promise<RevokeContext> {
   const config = loadConfig();
   const doc = documentClient(config.aws);
-  const crl = new LambdaFunction(lambdaClient(config.aws), loadCaConfig().crlFunctionName);
+  const ca = loadCaConfig();
+  const crl = new LambdaFunction(lambdaClient(config.aws), ca.crlFunctionName);
   return {
     certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
+    // The certificate's validity, plus the longest a request may wait for it, and a day.
+    ownerTtlSeconds: (ca.leafValidityDays + 2) * 86_400,
     audit: await createAuditLog({ doc }),
     publish: () => crl.start(),
   };
@@ -50,7 +59,7 @@ export interface RevokeHandlerDeps {
 export function createRevokeHandler({
   revocation,
   logger,
-}: RevokeHandlerDeps): LambdaHandler<unknown, RevokeResponse> {
+}: RevokeHandlerDeps): LambdaHandler<unknown, RevokeResponse | RegisterResponse> {
   return lambdaHandler((event: unknown) => revoke(event, revocation, logger), { logger });
 }
 
@@ -63,21 +72,31 @@ async function revoke(
   event: unknown,
   revocation: RevokeHandlerDeps['revocation'],
   logger: Logger,
-): Promise<RevokeResponse> {
+): Promise<RevokeResponse | RegisterResponse> {
   const parsed = RevokeRequestSchema.safeParse(event);
   if (!parsed.success) {
-    return caRefusal('BAD_REVOCATION', 'a revocation needs a serial, an RFC 5280 reason and who asks');
+    return caRefusal(
+      'BAD_REVOCATION',
+      'a revocation needs a serial or a request id and client, an RFC 5280 reason and who asks',
+    );
   }
-  const { serial, reason, requestedBy } = parsed.data;
-  let outcome: RevokeOutcome;
+  const request = parsed.data;
+  let outcome: RequestRevokeOutcome;
   try {
     const context = await revocation();
-    outcome = await revokeCertificate(
-      { store: context.certificates, audit: context.audit },
-      serial,
-      reason,
-      requestedBy,
-    );
+    if (request.action === 'register-request') {
+      const expiresAt = Math.floor(Date.now() / 1000) + context.ownerTtlSeconds;
+      if (await context.certificates.registerOwner(request.requestId, request.client, expiresAt)) {
+        return { ok: true };
+      }
+      logger.warn('request id registered to another client', { requestId: request.requestId });
+      return caRefusal(REVOCATION_REFUSALS.taken, 'the request id belongs to another client');
+    }
+    const deps = { store: context.certificates, audit: context.audit };
+    outcome =
+      request.action === 'revoke'
+        ? await revokeCertificate(deps, request.serial, request.reason, request.requestedBy)
+        : await revokeRequestCertificate(deps, request.requestId, request.client, request.reason);
     if (outcome.outcome === 'revoked') {
       // Awaited only to start it: the schedule publishes anyway; a failed start only delays the CRL.
       await context
@@ -90,14 +109,25 @@ async function revoke(
     logger.error('revocation failed', { errorName: (err as Error)?.name });
     return caRefusal('CA_UNAVAILABLE', 'the CA could not revoke now; retry later');
   }
-  if (outcome.outcome === 'unknown')
-    return caRefusal('CERTIFICATE_UNKNOWN', 'no certificate with this serial');
+  if (outcome.outcome === 'not-owned') {
+    logger.warn('revocation refused', {
+      requestId: (request as { requestId?: string }).requestId,
+      code: REVOCATION_REFUSALS.notOwned,
+    });
+    return caRefusal(REVOCATION_REFUSALS.notOwned, 'the CA has no such request of this client');
+  }
+  if (outcome.outcome === 'unknown') {
+    return caRefusal(
+      REVOCATION_REFUSALS.unknown,
+      request.action === 'revoke' ? 'no certificate with this serial' : 'no certificate for this request',
+    );
+  }
   const revoked = outcome.status.revocation!;
   logger.info('certificate revoked', {
     serialHex: outcome.status.serialHex,
     outcome: outcome.outcome,
     reason: revoked.reason,
-    requestedBy,
+    requestedBy: request.action === 'revoke' ? request.requestedBy : request.client,
   });
   return {
     ok: true,

@@ -348,8 +348,15 @@ export interface CertificateItem {
   readonly serialHex: string;
   readonly issuedAt: number;
   readonly certificatePem?: string;
-  /** A serial item whose certificate a takeover attempt replaced (it never reached a client): marked for revocation. */
+  /**
+   * A serial item whose certificate a takeover attempt replaced (its attempt died before it was let sign
+   * with it): marked superseded, not revoked.
+   */
   readonly supersededBy?: string;
+  /** A request item whose certificate its attempt was let sign with (never replaced after that). */
+  readonly releasedAt?: number;
+  /** A request item whose certificate replaced another (a request's one replacement). */
+  readonly supersedes?: string;
 }
 
 /** Every item of the certificates table: `request` items (one per request) and `serial` items. */
@@ -366,14 +373,16 @@ export async function scanCertificates(
         issuedAt: Number(i.issuedAt),
         certificatePem: typeof i.certificatePem === 'string' ? i.certificatePem : undefined,
         supersededBy: typeof i.supersededBy === 'string' ? i.supersededBy : undefined,
+        releasedAt: typeof i.releasedAt === 'number' ? i.releasedAt : undefined,
+        supersedes: typeof i.supersedes === 'string' ? i.supersedes : undefined,
       }));
   return { byRequest: pick('request'), serials: pick('serial') };
 }
 
 /**
  * Requests with more than one certificate in force: serials not superseded, per request id. A takeover
- * may replace the certificate of an attempt that died before storing it (the CA marks the old serial
- * superseded by the new one, of the same request); anything else is a request certified twice.
+ * may replace, once, the certificate of an attempt that died before it was let sign (the CA marks the old
+ * serial superseded by the new one, of the same request); anything else is a request certified twice.
  */
 export function certifiedTwice(certificates: {
   serials: readonly CertificateItem[];

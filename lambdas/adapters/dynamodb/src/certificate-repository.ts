@@ -9,15 +9,20 @@
  *                            key lives)
  * A concurrent second issuance for the same request loses the transaction and gets the winner's record; a
  * second use of an assertion (for another request) or of a public key loses on its register entry.
- * A replacement (after a signer attempt died holding an unreleased certificate) rewrites REQ# only if it
- * still names the old serial, and marks the old SERIAL# item `supersededBy` the new serial in the same
- * transaction.
+ *   OWNER#<requestId>        the API client the request id belongs to, registered by the revocation
+ *                            function for the API before the request is stored (first client keeps it;
+ *                            TTL: after its certificate would have expired)
+ * Before a signer attempt signs, REQ# gets `releasedAt` (only while it names that serial and attempt).
+ * A replacement (after a signer attempt died before it was let sign) rewrites REQ# only if it still names
+ * the old serial, was never released and replaces nothing itself, and updates the old SERIAL# item with
+ * `supersededBy` only if it is neither revoked nor superseded, in the same transaction.
  * Revocation sets `revokedAt`, `revocationReason`, `revokedBy` and `revokedList` (the sparse
  * `revoked-certificates` index) on the SERIAL# item, once. `CRL#<issuer>` items count CRL numbers.
  */
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   GetCommand,
+  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -35,6 +40,7 @@ import {
 } from '@pipeline/core';
 import type {
   CertificateStatus,
+  RequestCertificate,
   Revocation,
   RevocationStore,
   RevokeOutcome,
@@ -52,6 +58,7 @@ const requestKey = (requestId: string): string => `REQ#${requestId}`;
 const serialKey = (serialHex: string): string => `SERIAL#${serialHex}`;
 const assertionKey = (replayKey: string): string => `ASSERTION#${replayKey}`;
 const publicKeyKey = (publicKeyHash: string): string => `PUBKEY#${publicKeyHash}`;
+const ownerKey = (requestId: string): string => `OWNER#${requestId}`;
 /** The one partition of the revoked index: revocations are rare (takeovers, operator decisions). */
 const REVOKED_LIST = 'REVOKED';
 const REVOKED_INDEX = TABLES.certificates.globalSecondaryIndexes[0].indexName;
@@ -159,24 +166,88 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
         Put: {
           TableName,
           Item: { pk: requestKey(replaced.requestId), kind: 'request', ...replaced },
-          ConditionExpression: 'serialHex = :previous',
+          // Never a certificate an attempt was let sign with, and once per request.
+          ConditionExpression:
+            'serialHex = :previous AND attribute_not_exists(releasedAt) AND attribute_not_exists(supersedes)',
           ExpressionAttributeValues: { ':previous': previous.serialHex },
         },
       },
       serial,
       assertion,
       publicKey,
-      // The old serial stays on record, marked superseded (a Put: the CA needs no UpdateItem for it). It is
-      // not revoked: its key died with the attempt's HSM session, and a request record reset by someone
-      // who can write the table must not be a way to revoke a certificate that was released.
+      // The old serial stays on record as it is, marked superseded: an update, so that nothing else of it
+      // (a revocation above all) is written back, and only if it was neither revoked nor superseded.
       {
-        Put: {
+        Update: {
           TableName,
-          Item: { ...serialItem(previous), supersededBy: replaced.serialHex },
-          ConditionExpression: 'attribute_exists(pk)',
+          Key: { pk: serialKey(previous.serialHex) },
+          UpdateExpression: 'SET supersededBy = :next',
+          ConditionExpression:
+            'attribute_exists(pk) AND attribute_not_exists(revokedAt) AND attribute_not_exists(supersededBy)',
+          ExpressionAttributeValues: { ':next': replaced.serialHex },
         },
       },
     ]);
+  }
+
+  public async release(
+    requestId: string,
+    serialHex: string,
+    attemptId: string | undefined,
+    at: number,
+  ): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { pk: requestKey(requestId) },
+          UpdateExpression: 'SET releasedAt = if_not_exists(releasedAt, :at)',
+          ConditionExpression:
+            attemptId === undefined
+              ? 'serialHex = :serial'
+              : 'serialHex = :serial AND (attemptId = :attempt OR attribute_not_exists(attemptId))',
+          ExpressionAttributeValues: {
+            ':at': at,
+            ':serial': serialHex,
+            ...(attemptId === undefined ? {} : { ':attempt': attemptId }),
+          },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  public async registerOwner(requestId: string, clientId: string, expiresAt: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.options.tableName,
+          Item: { pk: ownerKey(requestId), kind: 'owner', requestId, clientId, expiresAt },
+          ConditionExpression: 'attribute_not_exists(pk) OR clientId = :client',
+          ExpressionAttributeValues: { ':client': clientId },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  public async requestCertificate(requestId: string): Promise<RequestCertificate> {
+    const items = await batchGetConsistent(this.doc, this.options.tableName, [
+      { pk: requestKey(requestId) },
+      { pk: ownerKey(requestId) },
+    ]);
+    const certificate = items.find((i) => i.pk === requestKey(requestId));
+    const owner = items.find((i) => i.pk === ownerKey(requestId));
+    return {
+      ...(typeof certificate?.serialHex === 'string' ? { serialHex: certificate.serialHex } : {}),
+      ...(typeof owner?.clientId === 'string' ? { owner: owner.clientId } : {}),
+    };
   }
 
   /**

@@ -133,6 +133,68 @@ it('a replacement for the same request may name the same assertion, marks the ol
   ).toBeUndefined();
 });
 
+it('never replaces a released certificate, a revoked serial or a replacement; the revocation stays', async () => {
+  const replacementOf = (previous: CertificateToRecord, attemptId: string) =>
+    item(
+      { requestId: previous.certificate.requestId, attemptId },
+      { assertionKey: previous.registers.assertionKey },
+    );
+  // Released to its attempt: only that attempt, and only while the request still names the serial.
+  const released = item({ attemptId: 'attempt-1' });
+  await repository.record(released);
+  const { requestId, serialHex } = released.certificate;
+  expect(await repository.release(requestId, serialHex, 'attempt-2', 1)).toBe(false);
+  expect(await repository.release(requestId, 'ab', 'attempt-1', 1)).toBe(false);
+  expect(await repository.release(requestId, serialHex, 'attempt-1', 1)).toBe(true);
+  expect(await repository.release(requestId, serialHex, 'attempt-1', 2)).toBe(true);
+  expect(await repository.getByRequest(requestId)).toMatchObject({ releasedAt: 1 });
+  const refused = await repository.replace(released.certificate, replacementOf(released, 'attempt-2'));
+  expect(refused).toMatchObject({ stored: false, existing: { serialHex } });
+
+  // Revoked: the replacement is refused and the old item keeps its revocation.
+  const revoked = item({ attemptId: 'attempt-1' });
+  await repository.record(revoked);
+  const serial = revoked.certificate.serialHex;
+  await repository.revoke(serial, { revokedAt: 5000, reason: 'keyCompromise', revokedBy: 'client' });
+  expect(await repository.replace(revoked.certificate, replacementOf(revoked, 'attempt-2'))).toMatchObject({
+    stored: false,
+    existing: { serialHex: serial },
+  });
+  expect((await repository.statuses([serial])).get(serial)?.revocation).toEqual({
+    revokedAt: 5000,
+    reason: 'keyCompromise',
+    revokedBy: 'client',
+  });
+  expect((await repository.getBySerial(serial))?.supersededBy).toBeUndefined();
+
+  // Once per request: a replacement is not replaced again.
+  const crashed = item({ attemptId: 'attempt-1' });
+  await repository.record(crashed);
+  const second = replacementOf(crashed, 'attempt-2');
+  expect(await repository.replace(crashed.certificate, second)).toEqual({ stored: true });
+  const current = (await repository.getByRequest(crashed.certificate.requestId))!;
+  expect(await repository.replace(current, replacementOf(crashed, 'attempt-3'))).toMatchObject({
+    stored: false,
+    existing: { serialHex: second.certificate.serialHex },
+  });
+  // The replaced attempt can no longer be let sign.
+  expect(
+    await repository.release(crashed.certificate.requestId, crashed.certificate.serialHex, 'attempt-1', 1),
+  ).toBe(false);
+});
+
+it("registers a request id to its first client, and reads a request's certificate with its owner", async () => {
+  const stored = item();
+  await repository.record(stored);
+  const { requestId, serialHex } = stored.certificate;
+  expect(await repository.requestCertificate(requestId)).toEqual({ serialHex });
+  expect(await repository.registerOwner(requestId, 'client-a', 4_000_000_000)).toBe(true);
+  expect(await repository.registerOwner(requestId, 'client-a', 4_000_000_000)).toBe(true);
+  expect(await repository.registerOwner(requestId, 'client-b', 4_000_000_000)).toBe(false);
+  expect(await repository.requestCertificate(requestId)).toEqual({ serialHex, owner: 'client-a' });
+  expect(await repository.requestCertificate(randomUUID())).toEqual({});
+});
+
 it('lets exactly one of many concurrent writers for one request win', async () => {
   const requestId = randomUUID();
   const results = await Promise.all(Array.from({ length: 5 }, () => repository.record(item({ requestId }))));

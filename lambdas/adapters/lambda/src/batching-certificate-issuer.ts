@@ -2,7 +2,10 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import {
   Coalescer,
   IssueBatchResponseSchema,
+  ReleaseBatchResponseSchema,
   issueBatchRequest,
+  type ReleaseBatchRequest,
+  type ReleaseInput,
   type CertificateIssuer,
   type IssueCertificateInput,
   type IssueItemResult,
@@ -11,6 +14,15 @@ import {
 } from '@pipeline/core';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 import { LambdaFunction } from './lambda-function';
+
+/** A CA batch answer: one result per item, or the whole batch refused (IssueBatchResponseSchema and the like). */
+interface BatchAnswerSchema<R> {
+  safeParse(
+    value: unknown,
+  ):
+    | { success: true; data: { results: R[] } | { ok: false; error: { code: string; message: string } } }
+    | { success: false };
+}
 
 export interface BatchingIssuerOptions {
   /** Longest wait for more requests after the first one queued (ms). */
@@ -28,14 +40,21 @@ export interface BatchingIssuerOptions {
  * The CertificateIssuer port over the Lambda Invoke API, batched: the certificate requests of concurrent
  * attempts in this process go to the CA function as one `issue-batch` invocation (one read, one audit
  * entry and one write at the CA for all of them). Each caller still gets its own certificate or error.
+ * The releases of attempts about to sign go the same way, as `release-batch` invocations.
  */
 export class BatchingCertificateIssuer implements CertificateIssuer {
   private readonly batches: Coalescer<IssueCertificateInput, IssuedCertificate>;
+  private readonly releases: Coalescer<ReleaseInput, undefined>;
   private readonly ca: LambdaFunction;
 
   public constructor(client: LambdaClient, functionName: string, options: BatchingIssuerOptions) {
     this.ca = new LambdaFunction(client, functionName);
     this.batches = new Coalescer((inputs) => this.send(inputs), {
+      windowMs: options.windowMs,
+      maxBatch: options.maxBatch,
+      waiting: options.inFlight,
+    });
+    this.releases = new Coalescer((inputs) => this.sendReleases(inputs), {
       windowMs: options.windowMs,
       maxBatch: options.maxBatch,
       waiting: options.inFlight,
@@ -46,20 +65,42 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
     return this.batches.submit(input);
   }
 
-  private async send(inputs: readonly IssueCertificateInput[]): Promise<Settled<IssuedCertificate>[]> {
-    let results: IssueItemResult[];
+  /** Batched like issuance: one `release-batch` invocation for the attempts about to sign together. */
+  public async release(input: ReleaseInput): Promise<void> {
+    await this.releases.submit(input);
+  }
+
+  private async sendReleases(inputs: readonly ReleaseInput[]): Promise<Settled<undefined>[]> {
+    const request: ReleaseBatchRequest = {
+      action: 'release-batch',
+      items: inputs.map((i) => ({
+        requestId: i.requestId,
+        serialHex: i.serialHex,
+        ...(i.attemptId === undefined ? {} : { attemptId: i.attemptId }),
+      })),
+    };
+    const body = await this.invoke(request, ReleaseBatchResponseSchema, inputs.length);
+    return body.map((result) =>
+      result.ok
+        ? { ok: true, value: undefined }
+        : { ok: false, error: new CertificateRefusedError(result.error.code, result.error.message) },
+    );
+  }
+
+  /** One invocation; its per-item results, or the error every item of the batch gets. */
+  private async invoke<R>(request: unknown, schema: BatchAnswerSchema<R>, items: number): Promise<R[]> {
     try {
-      const out = await this.ca.invoke(issueBatchRequest(inputs));
+      const out = await this.ca.invoke(request);
       if (out.functionError) throw new Error(`CA function error ${out.functionError}`);
-      const parsed = IssueBatchResponseSchema.safeParse(JSON.parse(out.payload) as unknown);
+      const parsed = schema.safeParse(JSON.parse(out.payload) as unknown);
       if (!parsed.success)
         throw new CertificateAuthorityUnavailableError('the CA returned a malformed answer');
       const body = parsed.data;
       if ('ok' in body) throw new CertificateRefusedError(body.error.code, body.error.message);
-      if (body.results.length !== inputs.length) {
+      if (body.results.length !== items) {
         throw new CertificateAuthorityUnavailableError('the CA returned a malformed answer');
       }
-      results = body.results;
+      return body.results;
     } catch (err) {
       throw err instanceof CertificateRefusedError || err instanceof CertificateAuthorityUnavailableError
         ? err
@@ -67,6 +108,14 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
             cause: err,
           });
     }
+  }
+
+  private async send(inputs: readonly IssueCertificateInput[]): Promise<Settled<IssuedCertificate>[]> {
+    const results: IssueItemResult[] = await this.invoke(
+      issueBatchRequest(inputs),
+      IssueBatchResponseSchema,
+      inputs.length,
+    );
     return results.map((result) =>
       // The code decides (CA_UNAVAILABLE is retried by the signing core).
       result.ok

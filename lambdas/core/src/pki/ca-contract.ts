@@ -119,14 +119,69 @@ export const IssueBatchResponseSchema = z.union([
 ]);
 export type IssueBatchResponse = z.infer<typeof IssueBatchResponseSchema>;
 
-/** Revoke a serial; `requestedBy` names who asked (an API client, for the record and the audit). */
-export const RevokeRequestSchema = z.strictObject({
-  action: z.literal('revoke'),
-  serial: z.string().min(1).max(64),
-  reason: z.enum(REVOCATION_REASONS),
-  requestedBy: z.string().min(1).max(256),
-});
+/**
+ * The revocation function's requests. `revoke`: a serial, by an operator (`requestedBy`). `revoke-request`:
+ * the certificate the CA issued for a request id, by the API for the client that asks; refused unless the
+ * CA recorded that request id as that client's (`register-request`, which the API sends before it stores a
+ * request: the first client to register an id keeps it). A client never names a serial.
+ */
+const REQUEST_ID = z.string().min(1).max(256);
+const CLIENT_ID = z.string().min(1).max(256);
+export const RevokeRequestSchema = z.discriminatedUnion('action', [
+  z.strictObject({
+    action: z.literal('revoke'),
+    serial: z.string().min(1).max(64),
+    reason: z.enum(REVOCATION_REASONS),
+    requestedBy: z.string().min(1).max(256),
+  }),
+  z.strictObject({
+    action: z.literal('revoke-request'),
+    requestId: REQUEST_ID,
+    client: CLIENT_ID,
+    reason: z.enum(REVOCATION_REASONS),
+  }),
+  z.strictObject({ action: z.literal('register-request'), requestId: REQUEST_ID, client: CLIENT_ID }),
+]);
 export type RevokeRequest = z.infer<typeof RevokeRequestSchema>;
+
+/** The revocation function's refusals of a request's revocation or registration. */
+export const REVOCATION_REFUSALS = {
+  /** The CA issued no certificate for the request. */
+  unknown: 'CERTIFICATE_UNKNOWN',
+  /** The CA did not record the request id as the asking client's. */
+  notOwned: 'REQUEST_NOT_OWNED',
+  /** Another client registered the request id first. */
+  taken: 'REQUEST_ID_TAKEN',
+} as const;
+
+export const RegisterResponseSchema = z.union([z.strictObject({ ok: z.literal(true) }), refusal]);
+export type RegisterResponse = z.infer<typeof RegisterResponseSchema>;
+
+/** The signer's word before it signs with certified keys (see CertificateIssuer.release). */
+export const ReleaseItemSchema = z.strictObject({
+  requestId: REQUEST_ID,
+  serialHex: z.string().regex(/^[0-9a-f]{1,64}$/),
+  attemptId: z.string().min(1).max(64).optional(),
+});
+export type ReleaseItem = z.infer<typeof ReleaseItemSchema>;
+
+export const ReleaseBatchRequestSchema = z.strictObject({
+  action: z.literal('release-batch'),
+  items: z.array(z.unknown()).min(1).max(MAX_ISSUE_BATCH_ITEMS),
+});
+export type ReleaseBatchRequest = {
+  readonly action: 'release-batch';
+  readonly items: readonly ReleaseItem[];
+};
+
+export const ReleaseItemResultSchema = z.union([z.strictObject({ ok: z.literal(true) }), refusal]);
+export type ReleaseItemResult = z.infer<typeof ReleaseItemResultSchema>;
+
+export const ReleaseBatchResponseSchema = z.union([
+  z.strictObject({ results: z.array(ReleaseItemResultSchema) }),
+  refusal,
+]);
+export type ReleaseBatchResponse = z.infer<typeof ReleaseBatchResponseSchema>;
 
 export const RevokeResponseSchema = z.union([
   z.strictObject({

@@ -48,8 +48,25 @@ export type RevokeOutcome =
   | { readonly outcome: 'already-revoked'; readonly status: CertificateStatus }
   | { readonly outcome: 'unknown' };
 
+/** A request's revocation, asked for by a client: also refused when the CA has it as another's. */
+export type RequestRevokeOutcome = RevokeOutcome | { readonly outcome: 'not-owned' };
+
+/** What the CA recorded of one request: its current certificate's serial and the client it belongs to. */
+export interface RequestCertificate {
+  readonly serialHex?: string;
+  /** The API client the request id was registered to (registerOwner). */
+  readonly owner?: string;
+}
+
 /** The certificate records as revocation sees them (implemented by the DynamoDB certificate repository). */
 export interface RevocationStore {
+  /**
+   * Records the request id as the client's, before the request is stored: the first client keeps it
+   * (false for anyone else), until `expiresAt` (epoch seconds: after its certificate would have expired).
+   */
+  registerOwner(requestId: string, clientId: string, expiresAt: number): Promise<boolean>;
+  /** The request's certificate and owner as the CA recorded them, read strongly consistently. */
+  requestCertificate(requestId: string): Promise<RequestCertificate>;
   /** Statuses of the given serials (absent: never issued by this CA), read strongly consistently. */
   statuses(serialHexes: readonly string[]): Promise<Map<string, CertificateStatus>>;
   /** Marks a serial revoked once; a second revocation keeps the first one's time and reason. */

@@ -642,7 +642,21 @@ class SigningAttempt {
     }
   }
 
-  private async signWithKey(digest: Buffer, usable: UsableKey): Promise<Buffer> {
+  /**
+   * Tells the CA this attempt is about to sign with its certified key: from then on no takeover gets a
+   * second certificate for the request. Refused when the certificate is no longer this attempt's (then
+   * nothing is signed).
+   */
+  private async release(issued: IssuedCertificate): Promise<void> {
+    const issuer = this.deps.issuer;
+    if (!issuer.release) return;
+    await this.stage('issue', () =>
+      issuer.release!({ requestId: this.record.id, serialHex: issued.serialHex, attemptId: this.attemptId }),
+    );
+  }
+
+  private async signWithKey(digest: Buffer, usable: CertifiedKey): Promise<Buffer> {
+    await this.release(usable.issued);
     const key = this.key!;
     const signature = await this.stage('sign', () =>
       this.deps.hsm.signDigest(key, digest, {

@@ -117,7 +117,7 @@ async function item(options: { message?: SignMessage; shown?: SignMessage } = {}
 async function issue(items: unknown[]): Promise<IssueItemResult[]> {
   const answer = await handler({ action: 'issue-batch', items });
   if (!('results' in answer)) throw new Error(`batch refused: ${answer.error.code}`);
-  return answer.results;
+  return answer.results as IssueItemResult[];
 }
 
 it('issues a certificate naming the citizen of the verified login, and logs no personal data', async () => {
