@@ -31,6 +31,8 @@ import { isRequestId, parseSignRequest } from './validate';
 import { toView } from './view';
 
 const MAX_WAIT_SECONDS = 20;
+/** What a caller of health is told to wait while the service starts. */
+const HEALTH_RETRY_AFTER_SECONDS = 2;
 
 /**
  * The API as one function of an API Gateway (REST, proxy integration) event: routing on the resource,
@@ -89,7 +91,19 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
   const now = (deps.now ?? Date.now)();
   const { signer, identity } = await identify(input, clientId, deps);
 
-  if (deps.settings.rejectWhenPoolEmpty) {
+  const id = input.requestId;
+  if (deps.admission) {
+    // Refused before it is accepted when no key can come in time, or when the client holds its share of
+    // a low pool (a resend of a request accepted before is answered as such).
+    const decision = await deps.admission.decide(input.keyType, clientId);
+    if (decision.kind === 'refuse') {
+      const existing = await deps.requests.get(id);
+      if (existing && existing.clientId === clientId && existing.inputHash === inputHash(clientId, input, signer, identity)) {
+        return accepted(event, existing.id, existing.status, 200);
+      }
+      throw new ThrottledError(decision.code, decision.message, deps.settings.retryAfterSeconds);
+    }
+  } else if (deps.settings.rejectWhenPoolEmpty) {
     const available = (await deps.pool.available())[input.keyType] ?? 0;
     if (available <= 0) {
       throw new ThrottledError(
@@ -100,7 +114,6 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     }
   }
 
-  const id = input.requestId;
   const record: SignRequestRecord = {
     id,
     clientId,
@@ -137,6 +150,7 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
   const counted = deps.recordDemand?.(input.keyType, now).catch(() => undefined);
   try {
     await deps.queue.enqueue(id);
+    deps.admission?.accepted(input.keyType, clientId);
   } catch (err) {
     // Never leave an accepted request that nothing will process: undo, and let the client retry.
     await deps.requests.discard(id).catch(() => undefined);
@@ -266,8 +280,10 @@ async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promi
 }
 
 /**
- * Liveness for anyone (a load balancer); pool and queue depths only for an identified caller, since they
- * tell an outsider how busy the service is (operators also have them as metrics).
+ * Readiness for anyone (a load balancer, a script waiting for the service): `ok`, or `starting` with 503
+ * and Retry-After while the service is still starting (deps.ready: tables, the pool's initial fill, the
+ * warm-up). Pool and queue depths only for an identified caller, since they tell an outsider how busy the
+ * service is (operators also have them as metrics).
  */
 async function health(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
   let identified = true;
@@ -276,9 +292,13 @@ async function health(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGa
   } catch {
     identified = false;
   }
-  if (!identified) return json(200, { status: 'ok' });
+  const ready = deps.ready?.() ?? true;
+  const status = ready ? 'ok' : 'starting';
+  const code = ready ? 200 : 503;
+  const headers = ready ? undefined : { 'Retry-After': String(HEALTH_RETRY_AFTER_SECONDS) };
+  if (!identified) return json(code, { status }, headers);
   const [pool, queue] = await Promise.all([deps.pool.available(), deps.queue.depth()]);
-  return json(200, { status: 'ok', pool, queue: { depth: queue.visible, inFlight: queue.inFlight } });
+  return json(code, { status, pool, queue: { depth: queue.visible, inFlight: queue.inFlight } }, headers);
 }
 
 function accepted(

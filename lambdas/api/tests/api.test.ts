@@ -343,3 +343,23 @@ test('health: liveness for anyone, pool and queue depths only for an identified 
   >;
   expect(identified).toMatchObject({ status: 'ok', pool: { 'RSA-2048': 3 }, queue: { depth: 0 } });
 });
+
+test('health: 503 starting with Retry-After until the service is ready, then 200 ok', async () => {
+  let ready = false;
+  const deps = memoryDeps({ ready: () => ready });
+  const anonymous = event('GET', '/health', { requestContext: { stage: 'v1', identity: {} } as never });
+  const starting = await handleApiEvent(anonymous, deps);
+  expect([starting.statusCode, JSON.parse(starting.body), starting.headers?.['Retry-After']]).toEqual([
+    503,
+    { status: 'starting' },
+    '2',
+  ]);
+  const identified = await handleApiEvent(event('GET', '/health'), deps);
+  expect([identified.statusCode, JSON.parse(identified.body)]).toMatchObject([
+    503,
+    { status: 'starting', pool: { 'RSA-2048': 3 } },
+  ]);
+  ready = true;
+  const up = await handleApiEvent(anonymous, deps);
+  expect([up.statusCode, JSON.parse(up.body)]).toEqual([200, { status: 'ok' }]);
+});

@@ -76,3 +76,20 @@ test('an abandon that fails does not hide the delivery failure', async () => {
   t.deps.abandon = async () => Promise.reject(new Error('abandon failed'));
   await expect(deliverSignRequest(t.delivery(5), t.deps)).rejects.toBe(down);
 });
+
+test('before the last delivery a busy request holds its message until the lease ends (no receives spent on it)', async () => {
+  const busy = new RequestInProgressError('r1', 42_300);
+  const t = setup([busy]);
+  const held: number[] = [];
+  const delivery = { ...t.delivery(2), hold: async (ms: number) => void held.push(ms) };
+  await expect(deliverSignRequest(delivery, t.deps)).rejects.toBe(busy);
+  expect(held).toEqual([43_300]);
+  expect(t.abandoned).toEqual([]);
+});
+
+test('a hold that fails does not hide the busy request (the visibility timeout brings it back)', async () => {
+  const busy = new RequestInProgressError('r1', 5_000);
+  const t = setup([busy]);
+  const delivery = { ...t.delivery(1), hold: async () => Promise.reject(new Error('queue down')) };
+  await expect(deliverSignRequest(delivery, t.deps)).rejects.toBe(busy);
+});

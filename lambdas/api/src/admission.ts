@@ -1,0 +1,95 @@
+/**
+ * The API's admission of sign requests by key supply (core pool/admission.ts decides): the pool's
+ * counters and the open requests per key type and client, each read at most once per `maxAgeMs` by this
+ * process (concurrent requests share one read), plus the requests this process accepted since the last
+ * read of the open requests, so a burst within that time is counted too.
+ */
+import {
+  admitSignRequest,
+  type AdmissionDecision,
+  type AdmissionSettings,
+  type KeyType,
+  type OpenRequestCounts,
+} from '@pipeline/core';
+
+export interface AdmissionSources {
+  /** Available pool keys per key type (the counters). */
+  available(): Promise<Partial<Record<KeyType, number>>>;
+  /** Open requests per key type and client (the open-requests index). */
+  openCounts(): Promise<OpenRequestCounts>;
+}
+
+export interface AdmissionOptions extends AdmissionSettings {
+  /** Longest a read of the counts is reused (ms); default 1000. */
+  readonly maxAgeMs?: number;
+  /** Epoch ms; default Date.now. */
+  readonly clock?: () => number;
+}
+
+interface Cached<T> {
+  readonly at: number;
+  readonly value: Promise<T>;
+}
+
+export class SignRequestAdmission {
+  private pool: Cached<Partial<Record<KeyType, number>>> | undefined;
+  private open: Cached<OpenRequestCounts> | undefined;
+  /** Accepted by this process since the open counts were read: [keyType, clientId]. */
+  private acceptedSince: Array<readonly [KeyType, string]> = [];
+
+  public constructor(
+    private readonly sources: AdmissionSources,
+    private readonly options: AdmissionOptions,
+  ) {}
+
+  /** Whether one more request of the type from the client is accepted (see admitSignRequest). */
+  public async decide(keyType: KeyType, clientId: string): Promise<AdmissionDecision> {
+    const [available, open] = await Promise.all([this.availableKeys(), this.openRequests()]);
+    return admitSignRequest({ keyType, clientId, available: available[keyType] ?? 0, open }, this.options);
+  }
+
+  /** Counts a request this process accepted until the next read of the open requests includes it. */
+  public accepted(keyType: KeyType, clientId: string): void {
+    this.acceptedSince.push([keyType, clientId]);
+  }
+
+  private availableKeys(): Promise<Partial<Record<KeyType, number>>> {
+    const now = this.now();
+    if (!this.pool || now - this.pool.at >= this.maxAgeMs()) {
+      const value = this.sources.available();
+      this.pool = { at: now, value };
+      value.catch(() => (this.pool = undefined));
+    }
+    return this.pool.value;
+  }
+
+  private async openRequests(): Promise<OpenRequestCounts> {
+    const now = this.now();
+    if (!this.open || now - this.open.at >= this.maxAgeMs()) {
+      // Requests accepted from now on are not in this read (it may miss some accepted just before).
+      this.acceptedSince = [];
+      const value = this.sources.openCounts();
+      this.open = { at: now, value };
+      value.catch(() => (this.open = undefined));
+    }
+    const read = await this.open.value;
+    if (this.acceptedSince.length === 0) return read;
+    const byType = { ...read.byType };
+    const byClient: Partial<Record<KeyType, Record<string, number>>> = {};
+    for (const [type, clients] of Object.entries(read.byClient)) byClient[type as KeyType] = { ...clients };
+    for (const [type, client] of this.acceptedSince) {
+      byType[type] = (byType[type] ?? 0) + 1;
+      const clients = (byClient[type] ??= {});
+      clients[client] = (clients[client] ?? 0) + 1;
+    }
+    return { byType, byClient };
+  }
+
+  private now(): number {
+    return (this.options.clock ?? Date.now)();
+  }
+
+  private maxAgeMs(): number {
+    return this.options.maxAgeMs ?? 1000;
+  }
+}
