@@ -42,15 +42,21 @@ export class SignRequestAdmission {
     private readonly options: AdmissionOptions,
   ) {}
 
-  /** Whether one more request of the type from the client is accepted (see admitSignRequest). */
+  /**
+   * Whether one more request of the type from the client is accepted (see admitSignRequest). An accepted
+   * one is counted at once, until the next read of the open requests includes it: concurrent requests of
+   * this process are decided one after the other, each seeing the ones before it.
+   */
   public async decide(keyType: KeyType, clientId: string): Promise<AdmissionDecision> {
-    const [available, open] = await Promise.all([this.availableKeys(), this.openRequests()]);
-    return admitSignRequest({ keyType, clientId, available: available[keyType] ?? 0, open }, this.options);
-  }
-
-  /** Counts a request this process accepted until the next read of the open requests includes it. */
-  public accepted(keyType: KeyType, clientId: string): void {
-    this.acceptedSince.push([keyType, clientId]);
+    const [available, read] = await Promise.all([this.availableKeys(), this.openRead()]);
+    // From here on synchronous: no other decision of this process runs in between.
+    const open = this.withAcceptedSince(read);
+    const decision = admitSignRequest(
+      { keyType, clientId, available: available[keyType] ?? 0, open },
+      this.options,
+    );
+    if (decision.kind === 'accept') this.acceptedSince.push([keyType, clientId]);
+    return decision;
   }
 
   private availableKeys(): Promise<Partial<Record<KeyType, number>>> {
@@ -63,7 +69,7 @@ export class SignRequestAdmission {
     return this.pool.value;
   }
 
-  private async openRequests(): Promise<OpenRequestCounts> {
+  private openRead(): Promise<OpenRequestCounts> {
     const now = this.now();
     if (!this.open || now - this.open.at >= this.maxAgeMs()) {
       // Requests accepted from now on are not in this read (it may miss some accepted just before).
@@ -72,7 +78,10 @@ export class SignRequestAdmission {
       this.open = { at: now, value };
       value.catch(() => (this.open = undefined));
     }
-    const read = await this.open.value;
+    return this.open.value;
+  }
+
+  private withAcceptedSince(read: OpenRequestCounts): OpenRequestCounts {
     if (this.acceptedSince.length === 0) return read;
     const byType = { ...read.byType };
     const byClient: Partial<Record<KeyType, Record<string, number>>> = {};

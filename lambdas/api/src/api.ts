@@ -98,7 +98,8 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     const decision = await deps.admission.decide(input.keyType, clientId);
     if (decision.kind === 'refuse') {
       const existing = await deps.requests.get(id);
-      if (existing && existing.clientId === clientId && existing.inputHash === inputHash(clientId, input, signer, identity)) {
+      const same = inputHash(clientId, input, signer, identity);
+      if (existing && existing.clientId === clientId && existing.inputHash === same) {
         return accepted(event, existing.id, existing.status, 200);
       }
       throw new ThrottledError(decision.code, decision.message, deps.settings.retryAfterSeconds);
@@ -150,7 +151,6 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
   const counted = deps.recordDemand?.(input.keyType, now).catch(() => undefined);
   try {
     await deps.queue.enqueue(id);
-    deps.admission?.accepted(input.keyType, clientId);
   } catch (err) {
     // Never leave an accepted request that nothing will process: undo, and let the client retry.
     await deps.requests.discard(id).catch(() => undefined);

@@ -89,8 +89,6 @@ export interface ApiSettings {
 /** Whether one more sign request of a key type is accepted, by key supply and the client's share. */
 export interface Admission {
   decide(keyType: KeyType, clientId: string): Promise<AdmissionDecision>;
-  /** Told of each accepted request. */
-  accepted(keyType: KeyType, clientId: string): void;
 }
 
 export interface ApiDeps {
