@@ -88,7 +88,10 @@ async function main(): Promise<void> {
   process.env.LOCAL_IDP_PORT ??= '8081';
   // Health says `starting` (503) until the banner's conditions hold: a script waiting for it never sends
   // its first requests into an empty pool or cold processes.
-  const pipeline = await startLocalPipeline({ persist: process.env.LOCAL_PERSIST === '1', startsReady: false });
+  const pipeline = await startLocalPipeline({
+    persist: process.env.LOCAL_PERSIST === '1',
+    startsReady: false,
+  });
   writeRunnerInfo({ url: pipeline.url, pid: process.pid, env: pipeline.env });
   // The demo e-service page, where there is an identity provider to log citizens in at.
   const issuer = pipeline.env.LOCAL_IDP_ISSUER;

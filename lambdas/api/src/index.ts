@@ -1,3 +1,3 @@
 export { handleApiEvent } from './api';
-export type { Admission, ApiDeps } from './types';
+export type { ApiDeps } from './types';
 export { SignRequestAdmission } from './admission';

@@ -71,7 +71,10 @@ export const CLIENT_CODES = {
   INTERNAL_ERROR: { status: 500, message: 'internal error' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'a backing service is unavailable, retry later' },
   IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, message: "the identity provider's keys could not be read" },
-  KEYS_UNAVAILABLE: { status: 503, message: 'no key of the type can come in time for another request; retry later' },
+  KEYS_UNAVAILABLE: {
+    status: 503,
+    message: 'no key of the type can come in time for another request; retry later',
+  },
   // Failed requests
   KEY_PROFILE_MISMATCH: { ...FAILED, message: 'too many pool keys wrapped under another HSM profile' },
   KEY_PUBLIC_MISMATCH: { ...FAILED, message: 'too many pool keys stored with another public key' },
