@@ -34,8 +34,8 @@ interface Cached<T> {
 export class SignRequestAdmission {
   private pool: Cached<Partial<Record<KeyType, number>>> | undefined;
   private open: Cached<OpenRequestCounts> | undefined;
-  /** Accepted by this process since the open counts were read: [keyType, clientId]. */
-  private acceptedSince: Array<readonly [KeyType, string]> = [];
+  /** Accepted by this process since the open counts were read. */
+  private acceptedSince: Array<{ readonly keyType: KeyType; readonly clientId: string }> = [];
 
   public constructor(
     private readonly sources: AdmissionSources,
@@ -47,7 +47,10 @@ export class SignRequestAdmission {
    * one is counted at once, until the next read of the open requests includes it: concurrent requests of
    * this process are decided one after the other, each seeing the ones before it.
    */
-  public async decide(keyType: KeyType, clientId: string): Promise<AdmissionDecision> {
+  public async decide(
+    keyType: KeyType,
+    clientId: string,
+  ): Promise<{ readonly decision: AdmissionDecision; readonly cancel: () => void }> {
     const [available, read] = await Promise.all([this.availableKeys(), this.openRead()]);
     // From here on synchronous: no other decision of this process runs in between.
     const open = this.withAcceptedSince(read);
@@ -55,8 +58,17 @@ export class SignRequestAdmission {
       { keyType, clientId, available: available[keyType] ?? 0, open },
       this.options,
     );
-    if (decision.kind === 'accept') this.acceptedSince.push([keyType, clientId]);
-    return decision;
+    if (decision.kind !== 'accept') return { decision, cancel: () => undefined };
+    const entry = { keyType, clientId };
+    this.acceptedSince.push(entry);
+    return {
+      decision,
+      // The request was not accepted after all (a refused assertion, a resend): it no longer counts.
+      cancel: () => {
+        const at = this.acceptedSince.indexOf(entry);
+        if (at >= 0) this.acceptedSince.splice(at, 1);
+      },
+    };
   }
 
   private availableKeys(): Promise<Partial<Record<KeyType, number>>> {
@@ -86,7 +98,7 @@ export class SignRequestAdmission {
     const byType = { ...read.byType };
     const byClient: Partial<Record<KeyType, Record<string, number>>> = {};
     for (const [type, clients] of Object.entries(read.byClient)) byClient[type as KeyType] = { ...clients };
-    for (const [type, client] of this.acceptedSince) {
+    for (const { keyType: type, clientId: client } of this.acceptedSince) {
       byType[type] = (byType[type] ?? 0) + 1;
       const clients = (byClient[type] ??= {});
       clients[client] = (clients[client] ?? 0) + 1;

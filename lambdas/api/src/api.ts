@@ -26,7 +26,7 @@ import {
   ValidationError,
 } from './errors';
 import { errorResponse, json } from './responses';
-import type { ApiDeps, SignRequestInput } from './types';
+import type { Admission, ApiDeps, SignRequestInput } from './types';
 import { isRequestId, parseSignRequest } from './validate';
 import { toView } from './view';
 
@@ -88,23 +88,48 @@ export function clientIdOf(event: APIGatewayProxyEvent): string {
 async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
   const clientId = clientIdOf(event);
   const input = parseSignRequest(parseBody(event, deps.settings.maxBodyBytes));
+  const admitted = deps.admission ? await admit(input, clientId, deps.admission, deps) : undefined;
+  try {
+    const result = await create(event, deps, input, clientId);
+    // Counted by the admission only while it is a new open request.
+    if (result.statusCode !== 202) admitted?.();
+    return result;
+  } catch (err) {
+    admitted?.();
+    throw err;
+  }
+}
+
+/**
+ * Admission by key supply and the client's share, before anything else: a refusal costs neither a
+ * signature check nor the assertion's single use. A resend of one of this client's request ids goes on
+ * (answered as always: 200 for the same request, 409 for another). Returns the admission's cancel, for a
+ * request that is not accepted after all.
+ */
+async function admit(
+  input: SignRequestInput,
+  clientId: string,
+  admission: Admission,
+  deps: ApiDeps,
+): Promise<(() => void) | undefined> {
+  const { decision, cancel } = await admission.decide(input.keyType, clientId);
+  if (decision.kind === 'accept') return cancel;
+  const existing = await deps.requests.get(input.requestId);
+  if (existing && existing.clientId === clientId) return undefined;
+  throw new ThrottledError(decision.code, decision.message, deps.settings.retryAfterSeconds);
+}
+
+async function create(
+  event: APIGatewayProxyEvent,
+  deps: ApiDeps,
+  input: SignRequestInput,
+  clientId: string,
+): Promise<APIGatewayProxyResult> {
   const now = (deps.now ?? Date.now)();
   const { signer, identity } = await identify(input, clientId, deps);
 
   const id = input.requestId;
-  if (deps.admission) {
-    // Refused before it is accepted when no key can come in time, or when the client holds its share of
-    // a low pool (a resend of a request accepted before is answered as such).
-    const decision = await deps.admission.decide(input.keyType, clientId);
-    if (decision.kind === 'refuse') {
-      const existing = await deps.requests.get(id);
-      const same = inputHash(clientId, input, signer, identity);
-      if (existing && existing.clientId === clientId && existing.inputHash === same) {
-        return accepted(event, existing.id, existing.status, 200);
-      }
-      throw new ThrottledError(decision.code, decision.message, deps.settings.retryAfterSeconds);
-    }
-  } else if (deps.settings.rejectWhenPoolEmpty) {
+  if (!deps.admission && deps.settings.rejectWhenPoolEmpty) {
     const available = (await deps.pool.available())[input.keyType] ?? 0;
     if (available <= 0) {
       throw new ThrottledError(

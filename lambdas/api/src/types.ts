@@ -88,7 +88,11 @@ export interface ApiSettings {
 
 /** Whether one more sign request of a key type is accepted, by key supply and the client's share. */
 export interface Admission {
-  decide(keyType: KeyType, clientId: string): Promise<AdmissionDecision>;
+  /** The decision; an accepted request is counted until `cancel` (it was not accepted after all). */
+  decide(
+    keyType: KeyType,
+    clientId: string,
+  ): Promise<{ readonly decision: AdmissionDecision; readonly cancel: () => void }>;
 }
 
 export interface ApiDeps {

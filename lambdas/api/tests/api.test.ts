@@ -162,6 +162,31 @@ describe('admission by key supply and per-client share', () => {
     expect(deps.records.size).toBe(3);
   });
 
+  test('a refused request costs no assertion check; an invalid assertion is not counted as open', async () => {
+    const deps = admitted();
+    let verified = 0;
+    const verify = deps.identity.verifier.verify;
+    const counting = {
+      ...deps,
+      identity: {
+        ...deps.identity,
+        verifier: { verify: async (...args: Parameters<typeof verify>) => (verified++, verify(...args)) },
+      },
+    };
+    for (let i = 0; i < 2; i++)
+      expect((await handleApiEvent(from('a', body()), counting)).statusCode).toBe(202);
+    expect(verified).toBe(2);
+    expect((await handleApiEvent(from('a', body()), counting)).statusCode).toBe(429);
+    expect(verified).toBe(2);
+    // A request whose assertion is refused is not counted: client b still has room for one.
+    const refusing = {
+      ...deps,
+      identity: { ...deps.identity, verifier: { verify: async () => Promise.reject(new Error('down')) } },
+    };
+    expect((await handleApiEvent(from('b', body()), refusing)).statusCode).toBe(500);
+    expect((await handleApiEvent(from('b', body()), deps)).statusCode).toBe(202);
+  });
+
   test('a resend of a request accepted before is answered 200 even while new ones are refused', async () => {
     const deps = admitted();
     const first = body();
@@ -182,13 +207,23 @@ describe('admission by key supply and per-client share', () => {
       { policy: 'fallback', onTheFly: 0, clientReserve: 10, maxAgeMs: 1000, clock: () => now },
     );
     // Decided concurrently: each decision sees the ones before it.
-    const decisions = await Promise.all(Array.from({ length: 91 }, () => admission.decide('EC-P256', 'a')));
+    const decisions = (
+      await Promise.all(Array.from({ length: 91 }, () => admission.decide('EC-P256', 'a')))
+    ).map((d) => d.decision);
     expect(decisions.filter((d) => d.kind === 'accept')).toHaveLength(90);
     expect(decisions[90]).toMatchObject({ code: 'CLIENT_SHARE_EXCEEDED' });
     expect(reads).toBe(1);
     now = 1000;
-    expect(await admission.decide('EC-P256', 'a')).toEqual({ kind: 'accept' });
+    const next = await admission.decide('EC-P256', 'a');
+    expect(next.decision).toEqual({ kind: 'accept' });
     expect(reads).toBe(2);
+    // A request not accepted after all no longer counts.
+    for (let i = 0; i < 89; i++) await admission.decide('EC-P256', 'a');
+    expect((await admission.decide('EC-P256', 'a')).decision).toMatchObject({
+      code: 'CLIENT_SHARE_EXCEEDED',
+    });
+    next.cancel();
+    expect((await admission.decide('EC-P256', 'a')).decision).toEqual({ kind: 'accept' });
   });
 });
 
