@@ -93,3 +93,13 @@ test('a hold that fails does not hide the busy request (the visibility timeout b
   const delivery = { ...t.delivery(1), hold: async () => Promise.reject(new Error('queue down')) };
   await expect(deliverSignRequest(delivery, t.deps)).rejects.toBe(busy);
 });
+
+test('the last delivery may wait for a key generation with its invocation time, less the margin', async () => {
+  const t = setup([signed], 27_000);
+  const seen: unknown[] = [];
+  const process = t.deps.process;
+  t.deps.process = async (id: string, options?: unknown) => (seen.push(options), process(id));
+  await deliverSignRequest(t.delivery(5), t.deps);
+  await deliverSignRequest(t.delivery(2), { ...t.deps, process: async (id, o) => (seen.push(o), signed) });
+  expect(seen).toEqual([{ lastDelivery: true, lastChanceWaitMs: 7_000 }, { lastDelivery: false }]);
+});

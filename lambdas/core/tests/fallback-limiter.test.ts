@@ -169,3 +169,21 @@ test("the budget is split between clients: a freed slot goes to the waiting clie
   expect(flood3.result?.kind).toBe('slot');
   expect(l.inFlight('RSA-2048')).toBe(2);
 });
+
+test('a last-chance request joins a full queue and waits its own, longer time for a slot', async () => {
+  const time = new FakeTime();
+  const l = limiter(time, 1, 2000, 1);
+  const first = await l.acquire('RSA-2048', nothing);
+  const waiting = pending(l.acquire('RSA-2048', nothing));
+  await settle();
+  expect((await l.acquire('RSA-2048', nothing)).kind).toBe('refused');
+  const last = pending(l.acquire('RSA-2048', nothing, '', 8000));
+  await time.advance(2000);
+  expect(waiting.result).toEqual({ kind: 'refused' });
+  expect(last.result).toBeUndefined();
+  if (first.kind !== 'slot') throw new Error('expected a slot');
+  await time.advance(3000);
+  first.release();
+  await settle();
+  expect(last.result?.kind).toBe('slot');
+});

@@ -98,6 +98,11 @@ export class FallbackLimiter {
     keyType: KeyType,
     reclaim: () => Promise<K | undefined>,
     client = '',
+    /**
+     * A request with no other chance (its message's last delivery): it waits this long instead of
+     * `waitMs`, and joins the queue even when it is full.
+     */
+    lastChanceWaitMs?: number,
   ): Promise<FallbackDecision<K>> {
     const queue = this.queues.get(keyType) ?? [];
     this.queues.set(keyType, queue);
@@ -105,8 +110,8 @@ export class FallbackLimiter {
       this.active.set(keyType, this.inFlight(keyType) + 1);
       return { kind: 'slot', release: this.slot(keyType, client) };
     }
-    if (queue.length >= this.maxWaiting) return { kind: 'refused' };
-    const deadline = this.clock() + this.options.waitMs;
+    if (queue.length >= this.maxWaiting && lastChanceWaitMs === undefined) return { kind: 'refused' };
+    const deadline = this.clock() + Math.max(this.options.waitMs, lastChanceWaitMs ?? 0);
     const waiter: Waiter = { client };
     queue.push(waiter);
     let used = false;

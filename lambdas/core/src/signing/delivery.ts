@@ -36,7 +36,10 @@ const HOLD_MARGIN_MS = 1000;
 
 export interface DeliveryDeps {
   /** lastDelivery: the queue will not deliver the message again (see ProcessOptions). */
-  readonly process: (requestId: string, options: { lastDelivery: boolean }) => Promise<SignOutcome>;
+  readonly process: (
+    requestId: string,
+    options: { lastDelivery: boolean; lastChanceWaitMs?: number },
+  ) => Promise<SignOutcome>;
   /** Ends a request that no attempt owns: `failed` with the error (see RequestRepository.abandon). */
   readonly abandon: (requestId: string, error: RequestError, nowMs: number) => Promise<unknown>;
   /** Told of the failure before it is rethrown (for logs). */
@@ -50,14 +53,20 @@ export interface DeliveryDeps {
 export async function deliverSignRequest(delivery: Delivery, deps: DeliveryDeps): Promise<SignOutcome> {
   const last = delivery.receiveCount >= delivery.maxReceiveCount;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const margin = deps.marginMs ?? 20_000;
+  // The last delivery may wait for a key generation with the invocation's time, less the attempt's own.
+  const processOptions = () => ({
+    lastDelivery: last,
+    ...(last ? { lastChanceWaitMs: Math.max(0, delivery.remainingTimeMs() - margin) } : {}),
+  });
   try {
     try {
-      return await deps.process(delivery.requestId, { lastDelivery: last });
+      return await deps.process(delivery.requestId, processOptions());
     } catch (err) {
       const waitable =
         last &&
         err instanceof RequestInProgressError &&
-        err.retryAfterMs + (deps.marginMs ?? 20_000) < delivery.remainingTimeMs();
+        err.retryAfterMs + margin < delivery.remainingTimeMs();
       if (!waitable) {
         const retryLater = err instanceof RequestInProgressError || err instanceof KeyUnavailableError;
         if (!last && retryLater && delivery.hold) {
@@ -67,7 +76,7 @@ export async function deliverSignRequest(delivery: Delivery, deps: DeliveryDeps)
         throw err;
       }
       await sleep(err.retryAfterMs + 100);
-      return await deps.process(delivery.requestId, { lastDelivery: last });
+      return await deps.process(delivery.requestId, processOptions());
     }
   } catch (err) {
     deps.onUnfinished?.(err);

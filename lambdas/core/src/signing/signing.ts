@@ -178,6 +178,8 @@ export interface ProcessOptions {
    * handing its message back (KeyUnavailableError).
    */
   readonly lastDelivery?: boolean;
+  /** On the last delivery: how long the request may wait for an on-the-fly generation (ms). */
+  readonly lastChanceWaitMs?: number;
 }
 
 /**
@@ -430,7 +432,10 @@ class SigningAttempt {
       const mayDiscard = this.discardedKeys < (deps.settings.maxDiscardedKeys ?? 3);
       // The claim, and under `fallback` the wait for a generation slot (or a key keygen stored
       // meanwhile), count as claim time.
-      const sourced = await this.stage('claim', () => this.keySource.next(record.keyType, record.clientId));
+      const lastChance = this.options.lastDelivery ? this.options.lastChanceWaitMs : undefined;
+      const sourced = await this.stage('claim', () =>
+        this.keySource.next(record.keyType, record.clientId, lastChance),
+      );
       if (sourced.kind === 'refused') this.poolEmpty(sourced.reason);
       const claimed = sourced.kind === 'pooled' ? sourced.key : undefined;
       let publicKeySpki: Buffer;

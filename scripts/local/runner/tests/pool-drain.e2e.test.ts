@@ -61,9 +61,9 @@ beforeAll(async () => {
       POOL_FALLBACK_MAX_IN_FLIGHT: process.env.POOL_FALLBACK_MAX_IN_FLIGHT ?? '1',
       POOL_FALLBACK_WAIT_MS: process.env.POOL_FALLBACK_WAIT_MS ?? '2000',
       HSM_KEYGEN_LATENCY_MS: `RSA-2048=${RSA_KEYGEN_LATENCY_MS}`,
-      // At most 5 + 8 open RSA requests (the drainer alone: 10), which one generation at a time serves
+      // At most 5 + 6 open RSA requests (the drainer alone: 8), which one generation at a time serves
       // within their deliveries (a request without a key comes back after 5 s).
-      POOL_ADMISSION_ON_THE_FLY: '8',
+      POOL_ADMISSION_ON_THE_FLY: '6',
       POOL_CLIENT_RESERVE: '3',
       POOL_RETRY_AFTER_SECONDS: '5',
       // One signer process: the bound is per process, and one process is what a 2-core machine holds.
