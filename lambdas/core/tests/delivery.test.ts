@@ -100,6 +100,6 @@ test('the last delivery may wait for a key generation with its invocation time, 
   const process = t.deps.process;
   t.deps.process = async (id: string, options?: unknown) => (seen.push(options), process(id));
   await deliverSignRequest(t.delivery(5), t.deps);
-  await deliverSignRequest(t.delivery(2), { ...t.deps, process: async (id, o) => (seen.push(o), signed) });
+  await deliverSignRequest(t.delivery(2), { ...t.deps, process: async (_id, o) => (seen.push(o), signed) });
   expect(seen).toEqual([{ lastDelivery: true, lastChanceWaitMs: 7_000 }, { lastDelivery: false }]);
 });
