@@ -2,7 +2,7 @@
  * The whole local node (`npm start`: runner, consumers, CA, DynamoDB Local, ElasticMQ) SIGKILLed mid-load
  * and started again with LOCAL_PERSIST=1: the tables and the queue with its messages survive, so the
  * restarted node drains its backlog by itself. The request whose attempt died with the node holds a live
- * lease (the default minute) that outlasts the queue's five receives (5 s visibility): its redeliveries
+ * lease (the default minute) that outlasts the queue's five receives (2 s visibility): its redeliveries
  * hold the message until the lease ends instead of spending the receives, so it finishes within its
  * lease plus seconds. Bound: every accepted request ends within LEASE + RECOVERY_SLACK of the kill, far
  * under the reconciler's quiet time (5 minutes locally), so the queue, not the backstop, brought the work
@@ -87,8 +87,8 @@ async function startNode(port: number): Promise<{ child: ChildProcess; info: Run
       LOCAL_CONSUMERS: '1',
       LOCAL_POLLER_CONCURRENCY: '1',
       SIGNER_CONCURRENCY: '1',
-      // Five receives take about 25 s, less than the lease the dead attempt left behind.
-      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '5',
+      // Five receives take about 10 s, far less than the lease the dead attempt left behind.
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '2',
       SIGN_ATTEMPT_LEASE_SECONDS: String(LEASE_SECONDS),
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       // EC-P384 has no pool here: its keys are generated on the fly, and take 5 s.
