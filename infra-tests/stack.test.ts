@@ -174,6 +174,14 @@ describe('sign queue (from QUEUES)', () => {
     );
     expect(target).toContain(':live');
   });
+
+  it('lets the signer hold a message until a live lease ends: the queue URL and ChangeMessageVisibility on it', () => {
+    expect(env('Signer').SIGN_QUEUE_URL).toEqual({ Ref: queueId() });
+    const actions = roleStatements(template, roleId('Signer'))
+      .filter((s) => JSON.stringify(s.Resource).includes(`"${queueId()}"`))
+      .flatMap(actionsOf);
+    expect(actions).toContain('sqs:ChangeMessageVisibility');
+  });
 });
 
 describe('functions', () => {

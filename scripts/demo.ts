@@ -18,6 +18,10 @@ async function main(): Promise<void> {
   const apiKey = process.env.LOCAL_API_KEY ?? loadApiClients()[0].apiKey;
   const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
   const health = await call(`${url}/health`).catch(() => undefined);
+  if (health?.status === 503 && health.body.status === 'starting') {
+    console.error(`the pipeline at ${url} is still starting: run this once \`npm start\` printed its banner`);
+    process.exit(1);
+  }
   if (!health || health.status !== 200) {
     console.error(`no pipeline answers at ${url}: start it with \`npm start\` first`);
     process.exit(1);

@@ -3,7 +3,7 @@
  * local runner): `createXHandler(wireX())` is what each function's entry point (`<name>/index.ts`) runs
  * at init. Nothing here wires itself at import.
  */
-export { createApiHandler, wireApi } from './api/handler';
+export { createApiHandler, wireApi, type ApiHandlerDeps } from './api/handler';
 export { checkpointRound, wireAuditCheckpoint } from './audit-checkpoint/handler';
 export { createCaHandler, wireCa } from './ca/handler';
 export { createCrlHandler, wireCrl } from './crl/handler';

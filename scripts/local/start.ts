@@ -86,7 +86,12 @@ async function warmUpBeforeReady(pipeline: LocalPipeline, pool: Record<string, n
 async function main(): Promise<void> {
   // A stable issuer URL across restarts (tests take free ports instead).
   process.env.LOCAL_IDP_PORT ??= '8081';
-  const pipeline = await startLocalPipeline({ persist: process.env.LOCAL_PERSIST === '1' });
+  // Health says `starting` (503) until the banner's conditions hold: a script waiting for it never sends
+  // its first requests into an empty pool or cold processes.
+  const pipeline = await startLocalPipeline({
+    persist: process.env.LOCAL_PERSIST === '1',
+    startsReady: false,
+  });
   writeRunnerInfo({ url: pipeline.url, pid: process.pid, env: pipeline.env });
   // The demo e-service page, where there is an identity provider to log citizens in at.
   const issuer = pipeline.env.LOCAL_IDP_ISSUER;
@@ -104,6 +109,7 @@ async function main(): Promise<void> {
     : undefined;
   const pool = await waitForInitialFill(pipeline.url, pipeline.apiKey);
   const warm = await warmUpBeforeReady(pipeline, pool);
+  pipeline.markReady();
   const targets = keygenTargets();
   console.log(`
 Signing pipeline is up: ${pipeline.url}

@@ -262,6 +262,9 @@ export class PipelineFunctions extends Construct {
         CA_FUNCTION_NAME: this.ca.functionArn,
         TSA_FUNCTION_NAME: this.tsa.functionArn,
         OCSP_FUNCTION_NAME: this.ocsp.functionArn,
+        // A delivery that meets a live lease holds its message until the lease ends (ChangeMessageVisibility,
+        // granted with the event source's consume permissions).
+        SIGN_QUEUE_URL: signQueue.queue.queueUrl,
         SIGNER_CONCURRENCY: String(SIGNER_EVENT_SOURCE.batchSize),
         ...tableEnv('requests', 'keyPool', 'audit'),
       },
@@ -408,7 +411,7 @@ export class PipelineFunctions extends Construct {
     const demand = tables.table('demand');
     const audit = tables.table('audit');
     // On the table itself only: Table.grant would add `<table>/index/*` for every action once a table has
-    // an index, and only the reconciler may read the requests table's index.
+    // an index, and only the reconciler and the API may query the requests table's index.
     const allow = (fn: NodejsFunction, target: dynamodb.Table, ...actions: string[]): void => {
       fn.addToRolePolicy(
         new iam.PolicyStatement({
@@ -443,9 +446,10 @@ export class PipelineFunctions extends Construct {
     const tableKey = (fn: NodejsFunction): void => {
       tables.key.grant(fn, 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey');
     };
-    // API: create/read/discard request records; read pool counters (BatchGetItem of `#COUNT` items only:
+    // API: create/read/discard request records (and read open ones' key type and client, for admission);
+    // read pool counters (BatchGetItem of `#COUNT` items only:
     // no Query, so it cannot enumerate wrapped keys, and no writes to the pool). Queue: send and depth.
-    allow(this.api, requests, 'PutItem', 'GetItem', 'DeleteItem');
+    allow(this.api, requests, 'PutItem', 'GetItem', 'DeleteItem', 'BatchGetItem');
     allow(this.api, pool, 'BatchGetItem');
     // Demand history: one atomic counter increment per accepted request (the forecast's input).
     allow(this.api, demand, 'UpdateItem');
@@ -566,13 +570,17 @@ export class PipelineFunctions extends Construct {
     // Reconciler: list open requests (the sparse index), read one, count a requeue or fail it (conditional
     // updates); send a fresh message. No access to the pool, the certificates, the audit log or the HSM.
     allow(this.reconcile, requests, 'GetItem', 'UpdateItem');
+    // The sparse index of open requests: the reconciler lists them, the API counts them per key type and
+    // client for its admission (then reads those two attributes with BatchGetItem).
     const openIndex = TABLES.requests.globalSecondaryIndexes[0].indexName;
-    this.reconcile.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['dynamodb:Query'],
-        resources: [`${requests.tableArn}/index/${openIndex}`],
-      }),
-    );
+    for (const fn of [this.reconcile, this.api]) {
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:Query'],
+          resources: [`${requests.tableArn}/index/${openIndex}`],
+        }),
+      );
+    }
     tableKey(this.reconcile);
     signQueue.queue.grant(this.reconcile, 'sqs:SendMessage');
     signQueue.key.grant(this.reconcile, 'kms:GenerateDataKey', 'kms:Decrypt');

@@ -27,11 +27,13 @@ import {
   ValidationError,
 } from './errors';
 import { errorResponse, json } from './responses';
-import type { ApiDeps, SignRequestInput } from './types';
+import type { Admission, ApiDeps, SignRequestInput } from './types';
 import { isRequestId, parseSignRequest } from './validate';
 import { toView } from './view';
 
 const MAX_WAIT_SECONDS = 20;
+/** What a caller of health is told to wait while the service starts. */
+const HEALTH_RETRY_AFTER_SECONDS = 2;
 
 /**
  * The API as one function of an API Gateway (REST, proxy integration) event: routing on the resource,
@@ -96,10 +98,48 @@ export function clientIdOf(event: APIGatewayProxyEvent, deps: Pick<ApiDeps, 'set
 async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
   const clientId = clientIdOf(event, deps);
   const input = parseSignRequest(parseBody(event, deps.settings.maxBodyBytes));
+  const admitted = deps.admission ? await admit(input, clientId, deps.admission, deps) : undefined;
+  try {
+    const result = await create(event, deps, input, clientId);
+    // Counted by the admission only while it is a new open request.
+    if (result.statusCode !== 202) admitted?.();
+    return result;
+  } catch (err) {
+    admitted?.();
+    throw err;
+  }
+}
+
+/**
+ * Admission by key supply and the client's share, before anything else: a refusal costs neither a
+ * signature check nor the assertion's single use. A resend of one of this client's request ids goes on
+ * (answered as always: 200 for the same request, 409 for another). Returns the admission's cancel, for a
+ * request that is not accepted after all.
+ */
+async function admit(
+  input: SignRequestInput,
+  clientId: string,
+  admission: Admission,
+  deps: ApiDeps,
+): Promise<(() => void) | undefined> {
+  const { decision, cancel } = await admission.decide(input.keyType, clientId);
+  if (decision.kind === 'accept') return cancel;
+  const existing = await deps.requests.get(input.requestId);
+  if (existing && existing.clientId === clientId) return undefined;
+  throw new ThrottledError(decision.code, decision.message, deps.settings.retryAfterSeconds);
+}
+
+async function create(
+  event: APIGatewayProxyEvent,
+  deps: ApiDeps,
+  input: SignRequestInput,
+  clientId: string,
+): Promise<APIGatewayProxyResult> {
   const now = (deps.now ?? Date.now)();
   const { signer, identity } = await identify(input, clientId, deps);
 
-  if (deps.settings.rejectWhenPoolEmpty) {
+  const id = input.requestId;
+  if (!deps.admission && deps.settings.rejectWhenPoolEmpty) {
     const available = (await deps.pool.available())[input.keyType] ?? 0;
     if (available <= 0) {
       throw new ThrottledError(
@@ -110,7 +150,6 @@ async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     }
   }
 
-  const id = input.requestId;
   const record: SignRequestRecord = {
     id,
     clientId,
@@ -294,8 +333,10 @@ async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promi
 }
 
 /**
- * Liveness for anyone (a load balancer); pool and queue depths only for an identified caller, since they
- * tell an outsider how busy the service is (operators also have them as metrics).
+ * Readiness for anyone (a load balancer, a script waiting for the service): `ok`, or `starting` with 503
+ * and Retry-After while the service is still starting (deps.ready: tables, the pool's initial fill, the
+ * warm-up). Pool and queue depths only for an identified caller, since they tell an outsider how busy the
+ * service is (operators also have them as metrics).
  */
 async function health(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
   let identified = true;
@@ -304,9 +345,13 @@ async function health(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGa
   } catch {
     identified = false;
   }
-  if (!identified) return json(200, { status: 'ok' });
+  const ready = deps.ready?.() ?? true;
+  const status = ready ? 'ok' : 'starting';
+  const code = ready ? 200 : 503;
+  const headers = ready ? undefined : { 'Retry-After': String(HEALTH_RETRY_AFTER_SECONDS) };
+  if (!identified) return json(code, { status }, headers);
   const [pool, queue] = await Promise.all([deps.pool.available(), deps.queue.depth()]);
-  return json(200, { status: 'ok', pool, queue: { depth: queue.visible, inFlight: queue.inFlight } });
+  return json(code, { status, pool, queue: { depth: queue.visible, inFlight: queue.inFlight } }, headers);
 }
 
 function accepted(

@@ -1,4 +1,5 @@
 import type {
+  AdmissionDecision,
   AdesProfile,
   AssertionReplayStore,
   AssertionVerifier,
@@ -97,6 +98,7 @@ export interface ApiSettings {
   readonly retentionSeconds: number;
   /** When the pool policy is `reject`, refuse new requests of an empty key type with 429 up front. */
   readonly rejectWhenPoolEmpty: boolean;
+  /** Retry-After of a refusal for want of keys (POOL_RETRY_AFTER_SECONDS). */
   readonly retryAfterSeconds: number;
   /**
    * On AWS, API key id -> the IAM principal that may use it: a request whose key is not its caller's is
@@ -105,10 +107,24 @@ export interface ApiSettings {
   readonly apiKeyPrincipals?: ReadonlyMap<string, string>;
 }
 
+/** Whether one more sign request of a key type is accepted, by key supply and the client's share. */
+export interface Admission {
+  /** The decision; an accepted request is counted until `cancel` (it was not accepted after all). */
+  decide(
+    keyType: KeyType,
+    clientId: string,
+  ): Promise<{ readonly decision: AdmissionDecision; readonly cancel: () => void }>;
+}
+
 export interface ApiDeps {
   readonly requests: RequestStore;
   readonly queue: RequestQueue;
   readonly pool: PoolStatus;
+  /**
+   * Admission by key supply and per-client share (see SignRequestAdmission); without it only the
+   * `reject` policy's empty pool is refused (settings.rejectWhenPoolEmpty).
+   */
+  readonly admission?: Admission;
   readonly settings: ApiSettings;
   readonly identity: IdentitySettings;
   /**
@@ -117,6 +133,11 @@ export interface ApiDeps {
    */
   readonly revoker?: CertificateRevoker;
   readonly now?: () => number;
+  /**
+   * Whether the service has finished starting (the local runner: tables made, the pool's initial fill and
+   * the warm-up done); until then health answers 503 `starting`. Absent: ready.
+   */
+  readonly ready?: () => boolean;
   /** Told of every refused identity assertion (code only: the token and its claims are never passed). */
   readonly onAssertionRefused?: (code: string, context: { clientId: string; requestId?: string }) => void;
   /** Records demand per key type (forecast input); failures never fail the request. */

@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { AssertionVerifier, SignRequestRecord } from '@pipeline/core';
 import { memoryAssertionStore } from '../../test-support/test-issuer';
-import { handleApiEvent, type ApiDeps } from '../src';
+import { SignRequestAdmission, handleApiEvent, type ApiDeps } from '../src';
 
 /** Accepts any token as a login of Anna Berg (each token its own assertion). */
 const anyAssertion: AssertionVerifier = {
@@ -128,6 +128,110 @@ test('defaults: RSA-2048 with RSASSA-PKCS1-v1_5', async () => {
   expect(deps.records.get(id)).toMatchObject({
     keyType: 'RSA-2048',
     signatureAlgorithm: 'RSASSA-PKCS1-v1_5',
+  });
+});
+
+describe('admission by key supply and per-client share', () => {
+  /** EC-P256: 2 pool keys, 1 on the fly, reserve 1: capacity 3, one client alone at most 2 open. */
+  function admitted(): ApiDeps & { records: Map<string, SignRequestRecord> } {
+    const deps = memoryDeps();
+    const admission = new SignRequestAdmission(
+      {
+        available: async () => ({ 'EC-P256': 2 }),
+        // The open requests as the index lists them: the stored records not yet terminal.
+        openCounts: async () => {
+          const byClient: Record<string, number> = {};
+          for (const r of deps.records.values()) byClient[r.clientId] = (byClient[r.clientId] ?? 0) + 1;
+          return { byType: { 'EC-P256': deps.records.size }, byClient: { 'EC-P256': byClient } };
+        },
+      },
+      { policy: 'fallback', onTheFly: 1, clientReserve: 1, maxAgeMs: 0 },
+    );
+    return Object.assign(deps, { admission });
+  }
+  const from = (client: string, b: string) =>
+    event('POST', '/sign-requests', {
+      body: b,
+      requestContext: { stage: 'v1', identity: { apiKeyId: client } } as never,
+    });
+
+  test('a client past its share is refused 429 CLIENT_SHARE_EXCEEDED with Retry-After; another client still gets in; then 503 KEYS_UNAVAILABLE for all', async () => {
+    const deps = admitted();
+    for (let i = 0; i < 2; i++) expect((await handleApiEvent(from('a', body()), deps)).statusCode).toBe(202);
+    const third = await handleApiEvent(from('a', body()), deps);
+    expect([third.statusCode, errorOf(third).code, third.headers?.['Retry-After']]).toEqual([
+      429,
+      'CLIENT_SHARE_EXCEEDED',
+      '30',
+    ]);
+    expect((await handleApiEvent(from('b', body()), deps)).statusCode).toBe(202);
+    const full = await handleApiEvent(from('c', body()), deps);
+    expect([full.statusCode, errorOf(full).code]).toEqual([503, 'KEYS_UNAVAILABLE']);
+    expect(deps.records.size).toBe(3);
+  });
+
+  test('a refused request costs no assertion check; an invalid assertion is not counted as open', async () => {
+    const deps = admitted();
+    let verified = 0;
+    const verify = deps.identity.verifier.verify;
+    const counting = {
+      ...deps,
+      identity: {
+        ...deps.identity,
+        verifier: { verify: async (...args: Parameters<typeof verify>) => (verified++, verify(...args)) },
+      },
+    };
+    for (let i = 0; i < 2; i++)
+      expect((await handleApiEvent(from('a', body()), counting)).statusCode).toBe(202);
+    expect(verified).toBe(2);
+    expect((await handleApiEvent(from('a', body()), counting)).statusCode).toBe(429);
+    expect(verified).toBe(2);
+    // A request whose assertion is refused is not counted: client b still has room for one.
+    const refusing = {
+      ...deps,
+      identity: { ...deps.identity, verifier: { verify: async () => Promise.reject(new Error('down')) } },
+    };
+    expect((await handleApiEvent(from('b', body()), refusing)).statusCode).toBe(500);
+    expect((await handleApiEvent(from('b', body()), deps)).statusCode).toBe(202);
+  });
+
+  test('a resend of a request accepted before is answered 200 even while new ones are refused', async () => {
+    const deps = admitted();
+    const first = body();
+    expect((await handleApiEvent(from('a', first), deps)).statusCode).toBe(202);
+    expect((await handleApiEvent(from('a', body()), deps)).statusCode).toBe(202);
+    const resend = await handleApiEvent(from('a', first), deps);
+    expect(resend.statusCode).toBe(200);
+  });
+
+  test('counts are read at most once per maxAgeMs, and the requests accepted since are counted meanwhile', async () => {
+    let reads = 0;
+    let now = 0;
+    const admission = new SignRequestAdmission(
+      {
+        available: async () => ({ 'EC-P256': 100 }),
+        openCounts: async () => (reads++, { byType: {}, byClient: {} }),
+      },
+      { policy: 'fallback', onTheFly: 0, clientReserve: 10, maxAgeMs: 1000, clock: () => now },
+    );
+    // Decided concurrently: each decision sees the ones before it.
+    const decisions = (
+      await Promise.all(Array.from({ length: 91 }, () => admission.decide('EC-P256', 'a')))
+    ).map((d) => d.decision);
+    expect(decisions.filter((d) => d.kind === 'accept')).toHaveLength(90);
+    expect(decisions[90]).toMatchObject({ code: 'CLIENT_SHARE_EXCEEDED' });
+    expect(reads).toBe(1);
+    now = 1000;
+    const next = await admission.decide('EC-P256', 'a');
+    expect(next.decision).toEqual({ kind: 'accept' });
+    expect(reads).toBe(2);
+    // A request not accepted after all no longer counts.
+    for (let i = 0; i < 89; i++) await admission.decide('EC-P256', 'a');
+    expect((await admission.decide('EC-P256', 'a')).decision).toMatchObject({
+      code: 'CLIENT_SHARE_EXCEEDED',
+    });
+    next.cancel();
+    expect((await admission.decide('EC-P256', 'a')).decision).toEqual({ kind: 'accept' });
   });
 });
 
@@ -415,4 +519,24 @@ test('health: liveness for anyone, pool and queue depths only for an identified 
     unknown
   >;
   expect(identified).toMatchObject({ status: 'ok', pool: { 'RSA-2048': 3 }, queue: { depth: 0 } });
+});
+
+test('health: 503 starting with Retry-After until the service is ready, then 200 ok', async () => {
+  let ready = false;
+  const deps = memoryDeps({ ready: () => ready });
+  const anonymous = event('GET', '/health', { requestContext: { stage: 'v1', identity: {} } as never });
+  const starting = await handleApiEvent(anonymous, deps);
+  expect([starting.statusCode, JSON.parse(starting.body), starting.headers?.['Retry-After']]).toEqual([
+    503,
+    { status: 'starting' },
+    '2',
+  ]);
+  const identified = await handleApiEvent(event('GET', '/health'), deps);
+  expect([identified.statusCode, JSON.parse(identified.body)]).toMatchObject([
+    503,
+    { status: 'starting', pool: { 'RSA-2048': 3 } },
+  ]);
+  ready = true;
+  const up = await handleApiEvent(anonymous, deps);
+  expect([up.statusCode, JSON.parse(up.body)]).toEqual([200, { status: 'ok' }]);
 });

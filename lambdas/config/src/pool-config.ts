@@ -13,6 +13,8 @@ export function loadPoolConfig(env: Env = process.env): PoolConfig {
     retryAfterSeconds: int(env, 'POOL_RETRY_AFTER_SECONDS', 30, 1, 3600),
     fallbackMaxInFlight: int(env, 'POOL_FALLBACK_MAX_IN_FLIGHT', 2, 1, 1000),
     fallbackWaitMs: int(env, 'POOL_FALLBACK_WAIT_MS', 2000, 0, 60_000),
+    admissionOnTheFly: int(env, 'POOL_ADMISSION_ON_THE_FLY', 20, 0, 100_000),
+    clientReserve: int(env, 'POOL_CLIENT_RESERVE', 10, 0, 100_000),
     fillParallelism: int(env, 'POOL_FILL_PARALLELISM', 2, 1, 64),
   };
 }

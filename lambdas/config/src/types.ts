@@ -55,6 +55,13 @@ export interface PoolConfig {
    */
   readonly fallbackMaxInFlight: number;
   readonly fallbackWaitMs: number;
+  /**
+   * The API's admission: under `fallback`, open requests of a type it accepts beyond the pool's keys
+   * (what on-the-fly generation and keygen serve in time) ...
+   */
+  readonly admissionOnTheFly: number;
+  /** ... and the last keys of a type's capacity, kept for clients below their share. */
+  readonly clientReserve: number;
   /** Concurrent key generations while filling. */
   readonly fillParallelism: number;
 }

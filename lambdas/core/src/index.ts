@@ -76,6 +76,7 @@ export {
 export {
   AttemptSupersededError,
   RequestExistsError,
+  KeyUnavailableError,
   RequestInProgressError,
   RequestNotFoundError,
 } from './signing/signing-errors';
@@ -108,6 +109,12 @@ export {
   shuffle,
 } from './pool/pool';
 export { keySourceFor } from './pool/key-source';
+export {
+  admitSignRequest,
+  type AdmissionDecision,
+  type AdmissionSettings,
+  type OpenRequestCounts,
+} from './pool/admission';
 export { PrefetchingKeyClaimer } from './pool/key-prefetch';
 export { type FallbackDecision, FallbackLimiter } from './pool/fallback-limiter';
 export {

@@ -76,3 +76,30 @@ test('an abandon that fails does not hide the delivery failure', async () => {
   t.deps.abandon = async () => Promise.reject(new Error('abandon failed'));
   await expect(deliverSignRequest(t.delivery(5), t.deps)).rejects.toBe(down);
 });
+
+test('before the last delivery a busy request holds its message until the lease ends (no receives spent on it)', async () => {
+  const busy = new RequestInProgressError('r1', 42_300);
+  const t = setup([busy]);
+  const held: number[] = [];
+  const delivery = { ...t.delivery(2), hold: async (ms: number) => void held.push(ms) };
+  await expect(deliverSignRequest(delivery, t.deps)).rejects.toBe(busy);
+  expect(held).toEqual([43_300]);
+  expect(t.abandoned).toEqual([]);
+});
+
+test('a hold that fails does not hide the busy request (the visibility timeout brings it back)', async () => {
+  const busy = new RequestInProgressError('r1', 5_000);
+  const t = setup([busy]);
+  const delivery = { ...t.delivery(1), hold: async () => Promise.reject(new Error('queue down')) };
+  await expect(deliverSignRequest(delivery, t.deps)).rejects.toBe(busy);
+});
+
+test('the last delivery may wait for a key generation with its invocation time, less the margin', async () => {
+  const t = setup([signed], 27_000);
+  const seen: unknown[] = [];
+  const process = t.deps.process;
+  t.deps.process = async (id: string, options?: unknown) => (seen.push(options), process(id));
+  await deliverSignRequest(t.delivery(5), t.deps);
+  await deliverSignRequest(t.delivery(2), { ...t.deps, process: async (_id, o) => (seen.push(o), signed) });
+  expect(seen).toEqual([{ lastDelivery: true, lastChanceWaitMs: 7_000 }, { lastDelivery: false }]);
+});

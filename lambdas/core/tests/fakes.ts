@@ -34,6 +34,8 @@ export class MemoryRequestStore implements SignRequestStore {
   public readonly records = new Map<string, StoredSignRequest>();
   /** Runs before each startAttempt: a test can let another delivery win the race there. */
   public beforeStart?: (id: string) => void;
+  /** Absent unless a test sets it: an attempt without a key then fails POOL_EMPTY instead of handing back. */
+  public release?: (id: string, attemptId: string, now: number) => Promise<boolean>;
 
   public put(record: SignRequestRecord | StoredSignRequest): void {
     this.records.set(record.id, record);

@@ -148,3 +148,42 @@ test('waitMs 0: refused at once when no slot is free, without waiting', async ()
   expect(await l.acquire('RSA-2048', nothing)).toEqual({ kind: 'refused' });
   expect(() => new FallbackLimiter({ maxInFlight: 0, waitMs: 1 })).toThrow(RangeError);
 });
+
+test("the budget is split between clients: a freed slot goes to the waiting client that holds the fewest, not to a flooder's older waiters", async () => {
+  const time = new FakeTime();
+  const l = limiter(time, 2, 10_000);
+  const flood1 = await l.acquire('RSA-2048', nothing, 'flooder');
+  const flood2 = await l.acquire('RSA-2048', nothing, 'flooder');
+  const flood3 = pending(l.acquire('RSA-2048', nothing, 'flooder'));
+  await time.advance(100);
+  const other = pending(l.acquire('RSA-2048', nothing, 'other'));
+  await settle();
+  if (flood1.kind !== 'slot' || flood2.kind !== 'slot') throw new Error('expected slots');
+  flood1.release();
+  await settle();
+  // The flooder still holds one slot, the other client none: the other's later waiter goes first.
+  expect(other.result?.kind).toBe('slot');
+  expect(flood3.result).toBeUndefined();
+  flood2.release();
+  await settle();
+  expect(flood3.result?.kind).toBe('slot');
+  expect(l.inFlight('RSA-2048')).toBe(2);
+});
+
+test('a last-chance request joins a full queue and waits its own, longer time for a slot', async () => {
+  const time = new FakeTime();
+  const l = limiter(time, 1, 2000, 1);
+  const first = await l.acquire('RSA-2048', nothing);
+  const waiting = pending(l.acquire('RSA-2048', nothing));
+  await settle();
+  expect((await l.acquire('RSA-2048', nothing)).kind).toBe('refused');
+  const last = pending(l.acquire('RSA-2048', nothing, '', 8000));
+  await time.advance(2000);
+  expect(waiting.result).toEqual({ kind: 'refused' });
+  expect(last.result).toBeUndefined();
+  if (first.kind !== 'slot') throw new Error('expected a slot');
+  await time.advance(3000);
+  first.release();
+  await settle();
+  expect(last.result?.kind).toBe('slot');
+});

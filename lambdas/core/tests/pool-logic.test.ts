@@ -141,7 +141,7 @@ describe('metrics', () => {
 });
 
 describe('pool configuration', () => {
-  test('defaults: 8 shards, bundles of 10, 30-day keys, fallback (2 generations per type, 2 s wait), 60 s lease, 30-day retention, 20-minute reconcile', () => {
+  test('defaults: 8 shards, bundles of 10, 30-day keys, fallback (2 generations per type, 2 s wait), admission (20 on the fly, reserve 10), 60 s lease, 30-day retention, 20-minute reconcile', () => {
     expect(loadPoolConfig({})).toEqual({
       shards: 8,
       bundleSize: 10,
@@ -150,6 +150,8 @@ describe('pool configuration', () => {
       retryAfterSeconds: 30,
       fallbackMaxInFlight: 2,
       fallbackWaitMs: 2000,
+      admissionOnTheFly: 20,
+      clientReserve: 10,
       fillParallelism: 2,
     });
     expect(loadRequestsConfig({})).toEqual({

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import {
   AttemptSupersededError,
   FallbackLimiter,
+  KeyUnavailableError,
   RequestInProgressError,
   RequestNotFoundError,
   processSignRequest,
@@ -513,6 +514,46 @@ describe('empty pool', () => {
       expect(h.hsm.calls.filter((c) => c === 'generateKeyPair')).toHaveLength(1);
       expect(h.hsm.live.size).toBe(0);
       expect(h.deps.fallbackLimiter!.inFlight('EC-P256')).toBe(0);
+    });
+
+    test('before the last delivery, a request that finds neither a slot nor a key is handed back, not failed: lease given up, taken over and signed by the next delivery', async () => {
+      const { h, time, generating } = bounded();
+      h.store.release = async (id, attemptId, now) => {
+        const r = h.store.records.get(id);
+        if (r?.status !== 'signing' || r.attemptId !== attemptId) return false;
+        h.store.put({ ...r, leaseUntil: now });
+        return true;
+      };
+      const first = processSignRequest(h.deps, received(h).id);
+      await settle();
+      const id = received(h).id;
+      const second = processSignRequest(h.deps, id).catch((err: unknown) => err);
+      await time.advance(2000);
+      const handedBack = await second;
+      expect(handedBack).toBeInstanceOf(KeyUnavailableError);
+      expect((handedBack as KeyUnavailableError).retryAfterMs).toBe(45_000);
+      expect(h.store.records.get(id)).toMatchObject({ status: 'signing', attempts: 1 });
+      expect(h.store.records.get(id)!.leaseUntil).toBeLessThanOrEqual(Date.now());
+      expect(h.metrics.counter('KeysUnavailable', 'EC-P256')).toBe(1);
+      expect(h.metrics.counter('PoolEmptyRejections', 'EC-P256')).toBe(0);
+      generating.open();
+      expect(await first).toMatchObject({ status: 'signed' });
+      // The next delivery takes the request over and signs it (a generation slot is free now).
+      expect(await processSignRequest(h.deps, id)).toMatchObject({ status: 'signed' });
+      expect(h.store.records.get(id)!.attempts).toBe(2);
+      expect(h.hsm.live.size).toBe(0);
+    });
+
+    test('on the last delivery a request without a key ends POOL_EMPTY even when it could be handed back', async () => {
+      const { h, time, generating } = bounded();
+      h.store.release = async () => true;
+      const first = processSignRequest(h.deps, received(h).id);
+      await settle();
+      const second = processSignRequest(h.deps, received(h).id, { lastDelivery: true });
+      await time.advance(2000);
+      expect((await second).record.error).toMatchObject({ code: 'POOL_EMPTY' });
+      generating.open();
+      await first;
     });
 
     test('a waiting request takes the slot the finishing generation frees', async () => {

@@ -4,7 +4,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { handleApiEvent, type ApiDeps } from '@pipeline/api';
+import { SignRequestAdmission, handleApiEvent, type ApiDeps } from '@pipeline/api';
 import {
   AssertionReplayRepository,
   BatchedRequestReader,
@@ -65,6 +65,15 @@ export function wireApi(): ApiHandlerDeps {
   );
   // Reads for all waiting clients of this process go out together (see BatchedRequestReader).
   const reader = new BatchedRequestReader(doc, { tableName: tableName(TABLES.requests) });
+  // Admission by key supply and per-client share: the pool's counters and the open requests, read at most
+  // once a second by this environment.
+  const admission = new SignRequestAdmission(
+    {
+      available: () => keyPool.available(KEY_TYPES),
+      openCounts: () => requests.openCounts(),
+    },
+    { policy: pool.emptyPolicy, onTheFly: pool.admissionOnTheFly, clientReserve: pool.clientReserve },
+  );
   const api: ApiDeps = {
     requests: {
       create: (record) =>
@@ -80,6 +89,7 @@ export function wireApi(): ApiHandlerDeps {
     },
     queue,
     pool: { available: () => keyPool.available(KEY_TYPES) },
+    admission,
     recordDemand: (keyType, at) => demand.record(keyType, at),
     identity: {
       verifier: createAssertionVerifier(identity, config.aws),

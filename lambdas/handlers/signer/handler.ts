@@ -53,6 +53,11 @@ export interface SignerHandlerDeps {
   readonly signing: () => Promise<SigningDeps>;
   /** Ends a request no attempt owns (its last delivery ran out of time). */
   readonly abandon: DeliveryDeps['abandon'];
+  /**
+   * Keeps a message invisible for a while (ms) instead of the queue's visibility timeout: a delivery that
+   * meets a live lease comes back when the lease has ended, not before.
+   */
+  readonly hold?: (receiptHandle: string, ms: number) => Promise<void>;
   /** At most this many records of this environment in flight at once (batches may be larger). */
   readonly limit: LimitFunction;
   readonly logger: Logger;
@@ -76,9 +81,10 @@ export function createSignerHandler(deps: SignerHandlerDeps): LambdaHandler<SQSE
         receiveCount,
         maxReceiveCount: QUEUES.signRequests.maxReceiveCount,
         remainingTimeMs: () => context.getRemainingTimeInMillis(),
+        hold: deps.hold ? (ms) => deps.hold!(record.receiptHandle, ms) : undefined,
       },
       {
-        process: (requestId) => processSignRequest(signing, requestId),
+        process: (requestId, options) => processSignRequest(signing, requestId, options),
         abandon: deps.abandon,
         onUnfinished: (err) =>
           logger.warn('sign request not finished in this delivery', {
@@ -131,7 +137,7 @@ export function createSignerHandler(deps: SignerHandlerDeps): LambdaHandler<SQSE
 export function wireSigner(): SignerHandlerDeps {
   const logger = createLogger('signer');
   const metrics = createMetrics();
-  const { config, pipeline, pool, keyPool, requestsConfig, doc } = wire();
+  const { config, pipeline, pool, keyPool, requestsConfig, doc, queue } = wire();
   const limit = pLimit(pipeline.signerConcurrency);
   // The records of a batch move together: one transaction and one read per step, not one write each.
   const requests = new RequestRepository(doc, {
@@ -223,6 +229,8 @@ export function wireSigner(): SignerHandlerDeps {
       },
     }),
     abandon: (requestId, error, now) => requests.abandon(requestId, error, now),
+    // Only with the queue's URL (SIGN_QUEUE_URL); without it a busy message waits out its visibility timeout.
+    hold: pipeline.queueUrl ? (receiptHandle, ms) => queue.hold(receiptHandle, ms) : undefined,
     limit,
     logger,
     metrics,

@@ -23,6 +23,7 @@ import {
   wireAuditCheckpoint,
   wireKeygen,
   wireReconcile,
+  type ApiHandlerDeps,
 } from '../../../lambdas/handlers';
 import { ensureQueue, ensureTables } from '../resources';
 import { localAnchorDir } from '../audit-anchors';
@@ -60,6 +61,11 @@ export interface LocalPipelineOptions {
    * URL, returns the URL every handler and process of this pipeline will use instead.
    */
   readonly wrapEndpoint?: (service: 'dynamodb' | 'sqs' | 'lambda', url: string) => Promise<string>;
+  /**
+   * Whether health answers `ok` from the start (default true); false: `starting` (503) until markReady(),
+   * as `npm start` does until its banner's conditions hold (the initial fill, the warm-up).
+   */
+  readonly startsReady?: boolean;
   /** Told when a scheduled function (keygen, crl, audit-checkpoint, reconcile) has run: the benchmarks' markers. */
   readonly onScheduledRun?: (run: ScheduledRun) => void;
 }
@@ -97,7 +103,14 @@ export interface LocalPipeline {
   startConsumer(overrides?: Readonly<Record<string, string>>): ConsumerProcess;
   /** Runs the keygen function once now (the schedule also runs it) and waits for it. */
   runKeygen(): Promise<unknown>;
+  /** From now on health answers `ok` (see LocalPipelineOptions.startsReady). */
+  markReady(): void;
   stop(): Promise<void>;
+}
+
+/** The API's dependencies with health's readiness taken from the runner. */
+function withReadiness(deps: ApiHandlerDeps, ready: () => boolean): ApiHandlerDeps {
+  return { ...deps, api: { ...deps.api, ready } };
 }
 
 /**
@@ -141,6 +154,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
   let signerEnv: Record<string, string> = {};
+  let ready = options.startsReady ?? true;
   try {
     Object.assign(process.env, standIns.env());
     const wrap = async (service: 'dynamodb' | 'sqs' | 'lambda', variable: string): Promise<void> => {
@@ -227,7 +241,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     const clients = loadApiClients();
     const gateway = await startGateway(
       {
-        handler: createApiHandler(wireApi()),
+        handler: createApiHandler(withReadiness(wireApi(), () => ready)),
         clients,
         limits: pipeline.local.limits,
         log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
@@ -320,6 +334,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       consumers,
       startConsumer,
       runKeygen,
+      markReady: () => {
+        ready = true;
+      },
       stop,
     };
   } catch (err) {

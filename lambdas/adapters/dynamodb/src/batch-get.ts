@@ -25,6 +25,8 @@ export class BatchGetIncompleteError extends Error {
 export interface BatchGetDeps {
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
+  /** Only these attributes of each item (a ProjectionExpression without reserved words). */
+  readonly projection?: string;
 }
 
 export async function batchGetConsistent(
@@ -41,7 +43,15 @@ export async function batchGetConsistent(
       if (round >= MAX_ROUNDS) throw new BatchGetIncompleteError(pending.length);
       if (round > 0) await sleep(backoffDelay(round, UNPROCESSED_BACKOFF, deps.random));
       const out: BatchGetCommandOutput = await doc.send(
-        new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
+        new BatchGetCommand({
+          RequestItems: {
+            [tableName]: {
+              Keys: pending,
+              ConsistentRead: true,
+              ...(deps.projection ? { ProjectionExpression: deps.projection } : {}),
+            },
+          },
+        }),
       );
       found.push(...(out.Responses?.[tableName] ?? []));
       pending = out.UnprocessedKeys?.[tableName]?.Keys;

@@ -23,6 +23,8 @@ import {
 import type {
   CoalescerOptions,
   FailedResult,
+  KeyType,
+  OpenRequestCounts,
   OpenRequestStore,
   RequestError,
   SignRequestRecord,
@@ -35,6 +37,9 @@ import { Coalescer, RequestExistsError, type Settled } from '@pipeline/core';
 import { TABLES } from '@pipeline/resources';
 import { batchGetConsistent } from './batch-get';
 import { transactGroups } from './transactions';
+
+/** Open requests counted at most (openCounts): beyond, the counts are a lower bound. */
+const MAX_OPEN_COUNTED = 5000;
 
 /** Partitions of the open-requests index: the first hex digit of the id (a UUID) modulo this. */
 export const OPEN_SHARDS = 8;
@@ -253,6 +258,44 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
       .sort((a, b) => a.receivedAt - b.receivedAt)
       .slice(0, limit)
       .map((item) => item.id);
+  }
+
+  /**
+   * Open requests (received or signing) per key type and per client, for the API's admission: the sparse
+   * index's ids (every shard), then each one's key type and client (BatchGetItem, those two attributes
+   * only). At most MAX_OPEN_COUNTED requests are counted.
+   */
+  public async openCounts(): Promise<OpenRequestCounts> {
+    const ids = await this.listOpen(Number.MAX_SAFE_INTEGER, MAX_OPEN_COUNTED);
+    const items = await batchGetConsistent(
+      this.doc,
+      this.options.tableName,
+      ids.map((id) => ({ id })),
+      { projection: 'keyType, clientId' },
+    );
+    const byType: Partial<Record<KeyType, number>> = {};
+    const byClient: Partial<Record<KeyType, Record<string, number>>> = {};
+    for (const item of items as Array<{ keyType?: KeyType; clientId?: string }>) {
+      if (!item.keyType) continue;
+      byType[item.keyType] = (byType[item.keyType] ?? 0) + 1;
+      const clients = (byClient[item.keyType] ??= {});
+      const client = item.clientId ?? '';
+      clients[client] = (clients[client] ?? 0) + 1;
+    }
+    return { byType, byClient };
+  }
+
+  /**
+   * Gives up an attempt's lease at once (it found no key and hands its message back to the queue): the
+   * next delivery takes the request over instead of waiting for the lease. Only the attempt that owns it.
+   */
+  public async release(id: string, attemptId: string, now: number): Promise<boolean> {
+    const stored = await this.transition(id, {
+      UpdateExpression: 'SET leaseUntil = :now',
+      ConditionExpression: '#status = :signing AND attemptId = :attempt',
+      ExpressionAttributeValues: { ':signing': 'signing', ':attempt': attemptId, ':now': now },
+    });
+    return stored !== undefined;
   }
 
   public async getOpen(id: string): Promise<StoredSignRequest | undefined> {

@@ -75,3 +75,32 @@ test('a requeue is counted only against the count that was read, and only while 
   expect(await repo.markRequeued(id, 2, T0 + 4)).toBe(false);
   expect(await repo.getOpen(id)).toMatchObject({ status: 'failed', requeues: 2, requeuedAt: T0 + 3 });
 });
+
+test('openCounts: the open requests per key type and client (terminal ones not counted)', async () => {
+  const rec = (clientId: string, keyType: 'EC-P256' | 'EC-P384') =>
+    repo.create(sampleSignRequestRecord({ id: randomUUID(), receivedAt: T0, clientId, keyType }));
+  await Promise.all([rec('a', 'EC-P256'), rec('a', 'EC-P256'), rec('b', 'EC-P256'), rec('a', 'EC-P384')]);
+  const done = randomUUID();
+  await repo.create(sampleSignRequestRecord({ id: done, receivedAt: T0, clientId: 'b', keyType: 'EC-P384' }));
+  await repo.abandon(done, { code: 'X', message: 'x' }, Date.now());
+  expect(await repo.openCounts()).toEqual({
+    byType: { 'EC-P256': 3, 'EC-P384': 1 },
+    byClient: { 'EC-P256': { a: 2, b: 1 }, 'EC-P384': { a: 1 } },
+  });
+});
+
+test('release: only the owning attempt ends its lease now, and the next delivery may take over', async () => {
+  const id = await created(randomUUID(), T0);
+  const now = Date.now();
+  await repo.startAttempt(id, { attemptId: 'a', startedAt: now, leaseUntil: now + 60_000 });
+  expect(await repo.release(id, 'other', now)).toBe(false);
+  expect(await repo.release(id, 'a', now + 5)).toBe(true);
+  expect(await repo.get(id)).toMatchObject({ status: 'signing', leaseUntil: now + 5 });
+  const taken = await repo.startAttempt(id, {
+    attemptId: 'b',
+    startedAt: now + 10,
+    leaseUntil: now + 60_000,
+    takeOverFrom: { attemptId: 'a' },
+  });
+  expect(taken).toMatchObject({ attemptId: 'b', attempts: 2 });
+});

@@ -9,8 +9,10 @@
  * one of the process's record slots, so a long queue of one type would starve the others just as well;
  * a request that finds the queue full is refused at once.
  *
- * Slots are handed straight from a finishing generation to the longest waiter of its type, so a new
- * request never overtakes one that is waiting.
+ * Slots are handed straight from a finishing generation to a waiter of its type, so a new request never
+ * overtakes one that is waiting: the longest waiter of the client that holds the fewest slots of the type,
+ * so the budget is split between clients (one client's flood of requests does not take every generation
+ * from the others' requests).
  */
 import type { KeyType } from '../shared/algorithms';
 
@@ -39,6 +41,8 @@ export type FallbackDecision<K> =
   | { readonly kind: 'refused' };
 
 interface Waiter {
+  /** The client whose request waits ('' when not told). */
+  readonly client: string;
   /** A slot handed over by a finishing generation. */
   granted?: ReleaseSlot;
   /** Ends the current wait early (set while waiting). */
@@ -52,6 +56,8 @@ const defaultTimer = (fn: () => void, ms: number): (() => void) => {
 
 export class FallbackLimiter {
   private readonly active = new Map<KeyType, number>();
+  /** Slots in use per key type and client. */
+  private readonly held = new Map<KeyType, Map<string, number>>();
   private readonly queues = new Map<KeyType, Waiter[]>();
   private readonly clock: () => number;
   private readonly timer: (fn: () => void, ms: number) => () => void;
@@ -91,16 +97,22 @@ export class FallbackLimiter {
   public async acquire<K>(
     keyType: KeyType,
     reclaim: () => Promise<K | undefined>,
+    client = '',
+    /**
+     * A request with no other chance (its message's last delivery): it waits this long instead of
+     * `waitMs`, and joins the queue even when it is full.
+     */
+    lastChanceWaitMs?: number,
   ): Promise<FallbackDecision<K>> {
     const queue = this.queues.get(keyType) ?? [];
     this.queues.set(keyType, queue);
     if (queue.length === 0 && this.inFlight(keyType) < this.options.maxInFlight) {
       this.active.set(keyType, this.inFlight(keyType) + 1);
-      return { kind: 'slot', release: this.slot(keyType) };
+      return { kind: 'slot', release: this.slot(keyType, client) };
     }
-    if (queue.length >= this.maxWaiting) return { kind: 'refused' };
-    const deadline = this.clock() + this.options.waitMs;
-    const waiter: Waiter = {};
+    if (queue.length >= this.maxWaiting && lastChanceWaitMs === undefined) return { kind: 'refused' };
+    const deadline = this.clock() + Math.max(this.options.waitMs, lastChanceWaitMs ?? 0);
+    const waiter: Waiter = { client };
     queue.push(waiter);
     let used = false;
     try {
@@ -138,19 +150,36 @@ export class FallbackLimiter {
     });
   }
 
-  private slot(keyType: KeyType): ReleaseSlot {
+  private slot(keyType: KeyType, client: string): ReleaseSlot {
+    const held = this.held.get(keyType) ?? new Map<string, number>();
+    this.held.set(keyType, held);
+    held.set(client, (held.get(client) ?? 0) + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = this.queues.get(keyType)?.shift();
+      const left = (held.get(client) ?? 1) - 1;
+      if (left > 0) held.set(client, left);
+      else held.delete(client);
+      const next = this.nextWaiter(keyType, held);
       if (next) {
         // Handed over: the count of generations in flight stays as it is.
-        next.granted = this.slot(keyType);
+        next.granted = this.slot(keyType, next.client);
         next.wake?.();
       } else {
         this.active.set(keyType, this.inFlight(keyType) - 1);
       }
     };
+  }
+
+  /** Takes the longest waiter of the client holding the fewest slots of the type out of its queue. */
+  private nextWaiter(keyType: KeyType, held: ReadonlyMap<string, number>): Waiter | undefined {
+    const queue = this.queues.get(keyType);
+    if (!queue || queue.length === 0) return undefined;
+    let best = 0;
+    for (let i = 1; i < queue.length; i++) {
+      if ((held.get(queue[i].client) ?? 0) < (held.get(queue[best].client) ?? 0)) best = i;
+    }
+    return queue.splice(best, 1)[0];
   }
 }

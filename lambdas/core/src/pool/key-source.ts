@@ -20,7 +20,11 @@ export type KeySourcing =
   | { readonly kind: 'refused'; readonly reason?: string };
 
 export interface KeySource {
-  next(keyType: KeyType): Promise<KeySourcing>;
+  /**
+   * `client`: whose request asks (the fallback's generations are split between clients);
+   * `lastChanceWaitMs`: the request has no later delivery, it may wait this long for a generation.
+   */
+  next(keyType: KeyType, client?: string, lastChanceWaitMs?: number): Promise<KeySourcing>;
 }
 
 /** Claims one unexpired pool key of a type (undefined when there is none). */
@@ -35,9 +39,9 @@ export const refuseKeySource: KeySource = { next: async () => ({ kind: 'refused'
  */
 export function onTheFlyKeySource(claim: Claim, limiter?: FallbackLimiter): KeySource {
   return {
-    next: async (keyType) => {
+    next: async (keyType, client, lastChanceWaitMs) => {
       if (!limiter) return { kind: 'generate' };
-      const decision = await limiter.acquire(keyType, () => claim(keyType));
+      const decision = await limiter.acquire(keyType, () => claim(keyType), client, lastChanceWaitMs);
       if (decision.kind === 'refused')
         return { kind: 'refused', reason: 'no on-the-fly generation was free' };
       if (decision.kind === 'key') return { kind: 'pooled', key: decision.key };
@@ -49,9 +53,9 @@ export function onTheFlyKeySource(claim: Claim, limiter?: FallbackLimiter): KeyS
 /** The pool first; when it has no key of the type, whenEmpty decides. */
 export function poolKeySource(claim: Claim, whenEmpty: KeySource): KeySource {
   return {
-    next: async (keyType) => {
+    next: async (keyType, client, lastChanceWaitMs) => {
       const key = await claim(keyType);
-      return key ? { kind: 'pooled', key } : whenEmpty.next(keyType);
+      return key ? { kind: 'pooled', key } : whenEmpty.next(keyType, client, lastChanceWaitMs);
     },
   };
 }

@@ -4,11 +4,15 @@
  */
 import type { KeyType } from '../shared/algorithms';
 
-/** Counters: claims, on-the-fly fallbacks, rejections, keys added, expired keys removed. */
+/**
+ * Counters: claims, on-the-fly fallbacks, rejections, requests handed back for want of a key, keys added,
+ * expired keys removed.
+ */
 export type PoolCounterName =
   | 'KeysClaimed'
   | 'OnTheFlyFallbacks'
   | 'PoolEmptyRejections'
+  | 'KeysUnavailable'
   | 'KeysAdded'
   | 'ExpiredKeysRemoved'
   | 'KeysDiscarded';

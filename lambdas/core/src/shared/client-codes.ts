@@ -63,9 +63,17 @@ export const CLIENT_CODES = {
   THROTTLED: { status: 429, message: 'too many requests' },
   QUOTA_EXCEEDED: { status: 429, message: "this client's daily request quota is used up" },
   POOL_EMPTY: { status: 429, ...FAILED, message: 'no key of the type is available; retry later' },
+  CLIENT_SHARE_EXCEEDED: {
+    status: 429,
+    message: "the key type's pool is low and this client holds its share of its open requests; retry later",
+  },
   INTERNAL_ERROR: { status: 500, message: 'internal error' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'a backing service is unavailable, retry later' },
   IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, message: "the identity provider's keys could not be read" },
+  KEYS_UNAVAILABLE: {
+    status: 503,
+    message: 'no key of the type can come in time for another request; retry later',
+  },
   // Failed requests
   KEY_PROFILE_MISMATCH: { ...FAILED, message: 'too many pool keys wrapped under another HSM profile' },
   KEY_PUBLIC_MISMATCH: { ...FAILED, message: 'too many pool keys stored with another public key' },

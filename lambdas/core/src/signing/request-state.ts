@@ -125,4 +125,10 @@ export interface SignRequestStore {
   startAttempt(id: string, attempt: StartAttempt): Promise<StoredSignRequest | undefined>;
   complete(id: string, attemptId: string, result: SignedResult): Promise<StoredSignRequest | undefined>;
   fail(id: string, attemptId: string, result: FailedResult): Promise<StoredSignRequest | undefined>;
+  /**
+   * Ends the attempt's lease now, leaving the request `signing` for the next delivery to take over (an
+   * attempt that found no key hands its message back). False when the attempt no longer owns it. Without
+   * it, such an attempt fails the request POOL_EMPTY.
+   */
+  release?(id: string, attemptId: string, now: number): Promise<boolean>;
 }

@@ -27,6 +27,21 @@ export class RequestInProgressError extends SigningError {
   }
 }
 
+/**
+ * No key for the request yet (the pool of its type is empty and no on-the-fly generation was free): the
+ * attempt gave up its lease and hands the message back to the queue, to come back after retryAfterMs
+ * (keygen or a finished generation may have a key by then). Not a failure of the request.
+ */
+export class KeyUnavailableError extends SigningError {
+  public override name = 'KeyUnavailableError';
+  public constructor(
+    requestId: string,
+    public readonly retryAfterMs: number,
+  ) {
+    super(`no key for sign request ${requestId} yet: handed back to the queue`, 'KEY_UNAVAILABLE');
+  }
+}
+
 /** A request id was created twice. */
 export class RequestExistsError extends SigningError {
   public override name = 'RequestExistsError';

@@ -49,7 +49,12 @@ import {
   type SignerIdentity,
   type SigningStage,
 } from './sign-request';
-import { AttemptSupersededError, RequestInProgressError, RequestNotFoundError } from './signing-errors';
+import {
+  AttemptSupersededError,
+  KeyUnavailableError,
+  RequestInProgressError,
+  RequestNotFoundError,
+} from './signing-errors';
 import { HsmUnwrapError, type PrivateKeyRef } from '../shared/hsm';
 import type { FailureCode } from '../shared/client-codes';
 import { errorCode, PipelineError } from '../shared/errors';
@@ -172,13 +177,29 @@ export type SignOutcome =
       readonly retryAfterSeconds?: number;
     };
 
+/** How this delivery stands among the queue's deliveries of the message. */
+export interface ProcessOptions {
+  /**
+   * The queue will not deliver the message again: a request that finds no key ends POOL_EMPTY instead of
+   * handing its message back (KeyUnavailableError).
+   */
+  readonly lastDelivery?: boolean;
+  /** On the last delivery: how long the request may wait for an on-the-fly generation (ms). */
+  readonly lastChanceWaitMs?: number;
+}
+
 /**
  * Processes one delivery of a sign request. Returns the terminal outcome (fresh or replayed); throws
- * RequestInProgressError when another attempt holds the request (retry later), RequestNotFoundError for
+ * RequestInProgressError when another attempt holds the request (retry later), KeyUnavailableError when
+ * no key could be had yet under `fallback` (the lease is given up: retry later), RequestNotFoundError for
  * an unknown id, AttemptSupersededError when this attempt lost ownership, and store errors as they come
  * (the request then stays `signing` and a redelivery takes it over after the lease).
  */
-export async function processSignRequest(deps: SigningDeps, requestId: string): Promise<SignOutcome> {
+export async function processSignRequest(
+  deps: SigningDeps,
+  requestId: string,
+  options: ProcessOptions = {},
+): Promise<SignOutcome> {
   const clock = deps.clock ?? Date.now;
   const newAttemptId = deps.newAttemptId ?? randomUUID;
   const start = (takeOverFrom?: { attemptId: string | undefined }) => {
@@ -195,7 +216,7 @@ export async function processSignRequest(deps: SigningDeps, requestId: string): 
   };
   // The common case first: a fresh request, started in one conditional write without a read.
   const fresh = await start();
-  if (fresh) return runAttempt(deps, fresh.started, fresh.attemptId, clock);
+  if (fresh) return runAttempt(deps, fresh.started, fresh.attemptId, clock, options);
   for (let round = 0; round < 2; round++) {
     const record = await deps.requests.get(requestId);
     if (!record) throw new RequestNotFoundError(requestId);
@@ -206,7 +227,7 @@ export async function processSignRequest(deps: SigningDeps, requestId: string): 
       decision.kind === 'takeover' ? { attemptId: decision.staleAttemptId } : undefined,
     );
     // Lost the race to another delivery: look once more (it may have finished already).
-    if (attempt) return runAttempt(deps, attempt.started, attempt.attemptId, clock);
+    if (attempt) return runAttempt(deps, attempt.started, attempt.attemptId, clock, options);
   }
   throw new RequestInProgressError(requestId, deps.settings.leaseMs);
 }
@@ -299,8 +320,17 @@ function runAttempt(
   record: StoredSignRequest,
   attemptId: string,
   clock: () => number,
+  options: ProcessOptions,
 ): Promise<SignOutcome> {
-  return new SigningAttempt(deps, record, attemptId, clock).run();
+  return new SigningAttempt(deps, record, attemptId, clock, options).run();
+}
+
+/** Under `fallback`, no key yet: the attempt hands the request back instead of failing it. */
+class NoKeyYet extends PipelineError {
+  public override name = 'NoKeyYet';
+  public constructor() {
+    super('no key yet', 'KEY_UNAVAILABLE');
+  }
 }
 
 /**
@@ -328,6 +358,7 @@ class SigningAttempt {
     private readonly record: StoredSignRequest,
     private readonly attemptId: string,
     private readonly clock: () => number,
+    private readonly options: ProcessOptions = {},
   ) {
     this.startedAt = clock();
     this.keySource =
@@ -367,6 +398,7 @@ class SigningAttempt {
       signed = cms ? await this.signContainer(certified) : await this.signRaw(certified);
     } catch (err) {
       await this.destroyKey().catch(() => undefined);
+      if (err instanceof NoKeyYet) return this.handBack();
       if (err instanceof AttemptEnded) return this.fail(err.error, err.retryAfterSeconds);
       if (err instanceof StageError) return this.fail(requestErrorFor(err.stage, err.cause));
       throw err;
@@ -406,7 +438,10 @@ class SigningAttempt {
       const mayDiscard = this.discardedKeys < (deps.settings.maxDiscardedKeys ?? 3);
       // The claim, and under `fallback` the wait for a generation slot (or a key keygen stored
       // meanwhile), count as claim time.
-      const sourced = await this.stage('claim', () => this.keySource.next(record.keyType));
+      const lastChance = this.options.lastDelivery ? this.options.lastChanceWaitMs : undefined;
+      const sourced = await this.stage('claim', () =>
+        this.keySource.next(record.keyType, record.clientId, lastChance),
+      );
       if (sourced.kind === 'refused') this.poolEmpty(sourced.reason);
       const claimed = sourced.kind === 'pooled' ? sourced.key : undefined;
       let publicKeySpki: Buffer;
@@ -510,9 +545,19 @@ class SigningAttempt {
     }
   }
 
-  /** No key for this request: POOL_EMPTY with the retry hint. */
+  /**
+   * No key for this request. Under `fallback`, before the last delivery and before the attempt did
+   * anything the audit log must record, the request is handed back (see handBack): an accepted request
+   * waits for a key rather than failing. Otherwise POOL_EMPTY with the retry hint.
+   */
   private poolEmpty(reason?: string): never {
     const { keyType } = this.record;
+    const mayHandBack =
+      this.deps.settings.emptyPoolPolicy === 'fallback' &&
+      !this.options.lastDelivery &&
+      this.deps.requests.release !== undefined &&
+      this.events.length === 0;
+    if (mayHandBack) throw new NoKeyYet();
     this.deps.metrics.count('PoolEmptyRejections', keyType);
     const retryAfter = this.deps.settings.retryAfterSeconds;
     throw new AttemptEnded(
@@ -522,6 +567,18 @@ class SigningAttempt {
       },
       retryAfter,
     );
+  }
+
+  /**
+   * Gives up the lease and throws KeyUnavailableError: the delivery holds the message for the retry hint
+   * and the next delivery takes the request over. Nothing was claimed, generated or signed.
+   */
+  private async handBack(): Promise<never> {
+    const { id, keyType } = this.record;
+    this.deps.metrics.count('KeysUnavailable', keyType);
+    const released = await this.deps.requests.release!(id, this.attemptId, this.clock());
+    if (!released) throw new AttemptSupersededError(id);
+    throw new KeyUnavailableError(id, this.deps.settings.retryAfterSeconds * 1000);
   }
 
   private discard(keyId: string, reason: KeyDiscardReason, keySpkiHash?: string): void {

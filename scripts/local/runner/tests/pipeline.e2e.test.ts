@@ -45,9 +45,12 @@ beforeAll(async () => {
       LOCAL_API_CLIENTS: `${OTHER_CLIENT.clientId}:${OTHER_CLIENT.apiKey}`,
       LOCAL_CONSUMERS: '2',
       // 100 of the requests find no pool key of their type: here every one must be generated on the fly
-      // (pool-drain.e2e.test.ts shows the default bound refusing them to protect the other types).
+      // (pool-drain.e2e.test.ts shows the default bound handing them back to protect the other types) ...
       POOL_FALLBACK_MAX_IN_FLIGHT: '100',
       POOL_FALLBACK_WAIT_MS: '60000',
+      // ... and the API accepts all 500 at once (fair-share.e2e.test.ts shows admission refusing a burst
+      // beyond what keys serve in time).
+      POOL_ADMISSION_ON_THE_FLY: '1000',
       LOG_LEVEL: 'WARN',
     },
   });

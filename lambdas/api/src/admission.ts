@@ -1,0 +1,116 @@
+/**
+ * The API's admission of sign requests by key supply (core pool/admission.ts decides): the pool's
+ * counters and the open requests per key type and client, each read at most once per `maxAgeMs` by this
+ * process (concurrent requests share one read), plus the requests this process accepted since the last
+ * read of the open requests, so a burst within that time is counted too.
+ */
+import {
+  admitSignRequest,
+  type AdmissionDecision,
+  type AdmissionSettings,
+  type KeyType,
+  type OpenRequestCounts,
+} from '@pipeline/core';
+
+export interface AdmissionSources {
+  /** Available pool keys per key type (the counters). */
+  available(): Promise<Partial<Record<KeyType, number>>>;
+  /** Open requests per key type and client (the open-requests index). */
+  openCounts(): Promise<OpenRequestCounts>;
+}
+
+export interface AdmissionOptions extends AdmissionSettings {
+  /** Longest a read of the counts is reused (ms); default 1000. */
+  readonly maxAgeMs?: number;
+  /** Epoch ms; default Date.now. */
+  readonly clock?: () => number;
+}
+
+interface Cached<T> {
+  readonly at: number;
+  readonly value: Promise<T>;
+}
+
+export class SignRequestAdmission {
+  private pool: Cached<Partial<Record<KeyType, number>>> | undefined;
+  private open: Cached<OpenRequestCounts> | undefined;
+  /** Accepted by this process since the open counts were read. */
+  private acceptedSince: Array<{ readonly keyType: KeyType; readonly clientId: string }> = [];
+
+  public constructor(
+    private readonly sources: AdmissionSources,
+    private readonly options: AdmissionOptions,
+  ) {}
+
+  /**
+   * Whether one more request of the type from the client is accepted (see admitSignRequest). An accepted
+   * one is counted at once, until the next read of the open requests includes it: concurrent requests of
+   * this process are decided one after the other, each seeing the ones before it.
+   */
+  public async decide(
+    keyType: KeyType,
+    clientId: string,
+  ): Promise<{ readonly decision: AdmissionDecision; readonly cancel: () => void }> {
+    const [available, read] = await Promise.all([this.availableKeys(), this.openRead()]);
+    // From here on synchronous: no other decision of this process runs in between.
+    const open = this.withAcceptedSince(read);
+    const decision = admitSignRequest(
+      { keyType, clientId, available: available[keyType] ?? 0, open },
+      this.options,
+    );
+    if (decision.kind !== 'accept') return { decision, cancel: () => undefined };
+    const entry = { keyType, clientId };
+    this.acceptedSince.push(entry);
+    return {
+      decision,
+      // The request was not accepted after all (a refused assertion, a resend): it no longer counts.
+      cancel: () => {
+        const at = this.acceptedSince.indexOf(entry);
+        if (at >= 0) this.acceptedSince.splice(at, 1);
+      },
+    };
+  }
+
+  private availableKeys(): Promise<Partial<Record<KeyType, number>>> {
+    const now = this.now();
+    if (!this.pool || now - this.pool.at >= this.maxAgeMs()) {
+      const value = this.sources.available();
+      this.pool = { at: now, value };
+      value.catch(() => (this.pool = undefined));
+    }
+    return this.pool.value;
+  }
+
+  private openRead(): Promise<OpenRequestCounts> {
+    const now = this.now();
+    if (!this.open || now - this.open.at >= this.maxAgeMs()) {
+      // Requests accepted from now on are not in this read (it may miss some accepted just before).
+      this.acceptedSince = [];
+      const value = this.sources.openCounts();
+      this.open = { at: now, value };
+      value.catch(() => (this.open = undefined));
+    }
+    return this.open.value;
+  }
+
+  private withAcceptedSince(read: OpenRequestCounts): OpenRequestCounts {
+    if (this.acceptedSince.length === 0) return read;
+    const byType = { ...read.byType };
+    const byClient: Partial<Record<KeyType, Record<string, number>>> = {};
+    for (const [type, clients] of Object.entries(read.byClient)) byClient[type as KeyType] = { ...clients };
+    for (const { keyType: type, clientId: client } of this.acceptedSince) {
+      byType[type] = (byType[type] ?? 0) + 1;
+      const clients = (byClient[type] ??= {});
+      clients[client] = (clients[client] ?? 0) + 1;
+    }
+    return { byType, byClient };
+  }
+
+  private now(): number {
+    return (this.options.clock ?? Date.now)();
+  }
+
+  private maxAgeMs(): number {
+    return this.options.maxAgeMs ?? 1000;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Whether the API accepts one more sign request of a key type, before it accepts it: an accepted request
+ * is signed (from the pool, on the fly, or after waiting for keygen), so a request no key can come for in
+ * time is refused instead (503 KEYS_UNAVAILABLE, Retry-After), and the e-service retries. And no client
+ * drains a key type for everyone: the last keys are shared (429 CLIENT_SHARE_EXCEEDED, Retry-After).
+ *
+ * For a key type, with
+ *
+ *   capacity  = available pool keys + (policy `fallback`: POOL_ADMISSION_ON_THE_FLY, what on-the-fly
+ *               generation and keygen serve in time beyond the pool; `reject`: 0)
+ *   open      = its open requests (received or signing), mine = those of this client,
+ *   others    = the other clients with open requests of the type,
+ *   reserve   = POOL_CLIENT_RESERVE,
+ *
+ * a request is refused
+ *   1. KEYS_UNAVAILABLE      when open >= capacity (under `reject` with no key at all: POOL_EMPTY, 429);
+ *   2. CLIENT_SHARE_EXCEEDED when mine >= max(1, capacity - reserve): one client never takes the reserve,
+ *      which stays for the others;
+ *   3. CLIENT_SHARE_EXCEEDED when others > 0, open >= capacity - reserve (the pool is into its reserve)
+ *      and mine >= ceil(capacity / (others + 1)): then each client gets at most an equal share.
+ * Pure: the API supplies the counts (pool counters, the open-requests index) and answers the refusal.
+ */
+import type { KeyType } from '../shared/algorithms';
+import type { EmptyPoolPolicy } from './pool';
+
+/** Open sign requests (received or signing) per key type, in all and per client. */
+export interface OpenRequestCounts {
+  readonly byType: Partial<Record<KeyType, number>>;
+  readonly byClient: Partial<Record<KeyType, Readonly<Record<string, number>>>>;
+}
+
+export interface AdmissionSettings {
+  readonly policy: EmptyPoolPolicy;
+  /** Under `fallback`: open requests beyond the pool's keys that on-the-fly generation serves in time. */
+  readonly onTheFly: number;
+  /** The last keys of a type's capacity, kept for clients below their share. */
+  readonly clientReserve: number;
+}
+
+export type AdmissionDecision =
+  | { readonly kind: 'accept' }
+  | {
+      readonly kind: 'refuse';
+      readonly code: 'KEYS_UNAVAILABLE' | 'CLIENT_SHARE_EXCEEDED' | 'POOL_EMPTY';
+      readonly message: string;
+    };
+
+export function admitSignRequest(
+  input: {
+    readonly keyType: KeyType;
+    readonly clientId: string;
+    /** Available pool keys of the type (the counters). */
+    readonly available: number;
+    readonly open: OpenRequestCounts;
+  },
+  settings: AdmissionSettings,
+): AdmissionDecision {
+  const { keyType, clientId } = input;
+  const available = Math.max(0, input.available);
+  if (settings.policy === 'reject' && available === 0) {
+    return { kind: 'refuse', code: 'POOL_EMPTY', message: `no ${keyType} key is available, retry later` };
+  }
+  const capacity = available + (settings.policy === 'fallback' ? settings.onTheFly : 0);
+  const open = input.open.byType[keyType] ?? 0;
+  const clients = input.open.byClient[keyType] ?? {};
+  const mine = clients[clientId] ?? 0;
+  const others = Object.entries(clients).filter(([id, n]) => id !== clientId && n > 0).length;
+  if (open >= capacity) {
+    return {
+      kind: 'refuse',
+      code: 'KEYS_UNAVAILABLE',
+      message: `no ${keyType} key can come in time for another request, retry later`,
+    };
+  }
+  const unreserved = capacity - settings.clientReserve;
+  const overShare =
+    mine >= Math.max(1, unreserved) ||
+    (others > 0 && open >= unreserved && mine >= Math.ceil(capacity / (others + 1)));
+  if (overShare) {
+    return {
+      kind: 'refuse',
+      code: 'CLIENT_SHARE_EXCEEDED',
+      message: `this client holds its share of the open ${keyType} requests while the pool is low, retry later`,
+    };
+  }
+  return { kind: 'accept' };
+}
