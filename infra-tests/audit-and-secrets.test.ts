@@ -33,11 +33,16 @@ describe('item-level writes (dynamodb:LeadingKeys)', () => {
     expect(puts).toEqual([
       { actions: ['dynamodb:PutItem'], condition: onKeys(['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*']) },
     ]);
-    // No other write of any kind on the table.
+    // Its updates (a release on the request's record, a superseded mark on the old serial) only on those
+    // kinds; no other write of any kind on the table.
+    const updates = statementsOn('Ca', tableId('certificates')).filter((s) =>
+      s.actions.includes('dynamodb:UpdateItem'),
+    );
+    expect(updates).toEqual([{ actions: ['dynamodb:UpdateItem'], condition: onKeys(['REQ#*', 'SERIAL#*']) }]);
     const writes = statementsOn('Ca', tableId('certificates'))
       .flatMap((s) => s.actions)
       .filter((a) => !['dynamodb:GetItem', 'dynamodb:BatchGetItem'].includes(a));
-    expect(writes).toEqual(['dynamodb:PutItem']);
+    expect(writes.sort()).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
   });
 
   it.each(['Signer', 'Keygen', 'Ca', 'Revoke', 'Crl'])(
