@@ -211,11 +211,16 @@ export async function submitAndWait(
   url: string,
   apiKey: string,
   body: unknown,
+  /** The client's own credentials: every call is signed with them (SigV4). */
+  credentials?: SigV4Credentials,
 ): Promise<{ status: string; view?: SignRequestView }> {
-  const accepted = await call<{ id: string }>(`${url}/sign-requests`, { apiKey, body });
+  const accepted = await call<{ id: string }>(`${url}/sign-requests`, { apiKey, credentials, body });
   if (accepted.status !== 202) return { status: `HTTP ${accepted.status}` };
   for (;;) {
-    const res = await call<SignRequestView>(`${url}/sign-requests/${accepted.body.id}?wait=20`, { apiKey });
+    const res = await call<SignRequestView>(`${url}/sign-requests/${accepted.body.id}?wait=20`, {
+      apiKey,
+      credentials,
+    });
     if (res.status !== 200) return { status: `HTTP ${res.status}` };
     if (res.body.status === 'signed' || res.body.status === 'failed')
       return { status: res.body.status, view: res.body };
