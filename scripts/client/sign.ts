@@ -7,7 +7,8 @@
  * file, or with --pdf a PAdES signature inside the PDF. The citizen logs in at the local identity provider
  * (a test citizen, through the scripted browser) and approves the sign message there (by default one
  * naming the file; --markdown sends it as text/markdown); against another deployment set SIGNING_API_URL,
- * SIGNING_API_KEY and LOCAL_IDP_ISSUER. Exit codes: 0 signed, 1 refused or failed, 2 could not run.
+ * SIGNING_API_KEY (and SIGNING_ACCESS_KEY_ID, SIGNING_SECRET_KEY to sign the calls, SigV4) and
+ * LOCAL_IDP_ISSUER. Exit codes: 0 signed, 1 refused or failed, 2 could not run.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
@@ -63,9 +64,11 @@ async function main(args: string[]): Promise<number> {
     );
     return 2;
   }
+  const { SIGNING_ACCESS_KEY_ID: accessKeyId, SIGNING_SECRET_KEY: secretAccessKey } = process.env;
   const client = new SigningClient({
     apiUrl,
     apiKey: process.env.SIGNING_API_KEY ?? loadApiClients()[0].apiKey,
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
   });
   try {
     const signed = await signDocument({

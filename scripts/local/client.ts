@@ -20,6 +20,7 @@ import {
 } from '@pipeline/core';
 import { obtainIdToken } from '../client/src/oidc-login';
 import { signRequestObject } from '../client/src/signing-client';
+import { signApiRequest, type SigV4Credentials } from '../client/src/sigv4';
 import { IDP_CLIENT_KEYS_DIR, localClientKey } from './client-keys';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS, type TestCitizen } from './idp/citizens';
 import { CLIENT_IDS } from './idp/clients';
@@ -156,6 +157,8 @@ export async function call<T = Record<string, unknown>>(
   init: {
     method?: string;
     apiKey?: string;
+    /** Signs the call (SigV4) with these credentials: a client's own, as IAM authorization wants. */
+    credentials?: SigV4Credentials;
     body?: unknown;
     rawBody?: string;
     headers?: Record<string, string>;
@@ -168,11 +171,11 @@ export async function call<T = Record<string, unknown>>(
     body = JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(url, {
-    method: init.method ?? (body !== undefined ? 'POST' : 'GET'),
-    headers,
-    body,
-  });
+  const method = init.method ?? (body !== undefined ? 'POST' : 'GET');
+  if (init.credentials) {
+    Object.assign(headers, await signApiRequest(init.credentials, { url, method, headers, body }));
+  }
+  const res = await fetch(url, { method, headers, body });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -208,11 +211,16 @@ export async function submitAndWait(
   url: string,
   apiKey: string,
   body: unknown,
+  /** The client's own credentials: every call is signed with them (SigV4). */
+  credentials?: SigV4Credentials,
 ): Promise<{ status: string; view?: SignRequestView }> {
-  const accepted = await call<{ id: string }>(`${url}/sign-requests`, { apiKey, body });
+  const accepted = await call<{ id: string }>(`${url}/sign-requests`, { apiKey, credentials, body });
   if (accepted.status !== 202) return { status: `HTTP ${accepted.status}` };
   for (;;) {
-    const res = await call<SignRequestView>(`${url}/sign-requests/${accepted.body.id}?wait=20`, { apiKey });
+    const res = await call<SignRequestView>(`${url}/sign-requests/${accepted.body.id}?wait=20`, {
+      apiKey,
+      credentials,
+    });
     if (res.status !== 200) return { status: `HTTP ${res.status}` };
     if (res.body.status === 'signed' || res.body.status === 'failed')
       return { status: res.body.status, view: res.body };

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoService, type DemoService, type ValidationSummary } from '../client/demo/server';
 import { SigningClient } from '../client/src/signing-client';
+import type { SigV4Credentials } from '../client/src/sigv4';
 import { IDP_CLIENT_KEYS_DIR, localClientKey } from './client-keys';
 import { CLIENT_IDS } from './idp/clients';
 import { ROOT } from './paths';
@@ -68,6 +69,8 @@ export async function verifyPdfWithDss(pdf: Buffer): Promise<ValidationSummary> 
 export function startLocalDemo(options: {
   readonly apiUrl: string;
   readonly apiKey: string;
+  /** The client's own credentials, to sign its calls with (SigV4). */
+  readonly credentials?: SigV4Credentials;
   /** The local OpenID Provider. */
   readonly issuer: string;
   /** 0: a free port. */
@@ -75,7 +78,11 @@ export function startLocalDemo(options: {
   readonly log?: (line: string) => void;
 }): Promise<DemoService> {
   return startDemoService({
-    signing: new SigningClient({ apiUrl: options.apiUrl, apiKey: options.apiKey }),
+    signing: new SigningClient({
+      apiUrl: options.apiUrl,
+      apiKey: options.apiKey,
+      credentials: options.credentials,
+    }),
     issuer: options.issuer,
     clientId: CLIENT_IDS.signingService,
     signRequestKey: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),

@@ -69,6 +69,7 @@ async function warmUpBeforeReady(pipeline: LocalPipeline, pool: Record<string, n
   const result = await warmUp({
     url: pipeline.url,
     apiKey: pipeline.apiKey,
+    credentials: pipeline.clients[0],
     keyType: keyType as KeyType,
     vouchedBy: trustedClient ? pipeline.clients[0].clientId : undefined,
     rate,
@@ -99,6 +100,7 @@ async function main(): Promise<void> {
     ? await startLocalDemo({
         apiUrl: pipeline.url,
         apiKey: pipeline.apiKey,
+        credentials: pipeline.clients[0],
         issuer,
         port: Number(process.env.LOCAL_DEMO_PORT ?? 8082),
         log: (line) => console.log(line),

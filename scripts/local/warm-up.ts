@@ -7,11 +7,14 @@
  * certificates and audit events are real.
  */
 import type { KeyType } from '@pipeline/core';
+import type { SigV4Credentials } from '../client/src/sigv4';
 import { sampleRequests, sampleRequest, submitAndWait } from './client';
 
 export interface WarmUpOptions {
   readonly url: string;
   readonly apiKey: string;
+  /** The client's own credentials, to sign its calls with (SigV4). */
+  readonly credentials?: SigV4Credentials;
   readonly keyType: KeyType;
   /** `trusted-client`: the client vouches for the citizen (no login); otherwise ID tokens from the local IdP. */
   readonly vouchedBy?: string;
@@ -39,7 +42,7 @@ export async function warmUp(options: WarmUpOptions): Promise<WarmUpResult> {
     const sent = Date.now();
     let ok = false;
     try {
-      ok = (await submitAndWait(options.url, options.apiKey, body)).status === 'signed';
+      ok = (await submitAndWait(options.url, options.apiKey, body, options.credentials)).status === 'signed';
     } catch {
       // counted as failed
     }

@@ -60,6 +60,12 @@ export interface PipelineConfig {
      * 2 cores it cost ~6% more CPU per request than it spread (docs/benchmarks.md), so off by default.
      */
     readonly caProcess: boolean;
+    /**
+     * Every call of a method that takes an API key must be SigV4-signed by a client's credentials
+     * (LOCAL_API_REQUIRE_SIGV4=1), as IAM authorization requires on AWS; otherwise an unsigned call acts
+     * as its API key's own client.
+     */
+    readonly requireSigV4: boolean;
     /** Batches each consumer process handles at once. */
     readonly pollerConcurrency: number;
     /** Shorter than AWS's so that work of a killed consumer comes back in seconds. */
@@ -105,6 +111,7 @@ export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
       limits: localApiLimits(env),
       consumers: int(env, 'LOCAL_CONSUMERS', 1, 0, 16),
       caProcess: str(env, 'LOCAL_CA_PROCESS', '0') === '1',
+      requireSigV4: str(env, 'LOCAL_API_REQUIRE_SIGV4', '0') === '1',
       pollerConcurrency: int(env, 'LOCAL_POLLER_CONCURRENCY', 4, 1, 64),
       visibilityTimeoutSeconds: int(env, 'LOCAL_VISIBILITY_TIMEOUT_SECONDS', 10, 1, 43200),
       keygenIntervalSeconds: int(env, 'LOCAL_KEYGEN_INTERVAL_SECONDS', 60, 1, 86400),

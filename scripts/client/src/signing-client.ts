@@ -3,10 +3,12 @@
  * citizen's login to this request, this document and how it is signed, get the ID token from the identity
  * provider (see oidc-login.ts) - or, as a client registered to vouch for its signers, sign a request
  * object - submit, and wait for the result. No dependency on the service's code but the nonce rule and
- * the request object's shape, which are re-stated here so an e-service can copy this file alone.
+ * the request object's shape, which are re-stated here so an e-service can copy this file (and sigv4.ts,
+ * which signs its calls with its IAM credentials) alone.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { SignJWT, type CryptoKey, type JWK, type KeyObject } from 'jose';
+import { signApiRequest, type SigV4Credentials } from './sigv4';
 
 export type DigestAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
 export type KeyType = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'EC-P256' | 'EC-P384';
@@ -152,8 +154,13 @@ export class SigningApiError extends Error {
 export interface SigningClientOptions {
   /** e.g. http://127.0.0.1:8080/v1 */
   readonly apiUrl: string;
-  /** The e-service's API key (locally; on AWS the caller signs with SigV4 instead). */
+  /** The e-service's API key: its usage plan entry (throttle, quota). */
   readonly apiKey: string;
+  /**
+   * The e-service's own credentials (its IAM principal's on AWS, the runner's for its client locally):
+   * every call is signed with them (SigV4), and the API refuses a key that is not the signer's.
+   */
+  readonly credentials?: SigV4Credentials;
 }
 
 export class SigningClient {
@@ -185,14 +192,22 @@ export class SigningClient {
   }
 
   private async call(method: string, path: string, body?: unknown): Promise<unknown> {
-    const res = await fetch(`${this.options.apiUrl}${path}`, {
-      method,
-      headers: {
-        'x-api-key': this.options.apiKey,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const url = `${this.options.apiUrl}${path}`;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = {
+      'x-api-key': this.options.apiKey,
+      ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+    };
+    if (this.options.credentials) {
+      const signature = await signApiRequest(this.options.credentials, {
+        url,
+        method,
+        headers,
+        body: payload,
+      });
+      Object.assign(headers, signature);
+    }
+    const res = await fetch(url, { method, headers, body: payload });
     const text = await res.text();
     let parsed: unknown;
     try {

@@ -61,10 +61,16 @@ beforeAll(async () => {
       POOL_TARGETS: 'EC-P256=20,RSA-2048=4',
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       LOG_LEVEL: 'WARN',
+      // As on AWS: every call is signed with the client's own credentials (SigV4).
+      LOCAL_API_REQUIRE_SIGV4: '1',
     },
   });
   await pipeline.runKeygen();
-  client = new SigningClient({ apiUrl: pipeline.url, apiKey: pipeline.apiKey });
+  client = new SigningClient({
+    apiUrl: pipeline.url,
+    apiKey: pipeline.apiKey,
+    credentials: pipeline.clients[0],
+  });
 });
 
 afterAll(async () => {
@@ -148,6 +154,7 @@ test('the API refuses a cms request with a digest of the wrong length or an unkn
   for (const change of [{ digest: randomBytes(31).toString('base64') }, { profile: 'XAdES-B-B' }]) {
     const res = await call<{ error: { code: string } }>(`${pipeline.url}/sign-requests`, {
       apiKey: pipeline.apiKey,
+      credentials: pipeline.clients[0],
       body: {
         requestId: SigningClient.newRequestId(),
         digest: randomBytes(32).toString('base64'),
@@ -173,6 +180,8 @@ test('npm run sign signs a PDF from the command line', async () => {
         ...process.env,
         SIGNING_API_URL: pipeline.url,
         SIGNING_API_KEY: pipeline.apiKey,
+        SIGNING_ACCESS_KEY_ID: pipeline.clients[0].accessKeyId,
+        SIGNING_SECRET_KEY: pipeline.clients[0].secretAccessKey,
       },
     },
   );

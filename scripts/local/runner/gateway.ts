@@ -1,7 +1,9 @@
 /**
  * Plays API Gateway (REST API, proxy integration, one stage) in front of the unchanged API handler:
- * routes from the shared definitions, API-key authentication (x-api-key, as API Gateway's usage plans
- * do), the stage throttle and each client's throttle and daily quota (admission.ts), a body cap, and
+ * routes from the shared definitions, IAM authorization (a SigV4 signature by a client's credentials,
+ * verified as invoke-auth.ts does; required with `requireSigV4`, otherwise an unsigned call acts as its
+ * API key's own client), API-key authentication (x-api-key, as API Gateway's usage plans do), the caller
+ * passed as API Gateway passes it (`requestContext.identity.userArn` and `apiKeyId`), the stage throttle and each client's throttle and daily quota (admission.ts), a body cap, and
  * one log line per request. Under `/pki` it plays the public PKI endpoint (CloudFront on AWS): the
  * published CRLs and CA certificates, and the OCSP responder.
  */
@@ -24,13 +26,17 @@ import {
 } from '@pipeline/resources';
 import { Admission } from './admission';
 import { TokenBucket } from './token-bucket';
-import type { ApiClient } from './api-keys';
+import type { ApiClient, SigningApiClient } from './api-keys';
+import { verifySigV4 } from './invoke-auth';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 export interface GatewayOptions {
   readonly handler: ApiHandler;
-  readonly clients: readonly ApiClient[];
+  /** The clients; those with credentials may sign (SigV4), and their principal is the caller's `userArn`. */
+  readonly clients: readonly (ApiClient | SigningApiClient)[];
+  /** Refuse an unsigned call of a method that takes an API key (IAM authorization, as on AWS). */
+  readonly requireSigV4?: boolean;
   /** The stage throttle (per method) and each client's throttle and daily quota. */
   readonly limits: ApiLimits;
   /** Epoch ms, for the throttles and quotas (tests move it). */
@@ -53,6 +59,7 @@ interface Matched {
 
 export function startGateway(options: GatewayOptions, port: number, host = '127.0.0.1'): Promise<Server> {
   const byKey = new Map(options.clients.map((c) => [c.apiKey, c]));
+  const signers = options.clients.filter((c): c is SigningApiClient => 'secretAccessKey' in c);
   const admission = new Admission(options.limits, options.clock);
   const tsaThrottle = new TsaThrottle(options.clock);
   const server = createServer((req, res) => {
@@ -90,8 +97,21 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
       });
     }
 
+    // IAM authorization first, as API Gateway does: a signed call must verify; its signer is the caller.
+    let body: Buffer | 'too-large' | undefined;
+    let caller: SigningApiClient | undefined;
+    if (req.headers.authorization !== undefined) {
+      body = await readBody(req, MAX_BODY_BYTES);
+      if (body === 'too-large') return tooLarge(res);
+      const check = await verifySigV4(req, body, 'execute-api', signers);
+      if (!check.ok) return refuse(res, 'FORBIDDEN', check.message);
+      caller = check.caller;
+    } else if (options.requireSigV4 && matched.route.authenticated) {
+      return refuse(res, 'UNAUTHENTICATED', 'the request is not signed (SigV4)');
+    }
+
     // Credentials are required on authenticated routes and optional elsewhere; when given, they must be valid.
-    let client: ApiClient | undefined;
+    let client: ApiClient | SigningApiClient | undefined;
     const key = req.headers['x-api-key'];
     const keyGiven = typeof key === 'string' && key !== '';
     if (matched.route.authenticated && !keyGiven) {
@@ -102,7 +122,8 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
       if (!client) return refuse(res, 'FORBIDDEN', 'invalid API key');
       setClient(client.clientId);
     }
-    // The usage plan covers the methods that require an API key; the stage throttle every method.
+    // The usage plan covers the methods that require an API key (the key's plan, whoever signed: the
+    // function refuses a key that is not its caller's); the stage throttle every method.
     const admitted = admission.admit(
       `${matched.route.method} ${matched.route.resource}`,
       matched.route.authenticated ? client?.clientId : undefined,
@@ -113,13 +134,11 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
       });
     }
 
-    const body = await readBody(req, MAX_BODY_BYTES);
-    if (body === 'too-large') {
-      return refuse(res, 'PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`, {
-        Connection: 'close',
-      });
-    }
-    const event = toEvent(req, url, matched, body, client);
+    body ??= await readBody(req, MAX_BODY_BYTES);
+    if (body === 'too-large') return tooLarge(res);
+    // An unsigned call (allowed without requireSigV4) acts as its key's own client.
+    const userArn = caller?.principal ?? (client && 'principal' in client ? client.principal : undefined);
+    const event = toEvent(req, url, matched, body, client, userArn);
     const result = await options.handler(event, lambdaContext('api'));
     res.writeHead(result.statusCode, stringHeaders(result.headers));
     res.end(result.body);
@@ -236,6 +255,7 @@ function toEvent(
   matched: Matched,
   body: Buffer,
   client: ApiClient | undefined,
+  userArn?: string,
 ): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
@@ -259,9 +279,17 @@ function toEvent(
       requestId: randomUUID(),
       resourcePath: matched.route.resource,
       httpMethod: req.method ?? 'GET',
-      identity: { apiKeyId: client?.clientId ?? null, sourceIp: req.socket.remoteAddress ?? '' },
+      identity: {
+        apiKeyId: client?.clientId ?? null,
+        userArn: userArn ?? null,
+        sourceIp: req.socket.remoteAddress ?? '',
+      },
     } as unknown as APIGatewayProxyEvent['requestContext'],
   };
+}
+
+function tooLarge(res: ServerResponse): void {
+  refuse(res, 'PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`, { Connection: 'close' });
 }
 
 function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too-large'> {

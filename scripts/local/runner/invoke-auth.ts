@@ -6,13 +6,12 @@
  * function that key may not invoke (the signer may only issue; the runner's API and operators may only
  * revoke and publish).
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { NodeSha256, type SigV4Credentials } from '../../client/src/sigv4';
 
-export interface InvokeCaller {
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
+export interface InvokeCaller extends SigV4Credentials {
   /** Names of the functions this caller may invoke. */
   readonly functions: readonly string[];
 }
@@ -34,34 +33,84 @@ export function callerEnv(caller: InvokeCaller): Record<string, string> {
 /** SigV4 allows 15 minutes of clock difference. */
 const MAX_SKEW_MS = 15 * 60_000;
 const AUTHORIZATION =
-  /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/lambda\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
+  /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([a-z0-9-]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
 
-/** The SHA-256 the signer needs, from Node's crypto (HMAC when given a secret). */
-class NodeSha256 {
-  private hash: Hash | Hmac;
-  private readonly secret: Buffer | string | undefined;
-  public constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.secret = toBytes(secret);
-    this.hash = this.fresh();
-  }
-  public update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(toBytes(data)!);
-  }
-  public digest(): Promise<Uint8Array> {
-    return Promise.resolve(this.hash.digest());
-  }
-  public reset(): void {
-    this.hash = this.fresh();
-  }
-  private fresh(): Hash | Hmac {
-    return this.secret === undefined ? createHash('sha256') : createHmac('sha256', this.secret);
-  }
-}
+export type SigV4Check<C> =
+  | { readonly ok: true; readonly caller: C }
+  | {
+      readonly ok: false;
+      /** AWS's error type (MissingAuthenticationToken, UnrecognizedClient, InvalidSignature). */
+      readonly type: string;
+      readonly message: string;
+    };
 
-function toBytes(data: string | ArrayBuffer | ArrayBufferView | undefined): Buffer | string | undefined {
-  if (data === undefined || typeof data === 'string') return data;
-  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  return Buffer.from(data);
+/**
+ * Recomputes a request's SigV4 signature for `service` with the secret of the caller its access key id
+ * names, as AWS does: an unsigned request, an unknown key, a stale date, or a signature that does not
+ * match is refused.
+ */
+export async function verifySigV4<C extends SigV4Credentials>(
+  req: IncomingMessage,
+  body: Buffer,
+  service: string,
+  callers: readonly C[],
+  now: number = Date.now(),
+): Promise<SigV4Check<C>> {
+  const fail = (type: string, message: string): SigV4Check<C> => ({ ok: false, type, message });
+  const match = AUTHORIZATION.exec(String(req.headers.authorization ?? ''));
+  if (!match || match[4] !== service)
+    return fail('MissingAuthenticationTokenException', 'the request is not signed (SigV4)');
+  const [, accessKeyId, , region, , signedHeaders, signature] = match;
+  const caller = callers.find((c) => c.accessKeyId === accessKeyId);
+  if (!caller)
+    return fail('UnrecognizedClientException', 'the security token included in the request is invalid');
+  const amzDate = String(req.headers['x-amz-date'] ?? '');
+  const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
+  const signingDate = date
+    ? new Date(Date.UTC(+date[1], +date[2] - 1, +date[3], +date[4], +date[5], +date[6]))
+    : undefined;
+  if (!signingDate || Math.abs(now - signingDate.getTime()) > MAX_SKEW_MS) {
+    return fail('InvalidSignatureException', 'the request date is missing or too far from now');
+  }
+  const headers: Record<string, string> = {};
+  for (const name of signedHeaders.split(';')) {
+    const value = req.headers[name];
+    if (value === undefined) return fail('InvalidSignatureException', `signed header ${name} is missing`);
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  // The signer takes a declared payload hash (x-amz-content-sha256) as it is: it must be this body's, or a
+  // signature would carry over to any other body.
+  const declared = headers['x-amz-content-sha256'];
+  if (declared !== undefined && declared !== createHash('sha256').update(body).digest('hex')) {
+    return fail('InvalidSignatureException', 'the payload hash does not match the body');
+  }
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  const signer = new SignatureV4({
+    credentials: { accessKeyId, secretAccessKey: caller.secretAccessKey },
+    region,
+    service,
+    sha256: NodeSha256,
+  });
+  const signed = await signer.sign(
+    {
+      method: req.method ?? 'POST',
+      protocol: 'http:',
+      hostname: String(req.headers.host ?? '').split(':')[0],
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers,
+      body,
+    },
+    { signingDate },
+  );
+  const expected = /Signature=([0-9a-f]{64})/.exec(String(signed.headers.authorization ?? ''))?.[1] ?? '';
+  if (
+    expected.length !== signature.length ||
+    !timingSafeEqual(Buffer.from(expected), Buffer.from(signature))
+  ) {
+    return fail('InvalidSignatureException', 'the request signature does not match');
+  }
+  return { ok: true, caller };
 }
 
 export type InvokeDecision =
@@ -83,52 +132,9 @@ export async function authorizeInvoke(
   callers: readonly InvokeCaller[],
   now: number = Date.now(),
 ): Promise<InvokeDecision> {
-  const match = AUTHORIZATION.exec(String(req.headers.authorization ?? ''));
-  if (!match) return refuse('MissingAuthenticationTokenException', 'the request is not signed (SigV4)');
-  const [, accessKeyId, , region, signedHeaders, signature] = match;
-  const caller = callers.find((c) => c.accessKeyId === accessKeyId);
-  if (!caller)
-    return refuse('UnrecognizedClientException', 'the security token included in the request is invalid');
-  const amzDate = String(req.headers['x-amz-date'] ?? '');
-  const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
-  const signingDate = date
-    ? new Date(Date.UTC(+date[1], +date[2] - 1, +date[3], +date[4], +date[5], +date[6]))
-    : undefined;
-  if (!signingDate || Math.abs(now - signingDate.getTime()) > MAX_SKEW_MS) {
-    return refuse('InvalidSignatureException', 'the request date is missing or too far from now');
-  }
-  const headers: Record<string, string> = {};
-  for (const name of signedHeaders.split(';')) {
-    const value = req.headers[name];
-    if (value === undefined) return refuse('InvalidSignatureException', `signed header ${name} is missing`);
-    headers[name] = Array.isArray(value) ? value.join(',') : value;
-  }
-  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  const signer = new SignatureV4({
-    credentials: { accessKeyId, secretAccessKey: caller.secretAccessKey },
-    region,
-    service: 'lambda',
-    sha256: NodeSha256,
-  });
-  const signed = await signer.sign(
-    {
-      method: req.method ?? 'POST',
-      protocol: 'http:',
-      hostname: String(req.headers.host ?? '').split(':')[0],
-      path: url.pathname,
-      query: Object.fromEntries(url.searchParams),
-      headers,
-      body,
-    },
-    { signingDate },
-  );
-  const expected = /Signature=([0-9a-f]{64})/.exec(String(signed.headers.authorization ?? ''))?.[1] ?? '';
-  if (
-    expected.length !== signature.length ||
-    !timingSafeEqual(Buffer.from(expected), Buffer.from(signature))
-  ) {
-    return refuse('InvalidSignatureException', 'the request signature does not match');
-  }
+  const check = await verifySigV4(req, body, 'lambda', callers, now);
+  if (!check.ok) return refuse(check.type, check.message);
+  const { caller } = check;
   if (!caller.functions.includes(functionName)) {
     return refuse('AccessDeniedException', `this caller is not authorized to invoke ${functionName}`);
   }

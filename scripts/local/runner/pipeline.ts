@@ -33,7 +33,7 @@ import { localIdentityEnv } from '../idp/trust';
 import { ROOT } from '../paths';
 import { startStandIns, type StandIns } from '../stand-ins';
 import { localHsmEnv } from '../token';
-import { loadApiClients, type ApiClient } from './api-keys';
+import { apiKeyPrincipalsEnv, loadApiClients, withCredentials, type SigningApiClient } from './api-keys';
 import { PKI_PREFIX, lambdaContext, startGateway } from './gateway';
 import { startLambdaInvokeServer } from './lambda-invoke-server';
 import { callerEnv } from './invoke-auth';
@@ -91,7 +91,8 @@ export interface ConsumerProcess extends ChildHandle {
 
 export interface LocalPipeline {
   readonly url: string;
-  readonly clients: readonly ApiClient[];
+  /** The API clients, each with the SigV4 credentials it signs with (made at this start) and its principal. */
+  readonly clients: readonly SigningApiClient[];
   readonly apiKey: string;
   readonly standIns: StandIns;
   readonly queueUrl: string;
@@ -238,11 +239,15 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     }
     await wrap('lambda', 'AWS_ENDPOINT_URL_LAMBDA');
     const ca = loadCaConfig();
-    const clients = loadApiClients();
+    // Each client signs with credentials of its own (IAM on AWS), and the API function knows whose key
+    // each is (API_KEY_PRINCIPALS, as the CDK app sets it): a key presented by another caller is refused.
+    const clients = withCredentials(loadApiClients());
+    Object.assign(process.env, apiKeyPrincipalsEnv(clients));
     const gateway = await startGateway(
       {
         handler: createApiHandler(withReadiness(wireApi(), () => ready)),
         clients,
+        requireSigV4: pipeline.local.requireSigV4,
         limits: pipeline.local.limits,
         log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
         pki: {

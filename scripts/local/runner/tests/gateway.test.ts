@@ -9,6 +9,7 @@ import { PKI_SOURCE_LIMITS, TSA_RATE_LIMIT } from '@pipeline/resources';
 import type { ApiLimits } from '@pipeline/config';
 import { call } from '../../client';
 import { Admission } from '../admission';
+import { withCredentials } from '../api-keys';
 import { startGateway, type GatewayOptions } from '../gateway';
 
 let server: Server;
@@ -123,6 +124,56 @@ test('a body over the cap is 413 before the function runs', async () => {
   });
   expect([res.status, res.body.error.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
   expect(received.length).toBe(before);
+});
+
+describe('IAM authorization (SigV4) and the caller passed to the function', () => {
+  const [a, b] = withCredentials([
+    { clientId: 'a', apiKey: 'key-a' },
+    { clientId: 'b', apiKey: 'key-b' },
+  ]);
+  const seen: unknown[] = [];
+  const identityEcho: GatewayOptions['handler'] = async (event) => {
+    const { userArn, apiKeyId } = event.requestContext.identity;
+    seen.push({ userArn, apiKeyId });
+    return { statusCode: 200, body: '{}', headers: { 'Content-Type': 'application/json' } };
+  };
+
+  test("a signed call passes its signer as userArn and the key as apiKeyId, the key's owner or not", async () => {
+    const gw = await gatewayWith({ handler: identityEcho, clients: [a, b] });
+    try {
+      const url = `${gw.base}/v1/sign-requests/x`;
+      expect((await call(url, { apiKey: 'key-a', credentials: a })).status).toBe(200);
+      expect(seen.pop()).toEqual({ userArn: 'a', apiKeyId: 'a' });
+      // The gateway lets it through (API Gateway does too): the API function refuses the key that is not A's.
+      expect((await call(url, { apiKey: 'key-b', credentials: a })).status).toBe(200);
+      expect(seen.pop()).toEqual({ userArn: 'a', apiKeyId: 'b' });
+      // Unsigned (allowed without requireSigV4): the key's own client.
+      expect((await call(url, { apiKey: 'key-b' })).status).toBe(200);
+      expect(seen.pop()).toEqual({ userArn: 'b', apiKeyId: 'b' });
+      // A signature that does not verify is refused before the function runs.
+      const forged = { accessKeyId: a.accessKeyId, secretAccessKey: b.secretAccessKey };
+      const res = await call<{ error: { code: string } }>(url, { apiKey: 'key-a', credentials: forged });
+      expect([res.status, res.body.error.code]).toEqual([403, 'FORBIDDEN']);
+      expect(seen).toEqual([]);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('with requireSigV4 an unsigned call of a keyed method is 401; open methods stay open', async () => {
+    const gw = await gatewayWith({ handler: identityEcho, clients: [a, b], requireSigV4: true });
+    try {
+      const res = await call<{ error: { code: string } }>(`${gw.base}/v1/sign-requests/x`, {
+        apiKey: 'key-a',
+      });
+      expect([res.status, res.body.error.code]).toEqual([401, 'UNAUTHENTICATED']);
+      expect(seen).toEqual([]);
+      expect((await call(`${gw.base}/v1/health`)).status).toBe(200);
+      seen.length = 0;
+    } finally {
+      await gw.close();
+    }
+  });
 });
 
 describe('throttles and quotas', () => {
