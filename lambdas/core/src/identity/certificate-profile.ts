@@ -1,4 +1,4 @@
-import type { SignerIdentity } from '../signing/sign-request';
+import type { SignerIdentity, SubjectField } from './types';
 import { PipelineError } from '../shared/errors';
 
 /**
@@ -9,8 +9,6 @@ import { PipelineError } from '../shared/errors';
 
 /** RFC 5280: countryName and serialNumber are PrintableString, every other DirectoryString is UTF8String. */
 export type DirectoryStringKind = 'printableString' | 'utf8String';
-
-export type SubjectField = 'country' | 'surname' | 'givenName' | 'serialNumber' | 'commonName';
 
 export interface SubjectAttribute {
   readonly field: SubjectField;
