@@ -9,6 +9,7 @@ export {
   CaError,
   CaNotReadyError,
   CsrSignatureInvalidError,
+  isCaRefusal,
   KeyMismatchError,
   PublicKeyAlreadyCertifiedError,
   PublicKeyNotCanonicalError,

@@ -34,6 +34,7 @@ export { errorCode, isTransient, PipelineError, type PipelineErrorOptions } from
 export {
   CLIENT_CODES,
   type ClientCode,
+  type ClientCodeName,
   type HttpErrorCode,
   httpStatusOf,
   messageOf,

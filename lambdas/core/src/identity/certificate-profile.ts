@@ -1,5 +1,5 @@
 import type { SignerIdentity, SubjectField } from './types';
-import { PipelineError } from '../shared/errors';
+import { ClientVisibleError } from '../shared/errors';
 
 /**
  * The natural-person certificate profile: which identity values go into a subject name, how each is
@@ -23,7 +23,7 @@ export type IdentityProblem =
   'missing' | 'too-long' | 'not-well-formed' | 'forbidden-characters' | 'unknown-country';
 
 /** An identity value does not fit the profile. Names the field and the problem, never the value. */
-export class InvalidIdentityError extends PipelineError {
+export class InvalidIdentityError extends ClientVisibleError {
   public override readonly name = 'InvalidIdentityError';
   public constructor(
     public readonly field: SubjectField,
