@@ -5,7 +5,7 @@ import type { SignMessage } from '../identity/sign-message';
 import type { AdesProfile, SignatureFormat } from '../shared/formats';
 
 /**
- * The record of one sign request (domain.md, "The record of one sign request"), shared by the API, the
+ * The record of one sign request (docs/architecture.md, "Data" and "One request"), shared by the API, the
  * signer, the CA and the benchmarks. Timestamps are epoch milliseconds.
  */
 /** A request id: a lower-case UUID (the API lower-cases client ids; openapi.json's `Id` is the same). */
