@@ -6,7 +6,6 @@ export {
   AlreadyCertifiedError,
   AssertionAlreadyUsedError,
   BadCsrError,
-  CaError,
   CaNotReadyError,
   CsrSignatureInvalidError,
   isCaRefusal,
