@@ -35,6 +35,50 @@ const AWS_SDK_IN_ADAPTERS_ONLY = {
   message: 'only adapters (lambdas/adapters/*) use the AWS SDK; use or add an adapter',
 };
 
+/** The domain core imports nothing above it or beside it, and no AWS or HSM library. */
+const CORE_PATTERNS = [
+  {
+    regex:
+      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|pki/src|config/src)(/|$)|@pipeline/)',
+    message: 'the domain core imports no adapter, service, handler, configuration or test support',
+  },
+  {
+    regex: '^(@aws-sdk|@aws-lambda-powertools|pkcs11js)',
+    message: 'the domain core uses no AWS or HSM library',
+  },
+];
+
+/**
+ * The floors of the core's concerns (lambdas/core/src/<concern>), lowest first: a concern imports only
+ * concerns on a lower floor, never one beside it or above it, nor the core's index. shared holds the words
+ * every concern uses (algorithms, formats, errors, the HSM port); identity is who signs and how the
+ * certificate names them; pki the certificates, their issuance and revocation; audit the log; pool the
+ * key pool; signing one sign request, which uses all of them.
+ */
+const CORE_FLOORS = {
+  shared: 0,
+  identity: 1,
+  forecast: 1,
+  pki: 2,
+  planning: 2,
+  audit: 3,
+  pool: 4,
+  signing: 5,
+};
+
+function coreFloorPattern(concern) {
+  const floor = CORE_FLOORS[concern];
+  const notBelow = Object.keys(CORE_FLOORS).filter((c) => c !== concern && CORE_FLOORS[c] >= floor);
+  return {
+    regex: `^\\.\\.(/index)?$|^\\.\\./(${notBelow.join('|')})(/|$)`,
+    message: `the core's ${concern} imports only the concerns below it (${
+      Object.keys(CORE_FLOORS)
+        .filter((c) => CORE_FLOORS[c] < floor)
+        .join(', ') || 'none'
+    }): move a word both need down to the lower concern`,
+  };
+}
+
 /**
  * `no-restricted-imports` sees `import` declarations and `export ... from`, not `import()`: this rule
  * applies the same patterns to dynamic imports whose specifier is a string.
@@ -79,19 +123,10 @@ export default tseslint.config(
   // The layers (docs/architecture.md): the domain core imports nothing above it or beside it; adapters
   // implement the core's ports and import no service or handler above them; only adapters call AWS (the
   // SDK); no production code imports test support or the local tooling. Static and dynamic imports alike.
-  ...layer(
-    ['lambdas/core/src/**/*.ts'],
-    [
-      {
-        regex:
-          '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|pki/src|config/src)(/|$)|@pipeline/)',
-        message: 'the domain core imports no adapter, service, handler, configuration or test support',
-      },
-      {
-        regex: '^(@aws-sdk|@aws-lambda-powertools|pkcs11js)',
-        message: 'the domain core uses no AWS or HSM library',
-      },
-    ],
+  ...layer(['lambdas/core/src/**/*.ts'], CORE_PATTERNS),
+  // Inside the core, each concern imports only the concerns on the floors below it.
+  ...Object.keys(CORE_FLOORS).flatMap((concern) =>
+    layer([`lambdas/core/src/${concern}/**/*.ts`], [...CORE_PATTERNS, coreFloorPattern(concern)]),
   ),
   ...layer(
     ['lambdas/adapters/*/src/**/*.ts'],

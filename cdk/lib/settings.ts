@@ -5,7 +5,15 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
-import { apiLimitsProblem, keygenTargets, type ApiLimits } from '@pipeline/config';
+import {
+  apiLimitsProblem,
+  AUDIT_CHECKPOINT_INTERVAL,
+  keygenTargets,
+  POOL_EMPTY_POLICIES,
+  POOL_RULES,
+  type ApiLimits,
+  type IntegerRule,
+} from '@pipeline/config';
 import type { KeyType } from '@pipeline/core';
 import { DeploymentSettingsError } from './errors';
 
@@ -171,12 +179,12 @@ export function parseSettings(ctx: Context): StackSettings {
     pool: {
       targets,
       targetsSpec,
-      shards: int(ctx, 'poolShards', 8, 1, 256),
-      bundleSize: int(ctx, 'poolBundleSize', 10, 1, 100),
-      emptyPolicy: oneOf(ctx, 'poolEmptyPolicy', ['fallback', 'reject'] as const, 'fallback'),
       // The functions' own defaults and bounds (lambdas/config/src/pool-config.ts).
-      fallbackMaxInFlight: int(ctx, 'poolFallbackMaxInFlight', 2, 1, 1000),
-      fallbackWaitMs: int(ctx, 'poolFallbackWaitMs', 2000, 0, 60_000),
+      shards: integer(ctx, 'poolShards', POOL_RULES.shards),
+      bundleSize: integer(ctx, 'poolBundleSize', POOL_RULES.bundleSize),
+      emptyPolicy: oneOf(ctx, 'poolEmptyPolicy', POOL_EMPTY_POLICIES, 'fallback'),
+      fallbackMaxInFlight: integer(ctx, 'poolFallbackMaxInFlight', POOL_RULES.fallbackMaxInFlight),
+      fallbackWaitMs: integer(ctx, 'poolFallbackWaitMs', POOL_RULES.fallbackWaitMs),
       lowWaterPercent: int(ctx, 'poolLowWaterPercent', 20, 1, 100),
     },
     api: { limits: apiLimits(ctx), ...apiClients(ctx, allowPlaceholders) },
@@ -188,7 +196,7 @@ export function parseSettings(ctx: Context): StackSettings {
     pkiEdgeWebAclArn: pkiEdgeWebAclArn(ctx, allowPlaceholders),
     identity: identitySettings(ctx, allowPlaceholders),
     audit: {
-      checkpointIntervalSeconds: int(ctx, 'auditCheckpointIntervalSeconds', 5, 1, 60),
+      checkpointIntervalSeconds: integer(ctx, 'auditCheckpointIntervalSeconds', AUDIT_CHECKPOINT_INTERVAL),
       anchorRetentionDays: int(ctx, 'auditAnchorRetentionDays', 3653, 1, 36_500),
     },
     alarmEmail: optionalString(ctx, 'alarmEmail'),
@@ -280,6 +288,11 @@ function int(ctx: Context, key: string, fallback: number, min: number, max: numb
     throw new DeploymentSettingsError(`${key} must be an integer from ${min} to ${max}`, key);
   }
   return value;
+}
+
+/** `int` by the rule the function that reads the setting applies (lambdas/config). */
+function integer(ctx: Context, key: string, rule: IntegerRule): number {
+  return int(ctx, key, rule.fallback, rule.min, rule.max);
 }
 
 function oneOf<T extends string>(ctx: Context, key: string, allowed: readonly T[], fallback: T): T {

@@ -9,7 +9,7 @@ export const STUDY_RAMP_GAPS_MS = [
   1000, 800, 700, 600, 500, 400, 300, 200, 100, 90, 80, 70, 50, 20, 10, 20, 50, 70, 80, 90, 100, 200,
 ];
 
-/** The tax-deadline day of domain.md (requests/s by hour, UTC = local for simplicity). */
+/** The tax-deadline day (docs/capacity-simulator.md, "Workloads"): requests/s by hour, UTC = local for simplicity. */
 export const TAX_PEAK_RATE = 50;
 const BUSINESS_HOURS = { from: 8, to: 18 };
 const BUSIEST_HOURS = [10, 11];
@@ -101,7 +101,7 @@ export interface TaxWeekOptions {
 }
 
 /**
- * domain.md's tax-deadline week: 50/s in the two busiest hours (10-12), 25/s the rest of business hours
+ * The tax-deadline week (docs/capacity-simulator.md, "Workloads"): 50/s in the two busiest hours (10-12), 25/s the rest of business hours
  * (08-18), 12.5/s at night, every day: 1.71 M requests a day, 11.97 M in the week. It is preceded by
  * `leadInDays` of ordinary demand (the same shape at `ordinaryFraction`) and 4 weeks of history.
  * The deadline week is configured as a known event with multiplier 1 / ordinaryFraction. The pool

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { pkiUrls, type CaConfig } from '@pipeline/config';
 import {
   AssertionError,
-  SignMessageError,
   assertionNonce,
   canonicalPublicKey,
   expectedApproval,
@@ -42,6 +41,8 @@ import {
   AlreadyCertifiedError,
   AssertionAlreadyUsedError,
   CaError,
+  type CaRefusalError,
+  isCaRefusal,
   CaNotReadyError,
   KeyMismatchError,
   PublicKeyAlreadyCertifiedError,
@@ -92,11 +93,6 @@ const sha256Hex = (data: Buffer | string): string => createHash('sha256').update
 function validRequestId(id: unknown): id is string {
   return typeof id === 'string' && id.length > 0 && id.length <= MAX_REQUEST_ID_LENGTH;
 }
-
-/** Refusals: named, the request ends with their code. Anything else is the CA being unavailable. */
-type Refusal = CaError | AssertionError | SignMessageError;
-const isRefusal = (err: unknown): err is Refusal =>
-  err instanceof CaError || err instanceof AssertionError || err instanceof SignMessageError;
 
 /**
  * A request with a sign message (its binding names the hash, or a message came): the message must
@@ -332,7 +328,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       const authContextXml = samlAuthContextXml(verified.authContext);
       return { input, spki: key.spki, publicKeyHash, assertionHash, verified, subject, authContextXml };
     } catch (err) {
-      if (isRefusal(err)) await this.refused(input.requestId, err, publicKeyHash, assertionHash);
+      if (isCaRefusal(err)) await this.refused(input.requestId, err, publicKeyHash, assertionHash);
       throw err;
     }
   }
@@ -415,7 +411,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   /** The refusal in the audit log (best effort: the refusal stands whether or not it is logged). */
   private async refused(
     requestId: unknown,
-    err: Refusal,
+    err: CaRefusalError,
     publicKeyHash: string,
     assertionHash: string | undefined,
     serialHex?: string,

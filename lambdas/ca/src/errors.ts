@@ -3,12 +3,22 @@
  * message without personal data (no names, no personal numbers, no request contents).
  */
 export { BadCsrError, CsrSignatureInvalidError } from '@pipeline/pki';
-import { PipelineError, type PipelineErrorOptions } from '@pipeline/core';
+import {
+  AssertionError,
+  InvalidIdentityError,
+  PipelineError,
+  SerialCollisionError,
+  SignMessageError,
+  type ClientCodeName,
+  type PipelineErrorOptions,
+} from '@pipeline/core';
+import { PkiError } from '@pipeline/pki';
 
-export { SerialCollisionError } from '@pipeline/core';
+export { SerialCollisionError };
 
-/** The CA's refusals: each subclass sets its own code. */
+/** The CA's refusals: each subclass sets its own code, one of the registry's (the signer's client sees it). */
 export abstract class CaError extends PipelineError {
+  declare public readonly code: ClientCodeName;
   public constructor(message: string, options?: PipelineErrorOptions) {
     super(message, 'CA_ERROR', options);
   }
@@ -84,4 +94,24 @@ export class PublicKeyNotCanonicalError extends CaError {
   public constructor() {
     super('the CSR public key is not in its canonical encoding');
   }
+}
+
+/** A refusal of the CA (see isCaRefusal). */
+export type CaRefusalError =
+  CaError | AssertionError | SignMessageError | PkiError | InvalidIdentityError | SerialCollisionError;
+
+/**
+ * What counts as the CA's refusal of a certificate request, for the CA (which audits it) and the CA
+ * function (which answers it as a named refusal, the code the request ends with): anything else is the CA
+ * being unavailable, worth a retry.
+ */
+export function isCaRefusal(err: unknown): err is CaRefusalError {
+  return (
+    err instanceof CaError ||
+    err instanceof AssertionError ||
+    err instanceof SignMessageError ||
+    err instanceof PkiError ||
+    err instanceof InvalidIdentityError ||
+    err instanceof SerialCollisionError
+  );
 }

@@ -1,4 +1,4 @@
-import { int, objectTarget, str } from './readers';
+import { int, integer, objectTarget, str, type IntegerRule } from './readers';
 import type { Env, ObjectTarget } from './types';
 
 /** Tamper-evident audit log settings (the table name comes from AUDIT_TABLE_NAME, see TABLES.audit). */
@@ -19,8 +19,15 @@ export interface AuditConfig {
   readonly maxAppendAttempts: number;
 }
 
+/** AUDIT_CHECKPOINT_INTERVAL_SECONDS, which a deployment sets too (cdk/lib/settings.ts). */
+export const AUDIT_CHECKPOINT_INTERVAL: IntegerRule = { fallback: 5, min: 1, max: 60 };
+
 export function loadAuditConfig(env: Env = process.env): AuditConfig {
-  const checkpointIntervalSeconds = int(env, 'AUDIT_CHECKPOINT_INTERVAL_SECONDS', 5, 1, 60);
+  const checkpointIntervalSeconds = integer(
+    env,
+    'AUDIT_CHECKPOINT_INTERVAL_SECONDS',
+    AUDIT_CHECKPOINT_INTERVAL,
+  );
   return {
     chains: int(env, 'AUDIT_CHAINS', 8, 1, 256),
     checkpointIntervalSeconds,

@@ -1,10 +1,12 @@
+import { PipelineError } from '@pipeline/core';
+
 /** A configuration value is missing or malformed. The message names the variable, never its value. */
-export class ConfigError extends Error {
+export class ConfigError extends PipelineError {
   public override readonly name = 'ConfigError';
   public constructor(
     message: string,
     public readonly variable: string,
   ) {
-    super(message);
+    super(message, 'CONFIG_INVALID');
   }
 }

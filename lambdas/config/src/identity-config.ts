@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { SWEDISH_CLAIM_MAPPING, type ClaimMapping } from '@pipeline/core';
-import { int, oneOf, str } from './readers';
+import { int, jsonArray, oneOf, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';
 
@@ -126,20 +126,6 @@ function algorithms(env: Env): string[] {
     );
   }
   return values;
-}
-
-/** The JSON array in `name`; none when unset. */
-function jsonArray(env: Env, name: string): unknown[] {
-  const raw = env[name];
-  if (!raw) return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a JSON array`, name);
-  }
-  if (!Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON array`, name);
-  return parsed;
 }
 
 /** JSON `[{"issuer": "<iss>", "jwks": "<https URL | ssm:/parameter | file:path>"}]`. */

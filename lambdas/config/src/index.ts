@@ -1,9 +1,9 @@
 export { loadAwsConfig, loadConfig, loadHsmConfig } from './config';
-export { str } from './readers';
+export { type IntegerRule, str } from './readers';
 export { ConfigError } from './errors';
 export { loadPipelineConfig, type PipelineConfig } from './pipeline-config';
 export { type ApiLimits, apiLimitsProblem } from './api-limits';
-export { loadPoolConfig, loadRequestsConfig } from './pool-config';
+export { loadPoolConfig, loadRequestsConfig, POOL_EMPTY_POLICIES, POOL_RULES } from './pool-config';
 export { keygenTargets, parseKeyCounts } from './pool-targets';
 export {
   type KeygenPolicyConfig,
@@ -23,7 +23,7 @@ export type {
   RequestsConfig,
 } from './types';
 export { type CaCertsSource, type CaConfig, DEFAULT_CA_POLICY_OID, loadCaConfig, pkiUrls } from './ca-config';
-export { type AuditConfig, loadAuditConfig } from './audit-config';
+export { AUDIT_CHECKPOINT_INTERVAL, type AuditConfig, loadAuditConfig } from './audit-config';
 export {
   type IdentityConfig,
   isFetchableUrl,

@@ -1,4 +1,4 @@
-import { int } from './readers';
+import { int, jsonArray } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';
 
@@ -62,16 +62,8 @@ function hours(env: Env, name: string): number[] {
 }
 
 function events(env: Env, name: string): ConfiguredEvent[] {
-  const raw = env[name];
-  if (!raw) return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a JSON array`, name);
-  }
-  if (!Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON array`, name);
-  return parsed.map((e: Record<string, unknown>) => {
+  return jsonArray(env, name).map((entry: unknown) => {
+    const e = entry as Record<string, unknown>;
     const start = Date.parse(String(e.start));
     const end = Date.parse(String(e.end));
     const multiplier = Number(e.multiplier);

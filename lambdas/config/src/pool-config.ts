@@ -1,18 +1,29 @@
-import { int, oneOf } from './readers';
+import { int, integer, oneOf, type IntegerRule } from './readers';
 import type { Env, PoolConfig, RequestsConfig } from './types';
 
 const DAY_SECONDS = 86_400;
 
+/** The pool settings a deployment sets too (cdk/lib/settings.ts): defaults and bounds. */
+export const POOL_RULES = {
+  shards: { fallback: 8, min: 1, max: 256 },
+  bundleSize: { fallback: 10, min: 1, max: 100 },
+  fallbackMaxInFlight: { fallback: 2, min: 1, max: 1000 },
+  fallbackWaitMs: { fallback: 2000, min: 0, max: 60_000 },
+} as const satisfies Record<string, IntegerRule>;
+
+/** POOL_EMPTY_POLICY: generate a key on the fly, or refuse with POOL_EMPTY. */
+export const POOL_EMPTY_POLICIES = ['fallback', 'reject'] as const;
+
 /** Key pool settings: sharding, key lifetime, what to do when it runs dry, how fast to fill it. */
 export function loadPoolConfig(env: Env = process.env): PoolConfig {
   return {
-    shards: int(env, 'POOL_SHARDS', 8, 1, 256),
-    bundleSize: int(env, 'POOL_BUNDLE_SIZE', 10, 1, 100),
+    shards: integer(env, 'POOL_SHARDS', POOL_RULES.shards),
+    bundleSize: integer(env, 'POOL_BUNDLE_SIZE', POOL_RULES.bundleSize),
     keyMaxAgeSeconds: int(env, 'POOL_KEY_MAX_AGE_SECONDS', 30 * DAY_SECONDS, 60, 365 * DAY_SECONDS),
-    emptyPolicy: oneOf(env, 'POOL_EMPTY_POLICY', ['fallback', 'reject'] as const, 'fallback'),
+    emptyPolicy: oneOf(env, 'POOL_EMPTY_POLICY', POOL_EMPTY_POLICIES, 'fallback'),
     retryAfterSeconds: int(env, 'POOL_RETRY_AFTER_SECONDS', 30, 1, 3600),
-    fallbackMaxInFlight: int(env, 'POOL_FALLBACK_MAX_IN_FLIGHT', 2, 1, 1000),
-    fallbackWaitMs: int(env, 'POOL_FALLBACK_WAIT_MS', 2000, 0, 60_000),
+    fallbackMaxInFlight: integer(env, 'POOL_FALLBACK_MAX_IN_FLIGHT', POOL_RULES.fallbackMaxInFlight),
+    fallbackWaitMs: integer(env, 'POOL_FALLBACK_WAIT_MS', POOL_RULES.fallbackWaitMs),
     admissionOnTheFly: int(env, 'POOL_ADMISSION_ON_THE_FLY', 20, 0, 100_000),
     clientReserve: int(env, 'POOL_CLIENT_RESERVE', 10, 0, 100_000),
     fillParallelism: int(env, 'POOL_FILL_PARALLELISM', 2, 1, 64),

@@ -38,6 +38,21 @@ export function str(env: Env, name: string, fallback?: string): string {
   throw new ConfigError(`${name} is required`, name);
 }
 
+/**
+ * An integer setting's default and bounds: one definition for the function that reads it and for the CDK
+ * app that checks the deployment setting it comes from (cdk/lib/settings.ts).
+ */
+export interface IntegerRule {
+  readonly fallback: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** `int` by a rule. */
+export function integer(env: Env, name: string, rule: IntegerRule): number {
+  return int(env, name, rule.fallback, rule.min, rule.max);
+}
+
 export function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -53,4 +68,18 @@ export function oneOf<T extends string>(env: Env, name: string, allowed: readonl
   if (raw === undefined || raw === '') return fallback;
   if ((allowed as readonly string[]).includes(raw)) return raw as T;
   throw new ConfigError(`${name} must be one of ${allowed.join(', ')}`, name);
+}
+
+/** The JSON array in `name`; none when unset. */
+export function jsonArray(env: Env, name: string): unknown[] {
+  const raw = env[name];
+  if (!raw) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a JSON array`, name);
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON array`, name);
+  return parsed;
 }

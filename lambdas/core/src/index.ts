@@ -34,6 +34,7 @@ export { errorCode, isTransient, PipelineError, type PipelineErrorOptions } from
 export {
   CLIENT_CODES,
   type ClientCode,
+  type ClientCodeName,
   type HttpErrorCode,
   httpStatusOf,
   messageOf,
@@ -41,18 +42,15 @@ export {
 export { backoffDelay, sleep } from './shared/backoff';
 export { retryTransient } from './shared/retry';
 export { Coalescer, type CoalescerOptions, type Settled } from './shared/coalescer';
+export { ADES_PROFILES, type AdesProfile, type SignatureFormat } from './shared/formats';
 // signing: the request, its states and one attempt
 export {
-  ADES_PROFILES,
-  type AdesProfile,
   DEFAULT_SIGNATURE_LEVEL,
   levelAtLeast,
   REQUEST_ID_PATTERN,
   type RequestError,
   SIGNATURE_LEVELS,
-  type SignatureFormat,
   type SignatureLevel,
-  type SignerIdentity,
   type SigningStage,
   type SignRequestRecord,
 } from './signing/sign-request';
@@ -142,21 +140,19 @@ export type {
 } from './pki/certificate-issuer';
 export {
   AUTH_CONTEXT_OID,
-  type AuthenticationContext,
   CLIENT_VOUCHED_AUTHN_CONTEXT,
   SACI_CONTEXT_TYPE,
   samlAuthContextXml,
   vouchedAttribute,
-} from './pki/auth-context';
+} from './identity/auth-context';
 export {
   type DirectoryStringKind,
   InvalidIdentityError,
   isIsoCountryCode,
   SUBJECT_OIDS,
   subjectAttributes,
-  type SubjectField,
   validateSignerIdentity,
-} from './pki/certificate-profile';
+} from './identity/certificate-profile';
 export {
   type CertificateToRecord,
   type IssuanceLookup,
@@ -245,6 +241,9 @@ export {
   signMessageHash,
   SWEDISH_CLAIM_MAPPING,
   SWEDISH_OIDC_CLAIMS,
+  type AuthenticationContext,
+  type SignerIdentity,
+  type SubjectField,
   USER_SIGNATURE_CLAIM,
   validateSignMessage,
   type VerifiedAssertion,

@@ -13,14 +13,10 @@ import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import { createAssertionVerifier } from '@pipeline/adapters/oidc';
 import {
-  AssertionError,
-  SignMessageError,
-  InvalidIdentityError,
   IssueBatchRequestSchema,
   IssueItemSchema,
   ReleaseBatchRequestSchema,
   ReleaseItemSchema,
-  SerialCollisionError,
   caRefusal,
   issueInputOf,
   issuedResult,
@@ -32,9 +28,8 @@ import {
   type ReleaseItemResult,
 } from '@pipeline/core';
 import { loadIdentityConfig } from '@pipeline/config';
-import { PkiError } from '@pipeline/pki';
 import { TABLES, tableName } from '@pipeline/resources';
-import { CaError, CertificateAuthority } from '@pipeline/ca';
+import { CertificateAuthority, isCaRefusal } from '@pipeline/ca';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { caSideLogin } from '../shared/ca-login';
@@ -93,14 +88,7 @@ function resultOf(requestId: string, outcome: IssueOutcome, logger: Logger): Iss
     return issuedResult(outcome.certificate);
   }
   const err = outcome.error;
-  if (
-    err instanceof CaError ||
-    err instanceof AssertionError ||
-    err instanceof SignMessageError ||
-    err instanceof PkiError ||
-    err instanceof InvalidIdentityError ||
-    err instanceof SerialCollisionError
-  ) {
+  if (isCaRefusal(err)) {
     logger.warn('certificate refused', { requestId, code: err.code });
     return caRefusal(err.code, err.message);
   }
@@ -161,7 +149,7 @@ async function releaseBatch(
         await ca.release(parsed.data);
         return { ok: true };
       } catch (err) {
-        if (err instanceof CaError) {
+        if (isCaRefusal(err)) {
           logger.warn('release refused', { requestId: parsed.data.requestId, code: err.code });
           return caRefusal(err.code, err.message);
         }

@@ -19,7 +19,7 @@ import { X509Certificate, constants, verify } from 'node:crypto';
 import { algorithmIdentifier, schemeFor, schemeForOid, signDer } from './algorithms';
 import type { CertificateSigner } from './certificate';
 import { toArrayBuffer } from './der';
-import { nodeHashName, type RevocationReason, type RevokedEntry } from '@pipeline/core';
+import { nodeHashName, PipelineError, type RevocationReason, type RevokedEntry } from '@pipeline/core';
 
 export interface CrlContent {
   /** Monotonically increasing per issuer (RFC 5280 5.2.3). */
@@ -92,9 +92,11 @@ export async function signCrl(content: CrlContent, signer: CertificateSigner): P
 export type VerifiedCrl = CrlContent;
 
 /** The CRL does not parse, or its signature does not verify under the expected issuer's key. */
-export class CrlInvalidError extends Error {
+export class CrlInvalidError extends PipelineError {
   public override readonly name = 'CrlInvalidError';
-  public readonly code = 'CRL_INVALID';
+  public constructor(message: string) {
+    super(message, 'CRL_INVALID');
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
  * Errors of CSR parsing and verification. Each has a machine-readable `code`; messages never carry the
  * CSR's content (its subject could be personal data).
  */
-import { PipelineError, type PipelineErrorOptions } from '@pipeline/core';
+import { PipelineError, type ClientCodeName, type PipelineErrorOptions } from '@pipeline/core';
 
 /** Failures of the PKI encoders and parsers: each subclass sets its own code. */
 export abstract class PkiError extends PipelineError {
@@ -14,13 +14,13 @@ export abstract class PkiError extends PipelineError {
 /** Not a well-formed DER PKCS#10 request, or one with an unsupported key or signature algorithm. */
 export class BadCsrError extends PkiError {
   public override readonly name = 'BadCsrError';
-  public override readonly code = 'BAD_CSR';
+  public override readonly code = 'BAD_CSR' satisfies ClientCodeName;
 }
 
 /** The CSR's signature does not verify with its own public key: no proof of possession. */
 export class CsrSignatureInvalidError extends PkiError {
   public override readonly name = 'CsrSignatureInvalidError';
-  public override readonly code = 'CSR_SIGNATURE_INVALID';
+  public override readonly code = 'CSR_SIGNATURE_INVALID' satisfies ClientCodeName;
   public constructor() {
     super('the CSR signature does not verify with the CSR public key');
   }

@@ -1,44 +1,26 @@
 /** The demo e-service's pages: server-rendered HTML, no scripts, no external resources. */
+import { escapeHtml, sitePage, type Site } from '../../shared/html';
 
-export function escapeHtml(value: string): string {
-  return value.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
-  );
-}
+const DEMO: Site = {
+  name: 'demo e-service',
+  header:
+    '<header><p>Demo e-service: sign a PDF with your eID (local signing pipeline, test citizens only)</p></header>',
+  style: [
+    'body{max-width:40em}',
+    'header{background:#2d4a22;color:#fff;padding:.6em 1em;border-radius:4px}header p{margin:0}',
+    'label{display:block;font-weight:bold;margin:1em 0 .3em}',
+    'textarea{width:100%;font:inherit;padding:.4em}input[type=file]{font-size:1em}',
+    'button,.button{margin:.8em .6em .4em 0;border:1px solid #2d4a22;background:#3b6b2c;color:#fff;text-decoration:none;display:inline-block}',
+    'button.secondary{background:#fff;color:#2d4a22}',
+    '.message{white-space:pre-wrap;border:2px solid #3b6b2c;border-radius:6px;padding:.8em 1em;background:#f5faf2}',
+    '.passed{color:#1d6b1d}.failed{color:#a00}.note{color:#444;font-size:.95em}',
+    'dd{margin:0 0 .6em 0}',
+    'fieldset{border:1px solid #bbb;border-radius:4px}',
+  ].join(''),
+};
 
-const STYLE = [
-  'body{font-family:system-ui,sans-serif;max-width:40em;margin:2em auto;padding:0 1em;line-height:1.5;color:#1b1b1b}',
-  'header{background:#2d4a22;color:#fff;padding:.6em 1em;border-radius:4px}header p{margin:0}',
-  'label{display:block;font-weight:bold;margin:1em 0 .3em}',
-  'textarea{width:100%;font:inherit;padding:.4em}input[type=file]{font-size:1em}',
-  'button,.button{font-size:1.05em;padding:.5em 1.2em;margin:.8em .6em .4em 0;border-radius:4px;border:1px solid #2d4a22;background:#3b6b2c;color:#fff;cursor:pointer;text-decoration:none;display:inline-block}',
-  'button.secondary{background:#fff;color:#2d4a22}',
-  'button:focus-visible,a:focus-visible,textarea:focus-visible,input:focus-visible,select:focus-visible{outline:3px solid #f0a500;outline-offset:2px}',
-  '.message{white-space:pre-wrap;border:2px solid #3b6b2c;border-radius:6px;padding:.8em 1em;background:#f5faf2}',
-  '.passed{color:#1d6b1d}.failed{color:#a00}.note{color:#444;font-size:.95em}',
-  'dt{font-weight:bold}dd{margin:0 0 .6em 0;word-break:break-word}',
-  'fieldset{border:1px solid #bbb;border-radius:4px}',
-].join('');
-
-export function page(title: string, body: string): string {
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} – demo e-service</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<header><p>Demo e-service: sign a PDF with your eID (local signing pipeline, test citizens only)</p></header>
-<main>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</main>
-</body>
-</html>
-`;
+function page(title: string, body: string): string {
+  return sitePage(DEMO, title, body);
 }
 
 export const DEFAULT_MESSAGE = 'I have read the document and I approve its content.';

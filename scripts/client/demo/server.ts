@@ -38,6 +38,7 @@ import {
   type SigningClient,
   type SignMessage,
 } from '../src/signing-client';
+import { fingerprint } from '../../shared/html';
 import { FormError, parseMultipart, readBody } from './multipart';
 import {
   cancelledPage,
@@ -113,17 +114,6 @@ class HttpError extends Error {
   ) {
     super(message);
   }
-}
-
-/** The data to be signed in hex groups of four: the same fingerprint the local identity provider shows. */
-export function fingerprintOf(tbsData: string): string {
-  return (
-    Buffer.from(tbsData, 'base64')
-      .toString('hex')
-      .toUpperCase()
-      .match(/.{1,4}/g)
-      ?.join(' ') ?? ''
-  );
 }
 
 export async function startDemoService(options: DemoServiceOptions): Promise<DemoService> {
@@ -356,7 +346,7 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
         200,
         reviewPage({
           documentName: session.documentName ?? 'document.pdf',
-          fingerprint: fingerprintOf(session.prepared.login.tbsData),
+          fingerprint: fingerprint(session.prepared.login.tbsData),
           messageText: session.message.text,
           mimeType: session.message.mimeType ?? 'text/plain',
         }),

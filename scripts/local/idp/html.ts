@@ -1,43 +1,24 @@
 /** The local IdP's few pages: plain HTML, no scripts, no external resources. */
+import { escapeHtml, sitePage, type Site } from '../../shared/html';
 
-export function escapeHtml(value: string): string {
-  return value.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
-  );
-}
-
-const STYLE = [
-  'body{font-family:system-ui,sans-serif;max-width:34em;margin:2em auto;padding:0 1em;line-height:1.5;color:#1b1b1b}',
-  'header{border-bottom:1px solid #ccc;margin-bottom:1em;font-size:.9em;color:#444}',
-  '.error{color:#a00}code{font-size:1.05em}',
-  'label{display:block;margin:.5em 0 .25em}input{font-size:1.1em;padding:.3em}',
-  'button{font-size:1.05em;padding:.5em 1.2em;margin:.5em .5em .5em 0;border-radius:4px;border:1px solid #0b4f8a;background:#0b5fa5;color:#fff;cursor:pointer}',
-  'button.secondary{background:#fff;color:#0b4f8a}',
-  'button:focus-visible,input:focus-visible{outline:3px solid #f0a500;outline-offset:2px}',
-  '.message{border:2px solid #0b5fa5;border-radius:6px;padding:0 1em;margin:1em 0;background:#f4f8fc}',
-  '.actions{display:flex;flex-wrap:wrap;align-items:center}',
-  'dt{font-weight:bold}dd{margin:0 0 .5em 0;word-break:break-word}',
-].join('');
+const IDP: Site = {
+  name: 'local IdP',
+  header: '<header>Local identity provider (test citizens only)</header>',
+  style: [
+    'body{max-width:34em}',
+    'header{border-bottom:1px solid #ccc;margin-bottom:1em;font-size:.9em;color:#444}',
+    '.error{color:#a00}code{font-size:1.05em}',
+    'label{display:block;margin:.5em 0 .25em}input{font-size:1.1em;padding:.3em}',
+    'button{margin:.5em .5em .5em 0;border:1px solid #0b4f8a;background:#0b5fa5;color:#fff}',
+    'button.secondary{background:#fff;color:#0b4f8a}',
+    '.message{border:2px solid #0b5fa5;border-radius:6px;padding:0 1em;margin:1em 0;background:#f4f8fc}',
+    '.actions{display:flex;flex-wrap:wrap;align-items:center}',
+    'dd{margin:0 0 .5em 0}',
+  ].join(''),
+};
 
 export function page(title: string, body: string): string {
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} – local IdP</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<header>Local identity provider (test citizens only)</header>
-<main>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</main>
-</body>
-</html>
-`;
+  return sitePage(IDP, title, body);
 }
 
 /** Inline Markdown of one line, on escaped text: `code`, **strong**, *emphasis* / _emphasis_; links as text. */

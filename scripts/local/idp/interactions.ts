@@ -18,13 +18,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errors, type InteractionDetails, type Provider } from 'oidc-provider';
 import { TEST_CITIZENS, findCitizenByPersonalNumber, findCitizenBySub, type TestCitizen } from './citizens';
 import { IDP_CLIENTS } from './clients';
-import { escapeHtml, page, renderSignMessage } from './html';
+import { escapeHtml, fingerprint } from '../../shared/html';
+import { page, renderSignMessage } from './html';
 import { INTERACTION_PREFIX, type IdpOptions } from './provider';
 import { SWEDISH_CLAIMS, chooseAcr, type Loa } from './profile';
 import {
   PARAM_SIGN_REQUEST,
   SCOPE_SIGN,
-  fingerprint,
   fingerprintLabel,
   SignRequestError,
   readSignRequest,

@@ -11,7 +11,8 @@ import { Provider, errors, type Account, type Configuration } from 'oidc-provide
 import { createMemoryAdapter } from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { findCitizenBySub, type TestCitizen } from './citizens';
 import { IDP_CLIENTS } from './clients';
-import { escapeHtml, page } from './html';
+import { escapeHtml } from '../../shared/html';
+import { page } from './html';
 import type { PrivateJwks } from './keys';
 import { LOA_VALUES, SWEDISH_CLAIMS, SWEDISH_SCOPES } from './profile';
 import {

@@ -165,17 +165,6 @@ function isDocumentName(name: unknown): name is string {
   }
 }
 
-/** The fingerprint the consent page shows: the data to be signed in hex, in groups of four. */
-export function fingerprint(tbsData: string): string {
-  return (
-    Buffer.from(tbsData, 'base64')
-      .toString('hex')
-      .toUpperCase()
-      .match(/.{1,4}/g)
-      ?.join(' ') ?? ''
-  );
-}
-
 /** What the consent page labels the fingerprint with, from the data's length. */
 export function fingerprintLabel(tbsData: string): string {
   const bytes = Buffer.from(tbsData, 'base64').length;

@@ -29,16 +29,16 @@ const QUIET: Logger = {
 } as Partial<Logger> as Logger;
 
 /**
- * AWS SDK v3 clients built from configuration: the endpoint is the stand-in's when one is configured and
- * AWS's otherwise, so the same handler code runs on AWS, LocalStack and the embedded local stack.
+ * The options every client shares: the endpoint is the stand-in's when one is configured and AWS's
+ * otherwise, so the same handler code runs on AWS, LocalStack and the embedded local stack.
  */
+function options(aws: AwsConfig, service: keyof AwsConfig['endpoints'], maxAttempts = 4) {
+  return { region: aws.region, endpoint: aws.endpoints[service], maxAttempts, logger: QUIET };
+}
+
+/** AWS SDK v3 clients built from configuration. */
 export function dynamoDbClient(aws: AwsConfig): DynamoDBClient {
-  return new DynamoDBClient({
-    region: aws.region,
-    endpoint: aws.endpoints.dynamodb,
-    maxAttempts: 4,
-    logger: QUIET,
-  });
+  return new DynamoDBClient(options(aws, 'dynamodb'));
 }
 
 export function documentClient(aws: AwsConfig): DynamoDBDocumentClient {
@@ -48,31 +48,21 @@ export function documentClient(aws: AwsConfig): DynamoDBDocumentClient {
 }
 
 export function sqsClient(aws: AwsConfig): SQSClient {
-  return new SQSClient({ region: aws.region, endpoint: aws.endpoints.sqs, maxAttempts: 4, logger: QUIET });
+  return new SQSClient(options(aws, 'sqs'));
 }
 
 export function lambdaClient(aws: AwsConfig): LambdaClient {
-  return new LambdaClient({
-    region: aws.region,
-    endpoint: aws.endpoints.lambda,
-    maxAttempts: 2,
-    logger: QUIET,
-  });
+  return new LambdaClient(options(aws, 'lambda', 2));
 }
 
 export function s3Client(aws: AwsConfig): S3Client {
-  return new S3Client({ region: aws.region, endpoint: aws.endpoints.s3, maxAttempts: 4, logger: QUIET });
+  return new S3Client(options(aws, 's3'));
 }
 
 export function ssmClient(aws: AwsConfig): SSMClient {
-  return new SSMClient({ region: aws.region, endpoint: aws.endpoints.ssm, maxAttempts: 4, logger: QUIET });
+  return new SSMClient(options(aws, 'ssm'));
 }
 
 export function secretsManagerClient(aws: AwsConfig): SecretsManagerClient {
-  return new SecretsManagerClient({
-    region: aws.region,
-    endpoint: aws.endpoints.secretsmanager,
-    maxAttempts: 4,
-    logger: QUIET,
-  });
+  return new SecretsManagerClient(options(aws, 'secretsmanager'));
 }

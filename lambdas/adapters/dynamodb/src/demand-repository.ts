@@ -6,7 +6,7 @@
  * hour: DynamoDB allows ~1,000 writes/s per partition, far above the 200 requests/s expected.
  */
 import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { HOUR_MS, type DemandHistory, type KeyType } from '@pipeline/core';
+import { HOUR_MS, PipelineError, type DemandHistory, type KeyType } from '@pipeline/core';
 
 export interface DemandRepositoryOptions {
   readonly tableName: string;
@@ -17,8 +17,11 @@ export interface DemandRepositoryOptions {
 }
 
 /** Invalid arguments to the demand repository (a negative count, a non-positive number of weeks). */
-export class DemandRecordError extends Error {
+export class DemandRecordError extends PipelineError {
   public override readonly name = 'DemandRecordError';
+  public constructor(message: string) {
+    super(message, 'DEMAND_RECORD_INVALID');
+  }
 }
 
 const DEFAULT_RETENTION_DAYS = 400;

@@ -1,11 +1,13 @@
+import { PipelineError } from '../shared/errors';
+
 /** The history or the options cannot produce a forecast (wrong bucket size, bad numbers, ...). */
-export class ForecastInputError extends Error {
+export class ForecastInputError extends PipelineError {
   public override readonly name = 'ForecastInputError';
   public constructor(
     message: string,
     /** The option or field at fault. */
     public readonly field: string,
   ) {
-    super(message);
+    super(message, 'FORECAST_INPUT_INVALID');
   }
 }

@@ -1,6 +1,6 @@
 import { AssertionError } from './errors';
 import type { AssertionBinding } from './binding';
-import type { AssertionPolicy } from './types';
+import type { AssertionPolicy, ExpectedApproval } from './types';
 
 /**
  * Proof that the identity provider displayed the sign message and the citizen approved it, in the
@@ -25,13 +25,6 @@ export const PARAM_SIGN_REQUEST = 'https://id.oidc.se/param/signRequest';
 export const USER_SIGNATURE_CLAIM = 'https://id.oidc.se/claim/userSignature';
 /** The JWS `typ` of a sign approval (explicit typing: an ID token or request object is not one). */
 export const SIGN_APPROVAL_TYPE = 'sign-approval+jwt';
-
-/** What an assertion must attest for a request with a sign message. */
-export interface ExpectedApproval {
-  /** The request's digest (standard base64), sent to the identity provider as `tbs_data`. */
-  readonly tbsData: string;
-  readonly signMessageHash: string;
-}
 
 /** The approval a binding asks for: none when the request has no sign message. */
 export function expectedApproval(binding: AssertionBinding): ExpectedApproval | undefined {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
-import type { AdesProfile, SignatureFormat } from '../signing/sign-request';
+import type { AdesProfile, SignatureFormat } from '../shared/formats';
 
 /** Versioned so the derivation can change without an old nonce matching a new request. */
 export const BINDING_CONTEXT = 'hsm-signing-pipeline/sign-request/v2';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { InvalidIdentityError, validateSignerIdentity } from '../pki/certificate-profile';
-import type { SignerIdentity } from '../signing/sign-request';
+import { InvalidIdentityError, validateSignerIdentity } from './certificate-profile';
+import type { SignerIdentity } from './types';
 import { AssertionError } from './errors';
 import type { AssertionPolicy, VerifyOptions } from './types';
 

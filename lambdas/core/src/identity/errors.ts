@@ -1,4 +1,4 @@
-import { PipelineError, type PipelineErrorOptions } from '../shared/errors';
+import { ClientVisibleError, type PipelineErrorOptions } from '../shared/errors';
 
 /**
  * Why an identity assertion was refused. Every code is its own answer to the client; messages name the
@@ -32,7 +32,7 @@ export type AssertionErrorCode =
   /** A request object from a client that may not vouch for signers (or signed for another client). */
   | 'CLIENT_NOT_TRUSTED';
 
-export class AssertionError extends PipelineError {
+export class AssertionError extends ClientVisibleError {
   public override readonly name = 'AssertionError';
   declare public readonly code: AssertionErrorCode;
   public constructor(code: AssertionErrorCode, message: string) {
@@ -41,7 +41,7 @@ export class AssertionError extends PipelineError {
 }
 
 /** The trusted issuer's keys could not be read (network, parameter store): the client may retry. */
-export class IdentityProviderUnavailableError extends PipelineError {
+export class IdentityProviderUnavailableError extends ClientVisibleError {
   public override readonly name = 'IdentityProviderUnavailableError';
   public constructor(message: string, options?: PipelineErrorOptions) {
     super(message, 'IDENTITY_PROVIDER_UNAVAILABLE', options);

@@ -20,7 +20,10 @@ export type {
   AssertionReplayStore,
   AssertionVerifier,
   ClaimMapping,
+  AuthenticationContext,
   IdentityEvidence,
+  SignerIdentity,
+  SubjectField,
   VerifiedAssertion,
   VerifyOptions,
 } from './types';

@@ -1,8 +1,7 @@
-import { claimAttribute, type AttributeSource } from '../pki/auth-context';
-import { InvalidIdentityError, validateSignerIdentity, type SubjectField } from '../pki/certificate-profile';
-import type { SignerIdentity } from '../signing/sign-request';
+import { claimAttribute } from './auth-context';
+import { InvalidIdentityError, validateSignerIdentity } from './certificate-profile';
+import type { AttributeSource, ClaimMapping, SignerIdentity, SubjectField } from './types';
 import { AssertionError } from './errors';
-import type { ClaimMapping } from './types';
 
 /** The Swedish OpenID Connect profile's claims (oidc-sweden "Claims and Scopes Specification"). */
 export const SWEDISH_OIDC_CLAIMS = {

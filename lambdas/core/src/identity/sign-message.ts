@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PipelineError } from '../shared/errors';
+import { ClientVisibleError } from '../shared/errors';
 
 /**
  * The sign message: the text the citizen is shown, and approves, at the identity provider before the
@@ -108,7 +108,7 @@ const SHOWS_SOMETHING = new RegExp(`[^${SHOWS_NOTHING_CLASS}${FORBIDDEN_CLASS}]`
  */
 export const SIGN_MESSAGE_TEXT_PATTERN = `^(?:${SHOWS_SOMETHING.source}|[${SHOWS_NOTHING_CLASS}]+${SHOWS_SOMETHING.source})[^${FORBIDDEN_CLASS}]*$`;
 
-export class SignMessageError extends PipelineError {
+export class SignMessageError extends ClientVisibleError {
   public override readonly name = 'SignMessageError';
   public constructor(message: string) {
     super(message, 'SIGN_MESSAGE_INVALID');

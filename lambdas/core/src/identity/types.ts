@@ -1,6 +1,49 @@
-import type { AuthenticationContext } from '../pki/auth-context';
-import type { SignerIdentity } from '../signing/sign-request';
-import type { ExpectedApproval } from './approval';
+/** The natural person the certificate is issued to; validated by the API and again by the CA. */
+export interface SignerIdentity {
+  readonly commonName: string;
+  readonly givenName: string;
+  readonly surname: string;
+  /** Personal identity number (X.520 serialNumber). */
+  readonly serialNumber: string;
+  /** ISO 3166-1 alpha-2 country code. */
+  readonly country: string;
+}
+
+/** The subject attributes of a signer's certificate (certificate-profile.ts). */
+export type SubjectField = 'country' | 'surname' | 'givenName' | 'serialNumber' | 'commonName';
+
+/** One subject attribute and the assertion attribute it came from (a `<saci:AttributeMapping>`). */
+export interface AttributeSource {
+  /** The subject attribute (Type `rdn`, Ref its OID). */
+  readonly field: SubjectField;
+  /** The assertion attribute's name (the SAML attribute name of the claim, see auth-context.ts). */
+  readonly name: string;
+  readonly friendlyName?: string;
+  /** The value as the assertion carried it. */
+  readonly value: string;
+}
+
+/** What the Authentication Context extension (RFC 7773, auth-context.ts) states: all of it from the verified assertion and the verifier's own audience. */
+export interface AuthenticationContext {
+  /** The identity provider (`iss` of the ID token), or the client that vouched (`iss` of its request object). */
+  readonly identityProvider: string;
+  /** Epoch ms: `auth_time` of the ID token (the request object's `iat`). */
+  readonly authenticationInstant: number;
+  /** `acr` of the ID token (CLIENT_VOUCHED_AUTHN_CONTEXT for a request object). */
+  readonly authnContextClassRef: string;
+  /** SHA-256 (hex) of the compact assertion: the `assertionHash` of the audit log's events. */
+  readonly assertionRef: string;
+  /** This service: the audience the assertion was issued to. */
+  readonly serviceId: string;
+  readonly attributes: readonly AttributeSource[];
+}
+
+/** What an assertion must attest for a request with a sign message. */
+export interface ExpectedApproval {
+  /** The request's digest (standard base64), sent to the identity provider as `tbs_data`. */
+  readonly tbsData: string;
+  readonly signMessageHash: string;
+}
 
 /** Where the identity of a request's signer came from (kept on the record for the CA and the audit). */
 export type IdentityEvidence =

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { DIGEST_ALGORITHMS, KEY_TYPES, SIGNATURE_ALGORITHMS } from '../shared/algorithms';
 import type { IssueCertificateInput, IssuedCertificate } from './certificate-issuer';
 import { REVOCATION_REASONS } from './revocation';
-import { ADES_PROFILES, SIGNATURE_FORMATS } from '../signing/sign-request';
+import { ADES_PROFILES, SIGNATURE_FORMATS } from '../shared/formats';
 import { MAX_SIGN_MESSAGE_LENGTH, type SignMessage } from '../identity/sign-message';
 
 /** Items per batch invocation: a batch of CSRs, assertions and certificates stays far below 6 MB. */

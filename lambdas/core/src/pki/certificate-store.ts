@@ -5,6 +5,7 @@
  * the identity assertions it certified for (each serves one request) and the public keys it certified
  * (each once, ever: a copy of a used pool key is refused).
  */
+import { PipelineError } from '../shared/errors';
 
 /** One issued certificate, kept for audit, revocation and idempotent retries. */
 export interface IssuedCertificateRecord {
@@ -103,10 +104,9 @@ export interface IssuedCertificateStore {
 }
 
 /** A fresh random serial was already in use (2^-128 odds unless the RNG is broken): never reused. */
-export class SerialCollisionError extends Error {
+export class SerialCollisionError extends PipelineError {
   public override readonly name = 'SerialCollisionError';
-  public readonly code = 'SERIAL_COLLISION';
   public constructor() {
-    super('the certificate serial number is already in use');
+    super('the certificate serial number is already in use', 'SERIAL_COLLISION');
   }
 }

@@ -1,3 +1,5 @@
+import type { ClientCodeName } from './client-codes';
+
 /**
  * The one error model: every named error of the service is a PipelineError with a machine-readable
  * `code`, a `transient` flag (true: the same call may succeed shortly, so a bounded retry is worth it)
@@ -24,6 +26,18 @@ export class PipelineError extends Error {
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.transient = options.transient ?? false;
+  }
+}
+
+/**
+ * An error whose code a client sees (an API refusal, a failed request's error, a CA refusal): its code is
+ * one of the registry's (client-codes.ts), which the compiler holds it to. A family of such errors whose
+ * subclasses set their own code as a field declares `code: ClientCodeName` on its base instead.
+ */
+export class ClientVisibleError extends PipelineError {
+  declare public readonly code: ClientCodeName;
+  public constructor(message: string, code: ClientCodeName, options?: PipelineErrorOptions) {
+    super(message, code, options);
   }
 }
 

@@ -1,27 +1,17 @@
 import type { AuditReceipt } from '../audit';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
-import type { IdentityEvidence } from '../identity/types';
+import type { IdentityEvidence, SignerIdentity } from '../identity/types';
 import type { SignMessage } from '../identity/sign-message';
+import type { AdesProfile, SignatureFormat } from '../shared/formats';
 
 /**
- * The record of one sign request (domain.md, "The record of one sign request"), shared by the API, the
+ * The record of one sign request (docs/architecture.md, "Data" and "One request"), shared by the API, the
  * signer, the CA and the benchmarks. Timestamps are epoch milliseconds.
  */
 /** A request id: a lower-case UUID (the API lower-cases client ids; openapi.json's `Id` is the same). */
 export const REQUEST_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export type RequestStatus = 'received' | 'signing' | 'signed' | 'failed';
-
-/**
- * What the client gets: `raw`, a signature over its digest; `cms`, a detached CMS SignedData (AdES
- * baseline B-B) whose signed attributes the service builds after it certified the one-time key.
- */
-export const SIGNATURE_FORMATS = ['raw', 'cms'] as const;
-export type SignatureFormat = (typeof SIGNATURE_FORMATS)[number];
-
-/** CAdES for any content (with signingTime), PAdES for a PDF's byte ranges (the time is in the PDF). */
-export const ADES_PROFILES = ['CAdES-B-B', 'PAdES-B-B'] as const;
-export type AdesProfile = (typeof ADES_PROFILES)[number];
 
 /**
  * AdES baseline levels (ETSI EN 319 122-1 / 319 142-1) of a `cms` result: B-B the signature alone; B-T
@@ -44,17 +34,6 @@ export interface StoredValidationData {
   readonly certificates: readonly string[];
   readonly ocspResponses: readonly string[];
   readonly crls: readonly string[];
-}
-
-/** The natural person the certificate is issued to; validated by the API and again by the CA. */
-export interface SignerIdentity {
-  readonly commonName: string;
-  readonly givenName: string;
-  readonly surname: string;
-  /** Personal identity number (X.520 serialNumber). */
-  readonly serialNumber: string;
-  /** ISO 3166-1 alpha-2 country code. */
-  readonly country: string;
 }
 
 export interface RequestError {

@@ -1,5 +1,5 @@
 import type { DigestAlgorithm, SignatureAlgorithm } from '../shared/algorithms';
-import type { AdesProfile } from './sign-request';
+import type { AdesProfile } from '../shared/formats';
 
 /** What a signature container is built from, once the one-time key's certificate exists. */
 export interface ContainerInput {

@@ -42,13 +42,8 @@ import type {
   ValidationData,
   ValidationDataSource,
 } from './signature-container';
-import {
-  levelAtLeast,
-  type RequestError,
-  type SignatureLevel,
-  type SignerIdentity,
-  type SigningStage,
-} from './sign-request';
+import { levelAtLeast, type RequestError, type SignatureLevel, type SigningStage } from './sign-request';
+import type { SignerIdentity } from '../identity/types';
 import {
   AttemptSupersededError,
   KeyUnavailableError,

@@ -1,5 +1,6 @@
-import { AssertionError } from '../identity/errors';
-import { SUBJECT_OIDS, type SubjectField } from './certificate-profile';
+import { AssertionError } from './errors';
+import { SUBJECT_OIDS } from './certificate-profile';
+import type { AttributeSource, AuthenticationContext, SubjectField } from './types';
 
 /**
  * The Authentication Context extension (RFC 7773) of a leaf certificate: which identity provider
@@ -21,32 +22,6 @@ const SAML_ASSERTION_NS = 'urn:oasis:names:tc:SAML:2.0:assertion';
  * (docs/certificate-profile.md).
  */
 export const CLIENT_VOUCHED_AUTHN_CONTEXT = 'urn:oid:1.3.6.1.4.1.32473.1.2';
-
-/** One subject attribute and the assertion attribute it came from (a `<saci:AttributeMapping>`). */
-export interface AttributeSource {
-  /** The subject attribute (Type `rdn`, Ref its OID). */
-  readonly field: SubjectField;
-  /** The assertion attribute's name (the SAML attribute name of the claim, see SAML_NAMES). */
-  readonly name: string;
-  readonly friendlyName?: string;
-  /** The value as the assertion carried it. */
-  readonly value: string;
-}
-
-/** What the extension states: all of it from the verified assertion and the verifier's own audience. */
-export interface AuthenticationContext {
-  /** The identity provider (`iss` of the ID token), or the client that vouched (`iss` of its request object). */
-  readonly identityProvider: string;
-  /** Epoch ms: `auth_time` of the ID token (the request object's `iat`). */
-  readonly authenticationInstant: number;
-  /** `acr` of the ID token (CLIENT_VOUCHED_AUTHN_CONTEXT for a request object). */
-  readonly authnContextClassRef: string;
-  /** SHA-256 (hex) of the compact assertion: the `assertionHash` of the audit log's events. */
-  readonly assertionRef: string;
-  /** This service: the audience the assertion was issued to. */
-  readonly serviceId: string;
-  readonly attributes: readonly AttributeSource[];
-}
 
 /**
  * SAML attribute names (ELN-0604, as the Swedish OpenID Connect claims specification maps them) of the

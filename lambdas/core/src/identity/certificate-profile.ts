@@ -1,5 +1,5 @@
-import type { SignerIdentity } from '../signing/sign-request';
-import { PipelineError } from '../shared/errors';
+import type { SignerIdentity, SubjectField } from './types';
+import { ClientVisibleError } from '../shared/errors';
 
 /**
  * The natural-person certificate profile: which identity values go into a subject name, how each is
@@ -9,8 +9,6 @@ import { PipelineError } from '../shared/errors';
 
 /** RFC 5280: countryName and serialNumber are PrintableString, every other DirectoryString is UTF8String. */
 export type DirectoryStringKind = 'printableString' | 'utf8String';
-
-export type SubjectField = 'country' | 'surname' | 'givenName' | 'serialNumber' | 'commonName';
 
 export interface SubjectAttribute {
   readonly field: SubjectField;
@@ -25,7 +23,7 @@ export type IdentityProblem =
   'missing' | 'too-long' | 'not-well-formed' | 'forbidden-characters' | 'unknown-country';
 
 /** An identity value does not fit the profile. Names the field and the problem, never the value. */
-export class InvalidIdentityError extends PipelineError {
+export class InvalidIdentityError extends ClientVisibleError {
   public override readonly name = 'InvalidIdentityError';
   public constructor(
     public readonly field: SubjectField,
