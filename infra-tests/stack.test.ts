@@ -191,9 +191,9 @@ describe('functions', () => {
       const props = fnProps(name);
       expect(props.Runtime).toBe('nodejs24.x');
       expect(props.Architectures).toEqual(['x86_64']);
-      // The API, revocation, the reconciler and the refresher never touch the HSM: no layer, no PKCS#11.
+      // The API, the reconciler and the refresher never touch the HSM: no layer, no PKCS#11.
       expect(props.Layers ?? []).toEqual(
-        name === 'Api' || name === 'Revoke' || name === 'Reconcile' || name === 'JwksRefresh'
+        name === 'Api' || name === 'Reconcile' || name === 'JwksRefresh'
           ? []
           : [{ Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') }],
       );
