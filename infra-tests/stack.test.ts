@@ -511,9 +511,9 @@ describe('network and HSM access', () => {
     expect(JSON.stringify(resources(template, 'AWS::EC2::SecurityGroup')[api])).not.toContain('2223');
   });
 
-  it('generates the four crypto user passwords (no secret value in the template) and keeps them', () => {
+  it('generates the five crypto user passwords (no secret value in the template) and keeps them', () => {
     const secrets = resources(template, 'AWS::SecretsManager::Secret');
-    expect(Object.keys(secrets)).toHaveLength(4);
+    expect(Object.keys(secrets)).toHaveLength(5);
     for (const secret of Object.values(secrets)) {
       expect(secret.Properties!.GenerateSecretString).toMatchObject({
         GenerateStringKey: 'password',
