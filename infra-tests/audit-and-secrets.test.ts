@@ -26,7 +26,7 @@ const statementsOn = (name: string, id: string): { actions: string[]; condition:
 const onKeys = (keys: string[]): unknown => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keys } });
 
 describe('item-level writes (dynamodb:LeadingKeys)', () => {
-  it('the CA puts only its own certificate-table items (records and registers), never a CRL number', () => {
+  it('the CA puts and updates only its own certificate-table items (records and registers), never a CRL number', () => {
     const puts = statementsOn('Ca', tableId('certificates')).filter((s) =>
       s.actions.includes('dynamodb:PutItem'),
     );
@@ -69,6 +69,7 @@ describe('HSM crypto users secrets', () => {
     ['Ca', ['Ca', 'Crl']],
     ['Ocsp', ['Ocsp']],
     ['Tsa', ['Tsa']],
+    ['Revoke', ['Revoke']],
   ];
   const secretId = (user: string): string =>
     logicalId(template, 'AWS::SecretsManager::Secret', `HsmAccess/${user}CryptoUser/Resource`);
@@ -120,6 +121,66 @@ describe('HSM crypto users secrets', () => {
       }
     },
   );
+
+  it('the revocation function logs in as its own crypto user (no CA key), whose secret no other function reads', () => {
+    const fnId = logicalId(template, 'AWS::Lambda::Function', 'Functions/Revoke/Resource');
+    const fn = resources(template, 'AWS::Lambda::Function')[fnId].Properties! as {
+      Environment: { Variables: Record<string, unknown> };
+      Layers?: unknown[];
+      VpcConfig: { SecurityGroupIds: unknown[] };
+    };
+    const revokeSecret = secretId('Revoke');
+    // Its login: its own secret, the CloudHSM module and layer, the HSM client group (the ports to the HSM).
+    expect(fn.Environment.Variables).toMatchObject({
+      HSM_PROFILE: 'cloudhsm',
+      HSM_PIN_SOURCE: { 'Fn::Join': ['', ['secretsmanager:', { Ref: revokeSecret }]] },
+    });
+    expect(fn.Environment.Variables.CA_HSM_PIN_SOURCE).toBeUndefined();
+    expect(fn.Layers).toEqual([
+      { Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') },
+    ]);
+    expect(fn.VpcConfig.SecurityGroupIds).toEqual([
+      {
+        'Fn::GetAtt': [
+          logicalId(template, 'AWS::EC2::SecurityGroup', 'HsmAccess/ClientSecurityGroup/Resource'),
+          'GroupId',
+        ],
+      },
+    ]);
+    // It reads its own secret and no other crypto user's; no other function reads its secret.
+    const reads = (name: string, user: string): string[] =>
+      statementsOn(name, secretId(user)).flatMap((s) => s.actions);
+    expect(reads('Revoke', 'Revoke')).toEqual(
+      expect.arrayContaining(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret']),
+    );
+    for (const user of ['Pool', 'Ca', 'Ocsp', 'Tsa']) expect(reads('Revoke', user)).toEqual([]);
+    for (const name of [
+      'Api',
+      'Signer',
+      'Keygen',
+      'Ca',
+      'Crl',
+      'Ocsp',
+      'Tsa',
+      'AuditCheckpoint',
+      'Reconcile',
+    ])
+      expect(reads(name, 'Revoke')).toEqual([]);
+    // The secret names the revocation function's crypto user (context revokeCryptoUser).
+    const secret = resources(template, 'AWS::SecretsManager::Secret')[revokeSecret].Properties! as {
+      GenerateSecretString: { SecretStringTemplate: string };
+    };
+    expect(JSON.parse(secret.GenerateSecretString.SecretStringTemplate)).toEqual({
+      username: 'revoke-auditor',
+    });
+    const named = synthesize({ revokeCryptoUser: 'revocation-audit' }, { bundle: false }).template;
+    const namedSecret = resources(named, 'AWS::SecretsManager::Secret')[
+      logicalId(named, 'AWS::SecretsManager::Secret', 'HsmAccess/RevokeCryptoUser/Resource')
+    ].Properties! as { GenerateSecretString: { SecretStringTemplate: string } };
+    expect(JSON.parse(namedSecret.GenerateSecretString.SecretStringTemplate)).toEqual({
+      username: 'revocation-audit',
+    });
+  });
 
   it("only the crypto users' functions may decrypt with the secrets key, and only through Secrets Manager", () => {
     const policy = resources(template, 'AWS::KMS::Key')[keyId()].Properties!.KeyPolicy as {

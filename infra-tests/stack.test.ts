@@ -191,9 +191,9 @@ describe('functions', () => {
       const props = fnProps(name);
       expect(props.Runtime).toBe('nodejs24.x');
       expect(props.Architectures).toEqual(['x86_64']);
-      // The API, revocation, the reconciler and the refresher never touch the HSM: no layer, no PKCS#11.
+      // The API, the reconciler and the refresher never touch the HSM: no layer, no PKCS#11.
       expect(props.Layers ?? []).toEqual(
-        name === 'Api' || name === 'Revoke' || name === 'Reconcile' || name === 'JwksRefresh'
+        name === 'Api' || name === 'Reconcile' || name === 'JwksRefresh'
           ? []
           : [{ Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') }],
       );
@@ -511,9 +511,9 @@ describe('network and HSM access', () => {
     expect(JSON.stringify(resources(template, 'AWS::EC2::SecurityGroup')[api])).not.toContain('2223');
   });
 
-  it('generates the four crypto user passwords (no secret value in the template) and keeps them', () => {
+  it('generates the five crypto user passwords (no secret value in the template) and keeps them', () => {
     const secrets = resources(template, 'AWS::SecretsManager::Secret');
-    expect(Object.keys(secrets)).toHaveLength(4);
+    expect(Object.keys(secrets)).toHaveLength(5);
     for (const secret of Object.values(secrets)) {
       expect(secret.Properties!.GenerateSecretString).toMatchObject({
         GenerateStringKey: 'password',

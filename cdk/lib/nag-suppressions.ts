@@ -59,6 +59,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     stack.hsm.caUserSecret,
     stack.hsm.ocspUserSecret,
     stack.hsm.tsaUserSecret,
+    stack.hsm.revokeUserSecret,
   ]) {
     ack(
       secret,

@@ -53,6 +53,8 @@ export interface HsmSettings {
   readonly ocspUser: string;
   /** The time-stamping authority's crypto user: owns the TSA key only. */
   readonly tsaUser: string;
+  /** The revocation function's crypto user: owns no key, holds a share of the audit key. */
+  readonly revokeUser: string;
 }
 
 export interface StackSettings {
@@ -174,6 +176,7 @@ export function parseSettings(ctx: Context): StackSettings {
       caUser: optionalString(ctx, 'caCryptoUser') ?? 'ca-signer',
       ocspUser: optionalString(ctx, 'ocspCryptoUser') ?? 'ocsp-responder',
       tsaUser: optionalString(ctx, 'tsaCryptoUser') ?? 'tsa-signer',
+      revokeUser: optionalString(ctx, 'revokeCryptoUser') ?? 'revoke-auditor',
     },
     signer: { provisionedConcurrency: provisioned, scaling: scalingWindows(ctx, provisioned) },
     pool: {

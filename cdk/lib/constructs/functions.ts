@@ -220,15 +220,19 @@ export class PipelineFunctions extends Construct {
         ...tableEnv('certificates', 'audit'),
       },
     });
-    // Revocation apart from issuance: another function, another caller (the API and operators), no key.
+    // Revocation apart from issuance: another function, another caller (the API and operators), no CA
+    // key. It logs in as its own crypto user, which holds only a share of the audit key: the heads of the
+    // audit entries it appends are signed.
     this.revoke = this.createFunction({
       name: 'revoke',
-      usesHsm: false,
+      usesHsm: true,
       description: 'Revokes certificates (API and operators only) and starts the CRL publication',
       memorySize: 256,
       timeout: Duration.seconds(CA_TIMEOUT_SECONDS),
-      securityGroup: endpointsOnly('RevokeSecurityGroup', 'Signing pipeline revocation (no HSM access)'),
+      securityGroup: hsm.clientSecurityGroup,
       environment: {
+        ...hsmEnv,
+        HSM_PIN_SOURCE: `secretsmanager:${hsm.revokeUserSecret.secretArn}`,
         CRL_FUNCTION_NAME: this.crl.functionArn,
         ...tableEnv('certificates', 'audit'),
       },
@@ -517,6 +521,7 @@ export class PipelineFunctions extends Construct {
     allowOnKeys(this.revoke, certificates, ['PutItem'], ['OWNER#*']);
     appendsAudit(this.revoke);
     tableKey(this.revoke);
+    hsm.revokeUserSecret.grantRead(this.revoke);
     const caUser = (fn: NodejsFunction, writesCertificates = false): void => {
       hsm.caUserSecret.grantRead(fn);
       for (const parameter of [
@@ -590,6 +595,7 @@ export class PipelineFunctions extends Construct {
     hsm.onlyReadBy(hsm.caUserSecret, [this.ca, this.crl]);
     hsm.onlyReadBy(hsm.ocspUserSecret, [this.ocsp]);
     hsm.onlyReadBy(hsm.tsaUserSecret, [this.tsa]);
+    hsm.onlyReadBy(hsm.revokeUserSecret, [this.revoke]);
   }
 
   /**

@@ -28,9 +28,10 @@ export interface HsmAccessProps {
 /**
  * Everything that lets a function talk to the existing cluster: a client security group with a path to
  * the HSM ports only, the cluster's ingress rule for it, the layer, and the three crypto users'
- * credentials. The pool user (signer, keygen), the CA user (root and issuing keys) and the OCSP responder's
- * user (its key only) are separate HSM users with separate secrets, so a compromised signer cannot log in
- * as the CA and sign certificates, and the public OCSP responder cannot reach the CA keys.
+ * credentials. The pool user (signer, keygen), the CA user (root and issuing keys), the OCSP responder's
+ * and the TSA's users (their key only) and the revocation function's user (a share of the audit key only)
+ * are separate HSM users with separate secrets, so a compromised signer cannot log in as the CA and sign
+ * certificates, and neither the public OCSP responder nor the revocation function can reach the CA keys.
  */
 export class HsmAccess extends Construct {
   /** Functions that log in to the HSM. */
@@ -41,6 +42,7 @@ export class HsmAccess extends Construct {
   public readonly caUserSecret: secretsmanager.Secret;
   public readonly ocspUserSecret: secretsmanager.Secret;
   public readonly tsaUserSecret: secretsmanager.Secret;
+  public readonly revokeUserSecret: secretsmanager.Secret;
   public readonly caRootCertificate: ssm.StringParameter;
   public readonly caIssuingCertificate: ssm.StringParameter;
   public readonly caOcspCertificate: ssm.StringParameter;
@@ -83,6 +85,13 @@ export class HsmAccess extends Construct {
     this.caUserSecret = secret('CaCryptoUser', hsm.caUser, 'CA');
     this.ocspUserSecret = secret('OcspCryptoUser', hsm.ocspUser, 'OCSP responder');
     this.tsaUserSecret = secret('TsaCryptoUser', hsm.tsaUser, 'time-stamping authority');
+    // The revocation function's user owns no key: the audit key is shared with it (key share), to sign
+    // the heads of the audit entries it appends.
+    this.revokeUserSecret = secret(
+      'RevokeCryptoUser',
+      hsm.revokeUser,
+      'revocation function (audit key share only)',
+    );
 
     // Placeholders: the CA bootstrap (run once against the cluster) overwrites them with the CA PEMs.
     // Keep these resources unchanged: CloudFormation rewrites the value whenever the resource changes.

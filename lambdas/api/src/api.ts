@@ -253,6 +253,7 @@ async function revokeCertificate(event: APIGatewayProxyEvent, deps: ApiDeps): Pr
     reason: revoked.reason,
     revokedAt: new Date(revoked.revokedAt).toISOString(),
     ...(revoked.outcome === 'already-revoked' ? { alreadyRevoked: true } : {}),
+    ...(revoked.receipt ? { receipt: revoked.receipt } : {}),
   });
 }
 

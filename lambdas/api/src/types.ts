@@ -3,6 +3,7 @@ import type {
   AdesProfile,
   AssertionReplayStore,
   AssertionVerifier,
+  AuditReceipt,
   RevocationReason,
   DigestAlgorithm,
   KeyType,
@@ -76,6 +77,7 @@ export interface CertificateRevoker {
         serialHex: string;
         reason: string;
         revokedAt: number;
+        receipt?: AuditReceipt;
       }
     | { outcome: 'not-owned' }
     | { outcome: 'unknown' }

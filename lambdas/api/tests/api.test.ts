@@ -407,6 +407,17 @@ describe('POST /sign-requests/{id}/revocation', () => {
     return id;
   }
 
+  /** A new revocation's audit receipt, as the revocation function hands it on. */
+  const RECEIPT = {
+    chain: 1,
+    sequence: 7,
+    hash: 'a'.repeat(64),
+    leafIndex: 0,
+    treeSize: 1,
+    path: [],
+    head: { keyLabel: 'audit-checkpoint-v1', algorithm: 'ECDSA-P384-SHA384' as const, signature: 'MEUC' },
+  };
+
   /** The CA side in memory: request ids registered to clients, certificates issued per request. */
   function memoryRevoker(issued: Map<string, string>) {
     const owners = new Map<string, string>();
@@ -425,7 +436,13 @@ describe('POST /sign-requests/{id}/revocation', () => {
         if (!serialHex) return { outcome: 'unknown' };
         const outcome = revoked.has(serialHex) ? 'already-revoked' : 'revoked';
         if (!revoked.has(serialHex)) revoked.set(serialHex, reason);
-        return { outcome, serialHex, reason: revoked.get(serialHex)!, revokedAt: Date.UTC(2026, 10, 1) };
+        return {
+          outcome,
+          serialHex,
+          reason: revoked.get(serialHex)!,
+          revokedAt: Date.UTC(2026, 10, 1),
+          ...(outcome === 'revoked' ? { receipt: RECEIPT } : {}),
+        };
       },
     };
     return { revoker, owners, calls };
@@ -446,12 +463,14 @@ describe('POST /sign-requests/{id}/revocation', () => {
       status: 'revoked',
       reason: 'keyCompromise',
       revokedAt: '2026-11-01T00:00:00.000Z',
+      receipt: RECEIPT,
     });
     const again = JSON.parse((await handleApiEvent(revocationEvent(id, 'superseded'), deps)).body) as Record<
       string,
       unknown
     >;
     expect(again).toMatchObject({ alreadyRevoked: true, reason: 'keyCompromise' });
+    expect(again.receipt).toBeUndefined();
     expect(ca.calls).toEqual([
       [id, 'keyCompromise', 'client-a'],
       [id, 'superseded', 'client-a'],

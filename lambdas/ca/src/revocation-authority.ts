@@ -34,8 +34,8 @@ export interface RevocationAuthorityDeps {
 
 /**
  * Revokes a serial this CA issued, once: a second revocation reports the first one's time and reason.
- * The audit event (serial, reason, request) is appended before the outcome is returned. Needs no key:
- * the CRL and OCSP answers that follow are signed by RevocationAuthority.
+ * The audit event (serial, reason, request) is appended before the outcome is returned, with its receipt.
+ * Needs no CA key: the CRL and OCSP answers that follow are signed by RevocationAuthority.
  */
 export async function revokeCertificate(
   deps: { readonly store: RevocationStore; readonly audit?: AuditSink; readonly now?: () => number },
@@ -48,13 +48,14 @@ export async function revokeCertificate(
   // Whole seconds: CRL and OCSP times carry no fractions (RFC 5280 4.1.2.5.2), and all three must agree.
   const revokedAt = Math.floor((deps.now ?? Date.now)() / 1000) * 1000;
   const outcome = await deps.store.revoke(serialHex, { revokedAt, reason, revokedBy });
-  if (outcome.outcome === 'revoked') {
-    await deps.audit?.append({
+  if (outcome.outcome === 'revoked' && deps.audit) {
+    const receipt = await deps.audit.append({
       type: 'certificate.revoked',
       serial: serialHex,
       reason,
       requestId: outcome.status.requestId,
     });
+    return { ...outcome, receipt };
   }
   return outcome;
 }

@@ -3,14 +3,17 @@
  * `revoke-request` the certificate the CA issued for a request id, for the client the CA recorded it to
  * (the API, for a client revoking its own signature), and `register-request`, with which the API records
  * a request id as the client's before it stores the request. The signer cannot invoke it, and this
- * function cannot issue. It holds no key: it marks the serial revoked (once), appends the audit event, and
- * starts the CRL publication, which signs in the HSM.
+ * function cannot issue. It holds no CA key: it marks the serial revoked (once), appends the audit event,
+ * and starts the CRL publication, which signs in the HSM. It logs in to the HSM as its own crypto user,
+ * which holds a share of the audit key and nothing else, to sign the heads of the entries it appends. A
+ * login that cannot find the key appends unsigned heads (logged); a login that fails refuses the
+ * revocation for now (CA_UNAVAILABLE), as an unreachable table does, and the next invocation tries again.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { documentClient, lambdaClient } from '@pipeline/adapters/aws';
+import { connectHsm } from '@pipeline/adapters/hsm';
 import { LambdaFunction } from '@pipeline/adapters/lambda';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
-import { createAuditLog } from '@pipeline/audit';
 import {
   REVOCATION_REFUSALS,
   RevokeRequestSchema,
@@ -26,6 +29,7 @@ import { revokeCertificate, revokeRequestCertificate } from '@pipeline/ca';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
 import { onceUntilFailure } from '../shared/once';
+import { auditLogSigningWith } from '../shared/audit-signing';
 
 export interface RevokeContext {
   readonly certificates: CertificateRepository;
@@ -36,7 +40,7 @@ export interface RevokeContext {
   readonly publish: () => Promise<void>;
 }
 
-async function setUp(): Promise<RevokeContext> {
+async function setUp(logger: Logger): Promise<RevokeContext> {
   const config = loadConfig();
   const doc = documentClient(config.aws);
   const ca = loadCaConfig();
@@ -45,7 +49,8 @@ async function setUp(): Promise<RevokeContext> {
     certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
     // The certificate's validity, plus the longest a request may wait for it, and a day.
     ownerTtlSeconds: (ca.leafValidityDays + 2) * 86_400,
-    audit: await createAuditLog({ doc }),
+    // Heads signed with the audit key shared with this function's own crypto user (HSM_PIN_SOURCE).
+    audit: await auditLogSigningWith(doc, await connectHsm(config.hsm, config.aws), logger),
     publish: () => crl.start(),
   };
 }
@@ -65,7 +70,8 @@ export function createRevokeHandler({
 
 /** The revocation's dependencies from configuration: set up lazily, once per execution environment. */
 export function wireRevoke(): RevokeHandlerDeps {
-  return { revocation: onceUntilFailure(setUp), logger: createLogger('revoke') };
+  const logger = createLogger('revoke');
+  return { revocation: onceUntilFailure(() => setUp(logger)), logger };
 }
 
 async function revoke(
@@ -135,5 +141,6 @@ async function revoke(
     serialHex: outcome.status.serialHex,
     reason: revoked.reason,
     revokedAt: revoked.revokedAt,
+    ...(outcome.outcome === 'revoked' && outcome.receipt ? { receipt: outcome.receipt } : {}),
   };
 }

@@ -3,6 +3,7 @@ import {
   REVOCATION_REFUSALS,
   RegisterResponseSchema,
   RevokeResponseSchema,
+  type AuditReceipt,
   type RevocationReason,
   type RevokeRequest,
 } from '@pipeline/core';
@@ -15,6 +16,8 @@ export interface Revoked {
   readonly serialHex: string;
   readonly reason: RevocationReason;
   readonly revokedAt: number;
+  /** A new revocation's audit receipt (its head signed when the revocation function reached the audit key). */
+  readonly receipt?: AuditReceipt;
 }
 
 /**
@@ -72,6 +75,7 @@ export class LambdaCertificateRevoker {
       serialHex: result.serialHex,
       reason: result.reason,
       revokedAt: result.revokedAt,
+      ...(result.receipt ? { receipt: result.receipt } : {}),
     };
   }
 

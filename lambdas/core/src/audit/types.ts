@@ -168,7 +168,7 @@ export interface AuditReceipt {
   /**
    * The audit key's signature over the entry as its chain's head when it was written (see signed-head.ts):
    * made before the receipt was handed out, it proves the entry existed even if the table is cut short.
-   * Absent when the writer holds no audit key (the CA).
+   * Absent when the writer's HSM login cannot reach the audit key.
    */
   readonly head?: SignedHead;
 }

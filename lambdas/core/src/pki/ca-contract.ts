@@ -183,6 +183,25 @@ export const ReleaseBatchResponseSchema = z.union([
 ]);
 export type ReleaseBatchResponse = z.infer<typeof ReleaseBatchResponseSchema>;
 
+const HASH_HEX = z.string().regex(/^[0-9a-f]{64}$/);
+
+/** An audit receipt as the revocation function hands it on (see core's audit types). */
+const AuditReceiptSchema = z.strictObject({
+  chain: z.number().int().min(0),
+  sequence: z.number().int().min(1),
+  hash: HASH_HEX,
+  leafIndex: z.number().int().min(0),
+  treeSize: z.number().int().min(1),
+  path: z.array(HASH_HEX).max(64),
+  head: z
+    .strictObject({
+      keyLabel: z.string().min(1).max(128),
+      algorithm: z.literal('ECDSA-P384-SHA384'),
+      signature: z.string().regex(BASE64).max(256),
+    })
+    .optional(),
+});
+
 export const RevokeResponseSchema = z.union([
   z.strictObject({
     ok: z.literal(true),
@@ -191,6 +210,8 @@ export const RevokeResponseSchema = z.union([
     reason: z.enum(REVOCATION_REASONS),
     /** Epoch ms. */
     revokedAt: z.number(),
+    /** The revocation's audit receipt (a new revocation only), its head signed when the audit key was reachable. */
+    receipt: AuditReceiptSchema.optional(),
   }),
   refusal,
 ]);

@@ -1,3 +1,5 @@
+import type { AuditReceipt } from '../audit/types';
+
 /**
  * RFC 5280 5.3.1 reason codes a revocation may carry (removeFromCRL is for delta CRLs, which this CA does
  * not issue; certificateHold is not offered: a one-time certificate is never suspended and resumed).
@@ -44,7 +46,12 @@ export interface CertificateStatus {
 }
 
 export type RevokeOutcome =
-  | { readonly outcome: 'revoked'; readonly status: CertificateStatus }
+  | {
+      readonly outcome: 'revoked';
+      readonly status: CertificateStatus;
+      /** The revocation's audit receipt, when an audit log took the event. */
+      readonly receipt?: AuditReceipt;
+    }
   | { readonly outcome: 'already-revoked'; readonly status: CertificateStatus }
   | { readonly outcome: 'unknown' };
 

@@ -11,16 +11,24 @@
  *   revokes her request, then rewrites the victim's record as hers and revokes it. The revocation function
  *   revokes only what the CA recorded for that request id and that client: her own certificate, then
  *   nothing; the victim's stays `good` (OCSP) and out of the next CRL.
+ *
+ * And a revocation is proven like a signature: its audit receipt, handed to the client, carries the audit
+ * key's signature over its entry as the chain's head (openssl verifies it with the audit public key), made
+ * by the revocation function's own HSM login, which holds a share of the audit key and no CA key.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { X509Certificate, randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { documentClient, sqsClient } from '@pipeline/adapters/aws';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
 import { loadAwsConfig } from '@pipeline/config';
-import { eventsOf } from '@pipeline/core';
+import { auditPublicKey, eventsOf, proveReceipt, type AuditReceipt } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { call, sampleRequest, type SampleRequest, type SignRequestView } from '../../client';
+import { ROOT } from '../../paths';
+import { runOpenssl } from '../../verify/openssl';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 import { crlListing, crlText, fetchDer, ocspPost, until } from './support/relying-party';
 
@@ -80,7 +88,7 @@ async function terminal(apiKey: string, id: string): Promise<SignRequestView> {
 }
 
 function revoke(apiKey: string, id: string) {
-  return call<{ certificateSerial?: string; error?: { code: string } }>(
+  return call<{ certificateSerial?: string; receipt?: AuditReceipt; error?: { code: string } }>(
     `${pipeline.url}/sign-requests/${id}/revocation`,
     { apiKey, body: { reason: 'keyCompromise' } },
   );
@@ -233,4 +241,40 @@ test("revoking someone else's certificate: the serial comes from the CA's record
   expect(answer.stdout).toMatch(/leaf\.pem: good/);
   // A CRL fetched now still does not list it.
   expect(crlText((await fetchDer(`${pki}/issuing.crl`))!)).not.toContain(`Serial Number: ${victimSerial}`);
+});
+
+test("a revocation's audit receipt carries a head signed by the audit key (the revocation function's own login)", async () => {
+  const { view } = await sign(victimKey, 6);
+  const revoked = await revoke(victimKey, view.id);
+  expect(revoked.status).toBe(200);
+  const receipt = revoked.body.receipt!;
+  expect(receipt).toMatchObject({ chain: expect.any(Number), sequence: expect.any(Number) });
+  expect(receipt.head).toMatchObject({ algorithm: 'ECDSA-P384-SHA384' });
+
+  // What a client checks with openssl alone: the head statement (canonical JSON, keys sorted) and the
+  // DER signature over its SHA-384, against the audit public key.
+  const { chain, sequence, hash, head } = receipt;
+  const statement =
+    `{"algorithm":"${head!.algorithm}","chain":${chain},"hash":"${hash}","keyLabel":"${head!.keyLabel}",` +
+    `"sequence":${sequence},"type":"audit-head","version":1}`;
+  const pem = readFileSync(join(ROOT, '.local', 'audit', 'audit-key.pem'), 'utf8');
+  const verify = (text: string) =>
+    runOpenssl(['dgst', '-sha384', '-verify', 'audit.pem', '-signature', 'head.sig', 'statement.txt'], {
+      'audit.pem': pem,
+      'head.sig': Buffer.from(head!.signature, 'base64'),
+      'statement.txt': text,
+    });
+  expect(verify(statement).stdout).toContain('Verified OK');
+  // The signature is over this entry's head, not any other.
+  expect(verify(statement.replace(`"sequence":${sequence}`, `"sequence":${sequence + 1}`)).ok).toBe(false);
+
+  // And the receipt is the revocation's: the project's verifier finds the event it proves in the log.
+  const log = await new AuditRepository(doc, { tableName: tableName(TABLES.audit) }).readAll();
+  const proof = proveReceipt(receipt, log, auditPublicKey(pem));
+  expect(proof.ok).toBe(true);
+  expect(JSON.parse(proof.eventText!)).toMatchObject({
+    type: 'certificate.revoked',
+    serial: serialOf(view).toLowerCase(),
+    requestId: view.id,
+  });
 });
