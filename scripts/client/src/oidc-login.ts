@@ -26,7 +26,7 @@ export const DEFAULT_REDIRECT_URI = 'http://127.0.0.1/callback';
 export const DEFAULT_SCOPE = 'openid profile https://id.oidc.se/scope/naturalPersonNumber';
 /** The signature extension of the Swedish profile: a fresh authentication and consent for each signature. */
 export const DEFAULT_PROMPT = 'login consent';
-/** The signature extension's scope, request parameter and claim (oidc-sweden, v1.1). */
+/** The signature extension's scope, request parameter and claim (oidc-sweden, v1.2). */
 export const SCOPE_SIGN = 'https://id.oidc.se/scope/sign';
 export const PARAM_SIGN_REQUEST = 'https://id.oidc.se/param/signRequest';
 export const USER_SIGNATURE_CLAIM = 'https://id.oidc.se/claim/userSignature';
@@ -38,6 +38,12 @@ export interface SignatureRequest {
   /** The data to be signed: the sign request's digest (standard base64). */
   readonly tbsData: string;
   readonly signMessage: SignMessage;
+  /**
+   * The message's language (an RFC 5646 tag, e.g. `sv`): sent as `message#<language>` instead of
+   * `message`. One language per request: the sign request's nonce binds the hash of exactly the text
+   * the provider shows, so the e-service offers the citizen's language only (docs/identity.md).
+   */
+  readonly language?: string;
   /** Shown beside the fingerprint (the local provider's own field of the signRequest). */
   readonly documentName?: string;
 }
@@ -64,6 +70,10 @@ export interface ObtainIdTokenOptions {
   readonly signature?: SignatureRequest;
   /** What the scripted user agent does on the provider's signature page (default: sign). */
   readonly decision?: 'sign' | 'cancel';
+  /** The scripted user agent's Accept-Language header (a browser's language preference). */
+  readonly acceptLanguage?: string;
+  /** Called with each HTML page the scripted user agent reads at the provider (tests look at them). */
+  readonly onPage?: (html: string, url: URL) => void;
 }
 
 export interface IdTokenResult {
@@ -134,12 +144,15 @@ export function signRequestParameter(options: {
   readonly signature: SignatureRequest;
   readonly ttlSeconds?: number;
 }): Promise<string> {
-  const { key, tbsData, signMessage, documentName } = options.signature;
+  const { key, tbsData, signMessage, documentName, language } = options.signature;
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({
     tbs_data: tbsData,
     sign_message: {
-      message: Buffer.from(signMessage.text, 'utf8').toString('base64'),
+      [language === undefined ? 'message' : `message#${language}`]: Buffer.from(
+        signMessage.text,
+        'utf8',
+      ).toString('base64'),
       mime_type: signMessage.mimeType ?? 'text/plain',
     },
     ...(documentName === undefined ? {} : { document_name: documentName }),
@@ -178,7 +191,7 @@ export class AuthorizationError extends Error {
 
 /** Builds the authorization request (PKCE, state, the nonce; with a signature, the extension's scope and parameter). */
 export async function beginLogin(
-  options: Omit<ObtainIdTokenOptions, 'personalIdentityNumber' | 'decision'>,
+  options: Omit<ObtainIdTokenOptions, 'personalIdentityNumber' | 'decision' | 'acceptLanguage' | 'onPage'>,
 ): Promise<PendingLogin> {
   const redirectUri = options.redirectUri ?? DEFAULT_REDIRECT_URI;
   const alg = options.idTokenSignedResponseAlg ?? 'RS256';
@@ -254,6 +267,7 @@ export async function obtainIdToken(options: ObtainIdTokenOptions): Promise<IdTo
     pending.redirectUri,
     options.personalIdentityNumber,
     options.decision ?? 'sign',
+    { acceptLanguage: options.acceptLanguage, onPage: options.onPage },
   );
   return completeLogin(pending, callbackUrl);
 }
@@ -375,6 +389,7 @@ export async function loginAtLocalIdp(
   redirectUri: string,
   personalIdentityNumber: string,
   decision: 'sign' | 'cancel',
+  browser: Pick<ObtainIdTokenOptions, 'acceptLanguage' | 'onPage'> = {},
 ): Promise<URL> {
   const callback = new URL(redirectUri);
   const jar = new CookieJar(authorizationUrl.origin);
@@ -385,7 +400,10 @@ export async function loginAtLocalIdp(
     const response = await fetch(url, {
       method: body ? 'POST' : 'GET',
       redirect: 'manual',
-      headers: cookie ? { cookie } : {},
+      headers: {
+        ...(cookie ? { cookie } : {}),
+        ...(browser.acceptLanguage === undefined ? {} : { 'accept-language': browser.acceptLanguage }),
+      },
       body,
     });
     jar.store(url, response);
@@ -398,6 +416,7 @@ export async function loginAtLocalIdp(
       continue;
     }
     const html = await response.text();
+    browser.onPage?.(html, url);
     const error = errorTextOf(html);
     if (error !== undefined) throw new LocalIdpLoginError(`the local IdP refused the login: ${error}`);
     const submission = response.ok

@@ -19,13 +19,14 @@ import { errors, type InteractionDetails, type Provider } from 'oidc-provider';
 import { TEST_CITIZENS, findCitizenByPersonalNumber, findCitizenBySub, type TestCitizen } from './citizens';
 import { IDP_CLIENTS } from './clients';
 import { escapeHtml, page, renderSignMessage } from './html';
-import { INTERACTION_PREFIX, type IdpOptions } from './provider';
+import { INTERACTION_PREFIX, authorizationEndpoint, type IdpOptions } from './provider';
 import { SWEDISH_CLAIMS, chooseAcr, type Loa } from './profile';
 import {
   PARAM_SIGN_REQUEST,
   SCOPE_SIGN,
   fingerprint,
   fingerprintLabel,
+  preferredLanguages,
   SignRequestError,
   readSignRequest,
   signApproval,
@@ -45,10 +46,20 @@ class HttpError extends Error {
   }
 }
 
-/** Citizens who logged in for a signature request and have not signed or cancelled yet, by interaction. */
-const pendingSignatures = new Map<string, { sub: string; acr: Loa; expiresAt: number }>();
+/**
+ * Citizens who logged in for a signature request and have not signed or cancelled yet, by interaction,
+ * with the languages they asked for at the login: the page shows, and the approval attests, the message
+ * chosen by these, whatever a later request's headers say.
+ */
+interface PendingSignature {
+  readonly sub: string;
+  readonly acr: Loa;
+  readonly languages: readonly string[];
+  readonly expiresAt: number;
+}
+const pendingSignatures = new Map<string, PendingSignature>();
 
-function pendingOf(uid: string): { sub: string; acr: Loa } | undefined {
+function pendingOf(uid: string): PendingSignature | undefined {
   const now = Date.now();
   for (const [id, entry] of pendingSignatures) if (entry.expiresAt <= now) pendingSignatures.delete(id);
   return pendingSignatures.get(uid);
@@ -229,8 +240,15 @@ async function grantRequested(
   return grant.save();
 }
 
-/** The signature request of this interaction, verified again (it was at the authorization endpoint). */
-async function signRequestOf(options: IdpOptions, details: InteractionDetails): Promise<SignRequest> {
+/**
+ * The signature request of this interaction, verified again (it was at the authorization endpoint), its
+ * message in the first of `languages` it has.
+ */
+async function signRequestOf(
+  options: IdpOptions,
+  details: InteractionDetails,
+  languages: readonly string[],
+): Promise<SignRequest> {
   const clientId = String(details.params.client_id);
   const keys = options.signClients.get(clientId);
   if (!keys) throw new HttpError(400, 'this client may not ask for signatures');
@@ -238,6 +256,8 @@ async function signRequestOf(options: IdpOptions, details: InteractionDetails): 
     clientId,
     clientJwks: keys,
     issuer: options.issuer,
+    authorizationEndpoint: authorizationEndpoint(options),
+    languages,
   }).catch((err: Error) => {
     throw err instanceof SignRequestError ? new HttpError(400, err.message) : err;
   });
@@ -280,7 +300,12 @@ async function login(
       });
       return;
     }
-    pendingSignatures.set(details.uid, { sub: citizen.sub, acr, expiresAt: Date.now() + PENDING_TTL_MS });
+    pendingSignatures.set(details.uid, {
+      sub: citizen.sub,
+      acr,
+      languages: preferredLanguages(details.params.ui_locales, req.headers['accept-language']),
+      expiresAt: Date.now() + PENDING_TTL_MS,
+    });
     res
       .writeHead(303, { location: `${INTERACTION_PREFIX}${details.uid}`, 'cache-control': 'no-store' })
       .end();
@@ -311,7 +336,7 @@ async function approve(
   const pending = pendingOf(details.uid);
   if (!isSignRequest(details) || !pending)
     throw new HttpError(400, 'no signature is pending in this interaction');
-  const request = await signRequestOf(options, details);
+  const request = await signRequestOf(options, details, pending.languages);
   const clientId = String(details.params.client_id);
   const alg = IDP_CLIENTS.find((c) => c.client_id === clientId)?.id_token_signed_response_alg ?? 'RS256';
   const approvedAt = Math.floor(Date.now() / 1000);
@@ -376,8 +401,14 @@ async function confirm(
 async function show(options: IdpOptions, res: ServerResponse, details: InteractionDetails): Promise<void> {
   const pending = isSignRequest(details) ? pendingOf(details.uid) : undefined;
   const citizen = pending && findCitizenBySub(pending.sub);
-  if (citizen) send(res, 200, signPage(details, citizen, await signRequestOf(options, details)), details);
-  else if (details.prompt.name === 'login') send(res, 200, loginPage(details), details);
+  if (pending && citizen) {
+    send(
+      res,
+      200,
+      signPage(details, citizen, await signRequestOf(options, details, pending.languages)),
+      details,
+    );
+  } else if (details.prompt.name === 'login') send(res, 200, loginPage(details), details);
   else if (details.prompt.name === 'consent' && !isSignRequest(details)) {
     send(res, 200, consentPage(details), details);
   } else throw new HttpError(400, `unsupported prompt ${details.prompt.name}`);

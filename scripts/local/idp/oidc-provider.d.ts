@@ -45,6 +45,8 @@ declare module 'oidc-provider' {
         ) => Promise<void>
       >
     >;
+    /** Endpoint paths (e.g. `authorization`: '/auth'). */
+    readonly routes?: Readonly<Record<string, string>>;
     /** Extra discovery metadata. */
     readonly discovery?: Readonly<Record<string, unknown>>;
     readonly conformIdTokenClaims?: boolean;

@@ -24,6 +24,8 @@ import {
 } from './sign-request';
 
 export const INTERACTION_PREFIX = '/interaction/';
+/** The authorization endpoint's path (oidc-provider's default, set explicitly). */
+const AUTHORIZATION_PATH = '/auth';
 
 export interface IdpOptions {
   /** http://127.0.0.1:<port>, no trailing slash. */
@@ -36,6 +38,10 @@ export interface IdpOptions {
   readonly signClients: ReadonlyMap<string, { readonly keys: readonly JWK[] }>;
   readonly approvals: ApprovalStore;
 }
+
+/** The authorization endpoint's URL: a signRequest may name it as its audience (extension 5.1). */
+export const authorizationEndpoint = (options: Pick<IdpOptions, 'issuer'>): string =>
+  `${options.issuer}${AUTHORIZATION_PATH}`;
 
 const hasSignScope = (scope: unknown): boolean =>
   typeof scope === 'string' && scope.split(' ').includes(SCOPE_SIGN);
@@ -70,7 +76,13 @@ function signRequestValidator(options: IdpOptions) {
       throw new errors.InvalidRequest('a signature request needs prompt=login consent');
     }
     try {
-      await readSignRequest(value, { clientId: client.clientId, clientJwks: keys, issuer: options.issuer });
+      // Languages do not matter here: every message of the request is checked by the display rules.
+      await readSignRequest(value, {
+        clientId: client.clientId,
+        clientJwks: keys,
+        issuer: options.issuer,
+        authorizationEndpoint: authorizationEndpoint(options),
+      });
     } catch (err) {
       if (err instanceof SignRequestError) throw new errors.InvalidRequest(err.message);
       throw err;
@@ -124,9 +136,14 @@ export function idpConfiguration(options: IdpOptions): Configuration {
     scopes: ['openid'],
     extraParams: { [PARAM_SIGN_REQUEST]: signRequestValidator(options) },
     discovery: {
-      // The sign message's MIME types (extension 5.3, OIDC.Sweden.Params 3.1.2).
+      // Extension 5.3: the sign scope and its claim come from `claims` (scopes_supported,
+      // claims_supported). This provider shows a message only with a signature, not a client's user
+      // message at a plain login (OIDC.Sweden.Params 2.1): userMessageSupported is false. The sign
+      // message's MIME types (5.3: declared with the MIME types field).
+      'https://id.oidc.se/disco/userMessageSupported': false,
       'https://id.oidc.se/disco/userMessageSupportedMimeTypes': ['text/plain', 'text/markdown'],
     },
+    routes: { authorization: AUTHORIZATION_PATH },
     // Scope-requested claims go in the ID token too, not only to userinfo (OIDC Core 5.4 would keep them
     // out of it for the code flow): the signing service only ever sees the ID token.
     conformIdTokenClaims: false,

@@ -1,16 +1,21 @@
 /**
- * The local IdP's side of the oidc-sweden Signature Extension for OpenID Connect (v1.1): reading the
+ * The local IdP's side of the oidc-sweden Signature Extension for OpenID Connect (v1.2): reading the
  * signed `https://id.oidc.se/param/signRequest` parameter of an authorization request, and making the
  * sign approval the ID token then carries as `https://id.oidc.se/claim/userSignature`.
  *
  * The parameter is a JWT signed with the client's registered key (extension 3.1.1.1 and 3.1.2): `iss`
- * the client, `aud` this issuer, `iat`/`exp` (at most MAX_REQUEST_LIFETIME_SECONDS), `tbs_data` (base64,
- * required with the sign scope), `sign_message` (`message` or `message#<lang>`: base64 of UTF-8;
- * `mime_type` text/plain or text/markdown) and, this deployment's own field, `document_name` (shown
- * beside the fingerprint). A message is displayed only if it passes the signing service's own rules
- * (validateSignMessage): a message that cannot be displayed refuses the request (extension 5.1). So is a
- * document name, on one line: what the page shows is signed by the client (the signRequest) and attested
- * by the provider (the approval names it, `document_name`).
+ * the client, `aud` this issuer or its authorization endpoint (extension 5.1), `iat`/`exp` (the
+ * extension recommends them; this provider requires them, refuses the request from `exp` on, and allows
+ * at most MAX_REQUEST_LIFETIME_SECONDS between them), `tbs_data` (base64, required with the sign scope),
+ * `sign_message` (`message` and/or `message#<lang>`: base64 of UTF-8; `mime_type` text/plain or
+ * text/markdown) and, this deployment's own field, `document_name` (shown beside the fingerprint). Of
+ * several languages the one the citizen asks for is shown (OIDC.Sweden.Params 2.1: the user interface
+ * locale, here `ui_locales` then the browser's Accept-Language; else the message without a tag; else
+ * Swedish, English, the first). A message is displayed only if it passes the signing service's own
+ * rules (validateSignMessage): a message that cannot be displayed refuses the request (extension 5.1),
+ * whichever language would be shown. So is a document name, on one line: what the page shows is signed
+ * by the client (the signRequest) and attested by the provider (the approval names it, `document_name`,
+ * and the language shown, `sign_message_lang`).
  */
 import { SignJWT, compactVerify, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import {
@@ -61,19 +66,76 @@ function decodeText(value: unknown, field: string): string {
   return text;
 }
 
+const LANGUAGE_TAG = /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$/;
+const MAX_LANGUAGES = 10;
+
 /**
- * The message to display: the one without a language tag, else Swedish, else English, else the first
- * (the provider's user interface language is Swedish first; OIDC.Sweden.Params 2.1).
+ * The language ranges the citizen asks for, best first: `ui_locales` (space-separated, in order), then
+ * the browser's Accept-Language (by q, `*` and q=0 dropped). At most MAX_LANGUAGES; anything that is not
+ * a language tag is ignored.
  */
-function chooseMessage(signMessage: Record<string, unknown>): { encoded: unknown; lang?: string } {
-  if ('message' in signMessage) return { encoded: signMessage.message };
+export function preferredLanguages(uiLocales: unknown, acceptLanguage: unknown): string[] {
+  const fromUi = typeof uiLocales === 'string' ? uiLocales.split(' ') : [];
+  const fromHeader =
+    typeof acceptLanguage === 'string'
+      ? acceptLanguage
+          .split(',')
+          .slice(0, 4 * MAX_LANGUAGES)
+          .map((part, index) => {
+            const [tag = '', ...params] = part.trim().split(';');
+            const q = params.map((p) => /^\s*q=([01](?:\.\d{0,3})?)\s*$/.exec(p)?.[1]).find(Boolean);
+            return { tag: tag.trim(), q: q === undefined ? 1 : Number(q), index };
+          })
+          .filter((entry) => entry.q > 0)
+          .sort((a, b) => b.q - a.q || a.index - b.index)
+          .map((entry) => entry.tag)
+      : [];
+  const seen = new Set<string>();
+  return [...fromUi, ...fromHeader]
+    .filter((tag) => LANGUAGE_TAG.test(tag))
+    .map((tag) => tag.toLowerCase())
+    .filter((tag) => !seen.has(tag) && seen.add(tag))
+    .slice(0, MAX_LANGUAGES);
+}
+
+/**
+ * The message to display (OIDC.Sweden.Params 2.1): the one in the first language the citizen asks for
+ * that the request has (`sv-SE` asked takes `message#sv`, `en` asked takes `message#en-GB`); if none
+ * matches, the one without a language tag; else Swedish, else English, else the first tagged one (the
+ * provider's own order).
+ */
+function chooseMessage(
+  signMessage: Record<string, unknown>,
+  languages: readonly string[],
+): { encoded: unknown; lang?: string } {
   const tagged = Object.keys(signMessage)
-    .map((key) => /^message#([A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)$/.exec(key)?.[1])
+    .map((key) => /^message#(.+)$/.exec(key)?.[1])
     .filter((lang): lang is string => lang !== undefined);
-  const lang = ['sv', 'en'].find((l) => tagged.includes(l)) ?? tagged[0];
+  for (const lang of tagged) {
+    if (!LANGUAGE_TAG.test(lang)) return fail(`sign_message has a member with an invalid language tag`);
+  }
+  const primary = (tag: string): string => tag.toLowerCase().split('-')[0];
+  const matching = (wanted: string): string | undefined =>
+    tagged.find((t) => t.toLowerCase() === wanted) ??
+    tagged.find((t) => primary(t) === primary(wanted)) ??
+    undefined;
+  for (const wanted of languages) {
+    const lang = matching(wanted);
+    if (lang !== undefined) return { encoded: signMessage[`message#${lang}`], lang };
+  }
+  if ('message' in signMessage) return { encoded: signMessage.message };
+  const lang = ['sv', 'en'].map(matching).find((l) => l !== undefined) ?? tagged[0];
   return lang === undefined
     ? fail('sign_message has no message')
     : { encoded: signMessage[`message#${lang}`], lang };
+}
+
+/** Each message of a sign_message by its rules: a request with any message that cannot be displayed is refused. */
+function checkEveryMessage(signMessage: Record<string, unknown>, mimeType: unknown): void {
+  for (const key of Object.keys(signMessage)) {
+    if (key !== 'message' && !key.startsWith('message#')) continue;
+    validateSignMessage({ text: decodeText(signMessage[key], 'sign_message'), mimeType });
+  }
 }
 
 /**
@@ -86,6 +148,10 @@ export async function readSignRequest(
     readonly clientId: string;
     readonly clientJwks: { readonly keys: readonly JWK[] };
     readonly issuer: string;
+    /** The authorization endpoint's URL, the other audience the extension allows (5.1). */
+    readonly authorizationEndpoint?: string;
+    /** The language ranges the citizen asks for (preferredLanguages), best first. */
+    readonly languages?: readonly string[];
     readonly nowSeconds?: number;
   },
 ): Promise<SignRequest> {
@@ -111,16 +177,21 @@ export async function readSignRequest(
     return fail('signRequest is not an object');
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
   if (payload.iss !== options.clientId) return fail('signRequest iss must be the client');
+  const audiences = [options.issuer, options.authorizationEndpoint].filter((a) => a !== undefined);
   const aud = payload.aud;
-  if (!(aud === options.issuer || (Array.isArray(aud) && aud.includes(options.issuer)))) {
+  if (!(
+    (typeof aud === 'string' && audiences.includes(aud)) ||
+    (Array.isArray(aud) && aud.some((a) => typeof a === 'string' && audiences.includes(a)))
+  )) {
     return fail('signRequest aud must be this provider');
   }
   const { iat, exp } = payload;
   if (typeof iat !== 'number' || typeof exp !== 'number') return fail('signRequest needs iat and exp');
-  if (iat > now + SKEW_SECONDS || exp < now - SKEW_SECONDS || exp - iat > MAX_REQUEST_LIFETIME_SECONDS) {
-    return fail(
-      `signRequest is expired, not yet valid, or lives longer than ${MAX_REQUEST_LIFETIME_SECONDS} s`,
-    );
+  // exp as RFC 7519 4.1.4 and extension 3.1.2 say: refused on or after it, no leeway (the client
+  // chooses exp; a short one is its choice). iat may be a little ahead of this clock.
+  if (now >= exp) return fail('signRequest has expired (exp)');
+  if (iat > now + SKEW_SECONDS || exp - iat > MAX_REQUEST_LIFETIME_SECONDS) {
+    return fail(`signRequest is not yet valid, or lives longer than ${MAX_REQUEST_LIFETIME_SECONDS} s`);
   }
   const tbsData = payload.tbs_data;
   if (typeof tbsData !== 'string' || tbsData.length === 0 || tbsData.length > 200 || !BASE64.test(tbsData)) {
@@ -130,10 +201,12 @@ export async function readSignRequest(
   if (!signMessage || typeof signMessage !== 'object' || Array.isArray(signMessage)) {
     return fail('signRequest sign_message is required');
   }
-  const { encoded, lang } = chooseMessage(signMessage as Record<string, unknown>);
-  const mimeType = (signMessage as Record<string, unknown>).mime_type ?? 'text/plain';
+  const messages = signMessage as Record<string, unknown>;
+  const { encoded, lang } = chooseMessage(messages, options.languages ?? []);
+  const mimeType = messages.mime_type ?? 'text/plain';
   let message: SignMessage;
   try {
+    checkEveryMessage(messages, mimeType);
     message = validateSignMessage({ text: decodeText(encoded, 'sign_message'), mimeType });
   } catch (err) {
     if (err instanceof SignMessageError) return fail(`the sign message cannot be displayed: ${err.message}`);
@@ -204,6 +277,8 @@ export async function signApproval(options: {
     nonce: options.nonce,
     tbs_data: options.request.tbsData,
     sign_message_hash: signMessageHash(options.request.message),
+    // The language of the message shown, when the request tagged it (`message#sv`).
+    ...(options.request.lang === undefined ? {} : { sign_message_lang: options.request.lang }),
     // The document name the page showed beside the fingerprint, attested with the rest.
     ...(options.request.documentName === undefined ? {} : { document_name: options.request.documentName }),
   })

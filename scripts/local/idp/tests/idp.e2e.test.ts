@@ -141,6 +141,8 @@ test('discovery: loopback issuer, code flow with PKCE S256, the Swedish scopes, 
     'text/plain',
     'text/markdown',
   ]);
+  // A user message at a plain login (OIDC.Sweden.Params 2.1) is not shown by this provider: said so.
+  expect(metadata['https://id.oidc.se/disco/userMessageSupported']).toBe(false);
 });
 
 test('ID tokens for each test citizen carry the identity claims, acr at the citizen level and auth_time', async () => {
@@ -474,6 +476,167 @@ describe('the signature extension: sign scope, signRequest, the approval in user
     ],
   ])('a signature request %s is refused before anyone logs in', async (_what, options, code) => {
     expect(await oauthError(signLogin(options()))).toBe(code);
+  });
+
+  describe('the signRequest JWT (extension 3.1.2 and 5.1, v1.2): iss, aud, iat, exp', () => {
+    const SV = 'Jag godkänner hyresavtalet.';
+    const EN = 'I approve the lease.';
+    const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+
+    /** A signRequest JWT signed with the signing service's registered key, with these claims. */
+    const rawSignRequest = async (
+      claims: Record<string, unknown>,
+      options: { omit?: readonly string[] } = {},
+    ): Promise<string> => {
+      const now = Math.floor(Date.now() / 1000);
+      const all: Record<string, unknown> = {
+        iss: CLIENT_IDS.signingService,
+        aud: idp.issuer,
+        iat: now,
+        exp: now + 300,
+        tbs_data: TBS,
+        sign_message: { message: b64(SV), mime_type: 'text/plain' },
+        ...claims,
+      };
+      for (const name of options.omit ?? []) delete all[name];
+      return new SignJWT(all)
+        .setProtectedHeader({ alg: 'ES256' })
+        .sign(localClientKey(CLIENT_IDS.signingService, clientKeysDir).privateKey);
+    };
+
+    /** A login whose signRequest parameter is `jwt`, as the signing service with the sign scope. */
+    const loginWith = (jwt: string, options: Partial<Parameters<typeof obtainIdToken>[0]> = {}) =>
+      signLogin({
+        signature: undefined,
+        scope: `openid profile ${SCOPE_SIGN}`,
+        ...options,
+        extraParameters: { ...options.extraParameters, [PARAM_SIGN_REQUEST]: jwt },
+      });
+
+    /** The OAuth error and its description the login ended with. */
+    const refusal = async (login: Promise<unknown>): Promise<{ code: string; description: string }> => {
+      const err = await login.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (!(err instanceof AuthorizationError))
+        throw new Error(`expected an OAuth error, got ${String(err)}`);
+      return { code: err.code, description: err.message };
+    };
+
+    /** The approval the ID token carries, verified with the IdP's keys. */
+    const approvalOf = async (claims: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const jws = Buffer.from(claims[USER_SIGNATURE_CLAIM] as string, 'base64').toString('utf8');
+      const { payload } = await compactVerify(jws, createRemoteJWKSet(new URL(idp.jwksUri)));
+      return JSON.parse(Buffer.from(payload).toString('utf8')) as Record<string, unknown>;
+    };
+
+    const now = (): number => Math.floor(Date.now() / 1000);
+
+    test.each<[string, () => Promise<string>, RegExp]>([
+      [
+        'one second after its exp',
+        () => rawSignRequest({ iat: now() - 120, exp: now() - 1 }),
+        /expired \(exp\)/,
+      ],
+      ['at its exp', () => rawSignRequest({ iat: now() - 120, exp: now() }), /expired \(exp\)/],
+      ['for another audience', () => rawSignRequest({ aud: 'https://other-idp.example' }), /aud/],
+      [
+        "for another provider's authorization endpoint",
+        () => rawSignRequest({ aud: 'https://other-idp.example/auth' }),
+        /aud/,
+      ],
+      ['without aud', () => rawSignRequest({}, { omit: ['aud'] }), /aud/],
+      ['without iss', () => rawSignRequest({}, { omit: ['iss'] }), /iss/],
+      [
+        'from an iss other than the client (signed with its key)',
+        () => rawSignRequest({ iss: CLIENT_IDS.otherService }),
+        /iss/,
+      ],
+      ['without exp', () => rawSignRequest({}, { omit: ['exp'] }), /iat and exp/],
+      ['without iat', () => rawSignRequest({}, { omit: ['iat'] }), /iat and exp/],
+      ['issued in the future', () => rawSignRequest({ iat: now() + 600, exp: now() + 700 }), /not yet valid/],
+      [
+        'living longer than ten minutes',
+        () => rawSignRequest({ iat: now(), exp: now() + 3600 }),
+        /lives longer/,
+      ],
+    ])('a signRequest %s is refused: invalid_request with a description', async (_what, jwt, description) => {
+      const { code, description: said } = await refusal(loginWith(await jwt()));
+      expect(code).toBe('invalid_request');
+      expect(said).toMatch(description);
+    });
+
+    test('a signRequest naming the authorization endpoint as its audience is accepted (extension 5.1)', async () => {
+      const { claims } = await loginWith(await rawSignRequest({ aud: `${idp.issuer}/auth` }));
+      expect((await approvalOf(claims)).tbs_data).toBe(TBS);
+    });
+
+    const PAIR = { 'message#sv': b64(SV), 'message#en': b64(EN), mime_type: 'text/plain' };
+
+    test.each<[string, Partial<Parameters<typeof obtainIdToken>[0]>, string, string]>([
+      ['Accept-Language en-GB', { acceptLanguage: 'en-GB,en;q=0.9,sv;q=0.5' }, 'en', EN],
+      ['Accept-Language sv-SE', { acceptLanguage: 'sv-SE,sv;q=0.9,en;q=0.8' }, 'sv', SV],
+      ['Accept-Language by q', { acceptLanguage: 'sv;q=0.4, en;q=0.8, fr' }, 'en', EN],
+      [
+        'ui_locales before Accept-Language',
+        { acceptLanguage: 'sv', extraParameters: { ui_locales: 'en' } },
+        'en',
+        EN,
+      ],
+    ])(
+      'a message#sv/message#en pair: %s shows that one, and the approval attests exactly that text',
+      async (_what, browser, lang, text) => {
+        const pages: string[] = [];
+        const { claims } = await loginWith(await rawSignRequest({ sign_message: PAIR }), {
+          ...browser,
+          onPage: (html) => pages.push(html),
+        });
+        const signPage = pages.find((html) => html.includes('id="sign-message"'));
+        expect(signPage).toBeDefined();
+        const shown = /<div id="sign-message" lang="([^"]*)">([\s\S]*?)<\/div>/.exec(signPage!);
+        expect(shown?.[1]).toBe(lang);
+        expect(shown?.[2]).toContain(text);
+        expect(shown?.[2]).not.toContain(lang === 'en' ? SV : EN);
+        const approval = await approvalOf(claims);
+        expect(approval.sign_message_hash).toBe(signMessageHash({ text, mimeType: 'text/plain' }));
+        expect(approval.sign_message_lang).toBe(lang);
+      },
+    );
+
+    test('no language asked for matches: the message without a tag is shown (OIDC.Sweden.Params 2.1)', async () => {
+      const plain = 'Jag godkänner (utan språk).';
+      const { claims } = await loginWith(
+        await rawSignRequest({ sign_message: { ...PAIR, message: b64(plain) } }),
+        { acceptLanguage: 'fr-FR,de;q=0.5' },
+      );
+      const approval = await approvalOf(claims);
+      expect(approval.sign_message_hash).toBe(signMessageHash({ text: plain, mimeType: 'text/plain' }));
+      expect(approval.sign_message_lang).toBeUndefined();
+    });
+
+    test('a pair whose other language cannot be displayed is refused, whichever would be shown', async () => {
+      const jwt = await rawSignRequest({
+        sign_message: {
+          'message#sv': b64(SV),
+          'message#en': b64('pay \u202e001 kr'),
+          mime_type: 'text/plain',
+        },
+      });
+      const { code, description } = await refusal(loginWith(jwt, { acceptLanguage: 'sv' }));
+      expect(code).toBe('invalid_request');
+      expect(description).toMatch(/cannot be displayed/);
+    });
+
+    test('the client offering one language sends message#<lang>; the approval attests its text and language', async () => {
+      const { claims } = await signLogin({
+        signature: signature({ signMessage: { text: EN }, language: 'en' }),
+        acceptLanguage: 'sv',
+      });
+      const approval = await approvalOf(claims);
+      expect(approval.sign_message_hash).toBe(signMessageHash({ text: EN, mimeType: 'text/plain' }));
+      expect(approval.sign_message_lang).toBe('en');
+    });
   });
 
   test('a signRequest without the sign scope is refused', async () => {
