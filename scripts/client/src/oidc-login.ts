@@ -166,6 +166,31 @@ export function signRequestParameter(options: {
     .sign(key.privateKey);
 }
 
+/** The provider does not advertise what a signature request needs (extension 4.1). */
+export class SignatureNotSupportedError extends Error {
+  public override readonly name = 'SignatureNotSupportedError';
+}
+
+export const USER_MESSAGE_MIME_TYPES = 'https://id.oidc.se/disco/userMessageSupportedMimeTypes';
+
+/**
+ * The relying party's checks of the extension (4.1) before it asks for a signature: the provider's
+ * discovery document lists the sign scope in `scopes_supported`, and the sign message's MIME type among
+ * `https://id.oidc.se/disco/userMessageSupportedMimeTypes` (`["text/plain"]` when absent, 5.3).
+ */
+export function checkSignatureSupport(server: oidc.ServerMetadata, signature: SignatureRequest): void {
+  const scopes = server.scopes_supported;
+  if (!Array.isArray(scopes) || !scopes.includes(SCOPE_SIGN)) {
+    throw new SignatureNotSupportedError(`the provider does not list ${SCOPE_SIGN} in scopes_supported`);
+  }
+  const advertised = (server as Record<string, unknown>)[USER_MESSAGE_MIME_TYPES];
+  const mimeTypes = Array.isArray(advertised) ? advertised : ['text/plain'];
+  const mimeType = signature.signMessage.mimeType ?? 'text/plain';
+  if (!mimeTypes.includes(mimeType)) {
+    throw new SignatureNotSupportedError(`the provider does not display sign messages of type ${mimeType}`);
+  }
+}
+
 /** A login under way: where to send the browser, and what completeLogin needs back (keep it server-side). */
 export interface PendingLogin {
   readonly authorizationUrl: URL;
@@ -196,6 +221,7 @@ export async function beginLogin(
   const redirectUri = options.redirectUri ?? DEFAULT_REDIRECT_URI;
   const alg = options.idTokenSignedResponseAlg ?? 'RS256';
   const config = await configurationFor(options.issuer, options.clientId, alg);
+  if (options.signature) checkSignatureSupport(config.serverMetadata(), options.signature);
   const codeVerifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const scope = options.scope ?? DEFAULT_SCOPE;

@@ -3,6 +3,8 @@
  * through the authorization code flow with PKCE (openid-client and the scripted user agent), and each
  * token verified again here on its own with jose against the IdP's published keys.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +23,9 @@ import {
   LocalIdpLoginError,
   PARAM_SIGN_REQUEST,
   SCOPE_SIGN,
+  SignatureNotSupportedError,
   USER_SIGNATURE_CLAIM,
+  beginLogin,
   obtainIdToken,
   type SignatureRequest,
 } from '../../../client/src/oidc-login';
@@ -460,13 +464,6 @@ describe('the signature extension: sign scope, signRequest, the approval in user
       'invalid_request',
     ],
     [
-      'with a sign message of another MIME type',
-      () => ({
-        signature: signature({ signMessage: { text: '<b>x</b>', mimeType: 'text/html' as 'text/plain' } }),
-      }),
-      'invalid_request',
-    ],
-    [
       'from a client that may not ask for signatures',
       () => ({
         clientId: CLIENT_IDS.otherService,
@@ -557,6 +554,11 @@ describe('the signature extension: sign scope, signRequest, the approval in user
       ['without iat', () => rawSignRequest({}, { omit: ['iat'] }), /iat and exp/],
       ['issued in the future', () => rawSignRequest({ iat: now() + 600, exp: now() + 700 }), /not yet valid/],
       [
+        'with a sign message of a MIME type the provider does not display (text/html)',
+        () => rawSignRequest({ sign_message: { message: b64('<b>x</b>'), mime_type: 'text/html' } }),
+        /cannot be displayed/,
+      ],
+      [
         'living longer than ten minutes',
         () => rawSignRequest({ iat: now(), exp: now() + 3600 }),
         /lives longer/,
@@ -636,6 +638,74 @@ describe('the signature extension: sign scope, signRequest, the approval in user
       const approval = await approvalOf(claims);
       expect(approval.sign_message_hash).toBe(signMessageHash({ text: EN, mimeType: 'text/plain' }));
       expect(approval.sign_message_lang).toBe('en');
+    });
+  });
+
+  describe('the client checks the provider’s discovery document first (extension 4.1)', () => {
+    /** Providers by path: `/<name>` is an issuer whose discovery document has these fields. */
+    const providers = new Map<string, Record<string, unknown>>();
+    let server: Server;
+    let origin: string;
+
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        const name = /^\/([a-z-]+)\/\.well-known\/openid-configuration$/.exec(req.url ?? '')?.[1];
+        const fields = name === undefined ? undefined : providers.get(name);
+        if (fields === undefined) return res.writeHead(404).end();
+        const issuer = `${origin}/${name}`;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            issuer,
+            authorization_endpoint: `${issuer}/auth`,
+            token_endpoint: `${issuer}/token`,
+            jwks_uri: `${issuer}/jwks`,
+            response_types_supported: ['code'],
+            ...fields,
+          }),
+        );
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    const begin = (name: string, message: SignMessage) =>
+      beginLogin({
+        issuer: `${origin}/${name}`,
+        clientId: CLIENT_IDS.signingService,
+        nonce: nonce(),
+        signature: signature({ signMessage: message }),
+      });
+
+    test('a provider without the sign scope in scopes_supported gets no signature request', async () => {
+      providers.set('no-sign', { scopes_supported: ['openid', 'profile'] });
+      await expect(begin('no-sign', { text: 'Jag godkänner.' })).rejects.toThrow(SignatureNotSupportedError);
+    });
+
+    test('a Markdown message goes only to a provider that lists text/markdown (text/plain when it lists none)', async () => {
+      providers.set('plain-only', { scopes_supported: ['openid', SCOPE_SIGN] });
+      await expect(begin('plain-only', MESSAGE)).rejects.toThrow(/text\/markdown/);
+      const pending = await begin('plain-only', { text: 'Jag godkänner.' });
+      expect(pending.authorizationUrl.searchParams.get(PARAM_SIGN_REQUEST)).toEqual(expect.any(String));
+      // Against the local provider, which lists text/markdown, the same Markdown message is sent.
+      const local = await beginLogin({
+        issuer: idp.issuer,
+        clientId: CLIENT_IDS.signingService,
+        nonce: nonce(),
+        signature: signature(),
+      });
+      expect(local.authorizationUrl.searchParams.get(PARAM_SIGN_REQUEST)).toEqual(expect.any(String));
+    });
+
+    test('a MIME type no provider displays is not sent', async () => {
+      await expect(
+        beginLogin({
+          issuer: idp.issuer,
+          clientId: CLIENT_IDS.signingService,
+          nonce: nonce(),
+          signature: signature({ signMessage: { text: '<b>x</b>', mimeType: 'text/html' as 'text/plain' } }),
+        }),
+      ).rejects.toThrow(SignatureNotSupportedError);
     });
   });
 
