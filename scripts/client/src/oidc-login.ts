@@ -68,6 +68,11 @@ export interface ObtainIdTokenOptions {
   readonly extraParameters?: Readonly<Record<string, string>>;
   /** Ask for a signature (the signature extension) instead of a plain login. */
   readonly signature?: SignatureRequest;
+  /**
+   * Where the signRequest goes (extension 3.1.1): a custom request parameter, its own JWT (default), or
+   * a signed Request Object holding every authorization parameter (`request`).
+   */
+  readonly signRequestPlacement?: 'parameter' | 'request-object';
   /** What the scripted user agent does on the provider's signature page (default: sign). */
   readonly decision?: 'sign' | 'cancel';
   /** The scripted user agent's Accept-Language header (a browser's language preference). */
@@ -144,9 +149,13 @@ export function signRequestParameter(options: {
   readonly signature: SignatureRequest;
   readonly ttlSeconds?: number;
 }): Promise<string> {
-  const { key, tbsData, signMessage, documentName, language } = options.signature;
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({
+  return signedJwt(options.signature.key, signRequestValue(options.signature), options);
+}
+
+/** The signRequest's value (extension 3.1): `tbs_data`, `sign_message`, and `document_name` if any. */
+export function signRequestValue(signature: SignatureRequest): Record<string, unknown> {
+  const { tbsData, signMessage, documentName, language } = signature;
+  return {
     tbs_data: tbsData,
     sign_message: {
       [language === undefined ? 'message' : `message#${language}`]: Buffer.from(
@@ -156,8 +165,19 @@ export function signRequestParameter(options: {
       mime_type: signMessage.mimeType ?? 'text/plain',
     },
     ...(documentName === undefined ? {} : { document_name: documentName }),
-  })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+  };
+}
+
+/** A JWT of the client to the provider (`iss`, `aud`, `iat`, `exp`, `jti`; extension 3.1.2). */
+function signedJwt(
+  key: ClientSigningKey,
+  claims: Record<string, unknown>,
+  options: { readonly clientId: string; readonly issuer: string; readonly ttlSeconds?: number },
+  typ = 'JWT',
+): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ })
     .setIssuer(options.clientId)
     .setAudience(options.issuer)
     .setIssuedAt(now)
@@ -225,9 +245,11 @@ export async function beginLogin(
   const codeVerifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const scope = options.scope ?? DEFAULT_SCOPE;
-  const authorizationUrl = oidc.buildAuthorizationUrl(config, {
+  const inRequestObject =
+    options.signature !== undefined && options.signRequestPlacement === 'request-object';
+  const parameters: Record<string, string> = {
     ...options.extraParameters,
-    ...(options.signature
+    ...(options.signature && !inRequestObject
       ? {
           [PARAM_SIGN_REQUEST]: await signRequestParameter({
             clientId: options.clientId,
@@ -245,7 +267,27 @@ export async function beginLogin(
     code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
     code_challenge_method: 'S256',
     ...(options.acrValues?.length ? { acr_values: options.acrValues.join(' ') } : {}),
-  });
+  };
+  // In a Request Object (extension 3.1.1.2, RECOMMENDED): every parameter inside it, signed with the
+  // client's key, the signRequest as a JSON object; outside only what OAuth needs to find the client.
+  const authorizationUrl = inRequestObject
+    ? oidc.buildAuthorizationUrl(config, {
+        client_id: options.clientId,
+        response_type: parameters.response_type,
+        scope: parameters.scope,
+        request: await signedJwt(
+          options.signature!.key,
+          {
+            ...parameters,
+            client_id: options.clientId,
+            ...(parameters.claims === undefined ? {} : { claims: JSON.parse(parameters.claims) as unknown }),
+            [PARAM_SIGN_REQUEST]: signRequestValue(options.signature!),
+          },
+          options,
+          'oauth-authz-req+jwt',
+        ),
+      })
+    : oidc.buildAuthorizationUrl(config, parameters);
   return {
     authorizationUrl,
     issuer: options.issuer,

@@ -29,6 +29,7 @@ import {
   preferredLanguages,
   SignRequestError,
   readSignRequest,
+  readSignRequestValue,
   signApproval,
   type SignRequest,
 } from './sign-request';
@@ -252,7 +253,20 @@ async function signRequestOf(
   const clientId = String(details.params.client_id);
   const keys = options.signClients.get(clientId);
   if (!keys) throw new HttpError(400, 'this client may not ask for signatures');
-  return readSignRequest(details.params[PARAM_SIGN_REQUEST], {
+  const parameter = details.params[PARAM_SIGN_REQUEST];
+  const fromRequestObject = options.requestObjectSignRequests.get(parameter, clientId);
+  if (fromRequestObject) {
+    // Its Request Object was verified at the authorization endpoint; its exp still holds.
+    if (Math.floor(Date.now() / 1000) >= fromRequestObject.exp) {
+      throw new HttpError(400, 'the Request Object holding the signRequest has expired (exp)');
+    }
+    try {
+      return readSignRequestValue(fromRequestObject.value, languages);
+    } catch (err) {
+      throw err instanceof SignRequestError ? new HttpError(400, err.message) : err;
+    }
+  }
+  return readSignRequest(parameter, {
     clientId,
     clientJwks: keys,
     issuer: options.issuer,

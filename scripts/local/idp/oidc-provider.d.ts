@@ -39,7 +39,8 @@ declare module 'oidc-provider' {
       Record<
         string,
         (
-          ctx: { oidc: { params: Record<string, unknown> } },
+          /** `trusted`: the parameters that came from a verified Request Object. */
+          ctx: { oidc: { params: Record<string, unknown>; trusted?: readonly string[] } },
           value: unknown,
           client: { clientId: string },
         ) => Promise<void>

@@ -17,10 +17,14 @@ import { LOA_VALUES, SWEDISH_CLAIMS, SWEDISH_SCOPES } from './profile';
 import {
   PARAM_SIGN_REQUEST,
   SCOPE_SIGN,
+  SIGN_REQUEST_ALGORITHMS,
   SignRequestError,
   USER_SIGNATURE_CLAIM,
+  checkSignRequestClaims,
   readSignRequest,
+  readSignRequestValue,
   type ApprovalStore,
+  type RequestObjectSignRequests,
 } from './sign-request';
 
 export const INTERACTION_PREFIX = '/interaction/';
@@ -37,6 +41,8 @@ export interface IdpOptions {
   /** The clients that may ask for signatures, with the public keys their signRequest is signed with. */
   readonly signClients: ReadonlyMap<string, { readonly keys: readonly JWK[] }>;
   readonly approvals: ApprovalStore;
+  /** signRequest values that came in Request Objects, by the reference the request's parameters keep. */
+  readonly requestObjectSignRequests: RequestObjectSignRequests;
 }
 
 /** The authorization endpoint's URL: a signRequest may name it as its audience (extension 5.1). */
@@ -47,6 +53,47 @@ const hasSignScope = (scope: unknown): boolean =>
   typeof scope === 'string' && scope.split(' ').includes(SCOPE_SIGN);
 
 /**
+ * The signRequest of a Request Object (extension 3.1.1.2), a JSON object there, by the authorization
+ * request it came with: oidc-provider keeps only strings among the parameters. Put by the Request Object
+ * check below (before oidc-provider verifies the Request Object's signature), taken by the parameter's
+ * validator only if that parameter is among the verified Request Object's (`ctx.oidc.trusted`).
+ */
+const requestObjectValues = new WeakMap<object, { value: unknown; exp: number }>();
+
+/**
+ * The Request Object check (oidc-provider's assertJwtClaimsAndHeader): a Request Object holding a
+ * signRequest must carry `iss`, `aud`, `iat` and `exp` by the same rules as the parameter's own JWT, and
+ * a signRequest value this provider can honour (invalid_request otherwise, extension 5.1).
+ */
+function requestObjectCheck(options: IdpOptions) {
+  return async (
+    ctx: object,
+    claims: Record<string, unknown>,
+    _header: unknown,
+    client: { clientId: string },
+  ) => {
+    if (!(PARAM_SIGN_REQUEST in claims)) return;
+    const value = claims[PARAM_SIGN_REQUEST];
+    try {
+      checkSignRequestClaims(
+        claims,
+        {
+          clientId: client.clientId,
+          issuer: options.issuer,
+          authorizationEndpoint: authorizationEndpoint(options),
+        },
+        'the Request Object holding the signRequest',
+      );
+      readSignRequestValue(value, []);
+    } catch (err) {
+      if (err instanceof SignRequestError) throw new errors.InvalidRequest(err.message);
+      throw err;
+    }
+    requestObjectValues.set(ctx, { value, exp: claims.exp as number });
+  };
+}
+
+/**
  * The extension's processing rules at the authorization endpoint (5.1): with the sign scope, a
  * signRequest signed with the client's registered key and `prompt` with both login and consent, from a
  * client allowed to ask for signatures (else unauthorized_client); a signRequest without the sign scope
@@ -54,7 +101,7 @@ const hasSignScope = (scope: unknown): boolean =>
  */
 function signRequestValidator(options: IdpOptions) {
   return async (
-    ctx: { oidc: { params: Record<string, unknown> } },
+    ctx: { oidc: { params: Record<string, unknown>; trusted?: readonly string[] } },
     value: unknown,
     client: { clientId: string },
   ): Promise<void> => {
@@ -74,6 +121,18 @@ function signRequestValidator(options: IdpOptions) {
     const prompt = typeof params.prompt === 'string' ? params.prompt.split(' ') : [];
     if (!prompt.includes('login') || !prompt.includes('consent')) {
       throw new errors.InvalidRequest('a signature request needs prompt=login consent');
+    }
+    const fromRequestObject = ctx.oidc.trusted?.includes(PARAM_SIGN_REQUEST)
+      ? requestObjectValues.get(ctx)
+      : undefined;
+    if (fromRequestObject) {
+      // Checked with the Request Object; kept here, the parameters keep a reference to it.
+      ctx.oidc.params[PARAM_SIGN_REQUEST] = options.requestObjectSignRequests.put(
+        client.clientId,
+        fromRequestObject.value,
+        fromRequestObject.exp,
+      );
+      return;
     }
     try {
       // Languages do not matter here: every message of the request is checked by the display rules.
@@ -114,7 +173,11 @@ export function idpConfiguration(options: IdpOptions): Configuration {
     // In memory on purpose: one process, started and stopped with the pipeline. Chosen here, so the
     // library does not warn at every start that it chose that for a deployment.
     adapter: createMemoryAdapter(),
-    clients: IDP_CLIENTS,
+    // The clients allowed to sign register their keys: they sign Request Objects as well as signRequests.
+    clients: IDP_CLIENTS.map((client) => {
+      const keys = options.signClients.get(client.client_id);
+      return keys ? { ...client, jwks: { keys: keys.keys } } : client;
+    }),
     jwks: options.jwks,
     findAccount: async (_ctx, sub, token) => {
       const citizen = findCitizenBySub(sub);
@@ -154,6 +217,12 @@ export function idpConfiguration(options: IdpOptions): Configuration {
     features: {
       devInteractions: { enabled: false },
       claimsParameter: { enabled: true },
+      // Request Objects by value (extension 3.1.1.2, Swedish profile 2.1.7), signed only.
+      requestObjects: {
+        enabled: true,
+        requireSignedRequestObject: false,
+        assertJwtClaimsAndHeader: requestObjectCheck(options),
+      },
       userinfo: { enabled: true },
       rpInitiatedLogout: { enabled: false },
     },
@@ -167,7 +236,10 @@ export function idpConfiguration(options: IdpOptions): Configuration {
       Session: 3600,
       Grant: 3600,
     },
-    enabledJWA: { idTokenSigningAlgValues: ['RS256', 'PS256', 'ES256'] },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['RS256', 'PS256', 'ES256'],
+      requestObjectSigningAlgValues: [...SIGN_REQUEST_ALGORITHMS],
+    },
     // Server-side relying parties only: no browser calls the token or userinfo endpoints cross-origin.
     clientBasedCORS: () => false,
     issueRefreshToken: () => false,

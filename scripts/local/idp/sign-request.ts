@@ -17,6 +17,7 @@
  * by the client (the signRequest) and attested by the provider (the approval names it, `document_name`,
  * and the language shown, `sign_message_lang`).
  */
+import { randomUUID } from 'node:crypto';
 import { SignJWT, compactVerify, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import {
   SIGN_APPROVAL_TYPE,
@@ -34,6 +35,8 @@ const MAX_DOCUMENT_NAME = 200;
 /** The parameter itself: a message of 1000 characters of 4 bytes, base64 twice over, fits. */
 const MAX_PARAMETER_LENGTH = 16_000;
 const SKEW_SECONDS = 60;
+/** What a signRequest JWT or a Request Object may be signed with: never `none` or HMAC. */
+export const SIGN_REQUEST_ALGORITHMS = ['ES256', 'ES384', 'RS256', 'PS256'] as const;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** What the consent page shows and the approval attests. */
@@ -138,21 +141,55 @@ function checkEveryMessage(signMessage: Record<string, unknown>, mimeType: unkno
   }
 }
 
+/** Who may send a signRequest, to whom, and when: the checks of its signed JWT's claims. */
+export interface SignRequestAudience {
+  readonly clientId: string;
+  readonly issuer: string;
+  /** The authorization endpoint's URL, the other audience the extension allows (5.1). */
+  readonly authorizationEndpoint?: string;
+  readonly nowSeconds?: number;
+}
+
 /**
- * Verifies the signRequest JWT of `clientId` with its registered keys and reads it. `requireTbsData`:
- * the sign scope was asked for (tbs_data is then mandatory).
+ * The claims of the signed JWT that holds the signRequest (the custom parameter's JWT, or the Request
+ * Object): `iss` the client, `aud` this provider, `iat` and `exp` present, refused from `exp` on.
+ * `what` names the JWT in the refusal.
+ */
+export function checkSignRequestClaims(
+  payload: Record<string, unknown>,
+  options: SignRequestAudience,
+  what = 'signRequest',
+): void {
+  const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
+  if (payload.iss !== options.clientId) fail(`${what} iss must be the client`);
+  const audiences = [options.issuer, options.authorizationEndpoint].filter((a) => a !== undefined);
+  const aud = payload.aud;
+  if (!(
+    (typeof aud === 'string' && audiences.includes(aud)) ||
+    (Array.isArray(aud) && aud.some((a) => typeof a === 'string' && audiences.includes(a)))
+  )) {
+    fail(`${what} aud must be this provider`);
+  }
+  const { iat, exp } = payload;
+  if (typeof iat !== 'number' || typeof exp !== 'number') return fail(`${what} needs iat and exp`);
+  // exp as RFC 7519 4.1.4 and extension 3.1.2 say: refused on or after it, no leeway (the client
+  // chooses exp; a short one is its choice). iat may be a little ahead of this clock.
+  if (now >= exp) fail(`${what} has expired (exp)`);
+  if (iat > now + SKEW_SECONDS || exp - iat > MAX_REQUEST_LIFETIME_SECONDS) {
+    fail(`${what} is not yet valid, or lives longer than ${MAX_REQUEST_LIFETIME_SECONDS} s`);
+  }
+}
+
+/**
+ * Verifies the signRequest JWT of `clientId` with its registered keys and reads it (the parameter
+ * placed as a custom request parameter, extension 3.1.1.1).
  */
 export async function readSignRequest(
   jwt: unknown,
-  options: {
-    readonly clientId: string;
+  options: SignRequestAudience & {
     readonly clientJwks: { readonly keys: readonly JWK[] };
-    readonly issuer: string;
-    /** The authorization endpoint's URL, the other audience the extension allows (5.1). */
-    readonly authorizationEndpoint?: string;
     /** The language ranges the citizen asks for (preferredLanguages), best first. */
     readonly languages?: readonly string[];
-    readonly nowSeconds?: number;
   },
 ): Promise<SignRequest> {
   if (typeof jwt !== 'string' || jwt.length > MAX_PARAMETER_LENGTH) {
@@ -166,7 +203,7 @@ export async function readSignRequest(
       jwt,
       createLocalJWKSet({ keys: [...options.clientJwks.keys] }),
       {
-        algorithms: ['ES256', 'ES384', 'RS256', 'PS256'],
+        algorithms: [...SIGN_REQUEST_ALGORITHMS],
       },
     );
     payload = JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>;
@@ -175,24 +212,20 @@ export async function readSignRequest(
   }
   if (!payload || typeof payload !== 'object' || Array.isArray(payload))
     return fail('signRequest is not an object');
-  const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
-  if (payload.iss !== options.clientId) return fail('signRequest iss must be the client');
-  const audiences = [options.issuer, options.authorizationEndpoint].filter((a) => a !== undefined);
-  const aud = payload.aud;
-  if (!(
-    (typeof aud === 'string' && audiences.includes(aud)) ||
-    (Array.isArray(aud) && aud.some((a) => typeof a === 'string' && audiences.includes(a)))
-  )) {
-    return fail('signRequest aud must be this provider');
+  checkSignRequestClaims(payload, options);
+  return readSignRequestValue(payload, options.languages ?? []);
+}
+
+/**
+ * The signRequest's value (extension 3.1): `tbs_data`, `sign_message` and `document_name`, the message
+ * chosen by `languages`. Its signature and claims are checked by the caller (readSignRequest, or the
+ * provider's Request Object processing).
+ */
+export function readSignRequestValue(value: unknown, languages: readonly string[]): SignRequest {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    return fail('signRequest must be a JSON object');
   }
-  const { iat, exp } = payload;
-  if (typeof iat !== 'number' || typeof exp !== 'number') return fail('signRequest needs iat and exp');
-  // exp as RFC 7519 4.1.4 and extension 3.1.2 say: refused on or after it, no leeway (the client
-  // chooses exp; a short one is its choice). iat may be a little ahead of this clock.
-  if (now >= exp) return fail('signRequest has expired (exp)');
-  if (iat > now + SKEW_SECONDS || exp - iat > MAX_REQUEST_LIFETIME_SECONDS) {
-    return fail(`signRequest is not yet valid, or lives longer than ${MAX_REQUEST_LIFETIME_SECONDS} s`);
-  }
+  const payload = value as Record<string, unknown>;
   const tbsData = payload.tbs_data;
   if (typeof tbsData !== 'string' || tbsData.length === 0 || tbsData.length > 200 || !BASE64.test(tbsData)) {
     return fail('signRequest tbs_data must be base64 (the data to be signed)');
@@ -202,7 +235,7 @@ export async function readSignRequest(
     return fail('signRequest sign_message is required');
   }
   const messages = signMessage as Record<string, unknown>;
-  const { encoded, lang } = chooseMessage(messages, options.languages ?? []);
+  const { encoded, lang } = chooseMessage(messages, languages);
   const mimeType = messages.mime_type ?? 'text/plain';
   let message: SignMessage;
   try {
@@ -310,5 +343,39 @@ export class ApprovalStore {
   public get(grantId: string | undefined): string | undefined {
     const entry = grantId === undefined ? undefined : this.approvals.get(grantId);
     return entry && entry.expiresAt > Date.now() ? entry.value : undefined;
+  }
+}
+
+/** How an authorization request's parameters refer to a signRequest that came in its Request Object. */
+export const REQUEST_OBJECT_REFERENCE = 'request-object:';
+
+/**
+ * signRequest values that came in a verified Request Object (extension 3.1.1.2), where the value is a
+ * JSON object and not a string the provider can keep among the request's parameters: kept here, and the
+ * parameter becomes a random reference to it. Only the provider's Request Object processing puts
+ * entries; a reference sent as a plain parameter is no JWT and is refused.
+ */
+export class RequestObjectSignRequests {
+  private readonly entries = new Map<
+    string,
+    { clientId: string; value: unknown; exp: number; expiresAt: number }
+  >();
+
+  public constructor(private readonly ttlMs = 10 * 60_000) {}
+
+  public put(clientId: string, value: unknown, exp: number): string {
+    const now = Date.now();
+    for (const [id, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(id);
+    const reference = `${REQUEST_OBJECT_REFERENCE}${randomUUID()}`;
+    this.entries.set(reference, { clientId, value, exp, expiresAt: now + this.ttlMs });
+    return reference;
+  }
+
+  /** The value and the Request Object's exp, for this client only. */
+  public get(reference: unknown, clientId: string): { value: unknown; exp: number } | undefined {
+    const entry = typeof reference === 'string' ? this.entries.get(reference) : undefined;
+    return entry && entry.clientId === clientId && entry.expiresAt > Date.now()
+      ? { value: entry.value, exp: entry.exp }
+      : undefined;
   }
 }

@@ -26,6 +26,7 @@ import {
   SignatureNotSupportedError,
   USER_SIGNATURE_CLAIM,
   beginLogin,
+  loginAtLocalIdp,
   obtainIdToken,
   type SignatureRequest,
 } from '../../../client/src/oidc-login';
@@ -145,6 +146,9 @@ test('discovery: loopback issuer, code flow with PKCE S256, the Swedish scopes, 
     'text/plain',
     'text/markdown',
   ]);
+  // Request Objects by value (extension 5.3), not by reference.
+  expect(metadata.request_parameter_supported).toBe(true);
+  expect(metadata.request_uri_parameter_supported).toBe(false);
   // A user message at a plain login (OIDC.Sweden.Params 2.1) is not shown by this provider: said so.
   expect(metadata['https://id.oidc.se/disco/userMessageSupported']).toBe(false);
 });
@@ -628,6 +632,101 @@ describe('the signature extension: sign scope, signRequest, the approval in user
       const { code, description } = await refusal(loginWith(jwt, { acceptLanguage: 'sv' }));
       expect(code).toBe('invalid_request');
       expect(description).toMatch(/cannot be displayed/);
+    });
+
+    test('the signRequest in a signed Request Object (extension 3.1.1.2): shown and approved as the parameter is', async () => {
+      const pages: string[] = [];
+      const { claims } = await signLogin({
+        signature: signature({ signMessage: { text: EN }, language: 'en' }),
+        signRequestPlacement: 'request-object',
+        onPage: (html) => pages.push(html),
+      });
+      const approval = await approvalOf(claims);
+      expect(approval.tbs_data).toBe(TBS);
+      expect(approval.sign_message_hash).toBe(signMessageHash({ text: EN, mimeType: 'text/plain' }));
+      expect(approval.document_name).toBe('hyresavtal.pdf');
+      expect(pages.some((html) => html.includes(EN))).toBe(true);
+    });
+
+    /**
+     * Where the local IdP sends the browser for an authorization request whose Request Object has these
+     * claims (signed with the signing service's key): the OAuth error it ends with, from the redirect or
+     * the error page.
+     */
+    const requestObjectRefusal = async (
+      claims: Record<string, unknown>,
+      omit: readonly string[] = [],
+    ): Promise<string> => {
+      const t = now();
+      const all: Record<string, unknown> = {
+        iss: CLIENT_IDS.signingService,
+        aud: idp.issuer,
+        iat: t,
+        exp: t + 300,
+        client_id: CLIENT_IDS.signingService,
+        response_type: 'code',
+        redirect_uri: LOOPBACK_REDIRECT_URI,
+        scope: `openid ${SCOPE_SIGN}`,
+        prompt: 'login consent',
+        nonce: nonce(),
+        state: 'state-1',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+        [PARAM_SIGN_REQUEST]: { tbs_data: TBS, sign_message: { message: b64(SV) } },
+        ...claims,
+      };
+      for (const name of omit) delete all[name];
+      const jwt = await new SignJWT(all)
+        .setProtectedHeader({ alg: 'ES256' })
+        .sign(localClientKey(CLIENT_IDS.signingService, clientKeysDir).privateKey);
+      const url = new URL(`${idp.issuer}/auth`);
+      url.search = new URLSearchParams({
+        client_id: CLIENT_IDS.signingService,
+        response_type: 'code',
+        scope: `openid ${SCOPE_SIGN}`,
+        request: jwt,
+      }).toString();
+      const callback = await loginAtLocalIdp(
+        url,
+        LOOPBACK_REDIRECT_URI,
+        citizen.personalIdentityNumber,
+        'sign',
+      ).catch((err: Error) => err);
+      if (callback instanceof Error) return callback.message;
+      return `${callback.searchParams.get('error')}: ${callback.searchParams.get('error_description')}`;
+    };
+
+    test.each<[string, Record<string, unknown>, readonly string[], RegExp]>([
+      ['well formed (the control)', {}, [], /^null: null$/],
+      ['without exp', {}, ['exp'], /^invalid_request: .*needs iat and exp/],
+      ['after its exp', { iat: now() - 120, exp: now() - 1 }, [], /^invalid_request: .*has expired \(exp\)/],
+      [
+        'for another audience',
+        { aud: 'https://other-idp.example' },
+        [],
+        /^invalid_request_object: Request Object claims are invalid/,
+      ],
+      [
+        'with a sign message that cannot be displayed',
+        { [PARAM_SIGN_REQUEST]: { tbs_data: TBS, sign_message: { message: b64('betala \u202e001') } } },
+        [],
+        /invalid_request: .*cannot be displayed/,
+      ],
+      [
+        'with the signRequest as a string',
+        { [PARAM_SIGN_REQUEST]: 'eyJ0.e30.x' },
+        [],
+        /invalid_request: .*JSON object/,
+      ],
+    ])('a Request Object holding a signRequest %s', async (_what, claims, omit, expected) => {
+      expect(await requestObjectRefusal(claims, omit)).toMatch(expected);
+    });
+
+    test('a reference to a Request Object’s signRequest sent as a plain parameter is refused', async () => {
+      const { description, code } = await refusal(
+        loginWith('request-object:00000000-0000-4000-8000-000000000000'),
+      );
+      expect([code, description]).toEqual(['invalid_request', expect.stringMatching(/signed JWT|not a JWT/)]);
     });
 
     test('the client offering one language sends message#<lang>; the approval attests its text and language', async () => {
