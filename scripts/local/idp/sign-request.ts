@@ -3,7 +3,8 @@
  * signed `https://id.oidc.se/param/signRequest` parameter of an authorization request, and making the
  * sign approval the ID token then carries as `https://id.oidc.se/claim/userSignature`.
  *
- * The parameter is a JWT signed with the client's registered key (extension 3.1.1.1 and 3.1.2): `iss`
+ * The parameter is a JWT signed with the client's registered key (extension 3.1.1.1 and 3.1.2), or a
+ * JSON object in a Request Object signed with it (3.1.1.2, see RequestObjectSignRequests): the JWT's `iss`
  * the client, `aud` this issuer or its authorization endpoint (extension 5.1), `iat`/`exp` (the
  * extension recommends them; this provider requires them, refuses the request from `exp` on, and allows
  * at most MAX_REQUEST_LIFETIME_SECONDS between them), `tbs_data` (base64, required with the sign scope),

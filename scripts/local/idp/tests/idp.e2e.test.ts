@@ -700,6 +700,7 @@ describe('the signature extension: sign scope, signRequest, the approval in user
       ['well formed (the control)', {}, [], /^null: null$/],
       ['without exp', {}, ['exp'], /^invalid_request: .*needs iat and exp/],
       ['after its exp', { iat: now() - 120, exp: now() - 1 }, [], /^invalid_request: .*has expired \(exp\)/],
+      // oidc-provider's own check of a Request Object's iss and aud answers RFC 9101's code.
       [
         'for another audience',
         { aud: 'https://other-idp.example' },
