@@ -4,8 +4,8 @@
  * claims in the ID token itself, acr and auth_time in every ID token, and interactions served by
  * ./interactions (devInteractions off). The signature extension (./sign-request): the sign scope, the
  * signed signRequest parameter (its own JWT or in a signed Request Object) checked at the authorization
- * endpoint, and the approval made at the
- * consent step delivered as the userSignature claim, in the ID token only.
+ * endpoint, and the approval made at the consent step delivered as the userSignature claim, in the ID
+ * token only.
  */
 import type { JWK } from 'jose';
 import { Provider, errors, type Account, type Configuration } from 'oidc-provider';
