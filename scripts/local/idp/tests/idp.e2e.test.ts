@@ -696,31 +696,47 @@ describe('the signature extension: sign scope, signRequest, the approval in user
       return `${callback.searchParams.get('error')}: ${callback.searchParams.get('error_description')}`;
     };
 
-    test.each<[string, Record<string, unknown>, readonly string[], RegExp]>([
-      ['well formed (the control)', {}, [], /^null: null$/],
-      ['without exp', {}, ['exp'], /^invalid_request: .*needs iat and exp/],
-      ['after its exp', { iat: now() - 120, exp: now() - 1 }, [], /^invalid_request: .*has expired \(exp\)/],
-      // oidc-provider's own check of a Request Object's iss and aud answers RFC 9101's code.
+    test.each<[string, Record<string, unknown> | (() => Record<string, unknown>), readonly string[], RegExp]>(
       [
-        'for another audience',
-        { aud: 'https://other-idp.example' },
-        [],
-        /^invalid_request_object: Request Object claims are invalid/,
+        ['well formed (the control)', {}, [], /^null: null$/],
+        ['without exp', {}, ['exp'], /^invalid_request: .*needs iat and exp/],
+        // Within oidc-provider's clock tolerance: this provider's own rule (no leeway) refuses it.
+        [
+          'one second after its exp',
+          () => ({ iat: now() - 120, exp: now() - 1 }),
+          [],
+          /^invalid_request: .*has expired \(exp\)/,
+        ],
+        // oidc-provider's own checks of a Request Object's exp, iss and aud answer RFC 9101's code.
+        [
+          'ten minutes after its exp',
+          () => ({ iat: now() - 900, exp: now() - 600 }),
+          [],
+          /^invalid_request_object: Request Object claims are invalid/,
+        ],
+        [
+          'for another audience',
+          { aud: 'https://other-idp.example' },
+          [],
+          /^invalid_request_object: Request Object claims are invalid/,
+        ],
+        [
+          'with a sign message that cannot be displayed',
+          { [PARAM_SIGN_REQUEST]: { tbs_data: TBS, sign_message: { message: b64('betala \u202e001') } } },
+          [],
+          /invalid_request: .*cannot be displayed/,
+        ],
+        [
+          'with the signRequest as a string',
+          { [PARAM_SIGN_REQUEST]: 'eyJ0.e30.x' },
+          [],
+          /invalid_request: .*JSON object/,
+        ],
       ],
-      [
-        'with a sign message that cannot be displayed',
-        { [PARAM_SIGN_REQUEST]: { tbs_data: TBS, sign_message: { message: b64('betala \u202e001') } } },
-        [],
-        /invalid_request: .*cannot be displayed/,
-      ],
-      [
-        'with the signRequest as a string',
-        { [PARAM_SIGN_REQUEST]: 'eyJ0.e30.x' },
-        [],
-        /invalid_request: .*JSON object/,
-      ],
-    ])('a Request Object holding a signRequest %s', async (_what, claims, omit, expected) => {
-      expect(await requestObjectRefusal(claims, omit)).toMatch(expected);
+    )('a Request Object holding a signRequest %s', async (_what, claims, omit, expected) => {
+      expect(await requestObjectRefusal(typeof claims === 'function' ? claims() : claims, omit)).toMatch(
+        expected,
+      );
     });
 
     test('a reference to a Request Object’s signRequest sent as a plain parameter is refused', async () => {
