@@ -30,6 +30,8 @@ import {
   SignRequestError,
   readSignRequest,
   readSignRequestValue,
+  readUserMessage,
+  PARAM_USER_MESSAGE,
   signApproval,
   type SignRequest,
 } from './sign-request';
@@ -119,7 +121,22 @@ function cancelForm(details: InteractionDetails, label: string): string {
 </form>`;
 }
 
-function loginPage(details: InteractionDetails, error?: string): string {
+/**
+ * The client's user message (OIDC.Sweden.Params 2.1), in the citizen's language, shown at the login;
+ * none when the request has none (it was checked at the authorization endpoint).
+ */
+function userMessageHtml(details: InteractionDetails, languages: readonly string[]): string {
+  const value = details.params[PARAM_USER_MESSAGE];
+  if (value === undefined) return '';
+  const { message, lang } = readUserMessage(value, languages);
+  return `<section class="message" aria-label="Message from ${escapeHtml(clientName(details))}">
+<div id="user-message"${lang ? ` lang="${escapeHtml(lang)}"` : ''}>
+${renderSignMessage(message.text, message.mimeType)}
+</div>
+</section>`;
+}
+
+function loginPage(details: InteractionDetails, languages: readonly string[], error?: string): string {
   const signing = isSignRequest(details);
   const citizens = TEST_CITIZENS.map(
     (c) =>
@@ -130,6 +147,7 @@ function loginPage(details: InteractionDetails, error?: string): string {
     `<p>${signing ? 'Signing for' : 'Logging in to'} <strong>${escapeHtml(clientName(details))}</strong>.${
       signing ? ' After you have logged in you will see what you are asked to sign.' : ''
     }</p>
+${userMessageHtml(details, languages)}
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
 <form method="post" action="${action(details, 'login')}">
 <label for="login">Personal identity number (12 digits)</label>
@@ -290,7 +308,11 @@ async function login(
     send(
       res,
       400,
-      loginPage(details, 'Unknown personal identity number: not one of the test citizens.'),
+      loginPage(
+        details,
+        preferredLanguages(details.params.ui_locales, req.headers['accept-language']),
+        'Unknown personal identity number: not one of the test citizens.',
+      ),
       details,
     );
     return;
@@ -412,7 +434,13 @@ async function confirm(
 }
 
 /** GET: the page for where the interaction stands. */
-async function show(options: IdpOptions, res: ServerResponse, details: InteractionDetails): Promise<void> {
+async function show(
+  options: IdpOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  details: InteractionDetails,
+): Promise<void> {
+  const languages = preferredLanguages(details.params.ui_locales, req.headers['accept-language']);
   const pending = isSignRequest(details) ? pendingOf(details.uid) : undefined;
   const citizen = pending && findCitizenBySub(pending.sub);
   if (pending && citizen) {
@@ -422,7 +450,7 @@ async function show(options: IdpOptions, res: ServerResponse, details: Interacti
       signPage(details, citizen, await signRequestOf(options, details, pending.languages)),
       details,
     );
-  } else if (details.prompt.name === 'login') send(res, 200, loginPage(details), details);
+  } else if (details.prompt.name === 'login') send(res, 200, loginPage(details, languages), details);
   else if (details.prompt.name === 'consent' && !isSignRequest(details)) {
     send(res, 200, consentPage(details), details);
   } else throw new HttpError(400, `unsupported prompt ${details.prompt.name}`);
@@ -450,7 +478,7 @@ export async function handleInteraction(
     else if (route === 'POST approve') await approve(provider, options, req, res, details);
     else if (route === 'POST cancel') await cancel(provider, req, res, details);
     else if (route === 'POST confirm') await confirm(provider, req, res, details);
-    else await show(options, res, details);
+    else await show(options, req, res, details);
   } catch (err) {
     if (res.headersSent) {
       log(`interaction failed after the response started: ${(err as Error).message}`);

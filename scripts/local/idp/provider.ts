@@ -24,6 +24,8 @@ import {
   checkSignRequestClaims,
   readSignRequest,
   readSignRequestValue,
+  readUserMessage,
+  PARAM_USER_MESSAGE,
   type ApprovalStore,
   type RequestObjectSignRequests,
 } from './sign-request';
@@ -60,6 +62,8 @@ const hasSignScope = (scope: unknown): boolean =>
  * validator only if that parameter is among the verified Request Object's (`ctx.oidc.trusted`).
  */
 const requestObjectValues = new WeakMap<object, { value: unknown; exp: number }>();
+/** The userMessage of a Request Object, a JSON object there, by the authorization request (as above). */
+const requestObjectUserMessages = new WeakMap<object, unknown>();
 
 /**
  * The Request Object check (oidc-provider's assertJwtClaimsAndHeader): a Request Object holding a
@@ -73,6 +77,7 @@ function requestObjectCheck(options: IdpOptions) {
     _header: unknown,
     client: { clientId: string },
   ) => {
+    if (PARAM_USER_MESSAGE in claims) requestObjectUserMessages.set(ctx, claims[PARAM_USER_MESSAGE]);
     if (!(PARAM_SIGN_REQUEST in claims)) return;
     const value = claims[PARAM_SIGN_REQUEST];
     try {
@@ -150,6 +155,27 @@ function signRequestValidator(options: IdpOptions) {
   };
 }
 
+/**
+ * The user message parameter (OIDC.Sweden.Params 2.1), checked at the authorization endpoint by the
+ * display rules (invalid_request otherwise). In a verified Request Object it is a JSON object, kept
+ * among the parameters as its JSON.
+ */
+async function userMessageValidator(
+  ctx: { oidc: { params: Record<string, unknown>; trusted?: readonly string[] } },
+  value: unknown,
+): Promise<void> {
+  if (value === undefined) return;
+  if (ctx.oidc.trusted?.includes(PARAM_USER_MESSAGE) && requestObjectUserMessages.has(ctx)) {
+    ctx.oidc.params[PARAM_USER_MESSAGE] = JSON.stringify(requestObjectUserMessages.get(ctx));
+  }
+  try {
+    readUserMessage(ctx.oidc.params[PARAM_USER_MESSAGE], []);
+  } catch (err) {
+    if (err instanceof SignRequestError) throw new errors.InvalidRequest(err.message);
+    throw err;
+  }
+}
+
 function accountOf(citizen: TestCitizen, approvals: ApprovalStore, grantId?: string): Account {
   const claims = {
     sub: citizen.sub,
@@ -198,13 +224,15 @@ export function idpConfiguration(options: IdpOptions): Configuration {
       [SCOPE_SIGN]: [USER_SIGNATURE_CLAIM],
     },
     scopes: ['openid'],
-    extraParams: { [PARAM_SIGN_REQUEST]: signRequestValidator(options) },
+    extraParams: {
+      [PARAM_SIGN_REQUEST]: signRequestValidator(options),
+      [PARAM_USER_MESSAGE]: userMessageValidator,
+    },
     discovery: {
       // Extension 5.3: the sign scope and its claim come from `claims` (scopes_supported,
-      // claims_supported). This provider shows a message only with a signature, not a client's user
-      // message at a plain login (OIDC.Sweden.Params 2.1): userMessageSupported is false. The sign
-      // message's MIME types (5.3: declared with the MIME types field).
-      'https://id.oidc.se/disco/userMessageSupported': false,
+      // claims_supported). A client's user message is shown at the login (OIDC.Sweden.Params 2.1,
+      // userMessage), in the same MIME types as the sign message (5.3: declared with this field).
+      'https://id.oidc.se/disco/userMessageSupported': true,
       'https://id.oidc.se/disco/userMessageSupportedMimeTypes': ['text/plain', 'text/markdown'],
     },
     routes: { authorization: AUTHORIZATION_PATH },

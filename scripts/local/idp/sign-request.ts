@@ -260,6 +260,42 @@ export function readSignRequestValue(value: unknown, languages: readonly string[
   };
 }
 
+/** The client provided user message parameter (OIDC.Sweden.Params 2.1). */
+export const PARAM_USER_MESSAGE = 'https://id.oidc.se/param/userMessage';
+
+/**
+ * A user message to show at the login (OIDC.Sweden.Params 2.1): the parameter's JSON (`message` and/or
+ * `message#<lang>`, base64 of UTF-8; `mime_type`), the message chosen by `languages` as a sign message is.
+ * Every message must pass the sign message rule and the MIME type must be one this provider displays;
+ * otherwise the request is refused (the specification lets a provider not display it: this one says so).
+ */
+export function readUserMessage(
+  value: unknown,
+  languages: readonly string[],
+): { readonly message: SignMessage; readonly lang?: string } {
+  let parsed: unknown;
+  try {
+    parsed =
+      typeof value === 'string' && value.length <= MAX_PARAMETER_LENGTH ? JSON.parse(value) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return fail(`${PARAM_USER_MESSAGE} must be a JSON object`);
+  }
+  const messages = parsed as Record<string, unknown>;
+  const { encoded, lang } = chooseMessage(messages, languages);
+  const mimeType = messages.mime_type ?? 'text/plain';
+  try {
+    checkEveryMessage(messages, mimeType);
+    const message = validateSignMessage({ text: decodeText(encoded, 'userMessage'), mimeType });
+    return lang === undefined ? { message } : { message, lang };
+  } catch (err) {
+    if (err instanceof SignMessageError) return fail(`the user message cannot be displayed: ${err.message}`);
+    throw err;
+  }
+}
+
 /** A document name: one line (no tab or line feed) that the sign message rules accept. */
 function isDocumentName(name: unknown): name is string {
   if (typeof name !== 'string' || name.length > MAX_DOCUMENT_NAME || /[\t\n]/.test(name)) return false;

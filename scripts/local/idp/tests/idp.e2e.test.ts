@@ -149,8 +149,8 @@ test('discovery: loopback issuer, code flow with PKCE S256, the Swedish scopes, 
   // Request Objects by value (extension 5.3), not by reference.
   expect(metadata.request_parameter_supported).toBe(true);
   expect(metadata.request_uri_parameter_supported).toBe(false);
-  // A user message at a plain login (OIDC.Sweden.Params 2.1) is not shown by this provider: said so.
-  expect(metadata['https://id.oidc.se/disco/userMessageSupported']).toBe(false);
+  // A client's user message is shown at the login (OIDC.Sweden.Params 2.1, 3.1.1).
+  expect(metadata['https://id.oidc.se/disco/userMessageSupported']).toBe(true);
 });
 
 test('ID tokens for each test citizen carry the identity claims, acr at the citizen level and auth_time', async () => {
@@ -656,6 +656,7 @@ describe('the signature extension: sign scope, signRequest, the approval in user
     const requestObjectRefusal = async (
       claims: Record<string, unknown>,
       omit: readonly string[] = [],
+      browser: Partial<Parameters<typeof obtainIdToken>[0]> = {},
     ): Promise<string> => {
       const t = now();
       const all: Record<string, unknown> = {
@@ -691,6 +692,7 @@ describe('the signature extension: sign scope, signRequest, the approval in user
         LOOPBACK_REDIRECT_URI,
         citizen.personalIdentityNumber,
         'sign',
+        browser,
       ).catch((err: Error) => err);
       if (callback instanceof Error) return callback.message;
       return `${callback.searchParams.get('error')}: ${callback.searchParams.get('error_description')}`;
@@ -737,6 +739,69 @@ describe('the signature extension: sign scope, signRequest, the approval in user
       expect(await requestObjectRefusal(typeof claims === 'function' ? claims() : claims, omit)).toMatch(
         expected,
       );
+    });
+
+    describe('a client provided user message at the login (OIDC.Sweden.Params 2.1)', () => {
+      const USER_MESSAGE = JSON.stringify({
+        'message#sv': b64('Logga in för att se ditt avtal.'),
+        'message#en': b64('Log in to see your contract.'),
+        mime_type: 'text/plain',
+      });
+      const shownOn = (pages: readonly string[]) =>
+        pages
+          .map((html) => /<div id="user-message" lang="([^"]*)">([\s\S]*?)<\/div>/.exec(html))
+          .find((m) => m !== null);
+
+      test.each([
+        ['en-GB,en;q=0.9', 'en', 'Log in to see your contract.'],
+        ['sv-SE', 'sv', 'Logga in för att se ditt avtal.'],
+      ])('Accept-Language %s: the login page shows the %s message', async (acceptLanguage, lang, text) => {
+        const pages: string[] = [];
+        await obtainIdToken({
+          issuer: idp.issuer,
+          clientId: CLIENT_IDS.signingService,
+          personalIdentityNumber: citizen.personalIdentityNumber,
+          nonce: nonce(),
+          extraParameters: { 'https://id.oidc.se/param/userMessage': USER_MESSAGE },
+          acceptLanguage,
+          onPage: (html) => pages.push(html),
+        });
+        const shown = shownOn(pages);
+        expect(shown?.[1]).toBe(lang);
+        expect(shown?.[2]).toContain(text);
+      });
+
+      test('in a Request Object, as a JSON object, it is shown too', async () => {
+        const pages: string[] = [];
+        expect(
+          await requestObjectRefusal(
+            { 'https://id.oidc.se/param/userMessage': JSON.parse(USER_MESSAGE) as unknown },
+            [],
+            { acceptLanguage: 'en', onPage: (html) => pages.push(html) },
+          ),
+        ).toBe('null: null');
+        expect(shownOn(pages)?.[2]).toContain('Log in to see your contract.');
+      });
+
+      test.each([
+        ['with a bidirectional override', JSON.stringify({ message: b64('logga \u202ein') })],
+        [
+          'of a MIME type it does not display',
+          JSON.stringify({ message: b64('<b>x</b>'), mime_type: 'text/html' }),
+        ],
+        ['that is not JSON', 'message=hej'],
+      ])('a user message %s is refused: invalid_request', async (_what, value) => {
+        const { code, description } = await refusal(
+          obtainIdToken({
+            issuer: idp.issuer,
+            clientId: CLIENT_IDS.signingService,
+            personalIdentityNumber: citizen.personalIdentityNumber,
+            nonce: nonce(),
+            extraParameters: { 'https://id.oidc.se/param/userMessage': value },
+          }),
+        );
+        expect([code, description]).toEqual(['invalid_request', expect.stringMatching(/user ?[mM]essage/)]);
+      });
     });
 
     test('a reference to a Request Object’s signRequest sent as a plain parameter is refused', async () => {
