@@ -26,7 +26,7 @@ export const DEFAULT_REDIRECT_URI = 'http://127.0.0.1/callback';
 export const DEFAULT_SCOPE = 'openid profile https://id.oidc.se/scope/naturalPersonNumber';
 /** The signature extension of the Swedish profile: a fresh authentication and consent for each signature. */
 export const DEFAULT_PROMPT = 'login consent';
-/** The signature extension's scope, request parameter and claim (oidc-sweden, v1.1). */
+/** The signature extension's scope, request parameter and claim (oidc-sweden, v1.2). */
 export const SCOPE_SIGN = 'https://id.oidc.se/scope/sign';
 export const PARAM_SIGN_REQUEST = 'https://id.oidc.se/param/signRequest';
 export const USER_SIGNATURE_CLAIM = 'https://id.oidc.se/claim/userSignature';
@@ -38,6 +38,12 @@ export interface SignatureRequest {
   /** The data to be signed: the sign request's digest (standard base64). */
   readonly tbsData: string;
   readonly signMessage: SignMessage;
+  /**
+   * The message's language (an RFC 5646 tag, e.g. `sv`): sent as `message#<language>` instead of
+   * `message`. One language per request: the sign request's nonce binds the hash of exactly the text
+   * the provider shows, so the e-service offers the citizen's language only (docs/identity.md).
+   */
+  readonly language?: string;
   /** Shown beside the fingerprint (the local provider's own field of the signRequest). */
   readonly documentName?: string;
 }
@@ -62,8 +68,17 @@ export interface ObtainIdTokenOptions {
   readonly extraParameters?: Readonly<Record<string, string>>;
   /** Ask for a signature (the signature extension) instead of a plain login. */
   readonly signature?: SignatureRequest;
+  /**
+   * Where the signRequest goes (extension 3.1.1): a custom request parameter, its own JWT (default), or
+   * a signed Request Object holding every authorization parameter (`request`).
+   */
+  readonly signRequestPlacement?: 'parameter' | 'request-object';
   /** What the scripted user agent does on the provider's signature page (default: sign). */
   readonly decision?: 'sign' | 'cancel';
+  /** The scripted user agent's Accept-Language header (a browser's language preference). */
+  readonly acceptLanguage?: string;
+  /** Called with each HTML page the scripted user agent reads at the provider (tests look at them). */
+  readonly onPage?: (html: string, url: URL) => void;
 }
 
 export interface IdTokenResult {
@@ -134,23 +149,66 @@ export function signRequestParameter(options: {
   readonly signature: SignatureRequest;
   readonly ttlSeconds?: number;
 }): Promise<string> {
-  const { key, tbsData, signMessage, documentName } = options.signature;
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({
+  return signedJwt(options.signature.key, signRequestValue(options.signature), options);
+}
+
+/** The signRequest's value (extension 3.1): `tbs_data`, `sign_message`, and `document_name` if any. */
+export function signRequestValue(signature: SignatureRequest): Record<string, unknown> {
+  const { tbsData, signMessage, documentName, language } = signature;
+  return {
     tbs_data: tbsData,
     sign_message: {
-      message: Buffer.from(signMessage.text, 'utf8').toString('base64'),
+      [language === undefined ? 'message' : `message#${language}`]: Buffer.from(
+        signMessage.text,
+        'utf8',
+      ).toString('base64'),
       mime_type: signMessage.mimeType ?? 'text/plain',
     },
     ...(documentName === undefined ? {} : { document_name: documentName }),
-  })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+  };
+}
+
+/** A JWT of the client to the provider (`iss`, `aud`, `iat`, `exp`, `jti`; extension 3.1.2). */
+function signedJwt(
+  key: ClientSigningKey,
+  claims: Record<string, unknown>,
+  options: { readonly clientId: string; readonly issuer: string; readonly ttlSeconds?: number },
+  typ = 'JWT',
+): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ })
     .setIssuer(options.clientId)
     .setAudience(options.issuer)
     .setIssuedAt(now)
     .setExpirationTime(now + (options.ttlSeconds ?? 300))
     .setJti(randomUUID())
     .sign(key.privateKey);
+}
+
+/** The provider does not advertise what a signature request needs (extension 4.1). */
+export class SignatureNotSupportedError extends Error {
+  public override readonly name = 'SignatureNotSupportedError';
+}
+
+export const USER_MESSAGE_MIME_TYPES = 'https://id.oidc.se/disco/userMessageSupportedMimeTypes';
+
+/**
+ * The relying party's checks of the extension (4.1) before it asks for a signature: the provider's
+ * discovery document lists the sign scope in `scopes_supported`, and the sign message's MIME type among
+ * `https://id.oidc.se/disco/userMessageSupportedMimeTypes` (`["text/plain"]` when absent, 5.3).
+ */
+export function checkSignatureSupport(server: oidc.ServerMetadata, signature: SignatureRequest): void {
+  const scopes = server.scopes_supported;
+  if (!Array.isArray(scopes) || !scopes.includes(SCOPE_SIGN)) {
+    throw new SignatureNotSupportedError(`the provider does not list ${SCOPE_SIGN} in scopes_supported`);
+  }
+  const advertised = (server as Record<string, unknown>)[USER_MESSAGE_MIME_TYPES];
+  const mimeTypes = Array.isArray(advertised) ? advertised : ['text/plain'];
+  const mimeType = signature.signMessage.mimeType ?? 'text/plain';
+  if (!mimeTypes.includes(mimeType)) {
+    throw new SignatureNotSupportedError(`the provider does not display sign messages of type ${mimeType}`);
+  }
 }
 
 /** A login under way: where to send the browser, and what completeLogin needs back (keep it server-side). */
@@ -178,17 +236,20 @@ export class AuthorizationError extends Error {
 
 /** Builds the authorization request (PKCE, state, the nonce; with a signature, the extension's scope and parameter). */
 export async function beginLogin(
-  options: Omit<ObtainIdTokenOptions, 'personalIdentityNumber' | 'decision'>,
+  options: Omit<ObtainIdTokenOptions, 'personalIdentityNumber' | 'decision' | 'acceptLanguage' | 'onPage'>,
 ): Promise<PendingLogin> {
   const redirectUri = options.redirectUri ?? DEFAULT_REDIRECT_URI;
   const alg = options.idTokenSignedResponseAlg ?? 'RS256';
   const config = await configurationFor(options.issuer, options.clientId, alg);
+  if (options.signature) checkSignatureSupport(config.serverMetadata(), options.signature);
   const codeVerifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const scope = options.scope ?? DEFAULT_SCOPE;
-  const authorizationUrl = oidc.buildAuthorizationUrl(config, {
+  const inRequestObject =
+    options.signature !== undefined && options.signRequestPlacement === 'request-object';
+  const parameters: Record<string, string> = {
     ...options.extraParameters,
-    ...(options.signature
+    ...(options.signature && !inRequestObject
       ? {
           [PARAM_SIGN_REQUEST]: await signRequestParameter({
             clientId: options.clientId,
@@ -206,7 +267,27 @@ export async function beginLogin(
     code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
     code_challenge_method: 'S256',
     ...(options.acrValues?.length ? { acr_values: options.acrValues.join(' ') } : {}),
-  });
+  };
+  // In a Request Object (extension 3.1.1.2, RECOMMENDED): every parameter inside it, signed with the
+  // client's key, the signRequest as a JSON object; outside only what OAuth needs to find the client.
+  const authorizationUrl = inRequestObject
+    ? oidc.buildAuthorizationUrl(config, {
+        client_id: options.clientId,
+        response_type: parameters.response_type,
+        scope: parameters.scope,
+        request: await signedJwt(
+          options.signature!.key,
+          {
+            ...parameters,
+            client_id: options.clientId,
+            ...(parameters.claims === undefined ? {} : { claims: JSON.parse(parameters.claims) as unknown }),
+            [PARAM_SIGN_REQUEST]: signRequestValue(options.signature!),
+          },
+          options,
+          'oauth-authz-req+jwt',
+        ),
+      })
+    : oidc.buildAuthorizationUrl(config, parameters);
   return {
     authorizationUrl,
     issuer: options.issuer,
@@ -254,6 +335,7 @@ export async function obtainIdToken(options: ObtainIdTokenOptions): Promise<IdTo
     pending.redirectUri,
     options.personalIdentityNumber,
     options.decision ?? 'sign',
+    { acceptLanguage: options.acceptLanguage, onPage: options.onPage },
   );
   return completeLogin(pending, callbackUrl);
 }
@@ -375,6 +457,7 @@ export async function loginAtLocalIdp(
   redirectUri: string,
   personalIdentityNumber: string,
   decision: 'sign' | 'cancel',
+  browser: Pick<ObtainIdTokenOptions, 'acceptLanguage' | 'onPage'> = {},
 ): Promise<URL> {
   const callback = new URL(redirectUri);
   const jar = new CookieJar(authorizationUrl.origin);
@@ -385,7 +468,10 @@ export async function loginAtLocalIdp(
     const response = await fetch(url, {
       method: body ? 'POST' : 'GET',
       redirect: 'manual',
-      headers: cookie ? { cookie } : {},
+      headers: {
+        ...(cookie ? { cookie } : {}),
+        ...(browser.acceptLanguage === undefined ? {} : { 'accept-language': browser.acceptLanguage }),
+      },
       body,
     });
     jar.store(url, response);
@@ -398,6 +484,7 @@ export async function loginAtLocalIdp(
       continue;
     }
     const html = await response.text();
+    browser.onPage?.(html, url);
     const error = errorTextOf(html);
     if (error !== undefined) throw new LocalIdpLoginError(`the local IdP refused the login: ${error}`);
     const submission = response.ok

@@ -20,14 +20,18 @@ import { TEST_CITIZENS, findCitizenByPersonalNumber, findCitizenBySub, type Test
 import { IDP_CLIENTS } from './clients';
 import { escapeHtml, fingerprint } from '../../shared/html';
 import { page, renderSignMessage } from './html';
-import { INTERACTION_PREFIX, type IdpOptions } from './provider';
+import { INTERACTION_PREFIX, authorizationEndpoint, type IdpOptions } from './provider';
 import { SWEDISH_CLAIMS, chooseAcr, type Loa } from './profile';
 import {
   PARAM_SIGN_REQUEST,
   SCOPE_SIGN,
   fingerprintLabel,
+  preferredLanguages,
   SignRequestError,
   readSignRequest,
+  readSignRequestValue,
+  readUserMessage,
+  PARAM_USER_MESSAGE,
   signApproval,
   type SignRequest,
 } from './sign-request';
@@ -45,10 +49,20 @@ class HttpError extends Error {
   }
 }
 
-/** Citizens who logged in for a signature request and have not signed or cancelled yet, by interaction. */
-const pendingSignatures = new Map<string, { sub: string; acr: Loa; expiresAt: number }>();
+/**
+ * Citizens who logged in for a signature request and have not signed or cancelled yet, by interaction,
+ * with the languages they asked for at the login: the page shows, and the approval attests, the message
+ * chosen by these, whatever a later request's headers say.
+ */
+interface PendingSignature {
+  readonly sub: string;
+  readonly acr: Loa;
+  readonly languages: readonly string[];
+  readonly expiresAt: number;
+}
+const pendingSignatures = new Map<string, PendingSignature>();
 
-function pendingOf(uid: string): { sub: string; acr: Loa } | undefined {
+function pendingOf(uid: string): PendingSignature | undefined {
   const now = Date.now();
   for (const [id, entry] of pendingSignatures) if (entry.expiresAt <= now) pendingSignatures.delete(id);
   return pendingSignatures.get(uid);
@@ -107,7 +121,22 @@ function cancelForm(details: InteractionDetails, label: string): string {
 </form>`;
 }
 
-function loginPage(details: InteractionDetails, error?: string): string {
+/**
+ * The client's user message (OIDC.Sweden.Params 2.1), in the citizen's language, shown at the login;
+ * none when the request has none (it was checked at the authorization endpoint).
+ */
+function userMessageHtml(details: InteractionDetails, languages: readonly string[]): string {
+  const value = details.params[PARAM_USER_MESSAGE];
+  if (value === undefined) return '';
+  const { message, lang } = readUserMessage(value, languages);
+  return `<section class="message" aria-label="Message from ${escapeHtml(clientName(details))}">
+<div id="user-message"${lang ? ` lang="${escapeHtml(lang)}"` : ''}>
+${renderSignMessage(message.text, message.mimeType)}
+</div>
+</section>`;
+}
+
+function loginPage(details: InteractionDetails, languages: readonly string[], error?: string): string {
   const signing = isSignRequest(details);
   const citizens = TEST_CITIZENS.map(
     (c) =>
@@ -118,6 +147,7 @@ function loginPage(details: InteractionDetails, error?: string): string {
     `<p>${signing ? 'Signing for' : 'Logging in to'} <strong>${escapeHtml(clientName(details))}</strong>.${
       signing ? ' After you have logged in you will see what you are asked to sign.' : ''
     }</p>
+${userMessageHtml(details, languages)}
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
 <form method="post" action="${action(details, 'login')}">
 <label for="login">Personal identity number (12 digits)</label>
@@ -229,15 +259,37 @@ async function grantRequested(
   return grant.save();
 }
 
-/** The signature request of this interaction, verified again (it was at the authorization endpoint). */
-async function signRequestOf(options: IdpOptions, details: InteractionDetails): Promise<SignRequest> {
+/**
+ * The signature request of this interaction, verified again (it was at the authorization endpoint), its
+ * message in the first of `languages` it has.
+ */
+async function signRequestOf(
+  options: IdpOptions,
+  details: InteractionDetails,
+  languages: readonly string[],
+): Promise<SignRequest> {
   const clientId = String(details.params.client_id);
   const keys = options.signClients.get(clientId);
   if (!keys) throw new HttpError(400, 'this client may not ask for signatures');
-  return readSignRequest(details.params[PARAM_SIGN_REQUEST], {
+  const parameter = details.params[PARAM_SIGN_REQUEST];
+  const fromRequestObject = options.requestObjectSignRequests.get(parameter, clientId);
+  if (fromRequestObject) {
+    // Its Request Object was verified at the authorization endpoint; its exp still holds.
+    if (Math.floor(Date.now() / 1000) >= fromRequestObject.exp) {
+      throw new HttpError(400, 'the Request Object holding the signRequest has expired (exp)');
+    }
+    try {
+      return readSignRequestValue(fromRequestObject.value, languages);
+    } catch (err) {
+      throw err instanceof SignRequestError ? new HttpError(400, err.message) : err;
+    }
+  }
+  return readSignRequest(parameter, {
     clientId,
     clientJwks: keys,
     issuer: options.issuer,
+    authorizationEndpoint: authorizationEndpoint(options),
+    languages,
   }).catch((err: Error) => {
     throw err instanceof SignRequestError ? new HttpError(400, err.message) : err;
   });
@@ -256,7 +308,11 @@ async function login(
     send(
       res,
       400,
-      loginPage(details, 'Unknown personal identity number: not one of the test citizens.'),
+      loginPage(
+        details,
+        preferredLanguages(details.params.ui_locales, req.headers['accept-language']),
+        'Unknown personal identity number: not one of the test citizens.',
+      ),
       details,
     );
     return;
@@ -280,7 +336,12 @@ async function login(
       });
       return;
     }
-    pendingSignatures.set(details.uid, { sub: citizen.sub, acr, expiresAt: Date.now() + PENDING_TTL_MS });
+    pendingSignatures.set(details.uid, {
+      sub: citizen.sub,
+      acr,
+      languages: preferredLanguages(details.params.ui_locales, req.headers['accept-language']),
+      expiresAt: Date.now() + PENDING_TTL_MS,
+    });
     res
       .writeHead(303, { location: `${INTERACTION_PREFIX}${details.uid}`, 'cache-control': 'no-store' })
       .end();
@@ -311,7 +372,7 @@ async function approve(
   const pending = pendingOf(details.uid);
   if (!isSignRequest(details) || !pending)
     throw new HttpError(400, 'no signature is pending in this interaction');
-  const request = await signRequestOf(options, details);
+  const request = await signRequestOf(options, details, pending.languages);
   const clientId = String(details.params.client_id);
   const alg = IDP_CLIENTS.find((c) => c.client_id === clientId)?.id_token_signed_response_alg ?? 'RS256';
   const approvedAt = Math.floor(Date.now() / 1000);
@@ -373,11 +434,23 @@ async function confirm(
 }
 
 /** GET: the page for where the interaction stands. */
-async function show(options: IdpOptions, res: ServerResponse, details: InteractionDetails): Promise<void> {
+async function show(
+  options: IdpOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  details: InteractionDetails,
+): Promise<void> {
+  const languages = preferredLanguages(details.params.ui_locales, req.headers['accept-language']);
   const pending = isSignRequest(details) ? pendingOf(details.uid) : undefined;
   const citizen = pending && findCitizenBySub(pending.sub);
-  if (citizen) send(res, 200, signPage(details, citizen, await signRequestOf(options, details)), details);
-  else if (details.prompt.name === 'login') send(res, 200, loginPage(details), details);
+  if (pending && citizen) {
+    send(
+      res,
+      200,
+      signPage(details, citizen, await signRequestOf(options, details, pending.languages)),
+      details,
+    );
+  } else if (details.prompt.name === 'login') send(res, 200, loginPage(details, languages), details);
   else if (details.prompt.name === 'consent' && !isSignRequest(details)) {
     send(res, 200, consentPage(details), details);
   } else throw new HttpError(400, `unsupported prompt ${details.prompt.name}`);
@@ -405,7 +478,7 @@ export async function handleInteraction(
     else if (route === 'POST approve') await approve(provider, options, req, res, details);
     else if (route === 'POST cancel') await cancel(provider, req, res, details);
     else if (route === 'POST confirm') await confirm(provider, req, res, details);
-    else await show(options, res, details);
+    else await show(options, req, res, details);
   } catch (err) {
     if (res.headersSent) {
       log(`interaction failed after the response started: ${(err as Error).message}`);

@@ -29,7 +29,7 @@ import { SIGNING_CLIENT_IDS } from './clients';
 import { handleInteraction } from './interactions';
 import { DEFAULT_KEYS_FILE, loadOrCreateSigningKeys } from './keys';
 import { INTERACTION_PREFIX, createProvider, type IdpOptions } from './provider';
-import { ApprovalStore } from './sign-request';
+import { ApprovalStore, RequestObjectSignRequests } from './sign-request';
 
 const HOST = '127.0.0.1';
 
@@ -79,6 +79,7 @@ async function main(): Promise<void> {
     cookieKeys: [randomBytes(32).toString('base64url')],
     signClients,
     approvals: new ApprovalStore(),
+    requestObjectSignRequests: new RequestObjectSignRequests(),
   };
   const provider = createProvider(options, log);
   const callback = provider.callback();

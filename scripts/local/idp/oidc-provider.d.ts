@@ -39,12 +39,15 @@ declare module 'oidc-provider' {
       Record<
         string,
         (
-          ctx: { oidc: { params: Record<string, unknown> } },
+          /** `trusted`: the parameters that came from a verified Request Object. */
+          ctx: { oidc: { params: Record<string, unknown>; trusted?: readonly string[] } },
           value: unknown,
           client: { clientId: string },
         ) => Promise<void>
       >
     >;
+    /** Endpoint paths (e.g. `authorization`: '/auth'). */
+    readonly routes?: Readonly<Record<string, string>>;
     /** Extra discovery metadata. */
     readonly discovery?: Readonly<Record<string, unknown>>;
     readonly conformIdTokenClaims?: boolean;

@@ -1,17 +1,24 @@
 /**
- * The local IdP's side of the oidc-sweden Signature Extension for OpenID Connect (v1.1): reading the
+ * The local IdP's side of the oidc-sweden Signature Extension for OpenID Connect (v1.2): reading the
  * signed `https://id.oidc.se/param/signRequest` parameter of an authorization request, and making the
  * sign approval the ID token then carries as `https://id.oidc.se/claim/userSignature`.
  *
- * The parameter is a JWT signed with the client's registered key (extension 3.1.1.1 and 3.1.2): `iss`
- * the client, `aud` this issuer, `iat`/`exp` (at most MAX_REQUEST_LIFETIME_SECONDS), `tbs_data` (base64,
- * required with the sign scope), `sign_message` (`message` or `message#<lang>`: base64 of UTF-8;
- * `mime_type` text/plain or text/markdown) and, this deployment's own field, `document_name` (shown
- * beside the fingerprint). A message is displayed only if it passes the signing service's own rules
- * (validateSignMessage): a message that cannot be displayed refuses the request (extension 5.1). So is a
- * document name, on one line: what the page shows is signed by the client (the signRequest) and attested
- * by the provider (the approval names it, `document_name`).
+ * The parameter is a JWT signed with the client's registered key (extension 3.1.1.1 and 3.1.2), or a
+ * JSON object in a Request Object signed with it (3.1.1.2, see RequestObjectSignRequests): the JWT's `iss`
+ * the client, `aud` this issuer or its authorization endpoint (extension 5.1), `iat`/`exp` (the
+ * extension recommends them; this provider requires them, refuses the request from `exp` on, and allows
+ * at most MAX_REQUEST_LIFETIME_SECONDS between them), `tbs_data` (base64, required with the sign scope),
+ * `sign_message` (`message` and/or `message#<lang>`: base64 of UTF-8; `mime_type` text/plain or
+ * text/markdown) and, this deployment's own field, `document_name` (shown beside the fingerprint). Of
+ * several languages the one the citizen asks for is shown (OIDC.Sweden.Params 2.1: the user interface
+ * locale, here `ui_locales` then the browser's Accept-Language; else the message without a tag; else
+ * Swedish, English, the first). A message is displayed only if it passes the signing service's own
+ * rules (validateSignMessage): a message that cannot be displayed refuses the request (extension 5.1),
+ * whichever language would be shown. So is a document name, on one line: what the page shows is signed
+ * by the client (the signRequest) and attested by the provider (the approval names it, `document_name`,
+ * and the language shown, `sign_message_lang`).
  */
+import { randomUUID } from 'node:crypto';
 import { SignJWT, compactVerify, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import {
   SIGN_APPROVAL_TYPE,
@@ -29,6 +36,8 @@ const MAX_DOCUMENT_NAME = 200;
 /** The parameter itself: a message of 1000 characters of 4 bytes, base64 twice over, fits. */
 const MAX_PARAMETER_LENGTH = 16_000;
 const SKEW_SECONDS = 60;
+/** What a signRequest JWT or a Request Object may be signed with: never `none` or HMAC. */
+export const SIGN_REQUEST_ALGORITHMS = ['ES256', 'ES384', 'RS256', 'PS256'] as const;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** What the consent page shows and the approval attests. */
@@ -61,32 +70,127 @@ function decodeText(value: unknown, field: string): string {
   return text;
 }
 
+const LANGUAGE_TAG = /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$/;
+const MAX_LANGUAGES = 10;
+
 /**
- * The message to display: the one without a language tag, else Swedish, else English, else the first
- * (the provider's user interface language is Swedish first; OIDC.Sweden.Params 2.1).
+ * The language ranges the citizen asks for, best first: `ui_locales` (space-separated, in order), then
+ * the browser's Accept-Language (by q, `*` and q=0 dropped). At most MAX_LANGUAGES; anything that is not
+ * a language tag is ignored.
  */
-function chooseMessage(signMessage: Record<string, unknown>): { encoded: unknown; lang?: string } {
-  if ('message' in signMessage) return { encoded: signMessage.message };
+export function preferredLanguages(uiLocales: unknown, acceptLanguage: unknown): string[] {
+  const fromUi = typeof uiLocales === 'string' ? uiLocales.split(' ') : [];
+  const fromHeader =
+    typeof acceptLanguage === 'string'
+      ? acceptLanguage
+          .split(',')
+          .slice(0, 4 * MAX_LANGUAGES)
+          .map((part, index) => {
+            const [tag = '', ...params] = part.trim().split(';');
+            const q = params.map((p) => /^\s*q=([01](?:\.\d{0,3})?)\s*$/.exec(p)?.[1]).find(Boolean);
+            return { tag: tag.trim(), q: q === undefined ? 1 : Number(q), index };
+          })
+          .filter((entry) => entry.q > 0)
+          .sort((a, b) => b.q - a.q || a.index - b.index)
+          .map((entry) => entry.tag)
+      : [];
+  const seen = new Set<string>();
+  return [...fromUi, ...fromHeader]
+    .filter((tag) => LANGUAGE_TAG.test(tag))
+    .map((tag) => tag.toLowerCase())
+    .filter((tag) => !seen.has(tag) && seen.add(tag))
+    .slice(0, MAX_LANGUAGES);
+}
+
+/**
+ * The message to display (OIDC.Sweden.Params 2.1): the one in the first language the citizen asks for
+ * that the request has (`sv-SE` asked takes `message#sv`, `en` asked takes `message#en-GB`); if none
+ * matches, the one without a language tag; else Swedish, else English, else the first tagged one (the
+ * provider's own order).
+ */
+function chooseMessage(
+  signMessage: Record<string, unknown>,
+  languages: readonly string[],
+): { encoded: unknown; lang?: string } {
   const tagged = Object.keys(signMessage)
-    .map((key) => /^message#([A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)$/.exec(key)?.[1])
+    .map((key) => /^message#(.+)$/.exec(key)?.[1])
     .filter((lang): lang is string => lang !== undefined);
-  const lang = ['sv', 'en'].find((l) => tagged.includes(l)) ?? tagged[0];
+  for (const lang of tagged) {
+    if (!LANGUAGE_TAG.test(lang)) return fail(`sign_message has a member with an invalid language tag`);
+  }
+  const primary = (tag: string): string => tag.toLowerCase().split('-')[0];
+  const matching = (wanted: string): string | undefined =>
+    tagged.find((t) => t.toLowerCase() === wanted) ??
+    tagged.find((t) => primary(t) === primary(wanted)) ??
+    undefined;
+  for (const wanted of languages) {
+    const lang = matching(wanted);
+    if (lang !== undefined) return { encoded: signMessage[`message#${lang}`], lang };
+  }
+  if ('message' in signMessage) return { encoded: signMessage.message };
+  const lang = ['sv', 'en'].map(matching).find((l) => l !== undefined) ?? tagged[0];
   return lang === undefined
     ? fail('sign_message has no message')
     : { encoded: signMessage[`message#${lang}`], lang };
 }
 
+/** Each message of a sign_message by its rules: a request with any message that cannot be displayed is refused. */
+function checkEveryMessage(signMessage: Record<string, unknown>, mimeType: unknown): void {
+  for (const key of Object.keys(signMessage)) {
+    if (key !== 'message' && !key.startsWith('message#')) continue;
+    validateSignMessage({ text: decodeText(signMessage[key], 'sign_message'), mimeType });
+  }
+}
+
+/** Who may send a signRequest, to whom, and when: the checks of its signed JWT's claims. */
+export interface SignRequestAudience {
+  readonly clientId: string;
+  readonly issuer: string;
+  /** The authorization endpoint's URL, the other audience the extension allows (5.1). */
+  readonly authorizationEndpoint?: string;
+  readonly nowSeconds?: number;
+}
+
 /**
- * Verifies the signRequest JWT of `clientId` with its registered keys and reads it. `requireTbsData`:
- * the sign scope was asked for (tbs_data is then mandatory).
+ * The claims of the signed JWT that holds the signRequest (the custom parameter's JWT, or the Request
+ * Object): `iss` the client, `aud` this provider, `iat` and `exp` present, refused from `exp` on.
+ * `what` names the JWT in the refusal.
+ */
+export function checkSignRequestClaims(
+  payload: Record<string, unknown>,
+  options: SignRequestAudience,
+  what = 'signRequest',
+): void {
+  const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
+  if (payload.iss !== options.clientId) fail(`${what} iss must be the client`);
+  const audiences = [options.issuer, options.authorizationEndpoint].filter((a) => a !== undefined);
+  const aud = payload.aud;
+  if (!(
+    (typeof aud === 'string' && audiences.includes(aud)) ||
+    (Array.isArray(aud) && aud.some((a) => typeof a === 'string' && audiences.includes(a)))
+  )) {
+    fail(`${what} aud must be this provider`);
+  }
+  const { iat, exp } = payload;
+  if (typeof iat !== 'number' || typeof exp !== 'number') return fail(`${what} needs iat and exp`);
+  // exp as RFC 7519 4.1.4 and extension 3.1.2 say: refused on or after it, no leeway (the client
+  // chooses exp; a short one is its choice). iat may be a little ahead of this clock.
+  if (now >= exp) fail(`${what} has expired (exp)`);
+  if (iat > now + SKEW_SECONDS || exp - iat > MAX_REQUEST_LIFETIME_SECONDS) {
+    fail(`${what} is not yet valid, or lives longer than ${MAX_REQUEST_LIFETIME_SECONDS} s`);
+  }
+}
+
+/**
+ * Verifies the signRequest JWT of `clientId` with its registered keys and reads it (the parameter
+ * placed as a custom request parameter, extension 3.1.1.1).
  */
 export async function readSignRequest(
   jwt: unknown,
-  options: {
-    readonly clientId: string;
+  options: SignRequestAudience & {
     readonly clientJwks: { readonly keys: readonly JWK[] };
-    readonly issuer: string;
-    readonly nowSeconds?: number;
+    /** The language ranges the citizen asks for (preferredLanguages), best first. */
+    readonly languages?: readonly string[];
   },
 ): Promise<SignRequest> {
   if (typeof jwt !== 'string' || jwt.length > MAX_PARAMETER_LENGTH) {
@@ -100,7 +204,7 @@ export async function readSignRequest(
       jwt,
       createLocalJWKSet({ keys: [...options.clientJwks.keys] }),
       {
-        algorithms: ['ES256', 'ES384', 'RS256', 'PS256'],
+        algorithms: [...SIGN_REQUEST_ALGORITHMS],
       },
     );
     payload = JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>;
@@ -109,19 +213,20 @@ export async function readSignRequest(
   }
   if (!payload || typeof payload !== 'object' || Array.isArray(payload))
     return fail('signRequest is not an object');
-  const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
-  if (payload.iss !== options.clientId) return fail('signRequest iss must be the client');
-  const aud = payload.aud;
-  if (!(aud === options.issuer || (Array.isArray(aud) && aud.includes(options.issuer)))) {
-    return fail('signRequest aud must be this provider');
+  checkSignRequestClaims(payload, options);
+  return readSignRequestValue(payload, options.languages ?? []);
+}
+
+/**
+ * The signRequest's value (extension 3.1): `tbs_data`, `sign_message` and `document_name`, the message
+ * chosen by `languages`. Its signature and claims are checked by the caller (readSignRequest, or the
+ * provider's Request Object processing).
+ */
+export function readSignRequestValue(value: unknown, languages: readonly string[]): SignRequest {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    return fail('signRequest must be a JSON object');
   }
-  const { iat, exp } = payload;
-  if (typeof iat !== 'number' || typeof exp !== 'number') return fail('signRequest needs iat and exp');
-  if (iat > now + SKEW_SECONDS || exp < now - SKEW_SECONDS || exp - iat > MAX_REQUEST_LIFETIME_SECONDS) {
-    return fail(
-      `signRequest is expired, not yet valid, or lives longer than ${MAX_REQUEST_LIFETIME_SECONDS} s`,
-    );
-  }
+  const payload = value as Record<string, unknown>;
   const tbsData = payload.tbs_data;
   if (typeof tbsData !== 'string' || tbsData.length === 0 || tbsData.length > 200 || !BASE64.test(tbsData)) {
     return fail('signRequest tbs_data must be base64 (the data to be signed)');
@@ -130,10 +235,12 @@ export async function readSignRequest(
   if (!signMessage || typeof signMessage !== 'object' || Array.isArray(signMessage)) {
     return fail('signRequest sign_message is required');
   }
-  const { encoded, lang } = chooseMessage(signMessage as Record<string, unknown>);
-  const mimeType = (signMessage as Record<string, unknown>).mime_type ?? 'text/plain';
+  const messages = signMessage as Record<string, unknown>;
+  const { encoded, lang } = chooseMessage(messages, languages);
+  const mimeType = messages.mime_type ?? 'text/plain';
   let message: SignMessage;
   try {
+    checkEveryMessage(messages, mimeType);
     message = validateSignMessage({ text: decodeText(encoded, 'sign_message'), mimeType });
   } catch (err) {
     if (err instanceof SignMessageError) return fail(`the sign message cannot be displayed: ${err.message}`);
@@ -151,6 +258,42 @@ export async function readSignRequest(
     ...(lang === undefined ? {} : { lang }),
     ...(typeof documentName === 'string' ? { documentName } : {}),
   };
+}
+
+/** The client provided user message parameter (OIDC.Sweden.Params 2.1). */
+export const PARAM_USER_MESSAGE = 'https://id.oidc.se/param/userMessage';
+
+/**
+ * A user message to show at the login (OIDC.Sweden.Params 2.1): the parameter's JSON (`message` and/or
+ * `message#<lang>`, base64 of UTF-8; `mime_type`), the message chosen by `languages` as a sign message is.
+ * Every message must pass the sign message rule and the MIME type must be one this provider displays;
+ * otherwise the request is refused (the specification lets a provider not display it: this one says so).
+ */
+export function readUserMessage(
+  value: unknown,
+  languages: readonly string[],
+): { readonly message: SignMessage; readonly lang?: string } {
+  let parsed: unknown;
+  try {
+    parsed =
+      typeof value === 'string' && value.length <= MAX_PARAMETER_LENGTH ? JSON.parse(value) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return fail(`${PARAM_USER_MESSAGE} must be a JSON object`);
+  }
+  const messages = parsed as Record<string, unknown>;
+  const { encoded, lang } = chooseMessage(messages, languages);
+  const mimeType = messages.mime_type ?? 'text/plain';
+  try {
+    checkEveryMessage(messages, mimeType);
+    const message = validateSignMessage({ text: decodeText(encoded, 'userMessage'), mimeType });
+    return lang === undefined ? { message } : { message, lang };
+  } catch (err) {
+    if (err instanceof SignMessageError) return fail(`the user message cannot be displayed: ${err.message}`);
+    throw err;
+  }
 }
 
 /** A document name: one line (no tab or line feed) that the sign message rules accept. */
@@ -193,6 +336,8 @@ export async function signApproval(options: {
     nonce: options.nonce,
     tbs_data: options.request.tbsData,
     sign_message_hash: signMessageHash(options.request.message),
+    // The language of the message shown, when the request tagged it (`message#sv`).
+    ...(options.request.lang === undefined ? {} : { sign_message_lang: options.request.lang }),
     // The document name the page showed beside the fingerprint, attested with the rest.
     ...(options.request.documentName === undefined ? {} : { document_name: options.request.documentName }),
   })
@@ -224,5 +369,39 @@ export class ApprovalStore {
   public get(grantId: string | undefined): string | undefined {
     const entry = grantId === undefined ? undefined : this.approvals.get(grantId);
     return entry && entry.expiresAt > Date.now() ? entry.value : undefined;
+  }
+}
+
+/** How an authorization request's parameters refer to a signRequest that came in its Request Object. */
+export const REQUEST_OBJECT_REFERENCE = 'request-object:';
+
+/**
+ * signRequest values that came in a verified Request Object (extension 3.1.1.2), where the value is a
+ * JSON object and not a string the provider can keep among the request's parameters: kept here, and the
+ * parameter becomes a random reference to it. Only the provider's Request Object processing puts
+ * entries; a reference sent as a plain parameter is no JWT and is refused.
+ */
+export class RequestObjectSignRequests {
+  private readonly entries = new Map<
+    string,
+    { clientId: string; value: unknown; exp: number; expiresAt: number }
+  >();
+
+  public constructor(private readonly ttlMs = 10 * 60_000) {}
+
+  public put(clientId: string, value: unknown, exp: number): string {
+    const now = Date.now();
+    for (const [id, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(id);
+    const reference = `${REQUEST_OBJECT_REFERENCE}${randomUUID()}`;
+    this.entries.set(reference, { clientId, value, exp, expiresAt: now + this.ttlMs });
+    return reference;
+  }
+
+  /** The value and the Request Object's exp, for this client only. */
+  public get(reference: unknown, clientId: string): { value: unknown; exp: number } | undefined {
+    const entry = typeof reference === 'string' ? this.entries.get(reference) : undefined;
+    return entry && entry.clientId === clientId && entry.expiresAt > Date.now()
+      ? { value: entry.value, exp: entry.exp }
+      : undefined;
   }
 }

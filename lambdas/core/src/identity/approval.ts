@@ -17,7 +17,8 @@ import type { AssertionPolicy, ExpectedApproval } from './types';
  *
  * `iss`, `sub` and `nonce` as in the ID token, `aud` naming this service, `iat` between the login and
  * the token, `tbs_data` as received in the signRequest, `sign_message_hash` the signMessageHash of the
- * message displayed (its MIME type and decoded text). The adapter verifies the JWS with the issuer's
+ * message displayed (its MIME type and decoded text: of a signRequest in several languages, the one
+ * shown; its tag, `sign_message_lang`, is not checked). The adapter verifies the JWS with the issuer's
  * keys; this module checks its claims.
  */
 export const SCOPE_SIGN = 'https://id.oidc.se/scope/sign';

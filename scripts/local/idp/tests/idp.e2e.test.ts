@@ -3,6 +3,8 @@
  * through the authorization code flow with PKCE (openid-client and the scripted user agent), and each
  * token verified again here on its own with jose against the IdP's published keys.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +23,10 @@ import {
   LocalIdpLoginError,
   PARAM_SIGN_REQUEST,
   SCOPE_SIGN,
+  SignatureNotSupportedError,
   USER_SIGNATURE_CLAIM,
+  beginLogin,
+  loginAtLocalIdp,
   obtainIdToken,
   type SignatureRequest,
 } from '../../../client/src/oidc-login';
@@ -141,6 +146,11 @@ test('discovery: loopback issuer, code flow with PKCE S256, the Swedish scopes, 
     'text/plain',
     'text/markdown',
   ]);
+  // Request Objects by value (extension 5.3), not by reference.
+  expect(metadata.request_parameter_supported).toBe(true);
+  expect(metadata.request_uri_parameter_supported).toBe(false);
+  // A client's user message is shown at the login (OIDC.Sweden.Params 2.1, 3.1.1).
+  expect(metadata['https://id.oidc.se/disco/userMessageSupported']).toBe(true);
 });
 
 test('ID tokens for each test citizen carry the identity claims, acr at the citizen level and auth_time', async () => {
@@ -458,13 +468,6 @@ describe('the signature extension: sign scope, signRequest, the approval in user
       'invalid_request',
     ],
     [
-      'with a sign message of another MIME type',
-      () => ({
-        signature: signature({ signMessage: { text: '<b>x</b>', mimeType: 'text/html' as 'text/plain' } }),
-      }),
-      'invalid_request',
-    ],
-    [
       'from a client that may not ask for signatures',
       () => ({
         clientId: CLIENT_IDS.otherService,
@@ -474,6 +477,417 @@ describe('the signature extension: sign scope, signRequest, the approval in user
     ],
   ])('a signature request %s is refused before anyone logs in', async (_what, options, code) => {
     expect(await oauthError(signLogin(options()))).toBe(code);
+  });
+
+  describe('the signRequest JWT (extension 3.1.2 and 5.1, v1.2): iss, aud, iat, exp', () => {
+    const SV = 'Jag godkänner hyresavtalet.';
+    const EN = 'I approve the lease.';
+    const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+
+    /** A signRequest JWT signed with the signing service's registered key, with these claims. */
+    const rawSignRequest = async (
+      claims: Record<string, unknown>,
+      options: { omit?: readonly string[] } = {},
+    ): Promise<string> => {
+      const now = Math.floor(Date.now() / 1000);
+      const all: Record<string, unknown> = {
+        iss: CLIENT_IDS.signingService,
+        aud: idp.issuer,
+        iat: now,
+        exp: now + 300,
+        tbs_data: TBS,
+        sign_message: { message: b64(SV), mime_type: 'text/plain' },
+        ...claims,
+      };
+      for (const name of options.omit ?? []) delete all[name];
+      return new SignJWT(all)
+        .setProtectedHeader({ alg: 'ES256' })
+        .sign(localClientKey(CLIENT_IDS.signingService, clientKeysDir).privateKey);
+    };
+
+    /** A login whose signRequest parameter is `jwt`, as the signing service with the sign scope. */
+    const loginWith = (jwt: string, options: Partial<Parameters<typeof obtainIdToken>[0]> = {}) =>
+      signLogin({
+        signature: undefined,
+        scope: `openid profile ${SCOPE_SIGN}`,
+        ...options,
+        extraParameters: { ...options.extraParameters, [PARAM_SIGN_REQUEST]: jwt },
+      });
+
+    /** The OAuth error and its description the login ended with. */
+    const refusal = async (login: Promise<unknown>): Promise<{ code: string; description: string }> => {
+      const err = await login.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (!(err instanceof AuthorizationError))
+        throw new Error(`expected an OAuth error, got ${String(err)}`);
+      return { code: err.code, description: err.message };
+    };
+
+    /** The approval the ID token carries, verified with the IdP's keys. */
+    const approvalOf = async (claims: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const jws = Buffer.from(claims[USER_SIGNATURE_CLAIM] as string, 'base64').toString('utf8');
+      const { payload } = await compactVerify(jws, createRemoteJWKSet(new URL(idp.jwksUri)));
+      return JSON.parse(Buffer.from(payload).toString('utf8')) as Record<string, unknown>;
+    };
+
+    const now = (): number => Math.floor(Date.now() / 1000);
+
+    test.each<[string, () => Promise<string>, RegExp]>([
+      [
+        'one second after its exp',
+        () => rawSignRequest({ iat: now() - 120, exp: now() - 1 }),
+        /expired \(exp\)/,
+      ],
+      ['at its exp', () => rawSignRequest({ iat: now() - 120, exp: now() }), /expired \(exp\)/],
+      ['for another audience', () => rawSignRequest({ aud: 'https://other-idp.example' }), /aud/],
+      [
+        "for another provider's authorization endpoint",
+        () => rawSignRequest({ aud: 'https://other-idp.example/auth' }),
+        /aud/,
+      ],
+      ['without aud', () => rawSignRequest({}, { omit: ['aud'] }), /aud/],
+      ['without iss', () => rawSignRequest({}, { omit: ['iss'] }), /iss/],
+      [
+        'from an iss other than the client (signed with its key)',
+        () => rawSignRequest({ iss: CLIENT_IDS.otherService }),
+        /iss/,
+      ],
+      ['without exp', () => rawSignRequest({}, { omit: ['exp'] }), /iat and exp/],
+      ['without iat', () => rawSignRequest({}, { omit: ['iat'] }), /iat and exp/],
+      ['issued in the future', () => rawSignRequest({ iat: now() + 600, exp: now() + 700 }), /not yet valid/],
+      [
+        'with a sign message of a MIME type the provider does not display (text/html)',
+        () => rawSignRequest({ sign_message: { message: b64('<b>x</b>'), mime_type: 'text/html' } }),
+        /cannot be displayed/,
+      ],
+      [
+        'living longer than ten minutes',
+        () => rawSignRequest({ iat: now(), exp: now() + 3600 }),
+        /lives longer/,
+      ],
+    ])('a signRequest %s is refused: invalid_request with a description', async (_what, jwt, description) => {
+      const { code, description: said } = await refusal(loginWith(await jwt()));
+      expect(code).toBe('invalid_request');
+      expect(said).toMatch(description);
+    });
+
+    test('a signRequest naming the authorization endpoint as its audience is accepted (extension 5.1)', async () => {
+      const { claims } = await loginWith(await rawSignRequest({ aud: `${idp.issuer}/auth` }));
+      expect((await approvalOf(claims)).tbs_data).toBe(TBS);
+    });
+
+    const PAIR = { 'message#sv': b64(SV), 'message#en': b64(EN), mime_type: 'text/plain' };
+
+    test.each<[string, Partial<Parameters<typeof obtainIdToken>[0]>, string, string]>([
+      ['Accept-Language en-GB', { acceptLanguage: 'en-GB,en;q=0.9,sv;q=0.5' }, 'en', EN],
+      ['Accept-Language sv-SE', { acceptLanguage: 'sv-SE,sv;q=0.9,en;q=0.8' }, 'sv', SV],
+      ['Accept-Language by q', { acceptLanguage: 'sv;q=0.4, en;q=0.8, fr' }, 'en', EN],
+      [
+        'ui_locales before Accept-Language',
+        { acceptLanguage: 'sv', extraParameters: { ui_locales: 'en' } },
+        'en',
+        EN,
+      ],
+    ])(
+      'a message#sv/message#en pair: %s shows that one, and the approval attests exactly that text',
+      async (_what, browser, lang, text) => {
+        const pages: string[] = [];
+        const { claims } = await loginWith(await rawSignRequest({ sign_message: PAIR }), {
+          ...browser,
+          onPage: (html) => pages.push(html),
+        });
+        const signPage = pages.find((html) => html.includes('id="sign-message"'));
+        expect(signPage).toBeDefined();
+        const shown = /<div id="sign-message" lang="([^"]*)">([\s\S]*?)<\/div>/.exec(signPage!);
+        expect(shown?.[1]).toBe(lang);
+        expect(shown?.[2]).toContain(text);
+        expect(shown?.[2]).not.toContain(lang === 'en' ? SV : EN);
+        const approval = await approvalOf(claims);
+        expect(approval.sign_message_hash).toBe(signMessageHash({ text, mimeType: 'text/plain' }));
+        expect(approval.sign_message_lang).toBe(lang);
+      },
+    );
+
+    test('no language asked for matches: the message without a tag is shown (OIDC.Sweden.Params 2.1)', async () => {
+      const plain = 'Jag godkänner (utan språk).';
+      const { claims } = await loginWith(
+        await rawSignRequest({ sign_message: { ...PAIR, message: b64(plain) } }),
+        { acceptLanguage: 'fr-FR,de;q=0.5' },
+      );
+      const approval = await approvalOf(claims);
+      expect(approval.sign_message_hash).toBe(signMessageHash({ text: plain, mimeType: 'text/plain' }));
+      expect(approval.sign_message_lang).toBeUndefined();
+    });
+
+    test('a pair whose other language cannot be displayed is refused, whichever would be shown', async () => {
+      const jwt = await rawSignRequest({
+        sign_message: {
+          'message#sv': b64(SV),
+          'message#en': b64('pay \u202e001 kr'),
+          mime_type: 'text/plain',
+        },
+      });
+      const { code, description } = await refusal(loginWith(jwt, { acceptLanguage: 'sv' }));
+      expect(code).toBe('invalid_request');
+      expect(description).toMatch(/cannot be displayed/);
+    });
+
+    test('the signRequest in a signed Request Object (extension 3.1.1.2): shown and approved as the parameter is', async () => {
+      const pages: string[] = [];
+      const { claims } = await signLogin({
+        signature: signature({ signMessage: { text: EN }, language: 'en' }),
+        signRequestPlacement: 'request-object',
+        onPage: (html) => pages.push(html),
+      });
+      const approval = await approvalOf(claims);
+      expect(approval.tbs_data).toBe(TBS);
+      expect(approval.sign_message_hash).toBe(signMessageHash({ text: EN, mimeType: 'text/plain' }));
+      expect(approval.document_name).toBe('hyresavtal.pdf');
+      expect(pages.some((html) => html.includes(EN))).toBe(true);
+    });
+
+    /**
+     * Where the local IdP sends the browser for an authorization request whose Request Object has these
+     * claims (signed with the signing service's key): the OAuth error it ends with, from the redirect or
+     * the error page.
+     */
+    const requestObjectRefusal = async (
+      claims: Record<string, unknown>,
+      omit: readonly string[] = [],
+      browser: Partial<Parameters<typeof obtainIdToken>[0]> = {},
+    ): Promise<string> => {
+      const t = now();
+      const all: Record<string, unknown> = {
+        iss: CLIENT_IDS.signingService,
+        aud: idp.issuer,
+        iat: t,
+        exp: t + 300,
+        client_id: CLIENT_IDS.signingService,
+        response_type: 'code',
+        redirect_uri: LOOPBACK_REDIRECT_URI,
+        scope: `openid ${SCOPE_SIGN}`,
+        prompt: 'login consent',
+        nonce: nonce(),
+        state: 'state-1',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+        [PARAM_SIGN_REQUEST]: { tbs_data: TBS, sign_message: { message: b64(SV) } },
+        ...claims,
+      };
+      for (const name of omit) delete all[name];
+      const jwt = await new SignJWT(all)
+        .setProtectedHeader({ alg: 'ES256' })
+        .sign(localClientKey(CLIENT_IDS.signingService, clientKeysDir).privateKey);
+      const url = new URL(`${idp.issuer}/auth`);
+      url.search = new URLSearchParams({
+        client_id: CLIENT_IDS.signingService,
+        response_type: 'code',
+        scope: `openid ${SCOPE_SIGN}`,
+        request: jwt,
+      }).toString();
+      const callback = await loginAtLocalIdp(
+        url,
+        LOOPBACK_REDIRECT_URI,
+        citizen.personalIdentityNumber,
+        'sign',
+        browser,
+      ).catch((err: Error) => err);
+      if (callback instanceof Error) return callback.message;
+      return `${callback.searchParams.get('error')}: ${callback.searchParams.get('error_description')}`;
+    };
+
+    test.each<[string, Record<string, unknown> | (() => Record<string, unknown>), readonly string[], RegExp]>(
+      [
+        ['well formed (the control)', {}, [], /^null: null$/],
+        ['without exp', {}, ['exp'], /^invalid_request: .*needs iat and exp/],
+        // Within oidc-provider's clock tolerance: this provider's own rule (no leeway) refuses it.
+        [
+          'one second after its exp',
+          () => ({ iat: now() - 120, exp: now() - 1 }),
+          [],
+          /^invalid_request: .*has expired \(exp\)/,
+        ],
+        // oidc-provider's own checks of a Request Object's exp, iss and aud answer RFC 9101's code.
+        [
+          'ten minutes after its exp',
+          () => ({ iat: now() - 900, exp: now() - 600 }),
+          [],
+          /^invalid_request_object: Request Object claims are invalid/,
+        ],
+        [
+          'for another audience',
+          { aud: 'https://other-idp.example' },
+          [],
+          /^invalid_request_object: Request Object claims are invalid/,
+        ],
+        [
+          'with a sign message that cannot be displayed',
+          { [PARAM_SIGN_REQUEST]: { tbs_data: TBS, sign_message: { message: b64('betala \u202e001') } } },
+          [],
+          /invalid_request: .*cannot be displayed/,
+        ],
+        [
+          'with the signRequest as a string',
+          { [PARAM_SIGN_REQUEST]: 'eyJ0.e30.x' },
+          [],
+          /invalid_request: .*JSON object/,
+        ],
+      ],
+    )('a Request Object holding a signRequest %s', async (_what, claims, omit, expected) => {
+      expect(await requestObjectRefusal(typeof claims === 'function' ? claims() : claims, omit)).toMatch(
+        expected,
+      );
+    });
+
+    describe('a client provided user message at the login (OIDC.Sweden.Params 2.1)', () => {
+      const USER_MESSAGE = JSON.stringify({
+        'message#sv': b64('Logga in för att se ditt avtal.'),
+        'message#en': b64('Log in to see your contract.'),
+        mime_type: 'text/plain',
+      });
+      const shownOn = (pages: readonly string[]) =>
+        pages
+          .map((html) => /<div id="user-message" lang="([^"]*)">([\s\S]*?)<\/div>/.exec(html))
+          .find((m) => m !== null);
+
+      test.each([
+        ['en-GB,en;q=0.9', 'en', 'Log in to see your contract.'],
+        ['sv-SE', 'sv', 'Logga in för att se ditt avtal.'],
+      ])('Accept-Language %s: the login page shows the %s message', async (acceptLanguage, lang, text) => {
+        const pages: string[] = [];
+        await obtainIdToken({
+          issuer: idp.issuer,
+          clientId: CLIENT_IDS.signingService,
+          personalIdentityNumber: citizen.personalIdentityNumber,
+          nonce: nonce(),
+          extraParameters: { 'https://id.oidc.se/param/userMessage': USER_MESSAGE },
+          acceptLanguage,
+          onPage: (html) => pages.push(html),
+        });
+        const shown = shownOn(pages);
+        expect(shown?.[1]).toBe(lang);
+        expect(shown?.[2]).toContain(text);
+      });
+
+      test('in a Request Object, as a JSON object, it is shown too', async () => {
+        const pages: string[] = [];
+        expect(
+          await requestObjectRefusal(
+            { 'https://id.oidc.se/param/userMessage': JSON.parse(USER_MESSAGE) as unknown },
+            [],
+            { acceptLanguage: 'en', onPage: (html) => pages.push(html) },
+          ),
+        ).toBe('null: null');
+        expect(shownOn(pages)?.[2]).toContain('Log in to see your contract.');
+      });
+
+      test.each([
+        ['with a bidirectional override', JSON.stringify({ message: b64('logga \u202ein') })],
+        [
+          'of a MIME type it does not display',
+          JSON.stringify({ message: b64('<b>x</b>'), mime_type: 'text/html' }),
+        ],
+        ['that is not JSON', 'message=hej'],
+      ])('a user message %s is refused: invalid_request', async (_what, value) => {
+        const { code, description } = await refusal(
+          obtainIdToken({
+            issuer: idp.issuer,
+            clientId: CLIENT_IDS.signingService,
+            personalIdentityNumber: citizen.personalIdentityNumber,
+            nonce: nonce(),
+            extraParameters: { 'https://id.oidc.se/param/userMessage': value },
+          }),
+        );
+        expect([code, description]).toEqual(['invalid_request', expect.stringMatching(/user ?[mM]essage/)]);
+      });
+    });
+
+    test('a reference to a Request Object’s signRequest sent as a plain parameter is refused', async () => {
+      const { description, code } = await refusal(
+        loginWith('request-object:00000000-0000-4000-8000-000000000000'),
+      );
+      expect([code, description]).toEqual(['invalid_request', expect.stringMatching(/signed JWT|not a JWT/)]);
+    });
+
+    test('the client offering one language sends message#<lang>; the approval attests its text and language', async () => {
+      const { claims } = await signLogin({
+        signature: signature({ signMessage: { text: EN }, language: 'en' }),
+        acceptLanguage: 'sv',
+      });
+      const approval = await approvalOf(claims);
+      expect(approval.sign_message_hash).toBe(signMessageHash({ text: EN, mimeType: 'text/plain' }));
+      expect(approval.sign_message_lang).toBe('en');
+    });
+  });
+
+  describe('the client checks the provider’s discovery document first (extension 4.1)', () => {
+    /** Providers by path: `/<name>` is an issuer whose discovery document has these fields. */
+    const providers = new Map<string, Record<string, unknown>>();
+    let server: Server;
+    let origin: string;
+
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        const name = /^\/([a-z-]+)\/\.well-known\/openid-configuration$/.exec(req.url ?? '')?.[1];
+        const fields = name === undefined ? undefined : providers.get(name);
+        if (fields === undefined) return res.writeHead(404).end();
+        const issuer = `${origin}/${name}`;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            issuer,
+            authorization_endpoint: `${issuer}/auth`,
+            token_endpoint: `${issuer}/token`,
+            jwks_uri: `${issuer}/jwks`,
+            response_types_supported: ['code'],
+            ...fields,
+          }),
+        );
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    const begin = (name: string, message: SignMessage) =>
+      beginLogin({
+        issuer: `${origin}/${name}`,
+        clientId: CLIENT_IDS.signingService,
+        nonce: nonce(),
+        signature: signature({ signMessage: message }),
+      });
+
+    test('a provider without the sign scope in scopes_supported gets no signature request', async () => {
+      providers.set('no-sign', { scopes_supported: ['openid', 'profile'] });
+      await expect(begin('no-sign', { text: 'Jag godkänner.' })).rejects.toThrow(SignatureNotSupportedError);
+    });
+
+    test('a Markdown message goes only to a provider that lists text/markdown (text/plain when it lists none)', async () => {
+      providers.set('plain-only', { scopes_supported: ['openid', SCOPE_SIGN] });
+      await expect(begin('plain-only', MESSAGE)).rejects.toThrow(/text\/markdown/);
+      const pending = await begin('plain-only', { text: 'Jag godkänner.' });
+      expect(pending.authorizationUrl.searchParams.get(PARAM_SIGN_REQUEST)).toEqual(expect.any(String));
+      // Against the local provider, which lists text/markdown, the same Markdown message is sent.
+      const local = await beginLogin({
+        issuer: idp.issuer,
+        clientId: CLIENT_IDS.signingService,
+        nonce: nonce(),
+        signature: signature(),
+      });
+      expect(local.authorizationUrl.searchParams.get(PARAM_SIGN_REQUEST)).toEqual(expect.any(String));
+    });
+
+    test('a MIME type no provider displays is not sent', async () => {
+      await expect(
+        beginLogin({
+          issuer: idp.issuer,
+          clientId: CLIENT_IDS.signingService,
+          nonce: nonce(),
+          signature: signature({ signMessage: { text: '<b>x</b>', mimeType: 'text/html' as 'text/plain' } }),
+        }),
+      ).rejects.toThrow(SignatureNotSupportedError);
+    });
   });
 
   test('a signRequest without the sign scope is refused', async () => {

@@ -7,14 +7,14 @@
  */
 import { createHmac, createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { decodeJwt, importJWK, type CryptoKey, type JWK } from 'jose';
+import { SignJWT, decodeJwt, importJWK, type CryptoKey, type JWK } from 'jose';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
 import { assertionNonce, signMessageHash, type DigestAlgorithm } from '@pipeline/core';
 import { TABLES } from '@pipeline/resources';
 import { runOpenssl } from '../../verify/openssl';
-import { obtainIdToken } from '../../../client/src/oidc-login';
+import { PARAM_SIGN_REQUEST, SCOPE_SIGN, obtainIdToken } from '../../../client/src/oidc-login';
 import { call, localIssuer, sampleRequest, type SampleRequest, type SignRequestView } from '../../client';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS } from '../../idp/citizens';
 import { CLIENT_IDS } from '../../idp/clients';
@@ -367,6 +367,83 @@ describe('a sign message: shown and approved at the identity provider, attested 
     expect(view.status).toBe('signed');
     expect(view.signMessageHash).toBe(signMessageHash(MESSAGE));
     expect(lines.join('\n')).not.toContain('Hemlig-7f3a-4711');
+  });
+
+  test('in the citizen’s language (message#en): the hash binds exactly the text shown, the API accepts it', async () => {
+    const b = binding();
+    const english = {
+      text: 'I approve district heating contract Hemlig-7f3a-4711.',
+      mimeType: 'text/plain' as const,
+    };
+    const { idToken } = await obtainIdToken({
+      issuer: localIssuer(),
+      clientId: CLIENT_IDS.signingService,
+      personalIdentityNumber: TEST_CITIZENS[0].personalIdentityNumber,
+      nonce: assertionNonce({ ...b.body, signMessageHash: signMessageHash(english) }),
+      signature: {
+        key: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),
+        tbsData: b.body.digest,
+        signMessage: english,
+        language: 'en',
+      },
+      acceptLanguage: 'sv-SE,sv;q=0.9',
+    });
+    const res = await post({ ...b.body, signMessage: english, identityAssertion: idToken });
+    expect(res.status).toBe(202);
+    const view = (await result(b.requestId)) as SignRequestView & { signMessageHash?: string };
+    expect(view.status).toBe('signed');
+    expect(view.signMessageHash).toBe(signMessageHash(english));
+    expect(lines.join('\n')).not.toContain('Hemlig-7f3a-4711');
+  });
+
+  test('a message#sv/message#en pair: signed only when the provider showed the text the request binds', async () => {
+    const swedish = MESSAGE;
+    const english = { text: 'I approve district heating contract 4711.', mimeType: 'text/plain' as const };
+    /** A login whose signRequest offers both languages; the nonce binds the Swedish text. */
+    const pairLogin = async (b: ReturnType<typeof binding>, acceptLanguage: string) => {
+      const now = Math.floor(Date.now() / 1000);
+      const signRequest = await new SignJWT({
+        tbs_data: b.body.digest,
+        sign_message: {
+          'message#sv': Buffer.from(swedish.text).toString('base64'),
+          'message#en': Buffer.from(english.text).toString('base64'),
+          mime_type: 'text/plain',
+        },
+      })
+        .setProtectedHeader({ alg: 'ES256' })
+        .setIssuer(CLIENT_IDS.signingService)
+        .setAudience(localIssuer())
+        .setIssuedAt(now)
+        .setExpirationTime(now + 300)
+        .sign(localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR).privateKey);
+      return (
+        await obtainIdToken({
+          issuer: localIssuer(),
+          clientId: CLIENT_IDS.signingService,
+          personalIdentityNumber: TEST_CITIZENS[0].personalIdentityNumber,
+          nonce: assertionNonce({ ...b.body, signMessageHash: signMessageHash(swedish) }),
+          scope: `openid profile https://id.oidc.se/scope/naturalPersonNumber ${SCOPE_SIGN}`,
+          extraParameters: { [PARAM_SIGN_REQUEST]: signRequest },
+          acceptLanguage,
+        })
+      ).idToken;
+    };
+    const shownSwedish = binding();
+    const accepted = await post({
+      ...shownSwedish.body,
+      signMessage: swedish,
+      identityAssertion: await pairLogin(shownSwedish, 'sv'),
+    });
+    expect(accepted.status).toBe(202);
+    expect((await result(shownSwedish.requestId)).status).toBe('signed');
+    // The browser asked for English: the provider showed (and attests) the English text, not the bound one.
+    const shownEnglish = binding();
+    const refused = await post({
+      ...shownEnglish.body,
+      signMessage: swedish,
+      identityAssertion: await pairLogin(shownEnglish, 'en'),
+    });
+    expect([refused.status, refused.body.error?.code]).toEqual([400, 'ASSERTION_APPROVAL_MISMATCH']);
   });
 
   test('refused with its own code, nothing stored, no key: a login without the approval, or an approval of another text', async () => {
