@@ -19,6 +19,8 @@ export interface WarmUpOptions {
   /** `trusted-client`: the client vouches for the citizen (no login); otherwise ID tokens from the local IdP. */
   readonly vouchedBy?: string;
   readonly rate: number;
+  /** At most this many self-test requests: the pooled keys they may take. */
+  readonly maxRequests: number;
   readonly minSeconds: number;
   readonly maxSeconds: number;
   /** The bound the last two seconds' p99 must meet, ms. */
@@ -53,7 +55,7 @@ export async function warmUp(options: WarmUpOptions): Promise<WarmUpResult> {
     recent.sort((a, b) => a - b);
     return recent.length ? recent[Math.ceil(0.99 * recent.length) - 1] : Infinity;
   };
-  for (let second = 0; second < options.maxSeconds; second++) {
+  for (let second = 0; second < options.maxSeconds && inFlight.length < options.maxRequests; second++) {
     // One second's requests, made (logins included) before they are sent over that second.
     const batch = await sampleRequests(options.rate, (i) =>
       sampleRequest(
@@ -63,7 +65,7 @@ export async function warmUp(options: WarmUpOptions): Promise<WarmUpResult> {
       ),
     );
     const secondStart = Date.now();
-    for (let i = 0; i < batch.length; i++) {
+    for (let i = 0; i < batch.length && inFlight.length < options.maxRequests; i++) {
       const wait = secondStart + (i * 1000) / options.rate - Date.now();
       if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
       inFlight.push(one(batch[i].body));
