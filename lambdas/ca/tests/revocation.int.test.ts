@@ -10,7 +10,7 @@ import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
 import { AuditLog } from '@pipeline/audit';
-import { MemoryAuditStore } from '../../audit/src/memory-store';
+import { MemoryAuditStore } from '../../test-support/memory-audit-store';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
 import { eventsOf, type RevocationReason, type RevokeOutcome } from '@pipeline/core';
 import { createTestTables } from '../../../scripts/local/resources';
