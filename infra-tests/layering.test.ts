@@ -24,6 +24,12 @@ const refused: Array<[string, string]> = [
   ['lambdas/ca/src', "import { connectHsm } from '../../adapters/hsm/src';"],
   ['lambdas/ca/src', "import { connectHsm } from '@pipeline/adapters/hsm';"],
   ['lambdas/adapters/dynamodb/src', "import { CertificateAuthority } from '@pipeline/ca';"],
+  // The services use the core's ports; the handlers wire the adapters to them.
+  ['lambdas/audit/src', "import { AuditRepository } from '@pipeline/adapters/dynamodb';"],
+  ['lambdas/audit/src', "import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';"],
+  ['lambdas/ca/src', "import { SsmParameterStore } from '@pipeline/adapters/parameters';"],
+  ['lambdas/api/src', "import { RequestRepository } from '@pipeline/adapters/dynamodb';"],
+  ['lambdas/pki/src', "export const load = (): Promise<unknown> => import('@pipeline/adapters/aws');"],
   ['lambdas/handlers/signer', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['cdk/lib', "import { keygenPolicy } from '../../lambdas/handlers/keygen/policy';"],
   ['cdk/lib', "import { startLocalPipeline } from '../../scripts/local/runner/pipeline';"],

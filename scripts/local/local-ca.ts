@@ -6,7 +6,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
-import { CertificateAuthority, caCertificateStore, type CaCertificates } from '@pipeline/ca';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { CertificateAuthority, type CaCertificates } from '@pipeline/ca';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
 import type { AssertionVerifier, AuditSink } from '@pipeline/core';
 import { directAssertionVerifier } from './idp/direct-assertions';

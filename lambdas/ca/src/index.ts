@@ -1,6 +1,5 @@
 export { CertificateAuthority } from './certificate-authority';
 export { bootstrapCaHierarchy } from './bootstrap';
-export { caCertificateStore, fileCaCertificateStore } from './ca-certificates';
 export { findCaKey } from './ca-keys';
 export {
   AlreadyCertifiedError,

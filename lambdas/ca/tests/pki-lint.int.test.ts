@@ -22,11 +22,11 @@ import {
   lintOcspResponse,
   type PkiLintFinding,
 } from '../../../scripts/local/verify/pki-lint';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
 import {
   CertificateAuthority,
   OcspResponder,
   RevocationAuthority,
-  caCertificateStore,
   revokeCertificate,
   type CaCertificates,
 } from '../src';

@@ -15,11 +15,11 @@ import { loadCaConfig, loadConfig } from '@pipeline/config';
 import { eventsOf, type RevocationReason, type RevokeOutcome } from '@pipeline/core';
 import { createTestTables } from '../../../scripts/local/resources';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
 import {
   CertificateAuthority,
   OcspResponder,
   RevocationAuthority,
-  caCertificateStore,
   revokeCertificate,
   type CaCertificates,
 } from '../src';

@@ -163,6 +163,7 @@ export {
   type RecordIssuedResult,
   SerialCollisionError,
 } from './pki/certificate-store';
+export type { CaCertificates, CaCertificateStore } from './pki/ca-certificates';
 export { type CanonicalPublicKey, canonicalPublicKey } from './pki/public-key';
 export {
   type CertificateStatus,
