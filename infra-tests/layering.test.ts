@@ -31,7 +31,7 @@ const refused: Array<[string, string]> = [
   ['lambdas/api/src', "import { RequestRepository } from '@pipeline/adapters/dynamodb';"],
   ['lambdas/pki/src', "export const load = (): Promise<unknown> => import('@pipeline/adapters/aws');"],
   ['lambdas/handlers/signer', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
-  ['cdk/lib', "import { keygenPolicy } from '../../lambdas/handlers/keygen/policy';"],
+  ['cdk/lib', "import { wireKeygen } from '../../lambdas/handlers/keygen/handler';"],
   ['cdk/lib', "import { startLocalPipeline } from '../../scripts/local/runner/pipeline';"],
   // The AWS SDK is for adapters only, type imports included.
   ['lambdas/config/src', "import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';"],

@@ -126,9 +126,11 @@ export {
   type KeygenCycleDeps,
   type KeygenCycleInput,
   type KeygenDecision,
+  type KeygenPolicyName,
   type KeygenResult,
   runKeygenCycle,
 } from './pool/keygen-cycle';
+export { decideKeygen } from './pool/keygen-policy';
 // pki: certificates the CA issues and revokes
 export type {
   BatchCertificateIssuer,
@@ -309,4 +311,4 @@ export {
   verifySignedHead,
 } from './audit';
 export { type DemandHistory, forecast, type Forecast, HOUR_MS, type KnownEvent } from './forecast';
-export { plan, type Plan } from './planning';
+export { plan } from './planning';
