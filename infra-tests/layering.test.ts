@@ -91,7 +91,7 @@ const allowed: Array<[string, string]> = [
   ['lambdas/core/src/pki', "import { AssertionError } from '../identity/errors';"],
   ['lambdas/core/src/audit', "import { REVOCATION_REASONS } from '../pki/revocation';"],
   ['lambdas/core/src/signing', "import { hashIds } from '../audit';"],
-  ['lambdas/adapters/dynamodb/src', "import { RequestExistsError } from '@pipeline/core';"],
+  ['lambdas/adapters/dynamodb/src', "import { Coalescer } from '@pipeline/core';"],
   ['lambdas/adapters/hsm/src', "import { resolvePin } from '@pipeline/adapters/parameters';"],
   ['scripts', "import { AuditRepository } from '@pipeline/adapters/dynamodb';"],
   ['scripts', "import { provisionWrappingKey } from '@pipeline/adapters/hsm/provisioning';"],

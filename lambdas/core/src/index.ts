@@ -64,6 +64,7 @@ export {
   type StartAttempt,
   type StoredSignRequest,
 } from './signing/request-state';
+export type { CertificateRevoker, RequestQueue, RequestStore } from './signing/request-intake';
 export {
   type CsrBuilder,
   processSignRequest,
@@ -73,7 +74,6 @@ export {
 } from './signing/signing';
 export {
   AttemptSupersededError,
-  RequestExistsError,
   KeyUnavailableError,
   RequestInProgressError,
   RequestNotFoundError,
@@ -101,6 +101,7 @@ export {
   isKeyUsable,
   keyExpiresAt,
   type KeyPoolStore,
+  type PoolStatus,
   type PoolHsm,
   type PoolKey,
   shardVisitOrder,
