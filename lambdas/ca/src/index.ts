@@ -15,7 +15,6 @@ export {
   SerialCollisionError,
   SignerMismatchError,
 } from './errors';
-export type { CaCertificates, CaCertificateStore, IssuedCertificateRecord } from './types';
 export { OcspResponder } from './ocsp-responder';
 export { TimeStampAuthority } from './time-stamp-authority';
 export { checkRevocations, type RevocationCheck } from './revocation-check';

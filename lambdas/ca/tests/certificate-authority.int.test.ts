@@ -35,8 +35,8 @@ import {
   RequestUnknownError,
   SignerMismatchError,
   findCaKey,
-  type CaCertificates,
 } from '../src';
+import type { CaCertificates } from '@pipeline/core';
 import { IDENTITY, evidenceFor, keyAndCsr, openssl } from './helpers';
 
 const config = loadConfig();

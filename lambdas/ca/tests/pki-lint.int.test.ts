@@ -23,13 +23,8 @@ import {
   type PkiLintFinding,
 } from '../../../scripts/local/verify/pki-lint';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
-import {
-  CertificateAuthority,
-  OcspResponder,
-  RevocationAuthority,
-  revokeCertificate,
-  type CaCertificates,
-} from '../src';
+import { CertificateAuthority, OcspResponder, RevocationAuthority, revokeCertificate } from '../src';
+import type { CaCertificates } from '@pipeline/core';
 import { evidenceFor, keyAndCsr } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 

@@ -16,13 +16,8 @@ import { eventsOf, type RevocationReason, type RevokeOutcome } from '@pipeline/c
 import { createTestTables } from '../../../scripts/local/resources';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
-import {
-  CertificateAuthority,
-  OcspResponder,
-  RevocationAuthority,
-  revokeCertificate,
-  type CaCertificates,
-} from '../src';
+import { CertificateAuthority, OcspResponder, RevocationAuthority, revokeCertificate } from '../src';
+import type { CaCertificates } from '@pipeline/core';
 import { evidenceFor, keyAndCsr } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 

@@ -1,6 +1,0 @@
-export type {
-  CaCertificates,
-  CaCertificateStore,
-  IssuedCertificateRecord,
-  IssuedCertificateStore,
-} from '@pipeline/core';
