@@ -39,7 +39,8 @@ import {
   loadAuditPublicKey,
   verifyAuditStore,
 } from '@pipeline/audit';
-import { caCertificateStore, checkRevocations, type RevocationCheck } from '@pipeline/ca';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { checkRevocations, type RevocationCheck } from '@pipeline/ca';
 import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '@pipeline/config';
 import {
   eventsOf,

@@ -19,7 +19,8 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connectHsm } from '@pipeline/adapters/hsm';
-import { bootstrapCaHierarchy, caCertificateStore, findCaKey } from '@pipeline/ca';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { bootstrapCaHierarchy, findCaKey } from '@pipeline/ca';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
 
 /** A delegated service's key, made by the service's own crypto user: the OCSP responder or the TSA. */

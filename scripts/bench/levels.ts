@@ -15,7 +15,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { connectHsm } from '@pipeline/adapters/hsm';
-import { OcspResponder, TimeStampAuthority, fileCaCertificateStore } from '@pipeline/ca';
+import { fileCaCertificateStore } from '@pipeline/adapters/parameters';
+import { OcspResponder, TimeStampAuthority } from '@pipeline/ca';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
 import {
   ocspRequestFor,

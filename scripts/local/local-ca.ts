@@ -6,7 +6,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
-import { CertificateAuthority, caCertificateStore, type CaCertificates } from '@pipeline/ca';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { CertificateAuthority } from '@pipeline/ca';
+import type { CaCertificates } from '@pipeline/core';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
 import type { AssertionVerifier, AuditSink } from '@pipeline/core';
 import { directAssertionVerifier } from './idp/direct-assertions';

@@ -15,11 +15,11 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, type HsmConfig, loadCaConfig, loadAuditConfig } from '@pipeline/config';
-import { resolvePin } from '@pipeline/adapters/parameters';
+import { resolvePin, fileCaCertificateStore } from '@pipeline/adapters/parameters';
 import { connectHsm, type Hsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { HsmLoginError, HsmTokenNotFoundError } from '@pipeline/core';
 import { provisionWrappingKey } from '@pipeline/adapters/hsm/provisioning';
-import { bootstrapCaHierarchy, fileCaCertificateStore } from '@pipeline/ca';
+import { bootstrapCaHierarchy } from '@pipeline/ca';
 import { provisionAuditKey } from '@pipeline/audit';
 import { LOCAL_DIR } from './paths';
 import { localToken, useLocalHsmEnv, type LocalToken } from './token';

@@ -3,12 +3,13 @@ import type {
   AdesProfile,
   AssertionReplayStore,
   AssertionVerifier,
-  AuditReceipt,
-  RevocationReason,
+  CertificateRevoker,
+  PoolStatus,
+  RequestQueue,
+  RequestStore,
   DigestAlgorithm,
   KeyType,
   SignMessage,
-  SignRequestRecord,
   SignatureAlgorithm,
   SignatureFormat,
   SignatureLevel,
@@ -31,57 +32,6 @@ export interface SignRequestInput {
   readonly identityAssertion: string;
   /** What the citizen approved at the identity provider (only its hash is kept). */
   readonly signMessage?: SignMessage;
-}
-
-/** Ports the API needs; the DynamoDB and SQS adapters implement them. */
-export interface RequestStore {
-  /** Creates the record unless one with its id exists; returns false when it already existed. */
-  create(record: SignRequestRecord): Promise<boolean>;
-  get(id: string): Promise<SignRequestRecord | undefined>;
-  /** Removes a record that never reached the queue (only while still `received`). */
-  discard(id: string): Promise<void>;
-}
-
-export interface RequestQueue {
-  enqueue(id: string): Promise<void>;
-  depth(): Promise<{ readonly visible: number; readonly inFlight: number }>;
-}
-
-export interface PoolStatus {
-  /** Available pool keys per key type (from counters, never a scan). */
-  available(): Promise<Partial<Record<KeyType, number>>>;
-}
-
-/**
- * Revokes certificates through the CA's revocation function (the only writer of revocations), which
- * decides on its own records: the certificate it issued for the request, and the client it recorded the
- * request id to. The request record's serial and client are never what it revokes by.
- */
-export interface CertificateRevoker {
-  /**
-   * Records the request id as the client's with the CA, before the request is stored: false when another
-   * client registered it first. Throws when the CA cannot be reached.
-   */
-  registerRequest(requestId: string, clientId: string): Promise<boolean>;
-  /**
-   * Revokes the request's certificate if the CA has the request as this client's (`not-owned` otherwise)
-   * and issued one (`unknown` otherwise). Throws when the CA cannot be reached.
-   */
-  revokeRequest(
-    requestId: string,
-    reason: RevocationReason,
-    clientId: string,
-  ): Promise<
-    | {
-        outcome: 'revoked' | 'already-revoked';
-        serialHex: string;
-        reason: string;
-        revokedAt: number;
-        receipt?: AuditReceipt;
-      }
-    | { outcome: 'not-owned' }
-    | { outcome: 'unknown' }
-  >;
 }
 
 /**

@@ -1,4 +1,3 @@
 export { AuditLog } from './audit-log';
 export { hsmAuditSigner, loadAuditPublicKey, provisionAuditKey } from './hsm-signer';
 export { formatKeyUsage, formatReport, verifyAuditStore } from './verify';
-export { createAuditLog } from './create';

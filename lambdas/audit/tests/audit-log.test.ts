@@ -17,7 +17,7 @@ import {
 } from '@pipeline/core';
 import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditLog, verifyAuditStore } from '../src';
-import { MemoryAuditStore } from '../src/memory-store';
+import { MemoryAuditStore } from '../../test-support/memory-audit-store';
 import { eventsFor, fakeSigner } from './helpers';
 
 describe('canonical encoding', () => {

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { eventsOf, keyUsage, type AuditEvent } from '@pipeline/core';
 import { AuditLog, formatKeyUsage } from '../src';
-import { MemoryAuditStore } from '../src/memory-store';
+import { MemoryAuditStore } from '../../test-support/memory-audit-store';
 import { eventsFor } from './helpers';
 
 async function logOf(events: readonly AuditEvent[]): Promise<AuditEvent[]> {

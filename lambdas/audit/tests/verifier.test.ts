@@ -11,7 +11,7 @@ import {
   type StoredCheckpoint,
 } from '@pipeline/core';
 import { AuditLog, verifyAuditStore } from '../src';
-import { MemoryAuditStore, pad, type MemoryItem } from '../src/memory-store';
+import { MemoryAuditStore, pad, type MemoryItem } from '../../test-support/memory-audit-store';
 import { eventsFor, fakeSigner } from './helpers';
 
 const CHAINS = 2;

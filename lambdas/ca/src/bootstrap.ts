@@ -18,7 +18,7 @@ import {
 } from '@pipeline/pki';
 import { findCaKey, hsmSigner, parseCaChain, type CaKey } from './ca-keys';
 import { CaNotReadyError } from './errors';
-import type { CaCertificateStore } from './types';
+import type { CaCertificateStore } from '@pipeline/core';
 
 const DAY_MS = 86_400_000;
 /** Certificates start a minute early so relying parties with a slightly slow clock accept them. */

@@ -8,7 +8,7 @@ import {
   type ParsedCertificate,
 } from '@pipeline/pki';
 import { CaNotReadyError } from './errors';
-import type { CaCertificates } from './types';
+import type { CaCertificates } from '@pipeline/core';
 
 /** A CA key on the token with its public key (SPKI DER). */
 export interface CaKey {

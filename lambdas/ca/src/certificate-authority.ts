@@ -51,7 +51,7 @@ import {
   SerialCollisionError,
   SignerMismatchError,
 } from './errors';
-import type { CaCertificates, IssuedCertificateRecord, IssuedCertificateStore } from './types';
+import type { CaCertificates, IssuedCertificateRecord, IssuedCertificateStore } from '@pipeline/core';
 
 const DAY_MS = 86_400_000;
 /** Request ids are short opaque strings; anything longer is not one (and would be refused as a key). */

@@ -1,6 +1,5 @@
 export { CertificateAuthority } from './certificate-authority';
 export { bootstrapCaHierarchy } from './bootstrap';
-export { caCertificateStore, fileCaCertificateStore } from './ca-certificates';
 export { findCaKey } from './ca-keys';
 export {
   AlreadyCertifiedError,
@@ -16,7 +15,6 @@ export {
   SerialCollisionError,
   SignerMismatchError,
 } from './errors';
-export type { CaCertificates, CaCertificateStore, IssuedCertificateRecord } from './types';
 export { OcspResponder } from './ocsp-responder';
 export { TimeStampAuthority } from './time-stamp-authority';
 export { checkRevocations, type RevocationCheck } from './revocation-check';

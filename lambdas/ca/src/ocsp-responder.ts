@@ -17,7 +17,7 @@ import {
 } from '@pipeline/pki';
 import { findCaKey, hsmSigner, parseCaChain } from './ca-keys';
 import { CaNotReadyError } from './errors';
-import type { CaCertificates } from './types';
+import type { CaCertificates } from '@pipeline/core';
 
 export type OcspResponderConfig = Pick<
   CaConfig,

@@ -13,7 +13,7 @@ import {
 import { CrlInvalidError, signCrl, verifyCrl, type CertificateSigner } from '@pipeline/pki';
 import { findCaKey, hsmSigner, parseCaChain, type CaChain } from './ca-keys';
 import { CaNotReadyError } from './errors';
-import type { CaCertificates } from './types';
+import type { CaCertificates } from '@pipeline/core';
 import type { CaConfig } from '@pipeline/config';
 
 const HOUR_MS = 3_600_000;

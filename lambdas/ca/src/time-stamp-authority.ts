@@ -12,7 +12,7 @@ import {
 } from '@pipeline/pki';
 import { findCaKey, hsmSigner } from './ca-keys';
 import { CaNotReadyError } from './errors';
-import type { CaCertificates } from './types';
+import type { CaCertificates } from '@pipeline/core';
 
 export type TimeStampAuthorityConfig = Pick<
   CaConfig,

@@ -15,13 +15,8 @@ import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
 import type { KeyType } from '@pipeline/core';
 import { createTestTables } from '../../../scripts/local/resources';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
-import {
-  CaNotReadyError,
-  CertificateAuthority,
-  bootstrapCaHierarchy,
-  fileCaCertificateStore,
-  findCaKey,
-} from '../src';
+import { fileCaCertificateStore } from '@pipeline/adapters/parameters';
+import { CaNotReadyError, CertificateAuthority, bootstrapCaHierarchy, findCaKey } from '../src';
 import { evidenceFor, keyAndCsr, openssl } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 

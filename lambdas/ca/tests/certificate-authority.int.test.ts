@@ -22,6 +22,7 @@ import {
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import { createTestTables } from '../../../scripts/local/resources';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
 import {
   AlreadyCertifiedError,
   BadCsrError,
@@ -33,10 +34,9 @@ import {
   PublicKeyNotCanonicalError,
   RequestUnknownError,
   SignerMismatchError,
-  caCertificateStore,
   findCaKey,
-  type CaCertificates,
 } from '../src';
+import type { CaCertificates } from '@pipeline/core';
 import { IDENTITY, evidenceFor, keyAndCsr, openssl } from './helpers';
 
 const config = loadConfig();

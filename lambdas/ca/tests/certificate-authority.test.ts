@@ -35,8 +35,8 @@ import {
   PublicKeyAlreadyCertifiedError,
   SignerMismatchError,
   bootstrapCaHierarchy,
-  type CaCertificates,
 } from '../src';
+import type { CaCertificates } from '@pipeline/core';
 import { IDENTITY, evidenceFor } from './helpers';
 
 const DIGEST_INFO: Readonly<Record<DigestAlgorithm, string>> = {

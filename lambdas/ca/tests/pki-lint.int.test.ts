@@ -22,14 +22,9 @@ import {
   lintOcspResponse,
   type PkiLintFinding,
 } from '../../../scripts/local/verify/pki-lint';
-import {
-  CertificateAuthority,
-  OcspResponder,
-  RevocationAuthority,
-  caCertificateStore,
-  revokeCertificate,
-  type CaCertificates,
-} from '../src';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { CertificateAuthority, OcspResponder, RevocationAuthority, revokeCertificate } from '../src';
+import type { CaCertificates } from '@pipeline/core';
 import { evidenceFor, keyAndCsr } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 

@@ -10,19 +10,14 @@ import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
 import { AuditLog } from '@pipeline/audit';
-import { MemoryAuditStore } from '../../audit/src/memory-store';
+import { MemoryAuditStore } from '../../test-support/memory-audit-store';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
 import { eventsOf, type RevocationReason, type RevokeOutcome } from '@pipeline/core';
 import { createTestTables } from '../../../scripts/local/resources';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
-import {
-  CertificateAuthority,
-  OcspResponder,
-  RevocationAuthority,
-  caCertificateStore,
-  revokeCertificate,
-  type CaCertificates,
-} from '../src';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { CertificateAuthority, OcspResponder, RevocationAuthority, revokeCertificate } from '../src';
+import type { CaCertificates } from '@pipeline/core';
 import { evidenceFor, keyAndCsr } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 

@@ -5,12 +5,7 @@ export { loadPipelineConfig, type PipelineConfig } from './pipeline-config';
 export { type ApiLimits, apiLimitsProblem } from './api-limits';
 export { loadPoolConfig, loadRequestsConfig, POOL_EMPTY_POLICIES, POOL_RULES } from './pool-config';
 export { keygenTargets, parseKeyCounts } from './pool-targets';
-export {
-  type KeygenPolicyConfig,
-  type KeygenPolicyName,
-  loadKeygenPolicyConfig,
-  pooledKeyTypes,
-} from './keygen-config';
+export { loadKeygenPolicyConfig, pooledKeyTypes } from './keygen-config';
 export type {
   AppConfig,
   AwsConfig,
@@ -32,4 +27,4 @@ export {
   parseJwksSource,
   type TrustedIssuer,
 } from './identity-config';
-export { type PlanningConfig, loadPlanningConfig } from './planning-config';
+export { loadPlanningConfig } from './planning-config';

@@ -1,10 +1,8 @@
-import { KEY_TYPES, isKeyType, type KeyType } from '@pipeline/core';
+import { KEY_TYPES, isKeyType, type KeyType, type KeygenPolicyName } from '@pipeline/core';
 import { oneOf } from './readers';
 import { ConfigError } from './errors';
 import { keygenTargets, parseKeyCounts } from './pool-targets';
 import type { Env } from './types';
-
-export type KeygenPolicyName = 'forecast' | 'targets';
 
 /** The keygen policy's settings, read once from the environment. */
 export interface KeygenPolicyConfig {

@@ -64,6 +64,7 @@ export {
   type StartAttempt,
   type StoredSignRequest,
 } from './signing/request-state';
+export type { CertificateRevoker, RequestQueue, RequestStore } from './signing/request-intake';
 export {
   type CsrBuilder,
   processSignRequest,
@@ -73,7 +74,6 @@ export {
 } from './signing/signing';
 export {
   AttemptSupersededError,
-  RequestExistsError,
   KeyUnavailableError,
   RequestInProgressError,
   RequestNotFoundError,
@@ -101,6 +101,7 @@ export {
   isKeyUsable,
   keyExpiresAt,
   type KeyPoolStore,
+  type PoolStatus,
   type PoolHsm,
   type PoolKey,
   shardVisitOrder,
@@ -126,9 +127,11 @@ export {
   type KeygenCycleDeps,
   type KeygenCycleInput,
   type KeygenDecision,
+  type KeygenPolicyName,
   type KeygenResult,
   runKeygenCycle,
 } from './pool/keygen-cycle';
+export { decideKeygen } from './pool/keygen-policy';
 // pki: certificates the CA issues and revokes
 export type {
   BatchCertificateIssuer,
@@ -163,6 +166,7 @@ export {
   type RecordIssuedResult,
   SerialCollisionError,
 } from './pki/certificate-store';
+export type { CaCertificates, CaCertificateStore } from './pki/ca-certificates';
 export { type CanonicalPublicKey, canonicalPublicKey } from './pki/public-key';
 export {
   type CertificateStatus,
@@ -175,14 +179,13 @@ export {
   type PkiPublisher,
   type PublishedRevocations,
   type RequestCertificate,
-  type RequestRevokeOutcome,
   type Revocation,
   REVOCATION_REASONS,
   type RevocationDisagreement,
   type RevocationReason,
   type RevocationStore,
   type RevokedEntry,
-  type RevokeOutcome,
+  type StoredRevokeOutcome,
 } from './pki/revocation';
 export {
   caRefusal,
@@ -301,6 +304,8 @@ export {
   type SignedCheckpoint,
   type SignedHead,
   signHead,
+  type RequestRevokeOutcome,
+  type RevokeOutcome,
   type StoredAuditLog,
   type StoredCheckpoint,
   validateAuditEvent,
@@ -308,4 +313,4 @@ export {
   verifySignedHead,
 } from './audit';
 export { type DemandHistory, forecast, type Forecast, HOUR_MS, type KnownEvent } from './forecast';
-export { plan, type Plan } from './planning';
+export { plan } from './planning';

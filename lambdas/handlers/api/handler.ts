@@ -15,7 +15,7 @@ import { lambdaClient } from '@pipeline/adapters/aws';
 import { LambdaCertificateRevoker } from '@pipeline/adapters/lambda';
 import { createAssertionVerifier } from '@pipeline/adapters/oidc';
 import { loadIdentityConfig } from '@pipeline/config';
-import { KEY_TYPES, RequestExistsError } from '@pipeline/core';
+import { KEY_TYPES } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
@@ -76,14 +76,7 @@ export function wireApi(): ApiHandlerDeps {
   );
   const api: ApiDeps = {
     requests: {
-      create: (record) =>
-        requests.create(record).then(
-          () => true,
-          (err: unknown) => {
-            if (err instanceof RequestExistsError) return false;
-            throw err;
-          },
-        ),
+      create: (record) => requests.create(record),
       get: (id) => reader.get(id),
       discard: (id) => requests.discard(id),
     },

@@ -14,12 +14,9 @@ import { documentClient, type DynamoDBDocumentClient } from '@pipeline/adapters/
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
 import { pkiPublisher } from '@pipeline/adapters/publish';
-import {
-  RevocationAuthority,
-  bootstrapCaHierarchy,
-  caCertificateStore,
-  type CaCertificateStore,
-} from '@pipeline/ca';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { RevocationAuthority, bootstrapCaHierarchy } from '@pipeline/ca';
+import type { CaCertificateStore } from '@pipeline/core';
 import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
 import type { AuditSink, PkiObjectName, PkiPublisher } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';

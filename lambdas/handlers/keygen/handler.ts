@@ -10,6 +10,7 @@ import type { Context } from 'aws-lambda';
 import { DemandRepository, KeygenStatsRepository } from '@pipeline/adapters/dynamodb';
 import { PowertoolsPoolMetrics } from '@pipeline/adapters/metrics';
 import {
+  decideKeygen,
   runKeygenCycle,
   type KeygenCycleDeps,
   type KeygenCycleInput,
@@ -22,7 +23,6 @@ import { sharedHsm } from '../shared/hsm';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger, createMetrics } from '../shared/observability';
 import { wire } from '../shared/wiring';
-import { decide } from './policy';
 
 /** Time kept in reserve at the end of an invocation: the last batch must be written before the deadline. */
 const DEADLINE_MARGIN_MS = 20_000;
@@ -76,7 +76,7 @@ export function wireKeygen(): KeygenHandlerDeps {
         audit,
         metrics: poolMetrics,
         decide: (available) =>
-          decide({
+          decideKeygen({
             config: keygenPolicy,
             planning,
             available,

@@ -5,8 +5,9 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';
-import { createAuditLog, type AuditLog } from '@pipeline/audit';
+import type { AuditLog } from '@pipeline/audit';
 import { errorCode, type Hsm } from '@pipeline/core';
+import { createAuditLog } from './create-audit-log';
 
 /**
  * An audit log that signs each entry's head with the audit key as the given HSM login finds it (the CA

@@ -5,9 +5,10 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { auditAnchorStore } from '@pipeline/adapters/anchors';
-import { createAuditLog, type AuditLog } from '@pipeline/audit';
+import type { AuditLog } from '@pipeline/audit';
 import { loadAuditConfig } from '@pipeline/config';
 import { auditLogSigningWith } from './audit-signing';
+import { createAuditLog } from './create-audit-log';
 import { sharedHsm } from './hsm';
 import { onceUntilFailure, type Once } from './once';
 import { wire } from './wiring';

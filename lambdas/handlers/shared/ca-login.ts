@@ -5,7 +5,8 @@
  * for: the login is closed again and the set-up fails, to be tried again on the next invocation.
  */
 import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
-import { caCertificateStore, type CaCertificates } from '@pipeline/ca';
+import { caCertificateStore } from '@pipeline/adapters/parameters';
+import type { CaCertificates } from '@pipeline/core';
 import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig, type PinSource } from '@pipeline/config';
 
 export interface CaSideLogin {

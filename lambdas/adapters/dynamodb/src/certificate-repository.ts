@@ -43,7 +43,7 @@ import type {
   RequestCertificate,
   Revocation,
   RevocationStore,
-  RevokeOutcome,
+  StoredRevokeOutcome,
   RevokedEntry,
 } from '@pipeline/core';
 import { TABLES } from '@pipeline/resources';
@@ -306,7 +306,7 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
     return new Map(items.map((item) => [String(item.serialHex), toStatus(item)]));
   }
 
-  public async revoke(serialHex: string, revocation: Revocation): Promise<RevokeOutcome> {
+  public async revoke(serialHex: string, revocation: Revocation): Promise<StoredRevokeOutcome> {
     const attributes = revocationAttributes(revocation);
     try {
       const out = await this.doc.send(

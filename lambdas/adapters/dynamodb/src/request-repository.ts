@@ -27,13 +27,14 @@ import type {
   OpenRequestCounts,
   OpenRequestStore,
   RequestError,
+  RequestStore,
   SignRequestRecord,
   SignRequestStore,
   SignedResult,
   StartAttempt,
   StoredSignRequest,
 } from '@pipeline/core';
-import { Coalescer, RequestExistsError, type Settled } from '@pipeline/core';
+import { Coalescer, type Settled } from '@pipeline/core';
 import { TABLES } from '@pipeline/resources';
 import { batchGetConsistent } from './batch-get';
 import { transactGroups } from './transactions';
@@ -63,7 +64,7 @@ interface Transition {
   readonly ExpressionAttributeValues: Record<string, unknown>;
 }
 
-export class RequestRepository implements SignRequestStore, OpenRequestStore {
+export class RequestRepository implements SignRequestStore, OpenRequestStore, RequestStore {
   private readonly transitions: Coalescer<Transition, StoredSignRequest | undefined> | undefined;
 
   public constructor(
@@ -74,8 +75,8 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
       this.transitions = new Coalescer((batch) => this.transitionMany(batch), options.batching);
   }
 
-  /** Writes a new record; throws RequestExistsError when the id is taken (nothing is overwritten). */
-  public async create(record: SignRequestRecord): Promise<void> {
+  /** Writes a new record unless its id is taken (nothing is overwritten): false when it was. */
+  public async create(record: SignRequestRecord): Promise<boolean> {
     try {
       await this.doc.send(
         new PutCommand({
@@ -84,8 +85,9 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore {
           ConditionExpression: 'attribute_not_exists(id)',
         }),
       );
+      return true;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) throw new RequestExistsError(record.id);
+      if (err instanceof ConditionalCheckFailedException) return false;
       throw err;
     }
   }

@@ -4,6 +4,7 @@ import {
   RegisterResponseSchema,
   RevokeResponseSchema,
   type AuditReceipt,
+  type CertificateRevoker,
   type RevocationReason,
   type RevokeRequest,
 } from '@pipeline/core';
@@ -26,7 +27,7 @@ export interface Revoked {
  * client that asks, and the function revokes what the CA recorded for them. The endpoint comes from
  * configuration.
  */
-export class LambdaCertificateRevoker {
+export class LambdaCertificateRevoker implements CertificateRevoker {
   private readonly revocation: LambdaFunction;
 
   public constructor(client: LambdaClient, functionName: string) {

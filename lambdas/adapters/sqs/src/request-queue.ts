@@ -4,12 +4,13 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import type { RequestQueue } from '@pipeline/core';
 
 /** SQS's longest visibility timeout (seconds). */
 const MAX_VISIBILITY_SECONDS = 43_200;
 
 /** The sign request queue: a message is just the request id (the request itself lives in DynamoDB). */
-export class SqsRequestQueue {
+export class SqsRequestQueue implements RequestQueue {
   public constructor(
     private readonly client: SQSClient,
     private readonly queueUrl: string,

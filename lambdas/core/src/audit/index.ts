@@ -43,6 +43,8 @@ export type {
   CertificateIssuedEvent,
   ChainHead,
   KeyDiscardReason,
+  RequestRevokeOutcome,
+  RevokeOutcome,
   SignedCheckpoint,
   SignedHead,
   StoredAuditLog,

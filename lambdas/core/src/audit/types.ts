@@ -4,7 +4,7 @@
  * offers (AuditSink, which the signing core, keygen and the CA take as an optional dependency).
  */
 import type { KeyType } from '../shared/algorithms';
-import type { RevocationReason } from '../pki/revocation';
+import type { RevocationReason, StoredRevokeOutcome } from '../pki/revocation';
 
 /** Lower-case hex SHA-256 (64 characters). */
 export type Sha256Hex = string;
@@ -172,6 +172,17 @@ export interface AuditReceipt {
    */
   readonly head?: SignedHead;
 }
+
+/** A revocation as the CA answers it: the store's outcome, a new one with its audit receipt. */
+export type RevokeOutcome =
+  | (Extract<StoredRevokeOutcome, { outcome: 'revoked' }> & {
+      /** The revocation's audit receipt, when an audit log took the event. */
+      readonly receipt?: AuditReceipt;
+    })
+  | Exclude<StoredRevokeOutcome, { outcome: 'revoked' }>;
+
+/** A request's revocation, asked for by a client: also refused when the CA has it as another's. */
+export type RequestRevokeOutcome = RevokeOutcome | { readonly outcome: 'not-owned' };
 
 /** The audit key's signature over one chain head (chain, sequence and entry hash of the receipt). */
 export interface SignedHead {

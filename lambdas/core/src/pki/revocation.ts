@@ -1,5 +1,3 @@
-import type { AuditReceipt } from '../audit/types';
-
 /**
  * RFC 5280 5.3.1 reason codes a revocation may carry (removeFromCRL is for delta CRLs, which this CA does
  * not issue; certificateHold is not offered: a one-time certificate is never suspended and resumed).
@@ -45,18 +43,11 @@ export interface CertificateStatus {
   readonly revocation?: Revocation;
 }
 
-export type RevokeOutcome =
-  | {
-      readonly outcome: 'revoked';
-      readonly status: CertificateStatus;
-      /** The revocation's audit receipt, when an audit log took the event. */
-      readonly receipt?: AuditReceipt;
-    }
+/** What the store answers to a revocation (the audit's receipt is added by who audits it: RevokeOutcome). */
+export type StoredRevokeOutcome =
+  | { readonly outcome: 'revoked'; readonly status: CertificateStatus }
   | { readonly outcome: 'already-revoked'; readonly status: CertificateStatus }
   | { readonly outcome: 'unknown' };
-
-/** A request's revocation, asked for by a client: also refused when the CA has it as another's. */
-export type RequestRevokeOutcome = RevokeOutcome | { readonly outcome: 'not-owned' };
 
 /** What the CA recorded of one request: its current certificate's serial and the client it belongs to. */
 export interface RequestCertificate {
@@ -77,7 +68,7 @@ export interface RevocationStore {
   /** Statuses of the given serials (absent: never issued by this CA), read strongly consistently. */
   statuses(serialHexes: readonly string[]): Promise<Map<string, CertificateStatus>>;
   /** Marks a serial revoked once; a second revocation keeps the first one's time and reason. */
-  revoke(serialHex: string, revocation: Revocation): Promise<RevokeOutcome>;
+  revoke(serialHex: string, revocation: Revocation): Promise<StoredRevokeOutcome>;
   /** Revoked certificates that had not expired at `at` (epoch ms): the entries of a full CRL. */
   revokedUnexpired(at: number): Promise<RevokedEntry[]>;
   /** The next CRL number of an issuer (monotonic, never reused). */

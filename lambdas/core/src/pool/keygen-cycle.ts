@@ -10,16 +10,22 @@ import type { AuditSink } from '../audit';
 import { fillPool, type FillPoolResult } from './fill-pool';
 import type { KeyPoolStore, PoolHsm } from './pool';
 import type { PoolMetrics } from './pool-metrics';
+import type { Plan } from '../planning';
+
+/** `forecast`: the planner's targets from the demand forecast; `targets`: fixed levels. */
+export type KeygenPolicyName = 'forecast' | 'targets';
 
 /** What the keygen policy decided for this run (targets, low-water marks, whether generating is allowed). */
 export interface KeygenDecision {
-  readonly policy: string;
+  readonly policy: KeygenPolicyName;
   /** Keys wanted in the pool now, per key type. */
   readonly targets: Partial<Record<KeyType, number>>;
   /** Whether the current hour allows regular generation (the low-water mark ignores this). */
   readonly generationAllowed: boolean;
   readonly lowWater: Partial<Record<KeyType, number>>;
   readonly warnings: readonly string[];
+  /** The `forecast` policy's plan. */
+  readonly plan?: Plan;
 }
 
 export interface KeygenCycleDeps {

@@ -38,6 +38,12 @@ export interface AddKeysResult {
   readonly writtenKeyIds?: readonly string[];
 }
 
+/** What the API asks of the pool before it accepts a request. */
+export interface PoolStatus {
+  /** Available pool keys per key type (from counters, never a scan). */
+  available(): Promise<Partial<Record<KeyType, number>>>;
+}
+
 /** The pool store (implemented by the DynamoDB KeyPoolRepository). */
 export interface KeyPoolStore {
   /** Writes complete items only; counts per type/shard are maintained alongside. */

@@ -42,14 +42,6 @@ export class KeyUnavailableError extends SigningError {
   }
 }
 
-/** A request id was created twice. */
-export class RequestExistsError extends SigningError {
-  public override name = 'RequestExistsError';
-  public constructor(requestId: string) {
-    super(`sign request ${requestId} already exists`, 'REQUEST_EXISTS');
-  }
-}
-
 /**
  * This attempt lost ownership of the request before it could record its outcome (its lease expired and
  * another attempt took over). Its result is discarded; the owner's outcome stands.

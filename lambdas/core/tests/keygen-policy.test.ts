@@ -1,7 +1,6 @@
-import { HOUR_MS, type DemandHistory, type KeyType } from '@pipeline/core';
-import { loadPlanningConfig } from '../../../config/src/planning-config';
+import { HOUR_MS, decideKeygen, type DemandHistory, type KeyType } from '@pipeline/core';
+import { loadPlanningConfig } from '../../config/src/planning-config';
 import { loadKeygenPolicyConfig, pooledKeyTypes } from '@pipeline/config';
-import { decide } from '../policy';
 
 /** Three weeks of hourly history: `perHour` requests in office hours (8-17 UTC, Mon-Fri), none else. */
 function officeHistory(keyTypes: readonly KeyType[], perHour: number, end: number): DemandHistory {
@@ -18,7 +17,7 @@ function officeHistory(keyTypes: readonly KeyType[], perHour: number, end: numbe
 const thisHour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
 
 test('targets policy: fixed levels from POOL_TARGETS, always allowed', async () => {
-  const decision = await decide({
+  const decision = await decideKeygen({
     config: loadKeygenPolicyConfig({ KEYGEN_POLICY: 'targets', POOL_TARGETS: 'EC-P256=7' }),
     planning: loadPlanningConfig({}),
     available: {},
@@ -29,7 +28,7 @@ test('targets policy: fixed levels from POOL_TARGETS, always allowed', async () 
 });
 
 test("forecast policy: demand above what keygen can add makes a positive target below the week's demand", async () => {
-  const decision = await decide({
+  const decision = await decideKeygen({
     config: loadKeygenPolicyConfig({ KEYGEN_KEY_TYPES: 'RSA-2048' }),
     planning: loadPlanningConfig({ FORECAST_HORIZON_DAYS: '7' }),
     available: { 'RSA-2048': 0 },
@@ -47,7 +46,7 @@ test("forecast policy: demand above what keygen can add makes a positive target 
 
 test('forecast policy: paused hours forbid regular generation; the low-water mark is reported', async () => {
   const hour = new Date().getUTCHours();
-  const decision = await decide({
+  const decision = await decideKeygen({
     config: loadKeygenPolicyConfig({ KEYGEN_KEY_TYPES: 'EC-P256', POOL_LOW_WATER: 'EC-P256=25' }),
     planning: loadPlanningConfig({ KEYGEN_PAUSED_HOURS: String(hour) }),
     available: {},

@@ -4,11 +4,10 @@
  */
 import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';
 import { AuditRepository } from '@pipeline/adapters/dynamodb';
+import { AuditLog, hsmAuditSigner } from '@pipeline/audit';
 import type { AuditAnchorStore, Hsm } from '@pipeline/core';
 import { loadAuditConfig, type AuditConfig } from '@pipeline/config';
 import { TABLES, tableName } from '@pipeline/resources';
-import { AuditLog } from './audit-log';
-import { hsmAuditSigner } from './hsm-signer';
 
 export interface CreateAuditLogDeps {
   readonly doc: DynamoDBDocumentClient;

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { caCertificateStore, fileCaCertificateStore } from '../src';
+import { caCertificateStore, fileCaCertificateStore } from '../src/ca-certificates';
 
 /** Stand-ins for PEMs: the stores keep only values that look like a PEM certificate. */
 const pemOf = (name: string): string => `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----\n`;

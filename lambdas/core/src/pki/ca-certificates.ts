@@ -1,3 +1,7 @@
+/**
+ * The CA certificates and the port of the store that keeps them: owned here so that the adapter that keeps
+ * them (a local directory, or SSM parameters in AWS) implements it without importing the CA service.
+ */
 /** The CA certificates in PEM, as the bootstrap stored them. */
 export interface CaCertificates {
   readonly rootPem: string;
@@ -18,5 +22,3 @@ export interface CaCertificateStore {
   /** Where, for logs: a path or parameter prefix (never contents). */
   readonly location: string;
 }
-
-export type { IssuedCertificateRecord, IssuedCertificateStore } from '@pipeline/core';

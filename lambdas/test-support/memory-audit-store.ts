@@ -1,5 +1,5 @@
 /**
- * An AuditStore in memory, with the same conditional semantics as the DynamoDB repository. For unit tests
+ * Test support: an AuditStore in memory, with the same conditional semantics as the DynamoDB repository. For unit tests
  * (of the log, of the verifier, and of callers that take an AuditSink); `items` is public so tests can
  * tamper with it the way an attacker with table access would.
  */

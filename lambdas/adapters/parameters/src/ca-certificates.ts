@@ -1,8 +1,12 @@
+/**
+ * Where the CA certificates are kept: a local directory (files written then renamed) or SSM String
+ * parameters in AWS; both implement the core's CaCertificateStore.
+ */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SsmParameterStore } from '@pipeline/adapters/parameters';
+import type { CaCertificateStore, CaCertificates } from '@pipeline/core';
 import type { AwsConfig, CaCertsSource } from '@pipeline/config';
-import type { CaCertificateStore, CaCertificates } from './types';
+import { SsmParameterStore } from './parameter-store';
 
 const ROOT = 'root.pem';
 const ISSUING = 'issuing.pem';

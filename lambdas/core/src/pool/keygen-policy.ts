@@ -1,31 +1,49 @@
 /**
- * How much to generate now, per key type. `forecast` (default): the planner's target from the demand
- * forecast, generating only in the plan's allowed hours; `targets`: fixed levels from POOL_TARGETS (the
+ * The keygen policy: how much to generate now, per key type. `forecast` (default): the planner's target
+ * from the demand forecast, generating only in the plan's allowed hours; `targets`: fixed levels (the
  * fill-to-maximum baseline). Either way, below the emergency low-water mark keys are always generated.
- * Reads its settings from a KeygenPolicyConfig (lambdas/config), never from the environment.
+ * Takes its settings as values (the handler reads them from lambdas/config), never from the environment.
  */
-import {
-  HOUR_MS,
-  KEY_TYPES,
-  forecast,
-  plan,
-  type DemandHistory,
-  type KeyType,
-  type Plan,
-  type KeygenDecision as CycleDecision,
-} from '@pipeline/core';
-import type { KeygenPolicyConfig, KeygenPolicyName, PlanningConfig } from '@pipeline/config';
+import { HOUR_MS, forecast, type DemandHistory } from '../forecast';
+import { plan } from '../planning';
+import { KEY_TYPES, type KeyType } from '../shared/algorithms';
+import type { KeygenDecision, KeygenPolicyName } from './keygen-cycle';
 
-export type { KeygenPolicyName };
-
-export interface KeygenDecision extends CycleDecision {
+/** The policy's settings (KEYGEN_POLICY, POOL_TARGETS, POOL_LOW_WATER, KEYGEN_KEY_TYPES, HSM_COUNT). */
+export interface KeygenPolicySettings {
   readonly policy: KeygenPolicyName;
-  readonly plan?: Plan;
+  /** For the `targets` policy. */
+  readonly targets: Partial<Record<KeyType, number>>;
+  /** Below it keys are generated even in paused hours. */
+  readonly lowWater: Partial<Record<KeyType, number>>;
+  /** The key types the pool holds. */
+  readonly keyTypes: readonly KeyType[];
+  /** HSMs whose keygen capacity the planner counts. */
+  readonly hsmCount: number;
 }
 
-export interface PolicyInputs {
-  readonly config: KeygenPolicyConfig;
-  readonly planning: PlanningConfig;
+/** The forecast and planning settings the `forecast` policy uses. */
+export interface KeygenPlanningSettings {
+  readonly horizonDays: number;
+  /** Upper quantile of forecast errors the safety stock covers. */
+  readonly quantile: number;
+  /** The pool target never exceeds this, per key type. */
+  readonly maxPoolKeys: number;
+  /** Hours of day (local) in which generation is paused. */
+  readonly pausedHoursOfDay: readonly number[];
+  readonly timeZoneOffsetMinutes: number;
+  readonly events: ReadonlyArray<{
+    readonly name: string;
+    readonly start: number;
+    readonly end: number;
+    readonly multiplier: number;
+    readonly keyTypes?: readonly string[];
+  }>;
+}
+
+export interface KeygenPolicyInputs {
+  readonly config: KeygenPolicySettings;
+  readonly planning: KeygenPlanningSettings;
   readonly available: Partial<Record<KeyType, number>>;
   readonly history: (keyTypes: readonly KeyType[]) => Promise<DemandHistory>;
   /** Measured keys/s per HSM per key type (undefined: not measured yet). */
@@ -41,7 +59,7 @@ const DEFAULT_RATES: Readonly<Record<KeyType, number>> = {
   'EC-P384': 50,
 };
 
-export async function decide(inputs: PolicyInputs): Promise<KeygenDecision> {
+export async function decideKeygen(inputs: KeygenPolicyInputs): Promise<KeygenDecision> {
   const { policy, lowWater, keyTypes, hsmCount } = inputs.config;
   if (policy === 'targets') {
     return { policy, targets: inputs.config.targets, generationAllowed: true, lowWater, warnings: [] };
