@@ -111,6 +111,23 @@ describe('stored errors', () => {
       code: 'CERTIFICATE_ISSUE_FAILED',
       message: 'issue failed: TypeError (TypeError)',
     });
+    // A registry code (a CA refusal) is the client's to read.
+    const refusal = Object.assign(new Error('refused'), { code: 'ALREADY_CERTIFIED' });
+    expect(requestErrorFor('issue', refusal).code).toBe('ALREADY_CERTIFIED');
+  });
+
+  test('an internal code outside the registry stays in the message, behind the stage code', () => {
+    for (const [stage, code, expected] of [
+      ['issue', 'SERIAL_COLLISION', 'CERTIFICATE_ISSUE_FAILED'],
+      ['audit', 'BATCH_GET_INCOMPLETE', 'AUDIT_WRITE_FAILED'],
+      ['validation', 'CRL_INVALID', 'VALIDATION_DATA_UNAVAILABLE'],
+    ] as const) {
+      const cause = Object.assign(new Error('internal'), { name: 'InternalError', code });
+      expect(requestErrorFor(stage, cause)).toEqual({
+        code: expected,
+        message: `${stage} failed: InternalError (${code})`,
+      });
+    }
   });
 
   test('never copy the cause message (it may carry personal data)', () => {

@@ -51,7 +51,7 @@ import {
   RequestNotFoundError,
 } from './signing-errors';
 import { HsmUnwrapError, type PrivateKeyRef } from '../shared/hsm';
-import type { FailureCode } from '../shared/client-codes';
+import { CLIENT_CODES, type FailureCode } from '../shared/client-codes';
 import { errorCode, PipelineError } from '../shared/errors';
 
 /** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/pki). */
@@ -270,11 +270,20 @@ class AttemptEnded extends PipelineError {
   }
 }
 
+/**
+ * A code a failed request may carry from its cause: one of the registry's (a CA refusal, an assertion
+ * code) or a PKCS#11 `CKR_*` name; any other internal code stays in the message, behind the stage's code.
+ */
+function clientVisible(code: string): boolean {
+  return Object.hasOwn(CLIENT_CODES, code) || /^CKR_[A-Z0-9_]+$/.test(code);
+}
+
 /** A stored error: a code and a message made of the stage and the cause's name/code, nothing else. */
 export function requestErrorFor(stageName: SigningStage, cause: unknown): RequestError {
   const causeCode = errorCode(cause);
   const own = (cause as { code?: unknown } | undefined)?.code;
-  const code = typeof own === 'string' && causeCode === own ? causeCode : STAGE_CODES[stageName];
+  const code =
+    typeof own === 'string' && causeCode === own && clientVisible(own) ? causeCode : STAGE_CODES[stageName];
   const name = cause instanceof Error ? cause.name : 'error';
   return { code, message: `${stageName} failed: ${name} (${causeCode})` };
 }
