@@ -8,17 +8,20 @@ import {
   type BatchGetCommandOutput,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { backoffDelay, sleep as realSleep } from '@pipeline/core';
+import { backoffDelay, PipelineError, sleep as realSleep } from '@pipeline/core';
 
 const BATCH_GET_LIMIT = 100;
 const MAX_ROUNDS = 8;
 const UNPROCESSED_BACKOFF = { baseMs: 20, maxMs: 200 };
 
 /** DynamoDB still left keys unprocessed after every round. */
-export class BatchGetIncompleteError extends Error {
+export class BatchGetIncompleteError extends PipelineError {
   public override readonly name = 'BatchGetIncompleteError';
   public constructor(unprocessed: number) {
-    super(`BatchGetItem left ${unprocessed} keys unprocessed after ${MAX_ROUNDS} rounds`);
+    super(
+      `BatchGetItem left ${unprocessed} keys unprocessed after ${MAX_ROUNDS} rounds`,
+      'BATCH_GET_INCOMPLETE',
+    );
   }
 }
 

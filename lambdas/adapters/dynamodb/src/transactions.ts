@@ -7,7 +7,7 @@
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { backoffDelay, sleep } from '@pipeline/core';
+import { backoffDelay, PipelineError, sleep } from '@pipeline/core';
 
 type TransactItem = NonNullable<
   ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
@@ -20,8 +20,11 @@ const MAX_ROUNDS = 5;
 const CONTENDED_BACKOFF = { baseMs: 10, maxMs: 100 };
 
 /** The write is not known to have landed or not (retries exhausted): callers must not assume either. */
-export class TransactionOutcomeUnknownError extends Error {
+export class TransactionOutcomeUnknownError extends PipelineError {
   public override readonly name = 'TransactionOutcomeUnknownError';
+  public constructor(message: string) {
+    super(message, 'TRANSACTION_OUTCOME_UNKNOWN');
+  }
 }
 
 /**
