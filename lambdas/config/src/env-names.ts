@@ -35,7 +35,7 @@ const NAMES = [
   'TSA_HSM_PIN_SOURCE',
 ] as const;
 
-export type EnvName = (typeof NAMES)[number];
+type EnvName = (typeof NAMES)[number];
 
 /** `ENV.NAME` is the string `'NAME'`, typed as that literal. */
 export const ENV = Object.freeze(Object.fromEntries(NAMES.map((name) => [name, name]))) as {
