@@ -11,12 +11,15 @@
  * - a helper with "env" in its name given the name: `intFromEnv('NAME', ...)`;
  * - `envVar: 'NAME'` in the resource definitions (table and queue names come from those variables);
  * - a name held in a variable first (`const name = 'NAME'; ... env[name]` or `str(env, name, ...)`);
+ * - a name from the shared definition of names (lambdas/config/src/env-names.ts) in any of those places:
+ *   `str(env, ENV.NAME, ...)`, `env[ENV.NAME]`, `const name = ENV.NAME; ... env[name]`;
  * - a computed name `env[`PREFIX_${...}`]`: the page must name the family as `PREFIX_<...>`.
  * Context keys: `tryGetContext('key')`, `ctx('key')` and helpers `f(ctx, 'key', ...)` in cdk/.
  * The page must hold each name in backticks (`NAME`), so a longer name never stands in for a shorter one.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { ENV as SHARED_NAMES } from '@pipeline/config';
 
 const ROOT = join(__dirname, '..');
 const DOC = join(ROOT, 'docs', 'configuration.md');
@@ -37,13 +40,15 @@ function sourceFiles(dir: string): string[] {
 
 const NAME = '([A-Z][A-Z0-9_]*[A-Z0-9])';
 const QUOTED_NAME = `['"\`]${NAME}['"\`]`;
+/** A name written out, or taken from the shared definition (`ENV.NAME`). */
+const GIVEN_NAME = `(?:['"\`]|\\bENV\\.)${NAME}(?:['"\`]|\\b)`;
 /** An environment object: `env`, `process.env`, `inputs.env`, `childEnv`. */
 const ENV = '(?:[\\w?]+\\.)*(?:env|[a-z]\\w*Env)';
 
 const DIRECT_READS = [
   new RegExp(`\\b(?:env|[a-z]\\w*Env)\\??\\.${NAME}\\b`, 'g'),
-  new RegExp(`\\b(?:env|[a-z]\\w*Env)\\[\\s*${QUOTED_NAME}\\s*\\]`, 'g'),
-  new RegExp(`\\b\\w+(?:<[^<>()]*>)?\\(\\s*${ENV}\\s*,\\s*${QUOTED_NAME}`, 'g'),
+  new RegExp(`\\b(?:env|[a-z]\\w*Env)\\[\\s*${GIVEN_NAME}\\s*\\]`, 'g'),
+  new RegExp(`\\b\\w+(?:<[^<>()]*>)?\\(\\s*${ENV}\\s*,\\s*${GIVEN_NAME}`, 'g'),
   new RegExp(`\\b\\w*(?:env|Env|ENV)\\w*\\(\\s*${QUOTED_NAME}`, 'g'),
   new RegExp(`\\benvVar\\s*:\\s*${QUOTED_NAME}`, 'g'),
 ];
@@ -79,7 +84,7 @@ function scan(): { variables: Found; prefixes: Found; contextKeys: Found } {
     }
     for (const pattern of INDIRECT_READS) {
       for (const match of text.matchAll(pattern)) {
-        const assigned = new RegExp(`\\b${match[1]}\\s*=\\s*${QUOTED_NAME}`, 'g');
+        const assigned = new RegExp(`\\b${match[1]}\\s*=\\s*${GIVEN_NAME}`, 'g');
         for (const value of text.matchAll(assigned)) add(variables, value[1], where);
       }
     }
@@ -113,7 +118,10 @@ test('the scanner finds the variables and context keys it is meant to find', () 
     'IDP_PORT', // intFromEnv('NAME', ...)
     'AUDIT_TABLE_NAME', // envVar: 'NAME'
     'PKI_BASE_URL', // const name = 'NAME'; str(env, name, ...)
-    'IDENTITY_TRUSTED_ISSUERS', // const name = 'NAME'; env[name]
+    'HSM_MODULE_PATH', // str(env, ENV.NAME, ...)
+    'POOL_TARGETS', // env[ENV.NAME]
+    'IDENTITY_CLIENT_KEYS', // const name = ENV.NAME; jsonArray(env, name)
+    'IDENTITY_CLAIM_MAPPING', // const name = 'NAME'; env[name]
   ]) {
     expect([name, variables.has(name)]).toEqual([name, true]);
   }
@@ -123,6 +131,13 @@ test('the scanner finds the variables and context keys it is meant to find', () 
   }
   expect(variables.size).toBeGreaterThan(100);
   expect(contextKeys.size).toBeGreaterThan(25);
+});
+
+test('the scanner finds every shared name (ENV.NAME) where lambdas/config reads it', () => {
+  const unread = Object.values(SHARED_NAMES).filter(
+    (name) => ![...(variables.get(name) ?? [])].some((where) => where.startsWith('lambdas/config/src/')),
+  );
+  expect(unread).toEqual([]);
 });
 
 test('docs/configuration.md lists every environment variable the code reads', () => {

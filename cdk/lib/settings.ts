@@ -8,6 +8,7 @@ import type { Node } from 'constructs';
 import {
   apiLimitsProblem,
   AUDIT_CHECKPOINT_INTERVAL,
+  ENV,
   keygenTargets,
   POOL_EMPTY_POLICIES,
   POOL_RULES,
@@ -145,7 +146,7 @@ export function parseSettings(ctx: Context): StackSettings {
   const targetsSpec = optionalString(ctx, 'poolTargets') ?? DEFAULT_POOL_TARGETS;
   let targets: Partial<Record<KeyType, number>>;
   try {
-    targets = keygenTargets({ POOL_TARGETS: targetsSpec });
+    targets = keygenTargets({ [ENV.POOL_TARGETS]: targetsSpec });
   } catch {
     throw new DeploymentSettingsError('poolTargets must look like "RSA-2048=500,EC-P256=200"', 'poolTargets');
   }

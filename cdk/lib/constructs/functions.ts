@@ -19,6 +19,7 @@ import {
   TABLES,
   type ScheduleDefinition,
 } from '@pipeline/resources';
+import { ENV } from '@pipeline/config';
 import { PKI_OBJECTS } from '@pipeline/core';
 import { ARCHITECTURE, CLOUDHSM_MODULE_PATH, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
@@ -113,16 +114,16 @@ export class PipelineFunctions extends Construct {
       Object.fromEntries(names.map((n) => [TABLES[n].envVar, table(n).tableName]));
 
     const hsmEnv = {
-      HSM_PROFILE: 'cloudhsm',
-      HSM_MODULE_PATH: CLOUDHSM_MODULE_PATH,
-      HSM_TOKEN_LABEL: settings.hsm.tokenLabel,
+      [ENV.HSM_PROFILE]: 'cloudhsm',
+      [ENV.HSM_MODULE_PATH]: CLOUDHSM_MODULE_PATH,
+      [ENV.HSM_TOKEN_LABEL]: settings.hsm.tokenLabel,
     };
     const poolEnv = {
-      POOL_SHARDS: String(settings.pool.shards),
-      POOL_BUNDLE_SIZE: String(settings.pool.bundleSize),
-      POOL_EMPTY_POLICY: settings.pool.emptyPolicy,
-      POOL_FALLBACK_MAX_IN_FLIGHT: String(settings.pool.fallbackMaxInFlight),
-      POOL_FALLBACK_WAIT_MS: String(settings.pool.fallbackWaitMs),
+      [ENV.POOL_SHARDS]: String(settings.pool.shards),
+      [ENV.POOL_BUNDLE_SIZE]: String(settings.pool.bundleSize),
+      [ENV.POOL_EMPTY_POLICY]: settings.pool.emptyPolicy,
+      [ENV.POOL_FALLBACK_MAX_IN_FLIGHT]: String(settings.pool.fallbackMaxInFlight),
+      [ENV.POOL_FALLBACK_WAIT_MS]: String(settings.pool.fallbackWaitMs),
     };
     const poolUserPin = `secretsmanager:${hsm.poolUserSecret.secretArn}`;
     const caUserPin = `secretsmanager:${hsm.caUserSecret.secretArn}`;
@@ -130,8 +131,8 @@ export class PipelineFunctions extends Construct {
     const poolUserEnv = {
       ...hsmEnv,
       ...poolEnv,
-      HSM_PIN_SOURCE: poolUserPin,
-      HSM_WRAP_KEY_LABEL: settings.hsm.wrapKeyLabel,
+      [ENV.HSM_PIN_SOURCE]: poolUserPin,
+      [ENV.HSM_WRAP_KEY_LABEL]: settings.hsm.wrapKeyLabel,
     };
 
     // The API and the reconciler reach only DynamoDB and SQS: no route to the HSM ports.
@@ -153,9 +154,9 @@ export class PipelineFunctions extends Construct {
     const caUserEnv = {
       ...hsmEnv,
       // Both point at the CA user: nothing in these functions' configuration names the pool user.
-      HSM_PIN_SOURCE: caUserPin,
-      CA_HSM_PIN_SOURCE: caUserPin,
-      CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
+      [ENV.HSM_PIN_SOURCE]: caUserPin,
+      [ENV.CA_HSM_PIN_SOURCE]: caUserPin,
+      [ENV.CA_CERTS_SOURCE]: `ssm:${settings.caCertsParameterPrefix}`,
     };
     this.crl = this.createFunction({
       name: 'crl',
@@ -183,9 +184,9 @@ export class PipelineFunctions extends Construct {
       securityGroup: hsm.clientSecurityGroup,
       environment: {
         ...hsmEnv,
-        HSM_PIN_SOURCE: ocspUserPin,
-        OCSP_HSM_PIN_SOURCE: ocspUserPin,
-        CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
+        [ENV.HSM_PIN_SOURCE]: ocspUserPin,
+        [ENV.OCSP_HSM_PIN_SOURCE]: ocspUserPin,
+        [ENV.CA_CERTS_SOURCE]: `ssm:${settings.caCertsParameterPrefix}`,
         ...tableEnv('certificates'),
       },
     });
@@ -201,9 +202,9 @@ export class PipelineFunctions extends Construct {
       securityGroup: hsm.clientSecurityGroup,
       environment: {
         ...hsmEnv,
-        HSM_PIN_SOURCE: tsaUserPin,
-        TSA_HSM_PIN_SOURCE: tsaUserPin,
-        CA_CERTS_SOURCE: `ssm:${settings.caCertsParameterPrefix}`,
+        [ENV.HSM_PIN_SOURCE]: tsaUserPin,
+        [ENV.TSA_HSM_PIN_SOURCE]: tsaUserPin,
+        [ENV.CA_CERTS_SOURCE]: `ssm:${settings.caCertsParameterPrefix}`,
       },
     });
     this.ca = this.createFunction({
@@ -232,8 +233,8 @@ export class PipelineFunctions extends Construct {
       securityGroup: hsm.clientSecurityGroup,
       environment: {
         ...hsmEnv,
-        HSM_PIN_SOURCE: `secretsmanager:${hsm.revokeUserSecret.secretArn}`,
-        CRL_FUNCTION_NAME: this.crl.functionArn,
+        [ENV.HSM_PIN_SOURCE]: `secretsmanager:${hsm.revokeUserSecret.secretArn}`,
+        [ENV.CRL_FUNCTION_NAME]: this.crl.functionArn,
         ...tableEnv('certificates', 'audit'),
       },
     });
@@ -249,7 +250,7 @@ export class PipelineFunctions extends Construct {
         ...poolEnv,
         ...props.identity.environment(),
         SIGN_QUEUE_URL: signQueue.queue.queueUrl,
-        REVOKE_FUNCTION_NAME: this.revoke.functionArn,
+        [ENV.REVOKE_FUNCTION_NAME]: this.revoke.functionArn,
         ...tableEnv('requests', 'keyPool', 'demand', 'assertions'),
       },
     });
@@ -263,13 +264,13 @@ export class PipelineFunctions extends Construct {
       securityGroup: hsm.clientSecurityGroup,
       environment: {
         ...poolUserEnv,
-        CA_FUNCTION_NAME: this.ca.functionArn,
-        TSA_FUNCTION_NAME: this.tsa.functionArn,
-        OCSP_FUNCTION_NAME: this.ocsp.functionArn,
+        [ENV.CA_FUNCTION_NAME]: this.ca.functionArn,
+        [ENV.TSA_FUNCTION_NAME]: this.tsa.functionArn,
+        [ENV.OCSP_FUNCTION_NAME]: this.ocsp.functionArn,
         // A delivery that meets a live lease holds its message until the lease ends (ChangeMessageVisibility,
         // granted with the event source's consume permissions).
         SIGN_QUEUE_URL: signQueue.queue.queueUrl,
-        SIGNER_CONCURRENCY: String(SIGNER_EVENT_SOURCE.batchSize),
+        [ENV.SIGNER_CONCURRENCY]: String(SIGNER_EVENT_SOURCE.batchSize),
         ...tableEnv('requests', 'keyPool', 'audit'),
       },
     });
@@ -285,8 +286,8 @@ export class PipelineFunctions extends Construct {
       environment: {
         ...poolUserEnv,
         // Forecast-driven by default; POOL_TARGETS serves the `targets` policy and the dashboard's targets.
-        KEYGEN_POLICY: 'forecast',
-        POOL_TARGETS: settings.pool.targetsSpec,
+        [ENV.KEYGEN_POLICY]: 'forecast',
+        [ENV.POOL_TARGETS]: settings.pool.targetsSpec,
         ...tableEnv('keyPool', 'demand', 'audit'),
       },
     });
@@ -303,8 +304,8 @@ export class PipelineFunctions extends Construct {
       securityGroup: hsm.clientSecurityGroup,
       environment: {
         ...hsmEnv,
-        HSM_PIN_SOURCE: poolUserPin,
-        AUDIT_CHECKPOINT_INTERVAL_SECONDS: String(settings.audit.checkpointIntervalSeconds),
+        [ENV.HSM_PIN_SOURCE]: poolUserPin,
+        [ENV.AUDIT_CHECKPOINT_INTERVAL_SECONDS]: String(settings.audit.checkpointIntervalSeconds),
         ...tableEnv('audit'),
       },
     });

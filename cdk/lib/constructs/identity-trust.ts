@@ -1,5 +1,6 @@
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
+import { ENV } from '@pipeline/config';
 import type { IdentitySettings } from '../settings';
 
 /** What a parameter holds until the refresher's first run: no keys, so nothing verifies yet. */
@@ -62,11 +63,11 @@ export class IdentityTrust extends Construct {
   public environment(): Record<string, string> {
     const { settings } = this;
     return {
-      IDENTITY_MODE: settings.mode,
-      IDENTITY_CLIENT_ID: settings.clientId,
-      IDENTITY_TRUSTED_ISSUERS: this.trustedIssuersEnv,
-      ...(settings.acceptedAcr ? { IDENTITY_ACCEPTED_ACR: settings.acceptedAcr.join(',') } : {}),
-      ...(settings.trustedClients.length > 0 ? { IDENTITY_CLIENT_KEYS: this.clientKeysEnv } : {}),
+      [ENV.IDENTITY_MODE]: settings.mode,
+      [ENV.IDENTITY_CLIENT_ID]: settings.clientId,
+      [ENV.IDENTITY_TRUSTED_ISSUERS]: this.trustedIssuersEnv,
+      ...(settings.acceptedAcr ? { [ENV.IDENTITY_ACCEPTED_ACR]: settings.acceptedAcr.join(',') } : {}),
+      ...(settings.trustedClients.length > 0 ? { [ENV.IDENTITY_CLIENT_KEYS]: this.clientKeysEnv } : {}),
     };
   }
 }

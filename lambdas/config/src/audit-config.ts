@@ -1,5 +1,6 @@
 import { int, integer, objectTarget, str, type IntegerRule } from './readers';
 import type { Env, ObjectTarget } from './types';
+import { ENV } from './env-names';
 
 /** Tamper-evident audit log settings (the table name comes from AUDIT_TABLE_NAME, see TABLES.audit). */
 export interface AuditConfig {
@@ -25,7 +26,7 @@ export const AUDIT_CHECKPOINT_INTERVAL: IntegerRule = { fallback: 5, min: 1, max
 export function loadAuditConfig(env: Env = process.env): AuditConfig {
   const checkpointIntervalSeconds = integer(
     env,
-    'AUDIT_CHECKPOINT_INTERVAL_SECONDS',
+    ENV.AUDIT_CHECKPOINT_INTERVAL_SECONDS,
     AUDIT_CHECKPOINT_INTERVAL,
   );
   return {

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { int, objectTarget, oneOf, parsePinSource, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env, ObjectTarget, PinSource } from './types';
+import { ENV } from './env-names';
 
 /** Where the CA certificates (PEM) live: a local directory, or an SSM parameter path in AWS. */
 export type CaCertsSource =
@@ -102,20 +103,20 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     policyOid: oid(env, 'CA_POLICY_OID', DEFAULT_CA_POLICY_OID),
     pkiBaseUrl: pkiBaseUrl(env),
     publishTarget: objectTarget(str(env, 'PKI_PUBLISH_TARGET', 'file:.local/pki'), 'PKI_PUBLISH_TARGET'),
-    crlFunctionName: str(env, 'CRL_FUNCTION_NAME', 'crl'),
+    crlFunctionName: str(env, ENV.CRL_FUNCTION_NAME, 'crl'),
     ocspKeyLabel: str(env, 'CA_OCSP_KEY_LABEL', 'ocsp-signer-v1'),
     ocspKeyType: oneOf<OcspKeyType>(env, 'CA_OCSP_KEY_TYPE', ['EC-P256', 'EC-P384', 'RSA-3072'], 'EC-P256'),
     ocspValidityDays: int(env, 'CA_OCSP_VALIDITY_DAYS', 90, 2, 366),
     crlValidityHours: int(env, 'CA_CRL_VALIDITY_HOURS', 24, 1, 24 * 31),
     ocspResponseValiditySeconds: int(env, 'CA_OCSP_RESPONSE_VALIDITY_SECONDS', 3600, 60, 7 * 86_400),
-    certsSource: parseCaCertsSource(str(env, 'CA_CERTS_SOURCE', 'file:.local/ca')),
+    certsSource: parseCaCertsSource(str(env, ENV.CA_CERTS_SOURCE, 'file:.local/ca')),
     pinSource: caPinSource(env),
-    ocspPinSource: servicePinSource(env, 'OCSP_HSM_PIN_SOURCE'),
-    ocspTokenLabel: str(env, 'OCSP_HSM_TOKEN_LABEL', str(env, 'HSM_TOKEN_LABEL', 'signing-pipeline')),
+    ocspPinSource: servicePinSource(env, ENV.OCSP_HSM_PIN_SOURCE),
+    ocspTokenLabel: str(env, 'OCSP_HSM_TOKEN_LABEL', str(env, ENV.HSM_TOKEN_LABEL, 'signing-pipeline')),
     tsaKeyLabel: str(env, 'CA_TSA_KEY_LABEL', 'tsa-signer-v1'),
     tsaKeyType: oneOf<OcspKeyType>(env, 'CA_TSA_KEY_TYPE', ['EC-P256', 'EC-P384', 'RSA-3072'], 'EC-P256'),
-    tsaPinSource: servicePinSource(env, 'TSA_HSM_PIN_SOURCE'),
-    tsaTokenLabel: str(env, 'TSA_HSM_TOKEN_LABEL', str(env, 'HSM_TOKEN_LABEL', 'signing-pipeline')),
+    tsaPinSource: servicePinSource(env, ENV.TSA_HSM_PIN_SOURCE),
+    tsaTokenLabel: str(env, 'TSA_HSM_TOKEN_LABEL', str(env, ENV.HSM_TOKEN_LABEL, 'signing-pipeline')),
     tsaValidityDays: int(env, 'CA_TSA_VALIDITY_DAYS', 10 * YEAR, 2, 20 * YEAR),
     tsaPolicyOid: oid(env, 'CA_TSA_POLICY_OID', DEFAULT_TSA_POLICY_OID),
     tsaAccuracySeconds: int(env, 'CA_TSA_ACCURACY_SECONDS', 1, 1, 60),

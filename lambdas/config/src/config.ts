@@ -1,6 +1,7 @@
 import { loadPoolConfig, loadRequestsConfig } from './pool-config';
 import { int, oneOf, parsePinSource, str } from './readers';
 import type { AppConfig, AwsConfig, AwsEndpoints, Env, HsmConfig, HsmProfileName } from './types';
+import { ENV } from './env-names';
 
 /**
  * The one place configuration is read. Every value comes from an environment variable; the defaults
@@ -17,12 +18,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
 
 export function loadHsmConfig(env: Env = process.env): HsmConfig {
   return {
-    modulePath: str(env, 'HSM_MODULE_PATH', '/usr/lib/softhsm/libsofthsm2.so'),
-    tokenLabel: str(env, 'HSM_TOKEN_LABEL', 'signing-pipeline'),
-    pinSource: parsePinSource(str(env, 'HSM_PIN_SOURCE', 'env:HSM_PIN')),
-    profile: oneOf<HsmProfileName>(env, 'HSM_PROFILE', ['softhsm', 'cloudhsm'], 'softhsm'),
+    modulePath: str(env, ENV.HSM_MODULE_PATH, '/usr/lib/softhsm/libsofthsm2.so'),
+    tokenLabel: str(env, ENV.HSM_TOKEN_LABEL, 'signing-pipeline'),
+    pinSource: parsePinSource(str(env, ENV.HSM_PIN_SOURCE, 'env:HSM_PIN')),
+    profile: oneOf<HsmProfileName>(env, ENV.HSM_PROFILE, ['softhsm', 'cloudhsm'], 'softhsm'),
     sessionPoolSize: int(env, 'HSM_SESSION_POOL_SIZE', 4, 1, 1024),
-    wrapKeyLabel: str(env, 'HSM_WRAP_KEY_LABEL', 'pool-wrap-v1'),
+    wrapKeyLabel: str(env, ENV.HSM_WRAP_KEY_LABEL, 'pool-wrap-v1'),
   };
 }
 

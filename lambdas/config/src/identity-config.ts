@@ -3,6 +3,7 @@ import { SWEDISH_CLAIM_MAPPING, type ClaimMapping } from '@pipeline/core';
 import { int, jsonArray, oneOf, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';
+import { ENV } from './env-names';
 
 /**
  * `assertion`: signers are authenticated by trusted identity providers (ID tokens); clients with
@@ -75,7 +76,7 @@ export const DEFAULT_ACCEPTED_ACR = [
 ];
 
 export function loadIdentityConfig(env: Env = process.env): IdentityConfig {
-  const mode = oneOf<IdentityMode>(env, 'IDENTITY_MODE', ['assertion', 'trusted-client'], 'assertion');
+  const mode = oneOf<IdentityMode>(env, ENV.IDENTITY_MODE, ['assertion', 'trusted-client'], 'assertion');
   const issuers = trustedIssuers(env);
   if (mode === 'assertion' && issuers.length === 0) {
     throw new ConfigError(
@@ -93,14 +94,14 @@ export function loadIdentityConfig(env: Env = process.env): IdentityConfig {
   return {
     mode,
     clientKeys: clients,
-    clientId: str(env, 'IDENTITY_CLIENT_ID', 'signing-service'),
+    clientId: str(env, ENV.IDENTITY_CLIENT_ID, 'signing-service'),
     issuers,
     algorithms: algorithms(env),
     clockSkewSeconds: int(env, 'IDENTITY_CLOCK_SKEW_SECONDS', 60, 0, 300),
     maxAuthAgeSeconds: int(env, 'IDENTITY_MAX_AUTH_AGE_SECONDS', 600, 1, 86_400),
     maxLifetimeSeconds: int(env, 'IDENTITY_MAX_LIFETIME_SECONDS', 3600, 1, 86_400),
     maxAuthGapSeconds: int(env, 'IDENTITY_MAX_AUTH_GAP_SECONDS', 30, 0, 300),
-    acceptedAcr: list(env, 'IDENTITY_ACCEPTED_ACR', DEFAULT_ACCEPTED_ACR),
+    acceptedAcr: list(env, ENV.IDENTITY_ACCEPTED_ACR, DEFAULT_ACCEPTED_ACR),
     jwksRefreshIntervalSeconds: int(env, 'IDENTITY_JWKS_REFRESH_INTERVAL_SECONDS', 30, 1, 3600),
     jwksMaxAgeSeconds: int(env, 'IDENTITY_JWKS_MAX_AGE_SECONDS', 600, 1, 86_400),
     claimMapping: claimMapping(env),
@@ -130,7 +131,7 @@ function algorithms(env: Env): string[] {
 
 /** JSON `[{"issuer": "<iss>", "jwks": "<https URL | ssm:/parameter | file:path>"}]`. */
 function trustedIssuers(env: Env): TrustedIssuer[] {
-  const name = 'IDENTITY_TRUSTED_ISSUERS';
+  const name = ENV.IDENTITY_TRUSTED_ISSUERS;
   return jsonArray(env, name).map((entry: unknown) => {
     const e = (entry ?? {}) as { issuer?: unknown; jwks?: unknown };
     if (typeof e.issuer !== 'string' || !isFetchableUrl(e.issuer) || typeof e.jwks !== 'string') {
@@ -142,7 +143,7 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
 
 /** JSON `[{"client": "<client id>", "jwks": "<https URL | ssm:/parameter | file:path>"}]`. */
 function clientKeys(env: Env): ClientKeys[] {
-  const name = 'IDENTITY_CLIENT_KEYS';
+  const name = ENV.IDENTITY_CLIENT_KEYS;
   return jsonArray(env, name).map((entry: unknown) => {
     const e = (entry ?? {}) as { client?: unknown; jwks?: unknown };
     if (

@@ -1,6 +1,7 @@
 export { loadAwsConfig, loadConfig, loadHsmConfig } from './config';
 export { type IntegerRule, str } from './readers';
 export { ConfigError } from './errors';
+export { ENV } from './env-names';
 export { loadPipelineConfig, type PipelineConfig } from './pipeline-config';
 export { type ApiLimits, apiLimitsProblem } from './api-limits';
 export { loadPoolConfig, loadRequestsConfig, POOL_EMPTY_POLICIES, POOL_RULES } from './pool-config';

@@ -3,6 +3,7 @@ import { oneOf } from './readers';
 import { ConfigError } from './errors';
 import { keygenTargets, parseKeyCounts } from './pool-targets';
 import type { Env } from './types';
+import { ENV } from './env-names';
 
 /** The keygen policy's settings, read once from the environment. */
 export interface KeygenPolicyConfig {
@@ -23,7 +24,7 @@ export function loadKeygenPolicyConfig(env: Env = process.env): KeygenPolicyConf
   if (!Number.isInteger(hsmCount) || hsmCount < 1)
     throw new ConfigError('HSM_COUNT must be a positive integer', 'HSM_COUNT');
   return {
-    policy: oneOf<KeygenPolicyName>(env, 'KEYGEN_POLICY', ['forecast', 'targets'], 'forecast'),
+    policy: oneOf<KeygenPolicyName>(env, ENV.KEYGEN_POLICY, ['forecast', 'targets'], 'forecast'),
     targets: keygenTargets(env),
     lowWater: env.POOL_LOW_WATER ? parseKeyCounts(env.POOL_LOW_WATER, 'POOL_LOW_WATER') : {},
     keyTypes: pooledKeyTypes(env),

@@ -3,6 +3,7 @@ import { apiLimitsProblem, type ApiLimits } from './api-limits';
 import { int, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';
+import { ENV } from './env-names';
 
 /** Settings of the request path: API, queue, signer consumer, CA invocation, and the local runner. */
 export interface PipelineConfig {
@@ -86,11 +87,11 @@ export type TimeStampingSource =
 export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
   return {
     queueUrl: str(env, 'SIGN_QUEUE_URL', ''),
-    caFunctionName: str(env, 'CA_FUNCTION_NAME', 'ca'),
+    caFunctionName: str(env, ENV.CA_FUNCTION_NAME, 'ca'),
     timeStamping: timeStampingSource(env),
-    ocspFunctionName: str(env, 'OCSP_FUNCTION_NAME', 'ocsp'),
-    revokeFunctionName: str(env, 'REVOKE_FUNCTION_NAME', 'revoke'),
-    signerConcurrency: int(env, 'SIGNER_CONCURRENCY', 10, 1, 100),
+    ocspFunctionName: str(env, ENV.OCSP_FUNCTION_NAME, 'ocsp'),
+    revokeFunctionName: str(env, ENV.REVOKE_FUNCTION_NAME, 'revoke'),
+    signerConcurrency: int(env, ENV.SIGNER_CONCURRENCY, 10, 1, 100),
     signerBatchSize: int(env, 'SIGNER_BATCH_SIZE', SIGNER_EVENT_SOURCE.batchSize, 1, 10),
     signerBatchingWindowMs: int(
       env,
@@ -148,7 +149,7 @@ function localApiLimits(env: Env): ApiLimits {
 /** TSA_URL (with TSA_TRUST_ANCHORS, a PEM file) for an external TSA; else TSA_FUNCTION_NAME (default `tsa`). */
 function timeStampingSource(env: Env): TimeStampingSource {
   const url = str(env, 'TSA_URL', '');
-  if (!url) return { kind: 'function', functionName: str(env, 'TSA_FUNCTION_NAME', 'tsa') };
+  if (!url) return { kind: 'function', functionName: str(env, ENV.TSA_FUNCTION_NAME, 'tsa') };
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);

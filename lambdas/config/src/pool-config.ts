@@ -1,5 +1,6 @@
 import { int, integer, oneOf, type IntegerRule } from './readers';
 import type { Env, PoolConfig, RequestsConfig } from './types';
+import { ENV } from './env-names';
 
 const DAY_SECONDS = 86_400;
 
@@ -17,13 +18,13 @@ export const POOL_EMPTY_POLICIES = ['fallback', 'reject'] as const;
 /** Key pool settings: sharding, key lifetime, what to do when it runs dry, how fast to fill it. */
 export function loadPoolConfig(env: Env = process.env): PoolConfig {
   return {
-    shards: integer(env, 'POOL_SHARDS', POOL_RULES.shards),
-    bundleSize: integer(env, 'POOL_BUNDLE_SIZE', POOL_RULES.bundleSize),
+    shards: integer(env, ENV.POOL_SHARDS, POOL_RULES.shards),
+    bundleSize: integer(env, ENV.POOL_BUNDLE_SIZE, POOL_RULES.bundleSize),
     keyMaxAgeSeconds: int(env, 'POOL_KEY_MAX_AGE_SECONDS', 30 * DAY_SECONDS, 60, 365 * DAY_SECONDS),
-    emptyPolicy: oneOf(env, 'POOL_EMPTY_POLICY', POOL_EMPTY_POLICIES, 'fallback'),
+    emptyPolicy: oneOf(env, ENV.POOL_EMPTY_POLICY, POOL_EMPTY_POLICIES, 'fallback'),
     retryAfterSeconds: int(env, 'POOL_RETRY_AFTER_SECONDS', 30, 1, 3600),
-    fallbackMaxInFlight: integer(env, 'POOL_FALLBACK_MAX_IN_FLIGHT', POOL_RULES.fallbackMaxInFlight),
-    fallbackWaitMs: integer(env, 'POOL_FALLBACK_WAIT_MS', POOL_RULES.fallbackWaitMs),
+    fallbackMaxInFlight: integer(env, ENV.POOL_FALLBACK_MAX_IN_FLIGHT, POOL_RULES.fallbackMaxInFlight),
+    fallbackWaitMs: integer(env, ENV.POOL_FALLBACK_WAIT_MS, POOL_RULES.fallbackWaitMs),
     admissionOnTheFly: int(env, 'POOL_ADMISSION_ON_THE_FLY', 20, 0, 100_000),
     clientReserve: int(env, 'POOL_CLIENT_RESERVE', 10, 0, 100_000),
     fillParallelism: int(env, 'POOL_FILL_PARALLELISM', 2, 1, 64),

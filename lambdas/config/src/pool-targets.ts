@@ -1,6 +1,7 @@
 import { isKeyType, type KeyType } from '@pipeline/core';
 import { ConfigError } from './errors';
 import type { Env } from './types';
+import { ENV } from './env-names';
 
 /** Parses "RSA-2048=500,EC-P256=200" (from the variable named for errors) into counts per key type. */
 export function parseKeyCounts(spec: string, variable: string): Partial<Record<KeyType, number>> {
@@ -24,5 +25,5 @@ export function parseKeyCounts(spec: string, variable: string): Partial<Record<K
  * no keys (requests of those types use the empty-pool policy).
  */
 export function keygenTargets(env: Env = process.env): Partial<Record<KeyType, number>> {
-  return parseKeyCounts(env.POOL_TARGETS ?? 'RSA-2048=200,EC-P256=100,EC-P384=50', 'POOL_TARGETS');
+  return parseKeyCounts(env[ENV.POOL_TARGETS] ?? 'RSA-2048=200,EC-P256=100,EC-P384=50', 'POOL_TARGETS');
 }
