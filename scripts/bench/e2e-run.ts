@@ -301,7 +301,7 @@ const STAGES = ['claim', 'unwrap', 'sign', 'csr', 'issue', 'audit'] as const;
 
 /**
  * Where the time goes, from the request records (medians, ms): `api` is the client's latency outside
- * the record's received..finished span (the POST, the API's write and enqueue, and the long-poll's last
+ * the record's received..finished span (the POST, the API's write and enqueue, and the wait's last
  * read); `queueWait` received..started; the signer's stages from `stageMs` (`issue` = the CA call);
  * `writes` the rest of started..finished (state transitions and the final write, plus keygen/destroy).
  */

@@ -204,8 +204,9 @@ export interface SignRequestView {
 }
 
 /**
- * Submits a sign request and long-polls it (`GET ?wait=20`) until it is signed or failed: `status` is
- * that state, or `HTTP <code>` when the API refused the POST or a read. Network failures throw.
+ * Submits a sign request that waits for its result (`POST ?wait=20`): one call when it ends within the
+ * wait, else long-polls it (`GET ?wait=20`) until it is signed or failed. `status` is that state, or
+ * `HTTP <code>` when the API refused the POST or a read. Network failures throw.
  */
 export async function submitAndWait(
   url: string,
@@ -214,16 +215,22 @@ export async function submitAndWait(
   /** The client's own credentials: every call is signed with them (SigV4). */
   credentials?: SigV4Credentials,
 ): Promise<{ status: string; view?: SignRequestView }> {
-  const accepted = await call<{ id: string }>(`${url}/sign-requests`, { apiKey, credentials, body });
-  if (accepted.status !== 202) return { status: `HTTP ${accepted.status}` };
+  const submitted = await call<SignRequestView>(`${url}/sign-requests?wait=20`, {
+    apiKey,
+    credentials,
+    body,
+  });
+  if (submitted.status !== 202 && submitted.status !== 200) return { status: `HTTP ${submitted.status}` };
+  const ended = (view: SignRequestView): boolean => view.status === 'signed' || view.status === 'failed';
+  if (submitted.status === 200 && ended(submitted.body))
+    return { status: submitted.body.status, view: submitted.body };
   for (;;) {
-    const res = await call<SignRequestView>(`${url}/sign-requests/${accepted.body.id}?wait=20`, {
+    const res = await call<SignRequestView>(`${url}/sign-requests/${submitted.body.id}?wait=20`, {
       apiKey,
       credentials,
     });
     if (res.status !== 200) return { status: `HTTP ${res.status}` };
-    if (res.body.status === 'signed' || res.body.status === 'failed')
-      return { status: res.body.status, view: res.body };
+    if (ended(res.body)) return { status: res.body.status, view: res.body };
   }
 }
 

@@ -98,16 +98,33 @@ export function clientIdOf(event: APIGatewayProxyEvent, deps: Pick<ApiDeps, 'set
 async function createSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promise<APIGatewayProxyResult> {
   const clientId = clientIdOf(event, deps);
   const input = parseSignRequest(parseBody(event, deps.settings.maxBodyBytes));
+  // Checked before anything is spent: a bad wait costs neither admission nor the assertion's single use.
+  const wait = parseWait(event.queryStringParameters?.wait);
+  const deadline = (deps.now ?? Date.now)() + wait * 1000;
   const admitted = deps.admission ? await admit(input, clientId, deps.admission, deps) : undefined;
+  let created: Created;
   try {
-    const result = await create(event, deps, input, clientId);
+    created = await create(deps, input, clientId);
     // Counted by the admission only while it is a new open request.
-    if (result.statusCode !== 202) admitted?.();
-    return result;
+    if (!created.fresh) admitted?.();
   } catch (err) {
     admitted?.();
     throw err;
   }
+  const { record, fresh } = created;
+  // Without wait, the answer is the acceptance (202 new, 200 a resend); with wait, the request waited for
+  // as the GET waits: 200 with the request as the GET answers it once it ended (a resend: whatever its
+  // state at the deadline), else 202 with the Location to read it from.
+  if (wait === 0) return accepted(event, record.id, record.status, fresh ? 202 : 200);
+  const latest = await waitUntilTerminal(record, deps, deadline);
+  if (fresh && !isTerminal(latest.status)) return accepted(event, latest.id, latest.status, 202);
+  return json(200, toView(latest), { Location: locationOf(event, latest.id) });
+}
+
+/** The stored request and whether this call created it (false: a resend of the same request). */
+interface Created {
+  readonly record: SignRequestRecord;
+  readonly fresh: boolean;
 }
 
 /**
@@ -129,12 +146,7 @@ async function admit(
   throw new ThrottledError(decision.code, decision.message, deps.settings.retryAfterSeconds);
 }
 
-async function create(
-  event: APIGatewayProxyEvent,
-  deps: ApiDeps,
-  input: SignRequestInput,
-  clientId: string,
-): Promise<APIGatewayProxyResult> {
+async function create(deps: ApiDeps, input: SignRequestInput, clientId: string): Promise<Created> {
   const now = (deps.now ?? Date.now)();
   const { signer, identity } = await identify(input, clientId, deps);
 
@@ -188,7 +200,7 @@ async function create(
     // A replay of a request that may never have reached the queue: enqueueing again is harmless
     // (the consumer is idempotent) and guarantees progress.
     if (existing.status === 'received') await deps.queue.enqueue(id);
-    return accepted(event, existing.id, existing.status, 200);
+    return { record: existing, fresh: false };
   }
 
   // Demand is counted alongside the enqueue (awaited: a Lambda may freeze once it has answered); a
@@ -203,7 +215,7 @@ async function create(
   } finally {
     await counted;
   }
-  return accepted(event, id, 'received', 202);
+  return { record, fresh: true };
 }
 
 /** Reasons an e-service may give (cACompromise is the CA operator's to declare, not a client's). */
@@ -317,20 +329,32 @@ async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promi
   const wait = parseWait(event.queryStringParameters?.wait);
   const deadline = (deps.now ?? Date.now)() + wait * 1000;
 
-  let record = await deps.requests.get(id);
+  const record = await deps.requests.get(id);
   // Another client's request is reported exactly like a missing one: ids leak nothing.
   if (!record || record.clientId !== clientId) throw new NotFoundError();
-  // Poll often at first (most requests finish within tens of ms), then less the longer the wait: under a
-  // backlog, waiting clients must not flood the table with reads and slow down the very work they await.
+  return json(200, toView(await waitUntilTerminal(record, deps, deadline)));
+}
+
+/**
+ * The long-poll of GET and of POST with wait: the request as last read once it is `signed` or `failed`,
+ * or at the deadline. Polls often at first (most requests finish within tens of ms), then less the
+ * longer the wait: under a backlog, waiting clients must not flood the table with reads and slow down
+ * the very work they await.
+ */
+async function waitUntilTerminal(
+  first: SignRequestRecord,
+  deps: ApiDeps,
+  deadline: number,
+): Promise<SignRequestRecord> {
+  let record = first;
   const waitStarted = Date.now();
   for (;;) {
-    if (isTerminal(record.status)) break;
+    if (isTerminal(record.status)) return record;
     const delay = Math.min(1000, Math.max(25, (Date.now() - waitStarted) / 4));
-    if (Date.now() + delay >= deadline) break;
+    if (Date.now() + delay >= deadline) return record;
     await new Promise((resolve) => setTimeout(resolve, delay));
-    record = (await deps.requests.get(id)) ?? record;
+    record = (await deps.requests.get(record.id)) ?? record;
   }
-  return json(200, toView(record));
 }
 
 /**
@@ -361,8 +385,12 @@ function accepted(
   status: string,
   code: number,
 ): APIGatewayProxyResult {
+  return json(code, { id, status }, { Location: locationOf(event, id) });
+}
+
+function locationOf(event: APIGatewayProxyEvent, id: string): string {
   const stage = event.requestContext?.stage ? `/${event.requestContext.stage}` : '';
-  return json(code, { id, status }, { Location: `${stage}/sign-requests/${id}` });
+  return `${stage}/sign-requests/${id}`;
 }
 
 function parseBody(event: APIGatewayProxyEvent, maxBytes: number): unknown {

@@ -345,6 +345,97 @@ test('long-poll returns as soon as the record is terminal', async () => {
   expect(Date.now() - started).toBeLessThan(1500);
 });
 
+const signLater = (deps: ReturnType<typeof memoryDeps>, id: string, afterMs: number): void => {
+  setTimeout(() => {
+    const r = deps.records.get(id)!;
+    deps.records.set(id, {
+      ...r,
+      status: 'signed',
+      startedAt: r.receivedAt + 5,
+      finishedAt: r.receivedAt + 25,
+    });
+  }, afterMs);
+};
+
+test('POST with wait answers 200 with the request as GET answers it once it is signed within the wait', async () => {
+  const deps = memoryDeps();
+  const raw = body();
+  const { requestId: id } = JSON.parse(raw) as { requestId: string };
+  signLater(deps, id, 150);
+  const started = Date.now();
+  const res = await handleApiEvent(
+    event('POST', '/sign-requests', { body: raw, queryStringParameters: { wait: '5' } }),
+    deps,
+  );
+  expect(Date.now() - started).toBeLessThan(1500);
+  expect(res.statusCode).toBe(200);
+  expect(res.headers?.Location).toBe(`/v1/sign-requests/${id}`);
+  expect(JSON.parse(res.body)).toMatchObject({ id, status: 'signed', timings: { waitMs: 5, processMs: 20 } });
+  expect(deps.sent).toEqual([id]);
+  const get = await handleApiEvent(event('GET', '/sign-requests/{id}', { pathParameters: { id } }), deps);
+  expect(JSON.parse(res.body)).toEqual(JSON.parse(get.body));
+});
+
+test('POST with wait answers 202 with Location when the request has not ended within the wait; wait=0 at once', async () => {
+  const deps = memoryDeps();
+  const started = Date.now();
+  const waited = await handleApiEvent(
+    event('POST', '/sign-requests', { body: body(), queryStringParameters: { wait: '1' } }),
+    deps,
+  );
+  expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+  expect(waited.statusCode).toBe(202);
+  const { id } = JSON.parse(waited.body) as { id: string };
+  expect(JSON.parse(waited.body)).toEqual({ id, status: 'received' });
+  expect(waited.headers?.Location).toBe(`/v1/sign-requests/${id}`);
+  const raw = body();
+  signLater(deps, (JSON.parse(raw) as { requestId: string }).requestId, 0);
+  const immediate = await handleApiEvent(
+    event('POST', '/sign-requests', { body: raw, queryStringParameters: { wait: '0' } }),
+    deps,
+  );
+  expect(immediate.statusCode).toBe(202);
+  expect(JSON.parse(immediate.body)).toMatchObject({ status: 'received' });
+});
+
+test('a resend with wait is not queued again and is answered 200 with the request as it stands', async () => {
+  const deps = memoryDeps();
+  const raw = body();
+  const first = await handleApiEvent(event('POST', '/sign-requests', { body: raw }), deps);
+  const { id } = JSON.parse(first.body) as { id: string };
+  const r = deps.records.get(id)!;
+  deps.records.set(id, { ...r, status: 'signing', startedAt: r.receivedAt + 5 });
+  signLater(deps, id, 100);
+  const resend = await handleApiEvent(
+    event('POST', '/sign-requests', { body: raw, queryStringParameters: { wait: '5' } }),
+    deps,
+  );
+  expect(resend.statusCode).toBe(200);
+  expect(JSON.parse(resend.body)).toMatchObject({ id, status: 'signed' });
+  expect(deps.sent).toEqual([id]);
+  // Without wait, a resend is answered as before.
+  const plain = await handleApiEvent(event('POST', '/sign-requests', { body: raw }), deps);
+  expect(plain.statusCode).toBe(200);
+  expect(JSON.parse(plain.body)).toEqual({ id, status: 'signed' });
+});
+
+test('a bad wait on POST is refused before anything is stored, queued or claimed', async () => {
+  const deps = memoryDeps();
+  const raw = body();
+  for (const wait of ['21', 'x', '-1', '1.5']) {
+    const res = await handleApiEvent(
+      event('POST', '/sign-requests', { body: raw, queryStringParameters: { wait } }),
+      deps,
+    );
+    expect(res.statusCode).toBe(400);
+    expect(errorOf(res).code).toBe('VALIDATION_FAILED');
+  }
+  expect(deps.records.size).toBe(0);
+  expect(deps.sent).toEqual([]);
+  // The assertion was not spent: the same request is accepted now.
+  expect((await handleApiEvent(event('POST', '/sign-requests', { body: raw }), deps)).statusCode).toBe(202);
+});
+
 test('format cms records the AdES profile (CAdES-B-B by default); raw takes no profile; unknown values are refused', async () => {
   const deps = memoryDeps();
   const cms = await handleApiEvent(event('POST', '/sign-requests', { body: body({ format: 'cms' }) }), deps);

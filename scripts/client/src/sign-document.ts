@@ -171,8 +171,7 @@ export async function completeSigning(
   timeoutSeconds = 60,
 ): Promise<SignedDocument> {
   const requestId = prepared.binding.requestId;
-  await client.submit({ ...prepared.binding, identityAssertion });
-  const result = await client.result(requestId, timeoutSeconds);
+  const result = await client.submitAndWait({ ...prepared.binding, identityAssertion }, timeoutSeconds);
   if (result.status !== 'signed' || !result.cms) {
     throw new SigningFailedError(
       result.error?.code ?? 'NOT_SIGNED',

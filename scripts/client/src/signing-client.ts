@@ -175,6 +175,18 @@ export class SigningClient {
     return this.call('POST', '/sign-requests', body) as Promise<{ id: string; status: string }>;
   }
 
+  /**
+   * Submits and waits for the result in the same call (`POST ?wait=N`); when the request has not ended
+   * within that wait (202), long-polls it like `result` until `timeoutSeconds` passed.
+   */
+  public async submitAndWait(body: SignRequestBody, timeoutSeconds = 30): Promise<SignRequestResult> {
+    const deadline = Date.now() + timeoutSeconds * 1000;
+    const wait = Math.max(0, Math.min(20, timeoutSeconds));
+    const submitted = (await this.call('POST', `/sign-requests?wait=${wait}`, body)) as SignRequestResult;
+    if (submitted.status === 'signed' || submitted.status === 'failed') return submitted;
+    return this.result(submitted.id, Math.max(0, Math.ceil((deadline - Date.now()) / 1000)));
+  }
+
   /** Long-polls until the request is signed or failed (or `timeoutSeconds` passed). */
   public async result(id: string, timeoutSeconds = 30): Promise<SignRequestResult> {
     const deadline = Date.now() + timeoutSeconds * 1000;

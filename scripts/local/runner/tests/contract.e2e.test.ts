@@ -13,6 +13,8 @@
  *   no 5xx. Operations that declare credentials refuse requests without them; a method a path does not
  *   list gets 405 with Allow; a body that is not JSON gets 415.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
@@ -34,7 +36,17 @@ import {
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { signRequestObject } from '../../../client/src/signing-client';
 import { IDP_CLIENT_KEYS_DIR, localClientKey, localClientKeysEnv } from '../../client-keys';
-import { call, localIssuer, signerOf, type HttpResult } from '../../client';
+import {
+  call,
+  localIssuer,
+  sampleRequest,
+  signerOf,
+  submitAndWait,
+  verifySignedResult,
+  type HttpResult,
+  type SignRequestView,
+} from '../../client';
+import { LOCAL_DIR } from '../../paths';
 import { CLIENT_IDS } from '../../idp/clients';
 import { TEST_CITIZENS } from '../../idp/citizens';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
@@ -421,6 +433,54 @@ test('credentials: declared operations refuse requests without them; health answ
   const wrongKey = await call(`${base}/v1/health`, { apiKey: 'not-a-key' });
   expectDeclared(health, wrongKey);
   expect(wrongKey.status).toBe(403);
+});
+
+test('POST with wait: one call answers 200 with the signed request as GET answers it; wait=0 still 202', async () => {
+  const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
+  const request = await sampleRequest('EC-P256', 0);
+  const waited = await call<SignRequestView>(`${pipeline.url}/sign-requests?wait=20`, {
+    apiKey: pipeline.apiKey,
+    body: request.body,
+  });
+  expectDeclared(create, waited);
+  expect(waited.status).toBe(200);
+  expect(waited.body).toMatchObject({ id: request.body.requestId, status: 'signed' });
+  expect(verifySignedResult(request, waited.body, rootPem)).toEqual({ ok: true });
+  expect(waited.headers.get('location')).toBe(`/v1/sign-requests/${request.body.requestId}`);
+  const read = await call(`${pipeline.url}/sign-requests/${request.body.requestId}`, {
+    apiKey: pipeline.apiKey,
+  });
+  expect(waited.body).toEqual(read.body);
+
+  const later = await sampleRequest('EC-P256', 1);
+  const immediate = await call(`${pipeline.url}/sign-requests?wait=0`, {
+    apiKey: pipeline.apiKey,
+    body: later.body,
+  });
+  expectDeclared(create, immediate);
+  expect(immediate.status).toBe(202);
+  expect(immediate.body).toEqual({ id: later.body.requestId, status: 'received' });
+  await followLink(immediate.status, immediate.body, pipeline.apiKey);
+});
+
+test('submitAndWait: one HTTP call per request when it ends within the wait (it was a POST and a GET)', async () => {
+  const requests = await Promise.all([0, 1, 2, 3, 4].map((i) => sampleRequest('EC-P256', i)));
+  const fetched: string[] = [];
+  const realFetch = globalThis.fetch;
+  const spy = jest.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
+    fetched.push(`${init?.method ?? 'GET'} ${String(input)}`);
+    return realFetch(input, init);
+  });
+  try {
+    for (const request of requests) {
+      const before = fetched.length;
+      const { status } = await submitAndWait(pipeline.url, pipeline.apiKey, request.body);
+      expect(status).toBe('signed');
+      expect(fetched.slice(before)).toEqual([`POST ${pipeline.url}/sign-requests?wait=20`]);
+    }
+  } finally {
+    spy.mockRestore();
+  }
 });
 
 test('a method a path does not list: 405 with Allow; a body that is not JSON: 415', async () => {
