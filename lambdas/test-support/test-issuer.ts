@@ -3,6 +3,7 @@
  * signed with them, with the claims a Swedish eID assertion carries. The integration tests use the real
  * local OpenID Provider instead.
  */
+import { createHash } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
 import {
   SIGN_APPROVAL_TYPE,
@@ -12,6 +13,7 @@ import {
   signMessageHash,
   type AssertionBinding,
   type AssertionReplayStore,
+  type AssertionVerifier,
   type SignMessage,
 } from '@pipeline/core';
 
@@ -143,3 +145,38 @@ export function memoryAssertionStore(): AssertionReplayStore & { readonly used: 
     },
   };
 }
+
+/** For the API's unit tests: accepts any token as a login of Anna Berg (each token its own assertion). */
+export const anyAssertion: AssertionVerifier = {
+  verify: async (token) => {
+    const hash = createHash('sha256').update(token).digest('hex');
+    return {
+      signer: {
+        commonName: 'Anna Berg',
+        givenName: 'Anna',
+        surname: 'Berg',
+        serialNumber: '197001011234',
+        country: 'SE',
+      },
+      evidence: {
+        source: 'assertion',
+        issuer: ISSUER,
+        subject: 'anna',
+        assertionHash: hash,
+        acr: 'loa3',
+        authTime: Date.now(),
+      },
+      replayKey: hash,
+      expiresAt: Date.now() + 300_000,
+      issuedAt: Date.now(),
+      authContext: {
+        identityProvider: ISSUER,
+        authenticationInstant: Date.now(),
+        authnContextClassRef: 'loa3',
+        assertionRef: hash,
+        serviceId: AUDIENCE,
+        attributes: [],
+      },
+    };
+  },
+};

@@ -234,6 +234,14 @@ export async function submitAndWait(
   }
 }
 
+/** Signs one sample EC-P256 request of the default client and returns its record; throws unless signed. */
+export async function signSample(url: string, apiKey: string, index: number): Promise<SignRequestView> {
+  const request = await sampleRequest('EC-P256', index);
+  const { status, view } = await submitAndWait(url, apiKey, request.body);
+  if (status !== 'signed' || !view) throw new Error(`sample request ${index} ended ${status}`);
+  return view;
+}
+
 /** Checks a signed result: signature over the document with the certificate's key, and the chain. */
 export function verifySignedResult(
   request: SampleRequest,

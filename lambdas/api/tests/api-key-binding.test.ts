@@ -7,46 +7,15 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { AssertionVerifier, SignRequestRecord } from '@pipeline/core';
+import type { SignRequestRecord } from '@pipeline/core';
 import { loadPipelineConfig } from '@pipeline/config';
-import { memoryAssertionStore } from '../../test-support/test-issuer';
+import { anyAssertion, memoryAssertionStore } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';
 
 const A = 'arn:aws:iam::123456789012:role/tax-agency';
 const B = 'arn:aws:iam::123456789012:role/pension-agency';
 const KEY_A = 'a1b2c3d4e5';
 const KEY_B = 'f6g7h8i9j0';
-
-const anyAssertion: AssertionVerifier = {
-  verify: async (token) => ({
-    signer: {
-      commonName: 'Anna Berg',
-      givenName: 'Anna',
-      surname: 'Berg',
-      serialNumber: '197001011234',
-      country: 'SE',
-    },
-    evidence: {
-      source: 'assertion',
-      issuer: 'https://idp.example.test',
-      subject: 'anna',
-      assertionHash: createHash('sha256').update(token).digest('hex'),
-      acr: 'loa3',
-      authTime: Date.now(),
-    },
-    replayKey: createHash('sha256').update(token).digest('hex'),
-    expiresAt: Date.now() + 300_000,
-    issuedAt: Date.now(),
-    authContext: {
-      identityProvider: 'https://idp.example.test',
-      authenticationInstant: Date.now(),
-      authnContextClassRef: 'loa3',
-      assertionRef: createHash('sha256').update(token).digest('hex'),
-      serviceId: 'signing-service',
-      attributes: [],
-    },
-  }),
-};
 
 function deps(): ApiDeps & { records: Map<string, SignRequestRecord>; sent: string[] } {
   const records = new Map<string, SignRequestRecord>();

@@ -5,41 +5,9 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { AssertionVerifier, SignRequestRecord } from '@pipeline/core';
-import { memoryAssertionStore } from '../../test-support/test-issuer';
+import type { SignRequestRecord } from '@pipeline/core';
+import { anyAssertion, memoryAssertionStore } from '../../test-support/test-issuer';
 import { SignRequestAdmission, handleApiEvent, type ApiDeps } from '../src';
-
-/** Accepts any token as a login of Anna Berg (each token its own assertion). */
-const anyAssertion: AssertionVerifier = {
-  verify: async (token) => ({
-    signer: {
-      commonName: 'Anna Berg',
-      givenName: 'Anna',
-      surname: 'Berg',
-      serialNumber: '197001011234',
-      country: 'SE',
-    },
-    evidence: {
-      source: 'assertion',
-      issuer: 'https://idp.example.test',
-      subject: 'anna',
-      assertionHash: createHash('sha256').update(token).digest('hex'),
-      acr: 'loa3',
-      authTime: Date.now(),
-    },
-    replayKey: createHash('sha256').update(token).digest('hex'),
-    expiresAt: Date.now() + 300_000,
-    issuedAt: Date.now(),
-    authContext: {
-      identityProvider: 'https://idp.example.test',
-      authenticationInstant: Date.now(),
-      authnContextClassRef: 'loa3',
-      assertionRef: createHash('sha256').update(token).digest('hex'),
-      serviceId: 'signing-service',
-      attributes: [],
-    },
-  }),
-};
 
 function memoryDeps(
   overrides: Partial<ApiDeps> = {},

@@ -16,7 +16,7 @@ import type { Hsm } from '@pipeline/core';
 import pLimit from 'p-limit';
 import { decorateCaSideHsm } from '../../../../lambdas/handlers';
 import { pemToDer } from '@pipeline/pki';
-import { call, sampleRequest, type SignRequestView } from '../../client';
+import { call, signSample, type SignRequestView } from '../../client';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 import { issuingPem, ocspGet, ocspPost } from './support/relying-party';
 
@@ -69,21 +69,7 @@ afterAll(async () => {
   await pipeline?.stop();
 });
 
-async function signOne(index: number): Promise<SignRequestView> {
-  const request = await sampleRequest('EC-P256', index);
-  const accepted = await call<{ id: string }>(`${pipeline.url}/sign-requests`, {
-    apiKey: pipeline.apiKey,
-    body: request.body,
-  });
-  expect(accepted.status).toBe(202);
-  const view = (
-    await call<SignRequestView>(`${pipeline.url}/sign-requests/${accepted.body.id}?wait=20`, {
-      apiKey: pipeline.apiKey,
-    })
-  ).body;
-  expect(view.status).toBe('signed');
-  return view;
-}
+const signOne = (index: number): Promise<SignRequestView> => signSample(pipeline.url, pipeline.apiKey, index);
 
 const issuing = AsnConvert.parse(pemToDer(issuingPem), Certificate).tbsCertificate;
 const sha1 = (data: ArrayBuffer | Buffer): Buffer =>

@@ -25,7 +25,7 @@ import {
   type AuditReceipt,
 } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
-import { call, sampleRequest, type SignRequestView } from '../../client';
+import { call, signSample, type SignRequestView } from '../../client';
 import { ROOT } from '../../paths';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 import { crlListing, ocspPost, until } from './support/relying-party';
@@ -58,21 +58,7 @@ afterAll(async () => {
   await pipeline?.stop();
 });
 
-async function signOne(index: number): Promise<SignRequestView> {
-  const request = await sampleRequest('EC-P256', index);
-  const accepted = await call<{ id: string }>(`${pipeline.url}/sign-requests`, {
-    apiKey: pipeline.apiKey,
-    body: request.body,
-  });
-  expect(accepted.status).toBe(202);
-  const view = (
-    await call<SignRequestView>(`${pipeline.url}/sign-requests/${accepted.body.id}?wait=20`, {
-      apiKey: pipeline.apiKey,
-    })
-  ).body;
-  expect(view.status).toBe('signed');
-  return view;
-}
+const signOne = (index: number): Promise<SignRequestView> => signSample(pipeline.url, pipeline.apiKey, index);
 
 function auditCli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), ...args], {
