@@ -22,6 +22,19 @@ function errorOf(values: Record<string, unknown>): DeploymentSettingsError {
   throw new Error('no error');
 }
 
+/** The context keys a deploy (no placeholders) requires up to the API clients, with a cluster CA file. */
+function deployContext(): Record<string, unknown> {
+  const caCert = join(mkdtempSync(join(tmpdir(), 'settings-')), 'customerCA.crt');
+  writeFileSync(caCert, TEST_CA_PEM);
+  return {
+    cloudHsmLayerPath: 'x',
+    hsmClusterId: 'cluster-abc',
+    hsmSecurityGroupId: 'sg-0123abcd',
+    hsmCaCertPath: caCert,
+    identityIssuers: 'https://idp.example.se',
+  };
+}
+
 describe('parseSettings', () => {
   it('without the placeholder flag, requires the layer and the cluster values', () => {
     expect(errorOf({}).contextKey).toBe('cloudHsmLayerPath');
@@ -133,15 +146,7 @@ describe('parseSettings', () => {
     expect(set.api.principals).toEqual({ 'tax-agency': role });
     expect(errorOf({ ...placeholders, apiClients: 'tax-agency=role/tax' }).contextKey).toBe('apiClients');
     // Without the placeholder flag (a deploy), a key bound to no one is refused at synth.
-    const caCert = join(mkdtempSync(join(tmpdir(), 'settings-')), 'customerCA.crt');
-    writeFileSync(caCert, TEST_CA_PEM);
-    const deploy = {
-      cloudHsmLayerPath: 'x',
-      hsmClusterId: 'cluster-abc',
-      hsmSecurityGroupId: 'sg-0123abcd',
-      hsmCaCertPath: caCert,
-      identityIssuers: 'https://idp.example.se',
-    };
+    const deploy = deployContext();
     const bare = errorOf({ ...deploy, apiClients: `tax-agency=${role},pension-agency` });
     expect([bare.contextKey, bare.message]).toEqual([
       'apiClients',
@@ -157,16 +162,7 @@ describe('parseSettings', () => {
     // A regional web ACL cannot be attached to a distribution.
     const regional = arn.replace('us-east-1', 'eu-north-1').replace('global/', 'regional/');
     expect(errorOf({ ...placeholders, pkiEdgeWebAclArn: regional }).contextKey).toBe('pkiEdgeWebAclArn');
-    const caCert = join(mkdtempSync(join(tmpdir(), 'settings-')), 'customerCA.crt');
-    writeFileSync(caCert, TEST_CA_PEM);
-    const deploy = {
-      cloudHsmLayerPath: 'x',
-      hsmClusterId: 'cluster-abc',
-      hsmSecurityGroupId: 'sg-0123abcd',
-      hsmCaCertPath: caCert,
-      identityIssuers: 'https://idp.example.se',
-      apiClients: 'tax-agency=arn:aws:iam::123456789012:role/tax-agency',
-    };
+    const deploy = { ...deployContext(), apiClients: 'tax-agency=arn:aws:iam::123456789012:role/tax-agency' };
     expect(errorOf(deploy).contextKey).toBe('pkiEdgeWebAclArn');
     expect(parseSettings(ctx({ ...deploy, pkiEdgeWebAclArn: arn })).pkiEdgeWebAclArn).toBe(arn);
   });
