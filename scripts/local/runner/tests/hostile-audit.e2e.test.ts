@@ -15,10 +15,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '@pipeline/adapters/aws';
 import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import { loadAwsConfig } from '@pipeline/config';
 import {
   AUDIT_CHECKPOINT_PK,
   auditEntryPk,
@@ -33,36 +31,27 @@ import {
 import { TABLES, tableName } from '@pipeline/resources';
 import { signSample, type SignRequestView } from '../../client';
 import { ROOT } from '../../paths';
-import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+import type { LocalPipeline } from '../pipeline';
+import { startHostilePipeline, type HostilePipeline } from './support/hostile-pipeline';
 import { until } from './support/relying-party';
 
 jest.setTimeout(180_000);
 
+let hostile: HostilePipeline | undefined;
 let pipeline: LocalPipeline;
-let doc: ReturnType<typeof documentClient>;
+let doc: HostilePipeline['doc'];
 let audit: string;
 
 beforeAll(async () => {
-  pipeline = await startLocalPipeline({
-    resourcePrefix: `hostile-audit-${Date.now().toString(36)}-`,
-    log: () => undefined,
-    env: {
-      PORT: '0',
-      POOL_TARGETS: 'EC-P256=10',
-      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-      LOG_LEVEL: 'WARN',
-      AUDIT_CHECKPOINT_INTERVAL_SECONDS: '1',
-    },
+  hostile = await startHostilePipeline('hostile-audit', {
+    POOL_TARGETS: 'EC-P256=10',
+    AUDIT_CHECKPOINT_INTERVAL_SECONDS: '1',
   });
-  await pipeline.runKeygen();
-  doc = documentClient(loadAwsConfig());
+  ({ pipeline, doc } = hostile);
   audit = tableName(TABLES.audit);
 }, 120_000);
 
-afterAll(async () => {
-  doc?.destroy();
-  await pipeline?.stop();
-});
+afterAll(() => hostile?.stop());
 
 const signOne = (index: number): Promise<SignRequestView> => signSample(pipeline.url, pipeline.apiKey, index);
 

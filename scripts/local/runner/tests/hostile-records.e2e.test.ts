@@ -12,10 +12,8 @@ import { X509Certificate } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '@pipeline/adapters/aws';
 import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import { loadAwsConfig } from '@pipeline/config';
 import {
   auditEntryPk,
   auditHeadPk,
@@ -27,36 +25,26 @@ import {
 import { TABLES, tableName } from '@pipeline/resources';
 import { call, signSample, type SignRequestView } from '../../client';
 import { ROOT } from '../../paths';
-import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+import type { LocalPipeline } from '../pipeline';
+import { startHostilePipeline, type HostilePipeline } from './support/hostile-pipeline';
 import { crlListing, ocspPost, until } from './support/relying-party';
 
 jest.setTimeout(180_000);
 
+let hostile: HostilePipeline | undefined;
 let pipeline: LocalPipeline;
 let pki: string;
-let doc: ReturnType<typeof documentClient>;
+let doc: HostilePipeline['doc'];
 
 beforeAll(async () => {
-  pipeline = await startLocalPipeline({
-    resourcePrefix: `hostile-rec-${Date.now().toString(36)}-`,
-    log: () => undefined,
-    env: {
-      PORT: '0',
-      POOL_TARGETS: 'EC-P256=10',
-      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-      LOG_LEVEL: 'WARN',
-      AUDIT_CHECKPOINT_INTERVAL_SECONDS: '1',
-    },
+  hostile = await startHostilePipeline('hostile-rec', {
+    POOL_TARGETS: 'EC-P256=10',
+    AUDIT_CHECKPOINT_INTERVAL_SECONDS: '1',
   });
-  await pipeline.runKeygen();
-  pki = pipeline.url.replace(/\/v1$/, '/pki');
-  doc = documentClient(loadAwsConfig());
+  ({ pipeline, pki, doc } = hostile);
 }, 120_000);
 
-afterAll(async () => {
-  doc?.destroy();
-  await pipeline?.stop();
-});
+afterAll(() => hostile?.stop());
 
 const signOne = (index: number): Promise<SignRequestView> => signSample(pipeline.url, pipeline.apiKey, index);
 
