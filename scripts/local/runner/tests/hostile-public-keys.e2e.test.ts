@@ -10,7 +10,6 @@
  * was certified for.
  */
 import { ECDH, X509Certificate, createHash, createPublicKey, randomUUID } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -21,7 +20,7 @@ import { keySk } from '@pipeline/adapters/dynamodb';
 import { keyUsage, type AuditEvent, type KeyType } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { sampleRequest, verifySignedResult } from '../../client';
-import { LOCAL_DIR, ROOT } from '../../paths';
+import { LOCAL_DIR } from '../../paths';
 import {
   readAudit,
   runAll,
@@ -31,6 +30,7 @@ import {
   type FaultPipeline,
   startFaultPipeline,
 } from '../../faults/harness';
+import { auditCli } from './support/hostile-pipeline';
 
 jest.setTimeout(420_000);
 
@@ -111,13 +111,6 @@ async function sign(keyType: KeyType, count: number) {
     Date.now() + 240_000,
   );
   return accepted.map((a) => ({ ...a, view: ended.get(a.id)! }));
-}
-
-function auditCli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), ...args], {
-    env: { ...process.env, ...fault.pipeline.env },
-    encoding: 'utf8',
-  });
 }
 
 test('consumed pool keys put back re-encoded under new ids: every request signed, no key certified twice, the verifier names each copy', async () => {
@@ -240,7 +233,7 @@ test('consumed pool keys put back re-encoded under new ids: every request signed
 
   // `npm run audit -- verify` names every copy: its pool key id, the request that claimed it, and for a key
   // that was certified, the request and serial it was certified for.
-  const verify = auditCli('verify');
+  const verify = auditCli(fault.pipeline, 'verify');
   expect(verify.stdout).toMatch(/^intact: /m);
   const certifiedCopies = [...discards].filter(([copyId]) => certifiedFor.has(copies.get(copyId)!.spkiHash));
   expect(certifiedCopies.length).toBeGreaterThanOrEqual(FIRST_ROUND['EC-P256'] + FIRST_ROUND['RSA-2048']);

@@ -9,25 +9,19 @@
  *   still lists the serial, the publication audits the restored entry, and `verify` names the record.
  */
 import { X509Certificate } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import {
-  auditEntryPk,
-  auditHeadPk,
-  auditSequenceSk,
-  eventsOf,
-  parseCheckpointBody,
-  type AuditReceipt,
-} from '@pipeline/core';
+import { auditEntryPk, auditHeadPk, auditSequenceSk, eventsOf } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { call, signSample, type SignRequestView } from '../../client';
-import { ROOT } from '../../paths';
 import type { LocalPipeline } from '../pipeline';
-import { startHostilePipeline, type HostilePipeline } from './support/hostile-pipeline';
-import { crlListing, ocspPost, until } from './support/relying-party';
+import {
+  anchoredOver,
+  auditCli,
+  startHostilePipeline,
+  type HostilePipeline,
+} from './support/hostile-pipeline';
+import { crlListing, ocspPost } from './support/relying-party';
 
 jest.setTimeout(180_000);
 
@@ -48,43 +42,17 @@ afterAll(() => hostile?.stop());
 
 const signOne = (index: number): Promise<SignRequestView> => signSample(pipeline.url, pipeline.apiKey, index);
 
-function auditCli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), ...args], {
-    env: { ...process.env, ...pipeline.env },
-    encoding: 'utf8',
-  });
-}
-
-/** Waits until an anchored checkpoint (outside the table) covers the receipt's entry. */
-async function anchoredOver(receipt: AuditReceipt): Promise<number> {
-  const target = pipeline.env.AUDIT_ANCHOR_TARGET;
-  expect(target).toMatch(/^file:/);
-  const anchors = fileAnchorStore(target.slice('file:'.length));
-  return until(
-    `an anchored checkpoint over ${receipt.chain}/${receipt.sequence}`,
-    async () => {
-      for (const anchor of (await anchors.readAll()).reverse()) {
-        const body = anchor.body && parseCheckpointBody(anchor.body);
-        const head = body && body.heads.find((h) => h.chain === receipt.chain);
-        if (body && head && head.sequence >= receipt.sequence) return body.sequence;
-      }
-      return undefined;
-    },
-    15_000,
-  );
-}
-
 test('a chain cut short and its head rewound: verify names the truncation from the anchors, prove the lost receipt', async () => {
   const views: SignRequestView[] = [];
   for (let i = 0; i < 3; i++) views.push(await signOne(i));
   const victim = views[views.length - 1];
   const receipt = victim.receipt!;
   expect(receipt.head?.algorithm).toBe('ECDSA-P384-SHA384');
-  const anchored = await anchoredOver(receipt);
-  const clean = auditCli('verify');
+  const anchored = await anchoredOver(pipeline, receipt);
+  const clean = auditCli(pipeline, 'verify');
   expect(clean.stdout).toMatch(/^intact: /m);
   expect(clean.status).toBe(0);
-  expect(auditCli('prove', victim.id).stdout).toMatch(
+  expect(auditCli(pipeline, 'prove', victim.id).stdout).toMatch(
     /entry linked to the head recorded by signed anchored checkpoint \d+/,
   );
 
@@ -123,14 +91,14 @@ test('a chain cut short and its head rewound: verify names the truncation from t
     );
   }
 
-  const tampered = auditCli('verify');
+  const tampered = auditCli(pipeline, 'verify');
   expect(tampered.status).toBe(1);
   expect(tampered.stdout).toMatch(
     new RegExp(
       `chain ${receipt.chain} sequence \\d+: truncated: truncated: anchored checkpoint ${anchored} recorded the chain up to here, it now ends at ${receipt.sequence - 1}`,
     ),
   );
-  const lost = auditCli('prove', victim.id);
+  const lost = auditCli(pipeline, 'prove', victim.id);
   expect(lost.status).toBe(1);
   expect(lost.stdout).toContain(
     `the log no longer holds entry ${receipt.chain}/${receipt.sequence}, which the audit key signed`,
@@ -170,7 +138,7 @@ test('a revocation removed from its record: OCSP and the next CRL keep it, the p
   const events = eventsOf(await new AuditRepository(doc, { tableName: tableName(TABLES.audit) }).readAll());
   expect(events).toContainEqual({ type: 'revocation.restored', serial: serial.toLowerCase() });
 
-  const report = auditCli('verify');
+  const report = auditCli(pipeline, 'verify');
   expect(report.status).toBe(1);
   expect(report.stdout).toMatch(
     new RegExp(
