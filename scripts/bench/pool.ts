@@ -66,35 +66,8 @@ export async function run(args: string[]): Promise<void> {
   const doc = documentClient(config.aws);
   // One session: requests run one at a time, as a single request would see the HSM.
   const hsm = await connectHsm({ ...config.hsm, sessionPoolSize: 1 }, config.aws);
-  const pool = new KeyPoolRepository(doc, {
-    tableName: process.env[TABLES.keyPool.envVar]!,
-    shards: config.pool.shards,
-  });
-  const requests = new RequestRepository(doc, { tableName: process.env[TABLES.requests.envVar]! });
-  const { issuer } = await createLocalCa({
-    hsm,
-    doc,
-    certificatesTable: process.env[TABLES.certificates.envVar]!,
-  });
-  const metrics = new InMemoryPoolMetrics();
-  // Sub-millisecond timestamps, so the stage timings of a few-ms path are not rounded away.
-  const clock = (): number => performance.timeOrigin + performance.now();
+  const { base, pool, requests, metrics } = await signingCore(config, doc, hsm);
   const prefetcher = new PrefetchingKeyClaimer(pool);
-  const base: SigningDeps = {
-    requests,
-    pool,
-    hsm,
-    buildCsr,
-    issuer,
-    metrics,
-    clock,
-    settings: {
-      emptyPoolPolicy: 'fallback',
-      retryAfterSeconds: config.pool.retryAfterSeconds,
-      leaseMs: config.requests.attemptLeaseSeconds * 1000,
-      hsmProfile: config.hsm.profile,
-    },
-  };
 
   const oneRequest = async (deps: SigningDeps): Promise<Sample & { pooled: boolean }> => {
     const record = benchRecord(keyType);
@@ -157,6 +130,51 @@ export async function run(args: string[]): Promise<void> {
     await standIns?.stop();
   }
   report(keyType, n, samples, fillMs / (2 * perPath + 1));
+}
+
+/**
+ * The real signing core's dependencies on the bench tables: the pool and request repositories, the local
+ * CA in process, the `fallback` policy and a sub-millisecond clock.
+ */
+async function signingCore(
+  config: ReturnType<typeof loadConfig>,
+  doc: ReturnType<typeof documentClient>,
+  hsm: Awaited<ReturnType<typeof connectHsm>>,
+): Promise<{
+  base: SigningDeps;
+  pool: KeyPoolRepository;
+  requests: RequestRepository;
+  metrics: InMemoryPoolMetrics;
+}> {
+  const pool = new KeyPoolRepository(doc, {
+    tableName: process.env[TABLES.keyPool.envVar]!,
+    shards: config.pool.shards,
+  });
+  const requests = new RequestRepository(doc, { tableName: process.env[TABLES.requests.envVar]! });
+  const { issuer } = await createLocalCa({
+    hsm,
+    doc,
+    certificatesTable: process.env[TABLES.certificates.envVar]!,
+  });
+  const metrics = new InMemoryPoolMetrics();
+  // Sub-millisecond timestamps, so the stage timings of a few-ms path are not rounded away.
+  const clock = (): number => performance.timeOrigin + performance.now();
+  const base: SigningDeps = {
+    requests,
+    pool,
+    hsm,
+    buildCsr,
+    issuer,
+    metrics,
+    clock,
+    settings: {
+      emptyPoolPolicy: 'fallback',
+      retryAfterSeconds: config.pool.retryAfterSeconds,
+      leaseMs: config.requests.attemptLeaseSeconds * 1000,
+      hsmProfile: config.hsm.profile,
+    },
+  };
+  return { base, pool, requests, metrics };
 }
 
 /**

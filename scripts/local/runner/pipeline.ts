@@ -184,26 +184,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     }
 
     const { caSide, signerEnv } = await startCaSide(pipeline, log, cleanups, wrap);
-    const ca = loadCaConfig();
-    // Each client signs with credentials of its own (IAM on AWS), and the API function knows whose key
-    // each is (API_KEY_PRINCIPALS, as the CDK app sets it): a key presented by another caller is refused.
-    const clients = withCredentials(loadApiClients());
-    Object.assign(process.env, apiKeyPrincipalsEnv(clients));
-    const gateway = await startGateway(
-      {
-        handler: createApiHandler(withReadiness(wireApi(), () => ready)),
-        clients,
-        requireSigV4: pipeline.local.requireSigV4,
-        limits: pipeline.local.limits,
-        log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
-        pki: {
-          dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
-          ocsp: caSide.ocsp,
-          tsa: caSide.tsa,
-        },
-      },
-      pipeline.local.port,
-    );
+    const { gateway, clients } = await startApiGateway(pipeline, caSide, log, () => ready);
     cleanups.push(() => closeServer(gateway));
     const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/${API_STAGE}`;
 
@@ -319,6 +300,38 @@ async function startCaSide(
   }
   await wrap('lambda', 'AWS_ENDPOINT_URL_LAMBDA');
   return { caSide, signerEnv };
+}
+
+/**
+ * The HTTP server playing API Gateway in front of the API function, and the public PKI endpoint. Each
+ * client signs with credentials of its own (IAM on AWS), and the API function knows whose key each is
+ * (API_KEY_PRINCIPALS, as the CDK app sets it): a key presented by another caller is refused.
+ */
+async function startApiGateway(
+  pipeline: PipelineConfig,
+  caSide: CaSideFunctions,
+  log: Log,
+  ready: () => boolean,
+): Promise<{ gateway: Server; clients: SigningApiClient[] }> {
+  const ca = loadCaConfig();
+  const clients = withCredentials(loadApiClients());
+  Object.assign(process.env, apiKeyPrincipalsEnv(clients));
+  const gateway = await startGateway(
+    {
+      handler: createApiHandler(withReadiness(wireApi(), ready)),
+      clients,
+      requireSigV4: pipeline.local.requireSigV4,
+      limits: pipeline.local.limits,
+      log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
+      pki: {
+        dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
+        ocsp: caSide.ocsp,
+        tsa: caSide.tsa,
+      },
+    },
+    pipeline.local.port,
+  );
+  return { gateway, clients };
 }
 
 /** The signer's consumer processes (LOCAL_CONSUMERS of them now), and how to start one more. */
