@@ -10,8 +10,6 @@
  * was certified for.
  */
 import { ECDH, X509Certificate, createHash, createPublicKey, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
@@ -20,7 +18,6 @@ import { keySk } from '@pipeline/adapters/dynamodb';
 import { keyUsage, type AuditEvent, type KeyType } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { sampleRequest, verifySignedResult } from '../../client';
-import { LOCAL_DIR } from '../../paths';
 import {
   readAudit,
   runAll,
@@ -30,6 +27,7 @@ import {
   type FaultPipeline,
   startFaultPipeline,
 } from '../../faults/harness';
+import { rootPem } from './support/relying-party';
 import { auditCli } from './support/hostile-pipeline';
 
 jest.setTimeout(420_000);
@@ -38,7 +36,6 @@ const TARGETS: Readonly<Record<'EC-P256' | 'RSA-2048', number>> = { 'EC-P256': 2
 const FIRST_ROUND: Readonly<Record<'EC-P256' | 'RSA-2048', number>> = { 'EC-P256': 8, 'RSA-2048': 5 };
 
 let fault: FaultPipeline;
-let rootPem: string;
 
 beforeAll(async () => {
   fault = await startFaultPipeline({
@@ -56,7 +53,6 @@ beforeAll(async () => {
     },
   });
   await fault.pipeline.runKeygen();
-  rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
 });
 
 afterAll(async () => {
