@@ -1,5 +1,5 @@
 /**
- * The operator's CA bootstrap on a cluster (scripts/ca-bootstrap.ts, docs/operations.md "First deploy"),
+ * The operator's CA bootstrap on a cluster (scripts/ca-bootstrap.ts, docs/operations.md "Cluster initialisation"),
  * run as an operator runs it, against the local SoftHSM tokens standing in for the cluster's crypto
  * users: the OCSP responder's and the TSA's keys are each made by their own user (`ocsp-key`, `tsa-key`),
  * and the CA user certifies the public keys it is given, never making a TSA key of its own. Fixed test

@@ -98,6 +98,19 @@ function formatRevocations(check: RevocationCheck | undefined): string[] {
   return lines;
 }
 
+/** What every command works with. */
+interface AuditCommandContext {
+  readonly rest: readonly string[];
+  readonly config: ReturnType<typeof loadAuditConfig>;
+  readonly doc: ReturnType<typeof documentClient>;
+  readonly store: AuditRepository;
+  readonly anchors: ReturnType<typeof auditAnchorStore> | undefined;
+  /** The audit public key: `--public-key`, AUDIT_PUBLIC_KEY_FILE, the local bootstrap's, or the HSM's. */
+  readonly publicKey: () => Promise<Awaited<ReturnType<typeof loadAuditPublicKey>>>;
+  /** The HSM session (audit key), connected on first use. */
+  readonly connect: () => Promise<Pkcs11Hsm>;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   useRunnerEnv(); // locally: the endpoints, tables and anchors of a running `npm start` (set values win)
@@ -119,86 +132,101 @@ async function main(argv: readonly string[]): Promise<number> {
         (existsSync(localPem) ? localPem : undefined);
       return loadAuditPublicKey({ file, keyLabel: config.keyLabel, hsm: file ? undefined : await connect() });
     };
-    if (command === 'prove') {
-      const id = rest[0];
-      if (!id || id.startsWith('--')) {
-        console.error(USAGE);
-        return 2;
-      }
-      const record = await new RequestRepository(doc, { tableName: tableName(TABLES.requests) }).get(id);
-      if (!record) throw new Error(`no sign request ${id}`);
-      if (!record.receipt) {
-        console.log(`NOT PROVEN: request ${id} (${record.status}) carries no receipt`);
-        return 1;
-      }
-      const proof = proveReceipt(
-        record.receipt,
-        await store.readAll(),
-        await publicKey(),
-        await anchors?.readAll(),
-      );
-      const event =
-        proof.eventText === undefined ? undefined : (JSON.parse(proof.eventText) as Record<string, string>);
-      const signature = returnedSignature(record);
-      const steps = [...proof.steps];
-      let ok = proof.ok;
-      if (event) {
-        const matches =
-          event.type === 'signature.made' &&
-          event.requestId === id &&
-          signature !== undefined &&
-          event.signatureHash === createHash('sha256').update(signature).digest('hex');
-        steps.unshift(
-          matches
-            ? `leaf: signature.made for ${id}, hash of the returned signature`
-            : `FAILED: the leaf is not this request's signature event`,
-        );
-        ok &&= matches;
-      }
-      for (const line of steps) console.log(`  ${line}`);
-      console.log(ok ? `proven: request ${id}` : `NOT PROVEN: request ${id}`);
-      return ok ? 0 : 1;
-    }
-    if (command === 'verify') {
-      const log = await store.readAll();
-      const report = await verifyAuditStore(store, config.chains, await publicKey(), {
-        log,
-        anchoring: anchors && {
-          anchors: await anchors.readAll(),
-          now: Date.now(),
-          maxLagMs: config.anchorMaxLagSeconds * 1000,
-        },
-      });
-      const revoked = await revocations(doc, log);
-      const agree = !revoked || (revoked.disagreements.length === 0 && !revoked.crlInvalid);
-      const keys = keyUsage(eventsOf(log));
-      const keysClean = keys.reused.length === 0 && keys.keyAttempts.length === 0;
-      if (rest.includes('--json')) {
-        const { reused, keyAttempts } = keys;
-        console.log(
-          JSON.stringify({ ...report, revocations: revoked, keys: { reused, keyAttempts } }, null, 2),
-        );
-      } else {
-        const lines = [...formatReport(report), ...formatRevocations(revoked), ...formatKeyUsage(keys)];
-        for (const line of lines) console.log(line);
-      }
-      return report.intact && agree && keysClean ? 0 : 1;
-    }
-    if (command === 'checkpoint') {
-      const signer = await hsmAuditSigner(await connect(), config.keyLabel);
-      const cp = await new AuditLog(store, { chains: config.chains, signer, anchors }).checkpoint();
-      console.log(
-        `checkpoint ${cp.body.sequence} signed by ${signer.keyLabel}: ${cp.hash}` +
-          (anchors ? `, anchored in ${anchors.location}` : ', not anchored (no AUDIT_ANCHOR_TARGET)'),
-      );
-      return 0;
-    }
+    const context: AuditCommandContext = { rest, config, doc, store, anchors, publicKey, connect };
+    if (command === 'prove') return await prove(context);
+    if (command === 'verify') return await verify(context);
+    if (command === 'checkpoint') return await checkpoint(context);
     console.error(USAGE);
     return 2;
   } finally {
     await hsm?.close();
     doc.destroy();
   }
+}
+
+/** `prove <request-id>`: the request's receipt proven against the log, its anchors and the returned signature. */
+async function prove({ rest, doc, store, anchors, publicKey }: AuditCommandContext): Promise<number> {
+  const id = rest[0];
+  if (!id || id.startsWith('--')) {
+    console.error(USAGE);
+    return 2;
+  }
+  const record = await new RequestRepository(doc, { tableName: tableName(TABLES.requests) }).get(id);
+  if (!record) throw new Error(`no sign request ${id}`);
+  if (!record.receipt) {
+    console.log(`NOT PROVEN: request ${id} (${record.status}) carries no receipt`);
+    return 1;
+  }
+  const proof = proveReceipt(
+    record.receipt,
+    await store.readAll(),
+    await publicKey(),
+    await anchors?.readAll(),
+  );
+  const event =
+    proof.eventText === undefined ? undefined : (JSON.parse(proof.eventText) as Record<string, string>);
+  const signature = returnedSignature(record);
+  const steps = [...proof.steps];
+  let ok = proof.ok;
+  if (event) {
+    const matches =
+      event.type === 'signature.made' &&
+      event.requestId === id &&
+      signature !== undefined &&
+      event.signatureHash === createHash('sha256').update(signature).digest('hex');
+    steps.unshift(
+      matches
+        ? `leaf: signature.made for ${id}, hash of the returned signature`
+        : `FAILED: the leaf is not this request's signature event`,
+    );
+    ok &&= matches;
+  }
+  for (const line of steps) console.log(`  ${line}`);
+  console.log(ok ? `proven: request ${id}` : `NOT PROVEN: request ${id}`);
+  return ok ? 0 : 1;
+}
+
+/** `verify [--json]`: the chains and checkpoints, the anchors, revocations against the CRL, key usage. */
+async function verify({
+  rest,
+  config,
+  doc,
+  store,
+  anchors,
+  publicKey,
+}: AuditCommandContext): Promise<number> {
+  const log = await store.readAll();
+  const report = await verifyAuditStore(store, config.chains, await publicKey(), {
+    log,
+    anchoring: anchors && {
+      anchors: await anchors.readAll(),
+      now: Date.now(),
+      maxLagMs: config.anchorMaxLagSeconds * 1000,
+    },
+  });
+  const revoked = await revocations(doc, log);
+  const agree = !revoked || (revoked.disagreements.length === 0 && !revoked.crlInvalid);
+  const keys = keyUsage(eventsOf(log));
+  const keysClean = keys.reused.length === 0 && keys.keyAttempts.length === 0;
+  if (rest.includes('--json')) {
+    const { reused, keyAttempts } = keys;
+    console.log(JSON.stringify({ ...report, revocations: revoked, keys: { reused, keyAttempts } }, null, 2));
+  } else {
+    const lines = [...formatReport(report), ...formatRevocations(revoked), ...formatKeyUsage(keys)];
+    for (const line of lines) console.log(line);
+  }
+  return report.intact && agree && keysClean ? 0 : 1;
+}
+
+/** `checkpoint`: a checkpoint signed now with the audit key, and anchored. */
+async function checkpoint({ config, store, anchors, connect }: AuditCommandContext): Promise<number> {
+  const signer = await hsmAuditSigner(await connect(), config.keyLabel);
+  const cp = await new AuditLog(store, { chains: config.chains, signer, anchors }).checkpoint();
+  console.log(
+    `checkpoint ${cp.body.sequence} signed by ${signer.keyLabel}: ${cp.hash}` +
+      (anchors ? `, anchored in ${anchors.location}` : ', not anchored (no AUDIT_ANCHOR_TARGET)'),
+  );
+  return 0;
 }
 
 main(process.argv.slice(2)).then(

@@ -32,6 +32,7 @@ import {
   isKeyType,
   processSignRequest,
   type SignRequestRecord,
+  type KeyType,
   type SigningDeps,
 } from '@pipeline/core';
 import { buildCsr } from '@pipeline/pki';
@@ -50,82 +51,26 @@ interface Sample {
   readonly acquireKeyMs: number;
 }
 
+type PathName = 'onTheFly' | 'pool' | 'poolPrefetch';
+const MEASURES = ['acquireKeyMs', 'keyAndSignMs', 'requestMs'] as const;
+type Figures = Record<PathName, Record<(typeof MEASURES)[number], { median: number; p99: number }>>;
+
 export async function run(args: string[]): Promise<void> {
   const n = Number(option(args, 'n') ?? '30');
   const keyType = option(args, 'key-type') ?? 'RSA-2048';
   if (!isKeyType(keyType) || !Number.isInteger(n) || n < 1) {
     throw new Error('usage: npm run bench -- pool [--n <count>] [--key-type RSA-2048|...]');
   }
-  // Stand-ins only when no endpoint is configured; fresh table names so nothing else is disturbed.
-  let standIns: StandIns | undefined;
-  if (!process.env.AWS_ENDPOINT_URL_DYNAMODB && !process.env.AWS_ENDPOINT_URL) {
-    standIns = await startStandIns();
-    Object.assign(process.env, standIns.env());
-  }
-  const suffix = randomBytes(4).toString('hex');
-  process.env[TABLES.keyPool.envVar] = `${TABLES.keyPool.localName}-bench-${suffix}`;
-  process.env[TABLES.requests.envVar] = `${TABLES.requests.localName}-bench-${suffix}`;
-  process.env[TABLES.certificates.envVar] = `${TABLES.certificates.localName}-bench-${suffix}`;
-  const emptyPoolTable = `${TABLES.keyPool.localName}-bench-empty-${suffix}`;
+  const { standIns, emptyPoolTable } = await benchTables();
   const config = loadConfig();
-  const raw = dynamoDbClient(config.aws);
-  await ensureTables(raw, [TABLES.keyPool, TABLES.requests, TABLES.certificates]);
-  await ensureTables(raw, [TABLES.keyPool], { [TABLES.keyPool.envVar]: emptyPoolTable });
-  raw.destroy();
-
   const doc = documentClient(config.aws);
   // One session: requests run one at a time, as a single request would see the HSM.
   const hsm = await connectHsm({ ...config.hsm, sessionPoolSize: 1 }, config.aws);
-  const pool = new KeyPoolRepository(doc, {
-    tableName: process.env[TABLES.keyPool.envVar]!,
-    shards: config.pool.shards,
-  });
-  const requests = new RequestRepository(doc, { tableName: process.env[TABLES.requests.envVar]! });
-  const { issuer } = await createLocalCa({
-    hsm,
-    doc,
-    certificatesTable: process.env[TABLES.certificates.envVar]!,
-  });
-  const metrics = new InMemoryPoolMetrics();
-  // Sub-millisecond timestamps, so the stage timings of a few-ms path are not rounded away.
-  const clock = (): number => performance.timeOrigin + performance.now();
+  const { base, pool, requests, metrics } = await signingCore(config, doc, hsm);
   const prefetcher = new PrefetchingKeyClaimer(pool);
-  const base: SigningDeps = {
-    requests,
-    pool,
-    hsm,
-    buildCsr,
-    issuer,
-    metrics,
-    clock,
-    settings: {
-      emptyPoolPolicy: 'fallback',
-      retryAfterSeconds: config.pool.retryAfterSeconds,
-      leaseMs: config.requests.attemptLeaseSeconds * 1000,
-      hsmProfile: config.hsm.profile,
-    },
-  };
 
   const oneRequest = async (deps: SigningDeps): Promise<Sample & { pooled: boolean }> => {
-    const now = Date.now();
-    const record: SignRequestRecord = {
-      id: randomUUID(),
-      clientId: 'bench',
-      status: 'received',
-      digest: createHash('sha256').update(randomUUID()).digest('base64'),
-      digestAlgorithm: 'SHA-256',
-      keyType,
-      signatureAlgorithm: defaultSignatureAlgorithm(keyType),
-      signer: {
-        commonName: 'Bo Bench',
-        givenName: 'Bo',
-        surname: 'Bench',
-        serialNumber: '190001010000',
-        country: 'SE',
-      },
-      receivedAt: now,
-      expiresAt: Math.floor(now / 1000) + 3600,
-    };
+    const record = benchRecord(keyType);
     await requests.create({ ...record, identityAssertion: directAssertion(record) });
     const start = process.hrtime.bigint();
     const outcome = await processSignRequest(deps, record.id);
@@ -145,7 +90,7 @@ export async function run(args: string[]): Promise<void> {
     { name: 'pool', deps: base, pooled: true },
     { name: 'poolPrefetch', deps: { ...base, pool: prefetcher }, pooled: true },
   ] as const;
-  const samples: Record<(typeof paths)[number]['name'], Sample[]> = {
+  const samples: Record<PathName, Sample[]> = {
     onTheFly: [],
     pool: [],
     poolPrefetch: [],
@@ -184,8 +129,106 @@ export async function run(args: string[]): Promise<void> {
     doc.destroy();
     await standIns?.stop();
   }
-  const fillPerKeyMs = fillMs / (2 * perPath + 1);
+  report(keyType, n, samples, fillMs / (2 * perPath + 1));
+}
 
+/**
+ * The real signing core's dependencies on the bench tables: the pool and request repositories, the local
+ * CA in process, the `fallback` policy and a sub-millisecond clock.
+ */
+async function signingCore(
+  config: ReturnType<typeof loadConfig>,
+  doc: ReturnType<typeof documentClient>,
+  hsm: Awaited<ReturnType<typeof connectHsm>>,
+): Promise<{
+  base: SigningDeps;
+  pool: KeyPoolRepository;
+  requests: RequestRepository;
+  metrics: InMemoryPoolMetrics;
+}> {
+  const pool = new KeyPoolRepository(doc, {
+    tableName: process.env[TABLES.keyPool.envVar]!,
+    shards: config.pool.shards,
+  });
+  const requests = new RequestRepository(doc, { tableName: process.env[TABLES.requests.envVar]! });
+  const { issuer } = await createLocalCa({
+    hsm,
+    doc,
+    certificatesTable: process.env[TABLES.certificates.envVar]!,
+  });
+  const metrics = new InMemoryPoolMetrics();
+  // Sub-millisecond timestamps, so the stage timings of a few-ms path are not rounded away.
+  const clock = (): number => performance.timeOrigin + performance.now();
+  const base: SigningDeps = {
+    requests,
+    pool,
+    hsm,
+    buildCsr,
+    issuer,
+    metrics,
+    clock,
+    settings: {
+      emptyPoolPolicy: 'fallback',
+      retryAfterSeconds: config.pool.retryAfterSeconds,
+      leaseMs: config.requests.attemptLeaseSeconds * 1000,
+      hsmProfile: config.hsm.profile,
+    },
+  };
+  return { base, pool, requests, metrics };
+}
+
+/**
+ * The stand-ins when no endpoint is configured, and fresh tables (pool, requests, certificates, and an
+ * empty pool table for the on-the-fly path) so nothing else is disturbed.
+ */
+async function benchTables(): Promise<{ standIns: StandIns | undefined; emptyPoolTable: string }> {
+  let standIns: StandIns | undefined;
+  if (!process.env.AWS_ENDPOINT_URL_DYNAMODB && !process.env.AWS_ENDPOINT_URL) {
+    standIns = await startStandIns();
+    Object.assign(process.env, standIns.env());
+  }
+  const suffix = randomBytes(4).toString('hex');
+  process.env[TABLES.keyPool.envVar] = `${TABLES.keyPool.localName}-bench-${suffix}`;
+  process.env[TABLES.requests.envVar] = `${TABLES.requests.localName}-bench-${suffix}`;
+  process.env[TABLES.certificates.envVar] = `${TABLES.certificates.localName}-bench-${suffix}`;
+  const emptyPoolTable = `${TABLES.keyPool.localName}-bench-empty-${suffix}`;
+  const raw = dynamoDbClient(loadConfig().aws);
+  await ensureTables(raw, [TABLES.keyPool, TABLES.requests, TABLES.certificates]);
+  await ensureTables(raw, [TABLES.keyPool], { [TABLES.keyPool.envVar]: emptyPoolTable });
+  raw.destroy();
+  return { standIns, emptyPoolTable };
+}
+
+/** A fresh sign request for one benchmark request. */
+function benchRecord(keyType: KeyType): SignRequestRecord {
+  const now = Date.now();
+  return {
+    id: randomUUID(),
+    clientId: 'bench',
+    status: 'received',
+    digest: createHash('sha256').update(randomUUID()).digest('base64'),
+    digestAlgorithm: 'SHA-256',
+    keyType,
+    signatureAlgorithm: defaultSignatureAlgorithm(keyType),
+    signer: {
+      commonName: 'Bo Bench',
+      givenName: 'Bo',
+      surname: 'Bench',
+      serialNumber: '190001010000',
+      country: 'SE',
+    },
+    receivedAt: now,
+    expiresAt: Math.floor(now / 1000) + 3600,
+  };
+}
+
+/** Prints the table and the ratios, and writes the result file. */
+function report(
+  keyType: KeyType,
+  n: number,
+  samples: Record<PathName, Sample[]>,
+  fillPerKeyMs: number,
+): void {
   const stat = (samples: Sample[], key: keyof Sample) => ({
     median: median(samples.map((s) => s[key])),
     p99: percentile(
@@ -193,17 +236,16 @@ export async function run(args: string[]): Promise<void> {
       99,
     ),
   });
-  const measures = ['acquireKeyMs', 'keyAndSignMs', 'requestMs'] as const;
   const figures = Object.fromEntries(
     Object.entries(samples).map(([path, list]) => [
       path,
-      Object.fromEntries(measures.map((m) => [m, stat(list, m)])),
+      Object.fromEntries(MEASURES.map((m) => [m, stat(list, m)])),
     ]),
-  ) as Record<keyof typeof samples, Record<(typeof measures)[number], { median: number; p99: number }>>;
-  const ratio = (path: 'pool' | 'poolPrefetch', m: (typeof measures)[number], which: 'median' | 'p99') =>
+  ) as Figures;
+  const ratio = (path: 'pool' | 'poolPrefetch', m: (typeof MEASURES)[number], which: 'median' | 'p99') =>
     figures.onTheFly[m][which] / figures[path][m][which];
   const label = { acquireKeyMs: 'key acquisition', keyAndSignMs: 'key + sign', requestMs: 'whole request' };
-  const rows: Row[] = measures.map((m) => ({
+  const rows: Row[] = MEASURES.map((m) => ({
     measure: label[m],
     'on-the-fly median': round(figures.onTheFly[m].median, 2),
     'on-the-fly p99': round(figures.onTheFly[m].p99, 2),
@@ -228,7 +270,7 @@ export async function run(args: string[]): Promise<void> {
     Object.fromEntries(
       (['pool', 'poolPrefetch'] as const).map((path) => [
         path,
-        Object.fromEntries(measures.map((m) => [m, round(ratio(path, m, which), 2)])),
+        Object.fromEntries(MEASURES.map((m) => [m, round(ratio(path, m, which), 2)])),
       ]),
     );
   finish('pool', {

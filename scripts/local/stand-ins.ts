@@ -88,30 +88,9 @@ export async function startStandIns(
 
     let dynamodb = configured('DYNAMODB');
     if (!dynamodb) {
-      const port = await freePort();
-      // One database whatever access key a caller signs with (the runner's processes have their own).
-      const args = ['-port', String(port), '-disableTelemetry', '-sharedDb'];
-      if (options.dynamodbDataDir) {
-        mkdirSync(options.dynamodbDataDir, { recursive: true });
-        args.push('-dbPath', options.dynamodbDataDir);
-      } else {
-        args.push('-inMemory');
-      }
-      const dir = join(JARS, 'dynamodb-local');
-      dynamodb = `http://127.0.0.1:${port}`;
-      services.push({
-        name: 'DynamoDB Local',
-        args: [
-          `-Djava.library.path=${dir}`,
-          '-cp',
-          `${dir}/*`,
-          // DynamoDB Local's own ServerRunner binds every interface; this launcher binds 127.0.0.1.
-          LOOPBACK_DYNAMODB,
-          ...args,
-        ],
-        probe: dynamodb,
-        child: undefined,
-      });
+      const service = dynamoDbLocal(await freePort(), options.dynamodbDataDir);
+      dynamodb = service.probe;
+      services.push(service);
     } else {
       log(`using configured DynamoDB endpoint ${dynamodb}`);
     }
@@ -119,17 +98,8 @@ export async function startStandIns(
     let sqs = configured('SQS');
     if (!sqs) {
       const port = await freePort();
-      const runDir = join(LOCAL_DIR, 'run');
-      mkdirSync(runDir, { recursive: true });
-      const conf = join(runDir, `elasticmq-${port}.conf`);
-      writeFileSync(conf, elasticMqConf(port, options.sqsDataDir));
       sqs = `http://127.0.0.1:${port}`;
-      services.push({
-        name: 'ElasticMQ',
-        args: [`-Dconfig.file=${conf}`, '-cp', `${join(JARS, 'elasticmq')}/*`, 'org.elasticmq.server.Main'],
-        probe: `${sqs}/?Action=ListQueues`,
-        child: undefined,
-      });
+      services.push(elasticMq(port, options.sqsDataDir));
     } else {
       log(`using configured SQS endpoint ${sqs}`);
     }
@@ -169,6 +139,46 @@ export async function startStandIns(
     await stop();
     throw err;
   }
+}
+
+/** DynamoDB Local on 127.0.0.1:`port`, in memory or in `dataDir`; its endpoint is its probe. */
+function dynamoDbLocal(port: number, dataDir: string | undefined): Managed {
+  // One database whatever access key a caller signs with (the runner's processes have their own).
+  const args = ['-port', String(port), '-disableTelemetry', '-sharedDb'];
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    args.push('-dbPath', dataDir);
+  } else {
+    args.push('-inMemory');
+  }
+  const dir = join(JARS, 'dynamodb-local');
+  return {
+    name: 'DynamoDB Local',
+    args: [
+      `-Djava.library.path=${dir}`,
+      '-cp',
+      `${dir}/*`,
+      // DynamoDB Local's own ServerRunner binds every interface; this launcher binds 127.0.0.1.
+      LOOPBACK_DYNAMODB,
+      ...args,
+    ],
+    probe: `http://127.0.0.1:${port}`,
+    child: undefined,
+  };
+}
+
+/** ElasticMQ on 127.0.0.1:`port`, its configuration written to .local/run (queues kept in `dataDir`). */
+function elasticMq(port: number, dataDir: string | undefined): Managed {
+  const runDir = join(LOCAL_DIR, 'run');
+  mkdirSync(runDir, { recursive: true });
+  const conf = join(runDir, `elasticmq-${port}.conf`);
+  writeFileSync(conf, elasticMqConf(port, dataDir));
+  return {
+    name: 'ElasticMQ',
+    args: [`-Dconfig.file=${conf}`, '-cp', `${join(JARS, 'elasticmq')}/*`, 'org.elasticmq.server.Main'],
+    probe: `http://127.0.0.1:${port}/?Action=ListQueues`,
+    child: undefined,
+  };
 }
 
 /**

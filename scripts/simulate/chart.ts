@@ -22,57 +22,9 @@ export function chartSvg(workload: Workload, results: readonly SimulationResult[
     `<text x="${MARGIN.left}" y="28" font-size="17" font-weight="bold">${escape(title)}</text>`,
   ];
   const days = (steps * series.stepMs) / 86_400_000;
-  const panelTop = (p: number): number => MARGIN.top + p * (PANEL + MARGIN.gap);
 
-  const panel = (
-    p: number,
-    label: string,
-    lines: { name: string; values: ArrayLike<number> }[],
-    scale: { min: number; max: number; log?: boolean; ticks: number[]; format: (v: number) => string },
-    guides: { value: number; label: string }[] = [],
-  ): void => {
-    const top = panelTop(p);
-    const y = (v: number): number => {
-      const t = scale.log
-        ? (Math.log10(Math.max(v, scale.min)) - Math.log10(scale.min)) /
-          (Math.log10(scale.max) - Math.log10(scale.min))
-        : (v - scale.min) / (scale.max - scale.min || 1);
-      return top + PANEL - Math.min(1, Math.max(0, t)) * PANEL;
-    };
-    parts.push(
-      `<rect x="${MARGIN.left}" y="${top}" width="${plotW}" height="${PANEL}" fill="none" stroke="#999"/>`,
-    );
-    parts.push(`<text x="${MARGIN.left}" y="${top - 8}" font-weight="bold">${escape(label)}</text>`);
-    for (const tick of scale.ticks) {
-      parts.push(
-        `<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${y(tick)}" y2="${y(tick)}" stroke="#eee"/>`,
-      );
-      parts.push(
-        `<text x="${MARGIN.left - 6}" y="${y(tick) + 4}" text-anchor="end">${scale.format(tick)}</text>`,
-      );
-    }
-    for (let d = 0; d <= days; d += days > 60 ? 28 : days > 14 ? 7 : 1) {
-      const xd = MARGIN.left + (d / days) * plotW;
-      parts.push(`<line x1="${xd}" x2="${xd}" y1="${top}" y2="${top + PANEL}" stroke="#eee"/>`);
-      if (p === 2) parts.push(`<text x="${xd}" y="${top + PANEL + 16}" text-anchor="middle">day ${d}</text>`);
-    }
-    for (const g of guides) {
-      parts.push(
-        `<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${y(g.value)}" y2="${y(g.value)}" stroke="#555" stroke-dasharray="5,4"/>`,
-        `<text x="${MARGIN.left + plotW + 6}" y="${y(g.value) + 4}" fill="#555">${escape(g.label)}</text>`,
-      );
-    }
-    lines.forEach((line, n) => {
-      const points: string[] = [];
-      for (let i = 0; i < line.values.length; i++)
-        points.push(`${x(i).toFixed(1)},${y(line.values[i]).toFixed(1)}`);
-      const color = COLORS[line.name] ?? '#333';
-      parts.push(`<polyline fill="none" stroke="${color}" stroke-width="1.2" points="${points.join(' ')}"/>`);
-      parts.push(
-        `<text x="${MARGIN.left + plotW + 6}" y="${top + 16 + n * 16}" fill="${color}">${escape(line.name)}</text>`,
-      );
-    });
-  };
+  const frame: Frame = { parts, x, plotW, days };
+  const panel = (...args: PanelArgs): void => drawPanel(frame, ...args);
 
   const rate = Array.from(series.arrivals, (c) => c / stepS);
   const maxRate = maxOf([rate], 1);
@@ -113,6 +65,70 @@ export function chartSvg(workload: Workload, results: readonly SimulationResult[
   );
   parts.push('</svg>');
   return parts.join('\n');
+}
+
+/** What every panel of one chart shares: the SVG parts so far, the x scale, the plot width, the days shown. */
+interface Frame {
+  readonly parts: string[];
+  readonly x: (i: number) => number;
+  readonly plotW: number;
+  readonly days: number;
+}
+
+type PanelArgs = [
+  p: number,
+  label: string,
+  lines: { name: string; values: ArrayLike<number> }[],
+  scale: { min: number; max: number; log?: boolean; ticks: number[]; format: (v: number) => string },
+  guides?: { value: number; label: string }[],
+];
+
+/** Panel `p` (0 at the top): frame, ticks, day lines (labelled under the last panel), guides, one line per series. */
+function drawPanel(
+  { parts, x, plotW, days }: Frame,
+  ...[p, label, lines, scale, guides = []]: PanelArgs
+): void {
+  const top = MARGIN.top + p * (PANEL + MARGIN.gap);
+  const y = (v: number): number => {
+    const t = scale.log
+      ? (Math.log10(Math.max(v, scale.min)) - Math.log10(scale.min)) /
+        (Math.log10(scale.max) - Math.log10(scale.min))
+      : (v - scale.min) / (scale.max - scale.min || 1);
+    return top + PANEL - Math.min(1, Math.max(0, t)) * PANEL;
+  };
+  parts.push(
+    `<rect x="${MARGIN.left}" y="${top}" width="${plotW}" height="${PANEL}" fill="none" stroke="#999"/>`,
+  );
+  parts.push(`<text x="${MARGIN.left}" y="${top - 8}" font-weight="bold">${escape(label)}</text>`);
+  for (const tick of scale.ticks) {
+    parts.push(
+      `<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${y(tick)}" y2="${y(tick)}" stroke="#eee"/>`,
+    );
+    parts.push(
+      `<text x="${MARGIN.left - 6}" y="${y(tick) + 4}" text-anchor="end">${scale.format(tick)}</text>`,
+    );
+  }
+  for (let d = 0; d <= days; d += days > 60 ? 28 : days > 14 ? 7 : 1) {
+    const xd = MARGIN.left + (d / days) * plotW;
+    parts.push(`<line x1="${xd}" x2="${xd}" y1="${top}" y2="${top + PANEL}" stroke="#eee"/>`);
+    if (p === 2) parts.push(`<text x="${xd}" y="${top + PANEL + 16}" text-anchor="middle">day ${d}</text>`);
+  }
+  for (const g of guides) {
+    parts.push(
+      `<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${y(g.value)}" y2="${y(g.value)}" stroke="#555" stroke-dasharray="5,4"/>`,
+      `<text x="${MARGIN.left + plotW + 6}" y="${y(g.value) + 4}" fill="#555">${escape(g.label)}</text>`,
+    );
+  }
+  lines.forEach((line, n) => {
+    const points: string[] = [];
+    for (let i = 0; i < line.values.length; i++)
+      points.push(`${x(i).toFixed(1)},${y(line.values[i]).toFixed(1)}`);
+    const color = COLORS[line.name] ?? '#333';
+    parts.push(`<polyline fill="none" stroke="${color}" stroke-width="1.2" points="${points.join(' ')}"/>`);
+    parts.push(
+      `<text x="${MARGIN.left + plotW + 6}" y="${top + 16 + n * 16}" fill="${color}">${escape(line.name)}</text>`,
+    );
+  });
 }
 
 /** Renders the SVG to PNG with resvg (a prebuilt binary from the npm registry). */

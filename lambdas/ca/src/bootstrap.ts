@@ -132,123 +132,49 @@ export async function bootstrapCaHierarchy(
 ): Promise<CaBootstrapResult> {
   const now = options.now ?? Date.now();
   const create = options.createKeys ?? true;
-  const changes: string[] = [];
-  const rootKey = await ensureKey(hsm, config.rootKeyLabel, config.keyType, changes, create);
-  const issuingKey = await ensureKey(hsm, config.issuingKeyLabel, config.keyType, changes, create);
+  const run: BootstrapRun = { hsm, config, now, notBefore: new Date(now - BACKDATE_MS), changes: [] };
+  const rootKey = await ensureKey(hsm, config.rootKeyLabel, config.keyType, run.changes, create);
+  const issuingKey = await ensureKey(hsm, config.issuingKeyLabel, config.keyType, run.changes, create);
   const stored = await store.readEach();
-  const ocspKey = options.ocspPublicKeySpki
-    ? { spki: options.ocspPublicKeySpki }
-    : options.ocspHsm || !stored.ocspPem
-      ? await ensureKey(options.ocspHsm ?? hsm, config.ocspKeyLabel, config.ocspKeyType, changes, create)
-      : { spki: parseCertificate(pemToDer(stored.ocspPem)).subjectPublicKeySpki };
-  const tsaKey = options.tsaPublicKeySpki
-    ? { spki: options.tsaPublicKeySpki }
-    : options.tsaHsm || !stored.tsaPem
-      ? await ensureKey(options.tsaHsm ?? hsm, config.tsaKeyLabel, config.tsaKeyType, changes, create)
-      : { spki: parseCertificate(pemToDer(stored.tsaPem)).subjectPublicKeySpki };
-  const urls = pkiUrls(config.pkiBaseUrl);
-  const notBefore = new Date(now - BACKDATE_MS);
-
-  let rootPem =
-    stored.rootPem && certifies(stored.rootPem, stored.rootPem, rootKey.spki) ? stored.rootPem : undefined;
-  if (!rootPem) {
-    const rootName = name(config, 'Root CA');
-    const der = await signCertificate(
-      {
-        serial: randomSerial(),
-        subject: rootName,
-        subjectPublicKeySpki: rootKey.spki,
-        notBefore,
-        notAfter: new Date(notBefore.getTime() + config.rootValidityDays * DAY_MS),
-        extensions: caExtensions({ subjectPublicKeySpki: rootKey.spki }),
-      },
-      {
-        name: rootName,
-        keyType: config.keyType,
-        keyIdentifier: keyIdentifier(rootKey.spki),
-        sign: (digest, options) => hsm.signDigest(rootKey.ref, digest, options),
-      },
-    );
-    rootPem = pem('CERTIFICATE', der);
-    changes.push('issued the root CA certificate');
-  }
-  const root = parseCaChain({ rootPem, issuingPem: rootPem }).root;
-
-  const issuingProfile = caExtensions({
-    subjectPublicKeySpki: issuingKey.spki,
-    issuerKeyIdentifier: root.keyIdentifier,
-    pathLength: 0,
-    subordinate: { policyOid: config.policyOid, crlUrl: urls.rootCrl, caIssuersUrl: urls.rootCertificate },
+  const ocspSpki = await delegatedKey(run, create, {
+    stored: stored.ocspPem,
+    spki: options.ocspPublicKeySpki,
+    hsm: options.ocspHsm,
+    label: config.ocspKeyLabel,
+    keyType: config.ocspKeyType,
   });
-  let issuingPem =
-    stored.issuingPem &&
-    certifies(rootPem, stored.issuingPem, issuingKey.spki) &&
-    hasExtensions(stored.issuingPem, issuingProfile)
-      ? stored.issuingPem
-      : undefined;
-  if (!issuingPem) {
-    const der = await signCertificate(
-      {
-        serial: randomSerial(),
-        subject: name(config, 'Issuing CA'),
-        subjectPublicKeySpki: issuingKey.spki,
-        notBefore,
-        notAfter: new Date(
-          Math.min(notBefore.getTime() + config.issuingValidityDays * DAY_MS, root.notAfter.getTime()),
-        ),
-        extensions: issuingProfile,
-      },
-      hsmSigner(hsm, rootKey, root, config.keyType),
-    );
-    issuingPem = pem('CERTIFICATE', der);
-    changes.push('issued the issuing CA certificate');
-  }
+  const tsaSpki = await delegatedKey(run, create, {
+    stored: stored.tsaPem,
+    spki: options.tsaPublicKeySpki,
+    hsm: options.tsaHsm,
+    label: config.tsaKeyLabel,
+    keyType: config.tsaKeyType,
+  });
+  const urls = pkiUrls(config.pkiBaseUrl);
+
+  const rootPem = await rootCertificate(run, stored.rootPem, rootKey);
+  const root = parseCaChain({ rootPem, issuingPem: rootPem }).root;
+  const issuingPem = await issuingCertificate(run, stored.issuingPem, {
+    spki: issuingKey.spki,
+    extensions: caExtensions({
+      subjectPublicKeySpki: issuingKey.spki,
+      issuerKeyIdentifier: root.keyIdentifier,
+      pathLength: 0,
+      subordinate: { policyOid: config.policyOid, crlUrl: urls.rootCrl, caIssuersUrl: urls.rootCertificate },
+    }),
+    rootPem,
+    root,
+    rootKey,
+  });
   const issuing: ParsedCertificate = parseCaChain({ rootPem, issuingPem }).issuing;
 
-  // The delegated certificates: kept while they certify their key under the current profile with more
-  // than a third of their validity left, otherwise issued again.
-  const delegated = async (spec: {
-    readonly stored: string | undefined;
-    readonly what: string;
-    readonly commonName: string;
-    readonly spki: Buffer;
-    readonly extensions: Extension[];
-    readonly validityDays: number;
-    readonly issuerPem: string;
-    readonly issuer: ParsedCertificate;
-    readonly issuerKey: CaKey;
-  }): Promise<string> => {
-    if (
-      spec.stored &&
-      certifies(spec.issuerPem, spec.stored, spec.spki) &&
-      hasExtensions(spec.stored, spec.extensions) &&
-      now < renewAt(spec.stored)
-    ) {
-      return spec.stored;
-    }
-    const der = await signCertificate(
-      {
-        serial: randomSerial(),
-        subject: name(config, spec.commonName),
-        subjectPublicKeySpki: spec.spki,
-        notBefore,
-        notAfter: new Date(
-          Math.min(notBefore.getTime() + spec.validityDays * DAY_MS, spec.issuer.notAfter.getTime()),
-        ),
-        extensions: spec.extensions,
-      },
-      hsmSigner(hsm, spec.issuerKey, spec.issuer, config.keyType),
-    );
-    changes.push(`issued the ${spec.what} certificate`);
-    return pem('CERTIFICATE', der);
-  };
-  const ocspPem = await delegated({
+  const ocspPem = await delegatedCertificate(run, {
     stored: stored.ocspPem,
     what: 'OCSP responder',
     commonName: 'OCSP Responder',
-    spki: ocspKey.spki,
+    spki: ocspSpki,
     extensions: ocspSignerExtensions({
-      subjectPublicKeySpki: ocspKey.spki,
+      subjectPublicKeySpki: ocspSpki,
       issuerKeyIdentifier: issuing.keyIdentifier,
     }),
     validityDays: config.ocspValidityDays,
@@ -256,13 +182,13 @@ export async function bootstrapCaHierarchy(
     issuer: issuing,
     issuerKey: issuingKey,
   });
-  const tsaPem = await delegated({
+  const tsaPem = await delegatedCertificate(run, {
     stored: stored.tsaPem,
     what: 'time-stamping authority',
     commonName: 'Time-Stamping Authority',
-    spki: tsaKey.spki,
+    spki: tsaSpki,
     extensions: tsaExtensions({
-      subjectPublicKeySpki: tsaKey.spki,
+      subjectPublicKeySpki: tsaSpki,
       issuerKeyIdentifier: root.keyIdentifier,
       crlUrl: urls.rootCrl,
       caIssuersUrl: urls.rootCertificate,
@@ -280,7 +206,152 @@ export async function bootstrapCaHierarchy(
     tsaPem !== stored.tsaPem
   ) {
     await store.write({ rootPem, issuingPem, ocspPem, tsaPem });
-    changes.push(`stored the CA certificates in ${store.location}`);
+    run.changes.push(`stored the CA certificates in ${store.location}`);
   }
-  return { changes };
+  return { changes: run.changes };
+}
+
+/** What the certificates of one bootstrap run share; `changes` collects what the run did. */
+interface BootstrapRun {
+  readonly hsm: Hsm;
+  readonly config: CaBootstrapConfig;
+  readonly now: number;
+  readonly notBefore: Date;
+  readonly changes: string[];
+}
+
+/**
+ * A delegated signer's (OCSP responder's, TSA's) public key: the one given, else its key pair on its own
+ * login (or, without one and with no stored certificate, on the CA's token), else the key its stored
+ * certificate names.
+ */
+async function delegatedKey(
+  run: BootstrapRun,
+  create: boolean,
+  signer: {
+    readonly stored: string | undefined;
+    readonly spki: Buffer | undefined;
+    readonly hsm: Hsm | undefined;
+    readonly label: string;
+    readonly keyType: KeyType;
+  },
+): Promise<Buffer> {
+  if (signer.spki) return signer.spki;
+  if (signer.hsm || !signer.stored) {
+    return (await ensureKey(signer.hsm ?? run.hsm, signer.label, signer.keyType, run.changes, create)).spki;
+  }
+  return parseCertificate(pemToDer(signer.stored)).subjectPublicKeySpki;
+}
+
+/** The self-signed root certificate: the stored one while it certifies the root key, else a new one. */
+async function rootCertificate(
+  run: BootstrapRun,
+  stored: string | undefined,
+  rootKey: CaKey,
+): Promise<string> {
+  if (stored && certifies(stored, stored, rootKey.spki)) return stored;
+  const rootName = name(run.config, 'Root CA');
+  const der = await signCertificate(
+    {
+      serial: randomSerial(),
+      subject: rootName,
+      subjectPublicKeySpki: rootKey.spki,
+      notBefore: run.notBefore,
+      notAfter: new Date(run.notBefore.getTime() + run.config.rootValidityDays * DAY_MS),
+      extensions: caExtensions({ subjectPublicKeySpki: rootKey.spki }),
+    },
+    {
+      name: rootName,
+      keyType: run.config.keyType,
+      keyIdentifier: keyIdentifier(rootKey.spki),
+      sign: (digest, options) => run.hsm.signDigest(rootKey.ref, digest, options),
+    },
+  );
+  run.changes.push('issued the root CA certificate');
+  return pem('CERTIFICATE', der);
+}
+
+/**
+ * The issuing CA certificate, signed by the root: the stored one while it certifies the issuing key under
+ * the current profile (`extensions`: policy and pointers), else a new one.
+ */
+async function issuingCertificate(
+  run: BootstrapRun,
+  stored: string | undefined,
+  issuing: {
+    readonly spki: Buffer;
+    readonly extensions: Extension[];
+    readonly rootPem: string;
+    readonly root: ParsedCertificate;
+    readonly rootKey: CaKey;
+  },
+): Promise<string> {
+  if (
+    stored &&
+    certifies(issuing.rootPem, stored, issuing.spki) &&
+    hasExtensions(stored, issuing.extensions)
+  ) {
+    return stored;
+  }
+  const der = await signCertificate(
+    {
+      serial: randomSerial(),
+      subject: name(run.config, 'Issuing CA'),
+      subjectPublicKeySpki: issuing.spki,
+      notBefore: run.notBefore,
+      notAfter: new Date(
+        Math.min(
+          run.notBefore.getTime() + run.config.issuingValidityDays * DAY_MS,
+          issuing.root.notAfter.getTime(),
+        ),
+      ),
+      extensions: issuing.extensions,
+    },
+    hsmSigner(run.hsm, issuing.rootKey, issuing.root, run.config.keyType),
+  );
+  run.changes.push('issued the issuing CA certificate');
+  return pem('CERTIFICATE', der);
+}
+
+/**
+ * A delegated certificate (OCSP responder, TSA): the stored one while it certifies its key under the
+ * current profile with more than a third of its validity left, otherwise issued again.
+ */
+async function delegatedCertificate(
+  run: BootstrapRun,
+  spec: {
+    readonly stored: string | undefined;
+    readonly what: string;
+    readonly commonName: string;
+    readonly spki: Buffer;
+    readonly extensions: Extension[];
+    readonly validityDays: number;
+    readonly issuerPem: string;
+    readonly issuer: ParsedCertificate;
+    readonly issuerKey: CaKey;
+  },
+): Promise<string> {
+  if (
+    spec.stored &&
+    certifies(spec.issuerPem, spec.stored, spec.spki) &&
+    hasExtensions(spec.stored, spec.extensions) &&
+    run.now < renewAt(spec.stored)
+  ) {
+    return spec.stored;
+  }
+  const der = await signCertificate(
+    {
+      serial: randomSerial(),
+      subject: name(run.config, spec.commonName),
+      subjectPublicKeySpki: spec.spki,
+      notBefore: run.notBefore,
+      notAfter: new Date(
+        Math.min(run.notBefore.getTime() + spec.validityDays * DAY_MS, spec.issuer.notAfter.getTime()),
+      ),
+      extensions: spec.extensions,
+    },
+    hsmSigner(run.hsm, spec.issuerKey, spec.issuer, run.config.keyType),
+  );
+  run.changes.push(`issued the ${spec.what} certificate`);
+  return pem('CERTIFICATE', der);
 }

@@ -142,6 +142,13 @@ const LOCAL_DEFAULTS: Record<string, string> = {
   RECONCILE_STALE_AFTER_SECONDS: '300',
 };
 
+type Log = (line: string) => void;
+type Cleanups = Array<() => Promise<void>>;
+type PipelineConfig = ReturnType<typeof loadPipelineConfig>;
+type CaSideFunctions = ReturnType<typeof createCaSideFunctions>;
+/** Points an endpoint variable at a wrapper of the service (LocalPipelineOptions.wrapEndpoint), if any. */
+type WrapEndpoint = (service: 'dynamodb' | 'sqs' | 'lambda', variable: string) => Promise<void>;
+
 export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
   const log = options.log ?? ((line: string) => console.log(line));
   Object.assign(process.env, localHsmEnv(), { ...LOCAL_DEFAULTS, ...process.env }, options.env ?? {});
@@ -150,58 +157,24 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     dynamodbDataDir: options.persist ? join(persistDir(), 'dynamodb') : undefined,
     sqsDataDir: options.persist ? join(persistDir(), 'elasticmq') : undefined,
   });
-  const cleanups: Array<() => Promise<void>> = [() => standIns.stop()];
+  const cleanups: Cleanups = [() => standIns.stop()];
   const stop = async (): Promise<void> => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
-  let signerEnv: Record<string, string> = {};
   let ready = options.startsReady ?? true;
   try {
     Object.assign(process.env, standIns.env());
-    const wrap = async (service: 'dynamodb' | 'sqs' | 'lambda', variable: string): Promise<void> => {
+    const wrap: WrapEndpoint = async (service, variable) => {
       const url = process.env[variable];
       if (options.wrapEndpoint && url) process.env[variable] = await options.wrapEndpoint(service, url);
     };
     await wrap('dynamodb', 'AWS_ENDPOINT_URL_DYNAMODB');
     await wrap('sqs', 'AWS_ENDPOINT_URL_SQS');
-    // The local OpenID Provider, unless identity assertions are already trusted from elsewhere (the Jest
-    // set-up's IdP, or a configured one) or this deployment takes the signer from its clients.
-    if (!process.env.IDENTITY_TRUSTED_ISSUERS && process.env.IDENTITY_MODE !== 'trusted-client') {
-      const idp = await startIdpProcess({
-        port: Number(process.env.LOCAL_IDP_PORT ?? 0),
-        idTokenTtlSeconds: process.env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS
-          ? Number(process.env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS)
-          : undefined,
-        log: (line) => log(`[idp] ${line}`),
-      });
-      cleanups.push(() => idp.stop());
-      Object.assign(process.env, localIdentityEnv(idp));
-    }
-    // A deployment whose e-services vouch for their signers: every local client's key is registered.
-    if (process.env.IDENTITY_MODE === 'trusted-client' && !process.env.IDENTITY_CLIENT_KEYS) {
-      Object.assign(process.env, localClientKeysEnv(loadApiClients().map((c) => c.clientId)));
-    }
+    await setUpIdentity(log, cleanups);
     const prefix = options.resourcePrefix ?? '';
     for (const table of Object.values(TABLES)) process.env[table.envVar] ||= `${prefix}${table.localName}`;
     const pipeline = loadPipelineConfig();
-    const aws = loadConfig().aws;
-
-    const dynamodb = dynamoDbClient(aws);
-    await ensureTables(dynamodb, Object.values(TABLES));
-    // Audit checkpoints are anchored outside the table: a directory of this table's own.
-    process.env.AUDIT_ANCHOR_TARGET ||= `file:${await localAnchorDir(dynamodb, tableName(TABLES.audit))}`;
-    dynamodb.destroy();
-    const sqs = sqsClient(aws);
-    const queue = await ensureQueue(sqs, QUEUES.signRequests, {
-      prefix,
-      visibilityTimeoutSeconds: pipeline.local.visibilityTimeoutSeconds,
-    });
-    const queueArn = (
-      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.url, AttributeNames: ['QueueArn'] }))
-    ).Attributes!.QueueArn!;
-    process.env[QUEUES.signRequests.envVar] = queue.url;
-    process.env[QUEUES.signRequests.deadLetter.envVar] = queue.deadLetterUrl;
-    process.env.SIGN_QUEUE_ARN = queueArn;
+    const queue = await createResources(prefix, pipeline);
 
     // CRLs and CA certificates go where the gateway serves them (per resource prefix: pipelines sharing the
     // stand-ins publish apart); the certificates point at PKI_BASE_URL, the gateway's /pki by default.
@@ -210,123 +183,14 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       process.env.PKI_BASE_URL ||= `http://127.0.0.1:${pipeline.local.port}${PKI_PREFIX}`;
     }
 
-    // The CA functions behind a Lambda Invoke endpoint, as the signer and the API reach them on AWS: in a
-    // child process of its own with LOCAL_CA_PROCESS=1, in this process by default. Each caller signs
-    // with credentials made now: the consumers may only ask for certificates, this process (API,
-    // schedules, revocation) and the operator tools only revoke and publish.
-    const callers = newInvokeCallers();
-    Object.assign(process.env, callerEnv(callers.runner));
-    signerEnv = callerEnv(callers.signer);
-    // The CA-side functions of this process (each sets up on its first invocation, once the endpoints
-    // are known): behind the invoke endpoint unless a CA host process has them, and the TSA and the OCSP
-    // responder behind the gateway's public PKI endpoint.
-    const caSide = createCaSideFunctions();
-    if (pipeline.local.caProcess) {
-      const caHost = await spawnCaHost(
-        { ...snapshotEnv(), [INVOKE_CALLERS_ENV]: JSON.stringify(Object.values(callers)) },
-        log,
-      );
-      cleanups.push(() => stopConsumer(caHost));
-      process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${caHost.port}`;
-    } else {
-      const invokeServer = await startLambdaInvokeServer(invokableFunctions(caSide), {
-        callers: Object.values(callers),
-        onAsyncError: (name, err) => log(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
-        onRefused: (name, type) => log(`invocation of ${name} refused: ${type}`),
-      });
-      cleanups.push(() => closeServer(invokeServer));
-      process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
-    }
-    await wrap('lambda', 'AWS_ENDPOINT_URL_LAMBDA');
-    const ca = loadCaConfig();
-    // Each client signs with credentials of its own (IAM on AWS), and the API function knows whose key
-    // each is (API_KEY_PRINCIPALS, as the CDK app sets it): a key presented by another caller is refused.
-    const clients = withCredentials(loadApiClients());
-    Object.assign(process.env, apiKeyPrincipalsEnv(clients));
-    const gateway = await startGateway(
-      {
-        handler: createApiHandler(withReadiness(wireApi(), () => ready)),
-        clients,
-        requireSigV4: pipeline.local.requireSigV4,
-        limits: pipeline.local.limits,
-        log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
-        pki: {
-          dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
-          ocsp: caSide.ocsp,
-          tsa: caSide.tsa,
-        },
-      },
-      pipeline.local.port,
-    );
+    const { caSide, signerEnv } = await startCaSide(pipeline, log, cleanups, wrap);
+    const { gateway, clients } = await startApiGateway(pipeline, caSide, log, () => ready);
     cleanups.push(() => closeServer(gateway));
     const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/${API_STAGE}`;
 
     const env = snapshotEnv();
-    const consumers: ConsumerProcess[] = [];
-    // A consumer process plays `pollerConcurrency` execution environments, each of which has its own
-    // SIGNER_CONCURRENCY on AWS: the process's limit is theirs together, unless set explicitly.
-    const concurrency: Record<string, string> = process.env.SIGNER_CONCURRENCY
-      ? {}
-      : { SIGNER_CONCURRENCY: String(pipeline.signerConcurrency * pipeline.local.pollerConcurrency) };
-    const startConsumer = (overrides: Readonly<Record<string, string>> = {}): ConsumerProcess => {
-      const consumer = spawnConsumer(
-        { ...env, ...signerEnv, ...concurrency, ...overrides },
-        log,
-        consumers.length,
-      );
-      consumers.push(consumer);
-      return consumer;
-    };
-    for (let i = 0; i < pipeline.local.consumers; i++) startConsumer();
-    cleanups.push(async () => {
-      await Promise.all(consumers.map((c) => stopConsumer(c)));
-    });
-
-    // The runner's own HSM (keygen) gets the injected faults too, when the environment asks for them.
-    installHsmFaults();
-    const keygen = createKeygenHandler(wireKeygen());
-    const runKeygen = schedule(
-      'keygen',
-      () => keygen({}, lambdaContext('keygen', pipeline.local.keygenIntervalSeconds * 1000 + 20_000)),
-      pipeline.local.keygenIntervalSeconds,
-      options.keygen !== false,
-      log,
-      cleanups,
-      { onRun: options.onScheduledRun },
-    );
-    schedule(
-      'crl',
-      () => caSide.crl({}, lambdaContext('crl', SCHEDULES.crl.timeoutSeconds * 1000)),
-      pipeline.local.crlIntervalSeconds,
-      true,
-      log,
-      cleanups,
-      {
-        logQuiet: true,
-        onRun: options.onScheduledRun,
-      },
-    );
-    // The checkpointer's rounds, at the interval its deployed loop keeps.
-    const checkpointer = wireAuditCheckpoint();
-    schedule(
-      'audit-checkpoint',
-      () => checkpointRound(checkpointer).then(() => undefined),
-      checkpointer.intervalMs / 1000,
-      true,
-      log,
-      cleanups,
-      { logQuiet: true, onRun: options.onScheduledRun },
-    );
-    const reconcile = createReconcileHandler(wireReconcile());
-    schedule(
-      'reconcile',
-      () => reconcile({}, lambdaContext('reconcile', SCHEDULES.reconcile.timeoutSeconds * 1000)),
-      pipeline.local.reconcileIntervalSeconds,
-      true,
-      log,
-      cleanups,
-      { runAtStart: false, logQuiet: true, onRun: options.onScheduledRun },
-    );
+    const { consumers, startConsumer } = startConsumers({ ...env, ...signerEnv }, pipeline, log, cleanups);
+    const runKeygen = startSchedules(pipeline, caSide, options, log, cleanups);
     const apiKey = clients[0].apiKey;
     return {
       url,
@@ -348,6 +212,207 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     await stop();
     throw err;
   }
+}
+
+/**
+ * The local OpenID Provider, unless identity assertions are already trusted from elsewhere (the Jest
+ * set-up's IdP, or a configured one) or this deployment takes the signer from its clients; in a
+ * deployment whose e-services vouch for their signers, every local client's key is registered.
+ */
+async function setUpIdentity(log: Log, cleanups: Cleanups): Promise<void> {
+  if (!process.env.IDENTITY_TRUSTED_ISSUERS && process.env.IDENTITY_MODE !== 'trusted-client') {
+    const idp = await startIdpProcess({
+      port: Number(process.env.LOCAL_IDP_PORT ?? 0),
+      idTokenTtlSeconds: process.env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS
+        ? Number(process.env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS)
+        : undefined,
+      log: (line) => log(`[idp] ${line}`),
+    });
+    cleanups.push(() => idp.stop());
+    Object.assign(process.env, localIdentityEnv(idp));
+  }
+  if (process.env.IDENTITY_MODE === 'trusted-client' && !process.env.IDENTITY_CLIENT_KEYS) {
+    Object.assign(process.env, localClientKeysEnv(loadApiClients().map((c) => c.clientId)));
+  }
+}
+
+/**
+ * The tables, the audit anchor directory and the sign-request queue with its dead-letter queue, made if
+ * missing; their names and URLs go into the environment. Returns the queue.
+ */
+async function createResources(
+  prefix: string,
+  pipeline: PipelineConfig,
+): Promise<Awaited<ReturnType<typeof ensureQueue>>> {
+  const aws = loadConfig().aws;
+  const dynamodb = dynamoDbClient(aws);
+  await ensureTables(dynamodb, Object.values(TABLES));
+  // Audit checkpoints are anchored outside the table: a directory of this table's own.
+  process.env.AUDIT_ANCHOR_TARGET ||= `file:${await localAnchorDir(dynamodb, tableName(TABLES.audit))}`;
+  dynamodb.destroy();
+  const sqs = sqsClient(aws);
+  const queue = await ensureQueue(sqs, QUEUES.signRequests, {
+    prefix,
+    visibilityTimeoutSeconds: pipeline.local.visibilityTimeoutSeconds,
+  });
+  const queueArn = (
+    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.url, AttributeNames: ['QueueArn'] }))
+  ).Attributes!.QueueArn!;
+  process.env[QUEUES.signRequests.envVar] = queue.url;
+  process.env[QUEUES.signRequests.deadLetter.envVar] = queue.deadLetterUrl;
+  process.env.SIGN_QUEUE_ARN = queueArn;
+  return queue;
+}
+
+/**
+ * The CA functions behind a Lambda Invoke endpoint, as the signer and the API reach them on AWS: in a
+ * child process of its own with LOCAL_CA_PROCESS=1, in this process by default. Each caller signs with
+ * credentials made now: the consumers may only ask for certificates, this process (API, schedules,
+ * revocation) and the operator tools only revoke and publish. Returns this process's CA-side functions
+ * (each sets up on its first invocation, once the endpoints are known; the TSA and the OCSP responder go
+ * behind the gateway's public PKI endpoint) and the consumers' caller credentials.
+ */
+async function startCaSide(
+  pipeline: PipelineConfig,
+  log: Log,
+  cleanups: Cleanups,
+  wrap: WrapEndpoint,
+): Promise<{ caSide: CaSideFunctions; signerEnv: Record<string, string> }> {
+  const callers = newInvokeCallers();
+  Object.assign(process.env, callerEnv(callers.runner));
+  const signerEnv = callerEnv(callers.signer);
+  const caSide = createCaSideFunctions();
+  if (pipeline.local.caProcess) {
+    const caHost = await spawnCaHost(
+      { ...snapshotEnv(), [INVOKE_CALLERS_ENV]: JSON.stringify(Object.values(callers)) },
+      log,
+    );
+    cleanups.push(() => stopConsumer(caHost));
+    process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${caHost.port}`;
+  } else {
+    const invokeServer = await startLambdaInvokeServer(invokableFunctions(caSide), {
+      callers: Object.values(callers),
+      onAsyncError: (name, err) => log(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
+      onRefused: (name, type) => log(`invocation of ${name} refused: ${type}`),
+    });
+    cleanups.push(() => closeServer(invokeServer));
+    process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
+  }
+  await wrap('lambda', 'AWS_ENDPOINT_URL_LAMBDA');
+  return { caSide, signerEnv };
+}
+
+/**
+ * The HTTP server playing API Gateway in front of the API function, and the public PKI endpoint. Each
+ * client signs with credentials of its own (IAM on AWS), and the API function knows whose key each is
+ * (API_KEY_PRINCIPALS, as the CDK app sets it): a key presented by another caller is refused.
+ */
+async function startApiGateway(
+  pipeline: PipelineConfig,
+  caSide: CaSideFunctions,
+  log: Log,
+  ready: () => boolean,
+): Promise<{ gateway: Server; clients: SigningApiClient[] }> {
+  const ca = loadCaConfig();
+  const clients = withCredentials(loadApiClients());
+  Object.assign(process.env, apiKeyPrincipalsEnv(clients));
+  const gateway = await startGateway(
+    {
+      handler: createApiHandler(withReadiness(wireApi(), ready)),
+      clients,
+      requireSigV4: pipeline.local.requireSigV4,
+      limits: pipeline.local.limits,
+      log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
+      pki: {
+        dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
+        ocsp: caSide.ocsp,
+        tsa: caSide.tsa,
+      },
+    },
+    pipeline.local.port,
+  );
+  return { gateway, clients };
+}
+
+/** The signer's consumer processes (LOCAL_CONSUMERS of them now), and how to start one more. */
+function startConsumers(
+  env: Record<string, string>,
+  pipeline: PipelineConfig,
+  log: Log,
+  cleanups: Cleanups,
+): Pick<LocalPipeline, 'consumers' | 'startConsumer'> {
+  const consumers: ConsumerProcess[] = [];
+  // A consumer process plays `pollerConcurrency` execution environments, each of which has its own
+  // SIGNER_CONCURRENCY on AWS: the process's limit is theirs together, unless set explicitly.
+  const concurrency: Record<string, string> = process.env.SIGNER_CONCURRENCY
+    ? {}
+    : { SIGNER_CONCURRENCY: String(pipeline.signerConcurrency * pipeline.local.pollerConcurrency) };
+  const startConsumer = (overrides: Readonly<Record<string, string>> = {}): ConsumerProcess => {
+    const consumer = spawnConsumer({ ...env, ...concurrency, ...overrides }, log, consumers.length);
+    consumers.push(consumer);
+    return consumer;
+  };
+  for (let i = 0; i < pipeline.local.consumers; i++) startConsumer();
+  cleanups.push(async () => {
+    await Promise.all(consumers.map((c) => stopConsumer(c)));
+  });
+  return { consumers, startConsumer };
+}
+
+/** The keygen, CRL, audit checkpoint and reconcile schedules; returns "run keygen once now". */
+function startSchedules(
+  pipeline: PipelineConfig,
+  caSide: CaSideFunctions,
+  options: LocalPipelineOptions,
+  log: Log,
+  cleanups: Cleanups,
+): () => Promise<unknown> {
+  // The runner's own HSM (keygen) gets the injected faults too, when the environment asks for them.
+  installHsmFaults();
+  const keygen = createKeygenHandler(wireKeygen());
+  const runKeygen = schedule(
+    'keygen',
+    () => keygen({}, lambdaContext('keygen', pipeline.local.keygenIntervalSeconds * 1000 + 20_000)),
+    pipeline.local.keygenIntervalSeconds,
+    options.keygen !== false,
+    log,
+    cleanups,
+    { onRun: options.onScheduledRun },
+  );
+  schedule(
+    'crl',
+    () => caSide.crl({}, lambdaContext('crl', SCHEDULES.crl.timeoutSeconds * 1000)),
+    pipeline.local.crlIntervalSeconds,
+    true,
+    log,
+    cleanups,
+    {
+      logQuiet: true,
+      onRun: options.onScheduledRun,
+    },
+  );
+  // The checkpointer's rounds, at the interval its deployed loop keeps.
+  const checkpointer = wireAuditCheckpoint();
+  schedule(
+    'audit-checkpoint',
+    () => checkpointRound(checkpointer).then(() => undefined),
+    checkpointer.intervalMs / 1000,
+    true,
+    log,
+    cleanups,
+    { logQuiet: true, onRun: options.onScheduledRun },
+  );
+  const reconcile = createReconcileHandler(wireReconcile());
+  schedule(
+    'reconcile',
+    () => reconcile({}, lambdaContext('reconcile', SCHEDULES.reconcile.timeoutSeconds * 1000)),
+    pipeline.local.reconcileIntervalSeconds,
+    true,
+    log,
+    cleanups,
+    { runAtStart: false, logQuiet: true, onRun: options.onScheduledRun },
+  );
+  return runKeygen;
 }
 
 /** Where LOCAL_PERSIST keeps the stand-ins' data: LOCAL_PERSIST_DIR, by default .local. */

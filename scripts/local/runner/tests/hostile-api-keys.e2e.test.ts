@@ -10,13 +10,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, sqsClient } from '@pipeline/adapters/aws';
+import { sqsClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
 import { TABLES, tableName } from '@pipeline/resources';
 import { signApiRequest } from '../../../client/src/sigv4';
 import { call, sampleRequest, type SignRequestView } from '../../client';
 import type { SigningApiClient } from '../api-keys';
-import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+import type { LocalPipeline } from '../pipeline';
+import { startHostilePipeline, type HostilePipeline } from './support/hostile-pipeline';
 import { until } from './support/relying-party';
 
 jest.setTimeout(180_000);
@@ -26,38 +27,28 @@ const B = { clientId: 'pension-agency', apiKey: `b-${randomBytes(12).toString('h
 /** Each client's daily quota: small enough to count what is spent on B's plan. */
 const QUOTA = 12;
 
+let hostile: HostilePipeline | undefined;
 let pipeline: LocalPipeline;
-let doc: ReturnType<typeof documentClient>;
+let doc: HostilePipeline['doc'];
 let a: SigningApiClient;
 let b: SigningApiClient;
 /** Calls counted on B's usage plan so far (every call presenting B's key that passes the gateway). */
 let spentOnB = 0;
 
 beforeAll(async () => {
-  pipeline = await startLocalPipeline({
-    resourcePrefix: `hostile-keys-${Date.now().toString(36)}-`,
-    log: () => undefined,
-    env: {
-      PORT: '0',
-      POOL_TARGETS: 'EC-P256=4',
-      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-      LOG_LEVEL: 'WARN',
-      LOCAL_API_CLIENTS: `${A.clientId}:${A.apiKey},${B.clientId}:${B.apiKey}`,
-      LOCAL_API_REQUIRE_SIGV4: '1',
-      LOCAL_CLIENT_QUOTA_PER_DAY: String(QUOTA),
-    },
+  hostile = await startHostilePipeline('hostile-keys', {
+    POOL_TARGETS: 'EC-P256=4',
+    LOCAL_API_CLIENTS: `${A.clientId}:${A.apiKey},${B.clientId}:${B.apiKey}`,
+    LOCAL_API_REQUIRE_SIGV4: '1',
+    LOCAL_CLIENT_QUOTA_PER_DAY: String(QUOTA),
   });
-  await pipeline.runKeygen();
-  doc = documentClient(loadAwsConfig());
+  ({ pipeline, doc } = hostile);
   a = pipeline.clients.find((c) => c.clientId === A.clientId)!;
   b = pipeline.clients.find((c) => c.clientId === B.clientId)!;
   expect(a.accessKeyId).not.toBe(b.accessKeyId);
 }, 120_000);
 
-afterAll(async () => {
-  doc?.destroy();
-  await pipeline?.stop();
-});
+afterAll(() => hostile?.stop());
 
 async function stored(id: string): Promise<unknown> {
   const found = await doc.send(new GetCommand({ TableName: tableName(TABLES.requests), Key: { id } }));

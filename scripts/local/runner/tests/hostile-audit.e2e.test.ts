@@ -12,13 +12,9 @@
  *   same sequence is refused and the anchor stays as written.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '@pipeline/adapters/aws';
-import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import { loadAwsConfig } from '@pipeline/config';
 import {
   AUDIT_CHECKPOINT_PK,
   auditEntryPk,
@@ -27,74 +23,38 @@ import {
   buildEntry,
   parseCheckpointBody,
   type AuditEvent,
-  type AuditReceipt,
   type ChainHead,
 } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { signSample, type SignRequestView } from '../../client';
-import { ROOT } from '../../paths';
-import { startLocalPipeline, type LocalPipeline } from '../pipeline';
-import { until } from './support/relying-party';
+import type { LocalPipeline } from '../pipeline';
+import {
+  anchorStore,
+  anchoredOver,
+  auditCli,
+  startHostilePipeline,
+  type HostilePipeline,
+} from './support/hostile-pipeline';
 
 jest.setTimeout(180_000);
 
+let hostile: HostilePipeline | undefined;
 let pipeline: LocalPipeline;
-let doc: ReturnType<typeof documentClient>;
+let doc: HostilePipeline['doc'];
 let audit: string;
 
 beforeAll(async () => {
-  pipeline = await startLocalPipeline({
-    resourcePrefix: `hostile-audit-${Date.now().toString(36)}-`,
-    log: () => undefined,
-    env: {
-      PORT: '0',
-      POOL_TARGETS: 'EC-P256=10',
-      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-      LOG_LEVEL: 'WARN',
-      AUDIT_CHECKPOINT_INTERVAL_SECONDS: '1',
-    },
+  hostile = await startHostilePipeline('hostile-audit', {
+    POOL_TARGETS: 'EC-P256=10',
+    AUDIT_CHECKPOINT_INTERVAL_SECONDS: '1',
   });
-  await pipeline.runKeygen();
-  doc = documentClient(loadAwsConfig());
+  ({ pipeline, doc } = hostile);
   audit = tableName(TABLES.audit);
 }, 120_000);
 
-afterAll(async () => {
-  doc?.destroy();
-  await pipeline?.stop();
-});
+afterAll(() => hostile?.stop());
 
 const signOne = (index: number): Promise<SignRequestView> => signSample(pipeline.url, pipeline.apiKey, index);
-
-function auditCli(...args: string[]): { status: number | null; stdout: string } {
-  return spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), ...args], {
-    env: { ...process.env, ...pipeline.env },
-    encoding: 'utf8',
-  });
-}
-
-const anchorStore = (): ReturnType<typeof fileAnchorStore> => {
-  const target = pipeline.env.AUDIT_ANCHOR_TARGET;
-  expect(target).toMatch(/^file:/);
-  return fileAnchorStore(target.slice('file:'.length));
-};
-
-/** Waits until an anchored checkpoint covers the receipt's entry; its sequence. */
-async function anchoredOver(receipt: AuditReceipt): Promise<number> {
-  const anchors = anchorStore();
-  return until(
-    `an anchored checkpoint over ${receipt.chain}/${receipt.sequence}`,
-    async () => {
-      for (const anchor of (await anchors.readAll()).reverse()) {
-        const body = anchor.body && parseCheckpointBody(anchor.body);
-        const head = body && body.heads.find((h) => h.chain === receipt.chain);
-        if (body && head && head.sequence >= receipt.sequence) return body.sequence;
-      }
-      return undefined;
-    },
-    15_000,
-  );
-}
 
 const entryKey = (chain: number, sequence: number): Record<string, string> => ({
   pk: auditEntryPk(chain),
@@ -121,8 +81,8 @@ async function checkpointBodies(): Promise<NonNullable<ReturnType<typeof parseCh
 test('an entry overwritten in place and its chain re-hashed: no checkpoint is signed over it, verify names it', async () => {
   const victim = await signOne(0);
   const receipt = victim.receipt!;
-  const anchored = await anchoredOver(receipt);
-  expect(auditCli('verify').status).toBe(0);
+  const anchored = await anchoredOver(pipeline, receipt);
+  expect(auditCli(pipeline, 'verify').status).toBe(0);
 
   // The attacker rewrites the victim's entry with PutItem (its signature.made now names another
   // signature), then every later entry of the chain re-hashed onto it, and moves the head to the result.
@@ -159,7 +119,7 @@ test('an entry overwritten in place and its chain re-hashed: no checkpoint is si
     expect(body.heads.find((h) => h.chain === chain)?.hash).not.toBe(head.hash);
   }
 
-  const report = auditCli('verify');
+  const report = auditCli(pipeline, 'verify');
   expect(report.status).toBe(1);
   expect(report.stdout).toMatch(
     new RegExp(`chain ${chain} sequence ${head.sequence}: rewound: .*anchored checkpoint ${anchored}`),
@@ -187,7 +147,7 @@ test("the pipeline's writes never overwrite: a second write of an existing entry
 
 test('an anchored checkpoint cannot be replaced through the anchor store: refused, the anchor unchanged', async () => {
   // The newest anchor (the checkpointer anchors nothing new once it has refused the rewritten chain).
-  const anchors = anchorStore();
+  const anchors = anchorStore(pipeline);
   const sequence = (await anchors.readAll()).at(-1)!.position!;
   expect(sequence).toBeGreaterThan(0);
   const file = join(anchors.location, `${String(sequence).padStart(12, '0')}.json`);

@@ -8,8 +8,6 @@
  * attempt. Requests are written while no consumer runs, so they are all waiting when the signer starts.
  */
 import { X509Certificate, createHash, randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '@pipeline/adapters/aws';
@@ -29,7 +27,6 @@ import { TABLES, tableName } from '@pipeline/resources';
 import { localIssuer, sampleRequest, signerOf, verifySignedResult, type SignRequestView } from '../../client';
 import { TEST_CITIZENS } from '../../idp/citizens';
 import { forgeIdToken } from '../../idp/forge';
-import { LOCAL_DIR } from '../../paths';
 import {
   readAudit,
   runAll,
@@ -40,6 +37,7 @@ import {
   type FaultPipeline,
   startFaultPipeline,
 } from '../../faults/harness';
+import { rootPem } from './support/relying-party';
 
 jest.setTimeout(300_000);
 
@@ -54,7 +52,6 @@ const VICTIM: SignerIdentity = {
 };
 
 let fault: FaultPipeline;
-let rootPem: string;
 
 beforeAll(async () => {
   fault = await startFaultPipeline({
@@ -71,7 +68,6 @@ beforeAll(async () => {
     },
   });
   await fault.pipeline.runKeygen();
-  rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
 });
 
 afterAll(async () => {

@@ -17,7 +17,8 @@ import pLimit from 'p-limit';
 import { decorateCaSideHsm } from '../../../../lambdas/handlers';
 import { pemToDer } from '@pipeline/pki';
 import { call, signSample, type SignRequestView } from '../../client';
-import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+import type { LocalPipeline } from '../pipeline';
+import { startHostilePipeline, type HostilePipeline } from './support/hostile-pipeline';
 import { issuingPem, ocspGet, ocspPost } from './support/relying-party';
 
 jest.setTimeout(300_000);
@@ -46,28 +47,16 @@ function countingSignatures(hsm: Hsm): Hsm {
   });
 }
 
+let hostile: HostilePipeline | undefined;
 let pipeline: LocalPipeline;
 let pki: string;
 
 beforeAll(async () => {
-  pipeline = await startLocalPipeline({
-    resourcePrefix: `hostile-ocsp-${Date.now().toString(36)}-`,
-    log: () => undefined,
-    env: {
-      PORT: '0',
-      POOL_TARGETS: 'EC-P256=4',
-      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-      LOG_LEVEL: 'WARN',
-      LOCAL_ACCESS_LOG: '0',
-    },
-  });
-  await pipeline.runKeygen();
-  pki = pipeline.url.replace(/\/v1$/, '/pki');
+  hostile = await startHostilePipeline('hostile-ocsp', { POOL_TARGETS: 'EC-P256=4', LOCAL_ACCESS_LOG: '0' });
+  ({ pipeline, pki } = hostile);
 }, 120_000);
 
-afterAll(async () => {
-  await pipeline?.stop();
-});
+afterAll(() => hostile?.stop());
 
 const signOne = (index: number): Promise<SignRequestView> => signSample(pipeline.url, pipeline.apiKey, index);
 

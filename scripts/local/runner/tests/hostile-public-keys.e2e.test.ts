@@ -10,9 +10,6 @@
  * was certified for.
  */
 import { ECDH, X509Certificate, createHash, createPublicKey, randomUUID } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
@@ -21,7 +18,6 @@ import { keySk } from '@pipeline/adapters/dynamodb';
 import { keyUsage, type AuditEvent, type KeyType } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { sampleRequest, verifySignedResult } from '../../client';
-import { LOCAL_DIR, ROOT } from '../../paths';
 import {
   readAudit,
   runAll,
@@ -31,6 +27,8 @@ import {
   type FaultPipeline,
   startFaultPipeline,
 } from '../../faults/harness';
+import { rootPem } from './support/relying-party';
+import { auditCli } from './support/hostile-pipeline';
 
 jest.setTimeout(420_000);
 
@@ -38,7 +36,6 @@ const TARGETS: Readonly<Record<'EC-P256' | 'RSA-2048', number>> = { 'EC-P256': 2
 const FIRST_ROUND: Readonly<Record<'EC-P256' | 'RSA-2048', number>> = { 'EC-P256': 8, 'RSA-2048': 5 };
 
 let fault: FaultPipeline;
-let rootPem: string;
 
 beforeAll(async () => {
   fault = await startFaultPipeline({
@@ -56,7 +53,6 @@ beforeAll(async () => {
     },
   });
   await fault.pipeline.runKeygen();
-  rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
 });
 
 afterAll(async () => {
@@ -111,13 +107,6 @@ async function sign(keyType: KeyType, count: number) {
     Date.now() + 240_000,
   );
   return accepted.map((a) => ({ ...a, view: ended.get(a.id)! }));
-}
-
-function auditCli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), ...args], {
-    env: { ...process.env, ...fault.pipeline.env },
-    encoding: 'utf8',
-  });
 }
 
 test('consumed pool keys put back re-encoded under new ids: every request signed, no key certified twice, the verifier names each copy', async () => {
@@ -240,7 +229,7 @@ test('consumed pool keys put back re-encoded under new ids: every request signed
 
   // `npm run audit -- verify` names every copy: its pool key id, the request that claimed it, and for a key
   // that was certified, the request and serial it was certified for.
-  const verify = auditCli('verify');
+  const verify = auditCli(fault.pipeline, 'verify');
   expect(verify.stdout).toMatch(/^intact: /m);
   const certifiedCopies = [...discards].filter(([copyId]) => certifiedFor.has(copies.get(copyId)!.spkiHash));
   expect(certifiedCopies.length).toBeGreaterThanOrEqual(FIRST_ROUND['EC-P256'] + FIRST_ROUND['RSA-2048']);

@@ -9,82 +9,38 @@
  *   still lists the serial, the publication audits the restored entry, and `verify` names the record.
  */
 import { X509Certificate } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '@pipeline/adapters/aws';
-import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import { loadAwsConfig } from '@pipeline/config';
-import {
-  auditEntryPk,
-  auditHeadPk,
-  auditSequenceSk,
-  eventsOf,
-  parseCheckpointBody,
-  type AuditReceipt,
-} from '@pipeline/core';
+import { auditEntryPk, auditHeadPk, auditSequenceSk, eventsOf } from '@pipeline/core';
 import { TABLES, tableName } from '@pipeline/resources';
 import { call, signSample, type SignRequestView } from '../../client';
-import { ROOT } from '../../paths';
-import { startLocalPipeline, type LocalPipeline } from '../pipeline';
-import { crlListing, ocspPost, until } from './support/relying-party';
+import type { LocalPipeline } from '../pipeline';
+import {
+  anchoredOver,
+  auditCli,
+  startHostilePipeline,
+  type HostilePipeline,
+} from './support/hostile-pipeline';
+import { crlListing, ocspPost } from './support/relying-party';
 
 jest.setTimeout(180_000);
 
+let hostile: HostilePipeline | undefined;
 let pipeline: LocalPipeline;
 let pki: string;
-let doc: ReturnType<typeof documentClient>;
+let doc: HostilePipeline['doc'];
 
 beforeAll(async () => {
-  pipeline = await startLocalPipeline({
-    resourcePrefix: `hostile-rec-${Date.now().toString(36)}-`,
-    log: () => undefined,
-    env: {
-      PORT: '0',
-      POOL_TARGETS: 'EC-P256=10',
-      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-      LOG_LEVEL: 'WARN',
-      AUDIT_CHECKPOINT_INTERVAL_SECONDS: '1',
-    },
+  hostile = await startHostilePipeline('hostile-rec', {
+    POOL_TARGETS: 'EC-P256=10',
+    AUDIT_CHECKPOINT_INTERVAL_SECONDS: '1',
   });
-  await pipeline.runKeygen();
-  pki = pipeline.url.replace(/\/v1$/, '/pki');
-  doc = documentClient(loadAwsConfig());
+  ({ pipeline, pki, doc } = hostile);
 }, 120_000);
 
-afterAll(async () => {
-  doc?.destroy();
-  await pipeline?.stop();
-});
+afterAll(() => hostile?.stop());
 
 const signOne = (index: number): Promise<SignRequestView> => signSample(pipeline.url, pipeline.apiKey, index);
-
-function auditCli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'audit.ts'), ...args], {
-    env: { ...process.env, ...pipeline.env },
-    encoding: 'utf8',
-  });
-}
-
-/** Waits until an anchored checkpoint (outside the table) covers the receipt's entry. */
-async function anchoredOver(receipt: AuditReceipt): Promise<number> {
-  const target = pipeline.env.AUDIT_ANCHOR_TARGET;
-  expect(target).toMatch(/^file:/);
-  const anchors = fileAnchorStore(target.slice('file:'.length));
-  return until(
-    `an anchored checkpoint over ${receipt.chain}/${receipt.sequence}`,
-    async () => {
-      for (const anchor of (await anchors.readAll()).reverse()) {
-        const body = anchor.body && parseCheckpointBody(anchor.body);
-        const head = body && body.heads.find((h) => h.chain === receipt.chain);
-        if (body && head && head.sequence >= receipt.sequence) return body.sequence;
-      }
-      return undefined;
-    },
-    15_000,
-  );
-}
 
 test('a chain cut short and its head rewound: verify names the truncation from the anchors, prove the lost receipt', async () => {
   const views: SignRequestView[] = [];
@@ -92,11 +48,11 @@ test('a chain cut short and its head rewound: verify names the truncation from t
   const victim = views[views.length - 1];
   const receipt = victim.receipt!;
   expect(receipt.head?.algorithm).toBe('ECDSA-P384-SHA384');
-  const anchored = await anchoredOver(receipt);
-  const clean = auditCli('verify');
+  const anchored = await anchoredOver(pipeline, receipt);
+  const clean = auditCli(pipeline, 'verify');
   expect(clean.stdout).toMatch(/^intact: /m);
   expect(clean.status).toBe(0);
-  expect(auditCli('prove', victim.id).stdout).toMatch(
+  expect(auditCli(pipeline, 'prove', victim.id).stdout).toMatch(
     /entry linked to the head recorded by signed anchored checkpoint \d+/,
   );
 
@@ -135,14 +91,14 @@ test('a chain cut short and its head rewound: verify names the truncation from t
     );
   }
 
-  const tampered = auditCli('verify');
+  const tampered = auditCli(pipeline, 'verify');
   expect(tampered.status).toBe(1);
   expect(tampered.stdout).toMatch(
     new RegExp(
       `chain ${receipt.chain} sequence \\d+: truncated: truncated: anchored checkpoint ${anchored} recorded the chain up to here, it now ends at ${receipt.sequence - 1}`,
     ),
   );
-  const lost = auditCli('prove', victim.id);
+  const lost = auditCli(pipeline, 'prove', victim.id);
   expect(lost.status).toBe(1);
   expect(lost.stdout).toContain(
     `the log no longer holds entry ${receipt.chain}/${receipt.sequence}, which the audit key signed`,
@@ -182,7 +138,7 @@ test('a revocation removed from its record: OCSP and the next CRL keep it, the p
   const events = eventsOf(await new AuditRepository(doc, { tableName: tableName(TABLES.audit) }).readAll());
   expect(events).toContainEqual({ type: 'revocation.restored', serial: serial.toLowerCase() });
 
-  const report = auditCli('verify');
+  const report = auditCli(pipeline, 'verify');
   expect(report.status).toBe(1);
   expect(report.stdout).toMatch(
     new RegExp(

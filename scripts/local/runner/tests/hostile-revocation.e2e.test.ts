@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { X509Certificate, randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { documentClient, sqsClient } from '@pipeline/adapters/aws';
+import { sqsClient } from '@pipeline/adapters/aws';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
 import { loadAwsConfig } from '@pipeline/config';
 import { auditPublicKey, eventsOf, proveReceipt, type AuditReceipt } from '@pipeline/core';
@@ -29,41 +29,31 @@ import { TABLES, tableName } from '@pipeline/resources';
 import { call, sampleRequest, type SampleRequest, type SignRequestView } from '../../client';
 import { ROOT } from '../../paths';
 import { runOpenssl } from '../../verify/openssl';
-import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+import type { LocalPipeline } from '../pipeline';
+import { startHostilePipeline, type HostilePipeline } from './support/hostile-pipeline';
 import { crlListing, crlText, fetchDer, ocspPost, until } from './support/relying-party';
 
 jest.setTimeout(180_000);
 
 const MALLORY = { clientId: 'mallory', apiKey: randomBytes(20).toString('base64url') };
 
+let hostile: HostilePipeline | undefined;
 let pipeline: LocalPipeline;
 let pki: string;
-let doc: ReturnType<typeof documentClient>;
+let doc: HostilePipeline['doc'];
 let victimKey: string;
 
 beforeAll(async () => {
-  pipeline = await startLocalPipeline({
-    resourcePrefix: `hostile-rev-${Date.now().toString(36)}-`,
-    log: () => undefined,
-    env: {
-      PORT: '0',
-      POOL_TARGETS: 'EC-P256=16',
-      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-      LOG_LEVEL: 'WARN',
-      LOCAL_API_CLIENTS: `${MALLORY.clientId}:${MALLORY.apiKey}`,
-    },
+  hostile = await startHostilePipeline('hostile-rev', {
+    POOL_TARGETS: 'EC-P256=16',
+    LOCAL_API_CLIENTS: `${MALLORY.clientId}:${MALLORY.apiKey}`,
   });
-  await pipeline.runKeygen();
-  pki = pipeline.url.replace(/\/v1$/, '/pki');
-  doc = documentClient(loadAwsConfig());
+  ({ pipeline, pki, doc } = hostile);
   victimKey = pipeline.apiKey;
   expect(pipeline.clients.map((c) => c.clientId)).toContain(MALLORY.clientId);
 }, 120_000);
 
-afterAll(async () => {
-  doc?.destroy();
-  await pipeline?.stop();
-});
+afterAll(() => hostile?.stop());
 
 async function sign(
   apiKey: string,

@@ -17,6 +17,8 @@ VERSION="$(sed -n 's/^schemathesis==\([^ ]*\).*/\1/p' "$REQUIREMENTS")"
 
 log() { printf '[schemathesis] %s\n' "$*" >&2; }
 die() { printf '[schemathesis] ERROR: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=../python-venv.sh
+source "$HERE/../python-venv.sh"
 
 [ -n "$VERSION" ] || die "no schemathesis==<version> line in $REQUIREMENTS"
 mkdir -p "$DEST"
@@ -30,34 +32,11 @@ if [ -f "$venv/.stamp" ] && [ "$(cat "$venv/.stamp")" = "$stamp" ] && [ -x "$ven
   exit 0
 fi
 
-command -v python3 >/dev/null || die "python3 not found: schemathesis $VERSION needs Python 3.9 or newer" \
-  "(e.g. sudo apt-get install -y python3 python3-venv)"
-if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
-    log "installing the Debian package python3-venv"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
-      || die "apt-get could not install python3-venv"
-  else
-    die "python3 has no venv/ensurepip module (python3-venv missing)." \
-      "Install it with: sudo apt-get update && sudo apt-get install -y python3-venv"
-  fi
-fi
+require_python_venv "schemathesis $VERSION"
 
 t0=$SECONDS
 log "installing schemathesis $VERSION from PyPI into a private venv (schemathesis-requirements.txt)"
-# Built in place (a venv's scripts name their interpreter by absolute path); the stamp, written last, is
-# what marks it complete.
-rm -rf "$venv"
-python3 -m venv "$venv" || die "python3 -m venv failed (is python3-venv installed?)"
-if ! "$venv/bin/pip" install -q --disable-pip-version-check --timeout 30 --retries 2 \
-  -r "$REQUIREMENTS" >"$DEST/pip.log" 2>&1; then
-  cat "$DEST/pip.log" >&2
-  index="$("$venv/bin/pip" config list 2>/dev/null | sed -n "s/.*index-url='\(.*\)'/\1/p" | head -1)"
-  rm -rf "$venv"
-  die "pip could not install schemathesis $VERSION from PyPI (pip's output above; is the registry" \
-    "reachable? index: ${PIP_INDEX_URL:-${index:-the pip default}})"
-fi
+pip_install_venv "$venv" "$REQUIREMENTS" "schemathesis $VERSION"
 "$venv/bin/st" --version >/dev/null 2>"$DEST/selftest.log" \
   || { cat "$DEST/selftest.log" >&2; rm -rf "$venv"; die "schemathesis does not start (output above); nothing installed"; }
 echo "$stamp" >"$venv/.stamp"

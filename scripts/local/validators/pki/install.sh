@@ -29,6 +29,8 @@ GO_MIN_MINOR=25 # zlint's go.mod says go 1.25.0
 
 log() { printf '[pki-lint] %s\n' "$*" >&2; }
 die() { printf '[pki-lint] ERROR: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=../python-venv.sh
+source "$HERE/../python-venv.sh"
 
 case "$WHAT" in pkilint | zlint | all) ;; *) die "unknown component '$WHAT' (use pkilint, zlint or all)" ;; esac
 [ -n "$PKILINT_VERSION" ] || die "no pkilint==<version> line in $HERE/pkilint-requirements.txt"
@@ -62,19 +64,7 @@ $want_pkilint || $want_zlint || exit 0
 
 # --- prerequisites ----------------------------------------------------------------------------------
 if $want_pkilint; then
-  command -v python3 >/dev/null || die "python3 not found: pkilint $PKILINT_VERSION needs Python 3.9 or newer" \
-    "(e.g. sudo apt-get install -y python3 python3-venv)"
-  if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
-      log "installing the Debian package python3-venv"
-      apt-get update -qq >/dev/null
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
-        || die "apt-get could not install python3-venv"
-    else
-      die "python3 has no venv/ensurepip module (python3-venv missing)." \
-        "Install it with: sudo apt-get update && sudo apt-get install -y python3-venv"
-    fi
-  fi
+  require_python_venv "pkilint $PKILINT_VERSION"
 fi
 if $want_zlint; then
   command -v go >/dev/null || die "go not found on PATH: zlint $ZLINT_VERSION is built from the Go module proxy" \
@@ -87,20 +77,9 @@ fi
 
 # --- pkilint -----------------------------------------------------------------------------------------
 install_pkilint() {
-  local t0=$SECONDS venv="$DEST/venv" index
+  local t0=$SECONDS venv="$DEST/venv"
   log "installing pkilint $PKILINT_VERSION from PyPI into a private venv (pkilint-requirements.txt)"
-  # Built in place (a venv's scripts name their interpreter by absolute path); the stamp, written last,
-  # is what marks it complete.
-  rm -rf "$venv"
-  python3 -m venv "$venv" || die "python3 -m venv failed (is python3-venv installed?)"
-  if ! "$venv/bin/pip" install -q --disable-pip-version-check --timeout 30 --retries 2 \
-    -r "$HERE/pkilint-requirements.txt" >"$DEST/pip.log" 2>&1; then
-    cat "$DEST/pip.log" >&2
-    index="$("$venv/bin/pip" config list 2>/dev/null | sed -n "s/.*index-url='\(.*\)'/\1/p" | head -1)"
-    rm -rf "$venv"
-    die "pip could not install pkilint $PKILINT_VERSION from PyPI (pip's output above; is the registry" \
-      "reachable? index: ${PIP_INDEX_URL:-${index:-the pip default}})"
-  fi
+  pip_install_venv "$venv" "$HERE/pkilint-requirements.txt" "pkilint $PKILINT_VERSION"
   "$venv/bin/lint_pkix_cert" validations >/dev/null 2>"$DEST/pkilint-selftest.log" \
     || { cat "$DEST/pkilint-selftest.log" >&2; rm -rf "$venv"; die "pkilint does not start (output above); nothing installed"; }
   pkilint_stamp >"$venv/.stamp"
