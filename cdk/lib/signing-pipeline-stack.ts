@@ -1,5 +1,6 @@
 import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { ENV } from '@pipeline/config';
 import { SigningApi } from './constructs/api';
 import { AuditAnchors } from './constructs/audit-anchors';
 import { PipelineFunctions } from './constructs/functions';
@@ -80,7 +81,7 @@ export class SigningPipelineStack extends Stack {
     });
     // The API refuses a request whose API key is not the calling principal's (another client's quota).
     this.functions.api.addEnvironment(
-      'API_KEY_PRINCIPALS',
+      ENV.API_KEY_PRINCIPALS,
       this.toJsonString(
         Object.fromEntries(
           settings.api.clients.map((client) => [

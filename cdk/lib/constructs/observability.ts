@@ -11,7 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { KeyType } from '@pipeline/core';
 import { SCHEDULES } from '@pipeline/resources';
-import { METRICS_NAMESPACE, METRICS_SERVICE } from './functions';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/spec';
 
 /** Requests should start within this many seconds of being queued (the 3 s peak-hour response target). */
 export const QUEUE_AGE_ALARM_SECONDS = 3;
