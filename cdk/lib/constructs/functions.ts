@@ -25,6 +25,7 @@ import {
   FunctionGrants,
   METRICS_NAMESPACE,
   METRICS_SERVICE,
+  checkLogin,
   cryptoUserSecret,
   type CryptoUser,
   type FunctionDeps,
@@ -54,7 +55,7 @@ export interface PipelineFunctionsProps {
  * only functions before it (the revocation function the publication's, the API the revocation's, the
  * signer the CA's, TSA's and responder's).
  */
-const SPECS: readonly FunctionSpec[] = [
+export const FUNCTION_SPECS: readonly FunctionSpec[] = [
   ca,
   crl,
   ocsp,
@@ -98,8 +99,8 @@ export class PipelineFunctions extends Construct {
     super(scope, id);
     const { hsm, tables, signQueue, identity, settings } = props;
     this.deps = { hsm, tables, signQueue, identity, settings, fn: (name) => this.fn(name) };
-    for (const spec of SPECS) this.created.set(spec.name, this.createFunction(spec));
-    for (const spec of SPECS) spec.grants(this.grantsOf(spec));
+    for (const spec of FUNCTION_SPECS) this.created.set(spec.name, this.createFunction(spec));
+    for (const spec of FUNCTION_SPECS) spec.grants(this.grantsOf(spec));
     this.restrictCryptoUserSecrets();
     this.api = this.fn('api');
     this.signer = this.fn('signer');
@@ -113,7 +114,7 @@ export class PipelineFunctions extends Construct {
     this.tsa = this.fn('tsa');
     this.auditCheckpoint = this.fn('audit-checkpoint');
     this.signerAlias = createSignerAlias(this, this.signer, this.deps);
-    for (const spec of SPECS) {
+    for (const spec of FUNCTION_SPECS) {
       if ('schedule' in spec)
         this.schedules[spec.name] = this.createSchedule(spec.schedule, this.fn(spec.name));
     }
@@ -124,17 +125,17 @@ export class PipelineFunctions extends Construct {
    * and the publication put its URL into certificates; the publication writes to its bucket.
    */
   public connectPublicPki(pki: PublicPkiRef): void {
-    for (const spec of SPECS) spec.connectPublicPki?.(this.grantsOf(spec), pki);
+    for (const spec of FUNCTION_SPECS) spec.connectPublicPki?.(this.grantsOf(spec), pki);
   }
 
   /** The audit anchors bucket, created after the functions. */
   public connectAuditAnchors(bucket: s3.IBucket): void {
-    for (const spec of SPECS) spec.connectAuditAnchors?.(this.grantsOf(spec), bucket);
+    for (const spec of FUNCTION_SPECS) spec.connectAuditAnchors?.(this.grantsOf(spec), bucket);
   }
 
   private fn(name: FunctionName): NodejsFunction {
     const fn = this.created.get(name);
-    if (!fn) throw new Error(`function ${name} is not created yet: list it earlier in SPECS`);
+    if (!fn) throw new Error(`function ${name} is not created yet: list it earlier in FUNCTION_SPECS`);
     return fn;
   }
 
@@ -149,7 +150,7 @@ export class PipelineFunctions extends Construct {
    */
   private restrictCryptoUserSecrets(): void {
     const users = new Map<CryptoUser, NodejsFunction[]>();
-    for (const spec of SPECS) {
+    for (const spec of FUNCTION_SPECS) {
       if (spec.network.kind !== 'hsm') continue;
       const user = spec.network.cryptoUser;
       users.set(user, [...(users.get(user) ?? []), this.fn(spec.name)]);
@@ -177,6 +178,8 @@ export class PipelineFunctions extends Construct {
     // The crypto users' secrets refuse every role so tagged but their own functions' (HsmAccess).
     Tags.of(role).add(FUNCTION_ROLE_TAG, spec.name);
     const securityGroup = this.securityGroupOf(spec, id);
+    const environment = spec.environment(this.deps);
+    checkLogin(spec, this.deps, environment);
     return new NodejsFunction(this, id, {
       entry: resolve(__dirname, `../../../lambdas/handlers/${spec.name}/index.ts`),
       handler: 'handler',
@@ -211,7 +214,7 @@ export class PipelineFunctions extends Construct {
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         LOG_LEVEL: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
-        ...spec.environment(this.deps),
+        ...environment,
       },
       bundling: {
         // Local esbuild (a devDependency); the AWS SDK is bundled at the pinned versions, pkcs11js comes

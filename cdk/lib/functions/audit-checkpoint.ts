@@ -1,6 +1,6 @@
 import { ENV } from '@pipeline/config';
 import { SCHEDULES } from '@pipeline/resources';
-import { hsmClientEnv, pinEnv, tableEnv, type FunctionSpec } from './spec';
+import { loginEnv, tableEnv, type FunctionSpec } from './spec';
 
 /** The checkpointer: the audit key is on the pool user's token; it needs neither pool nor wrapping key. */
 export const auditCheckpoint: FunctionSpec = {
@@ -11,8 +11,7 @@ export const auditCheckpoint: FunctionSpec = {
   schedule: SCHEDULES.auditCheckpoint,
   network: { kind: 'hsm', cryptoUser: 'pool' },
   environment: (deps) => ({
-    ...hsmClientEnv(deps),
-    ...pinEnv(deps, 'pool'),
+    ...loginEnv(deps, 'pool'),
     [ENV.AUDIT_CHECKPOINT_INTERVAL_SECONDS]: String(deps.settings.audit.checkpointIntervalSeconds),
     ...tableEnv(deps, 'audit'),
   }),

@@ -1,5 +1,5 @@
 import { ENV } from '@pipeline/config';
-import { caCertsEnv, hsmClientEnv, pinEnv, tableEnv, type FunctionSpec } from './spec';
+import { caCertsEnv, loginEnv, tableEnv, type FunctionSpec } from './spec';
 
 /** The certificate table's items the CA writes (certificate-repository.ts): records and its registers. */
 const CA_ITEM_KEYS = ['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*'];
@@ -16,8 +16,7 @@ export const ca: FunctionSpec = {
   timeoutSeconds: CA_TIMEOUT_SECONDS,
   network: { kind: 'hsm', cryptoUser: 'ca' },
   environment: (deps) => ({
-    ...hsmClientEnv(deps),
-    ...pinEnv(deps, 'ca'),
+    ...loginEnv(deps, 'ca'),
     ...caCertsEnv(deps),
     ...deps.identity.environment(),
     ...tableEnv(deps, 'certificates', 'audit'),

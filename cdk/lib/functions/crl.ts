@@ -1,7 +1,7 @@
 import { PKI_OBJECTS } from '@pipeline/core';
 import { ENV } from '@pipeline/config';
 import { SCHEDULES, TABLES } from '@pipeline/resources';
-import { caCertsEnv, hsmClientEnv, pinEnv, tableEnv, type FunctionSpec } from './spec';
+import { caCertsEnv, loginEnv, tableEnv, type FunctionSpec } from './spec';
 
 /** The publication: the CA's crypto user, on its schedule and after each revocation. */
 export const crl: FunctionSpec = {
@@ -12,8 +12,7 @@ export const crl: FunctionSpec = {
   schedule: SCHEDULES.crl,
   network: { kind: 'hsm', cryptoUser: 'ca' },
   environment: (deps) => ({
-    ...hsmClientEnv(deps),
-    ...pinEnv(deps, 'ca'),
+    ...loginEnv(deps, 'ca'),
     ...caCertsEnv(deps),
     ...tableEnv(deps, 'certificates', 'audit'),
   }),

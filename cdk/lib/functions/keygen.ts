@@ -1,6 +1,6 @@
 import { ENV } from '@pipeline/config';
 import { SCHEDULES } from '@pipeline/resources';
-import { hsmClientEnv, pinEnv, poolEnv, tableEnv, type FunctionSpec } from './spec';
+import { poolUserEnv, tableEnv, type FunctionSpec } from './spec';
 
 /** Fills the pool as its crypto user, with the pool settings and the wrapping key. */
 export const keygen: FunctionSpec = {
@@ -10,10 +10,7 @@ export const keygen: FunctionSpec = {
   schedule: SCHEDULES.keygen,
   network: { kind: 'hsm', cryptoUser: 'pool' },
   environment: (deps) => ({
-    ...hsmClientEnv(deps),
-    ...poolEnv(deps),
-    ...pinEnv(deps, 'pool'),
-    [ENV.HSM_WRAP_KEY_LABEL]: deps.settings.hsm.wrapKeyLabel,
+    ...poolUserEnv(deps),
     // Forecast-driven by default; POOL_TARGETS serves the `targets` policy and the dashboard's targets.
     [ENV.KEYGEN_POLICY]: 'forecast',
     [ENV.POOL_TARGETS]: deps.settings.pool.targetsSpec,

@@ -1,5 +1,5 @@
 import { ENV } from '@pipeline/config';
-import { caCertsEnv, hsmClientEnv, pinEnv, tableEnv, type FunctionSpec } from './spec';
+import { caCertsEnv, loginEnv, tableEnv, type FunctionSpec } from './spec';
 
 /**
  * The OCSP function's reserved concurrency: its share of the account's, and its cap. Each execution
@@ -19,8 +19,7 @@ export const ocsp: FunctionSpec = {
   reservedConcurrency: OCSP_RESERVED_CONCURRENCY,
   network: { kind: 'hsm', cryptoUser: 'ocsp' },
   environment: (deps) => ({
-    ...hsmClientEnv(deps),
-    ...pinEnv(deps, 'ocsp'),
+    ...loginEnv(deps, 'ocsp'),
     ...caCertsEnv(deps),
     ...tableEnv(deps, 'certificates'),
   }),

@@ -1,6 +1,6 @@
 import { ENV } from '@pipeline/config';
 import { CA_TIMEOUT_SECONDS } from './ca';
-import { hsmClientEnv, pinEnv, tableEnv, type FunctionSpec } from './spec';
+import { loginEnv, tableEnv, type FunctionSpec } from './spec';
 
 /**
  * Revocation apart from issuance: another function, another caller (the API and operators), no CA key. It
@@ -14,8 +14,7 @@ export const revoke: FunctionSpec = {
   timeoutSeconds: CA_TIMEOUT_SECONDS,
   network: { kind: 'hsm', cryptoUser: 'revoke' },
   environment: (deps) => ({
-    ...hsmClientEnv(deps),
-    ...pinEnv(deps, 'revoke'),
+    ...loginEnv(deps, 'revoke'),
     [ENV.CRL_FUNCTION_NAME]: deps.fn('crl').functionArn,
     ...tableEnv(deps, 'certificates', 'audit'),
   }),

@@ -6,15 +6,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import { ENV } from '@pipeline/config';
 import { SIGNER_EVENT_SOURCE, SIGNER_TIMEOUT_SECONDS } from '@pipeline/resources';
-import {
-  hsmClientEnv,
-  pinEnv,
-  poolEnv,
-  signQueueEnv,
-  tableEnv,
-  type FunctionDeps,
-  type FunctionSpec,
-} from './spec';
+import { poolUserEnv, signQueueEnv, tableEnv, type FunctionDeps, type FunctionSpec } from './spec';
 
 /** Signs queued requests as the pool's crypto user, with the pool settings and the wrapping key. */
 export const signer: FunctionSpec = {
@@ -24,10 +16,7 @@ export const signer: FunctionSpec = {
   timeoutSeconds: SIGNER_TIMEOUT_SECONDS,
   network: { kind: 'hsm', cryptoUser: 'pool' },
   environment: (deps) => ({
-    ...hsmClientEnv(deps),
-    ...poolEnv(deps),
-    ...pinEnv(deps, 'pool'),
-    [ENV.HSM_WRAP_KEY_LABEL]: deps.settings.hsm.wrapKeyLabel,
+    ...poolUserEnv(deps),
     [ENV.CA_FUNCTION_NAME]: deps.fn('ca').functionArn,
     [ENV.TSA_FUNCTION_NAME]: deps.fn('tsa').functionArn,
     [ENV.OCSP_FUNCTION_NAME]: deps.fn('ocsp').functionArn,

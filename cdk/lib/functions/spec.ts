@@ -103,7 +103,7 @@ export function signQueueEnv(deps: FunctionDeps): Record<string, string> {
 }
 
 /** The CloudHSM client: profile, PKCS#11 module, token. */
-export function hsmClientEnv(deps: FunctionDeps): Record<string, string> {
+function hsmClientEnv(deps: FunctionDeps): Record<string, string> {
   return {
     [ENV.HSM_PROFILE]: 'cloudhsm',
     [ENV.HSM_MODULE_PATH]: CLOUDHSM_MODULE_PATH,
@@ -119,13 +119,45 @@ const SERVICE_PIN_VARIABLE: Partial<Record<CryptoUser, string>> = {
 };
 
 /**
- * The PIN source of the crypto user: HSM_PIN_SOURCE, and the service's own variable where its loader has
+ * The PIN source of a crypto user: HSM_PIN_SOURCE, and the service's own variable where its loader has
  * one, both at the same secret, so that nothing in the function's configuration names another user.
  */
-export function pinEnv(deps: FunctionDeps, user: CryptoUser): Record<string, string> {
+function pinEnv(deps: FunctionDeps, user: CryptoUser): Record<string, string> {
   const pin = `secretsmanager:${cryptoUserSecret(deps.hsm, user).secretArn}`;
   const service = SERVICE_PIN_VARIABLE[user];
   return { [ENV.HSM_PIN_SOURCE]: pin, ...(service ? { [service]: pin } : {}) };
+}
+
+/** An HSM client logging in as `user`: the client's variables and the user's PIN source. */
+export function loginEnv(deps: FunctionDeps, user: CryptoUser): Record<string, string> {
+  return { ...hsmClientEnv(deps), ...pinEnv(deps, user) };
+}
+
+/**
+ * Refuses an environment whose login is not the function's declared crypto user's (or that logs in at
+ * all outside the HSM network): the secret's policy admits the declared functions only, so such a
+ * function could not log in.
+ */
+export function checkLogin(
+  spec: FunctionSpec,
+  deps: FunctionDeps,
+  environment: Record<string, string>,
+): void {
+  const expected =
+    spec.network.kind === 'hsm' ? pinEnv(deps, spec.network.cryptoUser)[ENV.HSM_PIN_SOURCE] : undefined;
+  if (environment[ENV.HSM_PIN_SOURCE] !== expected) {
+    throw new Error(`function ${spec.name}: HSM_PIN_SOURCE is not its crypto user's`);
+  }
+}
+
+/** The pool's crypto user with the pool settings and the wrapping key: the signer and keygen. */
+export function poolUserEnv(deps: FunctionDeps): Record<string, string> {
+  return {
+    ...hsmClientEnv(deps),
+    ...poolEnv(deps),
+    ...pinEnv(deps, 'pool'),
+    [ENV.HSM_WRAP_KEY_LABEL]: deps.settings.hsm.wrapKeyLabel,
+  };
 }
 
 /** Where the CA certificates are read (the SSM parameters HsmAccess creates). */

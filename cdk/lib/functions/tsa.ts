@@ -1,4 +1,4 @@
-import { caCertsEnv, hsmClientEnv, pinEnv, type FunctionSpec } from './spec';
+import { caCertsEnv, loginEnv, type FunctionSpec } from './spec';
 
 /** The TSA, like the responder, logs in as its own crypto user, which owns the TSA key and nothing else. */
 export const tsa: FunctionSpec = {
@@ -8,7 +8,7 @@ export const tsa: FunctionSpec = {
   memorySize: 512,
   timeoutSeconds: 10,
   network: { kind: 'hsm', cryptoUser: 'tsa' },
-  environment: (deps) => ({ ...hsmClientEnv(deps), ...pinEnv(deps, 'tsa'), ...caCertsEnv(deps) }),
+  environment: (deps) => ({ ...loginEnv(deps, 'tsa'), ...caCertsEnv(deps) }),
   grants: (grant) => {
     // The certificates (its own among them), read only; no table.
     grant.login();
