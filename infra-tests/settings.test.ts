@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeploymentSettingsError } from '../cdk/lib/errors';
-import { parseSettings } from '../cdk/lib/settings';
+import { loadIdentityConfig } from '@pipeline/config';
+import { PLACEHOLDER_ISSUER, parseSettings } from '../cdk/lib/settings';
 import { TEST_CA_PEM } from './support/layer-fixture';
 
 const ctx =
@@ -165,6 +166,36 @@ describe('parseSettings', () => {
     const deploy = { ...deployContext(), apiClients: 'tax-agency=arn:aws:iam::123456789012:role/tax-agency' };
     expect(errorOf(deploy).contextKey).toBe('pkiEdgeWebAclArn');
     expect(parseSettings(ctx({ ...deploy, pkiEdgeWebAclArn: arn })).pkiEdgeWebAclArn).toBe(arn);
+  });
+
+  it("identity: each mode needs what the functions' loader needs (a trusted issuer, a registered client)", () => {
+    const deploy = {
+      ...deployContext(),
+      apiClients: 'tax-agency=arn:aws:iam::123456789012:role/tax-agency',
+      pkiEdgeWebAclArn:
+        'arn:aws:wafv2:us-east-1:123456789012:global/webacl/PkiEdge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
+    };
+    expect(parseSettings(ctx(deploy)).identity.issuers).toEqual(['https://idp.example.se']);
+    const withoutIssuers = { ...deploy, identityIssuers: undefined };
+    expect(errorOf(withoutIssuers).contextKey).toBe('identityIssuers');
+    // A placeholder synth trusts an issuer that resolves nowhere instead.
+    expect(parseSettings(ctx({ ...placeholders })).identity.issuers).toEqual([PLACEHOLDER_ISSUER]);
+    expect(errorOf({ ...placeholders, identityMode: 'trusted-client' }).contextKey).toBe(
+      'identityTrustedClients',
+    );
+    const client = 'arn:aws:iam::123456789012:role/legacy-eservice';
+    const trusted = parseSettings(
+      ctx({ ...withoutIssuers, identityMode: 'trusted-client', identityTrustedClients: client }),
+    ).identity;
+    expect([trusted.mode, trusted.issuers, trusted.trustedClients]).toEqual(['trusted-client', [], [client]]);
+    expect(errorOf({ ...placeholders, identityMode: 'anyone' }).contextKey).toBe('identityMode');
+    // The same rule refuses the same configuration in the functions (IDENTITY_MODE and its variables).
+    expect(() => loadIdentityConfig({ IDENTITY_MODE: 'trusted-client' })).toThrow(
+      expect.objectContaining({ variable: 'IDENTITY_CLIENT_KEYS' }),
+    );
+    expect(() => loadIdentityConfig({ IDENTITY_MODE: 'assertion' })).toThrow(
+      expect.objectContaining({ variable: 'IDENTITY_TRUSTED_ISSUERS' }),
+    );
   });
 
   it('never puts a secret value in an error message', () => {

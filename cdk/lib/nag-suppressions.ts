@@ -15,10 +15,22 @@ export interface NagAcknowledgement {
  */
 export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgement[] {
   const acknowledgements: NagAcknowledgement[] = [];
-  const ack = (scope: IConstruct, id: string, reason: string): void => {
+  const ack: Ack = (scope, id, reason) => {
     Validations.of(scope).acknowledge({ id, reason });
     acknowledgements.push({ scope, id, reason });
   };
+  acknowledgeFunctions(stack, ack);
+  acknowledgeSecretsAndAnchors(stack, ack);
+  acknowledgeNetwork(stack, ack);
+  acknowledgeSigningApi(stack, ack);
+  acknowledgePublicPki(stack, ack);
+  return acknowledgements;
+}
+
+type Ack = (scope: IConstruct, id: string, reason: string) => void;
+
+/** Managed execution policies and the tracing wildcard of every function role. */
+function acknowledgeFunctions(stack: SigningPipelineStack, ack: Ack): void {
   const functionRoles = [
     stack.functions.api,
     stack.functions.signer,
@@ -54,6 +66,10 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
         'a hand-written copy would carry the same ec2:*NetworkInterface actions on Resource::*.',
     );
   }
+}
+
+/** The crypto users' secrets (rotated with the HSM user) and the checkpointer's anchor objects. */
+function acknowledgeSecretsAndAnchors(stack: SigningPipelineStack, ack: Ack): void {
   for (const secret of [
     stack.hsm.poolUserSecret,
     stack.hsm.caUserSecret,
@@ -75,6 +91,9 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
     'The checkpointer writes one object per checkpoint, named by its sequence, under checkpoints/ of the ' +
       'anchors bucket: the keys are not known in advance. Object Lock (compliance) keeps every version.',
   );
+}
+
+function acknowledgeNetwork(stack: SigningPipelineStack, ack: Ack): void {
   // Interface endpoints' own security groups admit HTTPS from the VPC CIDR (Fn::GetAtt), which the rule
   // cannot evaluate; the source is the VPC, never 0.0.0.0/0.
   for (const child of stack.network.vpc.node.children) {
@@ -87,6 +106,10 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
       );
     }
   }
+}
+
+/** The sign request API: IAM-authorized e-services, an anonymous health check. */
+function acknowledgeSigningApi(stack: SigningPipelineStack, ack: Ack): void {
   ack(
     stack.api.restApi,
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
@@ -116,7 +139,10 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
       );
     }
   }
-  // The public PKI endpoint: what relying parties fetch without credentials, by design of the standards.
+}
+
+/** The public PKI endpoint: what relying parties fetch without credentials, by design of the standards. */
+function acknowledgePublicPki(stack: SigningPipelineStack, ack: Ack): void {
   const { pki } = stack;
   ack(
     pki.ocspApi,
@@ -152,5 +178,4 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
       'default certificate, whose policy CloudFront fixes. A custom domain (pkiBaseUrl) with its own ' +
       'certificate can enforce TLS 1.2 for HTTPS viewers.',
   );
-  return acknowledgements;
 }

@@ -8,7 +8,11 @@ import type { Node } from 'constructs';
 import {
   apiLimitsProblem,
   AUDIT_CHECKPOINT_INTERVAL,
+  DEFAULT_IDENTITY_CLIENT_ID,
+  DEFAULT_POOL_TARGETS,
   ENV,
+  IDENTITY_MODES,
+  identityModeMissing,
   keygenTargets,
   POOL_EMPTY_POLICIES,
   POOL_RULES,
@@ -110,7 +114,7 @@ export interface StackSettings {
 
 /** Who vouches for signers: trusted identity providers (their issuer URLs) and the clients exempted. */
 export interface IdentitySettings {
-  readonly mode: 'assertion' | 'trusted-client';
+  readonly mode: (typeof IDENTITY_MODES)[number];
   /** `iss` values of the trusted OpenID Providers (HTTPS); their keys are kept in SSM by the refresher. */
   readonly issuers: readonly string[];
   /** This service's client id at those providers: the ID tokens' audience. */
@@ -132,7 +136,6 @@ export const PLACEHOLDER_ISSUER = 'https://idp.placeholder.invalid';
 export const PLACEHOLDER_CLUSTER_ID = 'cluster-placeholder0';
 /** Well-formed (CloudFormation validates the format at synth) but owned by nobody. */
 export const PLACEHOLDER_SECURITY_GROUP_ID = 'sg-00000000000000000';
-const DEFAULT_POOL_TARGETS = 'RSA-2048=200,EC-P256=100,EC-P384=50';
 
 /** Context values arrive as strings from `-c` and as JSON values from cdk.json: accept both. */
 type Context = (key: string) => unknown;
@@ -248,6 +251,24 @@ function optionalString(ctx: Context, key: string): string | undefined {
   return value;
 }
 
+/** The value of `key` checked against `pattern`, or undefined when it is not set. */
+function matching(ctx: Context, key: string, pattern: RegExp): string | undefined {
+  const value = optionalString(ctx, key);
+  if (value !== undefined && !pattern.test(value)) {
+    throw new DeploymentSettingsError(`${key} must match ${pattern}`, key);
+  }
+  return value;
+}
+
+/** A deploy cannot do without `key`; a placeholder synth can. */
+function missing(key: string): DeploymentSettingsError {
+  return new DeploymentSettingsError(
+    `${key} is required (or -c allowPlaceholderLayer=true for a synth that can never be deployed)`,
+    key,
+  );
+}
+
+/** `key`, checked; unset: `placeholder` in a placeholder synth, refused for a deploy. */
 function required(
   ctx: Context,
   key: string,
@@ -255,16 +276,10 @@ function required(
   allowPlaceholders: boolean,
   placeholder: string,
 ): string {
-  const value = optionalString(ctx, key);
-  if (value === undefined) {
-    if (allowPlaceholders) return placeholder;
-    throw new DeploymentSettingsError(
-      `${key} is required (or -c allowPlaceholderLayer=true for a synth that can never be deployed)`,
-      key,
-    );
-  }
-  if (!pattern.test(value)) throw new DeploymentSettingsError(`${key} must match ${pattern}`, key);
-  return value;
+  const value = matching(ctx, key, pattern);
+  if (value !== undefined) return value;
+  if (allowPlaceholders) return placeholder;
+  throw missing(key);
 }
 
 function layerPath(ctx: Context, allowPlaceholders: boolean): string | undefined {
@@ -466,25 +481,28 @@ function pkiBaseUrl(ctx: Context): string | undefined {
   return value;
 }
 
+/** Unset only in a placeholder synth (the distribution then has no web ACL). */
 function pkiEdgeWebAclArn(ctx: Context, allowPlaceholders: boolean): string | undefined {
   const key = 'pkiEdgeWebAclArn';
-  if (optionalString(ctx, key) === undefined && allowPlaceholders) return undefined;
-  return required(
+  const value = matching(
     ctx,
     key,
     /^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/[A-Za-z0-9_-]+\/[0-9a-f-]{36}$/,
-    allowPlaceholders,
-    '',
   );
+  if (value === undefined && !allowPlaceholders) throw missing(key);
+  return value;
 }
 
 function identitySettings(ctx: Context, allowPlaceholders: boolean): IdentitySettings {
-  const mode = oneOf(ctx, 'identityMode', ['assertion', 'trusted-client'] as const, 'assertion');
+  const mode = oneOf(ctx, 'identityMode', IDENTITY_MODES, 'assertion');
   const issuers = list(ctx, 'identityIssuers') ?? [];
   if (issuers.some((issuer) => !/^https:\/\/[^\s/]+(\/\S*)?$/.test(issuer))) {
     throw new DeploymentSettingsError('identityIssuers must be HTTPS issuer URLs', 'identityIssuers');
   }
-  if (mode === 'assertion' && issuers.length === 0) {
+  const trustedClients = list(ctx, 'identityTrustedClients') ?? [];
+  // The functions' own rule (lambdas/config): what each mode cannot do without.
+  const lacking = identityModeMissing(mode, { issuers: issuers.length, clients: trustedClients.length });
+  if (lacking === 'issuers') {
     if (!allowPlaceholders) {
       throw new DeploymentSettingsError(
         'identityIssuers is required: the issuer URLs of the trusted OpenID Providers ' +
@@ -494,8 +512,7 @@ function identitySettings(ctx: Context, allowPlaceholders: boolean): IdentitySet
     }
     issuers.push(PLACEHOLDER_ISSUER);
   }
-  const trustedClients = list(ctx, 'identityTrustedClients') ?? [];
-  if (mode === 'trusted-client' && trustedClients.length === 0) {
+  if (lacking === 'clients') {
     throw new DeploymentSettingsError(
       'identityTrustedClients is required with identityMode=trusted-client: the IAM principal ARNs of the clients that vouch for their signers',
       'identityTrustedClients',
@@ -504,7 +521,7 @@ function identitySettings(ctx: Context, allowPlaceholders: boolean): IdentitySet
   return {
     mode,
     issuers,
-    clientId: optionalString(ctx, 'identityClientId') ?? 'signing-service',
+    clientId: optionalString(ctx, 'identityClientId') ?? DEFAULT_IDENTITY_CLIENT_ID,
     acceptedAcr: list(ctx, 'identityAcceptedAcr'),
     trustedClients,
     parameterPrefix: parameterPrefix(

@@ -1,5 +1,6 @@
 import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { ENV } from '@pipeline/config';
 import { SigningApi } from './constructs/api';
 import { AuditAnchors } from './constructs/audit-anchors';
 import { PipelineFunctions } from './constructs/functions';
@@ -78,18 +79,7 @@ export class SigningPipelineStack extends Stack {
       limits: settings.api.limits,
       clients: settings.api.clients,
     });
-    // The API refuses a request whose API key is not the calling principal's (another client's quota).
-    this.functions.api.addEnvironment(
-      'API_KEY_PRINCIPALS',
-      this.toJsonString(
-        Object.fromEntries(
-          settings.api.clients.map((client) => [
-            this.api.apiKeys[client].keyId,
-            settings.api.principals[client] ?? '',
-          ]),
-        ),
-      ),
-    );
+    this.bindApiKeysToPrincipals(settings);
     this.observability = new Observability(this, 'Observability', {
       stage: this.api.restApi.deploymentStage,
       queue: this.signQueue.queue,
@@ -111,6 +101,27 @@ export class SigningPipelineStack extends Stack {
       alarmEmail: settings.alarmEmail,
     });
 
+    this.addOutputs();
+    this.nagAcknowledgements = addNagSuppressions(this);
+  }
+
+  /** The API refuses a request whose API key is not the calling principal's (another client's quota). */
+  private bindApiKeysToPrincipals(settings: StackSettings): void {
+    this.functions.api.addEnvironment(
+      ENV.API_KEY_PRINCIPALS,
+      this.toJsonString(
+        Object.fromEntries(
+          settings.api.clients.map((client) => [
+            this.api.apiKeys[client].keyId,
+            settings.api.principals[client] ?? '',
+          ]),
+        ),
+      ),
+    );
+  }
+
+  /** What operators and the tools need after a deploy. */
+  private addOutputs(): void {
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url });
     new CfnOutput(this, 'PkiBaseUrl', { value: this.pki.baseUrl });
     new CfnOutput(this, 'PoolUserSecretArn', { value: this.hsm.poolUserSecret.secretArn });
@@ -119,6 +130,5 @@ export class SigningPipelineStack extends Stack {
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.signQueue.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'AuditAnchorsBucket', { value: this.auditAnchors.bucket.bucketName });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.topic.topicArn });
-    this.nagAcknowledgements = addNagSuppressions(this);
   }
 }

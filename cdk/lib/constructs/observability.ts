@@ -11,10 +11,14 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { KeyType } from '@pipeline/core';
 import { SCHEDULES } from '@pipeline/resources';
-import { METRICS_NAMESPACE, METRICS_SERVICE } from './functions';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/spec';
 
 /** Requests should start within this many seconds of being queued (the 3 s peak-hour response target). */
 export const QUEUE_AGE_ALARM_SECONDS = 3;
+
+const MINUTE = Duration.minutes(1);
+/** The pool gauges are emitted by keygen after each fill, so their period is the schedule's. */
+const FILL_PERIOD = Duration.minutes(SCHEDULES.keygen.rateMinutes);
 
 export interface ObservabilityProps {
   readonly stage: apigw.Stage;
@@ -53,6 +57,17 @@ export function poolMetric(
   });
 }
 
+/** A count the functions emit without a key type (namespace SigningPipeline, dimension service), summed. */
+function serviceMetric(name: string, period: Duration): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service: METRICS_SERVICE },
+    statistic: 'Sum',
+    period,
+  });
+}
+
 /**
  * The dashboard an operator watches and the alarms that page: pool depth against target per key type,
  * throughput and latency, queue age, dead letters and errors. Alarms go to one encrypted SNS topic.
@@ -64,6 +79,14 @@ export class Observability extends Construct {
 
   public constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
+    this.topic = this.createTopic(props.alarmEmail);
+    const keyTypes = (Object.entries(props.poolTargets) as [KeyType, number][]).filter(([, t]) => t > 0);
+    this.createAlarms(props, keyTypes);
+    this.dashboard = this.createDashboard(props, keyTypes);
+  }
+
+  /** The encrypted topic alarms go to, with the operators' e-mail subscribed if one is given. */
+  private createTopic(alarmEmail: string | undefined): sns.Topic {
     const key = new kms.Key(this, 'TopicKey', {
       description: 'Signing pipeline alarm topic',
       enableKeyRotation: true,
@@ -77,17 +100,18 @@ export class Observability extends Construct {
         resources: ['*'],
       }),
     );
-    this.topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true });
-    if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true });
+    if (alarmEmail) topic.addSubscription(new subscriptions.EmailSubscription(alarmEmail));
+    return topic;
+  }
 
-    const keyTypes = (Object.entries(props.poolTargets) as [KeyType, number][]).filter(([, t]) => t > 0);
-    // The gauge is emitted by keygen after each fill, so its period is the schedule's.
-    const fillPeriod = Duration.minutes(SCHEDULES.keygen.rateMinutes);
+  /** Pool below its low-water mark, dead letters, queue age, function errors, and the integrity counters. */
+  private createAlarms(props: ObservabilityProps, keyTypes: [KeyType, number][]): void {
     for (const [keyType, target] of keyTypes) {
       const lowWater = Math.ceil((target * props.lowWaterPercent) / 100);
       this.alarm(`PoolLow-${keyType}`, {
         alarmDescription: `Key pool ${keyType} below its low-water mark (${lowWater} of target ${target}) after a fill, or keygen not reporting`,
-        metric: poolMetric('KeysAvailable', keyType, 'Minimum', fillPeriod),
+        metric: poolMetric('KeysAvailable', keyType, 'Minimum', FILL_PERIOD),
         threshold: lowWater,
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
         evaluationPeriods: 2,
@@ -133,61 +157,27 @@ export class Observability extends Construct {
       // Checkpoints not signed or not anchored: the log's newest entries are covered by chain links only.
       ['AuditCheckpoint', props.functions.auditCheckpoint],
     ] as const) {
-      this.alarm(`${name}Errors`, {
-        alarmDescription: `${name} function errors (failed invocations, not per-record failures)`,
-        metric: fn.metricErrors({ statistic: 'Sum', period: Duration.minutes(5) }),
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
+      this.alarmOnAny(
+        `${name}Errors`,
+        `${name} function errors (failed invocations, not per-record failures)`,
+        fn.metricErrors({ statistic: 'Sum', period: Duration.minutes(5) }),
+      );
     }
-    this.alarm('RequestsLost', {
-      alarmDescription:
-        'Sign requests failed DELIVERY_LOST: open with no message even after requeues (queue or signer fault)',
-      metric: new cloudwatch.Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: 'RequestsLost',
-        dimensionsMap: { service: METRICS_SERVICE },
-        statistic: 'Sum',
-        period: Duration.minutes(SCHEDULES.reconcile.rateMinutes),
-      }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    this.alarm('RevocationsRestored', {
-      alarmDescription:
-        'The CRL publication found revocations of the published CRL that the certificate records no longer show (an edited or restored table): kept in the CRL; compare `npm run audit -- verify`',
-      metric: new cloudwatch.Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: 'RevocationsRestored',
-        dimensionsMap: { service: METRICS_SERVICE },
-        statistic: 'Sum',
-        period: Duration.minutes(5),
-      }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    this.alarm('AuditHeadsRewound', {
-      alarmDescription:
-        'The audit checkpointer found chain heads that moved backwards from its last checkpoint (a rewritten audit table) and signed nothing: run `npm run audit -- verify`',
-      metric: new cloudwatch.Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: 'AuditHeadsRewound',
-        dimensionsMap: { service: METRICS_SERVICE },
-        statistic: 'Sum',
-        period: Duration.minutes(SCHEDULES.auditCheckpoint.rateMinutes),
-      }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    this.dashboard = this.createDashboard(props, keyTypes);
+    this.alarmOnAny(
+      'RequestsLost',
+      'Sign requests failed DELIVERY_LOST: open with no message even after requeues (queue or signer fault)',
+      serviceMetric('RequestsLost', Duration.minutes(SCHEDULES.reconcile.rateMinutes)),
+    );
+    this.alarmOnAny(
+      'RevocationsRestored',
+      'The CRL publication found revocations of the published CRL that the certificate records no longer show (an edited or restored table): kept in the CRL; compare `npm run audit -- verify`',
+      serviceMetric('RevocationsRestored', Duration.minutes(5)),
+    );
+    this.alarmOnAny(
+      'AuditHeadsRewound',
+      'The audit checkpointer found chain heads that moved backwards from its last checkpoint (a rewritten audit table) and signed nothing: run `npm run audit -- verify`',
+      serviceMetric('AuditHeadsRewound', Duration.minutes(SCHEDULES.auditCheckpoint.rateMinutes)),
+    );
   }
 
   private alarm(id: string, props: cloudwatch.AlarmProps): void {
@@ -196,90 +186,119 @@ export class Observability extends Construct {
     this.alarms.push(alarm);
   }
 
+  /** An alarm on any occurrence of what `metric` counts (a sum of at least 1 in one period); none is fine. */
+  private alarmOnAny(id: string, alarmDescription: string, metric: cloudwatch.IMetric): void {
+    this.alarm(id, {
+      alarmDescription,
+      metric,
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
   private createDashboard(props: ObservabilityProps, keyTypes: [KeyType, number][]): cloudwatch.Dashboard {
-    const minute = Duration.minutes(1);
-    const fillPeriod = Duration.minutes(SCHEDULES.keygen.rateMinutes);
-    const { stage, functions } = props;
     const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(24) });
+    dashboard.addWidgets(...trafficWidgets(props));
+    dashboard.addWidgets(...poolTargetWidgets(props, keyTypes));
+    dashboard.addWidgets(...poolFlowWidgets(props, keyTypes));
     dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Requests per minute',
-        left: [stage.metricCount({ statistic: 'Sum', period: minute, label: 'requests' })],
-        right: [
-          stage.metricClientError({ statistic: 'Sum', period: minute, label: '4xx' }),
-          stage.metricServerError({ statistic: 'Sum', period: minute, label: '5xx' }),
-        ],
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'API latency (ms)',
-        left: ['p50', 'p99'].map((p) => stage.metricLatency({ statistic: p, period: minute, label: p })),
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Signer duration (ms)',
-        left: ['p50', 'p99'].map((p) =>
-          functions.signer.metricDuration({ statistic: p, period: minute, label: p }),
-        ),
-      }),
-    );
-    dashboard.addWidgets(
-      ...keyTypes.map(
-        ([keyType, target]) =>
-          new cloudwatch.GraphWidget({
-            title: `Pool ${keyType}: available vs target`,
-            left: [poolMetric('KeysAvailable', keyType, 'Minimum', fillPeriod)],
-            leftAnnotations: [
-              { value: target, label: 'target' },
-              {
-                value: Math.ceil((target * props.lowWaterPercent) / 100),
-                label: 'low water',
-                color: cloudwatch.Color.RED,
-              },
-            ],
-            width: 6,
-          }),
-      ),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Keys generated / claimed per 15 min',
-        left: keyTypes.map(([k]) =>
-          poolMetric('KeysAdded', k, 'Sum', fillPeriod).with({ label: `added ${k}` }),
-        ),
-        right: keyTypes.map(([k]) =>
-          poolMetric('KeysClaimed', k, 'Sum', fillPeriod).with({ label: `claimed ${k}` }),
-        ),
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Empty pool: on-the-fly fallbacks and rejections',
-        left: keyTypes.flatMap(([k]) => [
-          poolMetric('OnTheFlyFallbacks', k, 'Sum', minute).with({ label: `fallback ${k}` }),
-          poolMetric('PoolEmptyRejections', k, 'Sum', minute).with({ label: `rejected ${k}` }),
-        ]),
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Queue age (s) and dead letters',
-        left: [props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: minute })],
-        leftAnnotations: [{ value: QUEUE_AGE_ALARM_SECONDS, label: 'alarm', color: cloudwatch.Color.RED }],
-        right: [
-          props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-            statistic: 'Maximum',
-            period: minute,
-          }),
-        ],
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Function errors',
-        left: Object.entries(functions).map(([name, fn]) =>
-          fn.metricErrors({ statistic: 'Sum', period: minute, label: name }),
-        ),
-        right: [
-          functions.signer.metricThrottles({ statistic: 'Sum', period: minute, label: 'signer throttles' }),
-        ],
-      }),
+      ...errorWidgets(props),
       new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms }),
     );
     return dashboard;
   }
+}
+
+/** Requests, API latency, signer duration. */
+function trafficWidgets({ stage, functions }: ObservabilityProps): cloudwatch.IWidget[] {
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'Requests per minute',
+      left: [stage.metricCount({ statistic: 'Sum', period: MINUTE, label: 'requests' })],
+      right: [
+        stage.metricClientError({ statistic: 'Sum', period: MINUTE, label: '4xx' }),
+        stage.metricServerError({ statistic: 'Sum', period: MINUTE, label: '5xx' }),
+      ],
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'API latency (ms)',
+      left: ['p50', 'p99'].map((p) => stage.metricLatency({ statistic: p, period: MINUTE, label: p })),
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Signer duration (ms)',
+      left: ['p50', 'p99'].map((p) =>
+        functions.signer.metricDuration({ statistic: p, period: MINUTE, label: p }),
+      ),
+    }),
+  ];
+}
+
+/** Each key type's pool against its target and low-water mark. */
+function poolTargetWidgets(props: ObservabilityProps, keyTypes: [KeyType, number][]): cloudwatch.IWidget[] {
+  return keyTypes.map(
+    ([keyType, target]) =>
+      new cloudwatch.GraphWidget({
+        title: `Pool ${keyType}: available vs target`,
+        left: [poolMetric('KeysAvailable', keyType, 'Minimum', FILL_PERIOD)],
+        leftAnnotations: [
+          { value: target, label: 'target' },
+          {
+            value: Math.ceil((target * props.lowWaterPercent) / 100),
+            label: 'low water',
+            color: cloudwatch.Color.RED,
+          },
+        ],
+        width: 6,
+      }),
+  );
+}
+
+/** Keys in and out of the pool, the empty pool's fallbacks and rejections, the queue. */
+function poolFlowWidgets(props: ObservabilityProps, keyTypes: [KeyType, number][]): cloudwatch.IWidget[] {
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'Keys generated / claimed per 15 min',
+      left: keyTypes.map(([k]) =>
+        poolMetric('KeysAdded', k, 'Sum', FILL_PERIOD).with({ label: `added ${k}` }),
+      ),
+      right: keyTypes.map(([k]) =>
+        poolMetric('KeysClaimed', k, 'Sum', FILL_PERIOD).with({ label: `claimed ${k}` }),
+      ),
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Empty pool: on-the-fly fallbacks and rejections',
+      left: keyTypes.flatMap(([k]) => [
+        poolMetric('OnTheFlyFallbacks', k, 'Sum', MINUTE).with({ label: `fallback ${k}` }),
+        poolMetric('PoolEmptyRejections', k, 'Sum', MINUTE).with({ label: `rejected ${k}` }),
+      ]),
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Queue age (s) and dead letters',
+      left: [props.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: MINUTE })],
+      leftAnnotations: [{ value: QUEUE_AGE_ALARM_SECONDS, label: 'alarm', color: cloudwatch.Color.RED }],
+      right: [
+        props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          statistic: 'Maximum',
+          period: MINUTE,
+        }),
+      ],
+    }),
+  ];
+}
+
+/** Every function's errors, the signer's throttles. */
+function errorWidgets({ functions }: ObservabilityProps): cloudwatch.IWidget[] {
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'Function errors',
+      left: Object.entries(functions).map(([name, fn]) =>
+        fn.metricErrors({ statistic: 'Sum', period: MINUTE, label: name }),
+      ),
+      right: [
+        functions.signer.metricThrottles({ statistic: 'Sum', period: MINUTE, label: 'signer throttles' }),
+      ],
+    }),
+  ];
 }

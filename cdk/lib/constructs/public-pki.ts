@@ -70,8 +70,26 @@ export class PublicPki extends Construct {
   ) {
     super(scope, id);
     this.edgeWebAclArn = props.edgeWebAclArn;
-    // Access logs of the bucket and the distribution (CloudFront standard logs need object-writer ACLs).
-    this.logBucket = new s3.Bucket(this, 'AccessLogs', {
+    this.logBucket = this.createLogBucket();
+    this.bucket = this.createObjectBucket();
+    this.ocspApi = this.createApi(props.ocspHandler, props.tsaHandler);
+    // Per source, in front of OCSP and the TSA. Behind CloudFront the API sees edge addresses, so the
+    // distribution names the viewer's in a header of its own (a CloudFront Function overwrites whatever
+    // the viewer sent) and proves the request passed through it with a value only this stack knows (its
+    // stack id's UUID); a request straight to the regional endpoint, without that value, is refused.
+    const originVerify = Fn.select(2, Fn.split('/', Stack.of(this).stackId));
+    this.webAcl = this.rateLimits(originVerify);
+    new wafv2.CfnWebACLAssociation(this, 'RateLimitsAssociation', {
+      resourceArn: this.ocspApi.deploymentStage.stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
+    this.distribution = this.createDistribution(originVerify);
+    this.baseUrl = props.baseUrl ?? `http://${this.distribution.distributionDomainName}`;
+  }
+
+  /** Access logs of the bucket and the distribution (CloudFront standard logs need object-writer ACLs). */
+  private createLogBucket(): s3.Bucket {
+    return new s3.Bucket(this, 'AccessLogs', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -79,7 +97,11 @@ export class PublicPki extends Construct {
       lifecycleRules: [{ expiration: Duration.days(365) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.bucket = new s3.Bucket(this, 'Objects', {
+  }
+
+  /** The published objects: CRLs and CA certificates, versioned. */
+  private createObjectBucket(): s3.Bucket {
+    return new s3.Bucket(this, 'Objects', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -90,12 +112,15 @@ export class PublicPki extends Construct {
       serverAccessLogsPrefix: 'objects/',
       removalPolicy: RemovalPolicy.RETAIN,
     });
+  }
 
+  /** The regional API of the OCSP responder and the TSA: public, behind the distribution. */
+  private createApi(ocspHandler: lambda.IFunction, tsaHandler: lambda.IFunction): apigw.RestApi {
     const accessLogs = new logs.LogGroup(this, 'OcspAccessLogs', {
       retention: logs.RetentionDays.ONE_YEAR,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.ocspApi = new apigw.RestApi(this, 'OcspApi', {
+    const api = new apigw.RestApi(this, 'OcspApi', {
       description: 'OCSP responder of the signing pipeline CA (public, RFC 6960)',
       endpointTypes: [apigw.EndpointType.REGIONAL],
       // OCSP requests and responses are DER: every body travels base64-encoded through the integration.
@@ -116,13 +141,13 @@ export class PublicPki extends Construct {
         },
       },
     });
-    const integration = new apigw.LambdaIntegration(props.ocspHandler, {
+    const integration = new apigw.LambdaIntegration(ocspHandler, {
       proxy: true,
       allowTestInvoke: false,
     });
-    const validator = this.ocspApi.addRequestValidator('Parameters', { validateRequestParameters: true });
+    const validator = api.addRequestValidator('Parameters', { validateRequestParameters: true });
     for (const route of OCSP_ROUTES) {
-      this.ocspApi.root.resourceForPath(route.resource).addMethod(route.method, integration, {
+      api.root.resourceForPath(route.resource).addMethod(route.method, integration, {
         authorizationType: apigw.AuthorizationType.NONE,
         requestValidator: validator,
         requestParameters: route.resource.includes('{request+}')
@@ -131,27 +156,21 @@ export class PublicPki extends Construct {
       });
     }
 
-    const tsaIntegration = new apigw.LambdaIntegration(props.tsaHandler, {
+    const tsaIntegration = new apigw.LambdaIntegration(tsaHandler, {
       proxy: true,
       allowTestInvoke: false,
     });
     for (const route of TSA_ROUTES) {
-      this.ocspApi.root.resourceForPath(route.resource).addMethod(route.method, tsaIntegration, {
+      api.root.resourceForPath(route.resource).addMethod(route.method, tsaIntegration, {
         authorizationType: apigw.AuthorizationType.NONE,
         requestValidator: validator,
       });
     }
+    return api;
+  }
 
-    // Per source, in front of OCSP and the TSA. Behind CloudFront the API sees edge addresses, so the
-    // distribution names the viewer's in a header of its own (a CloudFront Function overwrites whatever
-    // the viewer sent) and proves the request passed through it with a value only this stack knows (its
-    // stack id's UUID); a request straight to the regional endpoint, without that value, is refused.
-    const originVerify = Fn.select(2, Fn.split('/', Stack.of(this).stackId));
-    this.webAcl = this.rateLimits(originVerify);
-    new wafv2.CfnWebACLAssociation(this, 'RateLimitsAssociation', {
-      resourceArn: this.ocspApi.deploymentStage.stageArn,
-      webAclArn: this.webAcl.attrArn,
-    });
+  /** The distribution: the bucket by default, OCSP and the TSA from the API with the viewer's address. */
+  private createDistribution(originVerify: string): cloudfront.Distribution {
     const viewerIp = new cloudfront.Function(this, 'ViewerIp', {
       comment: `Sets ${VIEWER_IP_HEADER} to the viewer's address (per-source rate limits at the OCSP API)`,
       code: cloudfront.FunctionCode.fromInline(VIEWER_IP_FUNCTION),
@@ -160,13 +179,18 @@ export class PublicPki extends Construct {
     const apiOrigin = new origins.RestApiOrigin(this.ocspApi, {
       customHeaders: { [ORIGIN_VERIFY_HEADER]: originVerify },
     });
-    const functionAssociations = [
-      { function: viewerIp, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
-    ];
-
-    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+    // OCSP and the TSA: every method, the viewer's address set, the host header the API's own.
+    const apiBehavior = (cachePolicy: cloudfront.ICachePolicy): cloudfront.BehaviorOptions => ({
+      origin: apiOrigin,
+      functionAssociations: [{ function: viewerIp, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
+      allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+      cachePolicy,
+      originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+    });
+    return new cloudfront.Distribution(this, 'Distribution', {
       comment: 'Signing pipeline PKI: CRLs, CA certificates, OCSP, TSA',
-      webAclId: props.edgeWebAclArn,
+      webAclId: this.edgeWebAclArn,
       defaultBehavior: {
         origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
@@ -175,29 +199,14 @@ export class PublicPki extends Construct {
         cachePolicy: cloudfront.CachePolicy.USE_ORIGIN_CACHE_CONTROL_HEADERS,
       },
       additionalBehaviors: {
-        '/ocsp*': {
-          origin: apiOrigin,
-          functionAssociations,
-          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
-          allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
-          cachePolicy: cloudfront.CachePolicy.USE_ORIGIN_CACHE_CONTROL_HEADERS,
-          originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
-        },
+        '/ocsp*': apiBehavior(cloudfront.CachePolicy.USE_ORIGIN_CACHE_CONTROL_HEADERS),
         // Every time-stamp is new: nothing is cached.
-        '/tsa': {
-          origin: apiOrigin,
-          functionAssociations,
-          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.ALLOW_ALL,
-          allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
-          cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
-          originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
-        },
+        '/tsa': apiBehavior(cloudfront.CachePolicy.CACHING_DISABLED),
       },
       enableLogging: true,
       logBucket: this.logBucket,
       logFilePrefix: 'cloudfront/',
     });
-    this.baseUrl = props.baseUrl ?? `http://${this.distribution.distributionDomainName}`;
   }
 
   /**

@@ -29,12 +29,11 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
     ENV.AUDIT_CHECKPOINT_INTERVAL_SECONDS,
     AUDIT_CHECKPOINT_INTERVAL,
   );
+  const anchorTarget = env[ENV.AUDIT_ANCHOR_TARGET];
   return {
     chains: int(env, 'AUDIT_CHAINS', 8, 1, 256),
     checkpointIntervalSeconds,
-    anchorTarget: env.AUDIT_ANCHOR_TARGET
-      ? objectTarget(env.AUDIT_ANCHOR_TARGET, 'AUDIT_ANCHOR_TARGET')
-      : undefined,
+    anchorTarget: anchorTarget ? objectTarget(anchorTarget, ENV.AUDIT_ANCHOR_TARGET) : undefined,
     anchorMaxLagSeconds: int(
       env,
       'AUDIT_ANCHOR_MAX_LAG_SECONDS',

@@ -102,7 +102,7 @@ export function loadCaConfig(env: Env = process.env): CaConfig {
     leafValidityDays: int(env, 'CA_LEAF_VALIDITY_DAYS', 1, 1, 10 * YEAR),
     policyOid: oid(env, 'CA_POLICY_OID', DEFAULT_CA_POLICY_OID),
     pkiBaseUrl: pkiBaseUrl(env),
-    publishTarget: objectTarget(str(env, 'PKI_PUBLISH_TARGET', 'file:.local/pki'), 'PKI_PUBLISH_TARGET'),
+    publishTarget: objectTarget(str(env, ENV.PKI_PUBLISH_TARGET, 'file:.local/pki'), ENV.PKI_PUBLISH_TARGET),
     crlFunctionName: str(env, ENV.CRL_FUNCTION_NAME, 'crl'),
     ocspKeyLabel: str(env, 'CA_OCSP_KEY_LABEL', 'ocsp-signer-v1'),
     ocspKeyType: oneOf<OcspKeyType>(env, 'CA_OCSP_KEY_TYPE', ['EC-P256', 'EC-P384', 'RSA-3072'], 'EC-P256'),
@@ -183,7 +183,7 @@ function oid(env: Env, name: string, fallback: string): string {
  * certificates without TLS, whose own validation would need them) and IA5String-safe ASCII.
  */
 function pkiBaseUrl(env: Env): string {
-  const name = 'PKI_BASE_URL';
+  const name = ENV.PKI_BASE_URL;
   const value = str(env, name, 'http://127.0.0.1:8080/pki').replace(/\/+$/, '');
   let parsed: URL | undefined;
   try {

@@ -5,6 +5,8 @@
  * definitions (`TABLES[].envVar`, `QUEUES[].envVar`); docs/configuration.md describes every variable.
  */
 const NAMES = [
+  'API_KEY_PRINCIPALS',
+  'AUDIT_ANCHOR_TARGET',
   'AUDIT_CHECKPOINT_INTERVAL_SECONDS',
   'CA_CERTS_SOURCE',
   'CA_FUNCTION_NAME',
@@ -23,6 +25,8 @@ const NAMES = [
   'KEYGEN_POLICY',
   'OCSP_FUNCTION_NAME',
   'OCSP_HSM_PIN_SOURCE',
+  'PKI_BASE_URL',
+  'PKI_PUBLISH_TARGET',
   'POOL_BUNDLE_SIZE',
   'POOL_EMPTY_POLICY',
   'POOL_FALLBACK_MAX_IN_FLIGHT',

@@ -11,7 +11,25 @@ import { ENV } from './env-names';
  * in signed request objects (deployments where the e-service is the identity provider); no identity
  * provider is required.
  */
-export type IdentityMode = 'assertion' | 'trusted-client';
+export const IDENTITY_MODES = ['assertion', 'trusted-client'] as const;
+export type IdentityMode = (typeof IDENTITY_MODES)[number];
+
+/** This service's client id at the identity providers unless IDENTITY_CLIENT_ID (identityClientId) says otherwise. */
+export const DEFAULT_IDENTITY_CLIENT_ID = 'signing-service';
+
+/**
+ * What a mode cannot do without, for the functions (IDENTITY_TRUSTED_ISSUERS, IDENTITY_CLIENT_KEYS) and for
+ * a deployment (identityIssuers, identityTrustedClients): `assertion` a trusted issuer, `trusted-client` a
+ * registered client. Undefined when the mode has what it needs.
+ */
+export function identityModeMissing(
+  mode: IdentityMode,
+  counts: { readonly issuers: number; readonly clients: number },
+): 'issuers' | 'clients' | undefined {
+  if (mode === 'assertion' && counts.issuers === 0) return 'issuers';
+  if (mode === 'trusted-client' && counts.clients === 0) return 'clients';
+  return undefined;
+}
 
 /** Where a trusted issuer's keys are read. */
 export type JwksSource =
@@ -76,16 +94,17 @@ export const DEFAULT_ACCEPTED_ACR = [
 ];
 
 export function loadIdentityConfig(env: Env = process.env): IdentityConfig {
-  const mode = oneOf<IdentityMode>(env, ENV.IDENTITY_MODE, ['assertion', 'trusted-client'], 'assertion');
+  const mode = oneOf(env, ENV.IDENTITY_MODE, IDENTITY_MODES, 'assertion');
   const issuers = trustedIssuers(env);
-  if (mode === 'assertion' && issuers.length === 0) {
+  const clients = clientKeys(env);
+  const missing = identityModeMissing(mode, { issuers: issuers.length, clients: clients.length });
+  if (missing === 'issuers') {
     throw new ConfigError(
       'IDENTITY_TRUSTED_ISSUERS must name at least one issuer when IDENTITY_MODE=assertion',
       'IDENTITY_TRUSTED_ISSUERS',
     );
   }
-  const clients = clientKeys(env);
-  if (mode === 'trusted-client' && clients.length === 0) {
+  if (missing === 'clients') {
     throw new ConfigError(
       'IDENTITY_CLIENT_KEYS must register at least one client when IDENTITY_MODE=trusted-client',
       'IDENTITY_CLIENT_KEYS',
@@ -94,7 +113,7 @@ export function loadIdentityConfig(env: Env = process.env): IdentityConfig {
   return {
     mode,
     clientKeys: clients,
-    clientId: str(env, ENV.IDENTITY_CLIENT_ID, 'signing-service'),
+    clientId: str(env, ENV.IDENTITY_CLIENT_ID, DEFAULT_IDENTITY_CLIENT_ID),
     issuers,
     algorithms: algorithms(env),
     clockSkewSeconds: int(env, 'IDENTITY_CLOCK_SKEW_SECONDS', 60, 0, 300),

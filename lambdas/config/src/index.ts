@@ -5,7 +5,7 @@ export { ENV } from './env-names';
 export { loadPipelineConfig, type PipelineConfig } from './pipeline-config';
 export { type ApiLimits, apiLimitsProblem } from './api-limits';
 export { loadPoolConfig, loadRequestsConfig, POOL_EMPTY_POLICIES, POOL_RULES } from './pool-config';
-export { keygenTargets, parseKeyCounts } from './pool-targets';
+export { DEFAULT_POOL_TARGETS, keygenTargets, parseKeyCounts } from './pool-targets';
 export { loadKeygenPolicyConfig, pooledKeyTypes } from './keygen-config';
 export type {
   AppConfig,
@@ -21,7 +21,10 @@ export type {
 export { type CaCertsSource, type CaConfig, DEFAULT_CA_POLICY_OID, loadCaConfig, pkiUrls } from './ca-config';
 export { AUDIT_CHECKPOINT_INTERVAL, type AuditConfig, loadAuditConfig } from './audit-config';
 export {
+  DEFAULT_IDENTITY_CLIENT_ID,
+  IDENTITY_MODES,
   type IdentityConfig,
+  identityModeMissing,
   isFetchableUrl,
   type JwksSource,
   loadIdentityConfig,

@@ -1,4 +1,4 @@
-import { MAX_BODY_BYTES, SIGNER_EVENT_SOURCE } from '@pipeline/resources';
+import { MAX_BODY_BYTES, QUEUES, SIGNER_EVENT_SOURCE } from '@pipeline/resources';
 import { apiLimitsProblem, type ApiLimits } from './api-limits';
 import { int, str } from './readers';
 import { ConfigError } from './errors';
@@ -86,7 +86,7 @@ export type TimeStampingSource =
 
 export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
   return {
-    queueUrl: str(env, 'SIGN_QUEUE_URL', ''),
+    queueUrl: str(env, QUEUES.signRequests.envVar, ''),
     caFunctionName: str(env, ENV.CA_FUNCTION_NAME, 'ca'),
     timeStamping: timeStampingSource(env),
     ocspFunctionName: str(env, ENV.OCSP_FUNCTION_NAME, 'ocsp'),
@@ -171,7 +171,8 @@ function timeStampingSource(env: Env): TimeStampingSource {
 
 /** API_KEY_PRINCIPALS: JSON `{"<API key id>": "<principal ARN>", ...}` ("" binds a key to no one). */
 function apiKeyPrincipals(env: Env): ReadonlyMap<string, string> | undefined {
-  const text = str(env, 'API_KEY_PRINCIPALS', '');
+  const name = ENV.API_KEY_PRINCIPALS;
+  const text = str(env, name, '');
   if (!text) return undefined;
   let parsed: unknown;
   try {
@@ -185,10 +186,7 @@ function apiKeyPrincipals(env: Env): ReadonlyMap<string, string> | undefined {
     Array.isArray(parsed) ||
     !Object.values(parsed).every((v) => typeof v === 'string')
   ) {
-    throw new ConfigError(
-      'API_KEY_PRINCIPALS must be a JSON object of API key id -> principal ARN',
-      'API_KEY_PRINCIPALS',
-    );
+    throw new ConfigError(`${name} must be a JSON object of API key id -> principal ARN`, name);
   }
   return new Map(
     Object.entries(parsed as Record<string, string>).filter(([, principal]) => principal !== ''),

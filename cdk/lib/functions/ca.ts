@@ -1,0 +1,41 @@
+import { ENV } from '@pipeline/config';
+import { caCertsEnv, loginEnv, tableEnv, type FunctionSpec } from './spec';
+
+/** The certificate table's items the CA writes (certificate-repository.ts): records and its registers. */
+const CA_ITEM_KEYS = ['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*'];
+
+/** The CA answers inside the signer's batch: well under the signer's timeout, with room for a cold start. */
+export const CA_TIMEOUT_SECONDS = 15;
+
+/** Issuance, for the signer only: the CA's crypto user. */
+export const ca: FunctionSpec = {
+  name: 'ca',
+  description:
+    "Issues one-time certificates (signer only): verifies each request's identity assertion and the CSR itself",
+  memorySize: 1024,
+  timeoutSeconds: CA_TIMEOUT_SECONDS,
+  network: { kind: 'hsm', cryptoUser: 'ca' },
+  environment: (deps) => ({
+    ...loginEnv(deps, 'ca'),
+    ...caCertsEnv(deps),
+    ...deps.identity.environment(),
+    ...tableEnv(deps, 'certificates', 'audit'),
+  }),
+  grants: (grant) => {
+    // It verifies the identity assertions again (the API refused bad ones early).
+    grant.readsIdentityKeys();
+    // No request record (it decides on the evidence it verifies); read its certificates and registers
+    // (one BatchGetItem), record a certificate with its register entries (a transaction of puts): its own
+    // item kinds only, never a CRL number or anything else in the table. A release marks the request's
+    // certificate, a replacement marks the old serial superseded: updates of those item kinds only.
+    grant.table('certificates', 'GetItem', 'BatchGetItem');
+    grant.tableItems('certificates', ['PutItem'], CA_ITEM_KEYS);
+    grant.tableItems('certificates', ['UpdateItem'], ['REQ#*', 'SERIAL#*']);
+    grant.appendsAudit();
+    grant.tableKey();
+    grant.login();
+    grant.caCertificates(['root', 'issuing', 'ocsp', 'tsa']);
+  },
+  // The URLs it puts into certificates.
+  connectPublicPki: (grant, pki) => grant.fn.addEnvironment(ENV.PKI_BASE_URL, pki.baseUrl),
+};
