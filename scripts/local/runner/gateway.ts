@@ -16,6 +16,8 @@ import type { ApiLimits } from '@pipeline/config';
 import { PKI_OBJECTS, httpStatusOf, messageOf, type HttpErrorCode, type PkiObjectName } from '@pipeline/core';
 import {
   API_STAGE,
+  CSC_BASE_PATH,
+  CSC_ROUTES,
   MAX_BODY_BYTES,
   OCSP_ROUTES,
   PKI_SOURCE_LIMITS,
@@ -47,6 +49,11 @@ export interface GatewayOptions {
    * behind its throttles (per source address, then TSA_RATE_LIMIT for all: as on AWS).
    */
   readonly pki?: { readonly dir: string; readonly ocsp: ApiHandler; readonly tsa: ApiHandler };
+  /**
+   * The Cloud Signature Consortium API under CSC_BASE_PATH: its callers authenticate to the function
+   * (OAuth 2.0 client credentials, bearer tokens), so no API key; the stage throttle applies.
+   */
+  readonly csc?: ApiHandler;
 }
 
 /** Where the PKI endpoint is mounted (PKI_BASE_URL is http://127.0.0.1:<port>/pki locally). */
@@ -83,6 +90,8 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (options.pki && url.pathname.startsWith(`${PKI_PREFIX}/`))
       return servePki(req, res, url, options.pki, tsaThrottle);
+    if (options.csc && url.pathname.startsWith(`${CSC_BASE_PATH}/`))
+      return serveCsc(req, res, url, options.csc);
     const prefix = `/${API_STAGE}`;
     const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
     const candidates =
@@ -140,6 +149,43 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     const userArn = caller?.principal ?? (client && 'principal' in client ? client.principal : undefined);
     const event = toEvent(req, url, matched, body, client, userArn);
     const result = await options.handler(event, lambdaContext('api'));
+    res.writeHead(result.statusCode, stringHeaders(result.headers));
+    res.end(result.body);
+  }
+
+  async function serveCsc(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    csc: ApiHandler,
+  ): Promise<void> {
+    const path = url.pathname.slice(CSC_BASE_PATH.length);
+    const candidates = CSC_ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
+    const matched = candidates.find((m) => m.route.method === req.method);
+    if (!matched) {
+      return send(res, candidates.length ? 405 : 404, {
+        error: candidates.length ? 'method_not_allowed' : 'not_found',
+        error_description: `no CSC method ${req.method} ${url.pathname}`,
+      });
+    }
+    const admitted = admission.admit(
+      `${matched.route.method} ${CSC_BASE_PATH}${matched.route.resource}`,
+      undefined,
+    );
+    if (!admitted.ok) {
+      return send(
+        res,
+        429,
+        { error: 'too_many_requests', error_description: admitted.message },
+        { 'Retry-After': String(admitted.retryAfterSeconds) },
+      );
+    }
+    const body = await readBody(req, MAX_BODY_BYTES);
+    if (body === 'too-large') {
+      return send(res, 413, { error: 'invalid_request', error_description: 'the body is too large' });
+    }
+    const event = { ...toEvent(req, url, matched, body, undefined), path: url.pathname };
+    const result = await csc(event, lambdaContext('csc'));
     res.writeHead(result.statusCode, stringHeaders(result.headers));
     res.end(result.body);
   }
