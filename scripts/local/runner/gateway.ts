@@ -13,7 +13,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ApiLimits } from '@pipeline/config';
-import { PKI_OBJECTS, httpStatusOf, messageOf, type HttpErrorCode, type PkiObjectName } from '@pipeline/core';
+import {
+  CSC_ERRORS,
+  cscErrorFor,
+  PKI_OBJECTS,
+  httpStatusOf,
+  messageOf,
+  type HttpErrorCode,
+  type PkiObjectName,
+} from '@pipeline/core';
 import {
   API_STAGE,
   CSC_BASE_PATH,
@@ -163,27 +171,24 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     const candidates = CSC_ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
     const matched = candidates.find((m) => m.route.method === req.method);
     if (!matched) {
-      return send(res, candidates.length ? 405 : 404, {
-        error: candidates.length ? 'method_not_allowed' : 'not_found',
-        error_description: `no CSC method ${req.method} ${url.pathname}`,
-      });
+      return cscRefuse(
+        res,
+        candidates.length ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND',
+        `no CSC method ${req.method} ${url.pathname}`,
+      );
     }
     const admitted = admission.admit(
       `${matched.route.method} ${CSC_BASE_PATH}${matched.route.resource}`,
       undefined,
     );
     if (!admitted.ok) {
-      return send(
-        res,
-        429,
-        { error: 'too_many_requests', error_description: admitted.message },
-        { 'Retry-After': String(admitted.retryAfterSeconds) },
-      );
+      return cscRefuse(res, admitted.code, admitted.message, {
+        'Retry-After': String(admitted.retryAfterSeconds),
+      });
     }
     const body = await readBody(req, MAX_BODY_BYTES);
-    if (body === 'too-large') {
-      return send(res, 413, { error: 'invalid_request', error_description: 'the body is too large' });
-    }
+    if (body === 'too-large')
+      return cscRefuse(res, 'PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`);
     const event = { ...toEvent(req, url, matched, body, undefined), path: url.pathname };
     const result = await csc(event, lambdaContext('csc'));
     res.writeHead(result.statusCode, stringHeaders(result.headers));
@@ -361,6 +366,17 @@ function send(
 ): void {
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** A refusal of the CSC API in its form (`{ error, error_description }`), the code mapped by cscErrorFor. */
+function cscRefuse(
+  res: ServerResponse,
+  code: HttpErrorCode,
+  message: string,
+  headers?: Record<string, string>,
+): void {
+  const error = cscErrorFor(code);
+  send(res, CSC_ERRORS[error], { error, error_description: message }, headers);
 }
 
 /** A refusal with a code of the client code registry, at its registered HTTP status. */

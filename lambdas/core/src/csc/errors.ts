@@ -1,5 +1,5 @@
 import { PipelineError } from '../shared/errors';
-import type { ClientCodeName } from '../shared/client-codes';
+import { CLIENT_CODES, type ClientCode, type ClientCodeName } from '../shared/client-codes';
 
 /**
  * The errors a CSC client sees: the OAuth 2.0 error codes (RFC 6749 5.2, RFC 6750 3.1) the Cloud
@@ -50,7 +50,7 @@ export class CscError extends PipelineError {
  * The service's client codes (the pipeline's refusals and failed requests) as CSC errors: the one
  * mapping. The identity assertion's refusals are the citizen's login not being acceptable
  * (`access_denied`); a refusal of the request's shape is `invalid_request`; capacity is
- * `temporarily_unavailable`; a failed signature `server_error`.
+ * `too_many_requests` or `temporarily_unavailable`; a failed signature `server_error`.
  */
 export function cscErrorFor(code: ClientCodeName | string): CscErrorCode {
   if (code.startsWith('ASSERTION_') || code === 'SIGN_MESSAGE_INVALID' || code === 'CLIENT_NOT_TRUSTED') {
@@ -76,9 +76,9 @@ export function cscErrorFor(code: ClientCodeName | string): CscErrorCode {
       return 'method_not_allowed';
     case 'THROTTLED':
     case 'QUOTA_EXCEEDED':
-      return 'too_many_requests';
     case 'POOL_EMPTY':
     case 'CLIENT_SHARE_EXCEEDED':
+      return 'too_many_requests';
     case 'SERVICE_UNAVAILABLE':
     case 'IDENTITY_PROVIDER_UNAVAILABLE':
     case 'KEYS_UNAVAILABLE':
@@ -88,7 +88,11 @@ export function cscErrorFor(code: ClientCodeName | string): CscErrorCode {
     case 'IDENTITY_EVIDENCE_MISSING':
     case 'INVALID_IDENTITY':
       return 'access_denied';
-    default:
-      return 'server_error';
+    default: {
+      // Any other refusal of the client's own making (by its HTTP status) is a bad request; the rest,
+      // failed signatures included, the service's.
+      const status = (CLIENT_CODES as Readonly<Record<string, ClientCode>>)[code]?.status;
+      return status !== undefined && status < 500 ? 'invalid_request' : 'server_error';
+    }
   }
 }

@@ -204,6 +204,11 @@ describe('the CSC API v2', () => {
     expect((info.signAlgorithms as { algos: string[] }).algos).toContain('1.2.840.10045.4.3.2');
     const viaGet = await fetch(`${csc}/info`);
     expect(await viaGet.json()).toEqual(info);
+    const wrongMethod = await fetch(`${csc}/signatures/signHash`);
+    expect([wrongMethod.status, await wrongMethod.json()]).toEqual([
+      405,
+      { error: 'method_not_allowed', error_description: expect.any(String) },
+    ]);
   });
 
   it('lists its one-time credentials with a service token', async () => {
@@ -262,6 +267,19 @@ describe('the CSC API v2', () => {
     expect((await cscRecords()).filter((r) => r.digest === signHashBody(authorized).hashes[0])).toHaveLength(
       1,
     );
+  });
+
+  it('signs once when the same token is presented twice at the same moment', async () => {
+    const before = await issuedCertificates();
+    const authorized = await authorize(ALICE, 'credential');
+    const token = await tokenFor(ALICE, authorized);
+    const headers = bearer(token.body.access_token as string);
+    const answers = await Promise.all(
+      [1, 2].map(() => post('/signatures/signHash', signHashBody(authorized), headers)),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 401]);
+    expect(answers.find((a) => a.status === 401)?.body.error).toBe('invalid_token');
+    expect(await issuedCertificates()).toBe(before + 1);
   });
 
   it('refuses a code redeemed by another client (even with the right verifier), and keeps it for its own', async () => {
