@@ -189,7 +189,7 @@ function documentDigests(value: unknown): string[] {
  * client described it, what (CSC `description`), with the document's fingerprint the provider adds from
  * `tbs_data`. Validated by the sign message rule the API applies (`SIGN_MESSAGE_INVALID`).
  */
-export function signMessageFor(client: CscClient, description: string | undefined): SignMessage {
+function signMessageFor(client: CscClient, description: string | undefined): SignMessage {
   const text = `${client.name} asks you to sign a document with a one-time certificate.${
     description === undefined ? '' : `\n\n${description}`
   }`;

@@ -17,7 +17,7 @@ import { CscError } from './errors';
  * hashes and destroyed. Its id therefore fixes, at authorization time, everything the login's nonce binds
  * besides the hashes: the key type and the signature algorithm.
  */
-export interface OneTimeCredential {
+interface OneTimeCredential {
   readonly credentialID: string;
   readonly keyType: KeyType;
   readonly signatureAlgorithm: SignatureAlgorithm;
@@ -47,7 +47,7 @@ export function credentialById(credentialID: unknown): OneTimeCredential {
 }
 
 /** Hash algorithm OIDs (NIST) of the digests the pipeline signs. */
-export const HASH_ALGORITHM_OIDS: Readonly<Record<DigestAlgorithm, string>> = {
+const HASH_ALGORITHM_OIDS: Readonly<Record<DigestAlgorithm, string>> = {
   'SHA-256': '2.16.840.1.101.3.4.2.1',
   'SHA-384': '2.16.840.1.101.3.4.2.2',
   'SHA-512': '2.16.840.1.101.3.4.2.3',

@@ -1,10 +1,10 @@
 import { allSignAlgoOids } from './credentials';
 
 /** The CSC API version this service implements. */
-export const CSC_SPECS = '2.0.0.2';
+const CSC_SPECS = '2.0.0.2';
 
 /** The CSC methods this service answers (`info`'s `methods`). */
-export const CSC_METHODS = [
+const CSC_METHODS = [
   'info',
   'oauth2/authorize',
   'oauth2/token',

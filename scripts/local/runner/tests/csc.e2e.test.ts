@@ -8,7 +8,7 @@
  * verifier, a wrong client secret.
  */
 import { X509Certificate, createHash, randomBytes, verify } from 'node:crypto';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
 import { TABLES } from '@pipeline/resources';
@@ -337,6 +337,43 @@ describe('the CSC API v2', () => {
     expect((await cscRecords()).filter((r) => r.digest === signHashBody(authorized).hashes[0])).toHaveLength(
       0,
     );
+  });
+
+  it('refuses, as the API and the CA do, a token whose hash was changed in the table', async () => {
+    // An attacker who can write the CSC table swaps the authorized hash for another document's: the
+    // citizen's login is bound to the first, so the pipeline refuses it and nothing is certified.
+    const authorized = await authorize(ALICE, 'credential');
+    const token = await tokenFor(ALICE, authorized);
+    const accessToken = token.body.access_token as string;
+    const other = randomBytes(32).toString('base64');
+    const doc = documentClient(loadAwsConfig());
+    try {
+      const Key = { pk: `TOKEN#${createHash('sha256').update(accessToken).digest('hex')}` };
+      const TableName = pipeline.env[TABLES.csc.envVar];
+      const { Item } = await doc.send(new GetCommand({ TableName, Key }));
+      const grant = JSON.parse(Item!.grant as string) as { signing: { binding: { digest: string } } };
+      grant.signing.binding.digest = other;
+      await doc.send(new PutCommand({ TableName, Item: { ...Item, grant: JSON.stringify(grant) } }));
+    } finally {
+      doc.destroy();
+    }
+    const before = await issuedCertificates();
+    const refused = await post(
+      '/signatures/signHash',
+      { ...signHashBody(authorized), hashes: [other] },
+      bearer(accessToken),
+    );
+    // The API's refusal (ASSERTION_BINDING_MISMATCH), as cscErrorFor maps it.
+    expect(refused).toEqual({
+      status: 403,
+      body: {
+        error: 'access_denied',
+        error_description:
+          'the assertion is bound to another sign request (nonce does not match the request it is used for)',
+      },
+    });
+    expect(await issuedCertificates()).toBe(before);
+    expect((await cscRecords()).filter((r) => r.digest === other)).toHaveLength(0);
   });
 
   it('answers a hash other than the authorized one with invalid_request, leaving the token usable', async () => {
