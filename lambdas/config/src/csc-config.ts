@@ -13,6 +13,8 @@ export interface CscConfig {
   readonly clients: readonly CscClient[];
   /** The OpenID Provider the citizens log in at (one of IDENTITY_TRUSTED_ISSUERS). */
   readonly idpIssuer: string;
+  /** The redirect URI registered for this service at the provider: `<base>/oauth2/callback` unless set. */
+  readonly idpRedirectUri: string;
   /** This service's private key (JWK file) registered at that provider, which signs the signRequest. */
   readonly idpClientKeyFile: string;
   readonly lifetimes: CscLifetimes;
@@ -45,6 +47,7 @@ export function loadCscConfig(env: Env, defaultIssuer: string | undefined): CscC
     },
     clients: cscClients(env),
     idpIssuer: str(env, 'CSC_IDP_ISSUER', defaultIssuer),
+    idpRedirectUri: str(env, 'CSC_IDP_REDIRECT_URI', `${baseUrl}/oauth2/callback`),
     idpClientKeyFile: keyFile.slice(5),
     lifetimes: {
       flowSeconds: int(env, 'CSC_FLOW_TTL_SECONDS', 600, 60, 3600),

@@ -463,7 +463,7 @@ export function wireCsc(): CscHandlerDeps {
     relyingParty: new OidcRelyingParty({
       issuer: config.idpIssuer,
       clientId: identity.clientId,
-      redirectUri: `${config.baseUrl}/oauth2/callback`,
+      redirectUri: config.idpRedirectUri,
       signingKey: { privateKey, alg: jwk.kty === 'EC' ? (jwk.crv === 'P-384' ? 'ES384' : 'ES256') : 'RS256' },
     }),
     submit: (event) => handleApiEvent(event, intake),

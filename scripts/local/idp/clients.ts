@@ -5,8 +5,6 @@
  * never connects to it, the demo e-service page and the browser test receive it on the port they have.
  */
 export const LOOPBACK_REDIRECT_URI = 'http://127.0.0.1/callback';
-/** The signing service's own callback as the CSC API's authorization server (on the runner's gateway). */
-export const CSC_CALLBACK_REDIRECT_URI = 'http://127.0.0.1/csc/v2/oauth2/callback';
 
 export const CLIENT_IDS = {
   /** The signing service: its ID tokens carry the signer's identity. */
@@ -39,12 +37,7 @@ export interface IdpClientMetadata {
   readonly require_auth_time: boolean;
 }
 
-function publicClient(
-  clientId: string,
-  clientName: string,
-  alg: 'RS256' | 'ES256',
-  redirectUris: readonly string[] = [LOOPBACK_REDIRECT_URI],
-): IdpClientMetadata {
+function publicClient(clientId: string, clientName: string, alg: 'RS256' | 'ES256'): IdpClientMetadata {
   return {
     client_id: clientId,
     client_name: clientName,
@@ -52,17 +45,14 @@ function publicClient(
     token_endpoint_auth_method: 'none',
     grant_types: ['authorization_code'],
     response_types: ['code'],
-    redirect_uris: redirectUris,
+    redirect_uris: [LOOPBACK_REDIRECT_URI],
     id_token_signed_response_alg: alg,
     require_auth_time: true,
   };
 }
 
 export const IDP_CLIENTS: readonly IdpClientMetadata[] = [
-  publicClient(CLIENT_IDS.signingService, 'Signing service', 'RS256', [
-    LOOPBACK_REDIRECT_URI,
-    CSC_CALLBACK_REDIRECT_URI,
-  ]),
+  publicClient(CLIENT_IDS.signingService, 'Signing service', 'RS256'),
   publicClient(CLIENT_IDS.signingServiceEs256, 'Signing service (ES256)', 'ES256'),
   publicClient(CLIENT_IDS.otherService, 'Another e-service', 'RS256'),
 ];

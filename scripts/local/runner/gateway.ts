@@ -38,6 +38,7 @@ import { Admission } from './admission';
 import { TokenBucket } from './token-bucket';
 import type { ApiClient, SigningApiClient } from './api-keys';
 import { verifySigV4 } from './invoke-auth';
+import { LOOPBACK_REDIRECT_URI } from '../idp/clients';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -63,6 +64,9 @@ export interface GatewayOptions {
    */
   readonly csc?: ApiHandler;
 }
+
+/** The path of the local IdP's loopback redirect URI (scripts/local/idp/clients.ts), on any port. */
+export const LOCAL_IDP_CALLBACK_PATH = new URL(LOOPBACK_REDIRECT_URI).pathname;
 
 /** Where the PKI endpoint is mounted (PKI_BASE_URL is http://127.0.0.1:<port>/pki locally). */
 export const PKI_PREFIX = '/pki';
@@ -100,6 +104,11 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
       return servePki(req, res, url, options.pki, tsaThrottle);
     if (options.csc && url.pathname.startsWith(`${CSC_BASE_PATH}/`))
       return serveCsc(req, res, url, options.csc);
+    // The local IdP registers one loopback redirect URI per client (`/callback`, any port): the signing
+    // service's own, which the CSC API's callback answers here (CSC_IDP_REDIRECT_URI).
+    if (options.csc && url.pathname === LOCAL_IDP_CALLBACK_PATH) {
+      return serveCsc(req, res, new URL(`${CSC_BASE_PATH}/oauth2/callback${url.search}`, url), options.csc);
+    }
     const prefix = `/${API_STAGE}`;
     const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
     const candidates =

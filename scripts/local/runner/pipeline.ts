@@ -38,7 +38,7 @@ import { ROOT } from '../paths';
 import { startStandIns, type StandIns } from '../stand-ins';
 import { localHsmEnv } from '../token';
 import { apiKeyPrincipalsEnv, loadApiClients, withCredentials, type SigningApiClient } from './api-keys';
-import { PKI_PREFIX, lambdaContext, startGateway, type ApiHandler } from './gateway';
+import { LOCAL_IDP_CALLBACK_PATH, PKI_PREFIX, lambdaContext, startGateway, type ApiHandler } from './gateway';
 import { startLambdaInvokeServer } from './lambda-invoke-server';
 import { callerEnv } from './invoke-auth';
 import { INVOKE_CALLERS_ENV, createCaSideFunctions, invokableFunctions, newInvokeCallers } from './pki';
@@ -381,6 +381,8 @@ export const LOCAL_CSC_REDIRECT_URI = 'http://127.0.0.1/csc-client/callback';
 function localCscEnv(port: number): LocalCsc {
   const base = `http://127.0.0.1:${port}/csc/v2`;
   process.env.CSC_BASE_URL ||= base;
+  // The redirect URI the local IdP has registered for the signing service (any loopback port).
+  process.env.CSC_IDP_REDIRECT_URI ||= `http://127.0.0.1:${port}${LOCAL_IDP_CALLBACK_PATH}`;
   const key = localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR);
   process.env.CSC_IDP_CLIENT_KEY ||= `file:${key.jwksFile.replace(/\.jwks\.json$/, '.private.jwk.json')}`;
   if (process.env.CSC_CLIENTS) return { url: process.env.CSC_BASE_URL };

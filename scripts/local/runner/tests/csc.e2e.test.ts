@@ -124,7 +124,7 @@ async function authorize(
   expect(toIdp.origin).toBe(new URL(process.env.LOCAL_IDP_ISSUER!).origin);
   const atCallback = await loginAtLocalIdp(
     toIdp,
-    `${csc}/oauth2/callback`,
+    process.env.CSC_IDP_REDIRECT_URI!,
     CITIZEN.personalIdentityNumber,
     'sign',
   );
