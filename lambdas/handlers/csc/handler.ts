@@ -283,7 +283,8 @@ async function signHash(event: Event, deps: CscHandlerDeps): Promise<Result> {
   checkSignAlgo(credential, body.signAlgo, digestAlgorithm);
   const used = await deps.store.useToken(tokenHash, seconds(deps));
   if (!used.ok) throw tokenRefusal(used);
-  const { binding, signMessage } = signing;
+  // What the token says at the moment of its use: the sign request the citizen's login must bind.
+  const { binding, signMessage } = used.grant.signing!;
   const submitted = await deps.submit(
     intakeEvent(event, grant.clientId, deps.config.signWaitSeconds, {
       requestId: binding.requestId,
