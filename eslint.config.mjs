@@ -64,6 +64,7 @@ const CORE_FLOORS = {
   audit: 3,
   pool: 4,
   signing: 5,
+  csc: 6,
 };
 
 function coreFloorPattern(concern) {

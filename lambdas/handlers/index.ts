@@ -4,6 +4,7 @@
  * at init. Nothing here wires itself at import.
  */
 export { createApiHandler, wireApi, type ApiHandlerDeps } from './api/handler';
+export { createCscHandler, wireCsc } from './csc/handler';
 export { checkpointRound, wireAuditCheckpoint } from './audit-checkpoint/handler';
 export { createCaHandler, wireCa } from './ca/handler';
 export { createCrlHandler, wireCrl } from './crl/handler';

@@ -131,6 +131,11 @@ Signing pipeline is up: ${pipeline.url}
   DynamoDB: ${pipeline.standIns.endpoints.dynamodb}   SQS: ${pipeline.standIns.endpoints.sqs}
   OpenID Provider (test citizens): ${pipeline.env.LOCAL_IDP_ISSUER ?? 'not started'}
   Demo e-service (sign a PDF in your browser): ${demo ? `${demo.url}/` : 'not started'}
+  CSC API v2: ${pipeline.csc ? `${pipeline.csc.url}/info` : 'not started'}${
+    pipeline.csc?.client
+      ? `   (client "${pipeline.csc.client.clientId}", secret ${pipeline.csc.client.secret}, redirect ${pipeline.csc.client.redirectUri}; docs/csc.md)`
+      : ''
+  }
   Key pool: ${Object.entries(targets)
     .map(
       ([type, target]) =>

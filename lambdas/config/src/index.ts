@@ -32,3 +32,4 @@ export {
   type TrustedIssuer,
 } from './identity-config';
 export { loadPlanningConfig } from './planning-config';
+export { type CscConfig, loadCscConfig } from './csc-config';

@@ -314,3 +314,31 @@ export {
 } from './audit';
 export { type DemandHistory, forecast, type Forecast, HOUR_MS, type KnownEvent } from './forecast';
 export { plan } from './planning';
+// csc: the Cloud Signature Consortium API v2 front door (its OAuth 2.0 server and one-time credentials)
+export {
+  authorizingClient,
+  checkSignAlgo,
+  clientSecretMatches,
+  credentialById,
+  credentialInfo,
+  CSC_CREDENTIALS,
+  CSC_ERRORS,
+  type CscClient,
+  type CscCode,
+  CscError,
+  cscErrorFor,
+  type CscFlow,
+  type CscGrant,
+  cscInfo,
+  type CscLifetimes,
+  type CscServiceDescription,
+  type CscStore,
+  digestAlgorithmOf,
+  digestOf,
+  grantOf,
+  nonceOf,
+  parseAuthorizationRequest,
+  pkceMatches,
+  secretHash,
+  type TokenUse,
+} from './csc';

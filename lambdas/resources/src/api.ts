@@ -18,6 +18,23 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'GET', resource: '/health', authenticated: false },
 ];
 
+/**
+ * The Cloud Signature Consortium API v2 (docs/csc.md), beside the stage: /csc/v2<resource>. Its callers
+ * authenticate to it (OAuth 2.0 client credentials, bearer access tokens), not to API Gateway.
+ */
+export const CSC_BASE_PATH = '/csc/v2';
+
+export const CSC_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
+  { method: 'GET', resource: '/info' },
+  { method: 'POST', resource: '/info' },
+  { method: 'GET', resource: '/oauth2/authorize' },
+  { method: 'GET', resource: '/oauth2/callback' },
+  { method: 'POST', resource: '/oauth2/token' },
+  { method: 'POST', resource: '/credentials/list' },
+  { method: 'POST', resource: '/credentials/info' },
+  { method: 'POST', resource: '/signatures/signHash' },
+];
+
 /** Largest request body accepted, in bytes (the handler and the gateway both enforce it): an 8 KiB identity assertion and the rest. */
 export const MAX_BODY_BYTES = 16 * 1024;
 

@@ -75,6 +75,18 @@ export const TABLES = {
     partitionKey: { name: 'pk', type: 'S' },
     ttlAttribute: 'expiresAt',
   },
+  /**
+   * The CSC API's OAuth 2.0 state (pk: `FLOW#<state>`, `CODE#<hash>`, `TOKEN#<hash>`: hashes of the
+   * secrets, never the secrets): pending logins, authorization codes and access tokens, each taken or
+   * used once by a conditional write, all short-lived (TTL).
+   */
+  csc: {
+    id: 'CscAuthorizations',
+    envVar: 'CSC_TABLE_NAME',
+    localName: 'csc-authorizations',
+    partitionKey: { name: 'pk', type: 'S' },
+    ttlAttribute: 'expiresAt',
+  },
   /** Tamper-evident audit log: hash-chain entries (CHAIN#<n>/<seq>), chain heads, signed checkpoints. */
   audit: {
     id: 'AuditLog',

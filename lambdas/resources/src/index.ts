@@ -1,5 +1,7 @@
 export {
   API_STAGE,
+  CSC_BASE_PATH,
+  CSC_ROUTES,
   MAX_BODY_BYTES,
   OCSP_ROUTES,
   type RouteDefinition,

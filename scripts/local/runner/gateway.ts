@@ -13,9 +13,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ApiLimits } from '@pipeline/config';
-import { PKI_OBJECTS, httpStatusOf, messageOf, type HttpErrorCode, type PkiObjectName } from '@pipeline/core';
+import {
+  CSC_ERRORS,
+  cscErrorFor,
+  PKI_OBJECTS,
+  httpStatusOf,
+  messageOf,
+  type HttpErrorCode,
+  type PkiObjectName,
+} from '@pipeline/core';
 import {
   API_STAGE,
+  CSC_BASE_PATH,
+  CSC_ROUTES,
   MAX_BODY_BYTES,
   OCSP_ROUTES,
   PKI_SOURCE_LIMITS,
@@ -28,6 +38,7 @@ import { Admission } from './admission';
 import { TokenBucket } from './token-bucket';
 import type { ApiClient, SigningApiClient } from './api-keys';
 import { verifySigV4 } from './invoke-auth';
+import { LOOPBACK_REDIRECT_URI } from '../idp/clients';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -47,7 +58,15 @@ export interface GatewayOptions {
    * behind its throttles (per source address, then TSA_RATE_LIMIT for all: as on AWS).
    */
   readonly pki?: { readonly dir: string; readonly ocsp: ApiHandler; readonly tsa: ApiHandler };
+  /**
+   * The Cloud Signature Consortium API under CSC_BASE_PATH: its callers authenticate to the function
+   * (OAuth 2.0 client credentials, bearer tokens), so no API key; the stage throttle applies.
+   */
+  readonly csc?: ApiHandler;
 }
+
+/** The path of the local IdP's loopback redirect URI (scripts/local/idp/clients.ts), on any port. */
+export const LOCAL_IDP_CALLBACK_PATH = new URL(LOOPBACK_REDIRECT_URI).pathname;
 
 /** Where the PKI endpoint is mounted (PKI_BASE_URL is http://127.0.0.1:<port>/pki locally). */
 export const PKI_PREFIX = '/pki';
@@ -83,6 +102,13 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (options.pki && url.pathname.startsWith(`${PKI_PREFIX}/`))
       return servePki(req, res, url, options.pki, tsaThrottle);
+    if (options.csc && url.pathname.startsWith(`${CSC_BASE_PATH}/`))
+      return serveCsc(req, res, url, options.csc);
+    // The local IdP registers one loopback redirect URI per client (`/callback`, any port): the signing
+    // service's own, which the CSC API's callback answers here (CSC_IDP_REDIRECT_URI).
+    if (options.csc && url.pathname === LOCAL_IDP_CALLBACK_PATH) {
+      return serveCsc(req, res, new URL(`${CSC_BASE_PATH}/oauth2/callback${url.search}`, url), options.csc);
+    }
     const prefix = `/${API_STAGE}`;
     const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
     const candidates =
@@ -140,6 +166,40 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     const userArn = caller?.principal ?? (client && 'principal' in client ? client.principal : undefined);
     const event = toEvent(req, url, matched, body, client, userArn);
     const result = await options.handler(event, lambdaContext('api'));
+    res.writeHead(result.statusCode, stringHeaders(result.headers));
+    res.end(result.body);
+  }
+
+  async function serveCsc(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    csc: ApiHandler,
+  ): Promise<void> {
+    const path = url.pathname.slice(CSC_BASE_PATH.length);
+    const candidates = CSC_ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
+    const matched = candidates.find((m) => m.route.method === req.method);
+    if (!matched) {
+      return cscRefuse(
+        res,
+        candidates.length ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND',
+        `no CSC method ${req.method} ${url.pathname}`,
+      );
+    }
+    const admitted = admission.admit(
+      `${matched.route.method} ${CSC_BASE_PATH}${matched.route.resource}`,
+      undefined,
+    );
+    if (!admitted.ok) {
+      return cscRefuse(res, admitted.code, admitted.message, {
+        'Retry-After': String(admitted.retryAfterSeconds),
+      });
+    }
+    const body = await readBody(req, MAX_BODY_BYTES);
+    if (body === 'too-large')
+      return cscRefuse(res, 'PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`);
+    const event = { ...toEvent(req, url, matched, body, undefined), path: url.pathname };
+    const result = await csc(event, lambdaContext('csc'));
     res.writeHead(result.statusCode, stringHeaders(result.headers));
     res.end(result.body);
   }
@@ -315,6 +375,17 @@ function send(
 ): void {
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** A refusal of the CSC API in its form (`{ error, error_description }`), the code mapped by cscErrorFor. */
+function cscRefuse(
+  res: ServerResponse,
+  code: HttpErrorCode,
+  message: string,
+  headers?: Record<string, string>,
+): void {
+  const error = cscErrorFor(code);
+  send(res, CSC_ERRORS[error], { error, error_description: message }, headers);
 }
 
 /** A refusal with a code of the client code registry, at its registered HTTP status. */

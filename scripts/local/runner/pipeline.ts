@@ -6,6 +6,7 @@
  * checkpointer and reconcile schedules.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -17,24 +18,27 @@ import { API_STAGE, QUEUES, SCHEDULES, TABLES, tableName } from '@pipeline/resou
 import {
   checkpointRound,
   createApiHandler,
+  createCscHandler,
   createKeygenHandler,
   createReconcileHandler,
   wireApi,
   wireAuditCheckpoint,
+  wireCsc,
   wireKeygen,
   wireReconcile,
   type ApiHandlerDeps,
 } from '../../../lambdas/handlers';
 import { ensureQueue, ensureTables } from '../resources';
 import { localAnchorDir } from '../audit-anchors';
-import { localClientKeysEnv } from '../client-keys';
+import { IDP_CLIENT_KEYS_DIR, localClientKey, localClientKeysEnv } from '../client-keys';
+import { CLIENT_IDS } from '../idp/clients';
 import { startIdpProcess } from '../idp/process';
 import { localIdentityEnv } from '../idp/trust';
 import { ROOT } from '../paths';
 import { startStandIns, type StandIns } from '../stand-ins';
 import { localHsmEnv } from '../token';
 import { apiKeyPrincipalsEnv, loadApiClients, withCredentials, type SigningApiClient } from './api-keys';
-import { PKI_PREFIX, lambdaContext, startGateway } from './gateway';
+import { LOCAL_IDP_CALLBACK_PATH, PKI_PREFIX, lambdaContext, startGateway, type ApiHandler } from './gateway';
 import { startLambdaInvokeServer } from './lambda-invoke-server';
 import { callerEnv } from './invoke-auth';
 import { INVOKE_CALLERS_ENV, createCaSideFunctions, invokableFunctions, newInvokeCallers } from './pki';
@@ -94,6 +98,8 @@ export interface LocalPipeline {
   /** The API clients, each with the SigV4 credentials it signs with (made at this start) and its principal. */
   readonly clients: readonly SigningApiClient[];
   readonly apiKey: string;
+  /** The CSC API (when citizens log in at an OpenID Provider) and its local client, if the runner registered it. */
+  readonly csc?: LocalCsc;
   readonly standIns: StandIns;
   readonly queueUrl: string;
   readonly deadLetterQueueUrl: string;
@@ -184,9 +190,20 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     }
 
     const { caSide, signerEnv } = await startCaSide(pipeline, log, cleanups, wrap);
-    const { gateway, clients } = await startApiGateway(pipeline, caSide, log, () => ready);
+    // The CSC API, once the gateway's address (its public base URL) is known.
+    let csc: ApiHandler | undefined;
+    const { gateway, clients } = await startApiGateway(
+      pipeline,
+      caSide,
+      log,
+      () => ready,
+      (event, context) => (csc ?? cscUnavailable)(event, context),
+    );
     cleanups.push(() => closeServer(gateway));
-    const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/${API_STAGE}`;
+    const port = (gateway.address() as AddressInfo).port;
+    const url = `http://127.0.0.1:${port}/${API_STAGE}`;
+    const cscClient = process.env.IDENTITY_TRUSTED_ISSUERS ? localCscEnv(port) : undefined;
+    if (cscClient) csc = createCscHandler(wireCsc());
 
     const env = snapshotEnv();
     const { consumers, startConsumer } = startConsumers({ ...env, ...signerEnv }, pipeline, log, cleanups);
@@ -194,6 +211,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     const apiKey = clients[0].apiKey;
     return {
       url,
+      ...(cscClient ? { csc: cscClient } : {}),
       clients,
       apiKey,
       standIns,
@@ -312,6 +330,7 @@ async function startApiGateway(
   caSide: CaSideFunctions,
   log: Log,
   ready: () => boolean,
+  csc: ApiHandler,
 ): Promise<{ gateway: Server; clients: SigningApiClient[] }> {
   const ca = loadCaConfig();
   const clients = withCredentials(loadApiClients());
@@ -328,6 +347,7 @@ async function startApiGateway(
         ocsp: caSide.ocsp,
         tsa: caSide.tsa,
       },
+      csc,
     },
     pipeline.local.port,
   );
@@ -414,6 +434,55 @@ function startSchedules(
   );
   return runKeygen;
 }
+
+export interface LocalCsc {
+  /** The CSC API's base URL (`.../csc/v2`). */
+  readonly url: string;
+  /** The client the runner registered when CSC_CLIENTS was unset (its secret made at this start). */
+  readonly client?: { readonly clientId: string; readonly secret: string; readonly redirectUri: string };
+}
+
+/** Where the local CSC clients are sent back to (the scripted user agent stops there). */
+export const LOCAL_CSC_REDIRECT_URI = 'http://127.0.0.1/csc-client/callback';
+
+/**
+ * The CSC API's local settings: its base URL on the gateway, the signing service's key registered at
+ * the local IdP (which signs the signRequest), and unless CSC_CLIENTS is set, one client `csc-local`
+ * whose secret is made now.
+ */
+function localCscEnv(port: number): LocalCsc {
+  const base = `http://127.0.0.1:${port}/csc/v2`;
+  process.env.CSC_BASE_URL ||= base;
+  // The redirect URI the local IdP has registered for the signing service (any loopback port).
+  process.env.CSC_IDP_REDIRECT_URI ||= `http://127.0.0.1:${port}${LOCAL_IDP_CALLBACK_PATH}`;
+  const key = localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR);
+  process.env.CSC_IDP_CLIENT_KEY ||= `file:${key.jwksFile.replace(/\.jwks\.json$/, '.private.jwk.json')}`;
+  if (process.env.CSC_CLIENTS) return { url: process.env.CSC_BASE_URL };
+  const client = {
+    clientId: 'csc-local',
+    secret: randomBytes(32).toString('base64url'),
+    redirectUri: LOCAL_CSC_REDIRECT_URI,
+  };
+  process.env.CSC_CLIENTS = JSON.stringify([
+    {
+      clientId: client.clientId,
+      name: 'Local CSC client',
+      secretHash: createHash('sha256').update(client.secret).digest('hex'),
+      redirectUris: [client.redirectUri],
+    },
+  ]);
+  return { url: process.env.CSC_BASE_URL, client };
+}
+
+const cscUnavailable: ApiHandler = () =>
+  Promise.resolve({
+    statusCode: 503,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      error: 'temporarily_unavailable',
+      error_description: 'no CSC API here: no OpenID Provider',
+    }),
+  });
 
 /** Where LOCAL_PERSIST keeps the stand-ins' data: LOCAL_PERSIST_DIR, by default .local. */
 function persistDir(): string {

@@ -3,6 +3,7 @@ export { OPEN_SHARDS, openShardOf, RequestRepository } from './request-repositor
 export { AuditRepository } from './audit-repository';
 export { BatchedRequestReader } from './batched-request-reader';
 export { AssertionReplayRepository } from './assertion-replay-repository';
+export { CscRepository } from './csc-repository';
 export { MAX_TRANSACTION_ITEMS } from './transactions';
 export { BufferedDemandRecorder } from './buffered-demand-recorder';
 export { DemandRepository } from './demand-repository';

@@ -1,7 +1,7 @@
 /**
  * The local gateway's own duties (what API Gateway does before the function runs): routing, API keys,
  * the stage throttle per method, each client's throttle and daily quota, the body cap, the TSA's throttle
- * per source address. The handler here echoes what it received.
+ * per source address, the CSC routes. The handler here echoes what it received.
  */
 import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -298,5 +298,41 @@ describe('Admission', () => {
     expect(admission.admit('GET /health', undefined)).toEqual({ ok: true });
     expect(admission.admit('GET /health', undefined)).toMatchObject({ ok: false, code: 'THROTTLED' });
     expect(admission.admit('GET /x', 'a')).toEqual({ ok: true });
+  });
+});
+
+describe('the CSC API', () => {
+  it('routes /csc/v2 to its handler without an API key, the IdP callback too, and refuses in the CSC form', async () => {
+    const seen: Array<{ resource: string; query: unknown; apiKeyId: unknown }> = [];
+    const csc: GatewayOptions['handler'] = async (event) => {
+      seen.push({
+        resource: event.resource,
+        query: event.queryStringParameters,
+        apiKeyId: event.requestContext.identity.apiKeyId,
+      });
+      return { statusCode: 200, body: '{}', headers: { 'Content-Type': 'application/json' } };
+    };
+    const own = await gatewayWith({ csc });
+    try {
+      expect((await fetch(`${own.base}/csc/v2/info`)).status).toBe(200);
+      expect((await fetch(`${own.base}/callback?state=s&code=c`)).status).toBe(200);
+      expect(seen).toEqual([
+        { resource: '/info', query: null, apiKeyId: null },
+        { resource: '/oauth2/callback', query: { state: 's', code: 'c' }, apiKeyId: null },
+      ]);
+      const unknown = await fetch(`${own.base}/csc/v2/credentials/authorize`, { method: 'POST' });
+      expect([unknown.status, await unknown.json()]).toEqual([
+        404,
+        { error: 'not_found', error_description: 'no CSC method POST /csc/v2/credentials/authorize' },
+      ]);
+      const wrongMethod = await fetch(`${own.base}/csc/v2/oauth2/token`);
+      expect([wrongMethod.status, ((await wrongMethod.json()) as { error: string }).error]).toEqual([
+        405,
+        'method_not_allowed',
+      ]);
+      expect(seen).toHaveLength(2);
+    } finally {
+      await own.close();
+    }
   });
 });

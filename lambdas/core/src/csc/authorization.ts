@@ -1,0 +1,227 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { assertionNonce, type AssertionBinding } from '../identity/binding';
+import { signMessageHash, validateSignMessage, type SignMessage } from '../identity/sign-message';
+import { CscError } from './errors';
+import {
+  credentialById,
+  DEFAULT_CREDENTIAL_ID,
+  digestAlgorithmOf,
+  digestOf,
+  MAX_SIGNATURES_PER_AUTHORIZATION,
+} from './credentials';
+
+/** A registered CSC client (an OAuth 2.0 confidential client): CSC_CLIENTS. */
+export interface CscClient {
+  readonly clientId: string;
+  /** Shown to the citizen in the sign message. */
+  readonly name: string;
+  /** SHA-256 (hex) of the client secret: the secret itself is never stored by the service. */
+  readonly secretHash: string;
+  /** Exact redirect URIs. */
+  readonly redirectUris: readonly string[];
+}
+
+export type CscScope = 'service' | 'credential';
+
+/**
+ * What a credential authorization authorizes, fixed when the client asks for it (oauth2/authorize) and
+ * bound by the citizen's login: the sign request the pipeline will run. `format` is always `raw`: an
+ * authorization of hashes is an authorization of signHash (docs/csc.md, "The format").
+ */
+export interface CscSigning {
+  readonly credentialID: string;
+  /** The pipeline's sign request: its id is chosen at authorization, so that the nonce can bind it. */
+  readonly binding: AssertionBinding;
+  readonly signMessage: SignMessage;
+  /** How many signatures (hashes) it authorizes: CSC numSignatures. */
+  readonly numSignatures: number;
+}
+
+/** An authorization request as the service accepted it. */
+export interface CscAuthorizationRequest {
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly state?: string;
+  readonly codeChallenge: string;
+  readonly scope: CscScope;
+  readonly signing?: CscSigning;
+}
+
+const str = (params: Readonly<Record<string, unknown>>, name: string): string | undefined => {
+  const value = params[name];
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || value.length > 4096) {
+    throw new CscError('invalid_request', `Invalid parameter ${name}`);
+  }
+  return value;
+};
+
+/**
+ * The client and its redirect URI, checked before anything else: an authorization request that fails
+ * here is answered to the user agent, never redirected (RFC 6749 4.1.2.1).
+ */
+export function authorizingClient(
+  params: Readonly<Record<string, unknown>>,
+  clients: readonly CscClient[],
+): { client: CscClient; redirectUri: string } {
+  const clientId = str(params, 'client_id');
+  const client = clients.find((c) => c.clientId === clientId);
+  if (!client) throw new CscError('invalid_client', 'unknown client_id');
+  const redirectUri =
+    str(params, 'redirect_uri') ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);
+  if (redirectUri === undefined || !client.redirectUris.includes(redirectUri)) {
+    throw new CscError('invalid_request', 'redirect_uri is not registered for this client');
+  }
+  return { client, redirectUri };
+}
+
+/**
+ * Parses oauth2/authorize (CSC v2 8.3.2) after the client: response_type `code`, PKCE with S256 only,
+ * scope `service` or `credential` (or `authorization_details` of type `credential`). A credential
+ * authorization names its credential (credentialID, or signatureQualifier for the default one), the
+ * hashes (base64url, comma-separated; or documentDigests) with their hashAlgorithmOID, and numSignatures
+ * equal to their count. `newRequestId` gives the pipeline's sign request id.
+ */
+export function parseAuthorizationRequest(
+  params: Readonly<Record<string, unknown>>,
+  client: CscClient,
+  redirectUri: string,
+  newRequestId: () => string,
+): CscAuthorizationRequest {
+  if (str(params, 'response_type') !== 'code') {
+    throw new CscError('unsupported_response_type', 'response_type must be code');
+  }
+  const codeChallenge = str(params, 'code_challenge');
+  if (codeChallenge === undefined || !/^[A-Za-z0-9_-]{43}$/.test(codeChallenge)) {
+    throw new CscError('invalid_request', 'code_challenge is required (PKCE, S256)');
+  }
+  if (str(params, 'code_challenge_method') !== 'S256') {
+    throw new CscError('invalid_request', 'code_challenge_method must be S256');
+  }
+  const state = str(params, 'state');
+  const details = authorizationDetails(str(params, 'authorization_details'));
+  const scope = str(params, 'scope') ?? (details ? 'credential' : undefined);
+  const base = {
+    clientId: client.clientId,
+    redirectUri,
+    codeChallenge,
+    ...(state === undefined ? {} : { state }),
+  };
+  if (scope === 'service') {
+    if (details) throw new CscError('invalid_request', 'authorization_details is for scope credential');
+    return { ...base, scope: 'service' };
+  }
+  if (scope !== 'credential') throw new CscError('invalid_scope', 'scope must be service or credential');
+
+  const credentialID =
+    (details?.credentialID as string | undefined) ??
+    str(params, 'credentialID') ??
+    (details?.signatureQualifier !== undefined || str(params, 'signatureQualifier') !== undefined
+      ? DEFAULT_CREDENTIAL_ID
+      : undefined);
+  if (credentialID === undefined) {
+    throw new CscError('invalid_request', 'credentialID or signatureQualifier is required');
+  }
+  const credential = credentialById(credentialID);
+  const digestAlgorithm = digestAlgorithmOf(details?.hashAlgorithmOID ?? str(params, 'hashAlgorithmOID'));
+  const hashes = details
+    ? documentDigests(details.documentDigests)
+    : (str(params, 'hashes') ?? '').split(',').filter((h) => h !== '');
+  if (hashes.length === 0) throw new CscError('invalid_request', 'hashes (or documentDigests) are required');
+  const rawCount = str(params, 'numSignatures') ?? (details ? String(hashes.length) : undefined);
+  const numSignatures = Number(rawCount);
+  if (!Number.isInteger(numSignatures) || numSignatures < 1) {
+    throw new CscError('invalid_request', 'Invalid parameter numSignatures');
+  }
+  if (numSignatures !== hashes.length) {
+    throw new CscError('invalid_request', 'numSignatures does not match the number of hashes');
+  }
+  if (numSignatures > MAX_SIGNATURES_PER_AUTHORIZATION) {
+    throw new CscError(
+      'invalid_request',
+      `numSignatures exceeds the credential's multisign (${MAX_SIGNATURES_PER_AUTHORIZATION})`,
+    );
+  }
+  const digest = digestOf(hashes[0], digestAlgorithm, details ? 'documentDigests' : 'hashes');
+  const signMessage = signMessageFor(
+    client,
+    str(params, 'description') ?? (details?.label as string | undefined),
+  );
+  const binding: AssertionBinding = {
+    requestId: newRequestId(),
+    digestAlgorithm,
+    digest,
+    keyType: credential.keyType,
+    signatureAlgorithm: credential.signatureAlgorithm,
+    format: 'raw',
+    signMessageHash: signMessageHash(signMessage),
+  };
+  return { ...base, scope: 'credential', signing: { credentialID, binding, signMessage, numSignatures } };
+}
+
+type Details = Record<string, unknown> & { documentDigests?: unknown };
+
+/** The first `authorization_details` entry of type `credential` (RFC 9396, CSC v2 8.3.2). */
+function authorizationDetails(raw: string | undefined): Details | undefined {
+  if (raw === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new CscError('invalid_request', 'authorization_details is not JSON');
+  }
+  const list = Array.isArray(parsed) ? parsed : [parsed];
+  const entry = list.find((d) => (d as { type?: unknown } | null)?.type === 'credential') as
+    Details | undefined;
+  if (!entry || list.length !== 1) {
+    throw new CscError('invalid_request', 'authorization_details must be one entry of type credential');
+  }
+  return entry;
+}
+
+function documentDigests(value: unknown): string[] {
+  if (!Array.isArray(value)) throw new CscError('invalid_request', 'documentDigests is required');
+  return value.map((d) => (d as { hash?: unknown } | null)?.hash as string);
+}
+
+/**
+ * What the identity provider shows the citizen: who asks (the registered client's name) and, when the
+ * client described it, what (CSC `description`), with the document's fingerprint the provider adds from
+ * `tbs_data`. Validated by the sign message rule the API applies (`SIGN_MESSAGE_INVALID`).
+ */
+function signMessageFor(client: CscClient, description: string | undefined): SignMessage {
+  const text = `${client.name} asks you to sign a document with a one-time certificate.${
+    description === undefined ? '' : `\n\n${description}`
+  }`;
+  try {
+    return validateSignMessage({ text, mimeType: 'text/plain' });
+  } catch {
+    throw new CscError('invalid_request', 'Invalid parameter description: outside the sign message rules');
+  }
+}
+
+/** The nonce the citizen's login must carry (the API's nonce of the bound sign request). */
+export function nonceOf(signing: CscSigning): string {
+  return assertionNonce(signing.binding);
+}
+
+/** PKCE S256 (RFC 7636 4.6): BASE64URL(SHA-256(verifier)) equals the challenge. */
+export function pkceMatches(verifier: unknown, challenge: string): boolean {
+  if (typeof verifier !== 'string' || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
+  const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'));
+  const expected = Buffer.from(challenge);
+  return computed.length === expected.length && timingSafeEqual(computed, expected);
+}
+
+/** SHA-256 (hex) of a secret or a token: how the service stores and looks them up. */
+export function secretHash(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** Whether `secret` is the client's (compared as hashes, in constant time). */
+export function clientSecretMatches(client: CscClient, secret: unknown): boolean {
+  if (typeof secret !== 'string' || secret.length === 0 || secret.length > 512) return false;
+  const a = Buffer.from(secretHash(secret), 'hex');
+  const b = Buffer.from(client.secretHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,28 @@
+export {
+  authorizingClient,
+  clientSecretMatches,
+  type CscClient,
+  nonceOf,
+  parseAuthorizationRequest,
+  pkceMatches,
+  secretHash,
+} from './authorization';
+export {
+  checkSignAlgo,
+  credentialById,
+  credentialInfo,
+  CSC_CREDENTIALS,
+  digestAlgorithmOf,
+  digestOf,
+} from './credentials';
+export { CSC_ERRORS, CscError, cscErrorFor } from './errors';
+export {
+  type CscCode,
+  type CscFlow,
+  type CscGrant,
+  type CscLifetimes,
+  type CscStore,
+  grantOf,
+  type TokenUse,
+} from './grants';
+export { cscInfo, type CscServiceDescription } from './info';

@@ -1,0 +1,42 @@
+import { allSignAlgoOids } from './credentials';
+
+/** The CSC API version this service implements. */
+const CSC_SPECS = '2.0.0.2';
+
+/** The CSC methods this service answers (`info`'s `methods`). */
+const CSC_METHODS = [
+  'info',
+  'oauth2/authorize',
+  'oauth2/token',
+  'credentials/list',
+  'credentials/info',
+  'signatures/signHash',
+] as const;
+
+export interface CscServiceDescription {
+  readonly name: string;
+  readonly logo: string;
+  readonly region: string;
+  readonly lang: string;
+  readonly description: string;
+  /** The base URI of the OAuth 2.0 authorization server (oauth2/authorize and oauth2/token under it). */
+  readonly oauth2: string;
+}
+
+/** The `info` answer (CSC v2 11.1). */
+export function cscInfo(service: CscServiceDescription): Record<string, unknown> {
+  return {
+    specs: CSC_SPECS,
+    name: service.name,
+    logo: service.logo,
+    region: service.region,
+    lang: service.lang,
+    description: service.description,
+    authType: ['oauth2code'],
+    oauth2: service.oauth2,
+    asynchronousOperationMode: false,
+    methods: [...CSC_METHODS],
+    validationInfo: false,
+    signAlgorithms: { algos: allSignAlgoOids() },
+  };
+}

@@ -1,0 +1,253 @@
+/**
+ * The CSC front door's pure logic: the authorization request (PKCE S256, scopes, credentials, hashes,
+ * numSignatures, authorization_details), the binding its nonce makes (the API's nonce of the sign
+ * request the authorization will run), PKCE and secret checks, the credentials and the one mapping of the
+ * service's client codes to CSC errors.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  assertionNonce,
+  authorizingClient,
+  checkSignAlgo,
+  clientSecretMatches,
+  credentialById,
+  credentialInfo,
+  CLIENT_CODES,
+  CSC_CREDENTIALS,
+  CSC_ERRORS,
+  CscError,
+  cscErrorFor,
+  cscInfo,
+  nonceOf,
+  parseAuthorizationRequest,
+  pkceMatches,
+  secretHash,
+  signMessageHash,
+  type CscClient,
+} from '@pipeline/core';
+
+const SECRET = 'correct horse battery staple';
+const CLIENT: CscClient = {
+  clientId: 'e-service',
+  name: 'The e-service',
+  secretHash: secretHash(SECRET),
+  redirectUris: ['https://e-service.example/cb'],
+};
+const verifier = randomBytes(32).toString('base64url');
+const challenge = createHash('sha256').update(verifier).digest('base64url');
+const digest = randomBytes(32);
+const REQUEST_ID = '0b5c8f1e-8b8e-4c39-9f57-0d1a2f3b4c5d';
+
+const credentialParams = (over: Record<string, string> = {}): Record<string, string> => ({
+  response_type: 'code',
+  client_id: CLIENT.clientId,
+  redirect_uri: CLIENT.redirectUris[0],
+  scope: 'credential',
+  code_challenge: challenge,
+  code_challenge_method: 'S256',
+  credentialID: 'onetime-ec-p256',
+  numSignatures: '1',
+  hashes: digest.toString('base64url'),
+  hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+  state: 'xyz',
+  ...over,
+});
+
+const parse = (params: Record<string, string>) =>
+  parseAuthorizationRequest(params, CLIENT, CLIENT.redirectUris[0], () => REQUEST_ID);
+
+const refusal = (f: () => unknown): { error: string; error_description: string } => {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof CscError) return err.toJSON();
+    throw err;
+  }
+  throw new Error('not refused');
+};
+
+describe('the authorization request', () => {
+  it('binds a credential authorization to the sign request its nonce names: raw, the credential key type and scheme, the hash, the sign message', () => {
+    const request = parse(credentialParams({ description: 'Building permit' }));
+    expect(request.scope).toBe('credential');
+    const signing = request.signing!;
+    expect(signing.binding).toEqual({
+      requestId: REQUEST_ID,
+      digestAlgorithm: 'SHA-256',
+      digest: digest.toString('base64'),
+      keyType: 'EC-P256',
+      signatureAlgorithm: 'ECDSA',
+      format: 'raw',
+      signMessageHash: signMessageHash(signing.signMessage),
+    });
+    expect(signing.signMessage.text).toContain('The e-service');
+    expect(signing.signMessage.text).toContain('Building permit');
+    // The nonce is exactly the API's for that sign request: the API and the CA check it unchanged.
+    expect(nonceOf(signing)).toBe(assertionNonce(signing.binding));
+  });
+
+  it('takes authorization_details of type credential (documentDigests, hashAlgorithmOID)', () => {
+    const {
+      credentialID: _c,
+      numSignatures: _n,
+      hashes: _h,
+      hashAlgorithmOID: _a,
+      scope: _s,
+      ...rest
+    } = credentialParams();
+    const request = parse({
+      ...rest,
+      authorization_details: JSON.stringify([
+        {
+          type: 'credential',
+          credentialID: 'onetime-rsa-3072-pss',
+          documentDigests: [{ hash: digest.toString('base64'), label: 'A document' }],
+          hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+        },
+      ]),
+    });
+    expect(request.signing?.binding).toMatchObject({
+      keyType: 'RSA-3072',
+      signatureAlgorithm: 'RSASSA-PSS',
+      digest: digest.toString('base64'),
+    });
+  });
+
+  it('requires PKCE with S256', () => {
+    expect(refusal(() => parse(credentialParams({ code_challenge_method: 'plain' })))).toEqual({
+      error: 'invalid_request',
+      error_description: 'code_challenge_method must be S256',
+    });
+    const { code_challenge: _c, ...without } = credentialParams();
+    expect(refusal(() => parse(without)).error).toBe('invalid_request');
+  });
+
+  it.each([
+    [{ response_type: 'token' }, 'unsupported_response_type'],
+    [{ scope: 'everything' }, 'invalid_scope'],
+    [{ credentialID: 'someone-elses-key' }, 'invalid_request'],
+    [{ numSignatures: '2' }, 'invalid_request'],
+    [{ numSignatures: '0' }, 'invalid_request'],
+    [{ hashAlgorithmOID: '1.3.14.3.2.26' }, 'invalid_request'],
+    [{ hashes: randomBytes(20).toString('base64url') }, 'invalid_request'],
+    [
+      { hashes: `${digest.toString('base64url')},${digest.toString('base64url')}`, numSignatures: '2' },
+      'invalid_request',
+    ],
+    [{ description: 'hidden\u200btext' }, 'invalid_request'],
+  ])('refuses %j with %s', (over, error) => {
+    expect(refusal(() => parse(credentialParams(over as Record<string, string>))).error).toBe(error);
+  });
+
+  it('accepts scope service without hashes', () => {
+    const request = parse({
+      response_type: 'code',
+      client_id: CLIENT.clientId,
+      scope: 'service',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    expect(request).toEqual({
+      clientId: CLIENT.clientId,
+      redirectUri: CLIENT.redirectUris[0],
+      codeChallenge: challenge,
+      scope: 'service',
+    });
+  });
+
+  it('knows the client and its exact redirect URI before anything else', () => {
+    expect(refusal(() => authorizingClient({ client_id: 'nobody' }, [CLIENT])).error).toBe('invalid_client');
+    expect(
+      refusal(() =>
+        authorizingClient(
+          { client_id: CLIENT.clientId, redirect_uri: 'https://e-service.example/cb/../evil' },
+          [CLIENT],
+        ),
+      ).error,
+    ).toBe('invalid_request');
+    expect(authorizingClient({ client_id: CLIENT.clientId }, [CLIENT]).redirectUri).toBe(
+      CLIENT.redirectUris[0],
+    );
+  });
+});
+
+describe('PKCE and client secrets', () => {
+  it('matches the S256 verifier only', () => {
+    expect(pkceMatches(verifier, challenge)).toBe(true);
+    expect(pkceMatches(randomBytes(32).toString('base64url'), challenge)).toBe(false);
+    expect(pkceMatches(challenge, challenge)).toBe(false);
+    expect(pkceMatches(undefined, challenge)).toBe(false);
+  });
+
+  it('compares client secrets by their hashes', () => {
+    expect(clientSecretMatches(CLIENT, SECRET)).toBe(true);
+    expect(clientSecretMatches(CLIENT, `${SECRET} `)).toBe(false);
+    expect(clientSecretMatches(CLIENT, '')).toBe(false);
+    expect(clientSecretMatches(CLIENT, undefined)).toBe(false);
+  });
+});
+
+describe('the one-time credentials', () => {
+  it('offers one credential per key type and scheme, with SCAL 2, oauth2code and multisign 1', () => {
+    expect(CSC_CREDENTIALS.map((c) => c.credentialID)).toEqual([
+      'onetime-rsa-2048',
+      'onetime-rsa-2048-pss',
+      'onetime-rsa-3072',
+      'onetime-rsa-3072-pss',
+      'onetime-rsa-4096',
+      'onetime-rsa-4096-pss',
+      'onetime-ec-p256',
+      'onetime-ec-p384',
+    ]);
+    expect(credentialInfo(credentialById('onetime-rsa-2048'))).toMatchObject({
+      key: { status: 'enabled', algo: expect.arrayContaining(['1.2.840.113549.1.1.1']), len: 2048 },
+      cert: { certificates: [] },
+      auth: { mode: 'oauth2code' },
+      SCAL: '2',
+      multisign: 1,
+    });
+  });
+
+  it("accepts only the credential's own scheme as signAlgo", () => {
+    const ec = credentialById('onetime-ec-p256');
+    expect(() => checkSignAlgo(ec, '1.2.840.10045.4.3.2', 'SHA-256')).not.toThrow();
+    expect(() => checkSignAlgo(ec, '1.2.840.10045.2.1', 'SHA-256')).not.toThrow();
+    expect(() => checkSignAlgo(ec, '1.2.840.10045.4.3.3', 'SHA-256')).toThrow(CscError);
+    expect(() => checkSignAlgo(ec, '1.2.840.113549.1.1.11', 'SHA-256')).toThrow(CscError);
+    expect(() =>
+      checkSignAlgo(credentialById('onetime-rsa-2048-pss'), '1.2.840.113549.1.1.10', 'SHA-256'),
+    ).not.toThrow();
+  });
+
+  it('describes the service as CSC 2.0.0.2 with oauth2code', () => {
+    const info = cscInfo({
+      name: 'n',
+      logo: 'https://x/logo.png',
+      region: 'SE',
+      lang: 'en-US',
+      description: 'd',
+      oauth2: 'https://x/csc/v2',
+    });
+    expect(info).toMatchObject({ specs: '2.0.0.2', authType: ['oauth2code'], oauth2: 'https://x/csc/v2' });
+  });
+});
+
+describe('client codes as CSC errors', () => {
+  it("maps every refusal of the client's own making to a 4xx CSC error, and the service's to a 5xx one", () => {
+    for (const [code, entry] of Object.entries(CLIENT_CODES)) {
+      const status = (entry as { status?: number }).status;
+      if (status === undefined) continue;
+      expect([code, CSC_ERRORS[cscErrorFor(code)] >= 500]).toEqual([code, status >= 500]);
+    }
+  });
+
+  it.each([
+    ['ASSERTION_REPLAYED', 'access_denied'],
+    ['ASSERTION_APPROVAL_MISMATCH', 'access_denied'],
+    ['VALIDATION_FAILED', 'invalid_request'],
+    ['POOL_EMPTY', 'too_many_requests'],
+    ['KEYS_UNAVAILABLE', 'temporarily_unavailable'],
+    ['HSM_SIGN_FAILED', 'server_error'],
+    ['THROTTLED', 'too_many_requests'],
+  ])('%s is %s', (code, error) => expect(cscErrorFor(code)).toBe(error));
+});

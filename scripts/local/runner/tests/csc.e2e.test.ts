@@ -1,0 +1,416 @@
+/**
+ * The Cloud Signature Consortium API v2 against the running local pipeline, as a CSC client drives it:
+ * info, oauth2/authorize with PKCE, the citizen's login and approval at the local OpenID Provider (the
+ * scripted user agent), the service's callback, oauth2/token with the client's secret, credentials/list
+ * and info, and signatures/signHash through the pipeline (the signature verifies under the certificate
+ * the CA issued for that citizen). Then the attacks, each refused with its CSC error and nothing signed
+ * or issued: a token used twice, a code redeemed by another client, an expired token, a wrong PKCE
+ * verifier, a wrong client secret.
+ */
+import { X509Certificate, createHash, randomBytes, verify } from 'node:crypto';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '@pipeline/adapters/aws';
+import { loadAwsConfig } from '@pipeline/config';
+import { TABLES } from '@pipeline/resources';
+import { loginAtLocalIdp } from '../../../client/src/oidc-login';
+import { TEST_CITIZENS } from '../../idp/citizens';
+import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+
+jest.setTimeout(180_000);
+
+const REDIRECT = 'http://127.0.0.1/csc-client/callback';
+const TOKEN_TTL_SECONDS = 8;
+const client = (clientId: string) => ({ clientId, secret: randomBytes(24).toString('base64url') });
+const ALICE = client('csc-alice');
+const MALLORY = client('csc-mallory');
+const CITIZEN = TEST_CITIZENS[0];
+
+let pipeline: LocalPipeline;
+let csc: string;
+
+beforeAll(async () => {
+  pipeline = await startLocalPipeline({
+    resourcePrefix: `csc-${Date.now().toString(36)}-`,
+    log: () => undefined,
+    env: {
+      PORT: '0',
+      POOL_TARGETS: 'EC-P256=6',
+      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
+      CSC_ACCESS_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
+      CSC_CLIENTS: JSON.stringify(
+        [ALICE, MALLORY].map((c) => ({
+          clientId: c.clientId,
+          name: `E-service ${c.clientId}`,
+          secretHash: createHash('sha256').update(c.secret).digest('hex'),
+          redirectUris: [REDIRECT],
+        })),
+      ),
+    },
+  });
+  await pipeline.runKeygen();
+  csc = pipeline.csc!.url;
+});
+
+afterAll(async () => {
+  await pipeline?.stop();
+});
+
+interface Answer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+async function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  form = false,
+): Promise<Answer> {
+  const res = await fetch(`${csc}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json', ...headers },
+    body: form ? new URLSearchParams(body as Record<string, string>).toString() : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+const basic = (c: { clientId: string; secret: string }) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.secret)}`).toString('base64')}`;
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+interface Authorized {
+  readonly code: string;
+  readonly verifier: string;
+  readonly hash: string;
+  readonly document: Buffer;
+}
+
+/**
+ * oauth2/authorize with PKCE -> the local IdP (login and, for a credential, approval of the sign message
+ * for the hash) -> the service's callback -> the client's redirect URI with the code and its state.
+ */
+async function authorize(
+  who: { clientId: string },
+  scope: 'service' | 'credential',
+  options: { readonly credentialID?: string; readonly description?: string } = {},
+): Promise<Authorized> {
+  const verifier = randomBytes(32).toString('base64url');
+  const state = randomBytes(8).toString('hex');
+  const document = randomBytes(64);
+  const hash = createHash('sha256').update(document).digest('base64url');
+  const url = new URL(`${csc}/oauth2/authorize`);
+  const params: Record<string, string> = {
+    response_type: 'code',
+    client_id: who.clientId,
+    redirect_uri: REDIRECT,
+    scope,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    state,
+    ...(scope === 'credential'
+      ? {
+          credentialID: options.credentialID ?? 'onetime-ec-p256',
+          numSignatures: '1',
+          hashes: hash,
+          hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+          ...(options.description ? { description: options.description } : {}),
+        }
+      : {}),
+  };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  const started = await fetch(url, { redirect: 'manual' });
+  expect(started.status).toBe(302);
+  const toIdp = new URL(started.headers.get('location')!);
+  expect(toIdp.origin).toBe(new URL(process.env.LOCAL_IDP_ISSUER!).origin);
+  const atCallback = await loginAtLocalIdp(
+    toIdp,
+    process.env.CSC_IDP_REDIRECT_URI!,
+    CITIZEN.personalIdentityNumber,
+    'sign',
+  );
+  const back = await fetch(atCallback, { redirect: 'manual' });
+  expect(back.status).toBe(302);
+  const returned = new URL(back.headers.get('location')!);
+  expect(`${returned.origin}${returned.pathname}`).toBe(REDIRECT);
+  expect(returned.searchParams.get('state')).toBe(state);
+  expect(returned.searchParams.get('error')).toBeNull();
+  return { code: returned.searchParams.get('code')!, verifier, hash, document };
+}
+
+async function tokenFor(who: { clientId: string; secret: string }, authorized: Authorized): Promise<Answer> {
+  return post(
+    '/oauth2/token',
+    {
+      grant_type: 'authorization_code',
+      code: authorized.code,
+      code_verifier: authorized.verifier,
+      redirect_uri: REDIRECT,
+    },
+    { authorization: basic(who) },
+    true,
+  );
+}
+
+const signHashBody = (a: Authorized) => ({
+  credentialID: 'onetime-ec-p256',
+  hashes: [Buffer.from(a.hash, 'base64url').toString('base64')],
+  hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+  signAlgo: '1.2.840.10045.4.3.2',
+  operationMode: 'S',
+});
+
+/** The pipeline's sign requests made for CSC clients, and the certificates the CA issued. */
+async function cscRecords(): Promise<Record<string, unknown>[]> {
+  const doc = documentClient(loadAwsConfig());
+  try {
+    const out = await doc.send(
+      new ScanCommand({
+        TableName: pipeline.env[TABLES.requests.envVar],
+        FilterExpression: 'begins_with(clientId, :csc)',
+        ExpressionAttributeValues: { ':csc': 'csc:' },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Items ?? [];
+  } finally {
+    doc.destroy();
+  }
+}
+
+async function issuedCertificates(): Promise<number> {
+  const doc = documentClient(loadAwsConfig());
+  try {
+    const out = await doc.send(
+      new ScanCommand({
+        TableName: pipeline.env[TABLES.certificates.envVar],
+        FilterExpression: 'begins_with(pk, :serial)',
+        ExpressionAttributeValues: { ':serial': 'SERIAL#' },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Count ?? 0;
+  } finally {
+    doc.destroy();
+  }
+}
+
+describe('the CSC API v2', () => {
+  it('describes itself (info, GET and POST)', async () => {
+    const info = (await post('/info', {})).body;
+    expect(info).toMatchObject({ specs: '2.0.0.2', authType: ['oauth2code'], oauth2: csc });
+    expect(info.methods).toEqual(
+      expect.arrayContaining(['oauth2/authorize', 'oauth2/token', 'signatures/signHash']),
+    );
+    expect((info.signAlgorithms as { algos: string[] }).algos).toContain('1.2.840.10045.4.3.2');
+    const viaGet = await fetch(`${csc}/info`);
+    expect(await viaGet.json()).toEqual(info);
+    const wrongMethod = await fetch(`${csc}/signatures/signHash`);
+    expect([wrongMethod.status, await wrongMethod.json()]).toEqual([
+      405,
+      { error: 'method_not_allowed', error_description: expect.any(String) },
+    ]);
+  });
+
+  it('lists its one-time credentials with a service token', async () => {
+    const authorized = await authorize(ALICE, 'service');
+    const token = await tokenFor(ALICE, authorized);
+    expect(token.status).toBe(200);
+    expect(token.body).toMatchObject({ token_type: 'Bearer', scope: 'service' });
+    const headers = bearer(token.body.access_token as string);
+    const list = await post('/credentials/list', { credentialInfo: true }, headers);
+    expect(list.status).toBe(200);
+    expect(list.body.credentialIDs).toContain('onetime-ec-p256');
+    const info = await post('/credentials/info', { credentialID: 'onetime-ec-p256' }, headers);
+    expect(info.body).toMatchObject({
+      SCAL: '2',
+      multisign: 1,
+      auth: { mode: 'oauth2code' },
+      key: { status: 'enabled', len: 256, curve: '1.2.840.10045.3.1.7' },
+    });
+    // A service token signs nothing.
+    const refused = await post('/signatures/signHash', signHashBody(authorized), headers);
+    expect(refused).toEqual({
+      status: 403,
+      body: { error: 'insufficient_scope', error_description: expect.any(String) },
+    });
+  });
+
+  it('signs the authorized hash once for the citizen who approved it, and refuses the token used again', async () => {
+    const before = await issuedCertificates();
+    const authorized = await authorize(ALICE, 'credential', { description: 'Building permit application' });
+    const token = await tokenFor(ALICE, authorized);
+    expect(token.status).toBe(200);
+    expect(token.body).toMatchObject({ scope: 'credential', credentialID: 'onetime-ec-p256' });
+    const headers = bearer(token.body.access_token as string);
+    const signed = await post('/signatures/signHash', signHashBody(authorized), headers);
+    expect(signed).toEqual({ status: 200, body: { signatures: [expect.any(String)] } });
+    const [signature] = signed.body.signatures as string[];
+
+    // The pipeline's record of it: Alice's, the citizen's certificate, a signature over the document.
+    const records = (await cscRecords()).filter((r) => r.digest === signHashBody(authorized).hashes[0]);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ clientId: `csc:${ALICE.clientId}`, status: 'signed', signature });
+    const certificate = new X509Certificate(records[0].certificate as string);
+    expect(certificate.subject).toContain(`serialNumber=${CITIZEN.personalIdentityNumber}`);
+    expect(
+      verify('sha256', authorized.document, certificate.publicKey, Buffer.from(signature, 'base64')),
+    ).toBe(true);
+    expect(await issuedCertificates()).toBe(before + 1);
+
+    // The same token again: used.
+    const again = await post('/signatures/signHash', signHashBody(authorized), headers);
+    expect(again).toEqual({
+      status: 401,
+      body: { error: 'invalid_token', error_description: 'the access token is already used' },
+    });
+    expect(await issuedCertificates()).toBe(before + 1);
+    expect((await cscRecords()).filter((r) => r.digest === signHashBody(authorized).hashes[0])).toHaveLength(
+      1,
+    );
+  });
+
+  it('signs once when the same token is presented twice at the same moment', async () => {
+    const before = await issuedCertificates();
+    const authorized = await authorize(ALICE, 'credential');
+    const token = await tokenFor(ALICE, authorized);
+    const headers = bearer(token.body.access_token as string);
+    const answers = await Promise.all(
+      [1, 2].map(() => post('/signatures/signHash', signHashBody(authorized), headers)),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 401]);
+    expect(answers.find((a) => a.status === 401)?.body.error).toBe('invalid_token');
+    expect(await issuedCertificates()).toBe(before + 1);
+  });
+
+  it('refuses a code redeemed by another client (even with the right verifier), and keeps it for its own', async () => {
+    const authorized = await authorize(ALICE, 'credential');
+    const stolen = await tokenFor(MALLORY, authorized);
+    expect(stolen).toEqual({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: expect.any(String) },
+    });
+    // Alice's code was not spent by Mallory's attempt.
+    const own = await tokenFor(ALICE, authorized);
+    expect(own.status).toBe(200);
+  });
+
+  it('refuses a wrong PKCE verifier and a wrong client secret, issuing no token', async () => {
+    const authorized = await authorize(ALICE, 'credential');
+    const wrongSecret = await tokenFor({ ...ALICE, secret: 'not-the-secret' }, authorized);
+    expect(wrongSecret.status).toBe(401);
+    expect(wrongSecret.body).toEqual({
+      error: 'invalid_client',
+      error_description: 'client authentication failed',
+    });
+    const wrongVerifier = await tokenFor(ALICE, {
+      ...authorized,
+      verifier: randomBytes(32).toString('base64url'),
+    });
+    expect(wrongVerifier).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_grant',
+        error_description: 'the PKCE code_verifier does not match the code_challenge',
+      },
+    });
+    // A code is spent by a wrong verifier: the right one no longer gets a token either.
+    const afterwards = await tokenFor(ALICE, authorized);
+    expect(afterwards.body.error).toBe('invalid_grant');
+  });
+
+  it('refuses an expired token, signing nothing', async () => {
+    const authorized = await authorize(ALICE, 'credential');
+    const token = await tokenFor(ALICE, authorized);
+    expect(token.status).toBe(200);
+    const before = await issuedCertificates();
+    await new Promise((resolve) => setTimeout(resolve, (TOKEN_TTL_SECONDS + 1) * 1000));
+    const late = await post(
+      '/signatures/signHash',
+      signHashBody(authorized),
+      bearer(token.body.access_token as string),
+    );
+    expect(late).toEqual({
+      status: 401,
+      body: { error: 'invalid_token', error_description: 'the access token is expired' },
+    });
+    expect(await issuedCertificates()).toBe(before);
+    expect((await cscRecords()).filter((r) => r.digest === signHashBody(authorized).hashes[0])).toHaveLength(
+      0,
+    );
+  });
+
+  it('refuses, as the API and the CA do, a token whose hash was changed in the table', async () => {
+    // An attacker who can write the CSC table swaps the authorized hash for another document's: the
+    // citizen's login is bound to the first, so the pipeline refuses it and nothing is certified.
+    const authorized = await authorize(ALICE, 'credential');
+    const token = await tokenFor(ALICE, authorized);
+    const accessToken = token.body.access_token as string;
+    const other = randomBytes(32).toString('base64');
+    const doc = documentClient(loadAwsConfig());
+    try {
+      const Key = { pk: `TOKEN#${createHash('sha256').update(accessToken).digest('hex')}` };
+      const TableName = pipeline.env[TABLES.csc.envVar];
+      const { Item } = await doc.send(new GetCommand({ TableName, Key }));
+      const grant = JSON.parse(Item!.grant as string) as { signing: { binding: { digest: string } } };
+      grant.signing.binding.digest = other;
+      await doc.send(new PutCommand({ TableName, Item: { ...Item, grant: JSON.stringify(grant) } }));
+    } finally {
+      doc.destroy();
+    }
+    const before = await issuedCertificates();
+    const refused = await post(
+      '/signatures/signHash',
+      { ...signHashBody(authorized), hashes: [other] },
+      bearer(accessToken),
+    );
+    // The API's refusal (ASSERTION_BINDING_MISMATCH), as cscErrorFor maps it.
+    expect(refused).toEqual({
+      status: 403,
+      body: {
+        error: 'access_denied',
+        error_description:
+          'the assertion is bound to another sign request (nonce does not match the request it is used for)',
+      },
+    });
+    expect(await issuedCertificates()).toBe(before);
+    expect((await cscRecords()).filter((r) => r.digest === other)).toHaveLength(0);
+  });
+
+  it('answers a hash other than the authorized one with invalid_request, leaving the token usable', async () => {
+    const authorized = await authorize(ALICE, 'credential');
+    const token = await tokenFor(ALICE, authorized);
+    const headers = bearer(token.body.access_token as string);
+    const other = { ...signHashBody(authorized), hashes: [randomBytes(32).toString('base64')] };
+    const refused = await post('/signatures/signHash', other, headers);
+    expect(refused).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        error_description: 'hashes are not the hashes this access token authorizes',
+      },
+    });
+    expect(await post('/signatures/signHash', signHashBody(authorized), headers)).toMatchObject({
+      status: 200,
+    });
+  });
+
+  it('refuses an authorization without PKCE S256 back at the redirect URI, and an unknown client to the user agent', async () => {
+    const url = new URL(`${csc}/oauth2/authorize`);
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: ALICE.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'service',
+      state: 's1',
+    }))
+      url.searchParams.set(k, v);
+    const res = await fetch(url, { redirect: 'manual' });
+    const back = new URL(res.headers.get('location')!);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(back.searchParams.get('state')).toBe('s1');
+    url.searchParams.set('client_id', 'nobody');
+    const unknown = await fetch(url, { redirect: 'manual' });
+    expect(unknown.status).toBe(401);
+    expect(await unknown.json()).toEqual({ error: 'invalid_client', error_description: 'unknown client_id' });
+  });
+});
