@@ -304,3 +304,23 @@ describe('several documents signed under one login', () => {
     expect(result.status).toBe(0);
   });
 });
+
+test('fifty CAdES documents at B-LT with names of 120 characters: one body, one certificate, fifty results in order', async () => {
+  const many = Array.from({ length: 50 }, (_, i) =>
+    doc('cms', 'CAdES-B-B', `${String(i).padStart(2, '0')} ${'ö'.repeat(117)}`),
+  );
+  const body = await login(many);
+  expect(Buffer.byteLength(JSON.stringify(body))).toBeGreaterThan(16 * 1024);
+  const res = await post(body, 20);
+  const view = res.status === 200 && res.body.status === 'signed' ? res.body : await waitView(body.requestId);
+  expect([view.status, view.error?.code]).toEqual(['signed', undefined]);
+  expect(view.documents!.map((d) => [d.index, d.name, d.reachedLevel])).toEqual(
+    many.map((d, i) => [i, d.resolved.name, 'B-LT']),
+  );
+  const leaf = new X509Certificate(view.certificate!);
+  for (const i of [0, 49]) {
+    const cms = Buffer.from(view.documents![i].cms!, 'base64');
+    expect(cms.includes(leaf.raw)).toBe(true);
+    expect(opensslCmsVerify({ cms, content: many[i].content, rootPem }).ok).toBe(true);
+  }
+});
