@@ -16,7 +16,9 @@ import {
   manifestLines,
   MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
   requestBindingOf,
+  signatureMadeEvent,
   signMessageHash,
+  validateAuditEvent,
   validateDocuments,
   type ManifestBinding,
   type ManifestDocument,
@@ -230,5 +232,30 @@ describe('the documents', () => {
       expect(pattern.test(ok)).toBe(true);
     for (const bad of ['', ' ', 'a\nb', 'a\tb', 'a\u202Eb', 'a\u200Bb'])
       expect(pattern.test(bad)).toBe(false);
+  });
+});
+
+describe("a document's signature event", () => {
+  const made = (documentIndex?: number) =>
+    signatureMadeEvent({
+      requestId: 'r-1',
+      signature: Buffer.from('signature value'),
+      publicKeySpki: Buffer.from('spki'),
+      ...(documentIndex === undefined ? {} : { documentIndex }),
+    });
+
+  test('names the document by index and the signature by its SHA-256; without an index it is as before', () => {
+    expect(validateAuditEvent(made(3))).toEqual({
+      type: 'signature.made',
+      requestId: 'r-1',
+      signatureHash: createHash('sha256').update('signature value').digest('hex'),
+      keySpkiHash: createHash('sha256').update('spki').digest('hex'),
+      documentIndex: 3,
+    });
+    expect(Object.keys(validateAuditEvent(made()))).not.toContain('documentIndex');
+  });
+
+  test.each([-1, 50, 1.5])('refuses the index %p', (index) => {
+    expect(() => validateAuditEvent({ ...made(), documentIndex: index })).toThrow(/documentIndex/);
   });
 });
