@@ -228,6 +228,7 @@ export {
   manifestHash,
   manifestLines,
   MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
+  type RequestBinding,
   requestBindingOf,
   type AssertionPolicy,
   assertionReplayKey,

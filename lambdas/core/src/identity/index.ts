@@ -17,6 +17,7 @@ export {
   type ManifestDocument,
   manifestHash,
   manifestLines,
+  type RequestBinding,
   requestBindingOf,
 } from './binding';
 export {
