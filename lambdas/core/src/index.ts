@@ -73,6 +73,11 @@ export {
   type SignOutcome,
 } from './signing/signing';
 export {
+  DocumentsError,
+  type SignDocument,
+  validateDocuments,
+} from './signing/documents';
+export {
   AttemptSupersededError,
   KeyUnavailableError,
   RequestInProgressError,
@@ -217,6 +222,16 @@ export {
   AssertionError,
   type AssertionErrorCode,
   assertionNonce,
+  composeSignMessage,
+  DOCUMENT_NAME_PATTERN,
+  isManifestBinding,
+  type ManifestBinding,
+  manifestBindingLines,
+  type ManifestDocument,
+  manifestHash,
+  manifestLines,
+  MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
+  requestBindingOf,
   type AssertionPolicy,
   assertionReplayKey,
   type AssertionReplayStore,

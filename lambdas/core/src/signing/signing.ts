@@ -26,7 +26,7 @@ import type { CertificateIssuer, IssuedCertificate } from '../pki/certificate-is
 import { canonicalPublicKey, type CanonicalPublicKey } from '../pki/public-key';
 import type { FallbackLimiter } from '../pool/fallback-limiter';
 import { keySourceFor, type KeySource } from '../pool/key-source';
-import { bindingOf } from '../identity/binding';
+import { requestBindingOf } from '../identity/binding';
 import type { EmptyPoolPolicy, KeyPoolStore, PoolHsm } from '../pool/pool';
 import type { PoolMetrics } from '../pool/pool-metrics';
 import {
@@ -748,7 +748,7 @@ class SigningAttempt {
         csrDer: usable.csrDer,
         attemptId: this.attemptId,
         assertion: record.identityAssertion!,
-        binding: bindingOf(record),
+        binding: requestBindingOf(record),
         ...(record.signMessage === undefined ? {} : { signMessage: record.signMessage }),
       }),
     );
