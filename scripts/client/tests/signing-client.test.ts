@@ -9,7 +9,11 @@ import {
   KEY_TYPES,
   SIGNATURE_ALGORITHMS,
   SIGN_MESSAGE_MIME_TYPES,
+  MAX_COMPOSED_SIGN_MESSAGE_LENGTH as CORE_MAX_COMPOSED,
   assertionNonce,
+  composeSignMessage as coreComposeSignMessage,
+  manifestHash as coreManifestHash,
+  manifestLines as coreManifestLines,
   defaultSignatureAlgorithm as serviceDefault,
   signMessageHash as serviceSignMessageHash,
   type DigestAlgorithm,
@@ -17,6 +21,7 @@ import {
 import { documentsSignatureRequest } from '../src/oidc-login';
 import {
   DocumentsRequestError,
+  MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
   MAX_DOCUMENTS,
   composeSignMessage,
   defaultSignatureAlgorithm,
@@ -226,5 +231,72 @@ describe('several documents under one login (nonce v3)', () => {
       tbsData: manifestHash(documents),
       signMessage: composeSignMessage(signMessage, documents),
     });
+  });
+});
+
+describe("the contract: the client's manifest, nonce v3 and composed message are the core's", () => {
+  const documentArbitrary = fc.record(
+    {
+      name: fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme' }).filter((n) => !/[\t\n]/.test(n)),
+      bytes: fc.uint8Array({ minLength: 32, maxLength: 64 }),
+      digestAlgorithm: fc.constantFrom<DigestAlgorithm>('SHA-256', 'SHA-384', 'SHA-512'),
+      profile: fc.constantFrom(...ADES_PROFILES),
+      cms: fc.boolean(),
+    },
+    { requiredKeys: ['bytes', 'digestAlgorithm', 'profile', 'cms'] },
+  );
+
+  test('for any documents, request, key and message', () => {
+    fc.assert(
+      fc.property(
+        fc.uuid(),
+        fc.constantFrom(...KEY_TYPES),
+        fc.constantFrom(...SIGNATURE_ALGORITHMS),
+        fc.array(documentArbitrary, { minLength: 1, maxLength: 8 }),
+        fc.option(
+          fc.record({
+            text: fc.string({ minLength: 1, maxLength: 200 }),
+            mimeType: fc.constantFrom(...SIGN_MESSAGE_MIME_TYPES),
+          }),
+          { nil: undefined },
+        ),
+        (requestId, keyType, signatureAlgorithm, entries, signMessage) => {
+          // As the client sends them: cms documents with their profile, raw ones without.
+          const documents: DocumentBinding[] = entries.map((e) => ({
+            ...(e.name === undefined ? {} : { name: e.name }),
+            digest: Buffer.from(e.bytes).toString('base64'),
+            digestAlgorithm: e.digestAlgorithm,
+            format: e.cms ? 'cms' : 'raw',
+            ...(e.cms ? { profile: e.profile } : {}),
+          }));
+          const core = documents.map((d) => ({ ...d, format: d.format ?? 'raw' }));
+          expect(manifestLines(documents)).toEqual(coreManifestLines(core));
+          expect(manifestHash(documents)).toBe(coreManifestHash(core));
+          const composed = signMessage ? composeSignMessage(signMessage, documents) : undefined;
+          if (signMessage) expect(composed).toEqual(coreComposeSignMessage(signMessage, documents));
+          expect(
+            documentsRequestNonce({
+              requestId: requestId.toUpperCase(),
+              keyType,
+              signatureAlgorithm,
+              documents,
+              ...(signMessage ? { signMessage } : {}),
+            }),
+          ).toBe(
+            assertionNonce({
+              requestId,
+              keyType,
+              signatureAlgorithm,
+              documents: core,
+              ...(composed ? { signMessageHash: serviceSignMessageHash(composed) } : {}),
+            }),
+          );
+        },
+      ),
+    );
+  });
+
+  test('the composed message’s limit is the core’s', () => {
+    expect(MAX_COMPOSED_SIGN_MESSAGE_LENGTH).toBe(CORE_MAX_COMPOSED);
   });
 });

@@ -23,6 +23,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, compactVerify, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import {
+  MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
   MAX_SIGN_MESSAGE_LENGTH,
   SIGN_APPROVAL_TYPE,
   SIGN_MESSAGE_TEXT_PATTERN,
@@ -37,11 +38,6 @@ export { PARAM_SIGN_REQUEST, SCOPE_SIGN, USER_SIGNATURE_CLAIM } from '@pipeline/
 
 export const MAX_REQUEST_LIFETIME_SECONDS = 600;
 const MAX_DOCUMENT_NAME = 200;
-/**
- * A sign message for several documents (the e-service's text composed with the numbered list of their
- * names) is up to this long; one for a single document keeps the service's MAX_SIGN_MESSAGE_LENGTH.
- */
-export const MAX_COMPOSED_SIGN_MESSAGE_LENGTH = 8000;
 /** The parameter itself: a composed message of 8000 characters of 4 bytes, base64 twice over, fits. */
 const MAX_PARAMETER_LENGTH = 64_000;
 const SKEW_SECONDS = 60;
