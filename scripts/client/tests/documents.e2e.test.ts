@@ -57,7 +57,8 @@ beforeAll(async () => {
   });
   await pipeline.runKeygen();
   callbackServer = createServer((req, res) => {
-    callbacks.push(new URL(req.url ?? '/', callbackUrl));
+    const url = new URL(req.url ?? '/', callbackUrl);
+    if (url.pathname === '/callback') callbacks.push(url);
     res.writeHead(200, { 'content-type': 'text/plain' }).end('back at the e-service');
   });
   await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', () => resolve()));
