@@ -8,9 +8,10 @@
  * file, or with --pdf a PAdES signature inside the PDF. Several files are signed under one login, in one
  * request (one key, one certificate): each PDF (by its `%PDF-` header) as PAdES in `<name>-signed.pdf`,
  * any other file as detached CAdES in `<name>.p7s`, written into the directory (default: each file's
- * own); the citizen approves the message with the numbered list of the files. The citizen logs in at the local identity provider
- * (a test citizen, through the scripted browser) and approves the sign message there (by default one
- * naming the file; --markdown sends it as text/markdown); against another deployment set SIGNING_API_URL,
+ * own); the citizen approves the message with the numbered list of the files. The citizen logs in at
+ * the local identity provider (a test citizen, through the scripted browser) and approves the sign
+ * message there (by default one naming the file; --markdown sends it as text/markdown); against another
+ * deployment set SIGNING_API_URL,
  * SIGNING_API_KEY (and SIGNING_ACCESS_KEY_ID, SIGNING_SECRET_KEY to sign the calls, SigV4) and
  * LOCAL_IDP_ISSUER. Exit codes: 0 signed, 1 refused or failed, 2 could not run.
  */
