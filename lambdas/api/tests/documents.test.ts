@@ -5,6 +5,7 @@
  * and the composed message, a resend is the same request, and the body is either the single document's
  * fields or documents. The same over HTTP against the whole pipeline: scripts/local/runner/tests/documents.e2e.test.ts.
  */
+import Ajv from 'ajv';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import {
   SWEDISH_CLAIM_MAPPING,
@@ -31,6 +32,7 @@ import {
   userSignature,
   type TestKey,
 } from '../../test-support/test-issuer';
+import openapi from '../openapi.json';
 import { handleApiEvent, type ApiDeps } from '../src';
 
 let key: TestKey;
@@ -321,4 +323,65 @@ test('fifty documents with names of 120 characters are accepted', async () => {
   const b = await body({ sent, bound, message: { text: 'x'.repeat(1000), mimeType: 'text/plain' } });
   expect((await handleApiEvent(post(b), d)).statusCode).toBe(202);
   expect(records.get(b.requestId)!.documents).toHaveLength(50);
+});
+
+describe('openapi.json and the code agree', () => {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  ajv.addSchema(openapi, 'openapi.json');
+  const schema = (name: string) => ajv.getSchema(`openapi.json#/components/schemas/${name}`)!;
+
+  test('the input schema: documents alone valid, with a single document field not, 1 to 50', async () => {
+    const input = schema('SignRequestInput');
+    const b = await body();
+    expect(input(b)).toBe(true);
+    expect(input({ ...b, digest: digest(1) })).toBe(false);
+    expect(input({ ...b, format: 'raw' })).toBe(false);
+    expect(input({ ...b, documents: [] })).toBe(false);
+    expect(input({ ...b, documents: Array.from({ length: 51 }, () => SENT[2]) })).toBe(false);
+    expect(input({ ...b, documents: [{ ...SENT[2], profile: 'CAdES-B-B' }] })).toBe(false);
+    expect(input({ ...b, documents: [{ ...SENT[2], name: 'a\tb' }] })).toBe(false);
+  });
+
+  test("a signed request's view (documents with their results) and a failed one's follow the SignRequest schema", async () => {
+    const { deps: d, records } = deps();
+    const b = await body();
+    await handleApiEvent(post(b), d);
+    const record = records.get(b.requestId)!;
+    const view = schema('SignRequest');
+    records.set(b.requestId, {
+      ...record,
+      status: 'signed',
+      certificate: 'PEM',
+      certificateSerial: '0a1b',
+      chain: ['PEM', 'PEM'],
+      documentResults: [
+        {
+          index: 0,
+          cms: 'MA==',
+          reachedLevel: 'B-LT',
+          validationData: { certificates: [], ocspResponses: ['MA=='], crls: [] },
+        },
+        { index: 1, cms: 'MA==', reachedLevel: 'B-LT' },
+        { index: 2, signature: 'MA==' },
+      ],
+    });
+    const signed = JSON.parse((await handleApiEvent(getOf(b.requestId), d)).body);
+    expect([view(signed), view.errors]).toEqual([true, null]);
+    expect(signed.documents.map((x: { cms?: string; signature?: string }) => [x.cms, x.signature])).toEqual([
+      ['MA==', undefined],
+      ['MA==', undefined],
+      [undefined, 'MA=='],
+    ]);
+    // Failed: the documents as asked, no signature of any.
+    records.set(b.requestId, {
+      ...record,
+      status: 'failed',
+      error: { code: 'TSA_UNAVAILABLE', message: 'x' },
+    });
+    const failed = JSON.parse((await handleApiEvent(getOf(b.requestId), d)).body);
+    expect(view(failed)).toBe(true);
+    expect(failed.documents.every((x: { cms?: string; signature?: string }) => !x.cms && !x.signature)).toBe(
+      true,
+    );
+  });
 });
