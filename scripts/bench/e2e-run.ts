@@ -74,7 +74,7 @@ interface Target {
 }
 
 /** The counting proxy process: its IPC, as promises. */
-class Counter {
+export class Counter {
   private next = 1;
   private readonly waiting = new Map<number, (value: unknown) => void>();
 

@@ -13,6 +13,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   pool: async () => (await import('./pool')).run,
   audit: async () => (await import('./audit')).run,
   levels: async () => (await import('./levels')).run,
+  documents: async () => (await import('./documents')).run,
 };
 
 async function main(): Promise<void> {

@@ -2,17 +2,22 @@
  * npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number | index>] [--key-type EC-P256]
  *                  [--scheme ECDSA] [--digest SHA-256] [--level B-LT] [--minimum-level B-B]
  *                  [--message <text>] [--markdown]
+ * npm run sign -- <file> <file>... [-o <directory>] [the same options but --pdf]
  *
  * Signs a file through the signing API as an e-service does: a detached CAdES signature (`.p7s`) for any
- * file, or with --pdf a PAdES signature inside the PDF. The citizen logs in at the local identity provider
- * (a test citizen, through the scripted browser) and approves the sign message there (by default one
- * naming the file; --markdown sends it as text/markdown); against another deployment set SIGNING_API_URL,
+ * file, or with --pdf a PAdES signature inside the PDF. Several files are signed under one login, in one
+ * request (one key, one certificate): each PDF (by its `%PDF-` header) as PAdES in `<name>-signed.pdf`,
+ * any other file as detached CAdES in `<name>.p7s`, written into the directory (default: each file's
+ * own); the citizen approves the message with the numbered list of the files. The citizen logs in at
+ * the local identity provider (a test citizen, through the scripted browser) and approves the sign
+ * message there (by default one naming the file; --markdown sends it as text/markdown); against another
+ * deployment set SIGNING_API_URL,
  * SIGNING_API_KEY (and SIGNING_ACCESS_KEY_ID, SIGNING_SECRET_KEY to sign the calls, SigV4) and
  * LOCAL_IDP_ISSUER. Exit codes: 0 signed, 1 refused or failed, 2 could not run.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
-import { basename } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../local/client-keys';
 import { loadApiClients } from '../local/runner/api-keys';
 import { TEST_CITIZENS } from '../local/idp/citizens';
@@ -20,8 +25,9 @@ import { CLIENT_IDS } from '../local/idp/clients';
 import { readRunnerInfo } from '../local/runner-info';
 import { AuthorizationError, obtainIdToken } from './src/oidc-login';
 import { PdfSignatureError } from './src/pdf-signature';
-import { SigningFailedError, signDocument } from './src/sign-document';
+import { SigningFailedError, signDocument, signDocuments, type LoginRequest } from './src/sign-document';
 import {
+  DocumentsRequestError,
   SigningApiError,
   SigningClient,
   type DigestAlgorithm,
@@ -30,18 +36,55 @@ import {
   type SignatureLevel,
 } from './src/signing-client';
 
-const USAGE =
-  'usage: npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number|index>] [--key-type EC-P256] [--scheme ECDSA] [--digest SHA-256] [--level B-B|B-T|B-LT|B-LTA] [--minimum-level B-B] [--message <text>] [--markdown]';
+const USAGE = [
+  'usage: npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number|index>] [--key-type EC-P256] [--scheme ECDSA] [--digest SHA-256] [--level B-B|B-T|B-LT|B-LTA] [--minimum-level B-B] [--message <text>] [--markdown]',
+  '       npm run sign -- <file> <file>... [-o <directory>] [the same options but --pdf]',
+].join('\n');
 
-function flag(args: string[], name: string): string | undefined {
-  const at = args.indexOf(name);
-  return at >= 0 ? args[at + 1] : undefined;
+/** The options that take a value; the others (--pdf, --markdown) are switches. */
+const WITH_VALUE = new Set([
+  '-o',
+  '--citizen',
+  '--key-type',
+  '--scheme',
+  '--digest',
+  '--level',
+  '--minimum-level',
+  '--message',
+]);
+
+function parse(args: string[]): { files: string[]; flags: Map<string, string> } | undefined {
+  const files: string[] = [];
+  const flags = new Map<string, string>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (WITH_VALUE.has(arg)) {
+      if (args[i + 1] === undefined) return undefined;
+      flags.set(arg, args[++i]);
+    } else if (arg === '--pdf' || arg === '--markdown') flags.set(arg, '');
+    else if (arg.startsWith('-')) return undefined;
+    else files.push(arg);
+  }
+  return { files, flags };
+}
+
+const isPdf = (content: Buffer): boolean => content.subarray(0, 5).toString('latin1') === '%PDF-';
+
+/** Where a file's signed output goes: `<name>-signed.pdf` for a PDF, `<name>.p7s` otherwise. */
+function outputOf(file: string, pdf: boolean, directory: string | undefined): string {
+  const into = directory ?? dirname(file);
+  return pdf
+    ? join(into, `${basename(file).replace(/\.pdf$/i, '')}-signed.pdf`)
+    : join(into, `${basename(file)}.p7s`);
 }
 
 async function main(args: string[]): Promise<number> {
-  const file = args[0];
-  const out = flag(args, '-o');
-  if (!file || file.startsWith('-') || !out) {
+  const parsed = parse(args);
+  const files = parsed?.files ?? [];
+  const flags = parsed?.flags ?? new Map<string, string>();
+  const flag = (name: string): string | undefined => flags.get(name);
+  const out = flag('-o');
+  if (files.length === 0 || (files.length === 1 && !out) || (files.length > 1 && flags.has('--pdf'))) {
     console.error(USAGE);
     return 2;
   }
@@ -54,7 +97,7 @@ async function main(args: string[]): Promise<number> {
     );
     return 2;
   }
-  const who = flag(args, '--citizen') ?? '0';
+  const who = flag('--citizen') ?? '0';
   const citizen = /^\d{1,2}$/.test(who)
     ? TEST_CITIZENS[Number(who)]
     : TEST_CITIZENS.find((c) => c.personalIdentityNumber === who);
@@ -70,47 +113,72 @@ async function main(args: string[]): Promise<number> {
     apiKey: process.env.SIGNING_API_KEY ?? loadApiClients()[0].apiKey,
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
   });
+  const common = {
+    client,
+    keyType: (flag('--key-type') as KeyType | undefined) ?? 'EC-P256',
+    signatureAlgorithm: flag('--scheme') as SignatureAlgorithm | undefined,
+    digestAlgorithm: (flag('--digest') as DigestAlgorithm | undefined) ?? 'SHA-256',
+    level: (flag('--level') as SignatureLevel | undefined) ?? 'B-LT',
+    minimumLevel: flag('--minimum-level') as SignatureLevel | undefined,
+    tsaUrl: process.env.TSA_URL ?? (runner ? `${runner.env.PKI_BASE_URL}/tsa` : undefined),
+    login: async (nonce: string, request: LoginRequest) =>
+      (
+        await obtainIdToken({
+          issuer,
+          clientId: CLIENT_IDS.signingService,
+          personalIdentityNumber: citizen.personalIdentityNumber,
+          nonce,
+          ...(request.signMessage
+            ? {
+                signature: {
+                  key: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),
+                  tbsData: request.tbsData,
+                  signMessage: request.signMessage,
+                  ...(request.documentName ? { documentName: request.documentName } : {}),
+                },
+              }
+            : {}),
+        })
+      ).idToken,
+  };
+  const mimeType = flags.has('--markdown') ? ('text/markdown' as const) : ('text/plain' as const);
   try {
-    const signed = await signDocument({
-      client,
-      document: readFileSync(file),
-      pdf: args.includes('--pdf'),
-      keyType: (flag(args, '--key-type') as KeyType | undefined) ?? 'EC-P256',
-      signatureAlgorithm: flag(args, '--scheme') as SignatureAlgorithm | undefined,
-      digestAlgorithm: (flag(args, '--digest') as DigestAlgorithm | undefined) ?? 'SHA-256',
-      level: (flag(args, '--level') as SignatureLevel | undefined) ?? 'B-LT',
-      minimumLevel: flag(args, '--minimum-level') as SignatureLevel | undefined,
-      tsaUrl: process.env.TSA_URL ?? (runner ? `${runner.env.PKI_BASE_URL}/tsa` : undefined),
-      signMessage: {
-        text: flag(args, '--message') ?? `I sign the document ${basename(file)}.`,
-        mimeType: args.includes('--markdown') ? 'text/markdown' : 'text/plain',
-      },
-      documentName: basename(file),
-      login: async (nonce, request) =>
-        (
-          await obtainIdToken({
-            issuer,
-            clientId: CLIENT_IDS.signingService,
-            personalIdentityNumber: citizen.personalIdentityNumber,
-            nonce,
-            ...(request.signMessage
-              ? {
-                  signature: {
-                    key: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),
-                    tbsData: request.tbsData,
-                    signMessage: request.signMessage,
-                    documentName: request.documentName,
-                  },
-                }
-              : {}),
-          })
-        ).idToken,
+    if (files.length === 1) {
+      const [file] = files;
+      const signed = await signDocument({
+        ...common,
+        document: readFileSync(file),
+        pdf: flags.has('--pdf'),
+        signMessage: { text: flag('--message') ?? `I sign the document ${basename(file)}.`, mimeType },
+        documentName: basename(file),
+      });
+      writeFileSync(out!, signed.output);
+      const leaf = new X509Certificate(signed.result.certificate!);
+      const form = flags.has('--pdf') ? 'PAdES' : 'CAdES, detached';
+      console.log(`signed ${file} -> ${out} (${form}, level ${signed.level})`);
+      console.log(`  request ${signed.requestId}, certificate ${signed.result.certificateSerial}`);
+      console.log(`  signer: ${leaf.subject.replace(/\n/g, ', ')}`);
+      return 0;
+    }
+    const inputs = files.map((file) => {
+      const document = readFileSync(file);
+      return { file, document, name: basename(file), pdf: isPdf(document) };
     });
-    writeFileSync(out, signed.output);
+    const signed = await signDocuments({
+      ...common,
+      documents: inputs,
+      signMessage: { text: flag('--message') ?? `I sign these ${files.length} documents.`, mimeType },
+    });
+    inputs.forEach((input, i) => {
+      const to = outputOf(input.file, input.pdf, out);
+      writeFileSync(to, signed.outputs[i].output);
+      const form = input.pdf ? 'PAdES' : 'CAdES, detached';
+      console.log(`signed ${input.file} -> ${to} (${form}, level ${signed.outputs[i].level})`);
+    });
     const leaf = new X509Certificate(signed.result.certificate!);
-    const form = args.includes('--pdf') ? 'PAdES' : 'CAdES, detached';
-    console.log(`signed ${file} -> ${out} (${form}, level ${signed.level})`);
-    console.log(`  request ${signed.requestId}, certificate ${signed.result.certificateSerial}`);
+    console.log(
+      `  one login, request ${signed.requestId}, one certificate ${signed.result.certificateSerial} for ${files.length} documents`,
+    );
     console.log(`  signer: ${leaf.subject.replace(/\n/g, ', ')}`);
     return 0;
   } catch (err) {
@@ -118,7 +186,8 @@ async function main(args: string[]): Promise<number> {
       err instanceof PdfSignatureError ||
       err instanceof SigningFailedError ||
       err instanceof SigningApiError ||
-      err instanceof AuthorizationError
+      err instanceof AuthorizationError ||
+      err instanceof DocumentsRequestError
     ) {
       console.error(`not signed: ${err.code}: ${err.message}`);
       return 1;

@@ -29,12 +29,12 @@ export function startPage(error?: string): string {
   return page(
     'Sign a PDF',
     `${error ? `<p class="failed" role="alert">${escapeHtml(error)}</p>` : ''}
-<p>Choose a PDF and write the text you will approve. Your identity provider shows that text, the
-document's name and its fingerprint before you sign; the signing service certifies a one-time key for
-exactly the person who logged in and signs the document with it.</p>
+<p>Choose one PDF or several and write the text you will approve. Your identity provider shows that
+text, the documents' names and a fingerprint before you sign, once for all of them; the signing service
+certifies a one-time key for exactly the person who logged in and signs every document with it.</p>
 <form method="post" action="/documents" enctype="multipart/form-data">
-<label for="document">PDF document</label>
-<input type="file" id="document" name="document" accept="application/pdf,.pdf" required>
+<label for="document">PDF documents (one or more)</label>
+<input type="file" id="document" name="document" accept="application/pdf,.pdf" multiple required>
 <label for="message">Text to approve (at most 1000 characters)</label>
 <textarea id="message" name="message" rows="4" maxlength="1000" required>${escapeHtml(DEFAULT_MESSAGE)}</textarea>
 <fieldset>
@@ -48,22 +48,29 @@ exactly the person who logged in and signs the document with it.</p>
 }
 
 export function reviewPage(options: {
-  readonly documentName: string;
+  readonly documentNames: readonly string[];
   readonly fingerprint: string;
   readonly messageText: string;
   readonly mimeType: string;
 }): string {
+  const several = options.documentNames.length > 1;
+  const documents = several
+    ? `<dt>Documents (${options.documentNames.length}), signed under one login</dt><dd><ol id="documents">${options.documentNames
+        .map((name) => `<li>${escapeHtml(name)}</li>`)
+        .join('')}</ol></dd>
+<dt>Fingerprint (SHA-256 of the list of the documents and their digests)</dt>`
+    : `<dt>Document</dt><dd id="document-name">${escapeHtml(options.documentNames[0])}</dd>
+<dt>Fingerprint (SHA-256 of the signed byte ranges)</dt>`;
   return page(
     'Review before signing',
     `<dl>
-<dt>Document</dt><dd id="document-name">${escapeHtml(options.documentName)}</dd>
-<dt>Fingerprint (SHA-256 of the signed byte ranges)</dt><dd><code id="fingerprint">${escapeHtml(options.fingerprint)}</code></dd>
+${documents}<dd><code id="fingerprint">${escapeHtml(options.fingerprint)}</code></dd>
 </dl>
 <h2 id="message-heading">The text you are about to approve</h2>
 <div class="message" id="sign-message" aria-labelledby="message-heading">${escapeHtml(options.messageText)}</div>
 <p class="note">${
       options.mimeType === 'text/markdown' ? 'Your identity provider shows it formatted as Markdown. ' : ''
-    }Compare it, and the fingerprint, with what your identity provider shows you.</p>
+    }${several ? 'It shows the numbered list of the documents below it. ' : ''}Compare it, and the fingerprint, with what your identity provider shows you.</p>
 <form method="post" action="/login">
 <button type="submit" id="sign">Sign with eID</button>
 </form>
@@ -88,10 +95,10 @@ export interface ValidationSummary {
   readonly error?: string;
 }
 
-function validationHtml(validation: ValidationSummary | undefined): string {
+function validationHtml(validation: ValidationSummary | undefined, id = 'validation'): string {
   if (!validation) return '<p class="note">No validator is configured.</p>';
   if (validation.error) {
-    return `<p class="failed" id="validation">The validator could not run: ${escapeHtml(validation.error)}</p>`;
+    return `<p class="failed" id="${id}">The validator could not run: ${escapeHtml(validation.error)}</p>`;
   }
   const rows = validation.signatures
     .map(
@@ -103,37 +110,67 @@ function validationHtml(validation: ValidationSummary | undefined): string {
         }${s.signingTime ? `; signing time ${escapeHtml(s.signingTime)}` : ''}</li>`,
     )
     .join('\n');
-  return `<p id="validation" class="${validation.passed ? 'passed' : 'failed'}">${
+  return `<p id="${id}" class="${validation.passed ? 'passed' : 'failed'}">${
     validation.passed ? 'Every signature passed' : 'Not every signature passed'
   } (EU DSS validator, trusting the local root CA only).</p>
 <ul>${rows}</ul>`;
 }
 
+/**
+ * The result: one signed PDF (its download `#download`, level `#level`, validation `#validation`), or
+ * several signed under one login, each with its own (`#download-<n>`, `#level-<n>`, `#validation-<n>`).
+ */
 export function signedPage(options: {
-  readonly documentName: string;
   readonly requestId: string;
   readonly certificateSerial: string;
   readonly signer: string;
-  /** The AdES level the signed PDF reached. */
-  readonly level: string;
   readonly signMessageHash?: string;
-  readonly validation?: ValidationSummary;
+  readonly pdfs: ReadonlyArray<{
+    readonly name: string;
+    /** The AdES level the signed PDF reached. */
+    readonly level: string;
+    readonly validation?: ValidationSummary;
+  }>;
 }): string {
-  return page(
-    'Signed',
-    `<p class="passed" role="status" id="outcome">The document is signed.</p>
-<p><a class="button" id="download" href="/download">Download the signed PDF</a></p>
-<dl>
-<dt>Document</dt><dd>${escapeHtml(options.documentName)}</dd>
+  const several = options.pdfs.length > 1;
+  const details = `<dl>
 <dt>Signer (from the one-time certificate)</dt><dd id="signer">${escapeHtml(options.signer)}</dd>
-<dt>Level</dt><dd id="level">PAdES ${escapeHtml(options.level)}</dd>
 <dt>Sign request</dt><dd><code id="request-id">${escapeHtml(options.requestId)}</code></dd>
 <dt>Certificate serial</dt><dd><code id="certificate-serial">${escapeHtml(options.certificateSerial)}</code></dd>
 ${options.signMessageHash ? `<dt>Hash of the approved text</dt><dd><code id="sign-message-hash">${escapeHtml(options.signMessageHash)}</code></dd>` : ''}
+</dl>`;
+  if (!several) {
+    const [pdf] = options.pdfs;
+    return page(
+      'Signed',
+      `<p class="passed" role="status" id="outcome">The document is signed.</p>
+<p><a class="button" id="download" href="/download">Download the signed PDF</a></p>
+<dl>
+<dt>Document</dt><dd>${escapeHtml(pdf.name)}</dd>
+<dt>Level</dt><dd id="level">PAdES ${escapeHtml(pdf.level)}</dd>
 </dl>
+${details}
 <h2>Validation</h2>
-${validationHtml(options.validation)}
+${validationHtml(pdf.validation)}
 <form method="post" action="/reset"><button type="submit" class="secondary">Sign another document</button></form>`,
+    );
+  }
+  const documents = options.pdfs
+    .map(
+      (pdf, n) => `<section aria-labelledby="document-${n}">
+<h3 id="document-${n}">${n + 1}. ${escapeHtml(pdf.name)}</h3>
+<p><a class="button" id="download-${n}" href="/download?n=${n}">Download the signed PDF</a> Level: <span id="level-${n}">PAdES ${escapeHtml(pdf.level)}</span></p>
+${validationHtml(pdf.validation, `validation-${n}`)}
+</section>`,
+    )
+    .join('\n');
+  return page(
+    'Signed',
+    `<p class="passed" role="status" id="outcome">The ${options.pdfs.length} documents are signed, under one login and one certificate.</p>
+${details}
+<h2>Documents</h2>
+${documents}
+<form method="post" action="/reset"><button type="submit" class="secondary">Sign other documents</button></form>`,
   );
 }
 

@@ -1,19 +1,20 @@
 /**
  * A demo e-service web page, built on the client modules (../src) as an e-service would build its own:
  *
- *   GET  /           choose a PDF and write the text to approve
- *   POST /documents  the upload: the PDF is checked and prepared (prepareSigning: digest of the byte
- *                    ranges, a fresh request id, the nonce binding both and the sign message)
- *   GET  /review     the document's name, its fingerprint and the text, before anyone logs in
+ *   GET  /           choose one PDF or several and write the text to approve
+ *   POST /documents  the upload: each PDF is checked and prepared (signing.ts: digest of the byte
+ *                    ranges, a fresh request id, the nonce binding them and the sign message; several
+ *                    PDFs go in one `documents` request under one login)
+ *   GET  /review     the documents' names, the fingerprint and the text, before anyone logs in
  *   POST /login      redirects the browser to the identity provider (beginLogin: the authorization
  *                    request with PKCE, the nonce, the sign scope and the signed signRequest)
  *   GET  /callback   back from the identity provider: the code grant (completeLogin), the sign request
- *                    with the ID token (completeSigning), the signed PDF, and its validation
- *   GET  /result     what happened: signed (with the validation), cancelled, or refused
- *   GET  /download   the signed PDF
+ *                    with the ID token, each signed PDF, and its validation
+ *   GET  /result     what happened: signed (with the validations), cancelled, or refused
+ *   GET  /download   the signed PDF (?n=<index> for one of several)
  *   POST /reset      start over
  *
- * State lives server-side per browser session (an HttpOnly, SameSite=Lax cookie); the browser only ever
+ * State lives server-side per browser session (sessions.ts); the browser only ever
  * carries the session id and, through the identity provider, the OAuth state. The login binds the
  * callback to the browser that started it: POST /login also sets the OAuth state in a cookie of its own
  * (demo_login, path /callback), and a callback is taken only when its `state` is that cookie's and the
@@ -21,18 +22,15 @@
  * the state) is refused and leaves the pending login as it was. Loopback only. The sign message and the
  * document are never logged.
  */
-import { X509Certificate, randomBytes, timingSafeEqual } from 'node:crypto';
+import { X509Certificate, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AuthorizationError, beginLogin, completeLogin, type PendingLogin } from '../src/oidc-login';
 import { PdfSignatureError } from '../src/pdf-signature';
+import { SigningFailedError } from '../src/sign-document';
 import {
-  SigningFailedError,
-  completeSigning,
-  prepareSigning,
-  type PreparedSigning,
-} from '../src/sign-document';
-import {
+  DocumentsRequestError,
+  MAX_DOCUMENTS,
   SigningApiError,
   type ClientSigningKey,
   type SigningClient,
@@ -49,6 +47,8 @@ import {
   startPage,
   type ValidationSummary,
 } from './pages';
+import { SESSION_COOKIE, Sessions, type Session } from './sessions';
+import { prepareDemoSigning, type UploadedPdf } from './signing';
 
 export type { ValidationSummary } from './pages';
 
@@ -76,35 +76,8 @@ export interface DemoService {
   stop(): Promise<void>;
 }
 
-type Outcome =
-  | {
-      readonly kind: 'signed';
-      readonly requestId: string;
-      readonly certificateSerial: string;
-      readonly signer: string;
-      readonly level: string;
-      readonly signMessageHash?: string;
-      readonly pdf: Buffer;
-      readonly validation?: ValidationSummary;
-    }
-  | { readonly kind: 'cancelled' }
-  | { readonly kind: 'failed'; readonly code: string; readonly message: string };
-
-interface Session {
-  readonly id: string;
-  lastUsed: number;
-  documentName?: string;
-  message?: SignMessage;
-  prepared?: PreparedSigning;
-  pending?: PendingLogin;
-  outcome?: Outcome;
-}
-
-const COOKIE = 'demo_session';
 /** The OAuth state of the login this browser started, sent back only to the callback. */
 const LOGIN_COOKIE = 'demo_login';
-const SESSION_TTL_MS = 30 * 60_000;
-const MAX_SESSIONS = 200;
 const MAX_MESSAGE_CHARACTERS = 1000;
 
 class HttpError extends Error {
@@ -116,114 +89,125 @@ class HttpError extends Error {
   }
 }
 
-export async function startDemoService(options: DemoServiceOptions): Promise<DemoService> {
-  const log = options.log ?? (() => undefined);
-  const maxUpload = options.maxUploadBytes ?? 10 * 1024 * 1024;
-  const sessions = new Map<string, Session>();
-  let url = '';
-
-  const headers = (type: string): Record<string, string> => ({
+/** Every page's headers: no caching, no framing, no scripts, forms only to here and the provider. */
+function headers(issuer: string, type: string): Record<string, string> {
+  return {
     'content-type': type,
     'cache-control': 'no-store',
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
     // form-action covers the redirect to the identity provider after POST /login.
-    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(options.issuer).origin}; frame-ancestors 'none'`,
-  });
-  const html = (res: ServerResponse, status: number, body: string): void => {
-    res.writeHead(status, headers('text/html; charset=utf-8')).end(body);
+    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(issuer).origin}; frame-ancestors 'none'`,
   };
-  const redirect = (res: ServerResponse, location: string, cookie?: string): void => {
-    res
-      .writeHead(303, { location, 'cache-control': 'no-store', ...(cookie ? { 'set-cookie': cookie } : {}) })
-      .end();
-  };
+}
 
-  /** The browser's session, made on first use (the second value: a cookie to set). */
-  const sessionOf = (req: IncomingMessage, create: boolean): [Session | undefined, string | undefined] => {
-    const now = Date.now();
-    for (const [id, s] of sessions) if (now - s.lastUsed > SESSION_TTL_MS) sessions.delete(id);
-    const id = /(?:^|;\s*)demo_session=([A-Za-z0-9_-]{43})(?:;|$)/.exec(req.headers.cookie ?? '')?.[1];
-    const found = id === undefined ? undefined : sessions.get(id);
-    if (found) {
-      found.lastUsed = now;
-      return [found, undefined];
-    }
-    if (!create) return [undefined, undefined];
-    if (sessions.size >= MAX_SESSIONS) {
-      const oldest = [...sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed)[0];
-      sessions.delete(oldest.id);
-    }
-    const session: Session = { id: randomBytes(32).toString('base64url'), lastUsed: now };
-    sessions.set(session.id, session);
-    return [session, `${COOKIE}=${session.id}; HttpOnly; SameSite=Lax; Path=/`];
+function redirect(res: ServerResponse, location: string, cookie?: string): void {
+  res
+    .writeHead(303, { location, 'cache-control': 'no-store', ...(cookie ? { 'set-cookie': cookie } : {}) })
+    .end();
+}
+
+/**
+ * What the identity provider shows (and refuses when it holds controls, direction marks or other
+ * invisible characters): the file name without them.
+ */
+function displayName(filename: string | undefined): string {
+  return (
+    [...(filename ?? '')]
+      .filter((c) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0]/u.test(c))
+      .slice(-120)
+      .join('')
+      .trim() || 'document.pdf'
+  );
+}
+
+/** The upload form: the PDFs (one or more) and the text to approve, or why it cannot be taken. */
+async function readUpload(
+  req: IncomingMessage,
+  maxBytes: number,
+): Promise<{ pdfs: UploadedPdf[]; message: SignMessage } | { error: string }> {
+  const parts = parseMultipart(req.headers['content-type'], await readBody(req, maxBytes));
+  const files = parts.filter((p) => p.name === 'document' && p.filename !== undefined && p.data.length > 0);
+  const text =
+    parts
+      .find((p) => p.name === 'message')
+      ?.data.toString('utf8')
+      .replace(/\r\n/g, '\n') ?? '';
+  const mimeType = parts.find((p) => p.name === 'mimeType')?.data.toString('utf8');
+  if (files.length === 0) return { error: 'Choose a PDF document.' };
+  if (files.length > MAX_DOCUMENTS) return { error: `Choose at most ${MAX_DOCUMENTS} PDF documents.` };
+  if (text.trim() === '' || [...text].length > MAX_MESSAGE_CHARACTERS) {
+    return { error: `Write the text to approve: 1 to ${MAX_MESSAGE_CHARACTERS} characters.` };
+  }
+  return {
+    pdfs: files.map((f) => ({ name: displayName(f.filename), data: f.data })),
+    message: { text, mimeType: mimeType === 'text/markdown' ? 'text/markdown' : 'text/plain' },
+  };
+}
+
+/** The callback answers the login this browser started: its state is the cookie's and the pending one's. */
+function answersPendingLogin(req: IncomingMessage, pending: PendingLogin): boolean {
+  const state = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('state');
+  const cookie = new RegExp(`(?:^|;\\s*)${LOGIN_COOKIE}=([A-Za-z0-9_-]{1,128})(?:;|$)`).exec(
+    req.headers.cookie ?? '',
+  )?.[1];
+  const same = (value: string | null | undefined): boolean => {
+    const [a, b] = [Buffer.from(value ?? ''), Buffer.from(pending.state)];
+    return a.length === b.length && timingSafeEqual(a, b);
+  };
+  return same(state) && same(cookie);
+}
+
+/** The name a signed PDF downloads under: `<name>-signed.pdf`, with an ASCII fallback. */
+function contentDisposition(name: string): string {
+  const base = name.replace(/\.pdf$/i, '');
+  const ascii = `${base.replace(/[^A-Za-z0-9._-]/g, '_')}-signed.pdf`;
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(`${base}-signed.pdf`)}`;
+}
+
+export async function startDemoService(options: DemoServiceOptions): Promise<DemoService> {
+  const log = options.log ?? (() => undefined);
+  const maxUpload = options.maxUploadBytes ?? 10 * 1024 * 1024;
+  const sessions = new Sessions();
+  let url = '';
+  const html = (res: ServerResponse, status: number, body: string): void => {
+    res.writeHead(status, headers(options.issuer, 'text/html; charset=utf-8')).end(body);
   };
 
   const upload = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const parts = parseMultipart(req.headers['content-type'], await readBody(req, maxUpload));
-    const file = parts.find((p) => p.name === 'document' && p.filename !== undefined);
-    const text =
-      parts
-        .find((p) => p.name === 'message')
-        ?.data.toString('utf8')
-        .replace(/\r\n/g, '\n') ?? '';
-    const mimeType = parts.find((p) => p.name === 'mimeType')?.data.toString('utf8');
-    if (!file || file.data.length === 0) return html(res, 400, startPage('Choose a PDF document.'));
-    if (text.trim() === '' || [...text].length > MAX_MESSAGE_CHARACTERS) {
-      return html(
-        res,
-        400,
-        startPage(`Write the text to approve: 1 to ${MAX_MESSAGE_CHARACTERS} characters.`),
-      );
-    }
-    const message: SignMessage = {
-      text,
-      mimeType: mimeType === 'text/markdown' ? 'text/markdown' : 'text/plain',
-    };
-    // What the identity provider shows (and refuses when it holds controls, direction marks or other
-    // invisible characters): the file name without them.
-    const documentName =
-      [...(file.filename ?? '')]
-        .filter((c) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0]/u.test(c))
-        .slice(-120)
-        .join('')
-        .trim() || 'document.pdf';
-    let prepared: PreparedSigning;
+    const form = await readUpload(req, maxUpload);
+    if ('error' in form) return html(res, 400, startPage(form.error));
+    let signing;
     try {
-      prepared = await prepareSigning({
-        document: file.data,
-        pdf: true,
-        signMessage: message,
-        documentName,
-      });
+      signing = await prepareDemoSigning(form.pdfs, form.message);
     } catch (err) {
-      if (err instanceof PdfSignatureError) {
-        return html(res, 400, startPage(`This PDF cannot be signed: ${err.message}`));
+      if (err instanceof PdfSignatureError || err instanceof DocumentsRequestError) {
+        return html(res, 400, startPage(`These PDFs cannot be signed: ${err.message}`));
       }
       throw err;
     }
-    const [session, cookie] = sessionOf(req, true);
-    Object.assign(session!, { documentName, message, prepared, pending: undefined, outcome: undefined });
+    const [session, cookie] = sessions.of(req, true);
+    Object.assign(session!, { signing, pending: undefined, outcome: undefined });
     redirect(res, '/review', cookie);
   };
 
   const login = async (session: Session, res: ServerResponse): Promise<void> => {
-    const { prepared } = session;
-    if (!prepared || !session.message) throw new HttpError(400, 'choose a document first');
+    const { signing } = session;
+    if (!signing) throw new HttpError(400, 'choose a document first');
     session.pending = await beginLogin({
       issuer: options.issuer,
       clientId: options.clientId,
       redirectUri: `${url}/callback`,
-      nonce: prepared.nonce,
+      nonce: signing.nonce,
       ...(options.idTokenSignedResponseAlg
         ? { idTokenSignedResponseAlg: options.idTokenSignedResponseAlg }
         : {}),
       signature: {
         key: options.signRequestKey,
-        tbsData: prepared.login.tbsData,
-        signMessage: session.message,
-        documentName: session.documentName,
+        tbsData: signing.login.tbsData,
+        signMessage: signing.login.signMessage ?? signing.message,
+        ...(signing.login.documentName ? { documentName: signing.login.documentName } : {}),
       },
     });
     redirect(
@@ -233,22 +217,9 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
     );
   };
 
-  /** The callback answers the login this browser started: its state is the cookie's and the pending one's. */
-  const answersPendingLogin = (req: IncomingMessage, pending: PendingLogin): boolean => {
-    const state = new URL(req.url ?? '/', url).searchParams.get('state');
-    const cookie = new RegExp(`(?:^|;\\s*)${LOGIN_COOKIE}=([A-Za-z0-9_-]{1,128})(?:;|$)`).exec(
-      req.headers.cookie ?? '',
-    )?.[1];
-    const same = (value: string | null | undefined): boolean => {
-      const [a, b] = [Buffer.from(value ?? ''), Buffer.from(pending.state)];
-      return a.length === b.length && timingSafeEqual(a, b);
-    };
-    return same(state) && same(cookie);
-  };
-
   const callback = async (session: Session, req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const { pending, prepared } = session;
-    if (!pending || !prepared) throw new HttpError(400, 'no login is under way in this browser');
+    const { pending, signing } = session;
+    if (!pending || !signing) throw new HttpError(400, 'no login is under way in this browser');
     // Not the answer to this browser's login: refused, and the login under way stays as it was.
     if (!answersPendingLogin(req, pending)) {
       throw new HttpError(400, 'this callback does not answer the login this browser started');
@@ -257,22 +228,24 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
     session.pending = undefined;
     try {
       const { idToken } = await completeLogin(pending, new URL(req.url ?? '/', url));
-      const signed = await completeSigning(options.signing, prepared, idToken);
+      const signed = await signing.complete(options.signing, idToken);
       const certificate = new X509Certificate(signed.result.certificate!);
       const signer = /(?:^|\n)CN=([^\n]*)/.exec(certificate.subject)?.[1] ?? certificate.subject;
-      log(`demo: request ${signed.requestId} signed`);
-      const validation = await options
-        .validate?.(signed.output)
-        .catch((err: Error): ValidationSummary => ({ passed: false, signatures: [], error: err.message }));
+      log(`demo: request ${signed.requestId} signed (${signed.pdfs.length} documents)`);
+      const pdfs = [];
+      for (const pdf of signed.pdfs) {
+        const validation = await options
+          .validate?.(pdf.pdf)
+          .catch((err: Error): ValidationSummary => ({ passed: false, signatures: [], error: err.message }));
+        pdfs.push({ ...pdf, ...(validation ? { validation } : {}) });
+      }
       session.outcome = {
         kind: 'signed',
         requestId: signed.requestId,
         certificateSerial: signed.result.certificateSerial ?? '',
         signer,
-        level: signed.level,
         ...(signed.result.signMessageHash ? { signMessageHash: signed.result.signMessageHash } : {}),
-        pdf: signed.output,
-        ...(validation ? { validation } : {}),
+        pdfs,
       };
     } catch (err) {
       if (err instanceof AuthorizationError && err.code === 'access_denied') {
@@ -295,33 +268,21 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
     if (!outcome) throw new HttpError(400, 'nothing has been signed in this browser yet');
     if (outcome.kind === 'cancelled') return html(res, 200, cancelledPage());
     if (outcome.kind === 'failed') return html(res, 200, failedPage(outcome.code, outcome.message));
-    html(
-      res,
-      200,
-      signedPage({
-        documentName: session.documentName ?? 'document.pdf',
-        requestId: outcome.requestId,
-        certificateSerial: outcome.certificateSerial,
-        signer: outcome.signer,
-        level: outcome.level,
-        ...(outcome.signMessageHash ? { signMessageHash: outcome.signMessageHash } : {}),
-        ...(outcome.validation ? { validation: outcome.validation } : {}),
-      }),
-    );
+    html(res, 200, signedPage(outcome));
   };
 
-  const download = (session: Session, res: ServerResponse): void => {
+  const download = (session: Session, req: IncomingMessage, res: ServerResponse): void => {
     const outcome = session.outcome;
-    if (outcome?.kind !== 'signed') throw new HttpError(404, 'no signed document in this browser');
-    const base = (session.documentName ?? 'document.pdf').replace(/\.pdf$/i, '');
-    const ascii = `${base.replace(/[^A-Za-z0-9._-]/g, '_')}-signed.pdf`;
+    const n = Number(new URL(req.url ?? '/', url).searchParams.get('n') ?? '0');
+    const signed = outcome?.kind === 'signed' && Number.isInteger(n) ? outcome.pdfs[n] : undefined;
+    if (!signed) throw new HttpError(404, 'no signed document in this browser');
     res
       .writeHead(200, {
-        ...headers('application/pdf'),
-        'content-disposition': `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(`${base}-signed.pdf`)}`,
-        'content-length': String(outcome.pdf.length),
+        ...headers(options.issuer, 'application/pdf'),
+        'content-disposition': contentDisposition(signed.name),
+        'content-length': String(signed.pdf.length),
       })
-      .end(outcome.pdf);
+      .end(signed.pdf);
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -329,10 +290,10 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
     const key = `${req.method} ${path}`;
     if (key === 'GET /') return html(res, 200, startPage());
     if (key === 'POST /documents') return upload(req, res);
-    const [session] = sessionOf(req, false);
+    const [session] = sessions.of(req, false);
     if (key === 'POST /reset') {
-      if (session) sessions.delete(session.id);
-      return redirect(res, '/', `${COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`);
+      if (session) sessions.delete(session);
+      return redirect(res, '/', `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`);
     }
     if (!['GET /review', 'POST /login', 'GET /callback', 'GET /result', 'GET /download'].includes(key)) {
       throw new HttpError(404, 'no such page');
@@ -340,22 +301,23 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
     if (!session)
       throw new HttpError(400, 'this browser has no signing under way (cookies off, or it expired)');
     if (key === 'GET /review') {
-      if (!session.prepared || !session.message) throw new HttpError(400, 'choose a document first');
+      if (!session.signing) throw new HttpError(400, 'choose a document first');
+      const { names, login: shown, message } = session.signing;
       return html(
         res,
         200,
         reviewPage({
-          documentName: session.documentName ?? 'document.pdf',
-          fingerprint: fingerprint(session.prepared.login.tbsData),
-          messageText: session.message.text,
-          mimeType: session.message.mimeType ?? 'text/plain',
+          documentNames: names,
+          fingerprint: fingerprint(shown.tbsData),
+          messageText: message.text,
+          mimeType: message.mimeType ?? 'text/plain',
         }),
       );
     }
     if (key === 'POST /login') return login(session, res);
     if (key === 'GET /callback') return callback(session, req, res);
     if (key === 'GET /result') return result(session, res);
-    return download(session, res);
+    return download(session, req, res);
   };
 
   const server = createServer((req, res) => {

@@ -8,7 +8,8 @@
  *    alg, issuer, audience, expiry and nonce before it hands out the claims. With a sign message, the
  *    request follows the oidc-sweden Signature Extension for OpenID Connect: the scope
  *    `https://id.oidc.se/scope/sign` and the parameter `https://id.oidc.se/param/signRequest`, a JWT
- *    signed with the client's registered key carrying `tbs_data` (the digest) and `sign_message`; the ID
+ *    signed with the client's registered key carrying `tbs_data` (the digest; for several documents the
+ *    manifest hash, with the composed message: documentsSignatureRequest) and `sign_message`; the ID
  *    token then carries the provider's approval (`https://id.oidc.se/claim/userSignature`). A web
  *    e-service calls beginLogin, redirects the browser, and calls completeLogin on the callback.
  * 2. A scripted user agent (specific to the local IdP in scripts/local/idp): plain fetch with manual
@@ -19,7 +20,13 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import * as oidc from 'openid-client';
-import type { ClientSigningKey, SignMessage } from './signing-client';
+import {
+  composeSignMessage,
+  manifestHash,
+  type ClientSigningKey,
+  type DocumentsBinding,
+  type SignMessage,
+} from './signing-client';
 
 export const DEFAULT_REDIRECT_URI = 'http://127.0.0.1/callback';
 /** Names and personal identity number (Swedish OIDC profile). */
@@ -35,7 +42,10 @@ export const USER_SIGNATURE_CLAIM = 'https://id.oidc.se/claim/userSignature';
 export interface SignatureRequest {
   /** The client's key registered with the identity provider, which signs the signRequest parameter. */
   readonly key: ClientSigningKey;
-  /** The data to be signed: the sign request's digest (standard base64). */
+  /**
+   * The data to be signed: the sign request's digest (standard base64), or for a `documents` request
+   * the manifest hash (documentsSignatureRequest).
+   */
   readonly tbsData: string;
   readonly signMessage: SignMessage;
   /**
@@ -165,6 +175,24 @@ export function signRequestValue(signature: SignatureRequest): Record<string, un
       mime_type: signMessage.mimeType ?? 'text/plain',
     },
     ...(documentName === undefined ? {} : { document_name: documentName }),
+  };
+}
+
+/**
+ * What the citizen is asked to sign for a `documents` request: `tbs_data` the manifest hash, and the
+ * sign message composed of the e-service's text and the numbered list of the documents (what the sign
+ * request's nonce binds the hash of).
+ */
+export function documentsSignatureRequest(
+  key: ClientSigningKey,
+  binding: Pick<DocumentsBinding, 'documents'> & { readonly signMessage: SignMessage },
+  language?: string,
+): SignatureRequest {
+  return {
+    key,
+    tbsData: manifestHash(binding.documents),
+    signMessage: composeSignMessage(binding.signMessage, binding.documents),
+    ...(language === undefined ? {} : { language }),
   };
 }
 

@@ -12,8 +12,14 @@ import { addDocumentSecurityStore, addDocumentTimeStamp } from './pdf-long-term'
 import { preparePdfSignature } from './pdf-signature';
 import {
   SigningClient,
+  composeSignMessage,
   defaultSignatureAlgorithm,
+  documentsRequest,
+  documentsRequestNonce,
+  manifestHash,
   signRequestNonce,
+  type DocumentBinding,
+  type DocumentsBinding,
   type SignBinding,
   type SignMessage,
   type DigestAlgorithm,
@@ -25,8 +31,12 @@ import {
 
 /** What the login is for, beside its nonce: what the identity provider shows the citizen. */
 export interface LoginRequest {
-  /** The digest (standard base64): the signature extension's `tbs_data`. */
+  /**
+   * The signature extension's `tbs_data`: the digest (standard base64), or for several documents the
+   * manifest hash (base64url).
+   */
   readonly tbsData: string;
+  /** What the provider shows: the sign message, for several documents composed with their list. */
   readonly signMessage?: SignMessage;
   readonly documentName?: string;
 }
@@ -73,7 +83,7 @@ export interface PreparedSigning {
   readonly nonce: string;
   readonly login: LoginRequest;
   /** The `.p7s` (the CMS itself) or the signed PDF (with its validation data), with B-LTA's time-stamp. */
-  finish(result: SignRequestResult): Promise<{ output: Buffer; level: SignatureLevel }>;
+  finish(result: CmsResult): Promise<{ output: Buffer; level: SignatureLevel }>;
 }
 
 export interface SignedDocument {
@@ -102,53 +112,54 @@ const HASHES: Readonly<Record<DigestAlgorithm, 'sha256' | 'sha384' | 'sha512'>> 
   'SHA-512': 'sha512',
 };
 
-/** Checks and digests the document and fixes the request; nobody has logged in yet. */
-export async function prepareSigning(options: PrepareSigningOptions): Promise<PreparedSigning> {
+/** One document checked and digested, and how to finish it from its result. */
+interface PreparedDocument {
+  readonly entry: DocumentBinding & { readonly format: 'cms'; readonly level: SignatureLevel };
+  finish(result: CmsResult): Promise<{ output: Buffer; level: SignatureLevel }>;
+}
+
+/** What finishing a document needs of its result (a single request's, or one entry of `documents`). */
+type CmsResult = Pick<SignRequestResult, 'cms' | 'reachedLevel' | 'validationData'>;
+
+async function prepareDocument(
+  document: Buffer,
+  options: Pick<
+    PrepareSigningOptions,
+    'pdf' | 'digestAlgorithm' | 'signingTime' | 'level' | 'minimumLevel' | 'tsaUrl'
+  > & { readonly name?: string },
+): Promise<PreparedDocument> {
   const digestAlgorithm = options.digestAlgorithm ?? 'SHA-256';
   // A PDF is checked (and prepared) before anyone is asked to log in.
   const prepared = options.pdf
-    ? await preparePdfSignature(options.document, { signingTime: options.signingTime ?? new Date() })
+    ? await preparePdfSignature(document, { signingTime: options.signingTime ?? new Date() })
     : undefined;
   const digest = (
     prepared
       ? prepared.digest(HASHES[digestAlgorithm])
-      : createHash(HASHES[digestAlgorithm]).update(options.document).digest()
+      : createHash(HASHES[digestAlgorithm]).update(document).digest()
   ).toString('base64');
   const level = options.level ?? 'B-LT';
   if (level === 'B-LTA' && !options.tsaUrl) {
     throw new SigningFailedError('TSA_REQUIRED', 'B-LTA needs the URL of a TSA for its time-stamp');
   }
-  const keyType = options.keyType ?? 'EC-P256';
-  const binding: SignBinding = {
-    requestId: SigningClient.newRequestId(),
-    digest,
-    digestAlgorithm,
-    keyType,
-    signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
-    format: 'cms',
-    profile: prepared ? 'PAdES-B-B' : 'CAdES-B-B',
-    level,
-    ...(options.minimumLevel ? { minimumLevel: options.minimumLevel } : {}),
-    ...(options.signMessage ? { signMessage: options.signMessage } : {}),
-  };
   return {
-    binding,
-    nonce: signRequestNonce(binding),
-    login: {
-      tbsData: digest,
-      ...(options.signMessage ? { signMessage: options.signMessage } : {}),
-      ...(options.documentName ? { documentName: options.documentName } : {}),
+    entry: {
+      ...(options.name === undefined ? {} : { name: options.name }),
+      digest,
+      digestAlgorithm,
+      format: 'cms',
+      profile: prepared ? 'PAdES-B-B' : 'CAdES-B-B',
+      level,
+      ...(options.minimumLevel ? { minimumLevel: options.minimumLevel } : {}),
     },
     finish: async (result) => {
-      const cms = Buffer.from(result.cms!, 'base64');
+      if (!result.cms) throw new SigningFailedError('NOT_SIGNED', 'the result has no CMS signature');
+      const cms = Buffer.from(result.cms, 'base64');
       const reached = result.reachedLevel ?? 'B-B';
       if (!prepared) {
         // CAdES: the archive time-stamp covers the content, which only the client has.
         if (level === 'B-LTA' && reached === 'B-LT') {
-          return {
-            output: await addArchiveTimeStamp(cms, options.document, options.tsaUrl!),
-            level: 'B-LTA',
-          };
+          return { output: await addArchiveTimeStamp(cms, document, options.tsaUrl!), level: 'B-LTA' };
         }
         return { output: cms, level: reached };
       }
@@ -161,6 +172,160 @@ export async function prepareSigning(options: PrepareSigningOptions): Promise<Pr
       return { output, level: reached };
     },
   };
+}
+
+/** Checks and digests the document and fixes the request; nobody has logged in yet. */
+export async function prepareSigning(options: PrepareSigningOptions): Promise<PreparedSigning> {
+  const { entry, finish } = await prepareDocument(options.document, options);
+  const keyType = options.keyType ?? 'EC-P256';
+  const binding: SignBinding = {
+    requestId: SigningClient.newRequestId(),
+    digest: entry.digest,
+    digestAlgorithm: entry.digestAlgorithm,
+    keyType,
+    signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
+    format: 'cms',
+    profile: entry.profile,
+    level: entry.level,
+    ...(entry.minimumLevel ? { minimumLevel: entry.minimumLevel } : {}),
+    ...(options.signMessage ? { signMessage: options.signMessage } : {}),
+  };
+  return {
+    binding,
+    nonce: signRequestNonce(binding),
+    login: {
+      tbsData: entry.digest,
+      ...(options.signMessage ? { signMessage: options.signMessage } : {}),
+      ...(options.documentName ? { documentName: options.documentName } : {}),
+    },
+    finish,
+  };
+}
+
+/** One file of a `documents` request. */
+export interface DocumentInput {
+  readonly document: Buffer;
+  /** Shown to the citizen in the list of documents (1 to 120 characters, one line). */
+  readonly name?: string;
+  /** Sign as PAdES inside the PDF instead of a detached CAdES signature. */
+  readonly pdf?: boolean;
+  /** This document's level (default the request's `level`, else B-LT). */
+  readonly level?: SignatureLevel;
+  readonly minimumLevel?: SignatureLevel;
+}
+
+export interface PrepareDocumentsOptions extends Omit<
+  PrepareSigningOptions,
+  'document' | 'pdf' | 'documentName'
+> {
+  readonly documents: readonly DocumentInput[];
+}
+
+/** Several documents under way: one request, one login, one key and certificate. */
+export interface PreparedDocumentsSigning {
+  readonly binding: DocumentsBinding;
+  /** The login's nonce (v3: bound to the manifest and the composed message). */
+  readonly nonce: string;
+  /** tbs_data the manifest hash; the sign message the composed one (the list of documents). */
+  readonly login: LoginRequest;
+  /** Each document's output from the result's `documents`, in input order. */
+  finish(result: SignRequestResult): Promise<Array<{ output: Buffer; level: SignatureLevel }>>;
+}
+
+export interface SignedDocuments {
+  /** In input order: the `.p7s` (DER) or the signed PDF, and the level it reached. */
+  readonly outputs: ReadonlyArray<{
+    readonly name?: string;
+    readonly output: Buffer;
+    readonly level: SignatureLevel;
+  }>;
+  readonly requestId: string;
+  readonly result: SignRequestResult;
+}
+
+/** Checks and digests every document and fixes the one request for all of them; nobody has logged in yet. */
+export async function prepareSigningDocuments(
+  options: PrepareDocumentsOptions,
+): Promise<PreparedDocumentsSigning> {
+  const prepared = await Promise.all(
+    options.documents.map((input) =>
+      prepareDocument(input.document, {
+        ...options,
+        pdf: input.pdf,
+        level: input.level ?? options.level,
+        minimumLevel: input.minimumLevel ?? options.minimumLevel,
+        name: input.name,
+      }),
+    ),
+  );
+  const keyType = options.keyType ?? 'EC-P256';
+  const binding: DocumentsBinding = {
+    requestId: SigningClient.newRequestId(),
+    keyType,
+    signatureAlgorithm: options.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
+    documents: prepared.map((p) => p.entry),
+    ...(options.signMessage ? { signMessage: options.signMessage } : {}),
+  };
+  // Refused here, before anyone logs in, what the service would refuse.
+  documentsRequest(binding, '');
+  return {
+    binding,
+    nonce: documentsRequestNonce(binding),
+    login: {
+      tbsData: manifestHash(binding.documents),
+      ...(options.signMessage
+        ? { signMessage: composeSignMessage(options.signMessage, binding.documents) }
+        : {}),
+    },
+    finish: async (result) => {
+      const results = result.documents ?? [];
+      if (results.length !== prepared.length) {
+        throw new SigningFailedError(
+          'NOT_SIGNED',
+          `the result has ${results.length} documents, the request ${prepared.length}`,
+        );
+      }
+      return Promise.all(prepared.map((p, i) => p.finish(results[i])));
+    },
+  };
+}
+
+/** Submits the prepared `documents` request with the login's ID token, waits, and finishes every document. */
+export async function completeSigningDocuments(
+  client: SigningClient,
+  prepared: PreparedDocumentsSigning,
+  identityAssertion: string,
+  timeoutSeconds = 60,
+): Promise<SignedDocuments> {
+  const requestId = prepared.binding.requestId;
+  const result = await client.submitAndWait(
+    documentsRequest(prepared.binding, identityAssertion),
+    timeoutSeconds,
+  );
+  if (result.status !== 'signed') {
+    throw new SigningFailedError(
+      result.error?.code ?? 'NOT_SIGNED',
+      result.error?.message ?? `the request is still ${result.status}`,
+    );
+  }
+  const outputs = await prepared.finish(result);
+  return {
+    outputs: outputs.map((o, i) => {
+      const name = prepared.binding.documents[i].name;
+      return name === undefined ? o : { name, ...o };
+    }),
+    requestId,
+    result,
+  };
+}
+
+/** Several documents under one login: prepare, log in once, submit one request, finish each document. */
+export async function signDocuments(
+  options: PrepareDocumentsOptions & Pick<SignDocumentOptions, 'client' | 'login' | 'timeoutSeconds'>,
+): Promise<SignedDocuments> {
+  const prepared = await prepareSigningDocuments(options);
+  const identityAssertion = await options.login(prepared.nonce, prepared.login);
+  return completeSigningDocuments(options.client, prepared, identityAssertion, options.timeoutSeconds);
 }
 
 /** Submits the prepared request with the login's ID token, waits for the result and finishes the document. */

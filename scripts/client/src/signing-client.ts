@@ -71,6 +71,174 @@ export function signRequestNonce(binding: SignBinding): string {
   return createHash('sha256').update(lines.join('\n')).digest('base64url');
 }
 
+/** At most this many documents in one request (one login, one key, one certificate). */
+export const MAX_DOCUMENTS = 50;
+/** The composed sign message (the e-service's text and the list of documents) is at most this long. */
+export const MAX_COMPOSED_SIGN_MESSAGE_LENGTH = 8000;
+
+/** One document of a `documents` request: its digest and how it is signed. */
+export interface DocumentBinding {
+  /** Shown to the citizen in the composed sign message: 1 to 120 characters, one line. */
+  readonly name?: string;
+  /** Standard base64, exactly as sent. */
+  readonly digest: string;
+  readonly digestAlgorithm: DigestAlgorithm;
+  /** Default `raw`. */
+  readonly format?: 'raw' | 'cms';
+  /** For `cms` only (default CAdES-B-B). */
+  readonly profile?: 'CAdES-B-B' | 'PAdES-B-B';
+  /** For `cms`: the AdES level (default B-LT) and the lowest accepted (default the level). */
+  readonly level?: SignatureLevel;
+  readonly minimumLevel?: SignatureLevel;
+}
+
+/** What one login authorises for several documents: one key and one certificate for all of them. */
+export interface DocumentsBinding {
+  readonly requestId: string;
+  readonly keyType: KeyType;
+  readonly signatureAlgorithm: SignatureAlgorithm;
+  /** 1 to MAX_DOCUMENTS, in the order the results come back. */
+  readonly documents: readonly DocumentBinding[];
+  /** The e-service's own text (at most 1000 characters); the citizen approves it composed with the list. */
+  readonly signMessage?: SignMessage;
+}
+
+const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/**
+ * The manifest of a `documents` request, one value a line: "hsm-signing-pipeline/sign-manifest/v1", the
+ * number of documents, then for each document in order digestAlgorithm, digest, format (default raw),
+ * profile (for cms its default CAdES-B-B, empty for raw) and the lower-case hex SHA-256 of the UTF-8 of
+ * its name (empty when it has none).
+ */
+export function manifestLines(documents: readonly DocumentBinding[]): string[] {
+  const lines = ['hsm-signing-pipeline/sign-manifest/v1', String(documents.length)];
+  for (const document of documents) {
+    const format = document.format ?? 'raw';
+    lines.push(
+      document.digestAlgorithm,
+      document.digest,
+      format,
+      format === 'cms' ? (document.profile ?? 'CAdES-B-B') : '',
+      document.name === undefined ? '' : sha256Hex(document.name),
+    );
+  }
+  return lines;
+}
+
+/** base64url of the SHA-256 of the manifest's lines joined by "\n" (43 characters): the login's `tbs_data`. */
+export function manifestHash(documents: readonly DocumentBinding[]): string {
+  return createHash('sha256').update(manifestLines(documents).join('\n'), 'utf8').digest('base64url');
+}
+
+/** Markdown's punctuation that a document name must not bring into a text/markdown message. */
+const MARKDOWN_PUNCTUATION = /[\\`*_{}[\]()#+\-.!|<>~]/g;
+
+/**
+ * The text the citizen approves for several documents: the e-service's text, an empty line,
+ * "Documents (N):" and one numbered line per document, its name (Markdown punctuation escaped in a
+ * text/markdown message) or "unnamed (<digestAlgorithm> <first 16 characters of the digest>...)".
+ */
+export function composeSignMessage(
+  message: SignMessage,
+  documents: readonly DocumentBinding[],
+): Required<SignMessage> {
+  const mimeType = message.mimeType ?? 'text/plain';
+  const label = (document: DocumentBinding): string =>
+    document.name === undefined
+      ? `unnamed (${document.digestAlgorithm} ${document.digest.slice(0, 16)}...)`
+      : mimeType === 'text/markdown'
+        ? document.name.replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`)
+        : document.name;
+  const lines = documents.map((document, i) => `${i + 1}. ${label(document)}`);
+  return { text: `${message.text}\n\nDocuments (${documents.length}):\n${lines.join('\n')}`, mimeType };
+}
+
+/**
+ * The nonce of a `documents` request (v3): base64url of the SHA-256 of these lines joined by "\n":
+ * "hsm-signing-pipeline/sign-request/v3", the request id in lower case, keyType, signatureAlgorithm,
+ * the manifest hash, and with a sign message the hash of the composed message (composeSignMessage).
+ */
+export function documentsRequestNonce(binding: DocumentsBinding): string {
+  const lines = [
+    'hsm-signing-pipeline/sign-request/v3',
+    binding.requestId.toLowerCase(),
+    binding.keyType,
+    binding.signatureAlgorithm,
+    manifestHash(binding.documents),
+  ];
+  if (binding.signMessage) {
+    lines.push(signMessageHash(composeSignMessage(binding.signMessage, binding.documents)));
+  }
+  return createHash('sha256').update(lines.join('\n')).digest('base64url');
+}
+
+/** The request was not sent: it breaks a rule the service would refuse it for. */
+export class DocumentsRequestError extends Error {
+  public override readonly name = 'DocumentsRequestError';
+  public readonly code = 'VALIDATION_FAILED';
+}
+
+/**
+ * The body of a `documents` sign request: every document with its defaults written out (format, and
+ * for cms profile and level), as the manifest binds them. Refuses what the service would: no document
+ * or more than MAX_DOCUMENTS, a name that is empty, longer than 120 characters or not on one line, a
+ * composed message longer than MAX_COMPOSED_SIGN_MESSAGE_LENGTH.
+ */
+export function documentsRequest(
+  binding: DocumentsBinding,
+  identityAssertion: string,
+): SignDocumentsRequestBody {
+  const { documents } = binding;
+  if (documents.length < 1 || documents.length > MAX_DOCUMENTS) {
+    throw new DocumentsRequestError(`documents must hold 1 to ${MAX_DOCUMENTS} entries`);
+  }
+  for (const document of documents) {
+    const name = document.name;
+    if (name !== undefined && ([...name].length < 1 || [...name].length > 120 || /[\t\n]/.test(name))) {
+      throw new DocumentsRequestError('a document name is 1 to 120 characters on one line');
+    }
+  }
+  if (
+    binding.signMessage &&
+    [...composeSignMessage(binding.signMessage, documents).text].length > MAX_COMPOSED_SIGN_MESSAGE_LENGTH
+  ) {
+    throw new DocumentsRequestError(
+      `the sign message with the list of documents is longer than ${MAX_COMPOSED_SIGN_MESSAGE_LENGTH} characters`,
+    );
+  }
+  return {
+    requestId: binding.requestId,
+    keyType: binding.keyType,
+    signatureAlgorithm: binding.signatureAlgorithm,
+    documents: documents.map((document) => {
+      const format = document.format ?? 'raw';
+      return {
+        ...(document.name === undefined ? {} : { name: document.name }),
+        digest: document.digest,
+        digestAlgorithm: document.digestAlgorithm,
+        format,
+        ...(format === 'cms'
+          ? {
+              profile: document.profile ?? 'CAdES-B-B',
+              level: document.level ?? 'B-LT',
+              ...(document.minimumLevel ? { minimumLevel: document.minimumLevel } : {}),
+            }
+          : {}),
+      };
+    }),
+    ...(binding.signMessage
+      ? {
+          signMessage: {
+            text: binding.signMessage.text,
+            mimeType: binding.signMessage.mimeType ?? 'text/plain',
+          },
+        }
+      : {}),
+    identityAssertion,
+  };
+}
+
 /** The signature algorithm the service picks when a request names none (the first that fits the key). */
 export function defaultSignatureAlgorithm(keyType: KeyType): SignatureAlgorithm {
   return keyType.startsWith('EC-') ? 'ECDSA' : 'RSASSA-PKCS1-v1_5';
@@ -122,6 +290,27 @@ export interface SignRequestBody extends SignBinding {
   readonly identityAssertion: string;
 }
 
+/** A sign request for several documents under one login (documentsRequest builds it). */
+export interface SignDocumentsRequestBody {
+  readonly requestId: string;
+  readonly keyType: KeyType;
+  readonly signatureAlgorithm: SignatureAlgorithm;
+  readonly documents: readonly DocumentBinding[];
+  readonly signMessage?: SignMessage;
+  readonly identityAssertion: string;
+}
+
+/** One document's result in a `documents` request, in input order. */
+export interface DocumentResult {
+  readonly index: number;
+  readonly name?: string;
+  readonly format: 'raw' | 'cms';
+  readonly signature?: string;
+  readonly cms?: string;
+  readonly reachedLevel?: SignatureLevel;
+  readonly validationData?: { certificates: string[]; ocspResponses: string[]; crls: string[] };
+}
+
 /** What GET /v1/sign-requests/{id} answers (the fields a client uses). */
 export interface SignRequestResult {
   readonly id: string;
@@ -136,6 +325,8 @@ export interface SignRequestResult {
   readonly validationData?: { certificates: string[]; ocspResponses: string[]; crls: string[] };
   /** The hash of the sign message the citizen approved, when the request had one. */
   readonly signMessageHash?: string;
+  /** For a `documents` request: one result per document, in input order, all under `certificate`. */
+  readonly documents?: readonly DocumentResult[];
   readonly error?: { code: string; message: string };
 }
 
@@ -171,7 +362,9 @@ export class SigningClient {
     return randomUUID();
   }
 
-  public async submit(body: SignRequestBody): Promise<{ id: string; status: string }> {
+  public async submit(
+    body: SignRequestBody | SignDocumentsRequestBody,
+  ): Promise<{ id: string; status: string }> {
     return this.call('POST', '/sign-requests', body) as Promise<{ id: string; status: string }>;
   }
 
@@ -179,7 +372,10 @@ export class SigningClient {
    * Submits and waits for the result in the same call (`POST ?wait=N`); when the request has not ended
    * within that wait (202), long-polls it like `result` until `timeoutSeconds` passed.
    */
-  public async submitAndWait(body: SignRequestBody, timeoutSeconds = 30): Promise<SignRequestResult> {
+  public async submitAndWait(
+    body: SignRequestBody | SignDocumentsRequestBody,
+    timeoutSeconds = 30,
+  ): Promise<SignRequestResult> {
     const deadline = Date.now() + timeoutSeconds * 1000;
     const wait = Math.max(0, Math.min(20, timeoutSeconds));
     const submitted = (await this.call('POST', `/sign-requests?wait=${wait}`, body)) as SignRequestResult;

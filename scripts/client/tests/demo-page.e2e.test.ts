@@ -5,7 +5,8 @@
  * the provider, sees the text, the document's name and its fingerprint there, and signs: the signed PDF
  * downloads from the page and validates (EU DSS, independently here too), the request records the text's
  * hash and so does the CA's audit event. Or the citizen cancels at the provider: nothing is submitted,
- * signed or taken from the pool.
+ * signed or taken from the pool. Or the citizen chooses several PDFs: one login, the provider lists
+ * them, and each signed PDF downloads and validates, all under one certificate.
  *
  * Every step is saved as a screenshot under .local/test-output/demo-page/<test>/ (kept after a failing
  * run, with one of the moment it failed). UPDATE_DOCS_SCREENSHOT=1 also writes the provider's signature
@@ -117,17 +118,19 @@ async function clickAndWait(page: Page, selector: string, timeout = 30_000): Pro
   await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout }), page.click(selector)]);
 }
 
-/** The demo's first two pages: choose the PDF, write the text, review. Returns the fingerprint shown. */
+/** The demo's first two pages: choose the PDF(s), write the text, review. Returns the fingerprint shown. */
 async function chooseAndReview(
   page: Page,
   shot: (step: string) => Promise<void>,
-  pdfFile: string,
+  pdfFiles: string | string[],
   message: { text: string; markdown: boolean },
 ): Promise<string> {
   await page.goto(`${demo.url}/`, { waitUntil: 'load' });
   expect(await text(page, 'h1')).toBe('Sign a PDF');
   const input = await page.$('input[type=file]');
-  await (input as unknown as { uploadFile(path: string): Promise<void> }).uploadFile(pdfFile);
+  await (input as unknown as { uploadFile(...paths: string[]): Promise<void> }).uploadFile(
+    ...(Array.isArray(pdfFiles) ? pdfFiles : [pdfFiles]),
+  );
   await page.click('#message', { count: 3 });
   await page.$eval('#message', (element) => ((element as unknown as { value: string }).value = ''));
   await page.type('#message', message.text);
@@ -286,4 +289,58 @@ test('approve at the identity provider: the text, name and fingerprint shown the
   );
   expect(issued).toMatchObject({ serial: view.body.certificateSerial, signMessageHash: hash });
   expect(JSON.stringify(await auditEvents())).not.toContain('Tax return');
+});
+
+test('several PDFs under one login: the provider lists them, each signed PDF downloads and validates, all under one certificate', async () => {
+  const names = ['lease.pdf', 'inventory.pdf', 'house-rules.pdf'];
+  const files = names.map((name, i) => {
+    const file = join(dir, name);
+    writeFileSync(file, minimalPdf(`Document ${i + 1}: ${name}`));
+    return file;
+  });
+  const message = { text: 'I sign the lease and its annexes.', markdown: false };
+  const signed = await journey('several', async (page, shot) => {
+    const fingerprint = await chooseAndReview(page, shot, files, message);
+    expect(await page.$$eval('#documents li', (items) => items.map((i) => i.textContent))).toEqual(names);
+    await logIn(page, shot);
+    // One signature page for the three: the text and the numbered list, the list's fingerprint.
+    const shown = await text(page, '#sign-message');
+    expect(shown).toBe(
+      `${message.text}\n\nDocuments (3):\n${names.map((name, i) => `${i + 1}. ${name}`).join('\n')}`,
+    );
+    expect(await text(page, '#fingerprint')).toBe(fingerprint);
+    await shot('identity-provider-sign');
+    await clickAndWait(page, '#approve', 240_000);
+    expect(await text(page, '#outcome')).toBe(
+      'The 3 documents are signed, under one login and one certificate.',
+    );
+    for (let n = 0; n < names.length; n++) {
+      expect(await text(page, `#validation-${n}`)).toMatch(/^Every signature passed/);
+      expect(await text(page, `#level-${n}`)).toBe('PAdES B-LT');
+    }
+    await shot('signed');
+    const pdfs: Buffer[] = [];
+    for (let n = 0; n < names.length; n++) {
+      pdfs.push(await download(page, `#download-${n}`, names[n].replace(/\.pdf$/, '-signed.pdf')));
+    }
+    return { pdfs, requestId: await text(page, '#request-id') };
+  });
+
+  const view = await call<{ certificate: string; documents?: unknown[] }>(
+    `${pipeline.url}/sign-requests/${signed.requestId}`,
+    { apiKey: pipeline.apiKey },
+  );
+  expect(view.body.documents).toHaveLength(3);
+  const leafHash = createHash('sha256').update(new X509Certificate(view.body.certificate).raw).digest('hex');
+  for (const pdf of signed.pdfs) {
+    const report = validatePdfSignatures({ pdf, trustedRootsPem: [rootPem] });
+    expect(report.signatures).toHaveLength(1);
+    expect(report.signatures[0]).toMatchObject({
+      indication: 'TOTAL_PASSED',
+      signatureFormat: 'PAdES-BASELINE-LT',
+    });
+    expect(report.signatures[0].signerCertificate?.sha256).toBe(leafHash);
+  }
+  // Three PDFs, not the same one three times.
+  expect(new Set(signed.pdfs.map((pdf) => createHash('sha256').update(pdf).digest('hex'))).size).toBe(3);
 });

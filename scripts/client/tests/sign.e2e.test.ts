@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -192,4 +192,46 @@ test('npm run sign signs a PDF from the command line', async () => {
     trustedRootsPem: [rootPem],
   }).signatures;
   expect([signature.indication, signature.signatureFormat]).toEqual(['TOTAL_PASSED', 'PAdES-BASELINE-LT']);
+});
+
+test('npm run sign signs several files under one login: each PDF as PAdES, the text as CAdES, one certificate', async () => {
+  const into = join(dir, 'several');
+  mkdirSync(into);
+  const files = [join(dir, 'contract.pdf'), join(dir, 'annex.pdf'), join(dir, 'notes.txt')];
+  writeFileSync(files[0], await pdf());
+  writeFileSync(files[1], await pdf(2));
+  writeFileSync(files[2], 'notes to the contract\n');
+  const { stdout } = await promisify(execFile)(
+    join(ROOT, 'node_modules', '.bin', 'tsx'),
+    [join(ROOT, 'scripts', 'client', 'sign.ts'), ...files, '-o', into, '--citizen', '1'],
+    {
+      env: {
+        ...process.env,
+        SIGNING_API_URL: pipeline.url,
+        SIGNING_API_KEY: pipeline.apiKey,
+        SIGNING_ACCESS_KEY_ID: pipeline.clients[0].accessKeyId,
+        SIGNING_SECRET_KEY: pipeline.clients[0].secretAccessKey,
+      },
+    },
+  );
+  expect(stdout).toContain('one login');
+  expect(stdout).toContain(`serialNumber=${TEST_CITIZENS[1].personalIdentityNumber}`);
+  const reports = [
+    validatePdfSignatures({
+      pdf: readFileSync(join(into, 'contract-signed.pdf')),
+      trustedRootsPem: [rootPem],
+    }),
+    validatePdfSignatures({ pdf: readFileSync(join(into, 'annex-signed.pdf')), trustedRootsPem: [rootPem] }),
+    validatePdfSignatures({
+      pdf: readFileSync(join(into, 'notes.txt.p7s')),
+      detachedContent: readFileSync(files[2]),
+      trustedRootsPem: [rootPem],
+    }),
+  ].map((r) => r.signatures[0]);
+  expect(reports.map((s) => [s.indication, s.signatureFormat])).toEqual([
+    ['TOTAL_PASSED', 'PAdES-BASELINE-LT'],
+    ['TOTAL_PASSED', 'PAdES-BASELINE-LT'],
+    ['TOTAL_PASSED', 'CAdES-BASELINE-LT'],
+  ]);
+  expect(new Set(reports.map((s) => s.signerCertificate?.sha256)).size).toBe(1);
 });

@@ -26,11 +26,12 @@ import {
   SignatureNotSupportedError,
   USER_SIGNATURE_CLAIM,
   beginLogin,
+  documentsSignatureRequest,
   loginAtLocalIdp,
   obtainIdToken,
   type SignatureRequest,
 } from '../../../client/src/oidc-login';
-import type { SignMessage } from '../../../client/src/signing-client';
+import { manifestHash, type SignMessage } from '../../../client/src/signing-client';
 import { localClientKey } from '../../client-keys';
 import { LOA2_CITIZEN_INDEX, TEST_CITIZENS, type TestCitizen } from '../citizens';
 import { CLIENT_IDS, LOOPBACK_REDIRECT_URI } from '../clients';
@@ -404,6 +405,53 @@ describe('the signature extension: sign scope, signRequest, the approval in user
     });
     const approvalJws = Buffer.from(claims[USER_SIGNATURE_CLAIM] as string, 'base64').toString('utf8');
     expect(decodeProtectedHeader(approvalJws).alg).toBe('ES256');
+  });
+
+  test('several documents: tbs_data the manifest hash, the composed message with its numbered list (up to 8000 characters) shown, the approval carrying both', async () => {
+    // 50 documents with names of 120 characters under a text of 1000: the longest composed message.
+    const documents = Array.from({ length: 50 }, (_, i) => ({
+      name: `${String(i + 1).padStart(2, '0')} bilaga ${'ö'.repeat(100)}.pdf`.padEnd(120, 'x'),
+      digest: Buffer.alloc(32, i).toString('base64'),
+      digestAlgorithm: 'SHA-256' as const,
+      format: 'cms' as const,
+      profile: 'PAdES-B-B' as const,
+    }));
+    const request = documentsSignatureRequest(localClientKey(CLIENT_IDS.signingService, clientKeysDir), {
+      documents,
+      signMessage: { text: 'Jag ansöker om bygglov. '.repeat(42).slice(0, 1000) },
+    });
+    expect([...request.signMessage.text].length).toBeGreaterThan(7000);
+    expect(request.tbsData).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const pages: string[] = [];
+    const sent = nonce();
+    const { claims } = await signLogin({
+      nonce: sent,
+      signature: request,
+      onPage: (html) => pages.push(html),
+    });
+    const signPage = pages.find((html) => html.includes('id="approve"'))!;
+    expect(signPage).toContain('Documents (listed below)');
+    expect(signPage).toContain('SHA-256 of the list of documents');
+    for (const [i, document] of documents.entries()) expect(signPage).toContain(`${i + 1}. ${document.name}`);
+    const approvalJws = Buffer.from(claims[USER_SIGNATURE_CLAIM] as string, 'base64').toString('utf8');
+    const { payload: bytes } = await compactVerify(approvalJws, createRemoteJWKSet(new URL(idp.jwksUri)));
+    expect(JSON.parse(Buffer.from(bytes).toString('utf8'))).toMatchObject({
+      nonce: sent,
+      tbs_data: manifestHash(documents),
+      sign_message_hash: signMessageHash({ text: request.signMessage.text, mimeType: 'text/plain' }),
+    });
+    // One character more than a composed message may have, or a single document's message over 1000
+    // with a digest: still refused.
+    const tooLong = {
+      text: `${request.signMessage.text}${'x'.repeat(8001 - [...request.signMessage.text].length)}`,
+    };
+    expect(await oauthError(signLogin({ signature: { ...request, signMessage: tooLong } }))).toBe(
+      'invalid_request',
+    );
+    const overOneDocument = { text: request.signMessage.text.slice(0, 1001) };
+    expect(await oauthError(signLogin({ signature: signature({ signMessage: overOneDocument }) }))).toBe(
+      'invalid_request',
+    );
   });
 
   test('a plain login carries no approval, and a signature is never remembered for the next login', async () => {
