@@ -39,6 +39,7 @@ import { startLambdaInvokeServer } from './lambda-invoke-server';
 import { callerEnv } from './invoke-auth';
 import { INVOKE_CALLERS_ENV, createCaSideFunctions, invokableFunctions, newInvokeCallers } from './pki';
 import { installHsmFaults } from './hsm-faults';
+import { RequestEndingSignals, type RequestEndings } from '@pipeline/api';
 
 export interface LocalPipelineOptions {
   /** Environment overrides applied before anything is configured (e.g. POOL_TARGETS, PORT). */
@@ -109,20 +110,23 @@ export interface LocalPipeline {
   stop(): Promise<void>;
 }
 
-/** The API's dependencies with health's readiness taken from the runner. */
-function withReadiness(deps: ApiHandlerDeps, ready: () => boolean): ApiHandlerDeps {
-  return { ...deps, api: { ...deps.api, ready } };
+/**
+ * The API's dependencies with health's readiness taken from the runner, and the consumers' word of ended
+ * requests for the clients' waits.
+ */
+function withRunner(deps: ApiHandlerDeps, ready: () => boolean, endings: RequestEndings): ApiHandlerDeps {
+  return { ...deps, api: { ...deps.api, ready, endings } };
 }
 
 /**
  * Child processes run TypeScript through tsx's loader inside one node process (not the `tsx` launcher,
  * which forks a second process): a SIGKILL sent to the child then kills the handler's process itself.
  */
-const runTs = (file: string, env: NodeJS.ProcessEnv): ChildProcess =>
+const runTs = (file: string, env: NodeJS.ProcessEnv, ipc = false): ChildProcess =>
   spawn(process.execPath, [...profileArgs(env), '--import', 'tsx', file], {
     env,
     cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ipc ? ['pipe', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe'],
   });
 
 /** LOCAL_CPU_PROFILE_DIR: every child process writes a CPU profile there when it exits (benchmarks). */
@@ -242,10 +246,12 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     // Each client signs with credentials of its own (IAM on AWS), and the API function knows whose key
     // each is (API_KEY_PRINCIPALS, as the CDK app sets it): a key presented by another caller is refused.
     const clients = withCredentials(loadApiClients());
+    // The consumers say which requests they ended; the API's waits wake on it (see RequestEndingSignals).
+    const endings = new RequestEndingSignals();
     Object.assign(process.env, apiKeyPrincipalsEnv(clients));
     const gateway = await startGateway(
       {
-        handler: createApiHandler(withReadiness(wireApi(), () => ready)),
+        handler: createApiHandler(withRunner(wireApi(), () => ready, endings)),
         clients,
         requireSigV4: pipeline.local.requireSigV4,
         limits: pipeline.local.limits,
@@ -273,6 +279,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
         { ...env, ...signerEnv, ...concurrency, ...overrides },
         log,
         consumers.length,
+        (id) => endings.announce(id),
       );
       consumers.push(consumer);
       return consumer;
@@ -410,8 +417,12 @@ function spawnConsumer(
   env: Record<string, string>,
   log: (line: string) => void,
   index: number,
+  onEnded: (requestId: string) => void,
 ): ConsumerProcess {
-  const child = runTs(join(__dirname, 'consumer.ts'), env);
+  const child = runTs(join(__dirname, 'consumer.ts'), env, true);
+  child.on('message', (message: { ended?: unknown }) => {
+    if (typeof message?.ended === 'string') onEnded(message.ended);
+  });
   let ready = false;
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => {
