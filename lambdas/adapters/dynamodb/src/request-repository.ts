@@ -9,7 +9,11 @@
  * Open records carry `openShard` (the sparse `open-requests` index); every terminal transition removes it.
  * With `batching`, the transitions concurrent work of this process asks for travel together: one
  * TransactWriteItems with each record's own condition (a record whose condition fails is answered
- * undefined and the others are written without it), then one BatchGetItem for the new records.
+ * undefined and the others are written without it). A start goes alone (one UpdateItem returning the
+ * record: one item operation, where a batch costs its write and a read of the record back); a complete
+ * or fail of a record this repository started answers the record as the start returned it with the
+ * transition's own changes, without reading it back; any other batched transition reads its records back
+ * with one BatchGetItem.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
@@ -62,10 +66,36 @@ interface Transition {
   readonly UpdateExpression: string;
   readonly ConditionExpression: string;
   readonly ExpressionAttributeValues: Record<string, unknown>;
+  /**
+   * The record after this transition, from the record the same attempt started (the condition names the
+   * attempt, so nothing else of the attempt's record changed but what other transitions of no interest
+   * here set: a requeue count): answered without a read when this process started it.
+   */
+  readonly after?: {
+    readonly attemptId: string;
+    readonly apply: (started: StoredSignRequest) => StoredSignRequest;
+  };
+}
+
+/** Started records kept for their complete or fail at most (the oldest are forgotten: then read back). */
+const MAX_STARTED_KEPT = 2000;
+
+/** The record without the attributes a terminal transition removes. */
+function ended(record: StoredSignRequest, changes: Record<string, unknown>): StoredSignRequest {
+  const {
+    leaseUntil: _lease,
+    openShard: _shard,
+    identityAssertion: _assertion,
+    signMessage: _message,
+    ...kept
+  } = record as StoredSignRequest & { leaseUntil?: number; openShard?: string };
+  return { ...kept, ...changes } as StoredSignRequest;
 }
 
 export class RequestRepository implements SignRequestStore, OpenRequestStore, RequestStore {
   private readonly transitions: Coalescer<Transition, StoredSignRequest | undefined> | undefined;
+  /** With batching: the records this process started, by id, until their attempt ends them. */
+  private readonly started = new Map<string, StoredSignRequest>();
 
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -147,12 +177,16 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
       values[':received'] = 'received';
       condition = '#status = :received';
     }
-    return this.transition(id, {
+    // Alone, not batched: the attempt needs the record, which UpdateItem returns and a transaction does not.
+    const started = await this.transitionOne({
+      id,
       UpdateExpression:
         'SET #status = :signing, attemptId = :attempt, startedAt = :started, leaseUntil = :lease ADD attempts :one',
       ConditionExpression: condition,
       ExpressionAttributeValues: values,
     });
+    if (started && this.transitions) this.keepStarted(started);
+    return started;
   }
 
   public async complete(
@@ -186,6 +220,25 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
         ...(result.receipt ? { ':receipt': result.receipt } : {}),
         ...(result.reachedLevel ? { ':level': result.reachedLevel } : {}),
         ...(result.validationData ? { ':validation': result.validationData } : {}),
+      },
+      after: {
+        attemptId,
+        apply: (started) =>
+          ended(started, {
+            status: 'signed',
+            [result.cms === undefined ? 'signature' : 'cms']: result.cms ?? result.signature,
+            certificate: result.certificate,
+            certificateSerial: result.certificateSerial,
+            chain: result.chain,
+            pooledKey: result.pooledKey,
+            keyAcquiredAt: result.keyAcquiredAt,
+            finishedAt: result.finishedAt,
+            stageMs: result.stageMs,
+            discardedKeys: result.discardedKeys,
+            ...(result.receipt ? { receipt: result.receipt } : {}),
+            ...(result.reachedLevel ? { reachedLevel: result.reachedLevel } : {}),
+            ...(result.validationData ? { validationData: result.validationData } : {}),
+          }),
       },
     });
   }
@@ -223,6 +276,19 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
       UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil, openShard, identityAssertion, signMessage`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: values,
+      after: {
+        attemptId,
+        apply: (started) =>
+          ended(started, {
+            status: 'failed',
+            error: values[':error'],
+            finishedAt: result.finishedAt,
+            ...(result.pooledKey !== undefined ? { pooledKey: result.pooledKey } : {}),
+            ...(result.keyAcquiredAt !== undefined ? { keyAcquiredAt: result.keyAcquiredAt } : {}),
+            ...(result.stageMs !== undefined ? { stageMs: result.stageMs } : {}),
+            ...(result.discardedKeys ? { discardedKeys: result.discardedKeys } : {}),
+          }),
+      },
     });
   }
 
@@ -292,6 +358,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
    * next delivery takes the request over instead of waiting for the lease. Only the attempt that owns it.
    */
   public async release(id: string, attemptId: string, now: number): Promise<boolean> {
+    this.started.delete(id);
     const stored = await this.transition(id, {
       UpdateExpression: 'SET leaseUntil = :now',
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
@@ -353,6 +420,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
   }
 
   private async transitionOne(transition: Transition): Promise<StoredSignRequest | undefined> {
+    if (transition.after) this.started.delete(transition.id);
     try {
       const out = await this.doc.send(
         new UpdateCommand({ ...this.updateOf(transition), ReturnValues: 'ALL_NEW' }),
@@ -382,9 +450,18 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
         this.doc,
         unique.map((i) => [{ Update: this.updateOf(batch[i]) }]),
       );
-      const records = await this.getMany(unique.filter((_, n) => written[n]).map((i) => batch[i].id));
+      // Records this process started are answered from the start with the transition's changes; only
+      // the others are read back.
+      const known = new Map<number, StoredSignRequest>();
       unique.forEach((i, n) => {
-        answers[i] = { ok: true, value: written[n] ? records.get(batch[i].id) : undefined };
+        const after = this.afterOf(batch[i]);
+        if (written[n] && after) known.set(i, after);
+      });
+      for (const i of unique) if (batch[i].after) this.started.delete(batch[i].id);
+      const toRead = unique.filter((i, n) => written[n] && !known.has(i)).map((i) => batch[i].id);
+      const records = toRead.length > 0 ? await this.getMany(toRead) : new Map<string, StoredSignRequest>();
+      unique.forEach((i, n) => {
+        answers[i] = { ok: true, value: written[n] ? (known.get(i) ?? records.get(batch[i].id)) : undefined };
       });
     }
     for (let i = 0; i < batch.length; i++) {
@@ -398,8 +475,21 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
     return answers;
   }
 
+  /** The record after a transition of a record this process started, when it is known without a read. */
+  private afterOf(transition: Transition): StoredSignRequest | undefined {
+    const started = this.started.get(transition.id);
+    if (!transition.after || !started || started.attemptId !== transition.after.attemptId) return undefined;
+    return transition.after.apply(started);
+  }
+
+  private keepStarted(record: StoredSignRequest): void {
+    this.started.delete(record.id);
+    this.started.set(record.id, record);
+    if (this.started.size > MAX_STARTED_KEPT) this.started.delete(this.started.keys().next().value!);
+  }
+
   private updateOf(transition: Transition) {
-    const { id, ...update } = transition;
+    const { id, after: _after, ...update } = transition;
     const names: Record<string, string> = { '#status': 'status' };
     if (update.UpdateExpression.includes('#error')) names['#error'] = 'error';
     return {
