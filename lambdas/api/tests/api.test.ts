@@ -105,7 +105,7 @@ describe('admission by key supply and per-client share', () => {
     const deps = memoryDeps();
     const admission = new SignRequestAdmission(
       {
-        available: async () => ({ 'EC-P256': 2 }),
+        available: async (keyType) => (keyType === 'EC-P256' ? 2 : 0),
         // The open requests as the index lists them: the stored records not yet terminal.
         openCounts: async () => {
           const byClient: Record<string, number> = {};
@@ -177,7 +177,7 @@ describe('admission by key supply and per-client share', () => {
     let now = 0;
     const admission = new SignRequestAdmission(
       {
-        available: async () => ({ 'EC-P256': 100 }),
+        available: async (keyType) => (keyType === 'EC-P256' ? 100 : 0),
         openCounts: async () => (reads++, { byType: {}, byClient: {} }),
       },
       { policy: 'fallback', onTheFly: 0, clientReserve: 10, maxAgeMs: 1000, clock: () => now },
