@@ -94,6 +94,8 @@ function ended(record: StoredSignRequest, changes: Record<string, unknown>): Sto
 
 export class RequestRepository implements SignRequestStore, OpenRequestStore, RequestStore {
   private readonly transitions: Coalescer<Transition, StoredSignRequest | undefined> | undefined;
+  /** Key type and client of open requests (admission's counts), which never change: read once each. */
+  private readonly openAttributes = new Map<string, { keyType?: KeyType; clientId?: string }>();
   /** With batching: the records this process started, by id, until their attempt ends them. */
   private readonly started = new Map<string, StoredSignRequest>();
 
@@ -115,6 +117,9 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
           ConditionExpression: 'attribute_not_exists(id)',
         }),
       );
+      // Open now: admission's counts need not read what this process wrote (bounded until they prune it).
+      if (this.openAttributes.size < 2 * MAX_OPEN_COUNTED)
+        this.openAttributes.set(record.id, { keyType: record.keyType, clientId: record.clientId });
       return true;
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) return false;
@@ -330,21 +335,30 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
 
   /**
    * Open requests (received or signing) per key type and per client, for the API's admission: the sparse
-   * index's ids (every shard), then each one's key type and client (BatchGetItem, those two attributes
-   * only). At most MAX_OPEN_COUNTED requests are counted.
+   * index's ids (every shard), then the key type and client of the ids this process has not seen yet
+   * (BatchGetItem, those attributes only: they never change, so each open request is read once per
+   * process, and not at all for a request this process created). At most MAX_OPEN_COUNTED requests are
+   * counted.
    */
   public async openCounts(): Promise<OpenRequestCounts> {
     const ids = await this.listOpen(Number.MAX_SAFE_INTEGER, MAX_OPEN_COUNTED);
+    const unseen = ids.filter((id) => !this.openAttributes.has(id));
     const items = await batchGetConsistent(
       this.doc,
       this.options.tableName,
-      ids.map((id) => ({ id })),
-      { projection: 'keyType, clientId' },
+      unseen.map((id) => ({ id })),
+      { projection: 'id, keyType, clientId' },
     );
+    for (const item of items as Array<{ id: string; keyType?: KeyType; clientId?: string }>)
+      this.openAttributes.set(String(item.id), { keyType: item.keyType, clientId: item.clientId });
+    // Only the open ones are kept.
+    const open = new Set(ids);
+    for (const id of this.openAttributes.keys()) if (!open.has(id)) this.openAttributes.delete(id);
     const byType: Partial<Record<KeyType, number>> = {};
     const byClient: Partial<Record<KeyType, Record<string, number>>> = {};
-    for (const item of items as Array<{ keyType?: KeyType; clientId?: string }>) {
-      if (!item.keyType) continue;
+    for (const id of ids) {
+      const item = this.openAttributes.get(id);
+      if (!item?.keyType) continue;
       byType[item.keyType] = (byType[item.keyType] ?? 0) + 1;
       const clients = (byClient[item.keyType] ??= {});
       const client = item.clientId ?? '';
