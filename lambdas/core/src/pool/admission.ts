@@ -15,11 +15,10 @@
  * the caller's share is max(1, capacity - reserve) (one client never takes the reserve, which stays for
  * the others), and when others > 0 and open >= capacity - reserve (the pool is into its reserve) at most
  * ceil(capacity / (others + 1)) (an equal share each). A request is refused
- *   1. CLIENT_SHARE_EXCEEDED when mine >= share < capacity: a client over its share is told so even when
- *      the others' requests have filled the capacity (it would be refused with keys to spare);
- *   2. KEYS_UNAVAILABLE      when open >= capacity otherwise (under `reject` with no key at all:
- *      POOL_EMPTY, 429);
- *   3. CLIENT_SHARE_EXCEEDED when mine >= share (then share = capacity: a lone client without reserve).
+ *   1. CLIENT_SHARE_EXCEEDED when mine >= share, also when the others' requests have filled the capacity
+ *      (it would be refused with keys to spare), unless its share is the whole capacity (then 2);
+ *   2. KEYS_UNAVAILABLE      otherwise when open >= capacity (under `reject` with no key at all:
+ *      POOL_EMPTY, 429).
  * Pure: the API supplies the counts (pool counters, the open-requests index) and answers the refusal.
  */
 import type { KeyType } from '../shared/algorithms';
