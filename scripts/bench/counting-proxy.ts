@@ -15,7 +15,10 @@ export interface ProxyCounts {
   /** DynamoDB items read or written (a batch or transaction counts its items). */
   readonly tableItemOps: number;
   readonly tableReadItems: number;
-  /** DynamoDB items by operation and table (`PutItem requests`, `TransactWriteItems audit`). */
+  /**
+   * DynamoDB items by operation and table (`PutItem requests`, `TransactWriteItems audit`; a BatchGetItem
+   * of some attributes only as `BatchGetItem <table> (projection)`).
+   */
   readonly tableItemsByOperation: Record<string, number>;
   /** Lambda invocations by function name, and the items the CA's batch invocations carried. */
   readonly invocations: Record<string, number>;
@@ -62,9 +65,12 @@ function itemsByTable(op: string, body: Record<string, unknown>): Record<string,
     out[name] = (out[name] ?? 0) + n;
   };
   if (op === 'BatchGetItem' || op === 'BatchWriteItem') {
+    // A read of some attributes only (admission's open counts) is named apart from whole-item reads.
     for (const [table, v] of Object.entries((body.RequestItems as Record<string, unknown>) ?? {}))
       put(
-        table,
+        op === 'BatchGetItem' && (v as { ProjectionExpression?: string }).ProjectionExpression
+          ? `${table} (projection)`
+          : table,
         op === 'BatchGetItem' ? ((v as { Keys?: unknown[] }).Keys ?? []).length : (v as unknown[]).length,
       );
   } else if (op === 'TransactWriteItems' || op === 'TransactGetItems') {

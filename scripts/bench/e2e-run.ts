@@ -40,6 +40,8 @@ export interface E2eArgs {
   readonly warmupSeconds: number;
   /** A second run of the same workload behind the counting proxy, for the per-request counts. */
   readonly counts: boolean;
+  /** Only the counting run (`--counts-only`): counts without the latency run, whose figures it skips. */
+  readonly countsOnly?: boolean;
   /** Where CPU profiles of the runner and the consumers go (`--cpu-prof DIR`). */
   readonly profileDir?: string;
 }

@@ -1,11 +1,12 @@
 /**
  * `npm run bench -- e2e <ramp | steady --rate R --seconds S | max [--rates 20,40,...]> [--key-type T]
- *   [--identity assertion|trusted-client|both] [--warmup S] [--no-counts] [--cpu-prof DIR] [--url URL] [--persist]`
+ *   [--identity assertion|trusted-client|both] [--warmup S] [--no-counts | --counts-only] [--cpu-prof DIR] [--url URL] [--persist]`
  * The full local pipeline driven over HTTP by an open-loop load generator, once per identity mode. Each
  * measurement is a fresh pipeline in a child process (e2e-run.ts) that fills the pool, warms up for
  * --warmup seconds and then measures, with no proxy in the way; the per-request counts (calls, item
  * operations, CA invocations) come from a second run of the same workload behind the counting proxy.
- * With --url it measures a running pipeline instead (no counts, no markers).
+ * With --url it measures a running pipeline instead (no counts, no markers). --counts-only runs the
+ * counting run alone: the counts, and latency with the proxy in the way.
  */
 import { fork } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -20,7 +21,7 @@ import { stalls, type Second } from './timeline';
 
 const USAGE =
   'usage: npm run bench -- e2e <ramp|steady|max> [--rate R --seconds S] [--rates R1,R2,...] [--key-type T] ' +
-  '[--identity assertion|trusted-client|both] [--warmup S] [--no-counts] [--cpu-prof DIR] [--url URL] [--persist]';
+  '[--identity assertion|trusted-client|both] [--warmup S] [--no-counts | --counts-only] [--cpu-prof DIR] [--url URL] [--persist]';
 
 function parseArgs(args: string[]): E2eArgs {
   const get = (name: string): string | undefined => option(args, name);
@@ -44,6 +45,7 @@ function parseArgs(args: string[]): E2eArgs {
     identities: identity === 'both' ? ['assertion', 'trusted-client'] : [identity as IdentityMode],
     warmupSeconds: Number(get('warmup') ?? 10),
     counts: !args.includes('--no-counts') && !get('url') && workload !== 'max',
+    countsOnly: args.includes('--counts-only'),
     profileDir: get('cpu-prof'),
   };
 }
@@ -98,6 +100,18 @@ async function measureIdentity(
   keysNeeded: number,
 ) {
   const profileDir = args.profileDir ? join(args.profileDir, identity) : undefined;
+  if (args.countsOnly && args.counts) {
+    const counted = await inChild<Measured>({
+      kind: 'workload',
+      args,
+      identity,
+      counting: true,
+      arrivals,
+      keysNeeded,
+    });
+    const counts = { ...(counted.counts as Record<string, unknown>), latencyWithProxy: counted.overall };
+    return { ...counted, counts, profiles: undefined };
+  }
   const latency = await inChild<Measured>({
     kind: 'workload',
     args: { ...args, profileDir },
@@ -142,14 +156,14 @@ export async function run(argv: string[]): Promise<void> {
     const r = await measureIdentity(args, identity, arrivals, keysNeeded);
     runs.push(r);
     printTable(
-      `e2e ${args.workload}, ${args.keyType}, ${identity}, open loop, client latency ms (no proxy)`,
+      `e2e ${args.workload}, ${args.keyType}, ${identity}, open loop, client latency ms (${args.countsOnly ? 'behind the counting proxy' : 'no proxy'})`,
       [...r.phases, r.overall],
     );
     console.log(
       `pool depth ${JSON.stringify(r.poolDepth)}; where the time goes (medians): ${JSON.stringify(r.breakdownMedianMs)}`,
     );
     console.log(
-      `CPU ms per request (latency run): ${JSON.stringify(r.cpuMsPerRequest)}; runner + consumers ${r.cpuMsPerRequestRunnerAndConsumers}`,
+      `CPU ms per request (${args.countsOnly ? 'counting run' : 'latency run'}): ${JSON.stringify(r.cpuMsPerRequest)}; runner + consumers ${r.cpuMsPerRequestRunnerAndConsumers}`,
     );
     console.log(`machine while measuring (% of all cores): ${JSON.stringify(r.machine)}`);
     if (r.counts) console.log(`per request (counting run): ${JSON.stringify(r.counts)}`);

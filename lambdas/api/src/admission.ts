@@ -1,7 +1,7 @@
 /**
  * The API's admission of sign requests by key supply (core pool/admission.ts decides): the pool's
- * counters and the open requests per key type and client, each read at most once per `maxAgeMs` by this
- * process (concurrent requests share one read), plus the requests this process accepted since the last
+ * counters of the key type asked for (only that type's) and the open requests per key type and client,
+ * each read at most once per `maxAgeMs` by this process (concurrent requests share one read), plus the requests this process accepted since the last
  * read of the open requests, so a burst within that time is counted too.
  */
 import {
@@ -13,8 +13,8 @@ import {
 } from '@pipeline/core';
 
 export interface AdmissionSources {
-  /** Available pool keys per key type (the counters). */
-  available(): Promise<Partial<Record<KeyType, number>>>;
+  /** Available pool keys of one key type (its counters). */
+  available(keyType: KeyType): Promise<number>;
   /** Open requests per key type and client (the open-requests index). */
   openCounts(): Promise<OpenRequestCounts>;
 }
@@ -32,7 +32,7 @@ interface Cached<T> {
 }
 
 export class SignRequestAdmission {
-  private pool: Cached<Partial<Record<KeyType, number>>> | undefined;
+  private readonly pool = new Map<KeyType, Cached<number>>();
   private open: Cached<OpenRequestCounts> | undefined;
   /** Accepted by this process since the open counts were read. */
   private acceptedSince: Array<{ readonly keyType: KeyType; readonly clientId: string }> = [];
@@ -51,13 +51,10 @@ export class SignRequestAdmission {
     keyType: KeyType,
     clientId: string,
   ): Promise<{ readonly decision: AdmissionDecision; readonly cancel: () => void }> {
-    const [available, read] = await Promise.all([this.availableKeys(), this.openRead()]);
+    const [available, read] = await Promise.all([this.availableKeys(keyType), this.openRead()]);
     // From here on synchronous: no other decision of this process runs in between.
     const open = this.withAcceptedSince(read);
-    const decision = admitSignRequest(
-      { keyType, clientId, available: available[keyType] ?? 0, open },
-      this.options,
-    );
+    const decision = admitSignRequest({ keyType, clientId, available, open }, this.options);
     if (decision.kind !== 'accept') return { decision, cancel: () => undefined };
     const entry = { keyType, clientId };
     this.acceptedSince.push(entry);
@@ -71,14 +68,15 @@ export class SignRequestAdmission {
     };
   }
 
-  private availableKeys(): Promise<Partial<Record<KeyType, number>>> {
+  private availableKeys(keyType: KeyType): Promise<number> {
     const now = this.now();
-    if (!this.pool || now - this.pool.at >= this.maxAgeMs()) {
-      const value = this.sources.available();
-      this.pool = { at: now, value };
-      value.catch(() => (this.pool = undefined));
-    }
-    return this.pool.value;
+    const cached = this.pool.get(keyType);
+    if (cached && now - cached.at < this.maxAgeMs()) return cached.value;
+    const value = this.sources.available(keyType);
+    const read = { at: now, value };
+    this.pool.set(keyType, read);
+    value.catch(() => this.pool.get(keyType) === read && this.pool.delete(keyType));
+    return value;
   }
 
   private openRead(): Promise<OpenRequestCounts> {

@@ -32,6 +32,9 @@ import { isRequestId, parseSignRequest } from './validate';
 import { toView } from './view';
 
 const MAX_WAIT_SECONDS = 20;
+/** With word of ended requests, a wait still reads at least this often (ms): a word may be lost. */
+const ENDED_FALLBACK_MS = 1000;
+
 /** What a caller of health is told to wait while the service starts. */
 const HEALTH_RETRY_AFTER_SECONDS = 2;
 
@@ -340,9 +343,10 @@ async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promi
 
 /**
  * The long-poll of GET and of POST with wait: the request as last read once it is `signed` or `failed`,
- * or at the deadline. Polls often at first (most requests finish within tens of ms), then less the
- * longer the wait: under a backlog, waiting clients must not flood the table with reads and slow down
- * the very work they await.
+ * or at the deadline. With word of ended requests (deps.endings) it reads when the word comes, and
+ * otherwise only every ENDED_FALLBACK_MS or more (a lost word). Without, it polls often at first (most
+ * requests finish within tens of ms), then less the longer the wait: under a backlog, waiting clients
+ * must not flood the table with reads and slow down the very work they await.
  */
 async function waitUntilTerminal(
   first: SignRequestRecord,
@@ -351,11 +355,23 @@ async function waitUntilTerminal(
 ): Promise<SignRequestRecord> {
   let record = first;
   const waitStarted = Date.now();
+  // Any word counts before the first read of this wait (the record may have ended just before it began).
+  let lastRead = -1;
   for (;;) {
     if (isTerminal(record.status)) return record;
-    const delay = Math.min(1000, Math.max(25, (Date.now() - waitStarted) / 4));
-    if (Date.now() + delay >= deadline) return record;
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    const now = Date.now();
+    if (deps.endings) {
+      const left = deadline - now;
+      if (left <= 0) return record;
+      const fallback = Math.max(ENDED_FALLBACK_MS, (now - waitStarted) / 2);
+      const said = await deps.endings.wait(record.id, Math.min(left, fallback), lastRead);
+      if (!said && Date.now() >= deadline) return record;
+    } else {
+      const delay = Math.min(1000, Math.max(25, (now - waitStarted) / 4));
+      if (now + delay >= deadline) return record;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+    lastRead = deps.endings?.mark() ?? 0;
     record = (await deps.requests.get(record.id)) ?? record;
   }
 }

@@ -1,3 +1,4 @@
 export { handleApiEvent } from './api';
-export type { ApiDeps } from './types';
+export type { ApiDeps, RequestEndings } from './types';
+export { RequestEndingSignals } from './request-endings';
 export { SignRequestAdmission } from './admission';

@@ -80,6 +80,17 @@ export interface Admission {
   ): Promise<{ readonly decision: AdmissionDecision; readonly cancel: () => void }>;
 }
 
+/** Word of requests that ended, for the waits of GET and of POST with `wait` (see RequestEndingSignals). */
+export interface RequestEndings {
+  /** Where the words stand now: taken before a read, it makes the words that read may have missed newer. */
+  mark(): number;
+  /**
+   * Resolves true once the request is said to have ended after the mark `since` (at once if it was said
+   * already), false after `ms` without word.
+   */
+  wait(id: string, ms: number, since: number): Promise<boolean>;
+}
+
 export interface ApiDeps {
   readonly requests: RequestStore;
   readonly queue: RequestQueue;
@@ -106,4 +117,9 @@ export interface ApiDeps {
   readonly onAssertionRefused?: (code: string, context: { clientId: string; requestId?: string }) => void;
   /** Records demand per key type (forecast input); failures never fail the request. */
   readonly recordDemand?: (keyType: KeyType, at: number) => Promise<void>;
+  /**
+   * Word of ended requests from the signers (the local runner: its consumer processes): a waiting client
+   * then costs one read when its request ends instead of a poll. Absent: the waits poll.
+   */
+  readonly endings?: RequestEndings;
 }

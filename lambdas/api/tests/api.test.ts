@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { SignRequestRecord } from '@pipeline/core';
 import { anyAssertion, memoryAssertionStore } from '../../test-support/test-issuer';
-import { SignRequestAdmission, handleApiEvent, type ApiDeps } from '../src';
+import { RequestEndingSignals, SignRequestAdmission, handleApiEvent, type ApiDeps } from '../src';
 
 function memoryDeps(
   overrides: Partial<ApiDeps> = {},
@@ -105,7 +105,7 @@ describe('admission by key supply and per-client share', () => {
     const deps = memoryDeps();
     const admission = new SignRequestAdmission(
       {
-        available: async () => ({ 'EC-P256': 2 }),
+        available: async (keyType) => (keyType === 'EC-P256' ? 2 : 0),
         // The open requests as the index lists them: the stored records not yet terminal.
         openCounts: async () => {
           const byClient: Record<string, number> = {};
@@ -177,7 +177,7 @@ describe('admission by key supply and per-client share', () => {
     let now = 0;
     const admission = new SignRequestAdmission(
       {
-        available: async () => ({ 'EC-P256': 100 }),
+        available: async (keyType) => (keyType === 'EC-P256' ? 100 : 0),
         openCounts: async () => (reads++, { byType: {}, byClient: {} }),
       },
       { policy: 'fallback', onTheFly: 0, clientReserve: 10, maxAgeMs: 1000, clock: () => now },
@@ -324,6 +324,58 @@ const signLater = (deps: ReturnType<typeof memoryDeps>, id: string, afterMs: num
     });
   }, afterMs);
 };
+
+test('with word of ended requests, a wait reads the record once when the word comes, not by polling', async () => {
+  const endings = new RequestEndingSignals();
+  const deps = memoryDeps({ endings });
+  let reads = 0;
+  const counted: ApiDeps = {
+    ...deps,
+    requests: { ...deps.requests, get: (id: string) => (reads++, deps.requests.get(id)) },
+  };
+  const raw = body();
+  const { requestId: id } = JSON.parse(raw) as { requestId: string };
+  // Signed after 400 ms, word 50 ms later: a poll every 25 ms would have read about 16 times by then.
+  signLater(deps, id, 400);
+  setTimeout(() => endings.announce(id), 450);
+  const started = Date.now();
+  const res = await handleApiEvent(
+    event('POST', '/sign-requests', { body: raw, queryStringParameters: { wait: '5' } }),
+    counted,
+  );
+  expect(JSON.parse(res.body)).toMatchObject({ id, status: 'signed' });
+  expect(Date.now() - started).toBeLessThan(900);
+  expect(reads).toBe(1);
+  // A false word (the request has not ended) costs one read; the wait goes on to the deadline, then the
+  // fallback read (every second at least) and no more.
+  reads = 0;
+  const other = body();
+  const { requestId: open } = JSON.parse(other) as { requestId: string };
+  setTimeout(() => endings.announce(open), 100);
+  const waited = await handleApiEvent(
+    event('POST', '/sign-requests', { body: other, queryStringParameters: { wait: '2' } }),
+    counted,
+  );
+  expect(waited.statusCode).toBe(202);
+  expect(reads).toBeGreaterThanOrEqual(1);
+  expect(reads).toBeLessThanOrEqual(3);
+});
+
+test('a lost word: the wait still ends by its fallback read', async () => {
+  const deps = memoryDeps({ endings: new RequestEndingSignals() });
+  const raw = body();
+  const { requestId: id } = JSON.parse(raw) as { requestId: string };
+  signLater(deps, id, 100);
+  const started = Date.now();
+  const res = await handleApiEvent(
+    event('POST', '/sign-requests', { body: raw, queryStringParameters: { wait: '5' } }),
+    deps,
+  );
+  expect(JSON.parse(res.body)).toMatchObject({ id, status: 'signed' });
+  const took = Date.now() - started;
+  expect(took).toBeGreaterThanOrEqual(900);
+  expect(took).toBeLessThan(2500);
+});
 
 test('POST with wait answers 200 with the request as GET answers it once it is signed within the wait', async () => {
   const deps = memoryDeps();

@@ -19,10 +19,22 @@ test('a plentiful pool accepts, even a client with many open requests', () => {
   expect(decide('a', 500, { a: 300 })).toEqual({ kind: 'accept' });
 });
 
-test('open requests at the capacity (pool + on the fly) are refused KEYS_UNAVAILABLE, whoever asks', () => {
+test('open requests at the capacity (pool + on the fly) are refused KEYS_UNAVAILABLE to a client within its share', () => {
   // capacity 30 + 20 = 50
   expect(decide('b', 30, { a: 40, c: 10 })).toMatchObject({ kind: 'refuse', code: 'KEYS_UNAVAILABLE' });
   expect(decide('b', 30, { a: 39, c: 10 })).toEqual({ kind: 'accept' });
+});
+
+test('at the capacity a client over its share is told CLIENT_SHARE_EXCEEDED, the clients within theirs KEYS_UNAVAILABLE', () => {
+  // capacity 6 + 6 = 12, reserve 3: a flooder holds its 9, another client took the reserve's 3.
+  const small: AdmissionSettings = { policy: 'fallback', onTheFly: 6, clientReserve: 3 };
+  const full = { flooder: 9, victim: 3 };
+  expect(decide('flooder', 6, full, small)).toMatchObject({ kind: 'refuse', code: 'CLIENT_SHARE_EXCEEDED' });
+  expect(decide('victim', 6, full, small)).toMatchObject({ kind: 'refuse', code: 'KEYS_UNAVAILABLE' });
+  expect(decide('third', 6, full, small)).toMatchObject({ kind: 'refuse', code: 'KEYS_UNAVAILABLE' });
+  // Over its equal share (ceil(12 / 2) = 6) though under capacity - reserve: the share still names it.
+  expect(decide('a', 6, { a: 7, b: 5 }, small)).toMatchObject({ code: 'CLIENT_SHARE_EXCEEDED' });
+  expect(decide('b', 6, { a: 7, b: 5 }, small)).toMatchObject({ code: 'KEYS_UNAVAILABLE' });
 });
 
 test('one client never takes the reserve: alone it stops at capacity - reserve, and another client still gets in', () => {

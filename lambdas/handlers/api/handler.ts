@@ -65,11 +65,11 @@ export function wireApi(): ApiHandlerDeps {
   );
   // Reads for all waiting clients of this process go out together (see BatchedRequestReader).
   const reader = new BatchedRequestReader(doc, { tableName: tableName(TABLES.requests) });
-  // Admission by key supply and per-client share: the pool's counters and the open requests, read at most
-  // once a second by this environment.
+  // Admission by key supply and per-client share: the counters of the type asked for and the open
+  // requests, read at most once a second by this environment.
   const admission = new SignRequestAdmission(
     {
-      available: () => keyPool.available(KEY_TYPES),
+      available: async (keyType) => (await keyPool.available([keyType]))[keyType] ?? 0,
       openCounts: () => requests.openCounts(),
     },
     { policy: pool.emptyPolicy, onTheFly: pool.admissionOnTheFly, clientReserve: pool.clientReserve },

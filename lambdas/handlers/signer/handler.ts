@@ -60,6 +60,8 @@ export interface SignerHandlerDeps {
   readonly hold?: (receiptHandle: string, ms: number) => Promise<void>;
   /** At most this many records of this environment in flight at once (batches may be larger). */
   readonly limit: LimitFunction;
+  /** Told of each request this environment ended (signed or failed, its record written), by id. */
+  readonly onRequestEnded?: (requestId: string) => void;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }
@@ -102,6 +104,7 @@ export function createSignerHandler(deps: SignerHandlerDeps): LambdaHandler<SQSE
       pooledKey: outcome.record.pooledKey,
       errorCode: outcome.record.error?.code,
     });
+    deps.onRequestEnded?.(id);
   }
 
   return lambdaHandler(

@@ -20,8 +20,14 @@ async function main(): Promise<void> {
   // by it alone (Lambda runs one invocation at a time per environment). The clients, batching and the
   // in-flight limit stay shared: the process's limit is the environments' together.
   const signer = wireSigner();
+  // Each request ended is told to the runner, whose API wakes the client waiting for it (one read then,
+  // not a poll). Best effort: a lost word leaves the client to its wait's fallback read.
+  const onRequestEnded = process.send
+    ? (requestId: string): void => void process.send?.({ ended: requestId }, undefined, {}, () => undefined)
+    : undefined;
+  process.channel?.unref();
   const handlers = Array.from({ length: pipeline.local.pollerConcurrency }, () =>
-    createSignerHandler({ ...signer, metrics: createMetrics() }),
+    createSignerHandler({ ...signer, onRequestEnded, metrics: createMetrics() }),
   );
   // Logged in before the first poll, as a provisioned environment is after its init. The fault tests
   // kill only ready consumers: SoftHSM rewrites its token file on every login, and a SIGKILL in the

@@ -43,6 +43,7 @@ import { startLambdaInvokeServer } from './lambda-invoke-server';
 import { callerEnv } from './invoke-auth';
 import { INVOKE_CALLERS_ENV, createCaSideFunctions, invokableFunctions, newInvokeCallers } from './pki';
 import { installHsmFaults } from './hsm-faults';
+import { RequestEndingSignals, type RequestEndings } from '@pipeline/api';
 
 export interface LocalPipelineOptions {
   /** Environment overrides applied before anything is configured (e.g. POOL_TARGETS, PORT). */
@@ -115,20 +116,23 @@ export interface LocalPipeline {
   stop(): Promise<void>;
 }
 
-/** The API's dependencies with health's readiness taken from the runner. */
-function withReadiness(deps: ApiHandlerDeps, ready: () => boolean): ApiHandlerDeps {
-  return { ...deps, api: { ...deps.api, ready } };
+/**
+ * The API's dependencies with health's readiness taken from the runner, and the consumers' word of ended
+ * requests for the clients' waits.
+ */
+function withRunner(deps: ApiHandlerDeps, ready: () => boolean, endings: RequestEndings): ApiHandlerDeps {
+  return { ...deps, api: { ...deps.api, ready, endings } };
 }
 
 /**
  * Child processes run TypeScript through tsx's loader inside one node process (not the `tsx` launcher,
  * which forks a second process): a SIGKILL sent to the child then kills the handler's process itself.
  */
-const runTs = (file: string, env: NodeJS.ProcessEnv): ChildProcess =>
+const runTs = (file: string, env: NodeJS.ProcessEnv, ipc = false): ChildProcess =>
   spawn(process.execPath, [...profileArgs(env), '--import', 'tsx', file], {
     env,
     cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ipc ? ['pipe', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe'],
   });
 
 /** LOCAL_CPU_PROFILE_DIR: every child process writes a CPU profile there when it exits (benchmarks). */
@@ -190,6 +194,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     }
 
     const { caSide, signerEnv } = await startCaSide(pipeline, log, cleanups, wrap);
+    // The consumers say which requests they ended; the API's waits wake on it (see RequestEndingSignals).
+    const endings = new RequestEndingSignals();
     // The CSC API, once the gateway's address (its public base URL) is known.
     let csc: ApiHandler | undefined;
     const { gateway, clients } = await startApiGateway(
@@ -197,6 +203,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       caSide,
       log,
       () => ready,
+      endings,
       (event, context) => (csc ?? cscUnavailable)(event, context),
     );
     cleanups.push(() => closeServer(gateway));
@@ -206,7 +213,13 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     if (cscClient) csc = createCscHandler(wireCsc());
 
     const env = snapshotEnv();
-    const { consumers, startConsumer } = startConsumers({ ...env, ...signerEnv }, pipeline, log, cleanups);
+    const { consumers, startConsumer } = startConsumers(
+      { ...env, ...signerEnv },
+      pipeline,
+      endings,
+      log,
+      cleanups,
+    );
     const runKeygen = startSchedules(pipeline, caSide, options, log, cleanups);
     const apiKey = clients[0].apiKey;
     return {
@@ -330,6 +343,7 @@ async function startApiGateway(
   caSide: CaSideFunctions,
   log: Log,
   ready: () => boolean,
+  endings: RequestEndings,
   csc: ApiHandler,
 ): Promise<{ gateway: Server; clients: SigningApiClient[] }> {
   const ca = loadCaConfig();
@@ -337,7 +351,7 @@ async function startApiGateway(
   Object.assign(process.env, apiKeyPrincipalsEnv(clients));
   const gateway = await startGateway(
     {
-      handler: createApiHandler(withReadiness(wireApi(), ready)),
+      handler: createApiHandler(withRunner(wireApi(), ready, endings)),
       clients,
       requireSigV4: pipeline.local.requireSigV4,
       limits: pipeline.local.limits,
@@ -358,6 +372,7 @@ async function startApiGateway(
 function startConsumers(
   env: Record<string, string>,
   pipeline: PipelineConfig,
+  endings: RequestEndingSignals,
   log: Log,
   cleanups: Cleanups,
 ): Pick<LocalPipeline, 'consumers' | 'startConsumer'> {
@@ -368,7 +383,9 @@ function startConsumers(
     ? {}
     : { SIGNER_CONCURRENCY: String(pipeline.signerConcurrency * pipeline.local.pollerConcurrency) };
   const startConsumer = (overrides: Readonly<Record<string, string>> = {}): ConsumerProcess => {
-    const consumer = spawnConsumer({ ...env, ...concurrency, ...overrides }, log, consumers.length);
+    const consumer = spawnConsumer({ ...env, ...concurrency, ...overrides }, log, consumers.length, (id) =>
+      endings.announce(id),
+    );
     consumers.push(consumer);
     return consumer;
   };
@@ -544,8 +561,12 @@ function spawnConsumer(
   env: Record<string, string>,
   log: (line: string) => void,
   index: number,
+  onEnded: (requestId: string) => void,
 ): ConsumerProcess {
-  const child = runTs(join(__dirname, 'consumer.ts'), env);
+  const child = runTs(join(__dirname, 'consumer.ts'), env, true);
+  child.on('message', (message: { ended?: unknown }) => {
+    if (typeof message?.ended === 'string') onEnded(message.ended);
+  });
   let ready = false;
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => {

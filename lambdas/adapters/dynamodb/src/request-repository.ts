@@ -9,7 +9,11 @@
  * Open records carry `openShard` (the sparse `open-requests` index); every terminal transition removes it.
  * With `batching`, the transitions concurrent work of this process asks for travel together: one
  * TransactWriteItems with each record's own condition (a record whose condition fails is answered
- * undefined and the others are written without it), then one BatchGetItem for the new records.
+ * undefined and the others are written without it). A start goes alone (one UpdateItem returning the
+ * record: one item operation, where a batch costs its write and a read of the record back); a complete
+ * or fail of a record this repository started answers the record as the start returned it with the
+ * transition's own changes, without reading it back; any other batched transition reads its records back
+ * with one BatchGetItem.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
@@ -64,6 +68,30 @@ interface Transition {
   readonly UpdateExpression: string;
   readonly ConditionExpression: string;
   readonly ExpressionAttributeValues: Record<string, unknown>;
+  /**
+   * The record after this transition, from the record the same attempt started (the condition names the
+   * attempt, so nothing else of the attempt's record changed but what other transitions of no interest
+   * here set: a requeue count): answered without a read when this process started it.
+   */
+  readonly after?: {
+    readonly attemptId: string;
+    readonly apply: (started: StoredSignRequest) => StoredSignRequest;
+  };
+}
+
+/** Started records kept for their complete or fail at most (the oldest are forgotten: then read back). */
+const MAX_STARTED_KEPT = 2000;
+
+/** The record without the attributes a terminal transition removes. */
+function ended(record: StoredSignRequest, changes: Record<string, unknown>): StoredSignRequest {
+  const {
+    leaseUntil: _lease,
+    openShard: _shard,
+    identityAssertion: _assertion,
+    signMessage: _message,
+    ...kept
+  } = record as StoredSignRequest & { leaseUntil?: number; openShard?: string };
+  return { ...kept, ...changes } as StoredSignRequest;
 }
 
 /**
@@ -87,6 +115,10 @@ class BatchWriteIncompleteError extends PipelineError {
 
 export class RequestRepository implements SignRequestStore, OpenRequestStore, RequestStore {
   private readonly transitions: Coalescer<Transition, StoredSignRequest | undefined> | undefined;
+  /** Key type and client of open requests (admission's counts), which never change: read once each. */
+  private readonly openAttributes = new Map<string, { keyType?: KeyType; clientId?: string }>();
+  /** With batching: the records this process started, by id, until their attempt ends them. */
+  private readonly started = new Map<string, StoredSignRequest>();
 
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -106,6 +138,9 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
           ConditionExpression: 'attribute_not_exists(id)',
         }),
       );
+      // Open now: admission's counts need not read what this process wrote (bounded until they prune it).
+      if (this.openAttributes.size < 2 * MAX_OPEN_COUNTED)
+        this.openAttributes.set(record.id, { keyType: record.keyType, clientId: record.clientId });
       return true;
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) return false;
@@ -225,12 +260,16 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
       values[':received'] = 'received';
       condition = '#status = :received';
     }
-    return this.transition(id, {
+    // Alone, not batched: the attempt needs the record, which UpdateItem returns and a transaction does not.
+    const started = await this.transitionOne({
+      id,
       UpdateExpression:
         'SET #status = :signing, attemptId = :attempt, startedAt = :started, leaseUntil = :lease ADD attempts :one',
       ConditionExpression: condition,
       ExpressionAttributeValues: values,
     });
+    if (started && this.transitions) this.keepStarted(started);
+    return started;
   }
 
   public async complete(
@@ -273,6 +312,25 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
         ...(result.reachedLevel ? { ':level': result.reachedLevel } : {}),
         ...(result.validationData ? { ':validation': result.validationData } : {}),
       },
+      after: {
+        attemptId,
+        apply: (started) =>
+          ended(started, {
+            status: 'signed',
+            [result.cms === undefined ? 'signature' : 'cms']: result.cms ?? result.signature,
+            certificate: result.certificate,
+            certificateSerial: result.certificateSerial,
+            chain: result.chain,
+            pooledKey: result.pooledKey,
+            keyAcquiredAt: result.keyAcquiredAt,
+            finishedAt: result.finishedAt,
+            stageMs: result.stageMs,
+            discardedKeys: result.discardedKeys,
+            ...(result.receipt ? { receipt: result.receipt } : {}),
+            ...(result.reachedLevel ? { reachedLevel: result.reachedLevel } : {}),
+            ...(result.validationData ? { validationData: result.validationData } : {}),
+          }),
+      },
     });
   }
 
@@ -309,6 +367,19 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
       UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil, openShard, identityAssertion, signMessage`,
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: values,
+      after: {
+        attemptId,
+        apply: (started) =>
+          ended(started, {
+            status: 'failed',
+            error: values[':error'],
+            finishedAt: result.finishedAt,
+            ...(result.pooledKey !== undefined ? { pooledKey: result.pooledKey } : {}),
+            ...(result.keyAcquiredAt !== undefined ? { keyAcquiredAt: result.keyAcquiredAt } : {}),
+            ...(result.stageMs !== undefined ? { stageMs: result.stageMs } : {}),
+            ...(result.discardedKeys ? { discardedKeys: result.discardedKeys } : {}),
+          }),
+      },
     });
   }
 
@@ -350,21 +421,30 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
 
   /**
    * Open requests (received or signing) per key type and per client, for the API's admission: the sparse
-   * index's ids (every shard), then each one's key type and client (BatchGetItem, those two attributes
-   * only). At most MAX_OPEN_COUNTED requests are counted.
+   * index's ids (every shard), then the key type and client of the ids this process has not seen yet
+   * (BatchGetItem, those attributes only: they never change, so each open request is read once per
+   * process, and not at all for a request this process created). At most MAX_OPEN_COUNTED requests are
+   * counted.
    */
   public async openCounts(): Promise<OpenRequestCounts> {
     const ids = await this.listOpen(Number.MAX_SAFE_INTEGER, MAX_OPEN_COUNTED);
+    const unseen = ids.filter((id) => !this.openAttributes.has(id));
     const items = await batchGetConsistent(
       this.doc,
       this.options.tableName,
-      ids.map((id) => ({ id })),
-      { projection: 'keyType, clientId' },
+      unseen.map((id) => ({ id })),
+      { projection: 'id, keyType, clientId' },
     );
+    for (const item of items as Array<{ id: string; keyType?: KeyType; clientId?: string }>)
+      this.openAttributes.set(String(item.id), { keyType: item.keyType, clientId: item.clientId });
+    // Only the open ones are kept.
+    const open = new Set(ids);
+    for (const id of this.openAttributes.keys()) if (!open.has(id)) this.openAttributes.delete(id);
     const byType: Partial<Record<KeyType, number>> = {};
     const byClient: Partial<Record<KeyType, Record<string, number>>> = {};
-    for (const item of items as Array<{ keyType?: KeyType; clientId?: string }>) {
-      if (!item.keyType) continue;
+    for (const id of ids) {
+      const item = this.openAttributes.get(id);
+      if (!item?.keyType) continue;
       byType[item.keyType] = (byType[item.keyType] ?? 0) + 1;
       const clients = (byClient[item.keyType] ??= {});
       const client = item.clientId ?? '';
@@ -378,6 +458,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
    * next delivery takes the request over instead of waiting for the lease. Only the attempt that owns it.
    */
   public async release(id: string, attemptId: string, now: number): Promise<boolean> {
+    this.started.delete(id);
     const stored = await this.transition(id, {
       UpdateExpression: 'SET leaseUntil = :now',
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
@@ -439,6 +520,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
   }
 
   private async transitionOne(transition: Transition): Promise<StoredSignRequest | undefined> {
+    if (transition.after) this.started.delete(transition.id);
     try {
       const out = await this.doc.send(
         new UpdateCommand({ ...this.updateOf(transition), ReturnValues: 'ALL_NEW' }),
@@ -468,9 +550,18 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
         this.doc,
         unique.map((i) => [{ Update: this.updateOf(batch[i]) }]),
       );
-      const records = await this.getMany(unique.filter((_, n) => written[n]).map((i) => batch[i].id));
+      // Records this process started are answered from the start with the transition's changes; only
+      // the others are read back.
+      const known = new Map<number, StoredSignRequest>();
       unique.forEach((i, n) => {
-        answers[i] = { ok: true, value: written[n] ? records.get(batch[i].id) : undefined };
+        const after = this.afterOf(batch[i]);
+        if (written[n] && after) known.set(i, after);
+      });
+      for (const i of unique) if (batch[i].after) this.started.delete(batch[i].id);
+      const toRead = unique.filter((i, n) => written[n] && !known.has(i)).map((i) => batch[i].id);
+      const records = toRead.length > 0 ? await this.getMany(toRead) : new Map<string, StoredSignRequest>();
+      unique.forEach((i, n) => {
+        answers[i] = { ok: true, value: written[n] ? (known.get(i) ?? records.get(batch[i].id)) : undefined };
       });
     }
     for (let i = 0; i < batch.length; i++) {
@@ -484,8 +575,21 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
     return answers;
   }
 
+  /** The record after a transition of a record this process started, when it is known without a read. */
+  private afterOf(transition: Transition): StoredSignRequest | undefined {
+    const started = this.started.get(transition.id);
+    if (!transition.after || !started || started.attemptId !== transition.after.attemptId) return undefined;
+    return transition.after.apply(started);
+  }
+
+  private keepStarted(record: StoredSignRequest): void {
+    this.started.delete(record.id);
+    this.started.set(record.id, record);
+    if (this.started.size > MAX_STARTED_KEPT) this.started.delete(this.started.keys().next().value!);
+  }
+
   private updateOf(transition: Transition) {
-    const { id, ...update } = transition;
+    const { id, after: _after, ...update } = transition;
     const names: Record<string, string> = { '#status': 'status' };
     if (update.UpdateExpression.includes('#error')) names['#error'] = 'error';
     return {

@@ -10,11 +10,13 @@ import { sampleSignRequestRecord } from '../../../../scripts/local/sample-sign-r
 import { OPEN_SHARDS, RequestRepository, openShardOf } from '../src';
 
 let repo: RequestRepository;
+let tableName: string;
 const T0 = Date.now() - 60 * 60_000;
 
 beforeEach(async () => {
   const tables = await createTestTables(['requests']);
-  repo = new RequestRepository(documentClient(loadAwsConfig()), { tableName: tables.requests });
+  tableName = tables.requests;
+  repo = new RequestRepository(documentClient(loadAwsConfig()), { tableName });
 });
 
 /** A request id whose first hex digit is `digit` (so its shard is known). */
@@ -87,6 +89,36 @@ test('openCounts: the open requests per key type and client (terminal ones not c
     byType: { 'EC-P256': 3, 'EC-P384': 1 },
     byClient: { 'EC-P256': { a: 2, b: 1 }, 'EC-P384': { a: 1 } },
   });
+});
+
+test('openCounts reads each open request another process created once, and none this process created', async () => {
+  const doc = documentClient(loadAwsConfig());
+  let keysRead = 0;
+  doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'BatchGetItemCommand') {
+        const items = (args.input as { RequestItems: Record<string, { Keys: unknown[] }> }).RequestItems;
+        keysRead += Object.values(items).reduce((n, t) => n + t.Keys.length, 0);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'countKeys' },
+  );
+  const api = new RequestRepository(doc, { tableName });
+  const own = (keyType: 'EC-P256' | 'EC-P384') =>
+    api.create(sampleSignRequestRecord({ id: randomUUID(), receivedAt: T0, clientId: 'a', keyType }));
+  const elsewhere = (keyType: 'EC-P256' | 'EC-P384') =>
+    repo.create(sampleSignRequestRecord({ id: randomUUID(), receivedAt: T0, clientId: 'b', keyType }));
+  await Promise.all([own('EC-P256'), own('EC-P384'), elsewhere('EC-P256'), elsewhere('EC-P256')]);
+  const expected = {
+    byType: { 'EC-P256': 3, 'EC-P384': 1 },
+    byClient: { 'EC-P256': { a: 1, b: 2 }, 'EC-P384': { a: 1 } },
+  };
+  expect(await api.openCounts()).toEqual(expected);
+  expect(keysRead).toBe(2);
+  expect(await api.openCounts()).toEqual(expected);
+  expect(keysRead).toBe(2);
+  doc.destroy();
 });
 
 test('release: only the owning attempt ends its lease now, and the next delivery may take over', async () => {

@@ -12,12 +12,13 @@
  *   others    = the other clients with open requests of the type,
  *   reserve   = POOL_CLIENT_RESERVE,
  *
- * a request is refused
- *   1. KEYS_UNAVAILABLE      when open >= capacity (under `reject` with no key at all: POOL_EMPTY, 429);
- *   2. CLIENT_SHARE_EXCEEDED when mine >= max(1, capacity - reserve): one client never takes the reserve,
- *      which stays for the others;
- *   3. CLIENT_SHARE_EXCEEDED when others > 0, open >= capacity - reserve (the pool is into its reserve)
- *      and mine >= ceil(capacity / (others + 1)): then each client gets at most an equal share.
+ * the caller's share is max(1, capacity - reserve) (one client never takes the reserve, which stays for
+ * the others), and when others > 0 and open >= capacity - reserve (the pool is into its reserve) at most
+ * ceil(capacity / (others + 1)) (an equal share each). A request is refused
+ *   1. CLIENT_SHARE_EXCEEDED when mine >= share, also when the others' requests have filled the capacity
+ *      (it would be refused with keys to spare), unless its share is the whole capacity (then 2);
+ *   2. KEYS_UNAVAILABLE      otherwise when open >= capacity (under `reject` with no key at all:
+ *      POOL_EMPTY, 429).
  * Pure: the API supplies the counts (pool counters, the open-requests index) and answers the refusal.
  */
 import type { KeyType } from '../shared/algorithms';
@@ -65,17 +66,22 @@ export function admitSignRequest(
   const clients = input.open.byClient[keyType] ?? {};
   const mine = clients[clientId] ?? 0;
   const others = Object.entries(clients).filter(([id, n]) => id !== clientId && n > 0).length;
-  if (open >= capacity) {
+  // The caller's share: one client never takes the reserve; in the reserve, an equal share each.
+  const unreserved = capacity - settings.clientReserve;
+  const share = Math.min(
+    Math.max(1, unreserved),
+    others > 0 && open >= unreserved ? Math.ceil(capacity / (others + 1)) : Number.POSITIVE_INFINITY,
+  );
+  const overShare = mine >= share;
+  // At the capacity a client over a share below it is told its share (it would be refused with keys to
+  // spare); the others that no key can come in time.
+  if (open >= capacity && !(overShare && share < capacity)) {
     return {
       kind: 'refuse',
       code: 'KEYS_UNAVAILABLE',
       message: `no ${keyType} key can come in time for another request, retry later`,
     };
   }
-  const unreserved = capacity - settings.clientReserve;
-  const overShare =
-    mine >= Math.max(1, unreserved) ||
-    (others > 0 && open >= unreserved && mine >= Math.ceil(capacity / (others + 1)));
   if (overShare) {
     return {
       kind: 'refuse',
