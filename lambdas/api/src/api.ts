@@ -5,7 +5,7 @@ import {
   IdentityProviderUnavailableError,
   REVOCATION_REASONS,
   assertionNonce,
-  bindingOf,
+  requestBindingOf,
   expectedApproval,
   isTerminal,
   requestExpiresAt,
@@ -170,11 +170,13 @@ async function create(deps: ApiDeps, input: SignRequestInput, clientId: string):
     digestAlgorithm: input.digestAlgorithm,
     keyType: input.keyType,
     signatureAlgorithm: input.signatureAlgorithm,
-    format: input.format,
+    ...(input.format ? { format: input.format } : {}),
+    ...(input.documents ? { documents: input.documents } : {}),
     ...(input.profile ? { profile: input.profile } : {}),
     ...(input.level ? { level: input.level, minimumLevel: input.minimumLevel } : {}),
-    ...(input.signMessage
-      ? { signMessageHash: signMessageHash(input.signMessage), signMessage: input.signMessage }
+    // The hash of the message the citizen approved; the e-service's own message (the CA composes it again).
+    ...(input.signMessage && input.approvedMessage
+      ? { signMessageHash: signMessageHash(input.approvedMessage), signMessage: input.signMessage }
       : {}),
     signer,
     identity,
@@ -290,10 +292,11 @@ async function identify(
     throw new AssertionRefusedError(err.code, err.message);
   };
   try {
-    const binding = bindingOf({
+    // v2 for a single document, v3 (the manifest of the documents) for `documents`.
+    const binding = requestBindingOf({
       ...input,
       id: input.requestId,
-      ...(input.signMessage ? { signMessageHash: signMessageHash(input.signMessage) } : {}),
+      ...(input.approvedMessage ? { signMessageHash: signMessageHash(input.approvedMessage) } : {}),
     });
     const verified = await identity.verifier.verify(input.identityAssertion, assertionNonce(binding), {
       approval: expectedApproval(binding),
@@ -442,15 +445,17 @@ function inputHash(
     input.digestAlgorithm,
     input.keyType,
     input.signatureAlgorithm,
-    input.format,
+    input.format ?? null,
     input.profile ?? null,
     input.level ?? null,
     input.minimumLevel ?? null,
-    input.signMessage ? signMessageHash(input.signMessage) : null,
+    input.approvedMessage ? signMessageHash(input.approvedMessage) : null,
     [signer.commonName, signer.givenName, signer.surname, signer.serialNumber, signer.country],
     identity.source === 'assertion'
       ? [identity.issuer, identity.subject]
       : [identity.source, identity.client],
+    // Every document as resolved, in order (a single document request's canonical form is unchanged).
+    ...(input.documents ? [input.documents] : []),
   ]);
   return createHash('sha256').update(canonical).digest('base64url');
 }

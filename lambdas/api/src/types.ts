@@ -9,20 +9,27 @@ import type {
   RequestStore,
   DigestAlgorithm,
   KeyType,
+  SignDocument,
   SignMessage,
   SignatureAlgorithm,
   SignatureFormat,
   SignatureLevel,
 } from '@pipeline/core';
 
-/** A validated sign request as the API accepted it (defaults applied). */
+/**
+ * A validated sign request as the API accepted it (defaults applied). A request with `documents` has as
+ * its digest the manifest's (manifestHash in standard base64, SHA-256) and no format, profile or levels.
+ */
 export interface SignRequestInput {
   readonly requestId: string;
   readonly digest: string;
   readonly digestAlgorithm: DigestAlgorithm;
   readonly keyType: KeyType;
   readonly signatureAlgorithm: SignatureAlgorithm;
-  readonly format: SignatureFormat;
+  /** Absent with `documents` (each document has its own). */
+  readonly format?: SignatureFormat;
+  /** Several documents in place of the single document's fields, each resolved, in input order. */
+  readonly documents?: readonly SignDocument[];
   /** For `cms`: the AdES profile (default CAdES-B-B). */
   readonly profile?: AdesProfile;
   /** For `cms`: the level asked for (default B-LT) and the lowest accepted (default the level). */
@@ -30,8 +37,13 @@ export interface SignRequestInput {
   readonly minimumLevel?: SignatureLevel;
   /** The ID token, or a trusted client's request object, that names the signer. */
   readonly identityAssertion: string;
-  /** What the citizen approved at the identity provider (only its hash is kept). */
+  /**
+   * The e-service's sign message (only its hash is kept once the request ends). With `documents`, the
+   * citizen approves it composed with the list of the documents (composeSignMessage): `approvedMessage`.
+   */
   readonly signMessage?: SignMessage;
+  /** The message the citizen approves: signMessage, or with `documents` its composition. */
+  readonly approvedMessage?: SignMessage;
 }
 
 /**

@@ -7,7 +7,11 @@ import {
   DEFAULT_SIGNATURE_LEVEL,
   SIGNATURE_LEVELS,
   SignMessageError,
+  composeSignMessage,
+  DocumentsError,
   defaultSignatureAlgorithm,
+  manifestHash,
+  validateDocuments,
   fits,
   levelAtLeast,
   validateSignMessage,
@@ -46,7 +50,11 @@ interface RawInput {
   minimumLevel?: SignatureLevel;
   identityAssertion?: string;
   signMessage?: unknown;
+  documents?: unknown;
 }
+
+/** The single document's fields, never sent with `documents`. */
+const SINGLE_DOCUMENT_FIELDS = ['digest', 'digestAlgorithm', 'format', 'profile', 'level', 'minimumLevel'];
 
 export function parseSignRequest(body: unknown): SignRequestInput {
   presenceRules(body);
@@ -71,7 +79,9 @@ export function parseSignRequest(body: unknown): SignRequestInput {
   }
   crossFieldRules(body);
   const keyType = body.keyType ?? 'RSA-2048';
+  if (body.documents !== undefined) return documentsRequest(body, keyType);
   const format = body.format ?? 'raw';
+  const signMessage = body.signMessage === undefined ? undefined : signMessageOf(body);
   return {
     requestId: body.requestId!.toLowerCase(),
     format,
@@ -87,8 +97,44 @@ export function parseSignRequest(body: unknown): SignRequestInput {
     keyType,
     signatureAlgorithm: body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
     identityAssertion: body.identityAssertion!,
-    ...(body.signMessage === undefined ? {} : { signMessage: signMessageOf(body) }),
+    ...(signMessage ? { signMessage, approvedMessage: signMessage } : {}),
   };
+}
+
+/**
+ * A request for several documents: each resolved (documentsOf), the request's digest the manifest's, the
+ * sign message composed with the documents' list (SIGN_MESSAGE_INVALID when that is too long).
+ */
+function documentsRequest(body: RawInput, keyType: KeyType): SignRequestInput {
+  const documents = documentsOf(body.documents);
+  const signMessage = body.signMessage === undefined ? undefined : signMessageOf(body);
+  let approvedMessage;
+  try {
+    approvedMessage = signMessage && composeSignMessage(signMessage, documents);
+  } catch (err) {
+    if (err instanceof SignMessageError) throw new ApiError('SIGN_MESSAGE_INVALID', err.message);
+    throw err;
+  }
+  return {
+    requestId: body.requestId!.toLowerCase(),
+    documents,
+    digest: Buffer.from(manifestHash(documents), 'base64url').toString('base64'),
+    digestAlgorithm: 'SHA-256',
+    keyType,
+    signatureAlgorithm: body.signatureAlgorithm ?? defaultSignatureAlgorithm(keyType),
+    identityAssertion: body.identityAssertion!,
+    ...(signMessage ? { signMessage, approvedMessage } : {}),
+  };
+}
+
+/** The documents by the core's rules (the schema states them too), defaults applied: VALIDATION_FAILED. */
+function documentsOf(value: unknown): ReturnType<typeof validateDocuments> {
+  try {
+    return validateDocuments(value);
+  } catch (err) {
+    if (err instanceof DocumentsError) throw new ValidationError(err.message);
+    throw err;
+  }
 }
 
 /** The sign message by the core's rules (the schema states them too): SIGN_MESSAGE_INVALID otherwise. */
@@ -108,6 +154,20 @@ function signMessageOf(body: RawInput): ReturnType<typeof validateSignMessage> {
  */
 function crossFieldRules(body: Partial<RawInput>): void {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  if (body.documents !== undefined) {
+    const both = SINGLE_DOCUMENT_FIELDS.filter((f) => (body as Record<string, unknown>)[f] !== undefined);
+    if (both.length > 0) {
+      throw new ValidationError(
+        `documents is never sent with the single document's fields (${both.join(', ')}): send either`,
+      );
+    }
+    documentsOf(body.documents);
+  } else {
+    // The schema's anyOf (single document or documents) would not name the field.
+    for (const field of ['digest', 'digestAlgorithm'] as const) {
+      if (body[field] === undefined) throw new ValidationError(`${field} is required`);
+    }
+  }
   const known = <T extends string>(value: unknown, values: readonly T[]): value is T =>
     typeof value === 'string' && (values as readonly string[]).includes(value);
   const keyType = body.keyType ?? 'RSA-2048';

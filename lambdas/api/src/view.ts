@@ -4,24 +4,46 @@ import type { SignRequestRecord } from '@pipeline/core';
 export function toView(record: SignRequestRecord): Record<string, unknown> {
   const iso = (ms?: number): string | undefined =>
     ms === undefined ? undefined : new Date(ms).toISOString();
+  const documents = record.documents
+    ? {
+        documents: record.documents.map((d, index) => {
+          // The signatures only of a signed request, and only all of them.
+          const result = record.status === 'signed' ? record.documentResults?.[index] : undefined;
+          return {
+            index,
+            name: d.name,
+            digestAlgorithm: d.digestAlgorithm,
+            format: d.format,
+            profile: d.profile,
+            level: d.level,
+            minimumLevel: d.minimumLevel,
+            reachedLevel: result?.reachedLevel,
+            signature: result?.signature,
+            cms: result?.cms,
+            validationData: result?.validationData,
+          };
+        }),
+      }
+    : undefined;
   return {
     id: record.id,
     status: record.status,
-    signature: record.signature,
-    cms: record.cms,
+    ...(documents ? {} : { signature: record.signature, cms: record.cms }),
     certificate: record.certificate,
     certificateSerial: record.certificateSerial,
     receipt: record.receipt,
     chain: record.chain,
     keyType: record.keyType,
     signatureAlgorithm: record.signatureAlgorithm,
-    format: record.format ?? 'raw',
-    profile: record.profile,
-    level: record.level,
-    minimumLevel: record.minimumLevel,
-    reachedLevel: record.reachedLevel,
-    validationData: record.validationData,
-    digestAlgorithm: record.digestAlgorithm,
+    ...(documents ?? {
+      format: record.format ?? 'raw',
+      profile: record.profile,
+      level: record.level,
+      minimumLevel: record.minimumLevel,
+      reachedLevel: record.reachedLevel,
+      validationData: record.validationData,
+      digestAlgorithm: record.digestAlgorithm,
+    }),
     signMessageHash: record.signMessageHash,
     pooledKey: record.pooledKey,
     timings: {

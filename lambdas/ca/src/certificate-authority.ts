@@ -4,6 +4,8 @@ import {
   AssertionError,
   assertionNonce,
   canonicalPublicKey,
+  composeSignMessage,
+  isManifestBinding,
   expectedApproval,
   SACI_CONTEXT_TYPE,
   samlAuthContextXml,
@@ -98,12 +100,15 @@ function validRequestId(id: unknown): id is string {
  * A request with a sign message (its binding names the hash, or a message came): the message must
  * follow the sign message rules (the API's and the identity provider's, one function for all three;
  * SIGN_MESSAGE_INVALID, a message missing too) and be the one the binding names (its hash, computed
- * here; ASSERTION_BINDING_MISMATCH otherwise).
+ * here; ASSERTION_BINDING_MISMATCH otherwise). For `documents`, the message approved is the e-service's
+ * composed here with the list of the binding's documents (composeSignMessage).
  */
 function checkSignMessage(input: IssueCertificateInput): void {
-  if (input.binding.signMessageHash === undefined && input.signMessage === undefined) return;
+  const { binding } = input;
+  if (binding.signMessageHash === undefined && input.signMessage === undefined) return;
   const message = validateSignMessage(input.signMessage);
-  if (signMessageHash(message) !== input.binding.signMessageHash) {
+  const approved = isManifestBinding(binding) ? composeSignMessage(message, binding.documents) : message;
+  if (signMessageHash(approved) !== binding.signMessageHash) {
     throw new AssertionError(
       'ASSERTION_BINDING_MISMATCH',
       'the sign message is not the one the request binds (signMessageHash)',

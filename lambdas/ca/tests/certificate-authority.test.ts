@@ -5,12 +5,25 @@
  * key once), and the direct identity provider's real ID tokens and verifier. What it decides from, what
  * it refuses with which code, and what it writes to the audit log.
  */
-import { constants, createHash, generateKeyPairSync, privateEncrypt, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createHash,
+  generateKeyPairSync,
+  privateEncrypt,
+  randomUUID,
+  type KeyObject,
+} from 'node:crypto';
 import { loadCaConfig } from '@pipeline/config';
 import {
   IdentityProviderUnavailableError,
   SerialCollisionError,
   assertionNonce,
+  composeSignMessage,
+  manifestHash,
+  requestBindingOf,
+  signMessageHash,
+  type ManifestBinding,
+  type ManifestDocument,
   type AssertionVerifier,
   type AuditEvent,
   type AuditSink,
@@ -27,7 +40,7 @@ import {
   type SignerIdentity,
 } from '@pipeline/core';
 import { buildCsr } from '@pipeline/pki';
-import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
+import { directAssertion, directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import {
   AlreadyCertifiedError,
   AssertionAlreadyUsedError,
@@ -499,4 +512,88 @@ test('a batch: each item decided on its own evidence, repeats within the batch t
     'ASSERTION_BINDING_MISMATCH',
     'issued',
   ]);
+});
+
+describe('a request with documents: the CA recomputes the manifest and composes the sign message', () => {
+  const MESSAGE = { text: 'Jag ansöker om bygglov.', mimeType: 'text/plain' } as const;
+  const DOCUMENTS: ManifestDocument[] = [
+    {
+      name: 'ritning.pdf',
+      digest: Buffer.alloc(32, 1).toString('base64'),
+      digestAlgorithm: 'SHA-256',
+      format: 'cms',
+      profile: 'PAdES-B-B',
+    },
+    { digest: Buffer.alloc(32, 2).toString('base64'), digestAlgorithm: 'SHA-256', format: 'raw' },
+    {
+      name: 'intyg.txt',
+      digest: Buffer.alloc(32, 3).toString('base64'),
+      digestAlgorithm: 'SHA-256',
+      format: 'cms',
+      profile: 'CAdES-B-B',
+    },
+  ];
+
+  /** The record as the API stores it, its login (direct IdP, with the approval) and the CA's input. */
+  function documentsRequest() {
+    const record = {
+      id: randomUUID(),
+      digest: Buffer.from(manifestHash(DOCUMENTS), 'base64url').toString('base64'),
+      digestAlgorithm: 'SHA-256' as const,
+      keyType: 'RSA-2048' as const,
+      signatureAlgorithm: 'RSASSA-PKCS1-v1_5' as const,
+      signer: IDENTITY,
+      documents: DOCUMENTS,
+      signMessageHash: signMessageHash(composeSignMessage(MESSAGE, DOCUMENTS)),
+    };
+    return {
+      requestId: record.id,
+      assertion: directAssertion(record),
+      binding: requestBindingOf(record) as ManifestBinding,
+      signMessage: MESSAGE,
+    };
+  }
+
+  test('certifies on the approval of the composed message for the manifestHash; the audit event records its hash', async () => {
+    const { ca, events } = await harness();
+    const request = documentsRequest();
+    await ca.issue({ ...request, csrDer: (await keyAndCsr()).csrDer });
+    expect(events.find((e) => e.type === 'certificate.issued')).toMatchObject({
+      requestId: request.requestId,
+      signMessageHash: signMessageHash(composeSignMessage(MESSAGE, DOCUMENTS)),
+    });
+  });
+
+  test.each<[string, (d: ManifestDocument[]) => ManifestDocument[]]>([
+    ['a document added', (d) => [...d, { ...d[1], digest: Buffer.alloc(32, 9).toString('base64') }]],
+    ['a document removed', (d) => d.slice(1)],
+    ['the documents reordered', (d) => [d[2], d[1], d[0]]],
+    ['a digest changed', (d) => [{ ...d[0], digest: Buffer.alloc(32, 8).toString('base64') }, d[1], d[2]]],
+  ])(
+    'refused when %s on the record after the login: ASSERTION_BINDING_MISMATCH, audited, nothing certified',
+    async (_, change) => {
+      const { ca, store, events } = await harness();
+      const request = documentsRequest();
+      const binding = { ...request.binding, documents: change([...request.binding.documents]) };
+      await expect(
+        ca.issue({ ...request, binding, csrDer: (await keyAndCsr()).csrDer }),
+      ).rejects.toMatchObject({
+        code: 'ASSERTION_BINDING_MISMATCH',
+      });
+      expect(refusals(events)).toEqual([[request.requestId, 'ASSERTION_BINDING_MISMATCH', false]]);
+      expect(store.byRequest.size).toBe(0);
+    },
+  );
+
+  test("refused when the e-service's text is changed on the record (its composition no longer hashes as bound)", async () => {
+    const { ca, store } = await harness();
+    const request = documentsRequest();
+    const signMessage = { ...MESSAGE, text: 'Jag godkänner allt.' };
+    await expect(
+      ca.issue({ ...request, signMessage, csrDer: (await keyAndCsr()).csrDer }),
+    ).rejects.toMatchObject({
+      code: 'ASSERTION_BINDING_MISMATCH',
+    });
+    expect(store.byRequest.size).toBe(0);
+  });
 });

@@ -46,6 +46,7 @@ export { ADES_PROFILES, type AdesProfile, type SignatureFormat } from './shared/
 // signing: the request, its states and one attempt
 export {
   DEFAULT_SIGNATURE_LEVEL,
+  type DocumentResult,
   levelAtLeast,
   REQUEST_ID_PATTERN,
   type RequestError,
@@ -72,6 +73,7 @@ export {
   type SigningDeps,
   type SignOutcome,
 } from './signing/signing';
+export { DocumentsError, type SignDocument, validateDocuments } from './signing/documents';
 export {
   AttemptSupersededError,
   KeyUnavailableError,
@@ -217,6 +219,16 @@ export {
   AssertionError,
   type AssertionErrorCode,
   assertionNonce,
+  composeSignMessage,
+  DOCUMENT_NAME_PATTERN,
+  isManifestBinding,
+  type ManifestBinding,
+  manifestBindingLines,
+  type ManifestDocument,
+  manifestHash,
+  manifestLines,
+  MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
+  requestBindingOf,
   type AssertionPolicy,
   assertionReplayKey,
   type AssertionReplayStore,

@@ -77,7 +77,8 @@ export function wireApi(): ApiHandlerDeps {
   const api: ApiDeps = {
     requests: {
       create: (record) => requests.create(record),
-      get: (id) => reader.get(id),
+      // A signed request with documents: its results, from their own items.
+      get: (id) => reader.get(id).then((record) => record && requests.withDocumentResults(record)),
       discard: (id) => requests.discard(id),
     },
     queue,

@@ -35,8 +35,11 @@ export const CSC_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
   { method: 'POST', resource: '/signatures/signHash' },
 ];
 
-/** Largest request body accepted, in bytes (the handler and the gateway both enforce it): an 8 KiB identity assertion and the rest. */
-export const MAX_BODY_BYTES = 16 * 1024;
+/**
+ * Largest request body accepted, in bytes (the handler and the gateway both enforce it): an 8 KiB identity
+ * assertion and the rest, up to 50 documents with names of 120 characters (JSON-escaped at worst).
+ */
+export const MAX_BODY_BYTES = 96 * 1024;
 
 /**
  * The OCSP responder's HTTP bindings (RFC 6960 appendix A), relative to PKI_BASE_URL: public, no

@@ -12,7 +12,8 @@ import {
   SWEDISH_OIDC_CLAIMS,
   USER_SIGNATURE_CLAIM,
   assertionNonce,
-  bindingOf,
+  manifestHash,
+  requestBindingOf,
   type ClaimMapping,
   type SignRequestRecord,
   type SignerIdentity,
@@ -85,11 +86,13 @@ export function directAssertion(
     | 'profile'
     | 'signer'
     | 'signMessageHash'
+    | 'documents'
   >,
   overrides: Record<string, unknown> = {},
   approvalOverrides: Record<string, unknown> = {},
 ): string {
-  const nonce = assertionNonce(bindingOf(record));
+  // v2, or for a record with documents v3 (whose approval names the manifestHash).
+  const nonce = assertionNonce(requestBindingOf(record));
   const claims = directClaims(record.signer, nonce);
   const approval =
     record.signMessageHash === undefined
@@ -103,7 +106,7 @@ export function directAssertion(
                 aud: claims.aud,
                 iat: claims.iat,
                 nonce,
-                tbs_data: record.digest,
+                tbs_data: record.documents ? manifestHash(record.documents) : record.digest,
                 sign_message_hash: record.signMessageHash,
                 ...approvalOverrides,
               },

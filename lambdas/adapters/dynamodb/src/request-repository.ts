@@ -13,6 +13,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchWriteCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -22,6 +23,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type {
   CoalescerOptions,
+  DocumentResult,
   FailedResult,
   KeyType,
   OpenRequestCounts,
@@ -34,7 +36,7 @@ import type {
   StartAttempt,
   StoredSignRequest,
 } from '@pipeline/core';
-import { Coalescer, type Settled } from '@pipeline/core';
+import { backoffDelay, Coalescer, PipelineError, sleep, type Settled } from '@pipeline/core';
 import { TABLES } from '@pipeline/resources';
 import { batchGetConsistent } from './batch-get';
 import { transactGroups } from './transactions';
@@ -62,6 +64,25 @@ interface Transition {
   readonly UpdateExpression: string;
   readonly ConditionExpression: string;
   readonly ExpressionAttributeValues: Record<string, unknown>;
+}
+
+/**
+ * The item of one document's result of a request with `documents` (pk `id`: never a request id, which is
+ * a bare UUID): per attempt, so that only the results of the attempt that completed the request are read.
+ */
+export function documentResultId(requestId: string, attemptId: string, index: number): string {
+  return `${requestId}#doc#${attemptId}#${index}`;
+}
+
+const BATCH_WRITE_LIMIT = 25;
+const MAX_WRITE_ROUNDS = 8;
+
+/** DynamoDB still left document results unwritten after every round. */
+class BatchWriteIncompleteError extends PipelineError {
+  public override readonly name = 'BatchWriteIncompleteError';
+  public constructor(unprocessed: number) {
+    super(`BatchWriteItem left ${unprocessed} items unprocessed`, 'BATCH_WRITE_INCOMPLETE');
+  }
 }
 
 export class RequestRepository implements SignRequestStore, OpenRequestStore, RequestStore {
@@ -92,12 +113,69 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
     }
   }
 
-  /** Strongly consistent: the signer and the CA decide on what is really stored. */
+  /**
+   * Strongly consistent: the signer and the CA decide on what is really stored. A signed request with
+   * `documents` comes with its documents' results (documentResults, in input order), read from their
+   * own items.
+   */
   public async get(id: string): Promise<StoredSignRequest | undefined> {
     const out = await this.doc.send(
       new GetCommand({ TableName: this.options.tableName, Key: { id }, ConsistentRead: true }),
     );
-    return out.Item as StoredSignRequest | undefined;
+    const record = out.Item as StoredSignRequest | undefined;
+    return record && this.withDocumentResults(record);
+  }
+
+  /**
+   * A signed request with `documents`: the record with the results its completing attempt stored, in
+   * input order (all or none). Any other record as it is.
+   */
+  public async withDocumentResults(record: StoredSignRequest): Promise<StoredSignRequest> {
+    const { documents, attemptId } = record;
+    if (!documents || record.status !== 'signed' || attemptId === undefined) return record;
+    const items = await batchGetConsistent(
+      this.doc,
+      this.options.tableName,
+      documents.map((_, i) => ({ id: documentResultId(record.id, attemptId, i) })),
+    );
+    const byIndex = new Map(items.map((item) => [Number(item.index), item as unknown as DocumentResult]));
+    if (byIndex.size !== documents.length) return record;
+    const documentResults = documents.map((_, index) => {
+      const { signature, cms, reachedLevel, validationData } = byIndex.get(index)!;
+      return { index, signature, cms, reachedLevel, validationData };
+    });
+    return { ...record, documentResults };
+  }
+
+  /** Writes each document's result in an item of its own (before the request becomes `signed`). */
+  private async putDocumentResults(
+    id: string,
+    attemptId: string,
+    results: readonly DocumentResult[],
+    expiresAt: number | undefined,
+  ): Promise<void> {
+    const items = results.map((r) => ({
+      PutRequest: {
+        Item: {
+          ...r,
+          id: documentResultId(id, attemptId, r.index),
+          requestId: id,
+          attemptId,
+          ...(expiresAt === undefined ? {} : { expiresAt }),
+        },
+      },
+    }));
+    for (let i = 0; i < items.length; i += BATCH_WRITE_LIMIT) {
+      let pending: typeof items | undefined = items.slice(i, i + BATCH_WRITE_LIMIT);
+      for (let round = 0; pending && pending.length > 0; round++) {
+        if (round >= MAX_WRITE_ROUNDS) throw new BatchWriteIncompleteError(pending.length);
+        if (round > 0) await sleep(backoffDelay(round, { baseMs: 20, maxMs: 200 }));
+        const out = await this.doc.send(
+          new BatchWriteCommand({ RequestItems: { [this.options.tableName]: pending } }),
+        );
+        pending = out.UnprocessedItems?.[this.options.tableName] as typeof items | undefined;
+      }
+    }
   }
 
   /** Many records in one strongly consistent read (BatchGetItem; 100 per call). */
@@ -160,8 +238,16 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
     attemptId: string,
     result: SignedResult,
   ): Promise<StoredSignRequest | undefined> {
-    // The raw signature or the container, whichever the request's format produced.
-    const output = result.cms === undefined ? 'signature = :sig' : 'cms = :sig';
+    if (result.documentResults) {
+      await this.putDocumentResults(id, attemptId, result.documentResults, result.resultsExpireAt);
+    }
+    // The raw signature or the container, whichever the request's format produced (none for documents).
+    const output =
+      result.documentResults !== undefined
+        ? 'documentCount = :sig'
+        : result.cms === undefined
+          ? 'signature = :sig'
+          : 'cms = :sig';
     const level = result.reachedLevel ? ', reachedLevel = :level' : '';
     const validation = result.validationData ? ', validationData = :validation' : '';
     return this.transition(id, {
@@ -174,7 +260,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
         ':signed': 'signed',
         ':signing': 'signing',
         ':attempt': attemptId,
-        ':sig': result.cms ?? result.signature,
+        ':sig': result.documentResults?.length ?? result.cms ?? result.signature,
         ':cert': result.certificate,
         ':serial': result.certificateSerial,
         ':chain': result.chain,

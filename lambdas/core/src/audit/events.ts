@@ -69,9 +69,19 @@ export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalVal
       if (e.keySpkiHash !== undefined) hash('keySpkiHash');
       break;
     case 'signature.made':
-      fields(['requestId', 'signatureHash', 'keySpkiHash'], ['keyId']);
+      fields(['requestId', 'signatureHash', 'keySpkiHash'], ['keyId', 'documentIndex']);
       id('requestId');
       id('keyId', true);
+      if (
+        e.documentIndex !== undefined &&
+        !(
+          Number.isInteger(e.documentIndex) &&
+          (e.documentIndex as number) >= 0 &&
+          (e.documentIndex as number) < 50
+        )
+      ) {
+        throw new AuditEventInvalidError('documentIndex', 'must be a document index (0 to 49)');
+      }
       hash('signatureHash');
       hash('keySpkiHash');
       break;
@@ -122,12 +132,16 @@ export function hashIds(ids: readonly string[]): Sha256Hex {
 
 const sha256 = (data: Buffer | string): Sha256Hex => createHash('sha256').update(data).digest('hex');
 
-/** signature.made from the raw values: only their hashes go into the event. */
+/**
+ * signature.made from the raw values: only their hashes go into the event (for a CMS, of the signature
+ * value in its SignerInfo).
+ */
 export function signatureMadeEvent(input: {
   readonly requestId: string;
   readonly signature: Buffer;
   readonly publicKeySpki: Buffer;
   readonly keyId?: string;
+  readonly documentIndex?: number;
 }): SignatureMadeEvent {
   return {
     type: 'signature.made',
@@ -135,5 +149,6 @@ export function signatureMadeEvent(input: {
     signatureHash: sha256(input.signature),
     keySpkiHash: sha256(input.publicKeySpki),
     ...(input.keyId === undefined ? {} : { keyId: input.keyId }),
+    ...(input.documentIndex === undefined ? {} : { documentIndex: input.documentIndex }),
   };
 }

@@ -63,6 +63,11 @@ export interface SignatureMadeEvent {
   readonly keySpkiHash: Sha256Hex;
   /** Pool key id; absent for an on-the-fly key. */
   readonly keyId?: string;
+  /**
+   * For a request with `documents`: which document this signature is of (its index in the request);
+   * one event per document, all with the same key.
+   */
+  readonly documentIndex?: number;
 }
 
 /** The CA issued a certificate for a request: its serial (hex) and a hash of the subject (no names). */

@@ -1,5 +1,5 @@
 import { AssertionError } from './errors';
-import type { AssertionBinding } from './binding';
+import { isManifestBinding, manifestHash, type RequestBinding } from './binding';
 import type { AssertionPolicy, ExpectedApproval } from './types';
 
 /**
@@ -27,11 +27,14 @@ export const USER_SIGNATURE_CLAIM = 'https://id.oidc.se/claim/userSignature';
 /** The JWS `typ` of a sign approval (explicit typing: an ID token or request object is not one). */
 export const SIGN_APPROVAL_TYPE = 'sign-approval+jwt';
 
-/** The approval a binding asks for: none when the request has no sign message. */
-export function expectedApproval(binding: AssertionBinding): ExpectedApproval | undefined {
-  return binding.signMessageHash === undefined
-    ? undefined
-    : { tbsData: binding.digest, signMessageHash: binding.signMessageHash };
+/**
+ * The approval a binding asks for: none when the request has no sign message. Its tbs_data is the digest
+ * of a single document, the manifestHash of a request with `documents`.
+ */
+export function expectedApproval(binding: RequestBinding): ExpectedApproval | undefined {
+  if (binding.signMessageHash === undefined) return undefined;
+  const tbsData = isManifestBinding(binding) ? manifestHash(binding.documents) : binding.digest;
+  return { tbsData, signMessageHash: binding.signMessageHash };
 }
 
 /** The verified ID token's claims an approval must agree with (epoch seconds). */
@@ -75,7 +78,7 @@ export function checkSignApproval(
   if (approval.tbs_data !== expected.tbsData) {
     throw new AssertionError(
       'ASSERTION_APPROVAL_MISMATCH',
-      'the citizen approved signing other data (tbs_data is not the digest of this request)',
+      'the citizen approved signing other data (tbs_data is not the digest or manifest hash of this request)',
     );
   }
   if (approval.sign_message_hash !== expected.signMessageHash) {

@@ -50,10 +50,12 @@ export function bindingLines(binding: AssertionBinding): string[] {
  * The `nonce` an ID token (or request object) must carry to be used for this sign request:
  * base64url(SHA-256 of bindingLines joined by "\n")), 43 characters. The e-service computes it before
  * sending the citizen to the identity provider, which echoes it in the ID token, so one login cannot be
- * replayed for another document, request or way of signing.
+ * replayed for another document, request or way of signing. A ManifestBinding's nonce is v3's
+ * (manifestBindingLines), for all its documents at once.
  */
-export function assertionNonce(binding: AssertionBinding): string {
-  return createHash('sha256').update(bindingLines(binding).join('\n')).digest('base64url');
+export function assertionNonce(binding: RequestBinding): string {
+  const lines = isManifestBinding(binding) ? manifestBindingLines(binding) : bindingLines(binding);
+  return createHash('sha256').update(lines.join('\n')).digest('base64url');
 }
 
 /** The binding a stored request asks for (values as the API resolved them, defaults applied). */
@@ -78,4 +80,118 @@ export function bindingOf(request: {
     ...(format === 'cms' && request.profile ? { profile: request.profile } : {}),
     ...(request.signMessageHash === undefined ? {} : { signMessageHash: request.signMessageHash }),
   };
+}
+
+/** Documents of one request at most (signing/documents.ts). */
+export const MAX_DOCUMENTS = 50;
+/** Characters (code points) of a document's name. */
+export const MAX_DOCUMENT_NAME_LENGTH = 120;
+
+/** The manifest's first line: versioned like the binding. */
+export const MANIFEST_CONTEXT = 'hsm-signing-pipeline/sign-manifest/v1';
+/** The binding of a request with `documents` (any number, one too). */
+export const BINDING_CONTEXT_V3 = 'hsm-signing-pipeline/sign-request/v3';
+
+/** One document as the manifest names it (values as the API resolved them). */
+export interface ManifestDocument {
+  readonly digestAlgorithm: DigestAlgorithm;
+  /** Standard base64, exactly as sent. */
+  readonly digest: string;
+  readonly format: SignatureFormat;
+  /** For `cms` only. */
+  readonly profile?: AdesProfile;
+  /** Bound by its hash (nameHash); shown to the citizen in the composed sign message. */
+  readonly name?: string;
+}
+
+/**
+ * What one login authorises for a request with `documents`: signing exactly these documents, in this
+ * order, each in its format and profile, under this request id with this key type and algorithm (one key
+ * and one certificate for all). The CA recomputes the manifest from what the signer is about to sign.
+ */
+export interface ManifestBinding {
+  readonly requestId: string;
+  readonly keyType: KeyType;
+  readonly signatureAlgorithm: SignatureAlgorithm;
+  readonly documents: readonly ManifestDocument[];
+  /** As in AssertionBinding: the hash of the composed sign message (composeSignMessage). */
+  readonly signMessageHash?: string;
+}
+
+/** A request's binding: v2 for a single document, v3 (the manifest) for `documents`. */
+export type RequestBinding = AssertionBinding | ManifestBinding;
+
+export function isManifestBinding(binding: RequestBinding): binding is ManifestBinding {
+  return (binding as Partial<ManifestBinding>).documents !== undefined;
+}
+
+const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/**
+ * The manifest: MANIFEST_CONTEXT, the number of documents, then five lines per document in order:
+ * digestAlgorithm, digest, format, profile (empty for raw), nameHash (lower-case hex SHA-256 of the UTF-8
+ * name; empty without a name).
+ */
+export function manifestLines(documents: readonly ManifestDocument[]): string[] {
+  return [
+    MANIFEST_CONTEXT,
+    String(documents.length),
+    ...documents.flatMap((d) => [
+      d.digestAlgorithm,
+      d.digest,
+      d.format,
+      d.format === 'cms' ? (d.profile ?? '') : '',
+      d.name === undefined ? '' : sha256Hex(d.name),
+    ]),
+  ];
+}
+
+/** base64url(SHA-256 of manifestLines joined by "\n"), 43 characters: the approval's tbs_data. */
+export function manifestHash(documents: readonly ManifestDocument[]): string {
+  return createHash('sha256').update(manifestLines(documents).join('\n')).digest('base64url');
+}
+
+/** BINDING_CONTEXT_V3, request id (lower case), key type, algorithm, manifestHash, [signMessageHash]. */
+export function manifestBindingLines(binding: ManifestBinding): string[] {
+  const lines = [
+    BINDING_CONTEXT_V3,
+    binding.requestId.toLowerCase(),
+    binding.keyType,
+    binding.signatureAlgorithm,
+    manifestHash(binding.documents),
+  ];
+  return binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash];
+}
+
+/**
+ * The binding of a stored request: the manifest's for a request with `documents`, bindingOf's otherwise.
+ */
+export function requestBindingOf(request: {
+  readonly id: string;
+  readonly digestAlgorithm: DigestAlgorithm;
+  readonly digest: string;
+  readonly keyType: KeyType;
+  readonly signatureAlgorithm: SignatureAlgorithm;
+  readonly format?: SignatureFormat;
+  readonly profile?: AdesProfile;
+  readonly signMessageHash?: string;
+  readonly documents?: readonly ManifestDocument[];
+}): RequestBinding {
+  const hash = request.signMessageHash === undefined ? {} : { signMessageHash: request.signMessageHash };
+  if (request.documents !== undefined) {
+    return {
+      requestId: request.id,
+      keyType: request.keyType,
+      signatureAlgorithm: request.signatureAlgorithm,
+      documents: request.documents.map((d) => ({
+        digestAlgorithm: d.digestAlgorithm,
+        digest: d.digest,
+        format: d.format,
+        ...(d.format === 'cms' && d.profile ? { profile: d.profile } : {}),
+        ...(d.name === undefined ? {} : { name: d.name }),
+      })),
+      ...hash,
+    };
+  }
+  return bindingOf(request);
 }

@@ -6,7 +6,19 @@ export {
   SIGN_APPROVAL_TYPE,
   USER_SIGNATURE_CLAIM,
 } from './approval';
-export { type AssertionBinding, assertionNonce, bindingLines, bindingOf } from './binding';
+export {
+  type AssertionBinding,
+  assertionNonce,
+  bindingLines,
+  bindingOf,
+  isManifestBinding,
+  type ManifestBinding,
+  manifestBindingLines,
+  type ManifestDocument,
+  manifestHash,
+  manifestLines,
+  requestBindingOf,
+} from './binding';
 export {
   assertionReplayKey,
   checkAssertionClaims,
@@ -28,6 +40,9 @@ export type {
   VerifyOptions,
 } from './types';
 export {
+  composeSignMessage,
+  DOCUMENT_NAME_PATTERN,
+  MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
   MAX_SIGN_MESSAGE_LENGTH,
   SIGN_MESSAGE_MIME_TYPES,
   SIGN_MESSAGE_TEXT_PATTERN,

@@ -20,6 +20,12 @@ export interface SignMessage {
 /** Characters (Unicode code points): a message to read on a phone screen, not a document. */
 export const MAX_SIGN_MESSAGE_LENGTH = 1000;
 
+/**
+ * Characters of the message the citizen approves for several documents: the e-service's text (at most
+ * MAX_SIGN_MESSAGE_LENGTH) followed by the list of the documents (composeSignMessage).
+ */
+export const MAX_COMPOSED_SIGN_MESSAGE_LENGTH = 8000;
+
 /** A range of code points (inclusive), or one code point. */
 type CodePoints = readonly [number, number] | number;
 
@@ -108,6 +114,15 @@ const SHOWS_SOMETHING = new RegExp(`[^${SHOWS_NOTHING_CLASS}${FORBIDDEN_CLASS}]`
  */
 export const SIGN_MESSAGE_TEXT_PATTERN = `^(?:${SHOWS_SOMETHING.source}|[${SHOWS_NOTHING_CLASS}]+${SHOWS_SOMETHING.source})[^${FORBIDDEN_CLASS}]*$`;
 
+/**
+ * openapi.json's pattern for a document's name: the sign message's character rule (and the same shape of
+ * pattern, see SIGN_MESSAGE_TEXT_PATTERN) with tab and line feed forbidden too (a name is one line).
+ */
+const NAME_FORBIDDEN_CLASS = classOf([0x09, 0x0a, ...FORBIDDEN_CODE_POINTS]);
+const NAME_SHOWS_NOTHING_CLASS = classOf(SHOWS_NOTHING.filter((p) => p !== 0x09 && p !== 0x0a));
+const NAME_SHOWS_SOMETHING = `[^${NAME_SHOWS_NOTHING_CLASS}${NAME_FORBIDDEN_CLASS}]`;
+export const DOCUMENT_NAME_PATTERN = `^(?:${NAME_SHOWS_SOMETHING}|[${NAME_SHOWS_NOTHING_CLASS}]+${NAME_SHOWS_SOMETHING})[^${NAME_FORBIDDEN_CLASS}]*$`;
+
 export class SignMessageError extends ClientVisibleError {
   public override readonly name = 'SignMessageError';
   public constructor(message: string) {
@@ -134,15 +149,51 @@ export function validateSignMessage(value: unknown): SignMessage {
   if ([...text].length > MAX_SIGN_MESSAGE_LENGTH) {
     throw new SignMessageError(`signMessage.text must be at most ${MAX_SIGN_MESSAGE_LENGTH} characters`);
   }
+  const problem = characterProblem(text);
+  if (problem) throw new SignMessageError(`signMessage.text ${problem}`);
+  return { text, mimeType: mimeType as SignMessageMimeType };
+}
+
+/** Why a text breaks the sign message's character rule (forbidden characters, blank), or undefined. */
+export function characterProblem(text: string): string | undefined {
   if (FORBIDDEN.test(text) || LONE_SURROGATE.test(text)) {
+    return 'must not contain control characters (other than tab and line feed), line separators, direction marks or overrides, invisible (zero-width, filler, tag) characters or lone surrogates';
+  }
+  if (!SHOWS_SOMETHING.test(text)) return 'must not be blank (it needs a visible character)';
+  return undefined;
+}
+
+/** What the composed message lists of a document: its name, or its digest when it has none. */
+export interface ListedDocument {
+  readonly name?: string;
+  readonly digestAlgorithm: string;
+  readonly digest: string;
+}
+
+/** Markdown's punctuation that could change how a name renders: backslash-escaped in a text/markdown list. */
+const MARKDOWN_PUNCTUATION = /[\\`*_{}[\]()#+\-.!|<>~]/g;
+
+/**
+ * The message the citizen approves for several documents: the e-service's text, an empty line, then
+ * "Documents (N):" and one numbered line per document, its name (Markdown punctuation escaped for
+ * text/markdown) or, unnamed, "unnamed (<digestAlgorithm> <first 16 characters of the digest>...)".
+ * The MIME type is the e-service's. SIGN_MESSAGE_INVALID beyond MAX_COMPOSED_SIGN_MESSAGE_LENGTH.
+ */
+export function composeSignMessage(message: SignMessage, documents: readonly ListedDocument[]): SignMessage {
+  const label = (d: ListedDocument): string =>
+    d.name === undefined
+      ? `unnamed (${d.digestAlgorithm} ${d.digest.slice(0, 16)}...)`
+      : message.mimeType === 'text/markdown'
+        ? d.name.replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`)
+        : d.name;
+  const lines = documents.map((d, i) => `${i + 1}. ${label(d)}`);
+  const text = `${message.text}\n\nDocuments (${documents.length}):\n${lines.join('\n')}`;
+  if ([...text].length > MAX_COMPOSED_SIGN_MESSAGE_LENGTH) {
     throw new SignMessageError(
-      'signMessage.text must not contain control characters (other than tab and line feed), line separators, direction marks or overrides, invisible (zero-width, filler, tag) characters or lone surrogates',
+      `the sign message with the list of the documents must be at most ${MAX_COMPOSED_SIGN_MESSAGE_LENGTH} characters`,
     );
   }
-  if (!SHOWS_SOMETHING.test(text)) {
-    throw new SignMessageError('signMessage.text must not be blank (it needs a visible character)');
-  }
-  return { text, mimeType: mimeType as SignMessageMimeType };
+  return { text, mimeType: message.mimeType };
 }
 
 /**

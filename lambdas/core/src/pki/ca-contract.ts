@@ -9,6 +9,7 @@ import type { IssueCertificateInput, IssuedCertificate } from './certificate-iss
 import { REVOCATION_REASONS } from './revocation';
 import { ADES_PROFILES, SIGNATURE_FORMATS } from '../shared/formats';
 import { MAX_SIGN_MESSAGE_LENGTH, type SignMessage } from '../identity/sign-message';
+import { MAX_DOCUMENT_NAME_LENGTH, MAX_DOCUMENTS } from '../identity/binding';
 
 /** Items per batch invocation: a batch of CSRs, assertions and certificates stays far below 6 MB. */
 export const MAX_ISSUE_BATCH_ITEMS = 100;
@@ -18,7 +19,7 @@ const MAX_CSR_BASE64 = 11_000;
 const MAX_ASSERTION_LENGTH = 8192;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-const binding = z.strictObject({
+const singleBinding = z.strictObject({
   requestId: z.string().min(1).max(256),
   digestAlgorithm: z.enum(DIGEST_ALGORITHMS),
   digest: z.string().min(1).max(128).regex(BASE64),
@@ -31,6 +32,39 @@ const binding = z.strictObject({
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
 });
+
+/**
+ * A request with `documents`: the documents themselves (the CA recomputes their manifest and the v3
+ * nonce, and composes the sign message with their names). Names: shape and size only here (a UTF-16
+ * unit is at most one character); the nonce decides.
+ */
+const manifestBinding = z.strictObject({
+  requestId: z.string().min(1).max(256),
+  keyType: z.enum(KEY_TYPES),
+  signatureAlgorithm: z.enum(SIGNATURE_ALGORITHMS),
+  documents: z
+    .array(
+      z.strictObject({
+        digestAlgorithm: z.enum(DIGEST_ALGORITHMS),
+        digest: z.string().min(1).max(128).regex(BASE64),
+        format: z.enum(SIGNATURE_FORMATS),
+        profile: z.enum(ADES_PROFILES).optional(),
+        name: z
+          .string()
+          .min(1)
+          .max(2 * MAX_DOCUMENT_NAME_LENGTH)
+          .optional(),
+      }),
+    )
+    .min(1)
+    .max(MAX_DOCUMENTS),
+  signMessageHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+});
+
+const binding = z.union([singleBinding, manifestBinding]);
 
 /**
  * The sign message as the record holds it: only its shape and size here (a UTF-16 unit is at most one
@@ -68,7 +102,10 @@ export function issueBatchRequest(inputs: readonly IssueCertificateInput[]): Iss
       csrDer: input.csrDer.toString('base64'),
       ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
       assertion: input.assertion,
-      binding: input.binding,
+      binding:
+        'documents' in input.binding
+          ? { ...input.binding, documents: [...input.binding.documents] }
+          : input.binding,
       ...(input.signMessage === undefined ? {} : { signMessage: input.signMessage }),
     })),
   };

@@ -2,7 +2,7 @@
  * Port through which the signing core obtains a certificate for a one-time key. Implemented by the CA
  * (in process, or through the Lambda Invoke API by the signer function).
  */
-import type { AssertionBinding } from '../identity/binding';
+import type { RequestBinding } from '../identity/binding';
 import type { SignMessage } from '../identity/sign-message';
 
 export interface IssueCertificateInput {
@@ -14,11 +14,15 @@ export interface IssueCertificateInput {
    * itself: the certificate's subject comes from it, never from a stored record.
    */
   readonly assertion: string;
-  /** What the signer is about to sign: the assertion's nonce must bind exactly this. */
-  readonly binding: AssertionBinding;
+  /**
+   * What the signer is about to sign: the assertion's nonce must bind exactly this (v2 for one document;
+   * for `documents`, the CA recomputes their manifest and the v3 nonce).
+   */
+  readonly binding: RequestBinding;
   /**
    * The sign message of a request that has one (the binding then names its hash): the CA checks it by the
-   * sign message rules and that it is the message the binding names.
+   * sign message rules and that it is the message the binding names (for `documents`, composed with the
+   * list of the binding's documents).
    */
   readonly signMessage?: SignMessage;
   /**

@@ -16,6 +16,7 @@
  */
 import type { AuditReceipt } from '../audit';
 import type {
+  DocumentResult,
   RequestError,
   RequestStatus,
   SignRequestRecord,
@@ -82,6 +83,13 @@ export interface SignedResult {
   readonly signature?: string;
   /** ... or the CMS container (`cms`). */
   readonly cms?: string;
+  /**
+   * A request with `documents`: every document's result, in input order (the store keeps them in items
+   * of their own and assembles them on read as the record's documentResults).
+   */
+  readonly documentResults?: readonly DocumentResult[];
+  /** When the documents' results expire (epoch seconds): the record's expiresAt. */
+  readonly resultsExpireAt?: number;
   /** `cms`: the level reached, and its validation data from B-LT. */
   readonly reachedLevel?: SignatureLevel;
   readonly validationData?: StoredValidationData;

@@ -3,6 +3,7 @@ import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/alg
 import type { IdentityEvidence, SignerIdentity } from '../identity/types';
 import type { SignMessage } from '../identity/sign-message';
 import type { AdesProfile, SignatureFormat } from '../shared/formats';
+import type { SignDocument } from './documents';
 
 /**
  * The record of one sign request (docs/architecture.md, "Data" and "One request"), shared by the API, the
@@ -34,6 +35,22 @@ export interface StoredValidationData {
   readonly certificates: readonly string[];
   readonly ocspResponses: readonly string[];
   readonly crls: readonly string[];
+}
+
+/**
+ * One document's signature in a signed request with `documents`. Stored in an item of its own (50 B-LT
+ * results do not fit in one 400 KB item); the store's `get` assembles them, in input order, into
+ * `documentResults` of a signed record.
+ */
+export interface DocumentResult {
+  /** The document's position in the request's documents. */
+  readonly index: number;
+  /** Base64: the signature over the document's digest (`raw`) ... */
+  readonly signature?: string;
+  /** ... or the CMS container (`cms`), with its level and, from B-LT, its validation data. */
+  readonly cms?: string;
+  readonly reachedLevel?: SignatureLevel;
+  readonly validationData?: StoredValidationData;
 }
 
 export interface RequestError {
@@ -68,9 +85,17 @@ export interface SignRequestRecord {
   /** The e-service client that made the request (API key / IAM principal). */
   readonly clientId: string;
   readonly status: RequestStatus;
-  /** Base64 digest to be signed (the toBeSigned of the study). */
+  /**
+   * Base64 digest to be signed (the toBeSigned of the study). For a request with `documents`: the
+   * manifest's SHA-256 (manifestHash in standard base64, digestAlgorithm SHA-256), which nothing signs.
+   */
   readonly digest: string;
   readonly digestAlgorithm: DigestAlgorithm;
+  /**
+   * A request for several documents (in place of digest, format, profile and levels): each as the API
+   * resolved it, in input order. Bound by the manifest (identity/binding.ts); its results are stored apart.
+   */
+  readonly documents?: readonly SignDocument[];
   readonly keyType: KeyType;
   readonly signatureAlgorithm: SignatureAlgorithm;
   /** Absent on records made before containers existed: `raw`. */
@@ -115,6 +140,8 @@ export interface SignRequestRecord {
   readonly stageMs?: StageDurations;
   /** Pool keys this request threw away as unusable before one served (audit-logged by id). */
   readonly discardedKeys?: number;
+  /** A signed request with `documents`: each document's result, in input order (assembled on read). */
+  readonly documentResults?: readonly DocumentResult[];
   /** Base64 signature (`raw`). */
   readonly signature?: string;
   /** Base64 DER of the CMS ContentInfo (`cms`). */

@@ -26,7 +26,7 @@ import type { CertificateIssuer, IssuedCertificate } from '../pki/certificate-is
 import { canonicalPublicKey, type CanonicalPublicKey } from '../pki/public-key';
 import type { FallbackLimiter } from '../pool/fallback-limiter';
 import { keySourceFor, type KeySource } from '../pool/key-source';
-import { bindingOf } from '../identity/binding';
+import { requestBindingOf } from '../identity/binding';
 import type { EmptyPoolPolicy, KeyPoolStore, PoolHsm } from '../pool/pool';
 import type { PoolMetrics } from '../pool/pool-metrics';
 import {
@@ -36,13 +36,21 @@ import {
   type StoredSignRequest,
 } from './request-state';
 import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from '../shared/retry';
+import type { SignDocument } from './documents';
 import type {
   ContainerBuilder,
+  PreparedContainer,
   TimeStamper,
   ValidationData,
   ValidationDataSource,
 } from './signature-container';
-import { levelAtLeast, type RequestError, type SignatureLevel, type SigningStage } from './sign-request';
+import {
+  levelAtLeast,
+  type DocumentResult,
+  type RequestError,
+  type SignatureLevel,
+  type SigningStage,
+} from './sign-request';
 import type { SignerIdentity } from '../identity/types';
 import {
   AttemptSupersededError,
@@ -313,7 +321,15 @@ function isAlreadyCertified(err: unknown): boolean {
 interface Signed {
   readonly result: Pick<
     SignedResult,
-    'signature' | 'cms' | 'certificate' | 'certificateSerial' | 'chain' | 'reachedLevel' | 'validationData'
+    | 'signature'
+    | 'cms'
+    | 'certificate'
+    | 'certificateSerial'
+    | 'chain'
+    | 'reachedLevel'
+    | 'validationData'
+    | 'documentResults'
+    | 'resultsExpireAt'
   >;
   /** When the one-time key's signature was made. */
   readonly signedAt: number;
@@ -351,6 +367,8 @@ class SigningAttempt {
   private keyAcquiredAt: number | undefined;
   private discardedKeys = 0;
   private replayedKeys = 0;
+  /** Whether the CA was told this attempt signs with its certificate (see release). */
+  private released = false;
   /** Where the signature's event landed in the audit log (returned with the result). */
   private receipt: AuditReceipt | undefined;
   private readonly startedAt: number;
@@ -391,15 +409,18 @@ class SigningAttempt {
           message: 'the request carries no identity assertion for the CA to verify',
         });
       }
-      const cms = (this.record.format ?? 'raw') === 'cms';
-      if (cms && (!this.deps.buildContainer || !this.record.profile)) {
-        throw new AttemptEnded({
-          code: 'CONTAINER_UNSUPPORTED',
-          message: 'this signer builds no containers',
-        });
+      if (this.record.documents) {
+        if (this.record.documents.some((d) => d.format === 'cms') && !this.deps.buildContainer) {
+          throw new AttemptEnded({
+            code: 'CONTAINER_UNSUPPORTED',
+            message: 'this signer builds no containers',
+          });
+        }
+        const certified = await this.acquireCertifiedKey();
+        signed = await this.signDocuments(certified, this.record.documents);
+      } else {
+        signed = await this.signOne();
       }
-      const certified = await this.acquireCertifiedKey();
-      signed = cms ? await this.signContainer(certified) : await this.signRaw(certified);
     } catch (err) {
       await this.destroyKey().catch(() => undefined);
       if (err instanceof NoKeyYet) return this.handBack();
@@ -411,6 +432,19 @@ class SigningAttempt {
       await this.destroyKey().catch(() => undefined);
     }
     return this.complete(signed);
+  }
+
+  /** A single document request: its key, then its raw signature or its container. */
+  private async signOne(): Promise<Signed> {
+    const cms = (this.record.format ?? 'raw') === 'cms';
+    if (cms && (!this.deps.buildContainer || !this.record.profile)) {
+      throw new AttemptEnded({
+        code: 'CONTAINER_UNSUPPORTED',
+        message: 'this signer builds no containers',
+      });
+    }
+    const certified = await this.acquireCertifiedKey();
+    return cms ? this.signContainer(certified) : this.signRaw(certified);
   }
 
   /** Runs one stage: timed, retried when safe, and any failure tagged with the stage. */
@@ -716,12 +750,20 @@ class SigningAttempt {
     );
   }
 
-  private async signWithKey(digest: Buffer, usable: CertifiedKey): Promise<Buffer> {
-    await this.release(usable.issued);
+  private async signWithKey(
+    digest: Buffer,
+    usable: CertifiedKey,
+    document?: { readonly index: number; readonly digestAlgorithm: DigestAlgorithm },
+  ): Promise<Buffer> {
+    // Once per certificate: a request with documents signs several times with it.
+    if (!this.released) {
+      await this.release(usable.issued);
+      this.released = true;
+    }
     const key = this.key!;
     const signature = await this.stage('sign', () =>
       this.deps.hsm.signDigest(key, digest, {
-        digestAlgorithm: this.record.digestAlgorithm,
+        digestAlgorithm: document?.digestAlgorithm ?? this.record.digestAlgorithm,
         signatureAlgorithm: this.record.signatureAlgorithm,
       }),
     );
@@ -731,9 +773,129 @@ class SigningAttempt {
         signature,
         publicKeySpki: usable.publicKeySpki,
         keyId: this.keyId,
+        ...(document ? { documentIndex: document.index } : {}),
       }),
     );
     return signature;
+  }
+
+  /**
+   * A request with `documents`: the one certified key signs every document in input order (raw: its
+   * digest; cms: its container's signed attributes) and is destroyed after the last; then each container
+   * gets its own signature time-stamp, and the validation data (one leaf, one TSA: the same for all) is
+   * collected once, after the last time-stamp. Each document reaches its own level within its minimum;
+   * any failure fails the whole request, and nothing of any document is stored.
+   */
+  private async signDocuments(certified: CertifiedKey, documents: readonly SignDocument[]): Promise<Signed> {
+    const { deps, record } = this;
+    const issued = certified.issued;
+    const made: Array<{ signature: Buffer; prepared?: PreparedContainer }> = [];
+    let signedAt = 0;
+    for (const [index, doc] of documents.entries()) {
+      const prepared =
+        doc.format === 'cms'
+          ? await this.stage('container', async () =>
+              deps.buildContainer!({
+                profile: doc.profile ?? 'CAdES-B-B',
+                digestAlgorithm: doc.digestAlgorithm,
+                signatureAlgorithm: record.signatureAlgorithm,
+                messageDigest: Buffer.from(doc.digest, 'base64'),
+                certificatePem: issued.certificatePem,
+                chainPem: issued.chainPem,
+                signingTime: new Date(this.clock()),
+              }),
+            )
+          : undefined;
+      const toBeSigned = prepared ? prepared.toBeSigned : Buffer.from(doc.digest, 'base64');
+      const signature = await this.signWithKey(toBeSigned, certified, {
+        index,
+        digestAlgorithm: doc.digestAlgorithm,
+      });
+      signedAt = this.clock();
+      made.push({ signature, prepared });
+    }
+    await this.stage('destroy', () => this.destroyKey());
+
+    // Each container's signature time-stamp, at its level (or ending at its minimum).
+    const levels = documents.map((d) => ({
+      wanted: d.format === 'cms' ? (d.level ?? 'B-B') : undefined,
+      minimum: d.format === 'cms' ? (d.minimumLevel ?? d.level ?? 'B-B') : undefined,
+    }));
+    const settle = (i: number, reached: SignatureLevel, code: FailureCode, err: unknown): void => {
+      if (!levelAtLeast(reached, levels[i].minimum!)) {
+        throw new AttemptEnded({
+          code,
+          message:
+            code === 'TSA_UNAVAILABLE'
+              ? `the time-stamping authority did not answer (document ${i})`
+              : `the validation data (OCSP, CRL) could not be collected (document ${i})`,
+        });
+      }
+      deps.onLevelLowered?.(reached, code, err);
+    };
+    const tokens: Array<Buffer | undefined> = [];
+    for (const [i, doc] of documents.entries()) {
+      const wanted = levels[i].wanted;
+      if (!wanted || !levelAtLeast(wanted, 'B-T')) {
+        tokens.push(undefined);
+        continue;
+      }
+      try {
+        if (!deps.timeStamper) throw new Error('no time-stamping authority configured');
+        const stamper = deps.timeStamper;
+        tokens.push(
+          await this.stage('timestamp', () => stamper.timeStamp(made[i].signature, doc.digestAlgorithm)),
+        );
+      } catch (err) {
+        settle(i, 'B-B', 'TSA_UNAVAILABLE', err);
+        tokens.push(undefined);
+      }
+    }
+    // The validation data, once, after the last time-stamp (the OCSP response postdates every one).
+    const needing = documents
+      .map((_, i) => i)
+      .filter((i) => tokens[i] !== undefined && levelAtLeast(levels[i].wanted!, 'B-LT'));
+    let validationData: ValidationData | undefined;
+    if (needing.length > 0) {
+      try {
+        if (!deps.validationData) throw new Error('no validation data source configured');
+        const source = deps.validationData;
+        const last = tokens[needing[needing.length - 1]]!;
+        validationData = await this.stage('validation', () =>
+          source.collect({
+            certificatePem: issued.certificatePem,
+            chainPem: issued.chainPem,
+            timeStampToken: last,
+          }),
+        );
+      } catch (err) {
+        for (const i of needing) settle(i, 'B-T', 'VALIDATION_DATA_UNAVAILABLE', err);
+      }
+    }
+
+    const results: DocumentResult[] = documents.map((doc, index) => {
+      const { signature, prepared } = made[index];
+      if (!prepared) return { index, signature: signature.toString('base64') };
+      const token = tokens[index];
+      const data = validationData && needing.includes(index) ? validationData : undefined;
+      const level: SignatureLevel = data ? 'B-LT' : token ? 'B-T' : 'B-B';
+      const cms = prepared.finish(signature, {
+        timeStampToken: token,
+        // CAdES carries its validation data; a PDF carries it in its DSS, written by the client.
+        validationData: doc.profile === 'CAdES-B-B' ? data : undefined,
+      });
+      return {
+        index,
+        cms: cms.toString('base64'),
+        reachedLevel: level,
+        ...(data ? { validationData: encodeValidationData(data) } : {}),
+      };
+    });
+    await this.stage('audit', () => this.appendEvents());
+    return {
+      result: { ...certificateOf(issued), documentResults: results, resultsExpireAt: record.expiresAt },
+      signedAt,
+    };
   }
 
   /**
@@ -748,7 +910,7 @@ class SigningAttempt {
         csrDer: usable.csrDer,
         attemptId: this.attemptId,
         assertion: record.identityAssertion!,
-        binding: bindingOf(record),
+        binding: requestBindingOf(record),
         ...(record.signMessage === undefined ? {} : { signMessage: record.signMessage }),
       }),
     );

@@ -120,7 +120,7 @@ test('a body over the cap is 413 before the function runs', async () => {
   const before = received.length;
   const res = await call<{ error: { code: string } }>(`${base}/v1/sign-requests`, {
     apiKey: 'key-a',
-    rawBody: 'x'.repeat(64 * 1024),
+    rawBody: 'x'.repeat(128 * 1024),
   });
   expect([res.status, res.body.error.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
   expect(received.length).toBe(before);

@@ -233,7 +233,7 @@ describe('errors have statuses and codes', () => {
     [
       'body too large',
       () => ({
-        rawBody: JSON.stringify({ ...valid(), pad: 'x'.repeat(20_000) }),
+        rawBody: JSON.stringify({ ...valid(), pad: 'x'.repeat(100_000) }),
         headers: { 'content-type': 'application/json' },
       }),
       413,
