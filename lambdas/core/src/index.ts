@@ -328,6 +328,8 @@ export { type DemandHistory, forecast, type Forecast, HOUR_MS, type KnownEvent }
 export { plan } from './planning';
 // csc: the Cloud Signature Consortium API v2 front door (its OAuth 2.0 server and one-time credentials)
 export {
+  approvalRequestOf,
+  authorizedDigests,
   authorizingClient,
   checkSignAlgo,
   clientSecretMatches,
@@ -344,6 +346,8 @@ export {
   cscInfo,
   type CscLifetimes,
   type CscServiceDescription,
+  type CscMethod,
+  type CscSigning,
   type CscStore,
   digestAlgorithmOf,
   digestOf,

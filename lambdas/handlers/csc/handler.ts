@@ -14,7 +14,9 @@ import { CscRepository } from '@pipeline/adapters/dynamodb';
 import { createAssertionVerifier, OidcRelyingParty } from '@pipeline/adapters/oidc';
 import { loadConfig, loadCscConfig, loadIdentityConfig, type CscConfig } from '@pipeline/config';
 import {
+  approvalRequestOf,
   AssertionError,
+  authorizedDigests,
   authorizingClient,
   checkSignAlgo,
   clientSecretMatches,
@@ -34,6 +36,8 @@ import {
   secretHash,
   type AssertionVerifier,
   type CscGrant,
+  type CscMethod,
+  type CscSigning,
   type CscStore,
   type TokenUse,
 } from '@pipeline/core';
@@ -94,7 +98,9 @@ async function route(event: Event, deps: CscHandlerDeps): Promise<Result> {
     case 'POST /credentials/info':
       return credentialsInfo(event, deps);
     case 'POST /signatures/signHash':
-      return signHash(event, deps);
+      return sign(event, deps, 'signHash');
+    case 'POST /signatures/signDoc':
+      return sign(event, deps, 'signDoc');
     default:
       throw new CscError('not_found', 'no such CSC method');
   }
@@ -130,10 +136,7 @@ async function authorize(event: Event, deps: CscHandlerDeps): Promise<Result> {
       codeChallenge: pkce.challenge,
       ...(request.signing
         ? {
-            signature: {
-              tbsData: request.signing.binding.digest,
-              signMessage: request.signing.signMessage,
-            },
+            signature: approvalRequestOf(request.signing),
           }
         : {}),
     });
@@ -256,14 +259,21 @@ async function credentialsInfo(event: Event, deps: CscHandlerDeps): Promise<Resu
 }
 
 /**
- * signatures/signHash (operation mode S): the credential token's hashes, exactly as authorized, signed
- * by the pipeline. The token is used once (a conditional write) before the sign request is submitted.
+ * signatures/signHash and signatures/signDoc (operation mode S): the credential token's hashes, exactly
+ * as authorized and in that order, signed by the pipeline, by the method the token was authorized for.
+ * The token is used once (a conditional write) before the sign request is submitted.
  */
-async function signHash(event: Event, deps: CscHandlerDeps): Promise<Result> {
+async function sign(event: Event, deps: CscHandlerDeps, method: CscMethod): Promise<Result> {
   const tokenHash = bearerHash(event);
   const grant = await grantOfBearer(event, deps, ['credential']);
   const signing = grant.signing!;
   const body = parseBody(event);
+  if (signing.method !== method) {
+    throw new CscError(
+      'invalid_request',
+      `this access token authorizes signatures/${signing.method}, not signatures/${method}`,
+    );
+  }
   const credential = credentialById(body.credentialID);
   if (credential.credentialID !== signing.credentialID) {
     throw new CscError('invalid_request', 'credentialID is not the authorized credential');
@@ -271,44 +281,131 @@ async function signHash(event: Event, deps: CscHandlerDeps): Promise<Result> {
   if ((body.operationMode ?? 'S') !== 'S') {
     throw new CscError('invalid_request', 'operationMode must be S (synchronous)');
   }
-  const digestAlgorithm = digestAlgorithmOf(body.hashAlgorithmOID);
-  const hashes = Array.isArray(body.hashes) ? body.hashes : [];
-  if (
-    digestAlgorithm !== signing.binding.digestAlgorithm ||
-    hashes.length !== signing.numSignatures ||
-    hashes.some((h) => digestOf(h, digestAlgorithm, 'hashes') !== signing.binding.digest)
-  ) {
+  const asked = method === 'signHash' ? [body] : documentDigestEntries(body, signing);
+  const authorized = authorizedDigests(signing);
+  const hashes: string[] = [];
+  for (const entry of asked) {
+    const digestAlgorithm = digestAlgorithmOf(entry.hashAlgorithmOID);
+    checkSignAlgo(credential, entry.signAlgo, digestAlgorithm);
+    const listed = Array.isArray(entry.hashes) ? (entry.hashes as unknown[]) : [];
+    if (digestAlgorithm !== authorizedAlgorithm(signing)) {
+      throw new CscError('invalid_request', 'hashAlgorithmOID is not the one this access token authorizes');
+    }
+    for (const h of listed) hashes.push(digestOf(h, digestAlgorithm, 'hashes'));
+  }
+  if (hashes.length !== authorized.length || hashes.some((h, i) => h !== authorized[i])) {
     throw new CscError('invalid_request', 'hashes are not the hashes this access token authorizes');
   }
-  checkSignAlgo(credential, body.signAlgo, digestAlgorithm);
   const used = await deps.store.useToken(tokenHash, seconds(deps));
   if (!used.ok) throw tokenRefusal(used);
   // What the token says at the moment of its use: the sign request the citizen's login must bind.
-  const { binding, signMessage } = used.grant.signing!;
   const submitted = await deps.submit(
-    intakeEvent(event, grant.clientId, deps.config.signWaitSeconds, {
-      requestId: binding.requestId,
-      digest: binding.digest,
-      digestAlgorithm: binding.digestAlgorithm,
-      keyType: binding.keyType,
-      signatureAlgorithm: binding.signatureAlgorithm,
-      format: 'raw',
-      signMessage,
-      identityAssertion: used.grant.idToken,
-    }),
+    intakeEvent(event, grant.clientId, deps.config.signWaitSeconds, intakeBody(used.grant)),
   );
-  const result = JSON.parse(submitted.body || '{}') as {
+  const result = JSON.parse(submitted.body || '{}') as SignedResult & {
     status?: string;
-    signature?: string;
+    documents?: SignedResult[];
     error?: { code?: string; message?: string };
   };
-  if (submitted.statusCode === 200 && result.status === 'signed' && typeof result.signature === 'string') {
-    return json(200, { signatures: [result.signature] });
+  if (submitted.statusCode === 200 && result.status === 'signed') {
+    const results = result.documents ?? [result];
+    const values = results.map((r) => (method === 'signHash' ? r.signature : r.cms));
+    if (values.every((v) => typeof v === 'string') && values.length === authorized.length) {
+      if (method === 'signHash') return json(200, { signatures: values });
+      return json(200, {
+        SignatureObject: values,
+        ...(body.returnValidationInfo === true ? { validationInfo: validationInfoOf(results) } : {}),
+      });
+    }
   }
   if (result.error?.code) {
     throw new CscError(cscErrorFor(result.error.code), result.error.message ?? result.error.code);
   }
   throw new CscError('server_error', 'the signature was not made within the wait');
+}
+
+interface SignedResult {
+  readonly signature?: string;
+  readonly cms?: string;
+  readonly validationData?: {
+    readonly certificates?: readonly string[];
+    readonly ocspResponses?: readonly string[];
+    readonly crls?: readonly string[];
+  };
+}
+
+/** The digest algorithm the token authorizes (one for all its hashes). */
+function authorizedAlgorithm(signing: CscSigning): string {
+  const { binding } = signing;
+  return 'documents' in binding ? binding.documents[0].digestAlgorithm : binding.digestAlgorithm;
+}
+
+/**
+ * signDoc's `documentDigests` (CSC v2 11.11): entries of `hashes` with their `hashAlgorithmOID`,
+ * `signAlgo`, `signature_format` and `conformance_level`, which must be the authorized ones.
+ */
+function documentDigestEntries(
+  body: Record<string, unknown>,
+  signing: CscSigning,
+): Record<string, unknown>[] {
+  if (body.documents !== undefined) {
+    throw new CscError('invalid_request', 'documents are not accepted: send documentDigests');
+  }
+  const entries = body.documentDigests;
+  if (!Array.isArray(entries) || entries.length === 0 || entries.length > authorizedDigests(signing).length) {
+    throw new CscError('invalid_request', 'documentDigests is required');
+  }
+  return entries.map((entry: unknown) => {
+    const e = (entry ?? {}) as Record<string, unknown>;
+    if (
+      e.signature_format !== signing.document?.signatureFormat ||
+      e.conformance_level !== signing.document?.conformanceLevel
+    ) {
+      throw new CscError(
+        'invalid_request',
+        'signature_format and conformance_level must be the ones this access token authorizes',
+      );
+    }
+    return e;
+  });
+}
+
+/** The pipeline's sign request the token's signing names: one document, or the documents of its manifest. */
+function intakeBody(grant: CscGrant): Record<string, unknown> {
+  const { binding, signMessage, document } = grant.signing!;
+  const level = document ? { level: document.level } : {};
+  const common = {
+    requestId: binding.requestId,
+    keyType: binding.keyType,
+    signatureAlgorithm: binding.signatureAlgorithm,
+    signMessage,
+    identityAssertion: grant.idToken,
+  };
+  if ('documents' in binding) {
+    return {
+      ...common,
+      documents: binding.documents.map((d) => ({ ...d, ...(d.format === 'cms' ? level : {}) })),
+    };
+  }
+  return {
+    ...common,
+    digest: binding.digest,
+    digestAlgorithm: binding.digestAlgorithm,
+    format: binding.format,
+    ...(binding.profile ? { profile: binding.profile, ...level } : {}),
+  };
+}
+
+/** CSC validationInfo: the DER (base64) certificates, OCSP responses and CRLs of the results, once each. */
+function validationInfoOf(results: readonly SignedResult[]): Record<string, string[]> {
+  const all = (pick: (r: SignedResult) => readonly string[] | undefined) => [
+    ...new Set(results.flatMap((r) => pick(r) ?? [])),
+  ];
+  return {
+    certificates: all((r) => r.validationData?.certificates),
+    ocsp: all((r) => r.validationData?.ocspResponses),
+    crl: all((r) => r.validationData?.crls),
+  };
 }
 
 /** The sign request as the API receives it, from the CSC client (`csc:<clientId>`), waiting for its end. */

@@ -1,7 +1,11 @@
 export {
+  approvalRequestOf,
+  authorizedDigests,
   authorizingClient,
   clientSecretMatches,
   type CscClient,
+  type CscMethod,
+  type CscSigning,
   nonceOf,
   parseAuthorizationRequest,
   pkceMatches,

@@ -11,6 +11,8 @@ const CSC_METHODS = [
   'credentials/list',
   'credentials/info',
   'signatures/signHash',
+  'signatures/signDoc',
+  'signatures/timestamp',
 ] as const;
 
 export interface CscServiceDescription {
@@ -36,7 +38,7 @@ export function cscInfo(service: CscServiceDescription): Record<string, unknown>
     oauth2: service.oauth2,
     asynchronousOperationMode: false,
     methods: [...CSC_METHODS],
-    validationInfo: false,
+    validationInfo: true,
     signAlgorithms: { algos: allSignAlgoOids() },
   };
 }
