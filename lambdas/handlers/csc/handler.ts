@@ -10,7 +10,9 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { handleApiEvent } from '@pipeline/api';
+import { lambdaClient } from '@pipeline/adapters/aws';
 import { CscRepository } from '@pipeline/adapters/dynamodb';
+import { FunctionTimeStamper, HttpTimeStamper } from '@pipeline/adapters/lambda';
 import { createAssertionVerifier, OidcRelyingParty } from '@pipeline/adapters/oidc';
 import { loadConfig, loadCscConfig, loadIdentityConfig, type CscConfig } from '@pipeline/config';
 import {
@@ -57,6 +59,8 @@ export interface CscHandlerDeps {
   readonly relyingParty: Pick<OidcRelyingParty, 'authorizationUrl' | 'exchangeCode'>;
   /** The pipeline's intake: the API function's handling of `POST /sign-requests`. */
   readonly submit: (event: Event) => Promise<Result>;
+  /** The service's TSA (as the signer reaches it): an RFC 3161 token over a client's hash. */
+  readonly timeStamper: Pick<FunctionTimeStamper, 'timeStampHash'>;
   readonly logger: Logger;
   /** Epoch ms (tests move it). */
   readonly now?: () => number;
@@ -101,6 +105,8 @@ async function route(event: Event, deps: CscHandlerDeps): Promise<Result> {
       return sign(event, deps, 'signHash');
     case 'POST /signatures/signDoc':
       return sign(event, deps, 'signDoc');
+    case 'POST /signatures/timestamp':
+      return timestamp(event, deps);
     default:
       throw new CscError('not_found', 'no such CSC method');
   }
@@ -408,6 +414,32 @@ function validationInfoOf(results: readonly SignedResult[]): Record<string, stri
   };
 }
 
+/**
+ * signatures/timestamp (CSC v2 11.12): the service's RFC 3161 TSA over the client's `hash` with its
+ * `hashAlgorithmOID` (and its `nonce`, hex, when given), for a token of scope service or credential (read,
+ * not used). Answers `{ timestamp }`, the DER TimeStampToken in base64.
+ */
+async function timestamp(event: Event, deps: CscHandlerDeps): Promise<Result> {
+  await grantOfBearer(event, deps, ['service', 'credential']);
+  const body = parseBody(event);
+  const algorithm = digestAlgorithmOf(body.hashAlgorithmOID);
+  const hash = Buffer.from(digestOf(body.hash, algorithm, 'hash'), 'base64');
+  let nonce: Buffer | undefined;
+  if (body.nonce !== undefined) {
+    if (typeof body.nonce !== 'string' || !/^(?:[0-9a-fA-F]{2}){1,32}$/.test(body.nonce)) {
+      throw new CscError('invalid_request', 'Invalid parameter nonce: 1 to 32 bytes, hex');
+    }
+    nonce = Buffer.from(body.nonce, 'hex');
+  }
+  try {
+    const token = await deps.timeStamper.timeStampHash(hash, algorithm, nonce);
+    return json(200, { timestamp: token.toString('base64') });
+  } catch (err) {
+    deps.logger.warn('time-stamp for a CSC client failed', { errorName: (err as Error)?.name });
+    throw new CscError('temporarily_unavailable', 'the time-stamping authority is unavailable');
+  }
+}
+
 /** The sign request as the API receives it, from the CSC client (`csc:<clientId>`), waiting for its end. */
 function intakeEvent(
   event: Event,
@@ -553,8 +585,19 @@ export function wireCsc(): CscHandlerDeps {
   const intake = { ...api, settings: { ...api.settings, apiKeyPrincipals: undefined } };
   const jwk = JSON.parse(readFileSync(config.idpClientKeyFile, 'utf8')) as JsonWebKey;
   const privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
-  const { doc } = wire();
+  const { doc, config: base, pipeline } = wire();
+  const { timeStamping } = pipeline;
+  const timeStamper =
+    timeStamping.kind === 'function'
+      ? new FunctionTimeStamper(lambdaClient(base.aws), timeStamping.functionName)
+      : new HttpTimeStamper(
+          timeStamping.url,
+          readFileSync(timeStamping.trustAnchorsFile, 'utf8').match(
+            /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
+          ) ?? [],
+        );
   return {
+    timeStamper,
     config,
     store: new CscRepository(doc, { tableName: tableName(TABLES.csc) }),
     verifier: createAssertionVerifier(identity, loadConfig().aws),

@@ -33,6 +33,8 @@ export const CSC_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
   { method: 'POST', resource: '/credentials/list' },
   { method: 'POST', resource: '/credentials/info' },
   { method: 'POST', resource: '/signatures/signHash' },
+  { method: 'POST', resource: '/signatures/signDoc' },
+  { method: 'POST', resource: '/signatures/timestamp' },
 ];
 
 /**

@@ -26,6 +26,7 @@ import {
   PARAM_SIGN_REQUEST,
   SCOPE_SIGN,
   fingerprintLabel,
+  isManifestHash,
   preferredLanguages,
   SignRequestError,
   readSignRequest,
@@ -180,7 +181,7 @@ function signPage(details: InteractionDetails, citizen: TestCitizen, request: Si
     `<p><strong>${escapeHtml(clientName(details))}</strong> asks you to sign with your eID.</p>
 <p>Signing as <strong>${escapeHtml(citizen.name)}</strong>, personal identity number <code>${citizen.personalIdentityNumber}</code>.</p>
 <section aria-labelledby="document-heading">
-<h2 id="document-heading">Document</h2>
+<h2 id="document-heading">${isManifestHash(request.tbsData) ? 'Documents (listed below)' : 'Document'}</h2>
 <dl>
 ${request.documentName ? `<dt>Name</dt><dd id="document-name">${escapeHtml(request.documentName)}</dd>` : ''}
 <dt>Fingerprint (${escapeHtml(fingerprintLabel(request.tbsData))})</dt><dd><code id="fingerprint">${fingerprint(request.tbsData)}</code></dd>

@@ -62,7 +62,8 @@ async function main(): Promise<void> {
 
   // The issuer names the port, so the socket is bound first (answering 503 until the provider exists).
   const notYet: RequestListener = (_req, res) => res.writeHead(503, { 'retry-after': '1' }).end();
-  const server = createServer(notYet);
+  // Room for an authorization request whose signRequest carries a composed message of several documents.
+  const server = createServer({ maxHeaderSize: 96 * 1024 }, notYet);
   const bound = await listen(server, port);
   const issuer = `http://${HOST}:${bound}`;
   const clientKeysDir = resolve(process.env.IDP_CLIENT_KEYS_DIR || IDP_CLIENT_KEYS_DIR);

@@ -7,13 +7,15 @@
  * JSON object in a Request Object signed with it (3.1.1.2, see RequestObjectSignRequests): the JWT's `iss`
  * the client, `aud` this issuer or its authorization endpoint (extension 5.1), `iat`/`exp` (the
  * extension recommends them; this provider requires them, refuses the request from `exp` on, and allows
- * at most MAX_REQUEST_LIFETIME_SECONDS between them), `tbs_data` (base64, required with the sign scope),
+ * at most MAX_REQUEST_LIFETIME_SECONDS between them), `tbs_data` (base64, required with the sign scope;
+ * for several documents under one login the manifest hash, base64url),
  * `sign_message` (`message` and/or `message#<lang>`: base64 of UTF-8; `mime_type` text/plain or
  * text/markdown) and, this deployment's own field, `document_name` (shown beside the fingerprint). Of
  * several languages the one the citizen asks for is shown (OIDC.Sweden.Params 2.1: the user interface
  * locale, here `ui_locales` then the browser's Accept-Language; else the message without a tag; else
  * Swedish, English, the first). A message is displayed only if it passes the signing service's own
- * rules (validateSignMessage): a message that cannot be displayed refuses the request (extension 5.1),
+ * rules (validateSignMessage; one composed for several documents, with their numbered list, may be up
+ * to MAX_COMPOSED_SIGN_MESSAGE_LENGTH characters): a message that cannot be displayed refuses the request (extension 5.1),
  * whichever language would be shown. So is a document name, on one line: what the page shows is signed
  * by the client (the signRequest) and attested by the provider (the approval names it, `document_name`,
  * and the language shown, `sign_message_lang`).
@@ -21,7 +23,10 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, compactVerify, createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import {
+  MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
+  MAX_SIGN_MESSAGE_LENGTH,
   SIGN_APPROVAL_TYPE,
+  SIGN_MESSAGE_TEXT_PATTERN,
   SignMessageError,
   signMessageHash,
   validateSignMessage,
@@ -33,12 +38,43 @@ export { PARAM_SIGN_REQUEST, SCOPE_SIGN, USER_SIGNATURE_CLAIM } from '@pipeline/
 
 export const MAX_REQUEST_LIFETIME_SECONDS = 600;
 const MAX_DOCUMENT_NAME = 200;
-/** The parameter itself: a message of 1000 characters of 4 bytes, base64 twice over, fits. */
-const MAX_PARAMETER_LENGTH = 16_000;
+/** The parameter itself: a composed message of 8000 characters of 4 bytes, base64 twice over, fits. */
+const MAX_PARAMETER_LENGTH = 64_000;
 const SKEW_SECONDS = 60;
 /** What a signRequest JWT or a Request Object may be signed with: never `none` or HMAC. */
 export const SIGN_REQUEST_ALGORITHMS = ['ES256', 'ES384', 'RS256', 'PS256'] as const;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** A manifest hash (several documents): base64url of a SHA-256, unpadded. */
+const MANIFEST_HASH = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
+const SIGN_MESSAGE_TEXT = new RegExp(SIGN_MESSAGE_TEXT_PATTERN, 'u');
+
+/** Whether `tbs_data` is the manifest hash of several documents rather than one document's digest. */
+export function isManifestHash(tbsData: string): boolean {
+  return MANIFEST_HASH.test(tbsData);
+}
+
+/**
+ * A message the page can display, by the service's rules (validateSignMessage); for several documents
+ * (`tbs_data` a manifest hash) the message composed with their list may be up to
+ * MAX_COMPOSED_SIGN_MESSAGE_LENGTH characters, by the same character rules (the service's pattern: none
+ * of the forbidden characters, not blank).
+ */
+const displayableMessage =
+  (severalDocuments: boolean) =>
+  (value: { text: string; mimeType: unknown }): SignMessage => {
+    const length = [...value.text].length;
+    if (length <= MAX_SIGN_MESSAGE_LENGTH || !severalDocuments) return validateSignMessage(value);
+    if (length > MAX_COMPOSED_SIGN_MESSAGE_LENGTH) {
+      throw new SignMessageError(
+        `a message for several documents must be at most ${MAX_COMPOSED_SIGN_MESSAGE_LENGTH} characters`,
+      );
+    }
+    const { mimeType } = validateSignMessage({ text: '-', mimeType: value.mimeType });
+    if (!SIGN_MESSAGE_TEXT.test(value.text)) {
+      throw new SignMessageError('the message holds characters a sign message must not, or is blank');
+    }
+    return { text: value.text, mimeType };
+  };
 
 /** What the consent page shows and the approval attests. */
 export interface SignRequest {
@@ -135,10 +171,14 @@ function chooseMessage(
 }
 
 /** Each message of a sign_message by its rules: a request with any message that cannot be displayed is refused. */
-function checkEveryMessage(signMessage: Record<string, unknown>, mimeType: unknown): void {
+function checkEveryMessage(
+  signMessage: Record<string, unknown>,
+  mimeType: unknown,
+  validate: (value: { text: string; mimeType: unknown }) => SignMessage,
+): void {
   for (const key of Object.keys(signMessage)) {
     if (key !== 'message' && !key.startsWith('message#')) continue;
-    validateSignMessage({ text: decodeText(signMessage[key], 'sign_message'), mimeType });
+    validate({ text: decodeText(signMessage[key], 'sign_message'), mimeType });
   }
 }
 
@@ -228,8 +268,13 @@ export function readSignRequestValue(value: unknown, languages: readonly string[
   }
   const payload = value as Record<string, unknown>;
   const tbsData = payload.tbs_data;
-  if (typeof tbsData !== 'string' || tbsData.length === 0 || tbsData.length > 200 || !BASE64.test(tbsData)) {
-    return fail('signRequest tbs_data must be base64 (the data to be signed)');
+  if (
+    typeof tbsData !== 'string' ||
+    tbsData.length === 0 ||
+    tbsData.length > 200 ||
+    !(BASE64.test(tbsData) || isManifestHash(tbsData))
+  ) {
+    return fail('signRequest tbs_data must be base64 (the data to be signed) or a manifest hash');
   }
   const signMessage = payload.sign_message;
   if (!signMessage || typeof signMessage !== 'object' || Array.isArray(signMessage)) {
@@ -240,8 +285,9 @@ export function readSignRequestValue(value: unknown, languages: readonly string[
   const mimeType = messages.mime_type ?? 'text/plain';
   let message: SignMessage;
   try {
-    checkEveryMessage(messages, mimeType);
-    message = validateSignMessage({ text: decodeText(encoded, 'sign_message'), mimeType });
+    const displayable = displayableMessage(isManifestHash(tbsData));
+    checkEveryMessage(messages, mimeType, displayable);
+    message = displayable({ text: decodeText(encoded, 'sign_message'), mimeType });
   } catch (err) {
     if (err instanceof SignMessageError) return fail(`the sign message cannot be displayed: ${err.message}`);
     throw err;
@@ -287,7 +333,7 @@ export function readUserMessage(
   const { encoded, lang } = chooseMessage(messages, languages);
   const mimeType = messages.mime_type ?? 'text/plain';
   try {
-    checkEveryMessage(messages, mimeType);
+    checkEveryMessage(messages, mimeType, validateSignMessage);
     const message = validateSignMessage({ text: decodeText(encoded, 'userMessage'), mimeType });
     return lang === undefined ? { message } : { message, lang };
   } catch (err) {
@@ -310,6 +356,7 @@ function isDocumentName(name: unknown): name is string {
 
 /** What the consent page labels the fingerprint with, from the data's length. */
 export function fingerprintLabel(tbsData: string): string {
+  if (isManifestHash(tbsData)) return 'SHA-256 of the list of documents';
   const bytes = Buffer.from(tbsData, 'base64').length;
   return { 32: 'SHA-256', 48: 'SHA-384', 64: 'SHA-512' }[bytes] ?? `${bytes} bytes`;
 }
