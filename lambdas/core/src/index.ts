@@ -345,6 +345,7 @@ export {
   type CscGrant,
   cscInfo,
   type CscLifetimes,
+  type CscPushedRequest,
   type CscServiceDescription,
   type CscMethod,
   type CscSigning,

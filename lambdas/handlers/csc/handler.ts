@@ -91,6 +91,8 @@ async function route(event: Event, deps: CscHandlerDeps): Promise<Result> {
     case 'GET /info':
     case 'POST /info':
       return json(200, cscInfo(deps.config.service));
+    case 'POST /oauth2/pushed_authorize':
+      return pushedAuthorize(event, deps);
     case 'GET /oauth2/authorize':
       return authorize(event, deps);
     case 'GET /oauth2/callback':
@@ -121,7 +123,7 @@ const randomSecret = (): string => randomBytes(32).toString('base64url');
  * authorization will run (and, for a credential, the signature extension showing what is signed).
  */
 async function authorize(event: Event, deps: CscHandlerDeps): Promise<Result> {
-  const params = { ...(event.queryStringParameters ?? {}) };
+  const params = await authorizationParams(event, deps);
   const { client, redirectUri } = authorizingClient(params, deps.config.clients);
   const state = typeof params.state === 'string' ? params.state : undefined;
   try {
@@ -151,6 +153,67 @@ async function authorize(event: Event, deps: CscHandlerDeps): Promise<Result> {
     if (err instanceof CscError) return redirectBack(redirectUri, state, err.toJSON());
     throw err;
   }
+}
+
+/** How long a pushed authorization request's request_uri lives (RFC 9126 7.3: short). */
+const PUSHED_REQUEST_SECONDS = 60;
+const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+
+/**
+ * oauth2/pushed_authorize (RFC 9126): the client authenticates and posts the authorization request's
+ * parameters (form-encoded), which are checked now as oauth2/authorize checks them (a refusal is answered
+ * here, in JSON); they are kept under a one-time `request_uri` the client then sends the user agent with.
+ * The hashes and authorization_details stay off the URL, and nobody but the client could have set them.
+ */
+async function pushedAuthorize(event: Event, deps: CscHandlerDeps): Promise<Result> {
+  const body = parseBody(event);
+  const client = authenticateClient(event, body, deps.config);
+  if (body.request_uri !== undefined) {
+    throw new CscError('invalid_request', 'request_uri is not allowed in a pushed authorization request');
+  }
+  if (body.client_id !== undefined && body.client_id !== client.clientId) {
+    throw new CscError('invalid_request', 'client_id is not the authenticated client');
+  }
+  const params: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (name === 'client_secret') continue;
+    if (typeof value !== 'string') throw new CscError('invalid_request', `Invalid parameter ${name}`);
+    params[name] = value;
+  }
+  params.client_id = client.clientId;
+  const { redirectUri } = authorizingClient(params, [client]);
+  parseAuthorizationRequest(params, client, redirectUri, randomUUID);
+  const requestUri = `${REQUEST_URI_PREFIX}${randomSecret()}`;
+  await deps.store.putPushed(secretHash(requestUri), {
+    clientId: client.clientId,
+    params,
+    expiresAt: seconds(deps) + PUSHED_REQUEST_SECONDS,
+  });
+  return json(
+    201,
+    { request_uri: requestUri, expires_in: PUSHED_REQUEST_SECONDS },
+    { 'Cache-Control': 'no-store' },
+  );
+}
+
+/**
+ * The authorization request's parameters: the query's, or with `request_uri` those the client pushed
+ * (taken once, its own only, unexpired; the query then only names the client, RFC 9126 4).
+ */
+async function authorizationParams(event: Event, deps: CscHandlerDeps): Promise<Record<string, unknown>> {
+  const query = { ...(event.queryStringParameters ?? {}) };
+  const requestUri = query.request_uri;
+  if (requestUri === undefined) return query;
+  if (typeof query.client_id !== 'string' || !requestUri.startsWith(REQUEST_URI_PREFIX)) {
+    throw new CscError(
+      'invalid_request',
+      'request_uri must be one oauth2/pushed_authorize issued, with client_id',
+    );
+  }
+  const pushed = await deps.store.takePushed(secretHash(requestUri), query.client_id, seconds(deps));
+  if (!pushed)
+    throw new CscError('invalid_request', "request_uri is unknown, used, expired or another client's");
+  return { ...pushed.params };
 }
 
 /**

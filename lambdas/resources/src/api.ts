@@ -27,6 +27,7 @@ export const CSC_BASE_PATH = '/csc/v2';
 export const CSC_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
   { method: 'GET', resource: '/info' },
   { method: 'POST', resource: '/info' },
+  { method: 'POST', resource: '/oauth2/pushed_authorize' },
   { method: 'GET', resource: '/oauth2/authorize' },
   { method: 'GET', resource: '/oauth2/callback' },
   { method: 'POST', resource: '/oauth2/token' },

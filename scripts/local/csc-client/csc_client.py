@@ -2,7 +2,7 @@
 """
 A Cloud Signature Consortium API v2.0.0.2 client written from the specification alone, sharing no code
 with the service: the OAuth 2.0 authorization code flow with PKCE (S256) and client_secret_basic
-(oauth2/authorize, oauth2/token), then signatures/signDoc for a PDF (PAdES, the digest of its byte
+(oauth2/pushed_authorize, oauth2/authorize, oauth2/token), then signatures/signDoc for a PDF (PAdES, the digest of its byte
 ranges, the CMS embedded and the validationInfo written into the PDF's DSS with pyHanko) or
 signatures/signHash for a file's SHA-256. Standard library HTTP (urllib); pyHanko (PyPI) for the PDF.
 
@@ -72,8 +72,32 @@ def post_json(url: str, body: dict, token: str | None = None) -> dict:
         raise SystemExit(f"{url}: HTTP {err.code} {err.read()[:500]!r}")
 
 
-def authorize(args, params: dict) -> str:
-    """oauth2/authorize with PKCE -> the user agent's login -> the code at our redirect URI -> token."""
+def basic_auth(args) -> str:
+    """client_secret_basic (RFC 6749 2.3.1): the form-encoded id and secret."""
+    secret = os.environ["CSC_CLIENT_SECRET"]
+    pair = f"{urllib.parse.quote(args.client_id, safe='')}:{urllib.parse.quote(secret, safe='')}"
+    return f"Basic {base64.b64encode(pair.encode()).decode()}"
+
+
+def post_form(url: str, form: dict, authorization: str) -> dict:
+    req = urllib.request.Request(
+        url,
+        data=urllib.parse.urlencode(form).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": authorization},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(req) as res:
+            return json.load(res)
+    except urllib.error.HTTPError as err:
+        raise SystemExit(f"{url}: HTTP {err.code} {err.read()[:500]!r}")
+
+
+def authorize(args, params: dict, pushed: bool = False) -> str:
+    """
+    oauth2/authorize with PKCE (the parameters pushed first to oauth2/pushed_authorize, RFC 9126, when
+    `pushed`) -> the user agent's login -> the code at our redirect URI -> oauth2/token.
+    """
     verifier = b64url(secrets.token_bytes(32))
     state = secrets.token_hex(8)
     query = {
@@ -85,6 +109,9 @@ def authorize(args, params: dict) -> str:
         "state": state,
         **params,
     }
+    if pushed:
+        par = post_form(f"{args.base}/oauth2/pushed_authorize", query, basic_auth(args))
+        query = {"client_id": args.client_id, "request_uri": par["request_uri"]}
     to_idp = location_of(f"{args.base}/oauth2/authorize?{urllib.parse.urlencode(query)}")
     say({"login": to_idp})
     at_callback = sys.stdin.readline().strip()
@@ -94,25 +121,16 @@ def authorize(args, params: dict) -> str:
         raise SystemExit("the authorization came back elsewhere or with another state")
     if "code" not in answer:
         raise SystemExit(f"authorization refused: {answer}")
-    secret = os.environ["CSC_CLIENT_SECRET"]
-    basic = base64.b64encode(
-        f"{urllib.parse.quote(args.client_id, safe='')}:{urllib.parse.quote(secret, safe='')}".encode()
-    ).decode()
-    req = urllib.request.Request(
+    token = post_form(
         f"{args.base}/oauth2/token",
-        data=urllib.parse.urlencode(
-            {
-                "grant_type": "authorization_code",
-                "code": answer["code"],
-                "code_verifier": verifier,
-                "redirect_uri": args.redirect_uri,
-            }
-        ).encode(),
-        headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": f"Basic {basic}"},
-        method="POST",
+        {
+            "grant_type": "authorization_code",
+            "code": answer["code"],
+            "code_verifier": verifier,
+            "redirect_uri": args.redirect_uri,
+        },
+        basic_auth(args),
     )
-    with urllib.request.urlopen(req) as res:
-        token = json.load(res)
     if token.get("token_type") != "Bearer" or token.get("scope") != "credential":
         raise SystemExit(f"unexpected token answer: {token}")
     return token["access_token"]
@@ -152,7 +170,8 @@ def pades(args) -> dict:
             "conformance_level": "AdES-B-LT",
         }
     ]
-    token = authorize(args, {"authorization_details": json.dumps(details)})
+    # Pushed (RFC 9126): the authorization details stay off the user agent's URL.
+    token = authorize(args, {"authorization_details": json.dumps(details)}, pushed=True)
     signed = post_json(
         f"{args.base}/signatures/signDoc",
         {

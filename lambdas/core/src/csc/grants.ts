@@ -40,8 +40,22 @@ export type TokenUse =
   | { readonly ok: true; readonly grant: CscGrant }
   | { readonly ok: false; readonly reason: 'unknown' | 'used' | 'expired' };
 
+/**
+ * A pushed authorization request (oauth2/pushed_authorize, RFC 9126): the authenticated client's
+ * parameters, kept under the hash of the `request_uri` it was given, until oauth2/authorize takes them once.
+ */
+export interface CscPushedRequest {
+  readonly clientId: string;
+  readonly params: Readonly<Record<string, string>>;
+  /** Epoch seconds. */
+  readonly expiresAt: number;
+}
+
 /** The CSC table (adapters/dynamodb CscRepository). Keys are SHA-256 hashes of the secrets. */
 export interface CscStore {
+  putPushed(uriHash: string, pushed: CscPushedRequest): Promise<void>;
+  /** Removes and returns the pushed request if it is this client's and not expired (once). */
+  takePushed(uriHash: string, clientId: string, nowSeconds: number): Promise<CscPushedRequest | undefined>;
   putFlow(flow: CscFlow): Promise<void>;
   /** Removes and returns the flow (once), or undefined when unknown, taken or expired. */
   takeFlow(id: string, nowSeconds: number): Promise<CscFlow | undefined>;

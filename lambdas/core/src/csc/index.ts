@@ -25,6 +25,7 @@ export {
   type CscFlow,
   type CscGrant,
   type CscLifetimes,
+  type CscPushedRequest,
   type CscStore,
   grantOf,
   type TokenUse,

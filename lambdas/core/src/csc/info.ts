@@ -6,6 +6,7 @@ const CSC_SPECS = '2.0.0.2';
 /** The CSC methods this service answers (`info`'s `methods`). */
 const CSC_METHODS = [
   'info',
+  'oauth2/pushed_authorize',
   'oauth2/authorize',
   'oauth2/token',
   'credentials/list',

@@ -104,6 +104,8 @@ async function authorize(
     readonly description?: string;
     /** Several documents: authorization_details with documentDigests, each labelled. */
     readonly documents?: number;
+    /** Pushed first (oauth2/pushed_authorize) by this client. */
+    readonly pushedBy?: { readonly clientId: string; readonly secret: string };
     /** An authorization for signDoc. */
     readonly signDoc?: { readonly signature_format: string; readonly conformance_level: string };
   } = {},
@@ -145,7 +147,25 @@ async function authorize(
           }
         : {}),
   };
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  if (options.pushedBy) {
+    // RFC 9126: the parameters go to oauth2/pushed_authorize (client authenticated), the user agent
+    // only carries the client id and the request_uri.
+    const pushed = await post(
+      '/oauth2/pushed_authorize',
+      params,
+      { authorization: basic(options.pushedBy) },
+      true,
+    );
+    expect(pushed.status).toBe(201);
+    expect(pushed.body).toEqual({
+      request_uri: expect.stringMatching(/^urn:ietf:params:oauth:request_uri:/),
+      expires_in: 60,
+    });
+    url.searchParams.set('client_id', who.clientId);
+    url.searchParams.set('request_uri', pushed.body.request_uri as string);
+  } else {
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  }
   const started = await fetch(url, { redirect: 'manual' });
   expect(started.status).toBe(302);
   const toIdp = new URL(started.headers.get('location')!);
@@ -576,6 +596,66 @@ describe('the CSC API v2', () => {
         .body.error,
     ).toBe('invalid_request');
     expect((await post('/signatures/timestamp', body)).body.error).toBe('invalid_token');
+  });
+
+  it('takes a pushed authorization request (RFC 9126) once, for its own client only, and signs its hashes', async () => {
+    const authorized = await authorize(ALICE, 'credential', { documents: 5, pushedBy: ALICE });
+    const token = await tokenFor(ALICE, authorized);
+    const signed = await post(
+      '/signatures/signHash',
+      signHashBody(authorized),
+      bearer(token.body.access_token as string),
+    );
+    expect(signed.status).toBe(200);
+    expect(signed.body.signatures).toHaveLength(5);
+
+    // A request_uri is used once, and only by the client that pushed it.
+    const params = {
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'service',
+      code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'),
+      code_challenge_method: 'S256',
+    };
+    const pushed = await post('/oauth2/pushed_authorize', params, { authorization: basic(ALICE) }, true);
+    const uri = pushed.body.request_uri as string;
+    const open = (clientId: string) =>
+      fetch(`${csc}/oauth2/authorize?client_id=${clientId}&request_uri=${encodeURIComponent(uri)}`, {
+        redirect: 'manual',
+      });
+    const byMallory = await open(MALLORY.clientId);
+    expect([byMallory.status, ((await byMallory.json()) as { error: string }).error]).toEqual([
+      400,
+      'invalid_request',
+    ]);
+    expect((await open(ALICE.clientId)).status).toBe(302);
+    const again = await open(ALICE.clientId);
+    expect([again.status, ((await again.json()) as { error: string }).error]).toEqual([
+      400,
+      'invalid_request',
+    ]);
+
+    // Pushing needs the client's secret; a bad request is answered at once, in JSON.
+    expect(
+      (
+        await post(
+          '/oauth2/pushed_authorize',
+          params,
+          { authorization: basic({ ...ALICE, secret: 'wrong' }) },
+          true,
+        )
+      ).body.error,
+    ).toBe('invalid_client');
+    const noPkce = await post(
+      '/oauth2/pushed_authorize',
+      { ...params, code_challenge_method: 'plain' },
+      { authorization: basic(ALICE) },
+      true,
+    );
+    expect(noPkce).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', error_description: 'code_challenge_method must be S256' },
+    });
   });
 
   it('refuses an authorization without PKCE S256 back at the redirect URI, and an unknown client to the user agent', async () => {
