@@ -424,6 +424,41 @@ describe('the CSC API v2', () => {
     expect((await cscRecords()).filter((r) => r.digest === other)).toHaveLength(0);
   });
 
+  it('refuses a token whose manifest was changed in the table: the login binds the authorized documents', async () => {
+    // An attacker who can write the CSC table swaps the second of three authorized hashes: the citizen's
+    // login (the v3 nonce, the approval of the manifest) binds the three as authorized.
+    const authorized = await authorize(ALICE, 'credential', { documents: 3 });
+    const token = await tokenFor(ALICE, authorized);
+    const accessToken = token.body.access_token as string;
+    const other = randomBytes(32).toString('base64');
+    const doc = documentClient(loadAwsConfig());
+    try {
+      const Key = { pk: `TOKEN#${createHash('sha256').update(accessToken).digest('hex')}` };
+      const TableName = pipeline.env[TABLES.csc.envVar];
+      const { Item } = await doc.send(new GetCommand({ TableName, Key }));
+      const grant = JSON.parse(Item!.grant as string) as {
+        signing: { binding: { documents: { digest: string }[] } };
+      };
+      grant.signing.binding.documents[1].digest = other;
+      await doc.send(new PutCommand({ TableName, Item: { ...Item, grant: JSON.stringify(grant) } }));
+    } finally {
+      doc.destroy();
+    }
+    const before = await issuedCertificates();
+    const hashes = signHashBody(authorized).hashes;
+    const refused = await post(
+      '/signatures/signHash',
+      { ...signHashBody(authorized), hashes: [hashes[0], other, hashes[2]] },
+      bearer(accessToken),
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toBe('access_denied');
+    expect(await issuedCertificates()).toBe(before);
+    expect(
+      (await cscRecords()).filter((r) => JSON.stringify(r.documents ?? '').includes(other)),
+    ).toHaveLength(0);
+  });
+
   it('answers a hash other than the authorized one with invalid_request, leaving the token usable', async () => {
     const authorized = await authorize(ALICE, 'credential');
     const token = await tokenFor(ALICE, authorized);
