@@ -345,6 +345,7 @@ export {
   type CscGrant,
   cscInfo,
   type CscLifetimes,
+  type CscPendingResponse,
   type CscPushedRequest,
   type CscServiceDescription,
   type CscMethod,

@@ -107,6 +107,8 @@ async function route(event: Event, deps: CscHandlerDeps): Promise<Result> {
       return sign(event, deps, 'signHash');
     case 'POST /signatures/signDoc':
       return sign(event, deps, 'signDoc');
+    case 'POST /signatures/signPolling':
+      return signPolling(event, deps);
     case 'POST /signatures/timestamp':
       return timestamp(event, deps);
     default:
@@ -347,9 +349,9 @@ async function sign(event: Event, deps: CscHandlerDeps, method: CscMethod): Prom
   if (credential.credentialID !== signing.credentialID) {
     throw new CscError('invalid_request', 'credentialID is not the authorized credential');
   }
-  if ((body.operationMode ?? 'S') !== 'S') {
-    throw new CscError('invalid_request', 'operationMode must be S (synchronous)');
-  }
+  const mode = body.operationMode ?? 'S';
+  if (mode !== 'S' && mode !== 'A') throw new CscError('invalid_request', 'operationMode must be S or A');
+  const validity = validityPeriodSeconds(body, mode);
   const asked = method === 'signHash' ? [body] : documentDigestEntries(body, signing);
   const authorized = authorizedDigests(signing);
   const hashes: string[] = [];
@@ -368,29 +370,136 @@ async function sign(event: Event, deps: CscHandlerDeps, method: CscMethod): Prom
   const used = await deps.store.useToken(tokenHash, seconds(deps));
   if (!used.ok) throw tokenRefusal(used);
   // What the token says at the moment of its use: the sign request the citizen's login must bind.
-  const submitted = await deps.submit(
-    intakeEvent(event, grant.clientId, deps.config.signWaitSeconds, intakeBody(used.grant)),
-  );
-  const result = JSON.parse(submitted.body || '{}') as SignedResult & {
-    status?: string;
-    documents?: SignedResult[];
-    error?: { code?: string; message?: string };
-  };
-  if (submitted.statusCode === 200 && result.status === 'signed') {
-    const results = result.documents ?? [result];
-    const values = results.map((r) => (method === 'signHash' ? r.signature : r.cms));
-    if (values.every((v) => typeof v === 'string') && values.length === authorized.length) {
-      if (method === 'signHash') return json(200, { signatures: values });
-      return json(200, {
-        SignatureObject: values,
-        ...(body.returnValidationInfo === true ? { validationInfo: validationInfoOf(results) } : {}),
-      });
-    }
+  const intake = intakeBody(used.grant);
+  const wait = mode === 'S' ? deps.config.signWaitSeconds : 0;
+  const submitted = await deps.submit(intakeEvent(event, grant.clientId, wait, intake));
+  const returnValidationInfo = body.returnValidationInfo === true;
+  if (mode === 'S') {
+    return signedAnswer(submitted, method, authorized.length, returnValidationInfo) ?? notSigned();
   }
+  // Operation mode A: accepted by the pipeline (else its refusal); the client polls with the responseID.
+  refusalOf(submitted);
+  const responseID = randomSecret();
+  await deps.store.putResponse(secretHash(responseID), {
+    clientId: grant.clientId,
+    tokenHash,
+    requestId: intake.requestId as string,
+    method,
+    count: authorized.length,
+    returnValidationInfo,
+    expiresAt: seconds(deps) + validity,
+  });
+  return json(200, { responseID });
+}
+
+/** CSC validity_period (milliseconds, mode A only): how long the outcome stays available; 10 min at most. */
+function validityPeriodSeconds(body: Record<string, unknown>, mode: string): number {
+  if (body.validity_period === undefined) return DEFAULT_VALIDITY_SECONDS;
+  const ms = body.validity_period;
+  if (
+    mode !== 'A' ||
+    typeof ms !== 'number' ||
+    !Number.isInteger(ms) ||
+    ms < 1000 ||
+    ms > MAX_VALIDITY_SECONDS * 1000
+  ) {
+    throw new CscError(
+      'invalid_request',
+      'Invalid parameter validity_period: 1000 to 600000 ms, with operationMode A',
+    );
+  }
+  return Math.ceil(ms / 1000);
+}
+const DEFAULT_VALIDITY_SECONDS = 300;
+const MAX_VALIDITY_SECONDS = 600;
+
+type PipelineResult = SignedResult & {
+  status?: string;
+  documents?: SignedResult[];
+  error?: { code?: string; message?: string };
+};
+
+/** The CSC answer of a signed request of the pipeline (in order), or undefined when it is not signed. */
+function signedAnswer(
+  answered: Result,
+  method: CscMethod,
+  count: number,
+  returnValidationInfo: boolean,
+): Result | undefined {
+  const result = refusalOf(answered);
+  if (answered.statusCode !== 200 || result.status !== 'signed') return undefined;
+  const results = result.documents ?? [result];
+  const values = results.map((r) => (method === 'signHash' ? r.signature : r.cms));
+  if (!values.every((v) => typeof v === 'string') || values.length !== count) return undefined;
+  if (method === 'signHash') return json(200, { signatures: values });
+  return json(200, {
+    SignatureObject: values,
+    ...(returnValidationInfo ? { validationInfo: validationInfoOf(results) } : {}),
+  });
+}
+
+/** The pipeline's answer, or its refusal (or its failed request) as the CSC error cscErrorFor maps it to. */
+function refusalOf(answered: Result): PipelineResult {
+  const result = JSON.parse(answered.body || '{}') as PipelineResult;
   if (result.error?.code) {
     throw new CscError(cscErrorFor(result.error.code), result.error.message ?? result.error.code);
   }
+  if (answered.statusCode >= 400)
+    throw new CscError('server_error', 'the pipeline did not accept the request');
+  return result;
+}
+
+const notSigned = (): never => {
   throw new CscError('server_error', 'the signature was not made within the wait');
+};
+
+/**
+ * signatures/signPolling (operation mode A): the outcome of an earlier signHash or signDoc, by its
+ * `responseID`, for the access token that asked for it (presented again, though used) until the
+ * validity_period ends; while the pipeline still works, `invalid_request` saying so (CSC: the previous
+ * asynchronous request is not completed yet).
+ */
+async function signPolling(event: Event, deps: CscHandlerDeps): Promise<Result> {
+  const tokenHash = bearerHash(event);
+  const body = parseBody(event);
+  const responseID = body.responseID;
+  const pending =
+    typeof responseID === 'string' && responseID.length <= 256
+      ? await deps.store.getResponse(secretHash(responseID), seconds(deps))
+      : undefined;
+  if (!pending || pending.tokenHash !== tokenHash) {
+    throw new CscError(
+      'invalid_request',
+      'Invalid parameter responseID: unknown, expired or not of this access token',
+    );
+  }
+  const answered = await deps.submit(readEvent(event, pending.clientId, pending.requestId));
+  return (
+    signedAnswer(answered, pending.method, pending.count, pending.returnValidationInfo) ??
+    json(400, {
+      error: 'invalid_request',
+      error_description: 'the previous asynchronous signature request is not completed yet',
+    })
+  );
+}
+
+/** GET /sign-requests/{id} as the API receives it, from the CSC client (`csc:<clientId>`). */
+function readEvent(event: Event, clientId: string, requestId: string): Event {
+  const post = intakeEvent(event, clientId, 0, {});
+  return {
+    ...post,
+    resource: '/sign-requests/{id}',
+    path: `/sign-requests/${requestId}`,
+    httpMethod: 'GET',
+    queryStringParameters: null,
+    pathParameters: { id: requestId },
+    body: null,
+    requestContext: {
+      ...post.requestContext,
+      resourcePath: '/sign-requests/{id}',
+      httpMethod: 'GET',
+    } as Event['requestContext'],
+  };
 }
 
 interface SignedResult {
@@ -510,6 +619,7 @@ function intakeEvent(
   waitSeconds: number,
   body: Record<string, unknown>,
 ): Event {
+  // wait=0 (mode A): the API answers at once, the request accepted.
   return {
     ...event,
     resource: '/sign-requests',

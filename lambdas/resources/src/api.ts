@@ -35,6 +35,7 @@ export const CSC_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
   { method: 'POST', resource: '/credentials/info' },
   { method: 'POST', resource: '/signatures/signHash' },
   { method: 'POST', resource: '/signatures/signDoc' },
+  { method: 'POST', resource: '/signatures/signPolling' },
   { method: 'POST', resource: '/signatures/timestamp' },
 ];
 

@@ -51,8 +51,27 @@ export interface CscPushedRequest {
   readonly expiresAt: number;
 }
 
+/**
+ * A signature requested in operation mode A: the pipeline's sign request it became, what the answer
+ * holds, and the access token that asked (signatures/signPolling presents it again), until `expiresAt`
+ * (CSC validity_period).
+ */
+export interface CscPendingResponse {
+  readonly clientId: string;
+  readonly tokenHash: string;
+  readonly requestId: string;
+  readonly method: 'signHash' | 'signDoc';
+  readonly count: number;
+  readonly returnValidationInfo: boolean;
+  /** Epoch seconds. */
+  readonly expiresAt: number;
+}
+
 /** The CSC table (adapters/dynamodb CscRepository). Keys are SHA-256 hashes of the secrets. */
 export interface CscStore {
+  putResponse(responseHash: string, response: CscPendingResponse): Promise<void>;
+  /** Reads an asynchronous signature's state (any number of times until it expires). */
+  getResponse(responseHash: string, nowSeconds: number): Promise<CscPendingResponse | undefined>;
   putPushed(uriHash: string, pushed: CscPushedRequest): Promise<void>;
   /** Removes and returns the pushed request if it is this client's and not expired (once). */
   takePushed(uriHash: string, clientId: string, nowSeconds: number): Promise<CscPushedRequest | undefined>;

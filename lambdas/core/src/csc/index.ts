@@ -25,6 +25,7 @@ export {
   type CscFlow,
   type CscGrant,
   type CscLifetimes,
+  type CscPendingResponse,
   type CscPushedRequest,
   type CscStore,
   grantOf,

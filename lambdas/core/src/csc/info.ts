@@ -13,6 +13,7 @@ const CSC_METHODS = [
   'credentials/info',
   'signatures/signHash',
   'signatures/signDoc',
+  'signatures/signPolling',
   'signatures/timestamp',
 ] as const;
 
@@ -37,7 +38,7 @@ export function cscInfo(service: CscServiceDescription): Record<string, unknown>
     description: service.description,
     authType: ['oauth2code'],
     oauth2: service.oauth2,
-    asynchronousOperationMode: false,
+    asynchronousOperationMode: true,
     methods: [...CSC_METHODS],
     validationInfo: true,
     signAlgorithms: { algos: allSignAlgoOids() },

@@ -693,6 +693,55 @@ describe('the CSC API v2', () => {
     });
   });
 
+  it('signs in operation mode A: a responseID, then signatures/signPolling for the token that asked', async () => {
+    const authorized = await authorize(ALICE, 'credential', { documents: 2 });
+    const token = await tokenFor(ALICE, authorized);
+    const headers = bearer(token.body.access_token as string);
+    const started = await post(
+      '/signatures/signHash',
+      { ...signHashBody(authorized), operationMode: 'A', validity_period: 60_000 },
+      headers,
+    );
+    expect(started).toEqual({ status: 200, body: { responseID: expect.any(String) } });
+    const responseID = started.body.responseID as string;
+    // The token is used: it does not sign again.
+    expect((await post('/signatures/signHash', signHashBody(authorized), headers)).body.error).toBe(
+      'invalid_token',
+    );
+    // Another token, or another responseID: refused.
+    const other = await tokenFor(ALICE, await authorize(ALICE, 'service'));
+    expect(
+      (await post('/signatures/signPolling', { responseID }, bearer(other.body.access_token as string))).body
+        .error,
+    ).toBe('invalid_request');
+    expect((await post('/signatures/signPolling', { responseID: 'nothing' }, headers)).body.error).toBe(
+      'invalid_request',
+    );
+    let polled: Answer | undefined;
+    for (let i = 0; i < 60; i++) {
+      polled = await post('/signatures/signPolling', { responseID }, headers);
+      if (polled.status === 200) break;
+      expect(polled.body).toEqual({
+        error: 'invalid_request',
+        error_description: 'the previous asynchronous signature request is not completed yet',
+      });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(polled!.status).toBe(200);
+    const signatures = polled!.body.signatures as string[];
+    const records = (await cscRecords()).filter((r) =>
+      JSON.stringify(r.documents ?? '').includes(signHashBody(authorized).hashes[0]),
+    );
+    const certificate = new X509Certificate(records[0].certificate as string);
+    authorized.documents.forEach((document, i) => {
+      expect(verify('sha256', document, certificate.publicKey, Buffer.from(signatures[i], 'base64'))).toBe(
+        true,
+      );
+    });
+    // Polled again within the validity period: the same outcome.
+    expect((await post('/signatures/signPolling', { responseID }, headers)).body).toEqual(polled!.body);
+  });
+
   it('refuses an authorization without PKCE S256 back at the redirect URI, and an unknown client to the user agent', async () => {
     const url = new URL(`${csc}/oauth2/authorize`);
     for (const [k, v] of Object.entries({
