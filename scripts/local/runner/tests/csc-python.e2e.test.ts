@@ -2,9 +2,8 @@
  * The CSC API v2 proven from outside: a client that shares no code with the service
  * (scripts/local/csc-client/csc_client.py, written from the CSC specification with Python's standard
  * library and pyHanko from PyPI) against the running local pipeline. It authorizes with PKCE (for the
- * PDF through oauth2/pushed_authorize, RFC 9126), the test
- * citizen logs in at the local IdP in the user agent (this test plays it, as the other e2e tests log in),
- * it redeems the code with its secret, then:
+ * PDF through oauth2/pushed_authorize, RFC 9126), the test citizen logs in at the local IdP in the user
+ * agent (this test plays it, as the other e2e tests log in), it redeems the code with its secret, then:
  *
  * - signDoc, PAdES at AdES-B-LT, for the digest of a PDF's byte ranges that pyHanko prepared; it embeds
  *   the CMS and writes the validationInfo into the PDF's DSS; EU DSS validates the PDF offline as
