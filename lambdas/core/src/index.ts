@@ -329,6 +329,8 @@ export { type DemandHistory, forecast, type Forecast, HOUR_MS, type KnownEvent }
 export { plan } from './planning';
 // csc: the Cloud Signature Consortium API v2 front door (its OAuth 2.0 server and one-time credentials)
 export {
+  approvalRequestOf,
+  authorizedDigests,
   authorizingClient,
   checkSignAlgo,
   clientSecretMatches,
@@ -344,7 +346,11 @@ export {
   type CscGrant,
   cscInfo,
   type CscLifetimes,
+  type CscPendingResponse,
+  type CscPushedRequest,
   type CscServiceDescription,
+  type CscMethod,
+  type CscSigning,
   type CscStore,
   digestAlgorithmOf,
   digestOf,

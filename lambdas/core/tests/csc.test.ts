@@ -6,8 +6,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  approvalRequestOf,
   assertionNonce,
+  authorizedDigests,
   authorizingClient,
+  composeSignMessage,
   checkSignAlgo,
   clientSecretMatches,
   credentialById,
@@ -18,6 +21,7 @@ import {
   CscError,
   cscErrorFor,
   cscInfo,
+  manifestHash,
   nonceOf,
   parseAuthorizationRequest,
   pkceMatches,
@@ -113,6 +117,59 @@ describe('the authorization request', () => {
     });
   });
 
+  it('binds several hashes to the manifest of their documents (v3), each named by its label in the sign message', () => {
+    const other = randomBytes(32);
+    const { numSignatures: _n, hashes: _h, hashAlgorithmOID: _a, scope: _s, ...rest } = credentialParams();
+    const signing = parse({
+      ...rest,
+      authorization_details: JSON.stringify({
+        type: 'credential',
+        credentialID: 'onetime-ec-p256',
+        hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+        documentDigests: [
+          { hash: digest.toString('base64url'), label: 'contract.pdf' },
+          { hash: other.toString('base64url') },
+        ],
+      }),
+    }).signing!;
+    expect(signing).toMatchObject({ method: 'signHash', numSignatures: 2 });
+    const documents = [
+      { digestAlgorithm: 'SHA-256', digest: digest.toString('base64'), format: 'raw', name: 'contract.pdf' },
+      { digestAlgorithm: 'SHA-256', digest: other.toString('base64'), format: 'raw' },
+    ] as const;
+    expect(authorizedDigests(signing)).toEqual(documents.map((d) => d.digest));
+    const shown = composeSignMessage(signing.signMessage, documents);
+    expect(shown.text).toContain('Documents (2):\n1. contract.pdf\n2. unnamed (SHA-256 ');
+    const manifest = {
+      requestId: REQUEST_ID,
+      keyType: 'EC-P256',
+      signatureAlgorithm: 'ECDSA',
+      documents,
+      signMessageHash: signMessageHash(shown),
+    } as const;
+    expect(signing.binding).toEqual(manifest);
+    // The API's v3 nonce of that request, and the provider is asked to approve the manifest.
+    expect(nonceOf(signing)).toBe(assertionNonce(manifest));
+    expect(approvalRequestOf(signing)).toEqual({ tbsData: manifestHash(documents), signMessage: shown });
+  });
+
+  it('binds a signDoc authorization to cms with the profile of signature_format, and keeps the level', () => {
+    const signing = parse(
+      credentialParams({ signature_format: 'P', conformance_level: 'AdES-B-LT' }),
+    ).signing!;
+    expect(signing).toMatchObject({
+      method: 'signDoc',
+      document: { signatureFormat: 'P', conformanceLevel: 'AdES-B-LT', profile: 'PAdES-B-B', level: 'B-LT' },
+    });
+    expect(signing.binding).toMatchObject({ format: 'cms', profile: 'PAdES-B-B' });
+    const cades = parse(
+      credentialParams({ signature_format: 'C', conformance_level: 'AdES-B-LTA' }),
+    ).signing!;
+    expect(cades.binding).toMatchObject({ format: 'cms', profile: 'CAdES-B-B' });
+    expect(cades.document?.level).toBe('B-LTA');
+    expect(parse(credentialParams()).signing?.method).toBe('signHash');
+  });
+
   it('requires PKCE with S256', () => {
     expect(refusal(() => parse(credentialParams({ code_challenge_method: 'plain' })))).toEqual({
       error: 'invalid_request',
@@ -131,9 +188,12 @@ describe('the authorization request', () => {
     [{ hashAlgorithmOID: '1.3.14.3.2.26' }, 'invalid_request'],
     [{ hashes: randomBytes(20).toString('base64url') }, 'invalid_request'],
     [
-      { hashes: `${digest.toString('base64url')},${digest.toString('base64url')}`, numSignatures: '2' },
+      { hashes: Array(51).fill(digest.toString('base64url')).join(','), numSignatures: '51' },
       'invalid_request',
     ],
+    [{ signature_format: 'X', conformance_level: 'AdES-B-LT' }, 'invalid_request'],
+    [{ signature_format: 'P', conformance_level: 'AdES-B-LTX' }, 'invalid_request'],
+    [{ signature_format: 'P' }, 'invalid_request'],
     [{ description: 'hidden\u200btext' }, 'invalid_request'],
   ])('refuses %j with %s', (over, error) => {
     expect(refusal(() => parse(credentialParams(over as Record<string, string>))).error).toBe(error);
@@ -188,7 +248,7 @@ describe('PKCE and client secrets', () => {
 });
 
 describe('the one-time credentials', () => {
-  it('offers one credential per key type and scheme, with SCAL 2, oauth2code and multisign 1', () => {
+  it('offers one credential per key type and scheme, with SCAL 2, oauth2code and multisign 50', () => {
     expect(CSC_CREDENTIALS.map((c) => c.credentialID)).toEqual([
       'onetime-rsa-2048',
       'onetime-rsa-2048-pss',
@@ -204,7 +264,7 @@ describe('the one-time credentials', () => {
       cert: { certificates: [] },
       auth: { mode: 'oauth2code' },
       SCAL: '2',
-      multisign: 1,
+      multisign: 50,
     });
   });
 

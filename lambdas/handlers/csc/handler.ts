@@ -10,11 +10,15 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { handleApiEvent } from '@pipeline/api';
+import { lambdaClient } from '@pipeline/adapters/aws';
 import { CscRepository } from '@pipeline/adapters/dynamodb';
+import { FunctionTimeStamper, HttpTimeStamper } from '@pipeline/adapters/lambda';
 import { createAssertionVerifier, OidcRelyingParty } from '@pipeline/adapters/oidc';
 import { loadConfig, loadCscConfig, loadIdentityConfig, type CscConfig } from '@pipeline/config';
 import {
+  approvalRequestOf,
   AssertionError,
+  authorizedDigests,
   authorizingClient,
   checkSignAlgo,
   clientSecretMatches,
@@ -34,6 +38,8 @@ import {
   secretHash,
   type AssertionVerifier,
   type CscGrant,
+  type CscMethod,
+  type CscSigning,
   type CscStore,
   type TokenUse,
 } from '@pipeline/core';
@@ -53,6 +59,8 @@ export interface CscHandlerDeps {
   readonly relyingParty: Pick<OidcRelyingParty, 'authorizationUrl' | 'exchangeCode'>;
   /** The pipeline's intake: the API function's handling of `POST /sign-requests`. */
   readonly submit: (event: Event) => Promise<Result>;
+  /** The service's TSA (as the signer reaches it): an RFC 3161 token over a client's hash. */
+  readonly timeStamper: Pick<FunctionTimeStamper, 'timeStampHash'>;
   readonly logger: Logger;
   /** Epoch ms (tests move it). */
   readonly now?: () => number;
@@ -83,6 +91,8 @@ async function route(event: Event, deps: CscHandlerDeps): Promise<Result> {
     case 'GET /info':
     case 'POST /info':
       return json(200, cscInfo(deps.config.service));
+    case 'POST /oauth2/pushed_authorize':
+      return pushedAuthorize(event, deps);
     case 'GET /oauth2/authorize':
       return authorize(event, deps);
     case 'GET /oauth2/callback':
@@ -94,7 +104,13 @@ async function route(event: Event, deps: CscHandlerDeps): Promise<Result> {
     case 'POST /credentials/info':
       return credentialsInfo(event, deps);
     case 'POST /signatures/signHash':
-      return signHash(event, deps);
+      return sign(event, deps, 'signHash');
+    case 'POST /signatures/signDoc':
+      return sign(event, deps, 'signDoc');
+    case 'POST /signatures/signPolling':
+      return signPolling(event, deps);
+    case 'POST /signatures/timestamp':
+      return timestamp(event, deps);
     default:
       throw new CscError('not_found', 'no such CSC method');
   }
@@ -109,7 +125,7 @@ const randomSecret = (): string => randomBytes(32).toString('base64url');
  * authorization will run (and, for a credential, the signature extension showing what is signed).
  */
 async function authorize(event: Event, deps: CscHandlerDeps): Promise<Result> {
-  const params = { ...(event.queryStringParameters ?? {}) };
+  const params = await authorizationParams(event, deps);
   const { client, redirectUri } = authorizingClient(params, deps.config.clients);
   const state = typeof params.state === 'string' ? params.state : undefined;
   try {
@@ -130,10 +146,7 @@ async function authorize(event: Event, deps: CscHandlerDeps): Promise<Result> {
       codeChallenge: pkce.challenge,
       ...(request.signing
         ? {
-            signature: {
-              tbsData: request.signing.binding.digest,
-              signMessage: request.signing.signMessage,
-            },
+            signature: approvalRequestOf(request.signing),
           }
         : {}),
     });
@@ -142,6 +155,67 @@ async function authorize(event: Event, deps: CscHandlerDeps): Promise<Result> {
     if (err instanceof CscError) return redirectBack(redirectUri, state, err.toJSON());
     throw err;
   }
+}
+
+/** How long a pushed authorization request's request_uri lives (RFC 9126 7.3: short). */
+const PUSHED_REQUEST_SECONDS = 60;
+const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+
+/**
+ * oauth2/pushed_authorize (RFC 9126): the client authenticates and posts the authorization request's
+ * parameters (form-encoded), which are checked now as oauth2/authorize checks them (a refusal is answered
+ * here, in JSON); they are kept under a one-time `request_uri` the client then sends the user agent with.
+ * The hashes and authorization_details stay off the URL, and nobody but the client could have set them.
+ */
+async function pushedAuthorize(event: Event, deps: CscHandlerDeps): Promise<Result> {
+  const body = parseBody(event);
+  const client = authenticateClient(event, body, deps.config);
+  if (body.request_uri !== undefined) {
+    throw new CscError('invalid_request', 'request_uri is not allowed in a pushed authorization request');
+  }
+  if (body.client_id !== undefined && body.client_id !== client.clientId) {
+    throw new CscError('invalid_request', 'client_id is not the authenticated client');
+  }
+  const params: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (name === 'client_secret') continue;
+    if (typeof value !== 'string') throw new CscError('invalid_request', `Invalid parameter ${name}`);
+    params[name] = value;
+  }
+  params.client_id = client.clientId;
+  const { redirectUri } = authorizingClient(params, [client]);
+  parseAuthorizationRequest(params, client, redirectUri, randomUUID);
+  const requestUri = `${REQUEST_URI_PREFIX}${randomSecret()}`;
+  await deps.store.putPushed(secretHash(requestUri), {
+    clientId: client.clientId,
+    params,
+    expiresAt: seconds(deps) + PUSHED_REQUEST_SECONDS,
+  });
+  return json(
+    201,
+    { request_uri: requestUri, expires_in: PUSHED_REQUEST_SECONDS },
+    { 'Cache-Control': 'no-store' },
+  );
+}
+
+/**
+ * The authorization request's parameters: the query's, or with `request_uri` those the client pushed
+ * (taken once, its own only, unexpired; the query then only names the client, RFC 9126 4).
+ */
+async function authorizationParams(event: Event, deps: CscHandlerDeps): Promise<Record<string, unknown>> {
+  const query = { ...(event.queryStringParameters ?? {}) };
+  const requestUri = query.request_uri;
+  if (requestUri === undefined) return query;
+  if (typeof query.client_id !== 'string' || !requestUri.startsWith(REQUEST_URI_PREFIX)) {
+    throw new CscError(
+      'invalid_request',
+      'request_uri must be one oauth2/pushed_authorize issued, with client_id',
+    );
+  }
+  const pushed = await deps.store.takePushed(secretHash(requestUri), query.client_id, seconds(deps));
+  if (!pushed)
+    throw new CscError('invalid_request', "request_uri is unknown, used, expired or another client's");
+  return { ...pushed.params };
 }
 
 /**
@@ -256,59 +330,286 @@ async function credentialsInfo(event: Event, deps: CscHandlerDeps): Promise<Resu
 }
 
 /**
- * signatures/signHash (operation mode S): the credential token's hashes, exactly as authorized, signed
- * by the pipeline. The token is used once (a conditional write) before the sign request is submitted.
+ * signatures/signHash and signatures/signDoc (operation mode S): the credential token's hashes, exactly
+ * as authorized and in that order, signed by the pipeline, by the method the token was authorized for.
+ * The token is used once (a conditional write) before the sign request is submitted.
  */
-async function signHash(event: Event, deps: CscHandlerDeps): Promise<Result> {
+async function sign(event: Event, deps: CscHandlerDeps, method: CscMethod): Promise<Result> {
   const tokenHash = bearerHash(event);
   const grant = await grantOfBearer(event, deps, ['credential']);
   const signing = grant.signing!;
   const body = parseBody(event);
+  if (signing.method !== method) {
+    throw new CscError(
+      'invalid_request',
+      `this access token authorizes signatures/${signing.method}, not signatures/${method}`,
+    );
+  }
   const credential = credentialById(body.credentialID);
   if (credential.credentialID !== signing.credentialID) {
     throw new CscError('invalid_request', 'credentialID is not the authorized credential');
   }
-  if ((body.operationMode ?? 'S') !== 'S') {
-    throw new CscError('invalid_request', 'operationMode must be S (synchronous)');
+  const mode = body.operationMode ?? 'S';
+  if (mode !== 'S' && mode !== 'A') throw new CscError('invalid_request', 'operationMode must be S or A');
+  const validity = validityPeriodSeconds(body, mode);
+  const asked = method === 'signHash' ? [body] : documentDigestEntries(body, signing);
+  const authorized = authorizedDigests(signing);
+  const hashes: string[] = [];
+  for (const entry of asked) {
+    const digestAlgorithm = digestAlgorithmOf(entry.hashAlgorithmOID);
+    checkSignAlgo(credential, entry.signAlgo, digestAlgorithm);
+    const listed = Array.isArray(entry.hashes) ? (entry.hashes as unknown[]) : [];
+    if (digestAlgorithm !== authorizedAlgorithm(signing)) {
+      throw new CscError('invalid_request', 'hashAlgorithmOID is not the one this access token authorizes');
+    }
+    for (const h of listed) hashes.push(digestOf(h, digestAlgorithm, 'hashes'));
   }
-  const digestAlgorithm = digestAlgorithmOf(body.hashAlgorithmOID);
-  const hashes = Array.isArray(body.hashes) ? body.hashes : [];
-  if (
-    digestAlgorithm !== signing.binding.digestAlgorithm ||
-    hashes.length !== signing.numSignatures ||
-    hashes.some((h) => digestOf(h, digestAlgorithm, 'hashes') !== signing.binding.digest)
-  ) {
+  if (hashes.length !== authorized.length || hashes.some((h, i) => h !== authorized[i])) {
     throw new CscError('invalid_request', 'hashes are not the hashes this access token authorizes');
   }
-  checkSignAlgo(credential, body.signAlgo, digestAlgorithm);
   const used = await deps.store.useToken(tokenHash, seconds(deps));
   if (!used.ok) throw tokenRefusal(used);
   // What the token says at the moment of its use: the sign request the citizen's login must bind.
-  const { binding, signMessage } = used.grant.signing!;
-  const submitted = await deps.submit(
-    intakeEvent(event, grant.clientId, deps.config.signWaitSeconds, {
-      requestId: binding.requestId,
-      digest: binding.digest,
-      digestAlgorithm: binding.digestAlgorithm,
-      keyType: binding.keyType,
-      signatureAlgorithm: binding.signatureAlgorithm,
-      format: 'raw',
-      signMessage,
-      identityAssertion: used.grant.idToken,
-    }),
-  );
-  const result = JSON.parse(submitted.body || '{}') as {
-    status?: string;
-    signature?: string;
-    error?: { code?: string; message?: string };
-  };
-  if (submitted.statusCode === 200 && result.status === 'signed' && typeof result.signature === 'string') {
-    return json(200, { signatures: [result.signature] });
+  const intake = intakeBody(used.grant);
+  const wait = mode === 'S' ? deps.config.signWaitSeconds : 0;
+  const submitted = await deps.submit(intakeEvent(event, grant.clientId, wait, intake));
+  const returnValidationInfo = body.returnValidationInfo === true;
+  if (mode === 'S') {
+    return signedAnswer(submitted, method, authorized.length, returnValidationInfo) ?? notSigned();
   }
+  // Operation mode A: accepted by the pipeline (else its refusal); the client polls with the responseID.
+  refusalOf(submitted);
+  const responseID = randomSecret();
+  await deps.store.putResponse(secretHash(responseID), {
+    clientId: grant.clientId,
+    tokenHash,
+    requestId: intake.requestId as string,
+    method,
+    count: authorized.length,
+    returnValidationInfo,
+    expiresAt: seconds(deps) + validity,
+  });
+  return json(200, { responseID });
+}
+
+/** CSC validity_period (milliseconds, mode A only): how long the outcome stays available; 10 min at most. */
+function validityPeriodSeconds(body: Record<string, unknown>, mode: string): number {
+  if (body.validity_period === undefined) return DEFAULT_VALIDITY_SECONDS;
+  const ms = body.validity_period;
+  if (
+    mode !== 'A' ||
+    typeof ms !== 'number' ||
+    !Number.isInteger(ms) ||
+    ms < 1000 ||
+    ms > MAX_VALIDITY_SECONDS * 1000
+  ) {
+    throw new CscError(
+      'invalid_request',
+      'Invalid parameter validity_period: 1000 to 600000 ms, with operationMode A',
+    );
+  }
+  return Math.ceil(ms / 1000);
+}
+const DEFAULT_VALIDITY_SECONDS = 300;
+const MAX_VALIDITY_SECONDS = 600;
+
+type PipelineResult = SignedResult & {
+  status?: string;
+  documents?: SignedResult[];
+  error?: { code?: string; message?: string };
+};
+
+/** The CSC answer of a signed request of the pipeline (in order), or undefined when it is not signed. */
+function signedAnswer(
+  answered: Result,
+  method: CscMethod,
+  count: number,
+  returnValidationInfo: boolean,
+): Result | undefined {
+  const result = refusalOf(answered);
+  if (answered.statusCode !== 200 || result.status !== 'signed') return undefined;
+  const results = result.documents ?? [result];
+  const values = results.map((r) => (method === 'signHash' ? r.signature : r.cms));
+  if (!values.every((v) => typeof v === 'string') || values.length !== count) return undefined;
+  if (method === 'signHash') return json(200, { signatures: values });
+  return json(200, {
+    SignatureObject: values,
+    ...(returnValidationInfo ? { validationInfo: validationInfoOf(results) } : {}),
+  });
+}
+
+/** The pipeline's answer, or its refusal (or its failed request) as the CSC error cscErrorFor maps it to. */
+function refusalOf(answered: Result): PipelineResult {
+  const result = JSON.parse(answered.body || '{}') as PipelineResult;
   if (result.error?.code) {
     throw new CscError(cscErrorFor(result.error.code), result.error.message ?? result.error.code);
   }
+  if (answered.statusCode >= 400)
+    throw new CscError('server_error', 'the pipeline did not accept the request');
+  return result;
+}
+
+const notSigned = (): never => {
   throw new CscError('server_error', 'the signature was not made within the wait');
+};
+
+/**
+ * signatures/signPolling (operation mode A): the outcome of an earlier signHash or signDoc, by its
+ * `responseID`, for the access token that asked for it (presented again, though used) until the
+ * validity_period ends; while the pipeline still works, `invalid_request` saying so (CSC: the previous
+ * asynchronous request is not completed yet).
+ */
+async function signPolling(event: Event, deps: CscHandlerDeps): Promise<Result> {
+  const tokenHash = bearerHash(event);
+  const body = parseBody(event);
+  const responseID = body.responseID;
+  const pending =
+    typeof responseID === 'string' && responseID.length <= 256
+      ? await deps.store.getResponse(secretHash(responseID), seconds(deps))
+      : undefined;
+  if (!pending || pending.tokenHash !== tokenHash) {
+    throw new CscError(
+      'invalid_request',
+      'Invalid parameter responseID: unknown, expired or not of this access token',
+    );
+  }
+  const answered = await deps.submit(readEvent(event, pending.clientId, pending.requestId));
+  return (
+    signedAnswer(answered, pending.method, pending.count, pending.returnValidationInfo) ??
+    json(400, {
+      error: 'invalid_request',
+      error_description: 'the previous asynchronous signature request is not completed yet',
+    })
+  );
+}
+
+/** GET /sign-requests/{id} as the API receives it, from the CSC client (`csc:<clientId>`). */
+function readEvent(event: Event, clientId: string, requestId: string): Event {
+  const post = intakeEvent(event, clientId, 0, {});
+  return {
+    ...post,
+    resource: '/sign-requests/{id}',
+    path: `/sign-requests/${requestId}`,
+    httpMethod: 'GET',
+    queryStringParameters: null,
+    pathParameters: { id: requestId },
+    body: null,
+    requestContext: {
+      ...post.requestContext,
+      resourcePath: '/sign-requests/{id}',
+      httpMethod: 'GET',
+    } as Event['requestContext'],
+  };
+}
+
+interface SignedResult {
+  readonly signature?: string;
+  readonly cms?: string;
+  readonly validationData?: {
+    readonly certificates?: readonly string[];
+    readonly ocspResponses?: readonly string[];
+    readonly crls?: readonly string[];
+  };
+}
+
+/** The digest algorithm the token authorizes (one for all its hashes). */
+function authorizedAlgorithm(signing: CscSigning): string {
+  const { binding } = signing;
+  return 'documents' in binding ? binding.documents[0].digestAlgorithm : binding.digestAlgorithm;
+}
+
+/**
+ * signDoc's `documentDigests` (CSC v2 11.11): entries of `hashes` with their `hashAlgorithmOID`,
+ * `signAlgo`, `signature_format` and `conformance_level`, which must be the authorized ones.
+ */
+function documentDigestEntries(
+  body: Record<string, unknown>,
+  signing: CscSigning,
+): Record<string, unknown>[] {
+  if (body.documents !== undefined) {
+    throw new CscError('invalid_request', 'documents are not accepted: send documentDigests');
+  }
+  const entries = body.documentDigests;
+  if (!Array.isArray(entries) || entries.length === 0 || entries.length > authorizedDigests(signing).length) {
+    throw new CscError('invalid_request', 'documentDigests is required');
+  }
+  return entries.map((entry: unknown) => {
+    const e = (entry ?? {}) as Record<string, unknown>;
+    if (
+      e.signature_format !== signing.document?.signatureFormat ||
+      e.conformance_level !== signing.document?.conformanceLevel
+    ) {
+      throw new CscError(
+        'invalid_request',
+        'signature_format and conformance_level must be the ones this access token authorizes',
+      );
+    }
+    return e;
+  });
+}
+
+/** The pipeline's sign request the token's signing names: one document, or the documents of its manifest. */
+function intakeBody(grant: CscGrant): Record<string, unknown> {
+  const { binding, signMessage, document } = grant.signing!;
+  const level = document ? { level: document.level } : {};
+  const common = {
+    requestId: binding.requestId,
+    keyType: binding.keyType,
+    signatureAlgorithm: binding.signatureAlgorithm,
+    signMessage,
+    identityAssertion: grant.idToken,
+  };
+  if ('documents' in binding) {
+    return {
+      ...common,
+      documents: binding.documents.map((d) => ({ ...d, ...(d.format === 'cms' ? level : {}) })),
+    };
+  }
+  return {
+    ...common,
+    digest: binding.digest,
+    digestAlgorithm: binding.digestAlgorithm,
+    format: binding.format,
+    ...(binding.profile ? { profile: binding.profile, ...level } : {}),
+  };
+}
+
+/** CSC validationInfo: the DER (base64) certificates, OCSP responses and CRLs of the results, once each. */
+function validationInfoOf(results: readonly SignedResult[]): Record<string, string[]> {
+  const all = (pick: (r: SignedResult) => readonly string[] | undefined) => [
+    ...new Set(results.flatMap((r) => pick(r) ?? [])),
+  ];
+  return {
+    certificates: all((r) => r.validationData?.certificates),
+    ocsp: all((r) => r.validationData?.ocspResponses),
+    crl: all((r) => r.validationData?.crls),
+  };
+}
+
+/**
+ * signatures/timestamp (CSC v2 11.12): the service's RFC 3161 TSA over the client's `hash` with its
+ * `hashAlgorithmOID` (and its `nonce`, hex, when given), for a token of scope service or credential (read,
+ * not used). Answers `{ timestamp }`, the DER TimeStampToken in base64.
+ */
+async function timestamp(event: Event, deps: CscHandlerDeps): Promise<Result> {
+  await grantOfBearer(event, deps, ['service', 'credential']);
+  const body = parseBody(event);
+  const algorithm = digestAlgorithmOf(body.hashAlgorithmOID);
+  const hash = Buffer.from(digestOf(body.hash, algorithm, 'hash'), 'base64');
+  let nonce: Buffer | undefined;
+  if (body.nonce !== undefined) {
+    if (typeof body.nonce !== 'string' || !/^(?:[0-9a-fA-F]{2}){1,32}$/.test(body.nonce)) {
+      throw new CscError('invalid_request', 'Invalid parameter nonce: 1 to 32 bytes, hex');
+    }
+    nonce = Buffer.from(body.nonce, 'hex');
+  }
+  try {
+    const token = await deps.timeStamper.timeStampHash(hash, algorithm, nonce);
+    return json(200, { timestamp: token.toString('base64') });
+  } catch (err) {
+    deps.logger.warn('time-stamp for a CSC client failed', { errorName: (err as Error)?.name });
+    throw new CscError('temporarily_unavailable', 'the time-stamping authority is unavailable');
+  }
 }
 
 /** The sign request as the API receives it, from the CSC client (`csc:<clientId>`), waiting for its end. */
@@ -318,6 +619,7 @@ function intakeEvent(
   waitSeconds: number,
   body: Record<string, unknown>,
 ): Event {
+  // wait=0 (mode A): the API answers at once, the request accepted.
   return {
     ...event,
     resource: '/sign-requests',
@@ -456,8 +758,19 @@ export function wireCsc(): CscHandlerDeps {
   const intake = { ...api, settings: { ...api.settings, apiKeyPrincipals: undefined } };
   const jwk = JSON.parse(readFileSync(config.idpClientKeyFile, 'utf8')) as JsonWebKey;
   const privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
-  const { doc } = wire();
+  const { doc, config: base, pipeline } = wire();
+  const { timeStamping } = pipeline;
+  const timeStamper =
+    timeStamping.kind === 'function'
+      ? new FunctionTimeStamper(lambdaClient(base.aws), timeStamping.functionName)
+      : new HttpTimeStamper(
+          timeStamping.url,
+          readFileSync(timeStamping.trustAnchorsFile, 'utf8').match(
+            /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
+          ) ?? [],
+        );
   return {
+    timeStamper,
     config,
     store: new CscRepository(doc, { tableName: tableName(TABLES.csc) }),
     verifier: createAssertionVerifier(identity, loadConfig().aws),

@@ -131,14 +131,22 @@ export function parseTimeStampRequest(der: Buffer): ParsedTimeStampRequest {
   };
 }
 
-/** A TimeStampReq for the hash of `data` (with a random 64-bit nonce and the TSA's certificate asked for). */
+/**
+ * A TimeStampReq for the hash of `data`, or for `hash` itself (a client's imprint), with the nonce given and
+ * the TSA's certificate asked for.
+ */
 export function timeStampRequest(args: {
-  readonly data: Buffer;
+  readonly data?: Buffer;
+  readonly hash?: Buffer;
   readonly algorithm: DigestAlgorithm;
   readonly nonce?: Buffer;
   readonly policy?: string;
 }): { der: Buffer; imprint: MessageImprintValue; nonce?: Buffer } {
-  const hash = createHash(nodeHashName(args.algorithm)).update(args.data).digest();
+  const hash =
+    args.hash ??
+    createHash(nodeHashName(args.algorithm))
+      .update(args.data ?? Buffer.alloc(0))
+      .digest();
   const nonce = args.nonce ? positive(args.nonce) : undefined;
   const request = new TimeStampReq({
     version: 1,

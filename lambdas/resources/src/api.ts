@@ -27,12 +27,16 @@ export const CSC_BASE_PATH = '/csc/v2';
 export const CSC_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
   { method: 'GET', resource: '/info' },
   { method: 'POST', resource: '/info' },
+  { method: 'POST', resource: '/oauth2/pushed_authorize' },
   { method: 'GET', resource: '/oauth2/authorize' },
   { method: 'GET', resource: '/oauth2/callback' },
   { method: 'POST', resource: '/oauth2/token' },
   { method: 'POST', resource: '/credentials/list' },
   { method: 'POST', resource: '/credentials/info' },
   { method: 'POST', resource: '/signatures/signHash' },
+  { method: 'POST', resource: '/signatures/signDoc' },
+  { method: 'POST', resource: '/signatures/signPolling' },
+  { method: 'POST', resource: '/signatures/timestamp' },
 ];
 
 /**

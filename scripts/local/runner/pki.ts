@@ -60,7 +60,7 @@ export function invokableFunctions(functions: CaSideFunctions): Record<string, I
 export interface InvokeCallers {
   /** The signer consumers: issuance only. */
   readonly signer: InvokeCaller;
-  /** The runner's own functions (API, schedules, the revocation function) and the operator tools. */
+  /** The runner's own functions (API, schedules, the revocation function, the CSC function) and the operator tools. */
   readonly runner: InvokeCaller;
 }
 
@@ -72,7 +72,12 @@ export function newInvokeCallers(): InvokeCallers {
       pipeline.ocspFunctionName,
       ...(pipeline.timeStamping.kind === 'function' ? [pipeline.timeStamping.functionName] : []),
     ]),
-    runner: newInvokeCaller('runner', [pipeline.revokeFunctionName, loadCaConfig().crlFunctionName]),
+    // The runner also hosts the CSC function, whose signatures/timestamp reaches the TSA as the signer does.
+    runner: newInvokeCaller('runner', [
+      pipeline.revokeFunctionName,
+      loadCaConfig().crlFunctionName,
+      ...(pipeline.timeStamping.kind === 'function' ? [pipeline.timeStamping.functionName] : []),
+    ]),
   };
 }
 

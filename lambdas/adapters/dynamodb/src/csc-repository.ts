@@ -6,7 +6,15 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import type { CscCode, CscFlow, CscGrant, CscStore, TokenUse } from '@pipeline/core';
+import type {
+  CscCode,
+  CscFlow,
+  CscGrant,
+  CscPendingResponse,
+  CscPushedRequest,
+  CscStore,
+  TokenUse,
+} from '@pipeline/core';
 
 export interface CscRepositoryOptions {
   readonly tableName: string;
@@ -16,7 +24,7 @@ type Item = Record<string, unknown>;
 
 /**
  * The CSC API's OAuth 2.0 state (TABLES.csc), one item per step, keyed by the hash of its secret:
- * `FLOW#<state>`, `CODE#<sha256>`, `TOKEN#<sha256>`. Each step is taken once by a conditional write
+ * `PAR#<sha256>` (a pushed authorization request), `RESP#<sha256>` (an asynchronous signature), `FLOW#<state>`, `CODE#<sha256>`, `TOKEN#<sha256>`. Each step is taken once by a conditional write
  * (a delete returning the item, or an update that marks a token used), so two concurrent presentations
  * of one code or one credential token cannot both succeed. `expiresAt` (epoch seconds) is the TTL and is
  * also a condition: DynamoDB removes expired items only eventually.
@@ -26,6 +34,55 @@ export class CscRepository implements CscStore {
     private readonly doc: DynamoDBDocumentClient,
     private readonly options: CscRepositoryOptions,
   ) {}
+
+  public async putResponse(responseHash: string, response: CscPendingResponse): Promise<void> {
+    await this.put(`RESP#${responseHash}`, {
+      clientId: response.clientId,
+      response: JSON.stringify(response),
+      expiresAt: response.expiresAt,
+    });
+  }
+
+  public async getResponse(
+    responseHash: string,
+    nowSeconds: number,
+  ): Promise<CscPendingResponse | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.options.tableName,
+        Key: { pk: `RESP#${responseHash}` },
+        ConsistentRead: true,
+      }),
+    );
+    if (!Item || (Item.expiresAt as number) <= nowSeconds) return undefined;
+    return JSON.parse(Item.response as string) as CscPendingResponse;
+  }
+
+  public async putPushed(uriHash: string, pushed: CscPushedRequest): Promise<void> {
+    await this.put(`PAR#${uriHash}`, {
+      clientId: pushed.clientId,
+      params: JSON.stringify(pushed.params),
+      expiresAt: pushed.expiresAt,
+    });
+  }
+
+  public async takePushed(
+    uriHash: string,
+    clientId: string,
+    nowSeconds: number,
+  ): Promise<CscPushedRequest | undefined> {
+    const item = await this.take(`PAR#${uriHash}`, 'clientId = :client AND expiresAt > :now', {
+      ':client': clientId,
+      ':now': nowSeconds,
+    });
+    return item
+      ? {
+          clientId,
+          params: JSON.parse(item.params as string) as Record<string, string>,
+          expiresAt: item.expiresAt as number,
+        }
+      : undefined;
+  }
 
   public async putFlow(flow: CscFlow): Promise<void> {
     await this.put(`FLOW#${flow.id}`, { flow: JSON.stringify(flow), expiresAt: flow.expiresAt });

@@ -57,11 +57,11 @@ async function postToFunction(
  */
 async function timeStampThrough(
   send: (query: Buffer) => Promise<{ status: number; body: Buffer }>,
-  data: Buffer,
+  imprint: { readonly data: Buffer } | { readonly hash: Buffer; readonly nonce?: Buffer },
   algorithm: DigestAlgorithm,
   check: (token: Buffer) => void = () => undefined,
 ): Promise<Buffer> {
-  const request = timeStampRequest({ data, algorithm, nonce: randomBytes(8) });
+  const request = timeStampRequest({ nonce: randomBytes(8), ...imprint, algorithm });
   try {
     const reply = await send(request.der);
     if (reply.status !== 200) throw new Error(`HTTP ${reply.status}`);
@@ -83,21 +83,24 @@ export class FunctionTimeStamper implements TimeStamper {
   ) {}
 
   public timeStamp(data: Buffer, algorithm: DigestAlgorithm): Promise<Buffer> {
-    return timeStampThrough(
-      async (query) => {
-        const reply = await postToFunction(
-          this.client,
-          this.functionName,
-          '/tsa',
-          'application/timestamp-query',
-          query,
-        );
-        return { status: reply.statusCode, body: reply.body };
-      },
-      data,
-      algorithm,
-    );
+    return timeStampThrough(this.send, { data }, algorithm);
   }
+
+  /** A time-stamp of a hash the caller computed (CSC signatures/timestamp), with its nonce if it gave one. */
+  public timeStampHash(hash: Buffer, algorithm: DigestAlgorithm, nonce?: Buffer): Promise<Buffer> {
+    return timeStampThrough(this.send, { hash, ...(nonce ? { nonce } : {}) }, algorithm);
+  }
+
+  private readonly send = async (query: Buffer): Promise<{ status: number; body: Buffer }> => {
+    const reply = await postToFunction(
+      this.client,
+      this.functionName,
+      '/tsa',
+      'application/timestamp-query',
+      query,
+    );
+    return { status: reply.statusCode, body: reply.body };
+  };
 }
 
 /** An external TSA over HTTP (RFC 3161 3.4); its tokens must chain to the configured anchors. */
@@ -109,21 +112,27 @@ export class HttpTimeStamper implements TimeStamper {
   ) {}
 
   public timeStamp(data: Buffer, algorithm: DigestAlgorithm): Promise<Buffer> {
-    return timeStampThrough(
-      async (query) => {
-        const response = await fetch(this.url, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/timestamp-query' },
-          body: query,
-          signal: AbortSignal.timeout(this.timeoutMs),
-        });
-        return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
-      },
-      data,
-      algorithm,
-      (token) => verifyTimeStampToken(token, this.trustAnchorsPem),
-    );
+    return timeStampThrough(this.send, { data }, algorithm, this.check);
   }
+
+  /** A time-stamp of a hash the caller computed (CSC signatures/timestamp), with its nonce if it gave one. */
+  public timeStampHash(hash: Buffer, algorithm: DigestAlgorithm, nonce?: Buffer): Promise<Buffer> {
+    return timeStampThrough(this.send, { hash, ...(nonce ? { nonce } : {}) }, algorithm, this.check);
+  }
+
+  private readonly send = async (query: Buffer): Promise<{ status: number; body: Buffer }> => {
+    const response = await fetch(this.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/timestamp-query' },
+      body: query,
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
+  };
+
+  private readonly check = (token: Buffer): void => {
+    verifyTimeStampToken(token, this.trustAnchorsPem);
+  };
 }
 
 export interface ValidationDataCollectorDeps {

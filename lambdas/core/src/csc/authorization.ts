@@ -1,6 +1,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { assertionNonce, type AssertionBinding } from '../identity/binding';
-import { signMessageHash, validateSignMessage, type SignMessage } from '../identity/sign-message';
+import {
+  assertionNonce,
+  isManifestBinding,
+  manifestHash,
+  type AssertionBinding,
+  type ManifestDocument,
+  type RequestBinding,
+} from '../identity/binding';
+import {
+  composeSignMessage,
+  signMessageHash,
+  validateSignMessage,
+  type SignMessage,
+} from '../identity/sign-message';
+import type { AdesProfile } from '../shared/formats';
+import { documentNameProblem } from '../signing/documents';
+import type { SignatureLevel } from '../signing/sign-request';
 import { CscError } from './errors';
 import {
   credentialById,
@@ -23,18 +38,69 @@ export interface CscClient {
 
 export type CscScope = 'service' | 'credential';
 
+/** The CSC signing method an authorization is for: never usable for the other (docs/csc.md, "The format"). */
+export type CscMethod = 'signHash' | 'signDoc';
+
+/** CSC `signature_format` (C: CAdES, P: PAdES) and the profile of the service's CMS it binds. */
+const SIGNATURE_FORMAT_PROFILES: Readonly<Record<string, AdesProfile>> = {
+  C: 'CAdES-B-B',
+  P: 'PAdES-B-B',
+};
+/** CSC `conformance_level` and the pipeline's level (B-LTA: the service's B-LT, the client adds the rest). */
+const CONFORMANCE_LEVELS: Readonly<Record<string, SignatureLevel>> = {
+  'AdES-B-B': 'B-B',
+  'AdES-B-T': 'B-T',
+  'AdES-B-LT': 'B-LT',
+  'AdES-B-LTA': 'B-LTA',
+};
+
+/** signDoc: the CMS each digest gets, fixed at authorization. */
+export interface CscDocumentSigning {
+  /** CSC signature_format: `C` or `P`. */
+  readonly signatureFormat: string;
+  /** CSC conformance_level: `AdES-B-B`, `AdES-B-T`, `AdES-B-LT` or `AdES-B-LTA`. */
+  readonly conformanceLevel: string;
+  readonly profile: AdesProfile;
+  readonly level: SignatureLevel;
+}
+
 /**
  * What a credential authorization authorizes, fixed when the client asks for it (oauth2/authorize) and
- * bound by the citizen's login: the sign request the pipeline will run. `format` is always `raw`: an
- * authorization of hashes is an authorization of signHash (docs/csc.md, "The format").
+ * bound by the citizen's login: the sign request the pipeline will run. An authorization for signHash
+ * binds format `raw`; one for signDoc (signature_format and conformance_level given) binds `cms` with
+ * its profile (docs/csc.md, "The format"). One hash: the single-document binding (v2); several: the
+ * manifest of the documents (v3), each hash a document named by its label.
  */
 export interface CscSigning {
   readonly credentialID: string;
+  readonly method: CscMethod;
   /** The pipeline's sign request: its id is chosen at authorization, so that the nonce can bind it. */
-  readonly binding: AssertionBinding;
+  readonly binding: RequestBinding;
+  /** The client's message, as the API receives it (for several documents the API composes the list). */
   readonly signMessage: SignMessage;
   /** How many signatures (hashes) it authorizes: CSC numSignatures. */
   readonly numSignatures: number;
+  /** signDoc only. */
+  readonly document?: CscDocumentSigning;
+}
+
+/** The hashes a signing authorizes, in order (standard base64). */
+export function authorizedDigests(signing: CscSigning): string[] {
+  const { binding } = signing;
+  return isManifestBinding(binding) ? binding.documents.map((d) => d.digest) : [binding.digest];
+}
+
+/**
+ * What the identity provider shows and the citizen approves: the signRequest's `tbs_data` (the digest, or
+ * the manifestHash for several) and the sign message (for several, with the list of the documents).
+ */
+export function approvalRequestOf(signing: CscSigning): { tbsData: string; signMessage: SignMessage } {
+  const { binding } = signing;
+  if (!isManifestBinding(binding)) return { tbsData: binding.digest, signMessage: signing.signMessage };
+  return {
+    tbsData: manifestHash(binding.documents),
+    signMessage: composeSignMessage(signing.signMessage, binding.documents),
+  };
 }
 
 /** An authorization request as the service accepted it. */
@@ -124,16 +190,16 @@ export function parseAuthorizationRequest(
   }
   const credential = credentialById(credentialID);
   const digestAlgorithm = digestAlgorithmOf(details?.hashAlgorithmOID ?? str(params, 'hashAlgorithmOID'));
-  const hashes = details
+  const entries: { hash: unknown; label?: string }[] = details
     ? documentDigests(details.documentDigests)
-    : (str(params, 'hashes') ?? '').split(',').filter((h) => h !== '');
-  if (hashes.length === 0) throw new CscError('invalid_request', 'hashes (or documentDigests) are required');
-  const rawCount = str(params, 'numSignatures') ?? (details ? String(hashes.length) : undefined);
+    : (str(params, 'hashes') ?? '').split(',').flatMap((h) => (h === '' ? [] : [{ hash: h }]));
+  if (entries.length === 0) throw new CscError('invalid_request', 'hashes (or documentDigests) are required');
+  const rawCount = str(params, 'numSignatures') ?? (details ? String(entries.length) : undefined);
   const numSignatures = Number(rawCount);
   if (!Number.isInteger(numSignatures) || numSignatures < 1) {
     throw new CscError('invalid_request', 'Invalid parameter numSignatures');
   }
-  if (numSignatures !== hashes.length) {
+  if (numSignatures !== entries.length) {
     throw new CscError('invalid_request', 'numSignatures does not match the number of hashes');
   }
   if (numSignatures > MAX_SIGNATURES_PER_AUTHORIZATION) {
@@ -142,21 +208,88 @@ export function parseAuthorizationRequest(
       `numSignatures exceeds the credential's multisign (${MAX_SIGNATURES_PER_AUTHORIZATION})`,
     );
   }
-  const digest = digestOf(hashes[0], digestAlgorithm, details ? 'documentDigests' : 'hashes');
+  const document = documentSigning(
+    (details?.signature_format as unknown) ?? str(params, 'signature_format'),
+    (details?.conformance_level as unknown) ?? str(params, 'conformance_level'),
+  );
+  const format = document ? 'cms' : 'raw';
+  const documents: ManifestDocument[] = entries.map((e) => ({
+    digestAlgorithm,
+    digest: digestOf(e.hash, digestAlgorithm, details ? 'documentDigests' : 'hashes'),
+    format,
+    ...(document ? { profile: document.profile } : {}),
+    ...(e.label === undefined ? {} : { name: e.label }),
+  }));
   const signMessage = signMessageFor(
     client,
     str(params, 'description') ?? (details?.label as string | undefined),
   );
-  const binding: AssertionBinding = {
-    requestId: newRequestId(),
-    digestAlgorithm,
-    digest,
-    keyType: credential.keyType,
-    signatureAlgorithm: credential.signatureAlgorithm,
-    format: 'raw',
-    signMessageHash: signMessageHash(signMessage),
+  const requestId = newRequestId();
+  const { keyType, signatureAlgorithm } = credential;
+  let binding: RequestBinding;
+  if (numSignatures === 1) {
+    const single: AssertionBinding = {
+      requestId,
+      digestAlgorithm,
+      digest: documents[0].digest,
+      keyType,
+      signatureAlgorithm,
+      format,
+      ...(document ? { profile: document.profile } : {}),
+      signMessageHash: signMessageHash(signMessage),
+    };
+    binding = single;
+  } else {
+    let composed: SignMessage;
+    try {
+      composed = composeSignMessage(signMessage, documents);
+    } catch {
+      throw new CscError('invalid_request', 'the sign message with the list of the documents is too long');
+    }
+    binding = {
+      requestId,
+      keyType,
+      signatureAlgorithm,
+      documents,
+      signMessageHash: signMessageHash(composed),
+    };
+  }
+  return {
+    ...base,
+    scope: 'credential',
+    signing: {
+      credentialID,
+      method: document ? 'signDoc' : 'signHash',
+      binding,
+      signMessage,
+      numSignatures,
+      ...(document ? { document } : {}),
+    },
   };
-  return { ...base, scope: 'credential', signing: { credentialID, binding, signMessage, numSignatures } };
+}
+
+/** signDoc's format and level, both or neither (neither: an authorization for signHash). */
+function documentSigning(
+  signatureFormat: unknown,
+  conformanceLevel: unknown,
+): CscDocumentSigning | undefined {
+  if (signatureFormat === undefined && conformanceLevel === undefined) return undefined;
+  const profile =
+    typeof signatureFormat === 'string' ? SIGNATURE_FORMAT_PROFILES[signatureFormat] : undefined;
+  if (!profile) throw new CscError('invalid_request', 'Invalid parameter signature_format: C or P');
+  const level = typeof conformanceLevel === 'string' ? CONFORMANCE_LEVELS[conformanceLevel] : undefined;
+  if (!level) {
+    throw new CscError(
+      'invalid_request',
+      'Invalid parameter conformance_level: AdES-B-B, AdES-B-T, AdES-B-LT or AdES-B-LTA',
+    );
+  }
+  return {
+    signatureFormat: signatureFormat as string,
+    conformanceLevel: conformanceLevel as string,
+    profile,
+    level,
+  };
 }
 
 type Details = Record<string, unknown> & { documentDigests?: unknown };
@@ -179,9 +312,20 @@ function authorizationDetails(raw: string | undefined): Details | undefined {
   return entry;
 }
 
-function documentDigests(value: unknown): string[] {
+/** The entry's documentDigests: each a hash and, optionally, its label (the document's name). */
+function documentDigests(value: unknown): { hash: unknown; label?: string }[] {
   if (!Array.isArray(value)) throw new CscError('invalid_request', 'documentDigests is required');
-  return value.map((d) => (d as { hash?: unknown } | null)?.hash as string);
+  return value.map((d) => {
+    const { hash, label } = (d ?? {}) as { hash?: unknown; label?: unknown };
+    if (label === undefined) return { hash };
+    if (typeof label !== 'string' || documentNameProblem(label) !== undefined) {
+      throw new CscError(
+        'invalid_request',
+        'Invalid parameter documentDigests: a label outside the name rules',
+      );
+    }
+    return { hash, label };
+  });
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   type KeyType,
   type SignatureAlgorithm,
 } from '../shared/algorithms';
+import { MAX_DOCUMENTS } from '../identity/binding';
 import { CscError } from './errors';
 
 /**
@@ -125,8 +126,11 @@ export function credentialInfo(credential: OneTimeCredential, lang = 'en-US'): R
   };
 }
 
-/** Hashes one authorization may cover (CSC multisign): one sign request of the pipeline, one hash. */
-export const MAX_SIGNATURES_PER_AUTHORIZATION = 1;
+/**
+ * Hashes one authorization may cover (CSC multisign): one sign request of the pipeline with its
+ * documents, one login, one key and one certificate for all of them.
+ */
+export const MAX_SIGNATURES_PER_AUTHORIZATION = MAX_DOCUMENTS;
 
 /** A hash as CSC sends it (base64 or base64url) in the pipeline's form (standard base64), length checked. */
 export function digestOf(hash: unknown, algorithm: DigestAlgorithm, parameter: string): string {

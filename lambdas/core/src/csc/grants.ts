@@ -40,8 +40,41 @@ export type TokenUse =
   | { readonly ok: true; readonly grant: CscGrant }
   | { readonly ok: false; readonly reason: 'unknown' | 'used' | 'expired' };
 
+/**
+ * A pushed authorization request (oauth2/pushed_authorize, RFC 9126): the authenticated client's
+ * parameters, kept under the hash of the `request_uri` it was given, until oauth2/authorize takes them once.
+ */
+export interface CscPushedRequest {
+  readonly clientId: string;
+  readonly params: Readonly<Record<string, string>>;
+  /** Epoch seconds. */
+  readonly expiresAt: number;
+}
+
+/**
+ * A signature requested in operation mode A: the pipeline's sign request it became, what the answer
+ * holds, and the access token that asked (signatures/signPolling presents it again), until `expiresAt`
+ * (CSC validity_period).
+ */
+export interface CscPendingResponse {
+  readonly clientId: string;
+  readonly tokenHash: string;
+  readonly requestId: string;
+  readonly method: 'signHash' | 'signDoc';
+  readonly count: number;
+  readonly returnValidationInfo: boolean;
+  /** Epoch seconds. */
+  readonly expiresAt: number;
+}
+
 /** The CSC table (adapters/dynamodb CscRepository). Keys are SHA-256 hashes of the secrets. */
 export interface CscStore {
+  putResponse(responseHash: string, response: CscPendingResponse): Promise<void>;
+  /** Reads an asynchronous signature's state (any number of times until it expires). */
+  getResponse(responseHash: string, nowSeconds: number): Promise<CscPendingResponse | undefined>;
+  putPushed(uriHash: string, pushed: CscPushedRequest): Promise<void>;
+  /** Removes and returns the pushed request if it is this client's and not expired (once). */
+  takePushed(uriHash: string, clientId: string, nowSeconds: number): Promise<CscPushedRequest | undefined>;
   putFlow(flow: CscFlow): Promise<void>;
   /** Removes and returns the flow (once), or undefined when unknown, taken or expired. */
   takeFlow(id: string, nowSeconds: number): Promise<CscFlow | undefined>;

@@ -6,11 +6,15 @@ const CSC_SPECS = '2.0.0.2';
 /** The CSC methods this service answers (`info`'s `methods`). */
 const CSC_METHODS = [
   'info',
+  'oauth2/pushed_authorize',
   'oauth2/authorize',
   'oauth2/token',
   'credentials/list',
   'credentials/info',
   'signatures/signHash',
+  'signatures/signDoc',
+  'signatures/signPolling',
+  'signatures/timestamp',
 ] as const;
 
 export interface CscServiceDescription {
@@ -34,9 +38,9 @@ export function cscInfo(service: CscServiceDescription): Record<string, unknown>
     description: service.description,
     authType: ['oauth2code'],
     oauth2: service.oauth2,
-    asynchronousOperationMode: false,
+    asynchronousOperationMode: true,
     methods: [...CSC_METHODS],
-    validationInfo: false,
+    validationInfo: true,
     signAlgorithms: { algos: allSignAlgoOids() },
   };
 }

@@ -8,12 +8,16 @@
  * verifier, a wrong client secret.
  */
 import { X509Certificate, createHash, randomBytes, verify } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
 import { TABLES } from '@pipeline/resources';
 import { loginAtLocalIdp } from '../../../client/src/oidc-login';
 import { TEST_CITIZENS } from '../../idp/citizens';
+import { LOCAL_DIR } from '../../paths';
+import { opensslCmsVerify, runOpenssl } from '../../verify/openssl';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
 jest.setTimeout(180_000);
@@ -83,6 +87,9 @@ interface Authorized {
   readonly verifier: string;
   readonly hash: string;
   readonly document: Buffer;
+  /** Every authorized document and its hash (base64url), in order (the first is `document`). */
+  readonly documents: readonly Buffer[];
+  readonly hashes: readonly string[];
 }
 
 /**
@@ -92,12 +99,22 @@ interface Authorized {
 async function authorize(
   who: { clientId: string },
   scope: 'service' | 'credential',
-  options: { readonly credentialID?: string; readonly description?: string } = {},
+  options: {
+    readonly credentialID?: string;
+    readonly description?: string;
+    /** Several documents: authorization_details with documentDigests, each labelled. */
+    readonly documents?: number;
+    /** Pushed first (oauth2/pushed_authorize) by this client. */
+    readonly pushedBy?: { readonly clientId: string; readonly secret: string };
+    /** An authorization for signDoc. */
+    readonly signDoc?: { readonly signature_format: string; readonly conformance_level: string };
+  } = {},
 ): Promise<Authorized> {
   const verifier = randomBytes(32).toString('base64url');
   const state = randomBytes(8).toString('hex');
-  const document = randomBytes(64);
-  const hash = createHash('sha256').update(document).digest('base64url');
+  const documents = Array.from({ length: options.documents ?? 1 }, () => randomBytes(64));
+  const hashes = documents.map((d) => createHash('sha256').update(d).digest('base64url'));
+  const [document, hash] = [documents[0], hashes[0]];
   const url = new URL(`${csc}/oauth2/authorize`);
   const params: Record<string, string> = {
     response_type: 'code',
@@ -107,17 +124,48 @@ async function authorize(
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
     state,
-    ...(scope === 'credential'
+    ...(scope === 'credential' && options.documents !== undefined
       ? {
-          credentialID: options.credentialID ?? 'onetime-ec-p256',
-          numSignatures: '1',
-          hashes: hash,
-          hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
-          ...(options.description ? { description: options.description } : {}),
+          authorization_details: JSON.stringify([
+            {
+              type: 'credential',
+              credentialID: options.credentialID ?? 'onetime-ec-p256',
+              hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+              documentDigests: hashes.map((h, i) => ({ hash: h, label: `document-${i + 1}.pdf` })),
+              ...options.signDoc,
+            },
+          ]),
         }
-      : {}),
+      : scope === 'credential'
+        ? {
+            ...options.signDoc,
+            credentialID: options.credentialID ?? 'onetime-ec-p256',
+            numSignatures: '1',
+            hashes: hash,
+            hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+            ...(options.description ? { description: options.description } : {}),
+          }
+        : {}),
   };
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  if (options.pushedBy) {
+    // RFC 9126: the parameters go to oauth2/pushed_authorize (client authenticated), the user agent
+    // only carries the client id and the request_uri.
+    const pushed = await post(
+      '/oauth2/pushed_authorize',
+      params,
+      { authorization: basic(options.pushedBy) },
+      true,
+    );
+    expect(pushed.status).toBe(201);
+    expect(pushed.body).toEqual({
+      request_uri: expect.stringMatching(/^urn:ietf:params:oauth:request_uri:/),
+      expires_in: 60,
+    });
+    url.searchParams.set('client_id', who.clientId);
+    url.searchParams.set('request_uri', pushed.body.request_uri as string);
+  } else {
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  }
   const started = await fetch(url, { redirect: 'manual' });
   expect(started.status).toBe(302);
   const toIdp = new URL(started.headers.get('location')!);
@@ -134,7 +182,7 @@ async function authorize(
   expect(`${returned.origin}${returned.pathname}`).toBe(REDIRECT);
   expect(returned.searchParams.get('state')).toBe(state);
   expect(returned.searchParams.get('error')).toBeNull();
-  return { code: returned.searchParams.get('code')!, verifier, hash, document };
+  return { code: returned.searchParams.get('code')!, verifier, hash, document, documents, hashes };
 }
 
 async function tokenFor(who: { clientId: string; secret: string }, authorized: Authorized): Promise<Answer> {
@@ -151,9 +199,9 @@ async function tokenFor(who: { clientId: string; secret: string }, authorized: A
   );
 }
 
-const signHashBody = (a: Authorized) => ({
+const signHashBody = (a: Pick<Authorized, 'hash'> & Partial<Authorized>) => ({
   credentialID: 'onetime-ec-p256',
-  hashes: [Buffer.from(a.hash, 'base64url').toString('base64')],
+  hashes: (a.hashes ?? [a.hash]).map((h) => Buffer.from(h, 'base64url').toString('base64')),
   hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
   signAlgo: '1.2.840.10045.4.3.2',
   operationMode: 'S',
@@ -223,7 +271,7 @@ describe('the CSC API v2', () => {
     const info = await post('/credentials/info', { credentialID: 'onetime-ec-p256' }, headers);
     expect(info.body).toMatchObject({
       SCAL: '2',
-      multisign: 1,
+      multisign: 50,
       auth: { mode: 'oauth2code' },
       key: { status: 'enabled', len: 256, curve: '1.2.840.10045.3.1.7' },
     });
@@ -376,6 +424,41 @@ describe('the CSC API v2', () => {
     expect((await cscRecords()).filter((r) => r.digest === other)).toHaveLength(0);
   });
 
+  it('refuses a token whose manifest was changed in the table: the login binds the authorized documents', async () => {
+    // An attacker who can write the CSC table swaps the second of three authorized hashes: the citizen's
+    // login (the v3 nonce, the approval of the manifest) binds the three as authorized.
+    const authorized = await authorize(ALICE, 'credential', { documents: 3 });
+    const token = await tokenFor(ALICE, authorized);
+    const accessToken = token.body.access_token as string;
+    const other = randomBytes(32).toString('base64');
+    const doc = documentClient(loadAwsConfig());
+    try {
+      const Key = { pk: `TOKEN#${createHash('sha256').update(accessToken).digest('hex')}` };
+      const TableName = pipeline.env[TABLES.csc.envVar];
+      const { Item } = await doc.send(new GetCommand({ TableName, Key }));
+      const grant = JSON.parse(Item!.grant as string) as {
+        signing: { binding: { documents: { digest: string }[] } };
+      };
+      grant.signing.binding.documents[1].digest = other;
+      await doc.send(new PutCommand({ TableName, Item: { ...Item, grant: JSON.stringify(grant) } }));
+    } finally {
+      doc.destroy();
+    }
+    const before = await issuedCertificates();
+    const hashes = signHashBody(authorized).hashes;
+    const refused = await post(
+      '/signatures/signHash',
+      { ...signHashBody(authorized), hashes: [hashes[0], other, hashes[2]] },
+      bearer(accessToken),
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toBe('access_denied');
+    expect(await issuedCertificates()).toBe(before);
+    expect(
+      (await cscRecords()).filter((r) => JSON.stringify(r.documents ?? '').includes(other)),
+    ).toHaveLength(0);
+  });
+
   it('answers a hash other than the authorized one with invalid_request, leaving the token usable', async () => {
     const authorized = await authorize(ALICE, 'credential');
     const token = await tokenFor(ALICE, authorized);
@@ -392,6 +475,271 @@ describe('the CSC API v2', () => {
     expect(await post('/signatures/signHash', signHashBody(authorized), headers)).toMatchObject({
       status: 200,
     });
+  });
+
+  it('signs several authorized hashes under one login (the manifest), in order, and refuses the token for more or other hashes', async () => {
+    const before = await issuedCertificates();
+    const authorized = await authorize(ALICE, 'credential', { documents: 3 });
+    const token = await tokenFor(ALICE, authorized);
+    const headers = bearer(token.body.access_token as string);
+    const body = signHashBody(authorized);
+    // More hashes than authorized, fewer, another order, another hash: refused, the token stays usable.
+    for (const hashes of [
+      [...body.hashes, randomBytes(32).toString('base64')],
+      body.hashes.slice(0, 2),
+      [body.hashes[1], body.hashes[0], body.hashes[2]],
+      [body.hashes[0], body.hashes[1], randomBytes(32).toString('base64')],
+    ]) {
+      expect(await post('/signatures/signHash', { ...body, hashes }, headers)).toEqual({
+        status: 400,
+        body: {
+          error: 'invalid_request',
+          error_description: 'hashes are not the hashes this access token authorizes',
+        },
+      });
+    }
+    const signed = await post('/signatures/signHash', body, headers);
+    expect(signed.status).toBe(200);
+    const signatures = signed.body.signatures as string[];
+    expect(signatures).toHaveLength(3);
+    // One request of the pipeline with the three documents, one certificate, the signatures in order.
+    const records = (await cscRecords()).filter((r) =>
+      JSON.stringify(r.documents ?? '').includes(body.hashes[0]),
+    );
+    expect(records).toHaveLength(1);
+    const certificate = new X509Certificate(records[0].certificate as string);
+    expect(certificate.subject).toContain(`serialNumber=${CITIZEN.personalIdentityNumber}`);
+    authorized.documents.forEach((document, i) => {
+      expect(verify('sha256', document, certificate.publicKey, Buffer.from(signatures[i], 'base64'))).toBe(
+        true,
+      );
+    });
+    expect(await issuedCertificates()).toBe(before + 1);
+    // Used: not again, not for fewer hashes either.
+    const again = await post('/signatures/signHash', { ...body, hashes: body.hashes.slice(0, 1) }, headers);
+    expect(again.body.error).toBe('invalid_token');
+    expect((await post('/signatures/signHash', body, headers)).body.error).toBe('invalid_token');
+    expect(await issuedCertificates()).toBe(before + 1);
+  });
+
+  it('makes the CAdES B-LT of each authorized digest with signDoc, and keeps each token to its own method', async () => {
+    const signDoc = { signature_format: 'C', conformance_level: 'AdES-B-LT' };
+    const authorized = await authorize(ALICE, 'credential', { documents: 2, signDoc });
+    const token = await tokenFor(ALICE, authorized);
+    const headers = bearer(token.body.access_token as string);
+    const hashes = signHashBody(authorized).hashes;
+    const request = {
+      credentialID: 'onetime-ec-p256',
+      documentDigests: [
+        { hashes, hashAlgorithmOID: '2.16.840.1.101.3.4.2.1', signAlgo: '1.2.840.10045.4.3.2', ...signDoc },
+      ],
+      returnValidationInfo: true,
+    };
+    // A signDoc token does not sign a hash; another format or level is refused; the token stays usable.
+    const asHash = await post('/signatures/signHash', signHashBody(authorized), headers);
+    expect(asHash).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        error_description: 'this access token authorizes signatures/signDoc, not signatures/signHash',
+      },
+    });
+    for (const other of [
+      { signature_format: 'P', conformance_level: 'AdES-B-LT' },
+      { signature_format: 'C', conformance_level: 'AdES-B-B' },
+    ]) {
+      const entry = { ...request.documentDigests[0], ...other };
+      const refused = await post('/signatures/signDoc', { ...request, documentDigests: [entry] }, headers);
+      expect(refused.body.error).toBe('invalid_request');
+    }
+    const signed = await post('/signatures/signDoc', request, headers);
+    expect(signed.status).toBe(200);
+    const objects = signed.body.SignatureObject as string[];
+    expect(objects).toHaveLength(2);
+    const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
+    authorized.documents.forEach((content, i) => {
+      const cms = Buffer.from(objects[i], 'base64');
+      expect(opensslCmsVerify({ cms, content, rootPem }).ok).toBe(true);
+      expect(opensslCmsVerify({ cms, content: authorized.documents[1 - i], rootPem }).ok).toBe(false);
+    });
+    const info = signed.body.validationInfo as Record<string, string[]>;
+    expect(info.certificates.length).toBeGreaterThan(1);
+    expect(info.ocsp.length).toBeGreaterThan(0);
+    for (const der of info.certificates)
+      expect(() => new X509Certificate(Buffer.from(der, 'base64'))).not.toThrow();
+
+    // And a signHash token does not make a CMS.
+    const forHash = await authorize(ALICE, 'credential');
+    const hashToken = await tokenFor(ALICE, forHash);
+    const asDoc = await post(
+      '/signatures/signDoc',
+      {
+        ...request,
+        documentDigests: [{ ...request.documentDigests[0], hashes: signHashBody(forHash).hashes }],
+      },
+      bearer(hashToken.body.access_token as string),
+    );
+    expect(asDoc).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        error_description: 'this access token authorizes signatures/signHash, not signatures/signDoc',
+      },
+    });
+  });
+
+  it("time-stamps a client's hash with the service's TSA (signatures/timestamp), verified by openssl ts -verify", async () => {
+    const authorized = await authorize(ALICE, 'service');
+    const token = await tokenFor(ALICE, authorized);
+    const headers = bearer(token.body.access_token as string);
+    const data = randomBytes(100);
+    const digest = createHash('sha256').update(data).digest();
+    const nonce = randomBytes(8).toString('hex');
+    const body = { hash: digest.toString('base64'), hashAlgorithmOID: '2.16.840.1.101.3.4.2.1', nonce };
+    const stamped = await post('/signatures/timestamp', body, headers);
+    expect(stamped.status).toBe(200);
+    const tokenDer = Buffer.from(stamped.body.timestamp as string, 'base64');
+    const files = {
+      'token.der': tokenDer,
+      'data.bin': data,
+      'root.pem': readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8'),
+      'tsa.pem': readFileSync(join(LOCAL_DIR, 'ca', 'tsa.pem'), 'utf8'),
+    };
+    const verifyArgs = [
+      'ts',
+      '-verify',
+      '-token_in',
+      '-in',
+      'token.der',
+      '-CAfile',
+      'root.pem',
+      '-untrusted',
+      'tsa.pem',
+    ];
+    expect(runOpenssl([...verifyArgs, '-data', 'data.bin'], files).stdout).toContain('Verification: OK');
+    const text = runOpenssl(['ts', '-reply', '-token_in', '-in', 'token.der', '-text'], files).stdout;
+    expect(text).toMatch(new RegExp(`Nonce: 0x${nonce.replace(/^0+/, '')}`, 'i'));
+    // Other data does not verify against it.
+    const other = runOpenssl([...verifyArgs, '-data', 'data.bin'], {
+      ...files,
+      'data.bin': randomBytes(100),
+    });
+    expect(other.stdout).not.toContain('Verification: OK');
+    // A hash of the wrong length, no token: refused.
+    expect(
+      (await post('/signatures/timestamp', { ...body, hash: randomBytes(20).toString('base64') }, headers))
+        .body.error,
+    ).toBe('invalid_request');
+    expect((await post('/signatures/timestamp', body)).body.error).toBe('invalid_token');
+  });
+
+  it('takes a pushed authorization request (RFC 9126) once, for its own client only, and signs its hashes', async () => {
+    const authorized = await authorize(ALICE, 'credential', { documents: 5, pushedBy: ALICE });
+    const token = await tokenFor(ALICE, authorized);
+    const signed = await post(
+      '/signatures/signHash',
+      signHashBody(authorized),
+      bearer(token.body.access_token as string),
+    );
+    expect(signed.status).toBe(200);
+    expect(signed.body.signatures).toHaveLength(5);
+
+    // A request_uri is used once, and only by the client that pushed it.
+    const params = {
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'service',
+      code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'),
+      code_challenge_method: 'S256',
+    };
+    const pushed = await post('/oauth2/pushed_authorize', params, { authorization: basic(ALICE) }, true);
+    const uri = pushed.body.request_uri as string;
+    const open = (clientId: string) =>
+      fetch(`${csc}/oauth2/authorize?client_id=${clientId}&request_uri=${encodeURIComponent(uri)}`, {
+        redirect: 'manual',
+      });
+    const byMallory = await open(MALLORY.clientId);
+    expect([byMallory.status, ((await byMallory.json()) as { error: string }).error]).toEqual([
+      400,
+      'invalid_request',
+    ]);
+    expect((await open(ALICE.clientId)).status).toBe(302);
+    const again = await open(ALICE.clientId);
+    expect([again.status, ((await again.json()) as { error: string }).error]).toEqual([
+      400,
+      'invalid_request',
+    ]);
+
+    // Pushing needs the client's secret; a bad request is answered at once, in JSON.
+    expect(
+      (
+        await post(
+          '/oauth2/pushed_authorize',
+          params,
+          { authorization: basic({ ...ALICE, secret: 'wrong' }) },
+          true,
+        )
+      ).body.error,
+    ).toBe('invalid_client');
+    const noPkce = await post(
+      '/oauth2/pushed_authorize',
+      { ...params, code_challenge_method: 'plain' },
+      { authorization: basic(ALICE) },
+      true,
+    );
+    expect(noPkce).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', error_description: 'code_challenge_method must be S256' },
+    });
+  });
+
+  it('signs in operation mode A: a responseID, then signatures/signPolling for the token that asked', async () => {
+    const authorized = await authorize(ALICE, 'credential', { documents: 2 });
+    const token = await tokenFor(ALICE, authorized);
+    const headers = bearer(token.body.access_token as string);
+    const started = await post(
+      '/signatures/signHash',
+      { ...signHashBody(authorized), operationMode: 'A', validity_period: 60_000 },
+      headers,
+    );
+    expect(started).toEqual({ status: 200, body: { responseID: expect.any(String) } });
+    const responseID = started.body.responseID as string;
+    // The token is used: it does not sign again.
+    expect((await post('/signatures/signHash', signHashBody(authorized), headers)).body.error).toBe(
+      'invalid_token',
+    );
+    // Another token, or another responseID: refused.
+    const other = await tokenFor(ALICE, await authorize(ALICE, 'service'));
+    expect(
+      (await post('/signatures/signPolling', { responseID }, bearer(other.body.access_token as string))).body
+        .error,
+    ).toBe('invalid_request');
+    expect((await post('/signatures/signPolling', { responseID: 'nothing' }, headers)).body.error).toBe(
+      'invalid_request',
+    );
+    let polled: Answer | undefined;
+    for (let i = 0; i < 60; i++) {
+      polled = await post('/signatures/signPolling', { responseID }, headers);
+      if (polled.status === 200) break;
+      expect(polled.body).toEqual({
+        error: 'invalid_request',
+        error_description: 'the previous asynchronous signature request is not completed yet',
+      });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(polled!.status).toBe(200);
+    const signatures = polled!.body.signatures as string[];
+    const records = (await cscRecords()).filter((r) =>
+      JSON.stringify(r.documents ?? '').includes(signHashBody(authorized).hashes[0]),
+    );
+    const certificate = new X509Certificate(records[0].certificate as string);
+    authorized.documents.forEach((document, i) => {
+      expect(verify('sha256', document, certificate.publicKey, Buffer.from(signatures[i], 'base64'))).toBe(
+        true,
+      );
+    });
+    // Polled again within the validity period: the same outcome.
+    expect((await post('/signatures/signPolling', { responseID }, headers)).body).toEqual(polled!.body);
   });
 
   it('refuses an authorization without PKCE S256 back at the redirect URI, and an unknown client to the user agent', async () => {

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""
+A Cloud Signature Consortium API v2.0.0.2 client written from the specification alone, sharing no code
+with the service: the OAuth 2.0 authorization code flow with PKCE (S256) and client_secret_basic
+(oauth2/pushed_authorize, oauth2/authorize, oauth2/token), then signatures/signDoc for a PDF (PAdES, the digest of its byte
+ranges, the CMS embedded and the validationInfo written into the PDF's DSS with pyHanko) or
+signatures/signHash for a file's SHA-256. Standard library HTTP (urllib); pyHanko (PyPI) for the PDF.
+
+The citizen's login happens in a user agent, not in this client: the client prints
+  {"login": "<URL of the authorization request's redirect>"}
+and reads one line back, the URL the user agent reached at the end of the login (the service's
+callback), which it follows to its own redirect URI to collect the code.
+
+  csc_client.py pades --base URL --client-id ID --redirect-uri URI --pdf IN --out OUT
+  csc_client.py signhash --base URL --client-id ID --redirect-uri URI --file IN
+The client secret is read from CSC_CLIENT_SECRET. The last line on stdout is a JSON summary.
+"""
+import argparse
+import asyncio
+import base64
+import hashlib
+import io
+import json
+import os
+import secrets
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+SHA256_OID = "2.16.840.1.101.3.4.2.1"
+ECDSA_SHA256_OID = "1.2.840.10045.4.3.2"
+CREDENTIAL_ID = "onetime-ec-p256"
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+OPENER = urllib.request.build_opener(NoRedirect)
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def say(obj) -> None:
+    print(json.dumps(obj), flush=True)
+
+
+def location_of(url: str) -> str:
+    """GET without following: the Location of the 302."""
+    try:
+        OPENER.open(url)
+    except urllib.error.HTTPError as err:
+        if err.code in (301, 302, 303, 307):
+            return err.headers["Location"]
+        raise SystemExit(f"{url}: HTTP {err.code} {err.read()[:300]!r}")
+    raise SystemExit(f"{url}: expected a redirect")
+
+
+def post_json(url: str, body: dict, token: str | None = None) -> dict:
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req) as res:
+            return json.load(res)
+    except urllib.error.HTTPError as err:
+        raise SystemExit(f"{url}: HTTP {err.code} {err.read()[:500]!r}")
+
+
+def basic_auth(args) -> str:
+    """client_secret_basic (RFC 6749 2.3.1): the form-encoded id and secret."""
+    secret = os.environ["CSC_CLIENT_SECRET"]
+    pair = f"{urllib.parse.quote(args.client_id, safe='')}:{urllib.parse.quote(secret, safe='')}"
+    return f"Basic {base64.b64encode(pair.encode()).decode()}"
+
+
+def post_form(url: str, form: dict, authorization: str) -> dict:
+    req = urllib.request.Request(
+        url,
+        data=urllib.parse.urlencode(form).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": authorization},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(req) as res:
+            return json.load(res)
+    except urllib.error.HTTPError as err:
+        raise SystemExit(f"{url}: HTTP {err.code} {err.read()[:500]!r}")
+
+
+def authorize(args, params: dict, pushed: bool = False) -> str:
+    """
+    oauth2/authorize with PKCE (the parameters pushed first to oauth2/pushed_authorize, RFC 9126, when
+    `pushed`) -> the user agent's login -> the code at our redirect URI -> oauth2/token.
+    """
+    verifier = b64url(secrets.token_bytes(32))
+    state = secrets.token_hex(8)
+    query = {
+        "response_type": "code",
+        "client_id": args.client_id,
+        "redirect_uri": args.redirect_uri,
+        "code_challenge": b64url(hashlib.sha256(verifier.encode()).digest()),
+        "code_challenge_method": "S256",
+        "state": state,
+        **params,
+    }
+    if pushed:
+        par = post_form(f"{args.base}/oauth2/pushed_authorize", query, basic_auth(args))
+        query = {"client_id": args.client_id, "request_uri": par["request_uri"]}
+    to_idp = location_of(f"{args.base}/oauth2/authorize?{urllib.parse.urlencode(query)}")
+    say({"login": to_idp})
+    at_callback = sys.stdin.readline().strip()
+    back = urllib.parse.urlsplit(location_of(at_callback))
+    answer = dict(urllib.parse.parse_qsl(back.query))
+    if f"{back.scheme}://{back.netloc}{back.path}" != args.redirect_uri or answer.get("state") != state:
+        raise SystemExit("the authorization came back elsewhere or with another state")
+    if "code" not in answer:
+        raise SystemExit(f"authorization refused: {answer}")
+    token = post_form(
+        f"{args.base}/oauth2/token",
+        {
+            "grant_type": "authorization_code",
+            "code": answer["code"],
+            "code_verifier": verifier,
+            "redirect_uri": args.redirect_uri,
+        },
+        basic_auth(args),
+    )
+    if token.get("token_type") != "Bearer" or token.get("scope") != "credential":
+        raise SystemExit(f"unexpected token answer: {token}")
+    return token["access_token"]
+
+
+def pades(args) -> dict:
+    from asn1crypto import crl as asn1_crl, ocsp as asn1_ocsp, x509 as asn1_x509
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign import fields, signers
+    from pyhanko.sign.signers.pdf_signer import PdfSignatureMetadata, PdfSigner, PdfTBSDocument
+    from pyhanko.sign.validation.dss import DocumentSecurityStore
+
+    info = post_json(f"{args.base}/info", {})
+    if "signatures/signDoc" not in info["methods"]:
+        raise SystemExit("the service does not offer signatures/signDoc")
+
+    # The PDF's signature field and byte ranges; the service's CMS (PAdES-B-B, no signingTime) goes
+    # into /Contents. 24 KiB reserved (hex: twice the DER) for the CMS with its time-stamp.
+    with open(args.pdf, "rb") as f:
+        writer = IncrementalPdfFileWriter(io.BytesIO(f.read()))
+    meta = PdfSignatureMetadata(
+        field_name="Signature1", md_algorithm="sha256", subfilter=fields.SigSeedSubFilter.PADES
+    )
+    pdf_signer = PdfSigner(meta, signer=signers.ExternalSigner(None, None, signature_value=bytes(256)))
+    prepared, _tbs, output = asyncio.run(
+        pdf_signer.async_digest_doc_for_signing(writer, bytes_reserved=24 * 1024)
+    )
+    digest = prepared.document_digest
+
+    details = [
+        {
+            "type": "credential",
+            "credentialID": CREDENTIAL_ID,
+            "hashAlgorithmOID": SHA256_OID,
+            "documentDigests": [{"hash": b64url(digest), "label": os.path.basename(args.pdf)}],
+            "signature_format": "P",
+            "conformance_level": "AdES-B-LT",
+        }
+    ]
+    # Pushed (RFC 9126): the authorization details stay off the user agent's URL.
+    token = authorize(args, {"authorization_details": json.dumps(details)}, pushed=True)
+    signed = post_json(
+        f"{args.base}/signatures/signDoc",
+        {
+            "credentialID": CREDENTIAL_ID,
+            "documentDigests": [
+                {
+                    "hashes": [base64.b64encode(digest).decode()],
+                    "hashAlgorithmOID": SHA256_OID,
+                    "signature_format": "P",
+                    "conformance_level": "AdES-B-LT",
+                    "signAlgo": ECDSA_SHA256_OID,
+                }
+            ],
+            "operationMode": "S",
+            "returnValidationInfo": True,
+        },
+        token,
+    )
+    cms = base64.b64decode(signed["SignatureObject"][0])
+    PdfTBSDocument.finish_signing(output, prepared, cms)
+
+    # B-LT: the validation data into the Document Security Store (an incremental update).
+    vi = signed["validationInfo"]
+    der = lambda values: [base64.b64decode(v) for v in values]  # noqa: E731
+    DocumentSecurityStore.add_dss(
+        output,
+        None,
+        certs=[asn1_x509.Certificate.load(d) for d in der(vi["certificates"])],
+        ocsps=[asn1_ocsp.OCSPResponse.load(d) for d in der(vi["ocsp"])],
+        crls=[asn1_crl.CertificateList.load(d) for d in der(vi["crl"])],
+    )
+    with open(args.out, "wb") as f:
+        f.write(output.getvalue())
+    return {
+        "signed": args.out,
+        "digest": base64.b64encode(digest).decode(),
+        "validationInfo": {k: len(v) for k, v in vi.items()},
+    }
+
+
+def signhash(args) -> dict:
+    with open(args.file, "rb") as f:
+        digest = hashlib.sha256(f.read()).digest()
+    token = authorize(
+        args,
+        {
+            "scope": "credential",
+            "credentialID": CREDENTIAL_ID,
+            "numSignatures": "1",
+            "hashes": b64url(digest),
+            "hashAlgorithmOID": SHA256_OID,
+            "description": "A file signed by the Python CSC client",
+        },
+    )
+    signed = post_json(
+        f"{args.base}/signatures/signHash",
+        {
+            "credentialID": CREDENTIAL_ID,
+            "hashes": [base64.b64encode(digest).decode()],
+            "hashAlgorithmOID": SHA256_OID,
+            "signAlgo": ECDSA_SHA256_OID,
+            "operationMode": "S",
+        },
+        token,
+    )
+    return {"signature": signed["signatures"][0], "digest": base64.b64encode(digest).decode()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["pades", "signhash"])
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--client-id", required=True)
+    parser.add_argument("--redirect-uri", required=True)
+    parser.add_argument("--pdf")
+    parser.add_argument("--out")
+    parser.add_argument("--file")
+    args = parser.parse_args()
+    say({"result": pades(args) if args.mode == "pades" else signhash(args)})
+
+
+if __name__ == "__main__":
+    main()
