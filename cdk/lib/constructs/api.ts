@@ -6,7 +6,7 @@ import { Construct } from 'constructs';
 import openapi from '../../../lambdas/api/openapi.json';
 import type { ApiLimits } from '@pipeline/config';
 import { messageOf, type HttpErrorCode } from '@pipeline/core';
-import { API_STAGE, ROUTES, type RouteDefinition } from '@pipeline/resources';
+import { API_STAGE, CSC_BASE_PATH, CSC_ROUTES, ROUTES, type RouteDefinition } from '@pipeline/resources';
 import { modelSchema } from '../openapi-models';
 
 export interface SigningApiProps {
@@ -15,6 +15,11 @@ export interface SigningApiProps {
   readonly limits: ApiLimits;
   /** One API key per calling e-service, for per-client usage plan throttling and quota. */
   readonly clients: readonly string[];
+  /** The CSC API (CSC_ROUTES under CSC_BASE_PATH): its function and each of its methods' throttle. */
+  readonly csc: {
+    readonly handler: lambda.IFunction;
+    readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  };
 }
 
 interface OpenApiOperation {
@@ -59,9 +64,20 @@ export class SigningApi extends Construct {
         // Applied to each method of the stage, whoever calls it.
         throttlingRateLimit: props.limits.stage.rateLimit,
         throttlingBurstLimit: props.limits.stage.burstLimit,
+        // The CSC methods carry no API key, so no usage plan throttles them: each has its own throttle.
+        methodOptions: Object.fromEntries(
+          CSC_ROUTES.map((route) => [
+            `${CSC_BASE_PATH}${route.resource}/${route.method}`,
+            {
+              throttlingRateLimit: props.csc.throttle.rateLimit,
+              throttlingBurstLimit: props.csc.throttle.burstLimit,
+            },
+          ]),
+        ),
       },
     });
     this.addRoutes(props.handler);
+    this.addCscRoutes(props.csc.handler);
     const { client } = props.limits;
     this.usagePlan = this.restApi.addUsagePlan('UsagePlan', {
       description: 'Per e-service throttle and daily quota of the sign request API',
@@ -107,6 +123,24 @@ export class SigningApi extends Construct {
             }
           : undefined,
       });
+    }
+  }
+
+  /**
+   * CSC_ROUTES under CSC_BASE_PATH on the CSC function, without IAM or API key: CSC clients authenticate
+   * to the function (OAuth 2.0 client secret, bearer access tokens), and the identity provider's callback
+   * is the citizen's browser. No request validation at the gateway: the function answers every refusal
+   * in the CSC error form (docs/csc.md), which a gateway 400 would not be.
+   */
+  private addCscRoutes(handler: lambda.IFunction): void {
+    const integration = new apigw.LambdaIntegration(handler, { proxy: true, allowTestInvoke: false });
+    for (const route of CSC_ROUTES) {
+      this.restApi.root
+        .resourceForPath(`${CSC_BASE_PATH}${route.resource}`)
+        .addMethod(route.method, integration, {
+          authorizationType: apigw.AuthorizationType.NONE,
+          apiKeyRequired: false,
+        });
     }
   }
 

@@ -14,6 +14,7 @@ import { api } from '../functions/api';
 import { auditCheckpoint } from '../functions/audit-checkpoint';
 import { ca } from '../functions/ca';
 import { crl } from '../functions/crl';
+import { csc } from '../functions/csc';
 import { jwksRefresh } from '../functions/jwks-refresh';
 import { keygen } from '../functions/keygen';
 import { ocsp } from '../functions/ocsp';
@@ -36,6 +37,7 @@ import {
 import { ARCHITECTURE, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
 import { FUNCTION_ROLE_TAG, allowEndpointTraffic, type HsmAccess } from './hsm-access';
+import type { CscSecrets } from './csc-secrets';
 import type { IdentityTrust } from './identity-trust';
 import type { SignQueue } from './sign-queue';
 import type { Tables } from './tables';
@@ -47,6 +49,7 @@ export interface PipelineFunctionsProps {
   readonly tables: Tables;
   readonly signQueue: SignQueue;
   readonly identity: IdentityTrust;
+  readonly cscSecrets: CscSecrets;
   readonly settings: StackSettings;
 }
 
@@ -62,6 +65,7 @@ export const FUNCTION_SPECS: readonly FunctionSpec[] = [
   tsa,
   revoke,
   api,
+  csc,
   signer,
   keygen,
   auditCheckpoint,
@@ -86,6 +90,7 @@ export class PipelineFunctions extends Construct {
   public readonly ocsp: NodejsFunction;
   public readonly tsa: NodejsFunction;
   public readonly auditCheckpoint: NodejsFunction;
+  public readonly csc: NodejsFunction;
   /** The scheduled functions' rules, by function. */
   public readonly schedules: Partial<Record<FunctionName, events.Rule>> = {};
   private readonly created = new Map<FunctionName, NodejsFunction>();
@@ -97,11 +102,12 @@ export class PipelineFunctions extends Construct {
     private readonly props: PipelineFunctionsProps,
   ) {
     super(scope, id);
-    const { hsm, tables, signQueue, identity, settings } = props;
-    this.deps = { hsm, tables, signQueue, identity, settings, fn: (name) => this.fn(name) };
+    const { hsm, tables, signQueue, identity, cscSecrets, settings } = props;
+    this.deps = { hsm, tables, signQueue, identity, cscSecrets, settings, fn: (name) => this.fn(name) };
     for (const spec of FUNCTION_SPECS) this.created.set(spec.name, this.createFunction(spec));
     for (const spec of FUNCTION_SPECS) spec.grants(this.grantsOf(spec));
     this.restrictCryptoUserSecrets();
+    props.cscSecrets.onlyReadBy(this.fn('csc'));
     this.api = this.fn('api');
     this.signer = this.fn('signer');
     this.keygen = this.fn('keygen');
@@ -113,6 +119,7 @@ export class PipelineFunctions extends Construct {
     this.ocsp = this.fn('ocsp');
     this.tsa = this.fn('tsa');
     this.auditCheckpoint = this.fn('audit-checkpoint');
+    this.csc = this.fn('csc');
     this.signerAlias = createSignerAlias(this, this.signer, this.deps);
     for (const spec of FUNCTION_SPECS) {
       if ('schedule' in spec)

@@ -13,6 +13,7 @@ import { QUEUES, TABLES, type ScheduleDefinition, type TableKey } from '@pipelin
 import { ENV } from '@pipeline/config';
 import { CLOUDHSM_MODULE_PATH } from '../platform';
 import type { StackSettings } from '../settings';
+import type { CscSecrets } from '../constructs/csc-secrets';
 import type { HsmAccess } from '../constructs/hsm-access';
 import type { IdentityTrust } from '../constructs/identity-trust';
 import type { SignQueue } from '../constructs/sign-queue';
@@ -34,7 +35,8 @@ export type FunctionName =
   | 'crl'
   | 'ocsp'
   | 'tsa'
-  | 'audit-checkpoint';
+  | 'audit-checkpoint'
+  | 'csc';
 
 /** The HSM crypto users: each function that logs in is one of them, and only they read its secret. */
 export type CryptoUser = 'pool' | 'ca' | 'ocsp' | 'tsa' | 'revoke';
@@ -57,6 +59,7 @@ export interface FunctionDeps {
   readonly tables: Tables;
   readonly signQueue: SignQueue;
   readonly identity: IdentityTrust;
+  readonly cscSecrets: CscSecrets;
   /** A function created before this one (specs are created in the order constructs/functions.ts lists). */
   fn(name: FunctionName): NodejsFunction;
 }
@@ -274,6 +277,15 @@ export class FunctionGrants {
   public readsIdentityKeys(): void {
     for (const parameter of this.deps.identity.parameters) parameter.grantRead(this.fn);
     for (const parameter of this.deps.identity.clientParameters) parameter.grantRead(this.fn);
+  }
+
+  /**
+   * Read the CSC API's secrets (the key at the identity provider, the registered clients), with their
+   * key through Secrets Manager only; their own policies admit the csc function only (CscSecrets).
+   */
+  public readsCscSecrets(): void {
+    const { cscSecrets } = this.deps;
+    for (const secret of [cscSecrets.idpClientKey, cscSecrets.clients]) secret.grantRead(this.fn);
   }
 
   /** Invoke the named functions by their unqualified ARNs (one statement). */
