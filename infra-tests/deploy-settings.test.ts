@@ -52,6 +52,9 @@ beforeAll(() => {
       identityIssuers: 'https://idp.example.se,https://eid.example.org/op',
       identityTrustedClients: 'arn:aws:iam::123456789012:role/legacy-eservice',
       pkiEdgeWebAclArn: EDGE_WEB_ACL,
+      cscBaseUrl: 'https://sign.example.se/csc/v2',
+      cscIdpIssuer: 'https://eid.example.org/op',
+      cscIdpRedirectUri: 'https://sign.example.se/csc/v2/oauth2/callback',
     },
     { bundle: false },
   );
@@ -140,7 +143,14 @@ it('creates one API key per e-service in the usage plan, with the throttles and 
     Quota: { Limit: 5_000_000, Period: 'DAY' },
   });
   template.hasResourceProperties('AWS::ApiGateway::Stage', {
-    MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 })],
+    MethodSettings: Match.arrayWith([
+      Match.objectLike({
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        ThrottlingRateLimit: 1000,
+        ThrottlingBurstLimit: 2000,
+      }),
+    ]),
   });
 });
 

@@ -1,6 +1,7 @@
 import { Validations, type CfnElement } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { CSC_BASE_PATH, CSC_ROUTES } from '@pipeline/resources';
+import type { CscSecrets } from './constructs/csc-secrets';
 import type { SigningPipelineStack } from './signing-pipeline-stack';
 
 /** A cdk-nag finding acknowledged on a construct, with the reason it is acceptable here. */
@@ -24,7 +25,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
   acknowledgeSecretsAndAnchors(stack, ack);
   acknowledgeNetwork(stack, ack);
   acknowledgeSigningApi(stack, ack);
-  acknowledgeCscApi(stack, ack);
+  if (stack.functions.csc) acknowledgeCscApi(stack, ack);
   acknowledgePublicPki(stack, ack);
   return acknowledgements;
 }
@@ -45,7 +46,10 @@ function acknowledgeFunctions(stack: SigningPipelineStack, ack: Ack): void {
     stack.functions.tsa,
     stack.functions.auditCheckpoint,
   ];
-  const outsideVpc = [stack.functions.jwksRefresh, stack.functions.csc];
+  const outsideVpc = [
+    stack.functions.jwksRefresh,
+    ...(stack.functions.csc ? [stack.functions.csc] : []),
+  ];
   for (const fn of outsideVpc) {
     ack(
       fn.role!,
@@ -91,24 +95,29 @@ function acknowledgeSecretsAndAnchors(stack: SigningPipelineStack, ack: Ack): vo
         'docs/operations.md; a Secrets Manager rotation Lambda cannot log in to the cluster as admin.',
     );
   }
+  if (stack.cscSecrets) acknowledgeCscSecrets(stack.cscSecrets, ack);
   ack(
-    stack.cscSecrets.idpClientKey,
+    stack.functions.auditCheckpoint.role!.node.tryFindChild('DefaultPolicy')!,
+    `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(stack.auditAnchors.bucket.node.defaultChild as CfnElement)}.Arn>/checkpoints/*]`,
+    'The checkpointer writes one object per checkpoint, named by its sequence, under checkpoints/ of the ' +
+      'anchors bucket: the keys are not known in advance. Object Lock (compliance) keeps every version.',
+  );
+}
+
+/** The CSC API's secrets: values the operator registers elsewhere, not rotatable by a Lambda. */
+function acknowledgeCscSecrets(secrets: CscSecrets, ack: Ack): void {
+  ack(
+    secrets.idpClientKey,
     'AwsSolutions-SMG4',
     "The secret is the CSC API's private JWK registered at the OpenID Provider: a new key must be " +
       'registered at the provider before it is used, an operator procedure (docs/operations.md) no rotation ' +
       'Lambda can perform.',
   );
   ack(
-    stack.cscSecrets.clients,
+    secrets.clients,
     'AwsSolutions-SMG4',
     "The secret holds the registered CSC clients' secret hashes, not secrets: a client's secret changes " +
       'when the client is given a new one, an operator procedure (docs/operations.md).',
-  );
-  ack(
-    stack.functions.auditCheckpoint.role!.node.tryFindChild('DefaultPolicy')!,
-    `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(stack.auditAnchors.bucket.node.defaultChild as CfnElement)}.Arn>/checkpoints/*]`,
-    'The checkpointer writes one object per checkpoint, named by its sequence, under checkpoints/ of the ' +
-      'anchors bucket: the keys are not known in advance. Object Lock (compliance) keeps every version.',
   );
 }
 

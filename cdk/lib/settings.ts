@@ -104,7 +104,8 @@ export interface StackSettings {
    */
   readonly pkiEdgeWebAclArn?: string;
   readonly identity: IdentitySettings;
-  readonly csc: CscSettings;
+  /** The CSC API; undefined when `-c cscEnabled=false` (no function, routes or secrets). */
+  readonly csc?: CscSettings;
   readonly audit: {
     /** The checkpointer signs and anchors a checkpoint this often while the audit chains move. */
     readonly checkpointIntervalSeconds: number;
@@ -175,9 +176,7 @@ export function parseSettings(ctx: Context): StackSettings {
     throw new DeploymentSettingsError('poolTargets must look like "RSA-2048=500,EC-P256=200"', 'poolTargets');
   }
   const provisioned = int(ctx, 'signerProvisionedConcurrency', 2, 0, 900);
-  const identity = identitySettings(ctx, allowPlaceholders);
-  const limits = apiLimits(ctx);
-  return {
+  const settings: StackSettings = {
     allowPlaceholders,
     layerPath: layerPath(ctx, allowPlaceholders),
     vpc: existingVpc(ctx),
@@ -217,21 +216,22 @@ export function parseSettings(ctx: Context): StackSettings {
       fallbackWaitMs: integer(ctx, 'poolFallbackWaitMs', POOL_RULES.fallbackWaitMs),
       lowWaterPercent: int(ctx, 'poolLowWaterPercent', 20, 1, 100),
     },
-    api: { limits, ...apiClients(ctx, allowPlaceholders) },
+    api: { limits: apiLimits(ctx), ...apiClients(ctx, allowPlaceholders) },
     caCertsParameterPrefix: parameterPrefix(
       optionalString(ctx, 'caCertsParameterPrefix') ?? '/signing-pipeline/ca',
       'caCertsParameterPrefix',
     ),
     pkiBaseUrl: pkiBaseUrl(ctx),
     pkiEdgeWebAclArn: pkiEdgeWebAclArn(ctx, allowPlaceholders),
-    identity,
-    csc: cscSettings(ctx, allowPlaceholders, identity, limits),
+    identity: identitySettings(ctx, allowPlaceholders),
     audit: {
       checkpointIntervalSeconds: integer(ctx, 'auditCheckpointIntervalSeconds', AUDIT_CHECKPOINT_INTERVAL),
       anchorRetentionDays: int(ctx, 'auditAnchorRetentionDays', 3653, 1, 36_500),
     },
     alarmEmail: optionalString(ctx, 'alarmEmail'),
   };
+  if (ctx('cscEnabled') === false || ctx('cscEnabled') === 'false') return settings;
+  return { ...settings, csc: cscSettings(ctx, allowPlaceholders, settings.identity, settings.api.limits) };
 }
 
 /**
@@ -576,8 +576,8 @@ function cscSettings(
   const idpIssuer = optionalString(ctx, 'cscIdpIssuer') ?? identity.issuers[0];
   if (idpIssuer === undefined || !identity.issuers.includes(idpIssuer)) {
     throw new DeploymentSettingsError(
-      'cscIdpIssuer must be one of identityIssuers (the CSC API obtains ID tokens the API must accept); ' +
-        'unset, it is the first of them, and identityIssuers is empty',
+      'cscIdpIssuer must be one of identityIssuers (the CSC API obtains ID tokens the API must accept; ' +
+        'unset, it is the first of them): name the provider in identityIssuers, or -c cscEnabled=false',
       'cscIdpIssuer',
     );
   }

@@ -30,7 +30,8 @@ export class SigningPipelineStack extends Stack {
   public readonly tables: Tables;
   public readonly signQueue: SignQueue;
   public readonly identity: IdentityTrust;
-  public readonly cscSecrets: CscSecrets;
+  /** Where the CSC API is deployed (settings.csc). */
+  public readonly cscSecrets?: CscSecrets;
   public readonly functions: PipelineFunctions;
   public readonly auditAnchors: AuditAnchors;
   public readonly api: SigningApi;
@@ -55,7 +56,9 @@ export class SigningPipelineStack extends Stack {
     this.tables = new Tables(this, 'Tables');
     this.signQueue = new SignQueue(this, 'SignQueue');
     this.identity = new IdentityTrust(this, 'IdentityTrust', settings.identity);
-    this.cscSecrets = new CscSecrets(this, 'CscSecrets', { encryptionKey: this.hsm.secretsKey });
+    if (settings.csc) {
+      this.cscSecrets = new CscSecrets(this, 'CscSecrets', { encryptionKey: this.hsm.secretsKey });
+    }
     this.functions = new PipelineFunctions(this, 'Functions', {
       identity: this.identity,
       cscSecrets: this.cscSecrets,
@@ -80,7 +83,9 @@ export class SigningPipelineStack extends Stack {
     this.functions.connectAuditAnchors(this.auditAnchors.bucket);
     this.api = new SigningApi(this, 'Api', {
       handler: this.functions.api,
-      csc: { handler: this.functions.csc, throttle: settings.csc },
+      ...(this.functions.csc && settings.csc
+        ? { csc: { handler: this.functions.csc, throttle: settings.csc } }
+        : {}),
       limits: settings.api.limits,
       clients: settings.api.clients,
     });
@@ -100,7 +105,7 @@ export class SigningPipelineStack extends Stack {
         crl: this.functions.crl,
         ocsp: this.functions.ocsp,
         auditCheckpoint: this.functions.auditCheckpoint,
-        csc: this.functions.csc,
+        ...(this.functions.csc ? { csc: this.functions.csc } : {}),
       },
       poolTargets: settings.pool.targets,
       lowWaterPercent: settings.pool.lowWaterPercent,
@@ -135,8 +140,10 @@ export class SigningPipelineStack extends Stack {
     new CfnOutput(this, 'SignQueueUrl', { value: this.signQueue.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.signQueue.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'AuditAnchorsBucket', { value: this.auditAnchors.bucket.bucketName });
-    new CfnOutput(this, 'CscIdpClientKeySecretArn', { value: this.cscSecrets.idpClientKey.secretArn });
-    new CfnOutput(this, 'CscClientsSecretArn', { value: this.cscSecrets.clients.secretArn });
+    if (this.cscSecrets) {
+      new CfnOutput(this, 'CscIdpClientKeySecretArn', { value: this.cscSecrets.idpClientKey.secretArn });
+      new CfnOutput(this, 'CscClientsSecretArn', { value: this.cscSecrets.clients.secretArn });
+    }
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.topic.topicArn });
   }
 }

@@ -15,8 +15,8 @@ export interface SigningApiProps {
   readonly limits: ApiLimits;
   /** One API key per calling e-service, for per-client usage plan throttling and quota. */
   readonly clients: readonly string[];
-  /** The CSC API (CSC_ROUTES under CSC_BASE_PATH): its function and each of its methods' throttle. */
-  readonly csc: {
+  /** The CSC API (CSC_ROUTES under CSC_BASE_PATH), where deployed: its function, each method's throttle. */
+  readonly csc?: {
     readonly handler: lambda.IFunction;
     readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
   };
@@ -65,19 +65,11 @@ export class SigningApi extends Construct {
         throttlingRateLimit: props.limits.stage.rateLimit,
         throttlingBurstLimit: props.limits.stage.burstLimit,
         // The CSC methods carry no API key, so no usage plan throttles them: each has its own throttle.
-        methodOptions: Object.fromEntries(
-          CSC_ROUTES.map((route) => [
-            `${CSC_BASE_PATH}${route.resource}/${route.method}`,
-            {
-              throttlingRateLimit: props.csc.throttle.rateLimit,
-              throttlingBurstLimit: props.csc.throttle.burstLimit,
-            },
-          ]),
-        ),
+        methodOptions: props.csc && cscMethodThrottles(props.csc.throttle),
       },
     });
     this.addRoutes(props.handler);
-    this.addCscRoutes(props.csc.handler);
+    if (props.csc) this.addCscRoutes(props.csc.handler);
     const { client } = props.limits;
     this.usagePlan = this.restApi.addUsagePlan('UsagePlan', {
       description: 'Per e-service throttle and daily quota of the sign request API',
@@ -161,6 +153,19 @@ export class SigningApi extends Construct {
       },
     });
   }
+}
+
+/** Each CSC method's throttle, as the stage's method settings (`<resource path>/<method>`). */
+function cscMethodThrottles(throttle: {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}): Record<string, apigw.MethodDeploymentOptions> {
+  return Object.fromEntries(
+    CSC_ROUTES.map((route) => [
+      `${CSC_BASE_PATH}${route.resource}/${route.method}`,
+      { throttlingRateLimit: throttle.rateLimit, throttlingBurstLimit: throttle.burstLimit },
+    ]),
+  );
 }
 
 /** The API's Error schema as a gateway response template, with the code's registered message. */

@@ -28,6 +28,7 @@ import {
   METRICS_SERVICE,
   checkLogin,
   cryptoUserSecret,
+  cscSecretsOf,
   type CryptoUser,
   type FunctionDeps,
   type FunctionName,
@@ -49,7 +50,8 @@ export interface PipelineFunctionsProps {
   readonly tables: Tables;
   readonly signQueue: SignQueue;
   readonly identity: IdentityTrust;
-  readonly cscSecrets: CscSecrets;
+  /** Where the CSC API is deployed (settings.csc). */
+  readonly cscSecrets?: CscSecrets;
   readonly settings: StackSettings;
 }
 
@@ -90,11 +92,14 @@ export class PipelineFunctions extends Construct {
   public readonly ocsp: NodejsFunction;
   public readonly tsa: NodejsFunction;
   public readonly auditCheckpoint: NodejsFunction;
-  public readonly csc: NodejsFunction;
+  /** Where the CSC API is deployed (settings.csc). */
+  public readonly csc?: NodejsFunction;
   /** The scheduled functions' rules, by function. */
   public readonly schedules: Partial<Record<FunctionName, events.Rule>> = {};
   private readonly created = new Map<FunctionName, NodejsFunction>();
   private readonly deps: FunctionDeps;
+  /** FUNCTION_SPECS this deployment has. */
+  private readonly specs: readonly FunctionSpec[];
 
   public constructor(
     scope: Construct,
@@ -104,10 +109,11 @@ export class PipelineFunctions extends Construct {
     super(scope, id);
     const { hsm, tables, signQueue, identity, cscSecrets, settings } = props;
     this.deps = { hsm, tables, signQueue, identity, cscSecrets, settings, fn: (name) => this.fn(name) };
-    for (const spec of FUNCTION_SPECS) this.created.set(spec.name, this.createFunction(spec));
-    for (const spec of FUNCTION_SPECS) spec.grants(this.grantsOf(spec));
+    this.specs = FUNCTION_SPECS.filter((spec) => spec.deployed?.(settings) ?? true);
+    for (const spec of this.specs) this.created.set(spec.name, this.createFunction(spec));
+    for (const spec of this.specs) spec.grants(this.grantsOf(spec));
     this.restrictCryptoUserSecrets();
-    props.cscSecrets.onlyReadBy(this.fn('csc'));
+    if (this.created.has('csc')) cscSecretsOf(this.deps).onlyReadBy(this.fn('csc'));
     this.api = this.fn('api');
     this.signer = this.fn('signer');
     this.keygen = this.fn('keygen');
@@ -119,9 +125,9 @@ export class PipelineFunctions extends Construct {
     this.ocsp = this.fn('ocsp');
     this.tsa = this.fn('tsa');
     this.auditCheckpoint = this.fn('audit-checkpoint');
-    this.csc = this.fn('csc');
+    this.csc = this.created.get('csc');
     this.signerAlias = createSignerAlias(this, this.signer, this.deps);
-    for (const spec of FUNCTION_SPECS) {
+    for (const spec of this.specs) {
       if ('schedule' in spec)
         this.schedules[spec.name] = this.createSchedule(spec.schedule, this.fn(spec.name));
     }
@@ -132,12 +138,12 @@ export class PipelineFunctions extends Construct {
    * and the publication put its URL into certificates; the publication writes to its bucket.
    */
   public connectPublicPki(pki: PublicPkiRef): void {
-    for (const spec of FUNCTION_SPECS) spec.connectPublicPki?.(this.grantsOf(spec), pki);
+    for (const spec of this.specs) spec.connectPublicPki?.(this.grantsOf(spec), pki);
   }
 
   /** The audit anchors bucket, created after the functions. */
   public connectAuditAnchors(bucket: s3.IBucket): void {
-    for (const spec of FUNCTION_SPECS) spec.connectAuditAnchors?.(this.grantsOf(spec), bucket);
+    for (const spec of this.specs) spec.connectAuditAnchors?.(this.grantsOf(spec), bucket);
   }
 
   private fn(name: FunctionName): NodejsFunction {
@@ -157,7 +163,7 @@ export class PipelineFunctions extends Construct {
    */
   private restrictCryptoUserSecrets(): void {
     const users = new Map<CryptoUser, NodejsFunction[]>();
-    for (const spec of FUNCTION_SPECS) {
+    for (const spec of this.specs) {
       if (spec.network.kind !== 'hsm') continue;
       const user = spec.network.cryptoUser;
       users.set(user, [...(users.get(user) ?? []), this.fn(spec.name)]);

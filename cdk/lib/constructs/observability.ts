@@ -35,7 +35,8 @@ export interface ObservabilityProps {
     crl: lambda.IFunction;
     ocsp: lambda.IFunction;
     auditCheckpoint: lambda.IFunction;
-    csc: lambda.IFunction;
+    /** Where the CSC API is deployed. */
+    csc?: lambda.IFunction;
   };
   readonly poolTargets: Partial<Record<KeyType, number>>;
   readonly lowWaterPercent: number;
@@ -158,7 +159,7 @@ export class Observability extends Construct {
       // Checkpoints not signed or not anchored: the log's newest entries are covered by chain links only.
       ['AuditCheckpoint', props.functions.auditCheckpoint],
       // The CSC API answers its own refusals: an error is its wiring failing (a secret not put, not a JWK).
-      ['Csc', props.functions.csc],
+      ...(props.functions.csc ? [['Csc', props.functions.csc] as const] : []),
     ] as const) {
       this.alarmOnAny(
         `${name}Errors`,

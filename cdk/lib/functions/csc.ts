@@ -1,6 +1,6 @@
 import { ENV } from '@pipeline/config';
 import { TABLES } from '@pipeline/resources';
-import { poolEnv, signQueueEnv, tableEnv, type FunctionSpec } from './spec';
+import { cscSecretsOf, poolEnv, signQueueEnv, tableEnv, type FunctionSpec } from './spec';
 
 /**
  * The CSC API v2 (docs/csc.md): its OAuth 2.0 authorization server and signatures/signHash. It submits
@@ -22,14 +22,16 @@ export const csc: FunctionSpec = {
   // Gateway's integration timeout is 29 s.
   timeoutSeconds: 29,
   network: { kind: 'outside-vpc' },
+  deployed: (settings) => settings.csc !== undefined,
   environment: (deps) => {
-    const { csc: settings } = deps.settings;
+    const settings = deps.settings.csc!;
+    const secrets = cscSecretsOf(deps);
     return {
       [ENV.CSC_BASE_URL]: settings.baseUrl,
       [ENV.CSC_IDP_ISSUER]: settings.idpIssuer,
       ...(settings.idpRedirectUri ? { [ENV.CSC_IDP_REDIRECT_URI]: settings.idpRedirectUri } : {}),
-      [ENV.CSC_IDP_CLIENT_KEY]: `secretsmanager:${deps.cscSecrets.idpClientKey.secretArn}`,
-      [ENV.CSC_CLIENTS]: `secretsmanager:${deps.cscSecrets.clients.secretArn}`,
+      [ENV.CSC_IDP_CLIENT_KEY]: `secretsmanager:${secrets.idpClientKey.secretArn}`,
+      [ENV.CSC_CLIENTS]: `secretsmanager:${secrets.clients.secretArn}`,
       ...tableEnv(deps, 'csc'),
       // The API's intake, as the api function has it (admission, identity checks, the queue).
       ...poolEnv(deps),

@@ -59,7 +59,8 @@ export interface FunctionDeps {
   readonly tables: Tables;
   readonly signQueue: SignQueue;
   readonly identity: IdentityTrust;
-  readonly cscSecrets: CscSecrets;
+  /** The CSC API's secrets, where it is deployed (settings.csc). */
+  readonly cscSecrets?: CscSecrets;
   /** A function created before this one (specs are created in the order constructs/functions.ts lists). */
   fn(name: FunctionName): NodejsFunction;
 }
@@ -72,6 +73,8 @@ export interface PublicPkiRef {
 
 interface SpecBase {
   readonly name: FunctionName;
+  /** Whether the deployment has this function; unset: always. */
+  deployed?(settings: StackSettings): boolean;
   readonly description: string;
   readonly memorySize: number;
   readonly network: FunctionNetwork;
@@ -284,7 +287,7 @@ export class FunctionGrants {
    * key through Secrets Manager only; their own policies admit the csc function only (CscSecrets).
    */
   public readsCscSecrets(): void {
-    const { cscSecrets } = this.deps;
+    const cscSecrets = cscSecretsOf(this.deps);
     for (const secret of [cscSecrets.idpClientKey, cscSecrets.clients]) secret.grantRead(this.fn);
   }
 
@@ -299,6 +302,12 @@ export class FunctionGrants {
   private tableOf(name: TableKey): dynamodb.Table {
     return this.deps.tables.table(name);
   }
+}
+
+/** The CSC API's secrets; only a deployment with the CSC API has them. */
+export function cscSecretsOf(deps: FunctionDeps): CscSecrets {
+  if (!deps.cscSecrets) throw new Error('the CSC API is not deployed (settings.csc)');
+  return deps.cscSecrets;
 }
 
 function dynamoActions(actions: string[]): string[] {
