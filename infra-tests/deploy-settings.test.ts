@@ -154,6 +154,24 @@ it('creates one API key per e-service in the usage plan, with the throttles and 
   });
 });
 
+it('gives the CSC function its base URL, the provider and redirect URI set, and the API intake it runs', () => {
+  const csc = logicalId(template, 'AWS::Lambda::Function', 'Functions/Csc/Resource');
+  const variables = (
+    resources(template, 'AWS::Lambda::Function')[csc].Properties!.Environment as {
+      Variables: Record<string, unknown>;
+    }
+  ).Variables;
+  expect(variables).toMatchObject({
+    CSC_BASE_URL: 'https://sign.example.se/csc/v2',
+    CSC_IDP_ISSUER: 'https://eid.example.org/op',
+    CSC_IDP_REDIRECT_URI: 'https://sign.example.se/csc/v2/oauth2/callback',
+    IDENTITY_TRUSTED_ISSUERS: expect.anything(),
+    POOL_FALLBACK_MAX_IN_FLIGHT: '16',
+    CSC_TABLE_NAME: expect.anything(),
+    SIGN_QUEUE_URL: expect.anything(),
+  });
+});
+
 it('passes cdk-nag with the same acknowledgements', () => {
   const report = new AwsSolutionsChecks().validateScope(synth.stack);
   expect(report.violations.map((v) => v.ruleName)).toEqual([]);

@@ -1,4 +1,4 @@
-import { SecretValue } from 'aws-cdk-lib';
+import { RemovalPolicy, SecretValue } from 'aws-cdk-lib';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -29,6 +29,7 @@ export class CscSecrets extends Construct {
         "CSC API: this service's private JWK at the OpenID Provider (signs the signRequest); put by the operator",
       // A random placeholder, not a JWK: nothing can sign until the operator puts the registered key.
       generateSecretString: { passwordLength: 32, excludePunctuation: true },
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     this.clients = new secretsmanager.Secret(this, 'Clients', {
       encryptionKey: props.encryptionKey,
@@ -36,6 +37,7 @@ export class CscSecrets extends Construct {
         'CSC API: the registered clients, JSON [{clientId, name, secretHash, redirectUris}]; put by the operator',
       // No client until the operator registers them (an empty list is no secret).
       secretStringValue: SecretValue.unsafePlainText('[]'),
+      removalPolicy: RemovalPolicy.RETAIN,
     });
   }
 
