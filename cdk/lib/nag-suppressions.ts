@@ -46,10 +46,7 @@ function acknowledgeFunctions(stack: SigningPipelineStack, ack: Ack): void {
     stack.functions.tsa,
     stack.functions.auditCheckpoint,
   ];
-  const outsideVpc = [
-    stack.functions.jwksRefresh,
-    ...(stack.functions.csc ? [stack.functions.csc] : []),
-  ];
+  const outsideVpc = [stack.functions.jwksRefresh, ...(stack.functions.csc ? [stack.functions.csc] : [])];
   for (const fn of outsideVpc) {
     ack(
       fn.role!,

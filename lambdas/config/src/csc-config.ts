@@ -64,11 +64,7 @@ function secretSource(env: Env, name: string, holds: string): SecretSource {
  * `clientsText`: the registered clients' JSON read from CSC_CLIENTS's source (cscSecretSources), when the
  * variable names one; otherwise CSC_CLIENTS holds the JSON.
  */
-export function loadCscConfig(
-  env: Env,
-  defaultIssuer: string | undefined,
-  clientsText?: string,
-): CscConfig {
+export function loadCscConfig(env: Env, defaultIssuer: string | undefined, clientsText?: string): CscConfig {
   const baseUrl = str(env, ENV.CSC_BASE_URL).replace(/\/$/, '');
   if (!isFetchableUrl(baseUrl)) {
     throw new ConfigError('CSC_BASE_URL must be an https URL (http only on loopback)', ENV.CSC_BASE_URL);

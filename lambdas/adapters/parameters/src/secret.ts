@@ -34,6 +34,7 @@ export async function readSecretText(
           .then((value) => (typeof value === 'string' ? value : ''))
           .catch(() => '');
   const where = source.kind === 'file' ? `file ${source.path}` : `secret ${source.secretId}`;
-  if (!text.trim()) throw new ConfigError(`${variable}: the ${where} is missing, unreadable or empty`, variable);
+  if (!text.trim())
+    throw new ConfigError(`${variable}: the ${where} is missing, unreadable or empty`, variable);
   return text.trim();
 }
