@@ -33,4 +33,4 @@ export {
   type TrustedIssuer,
 } from './identity-config';
 export { loadPlanningConfig } from './planning-config';
-export { type CscConfig, type CscSecretSources, cscSecretSources, loadCscConfig } from './csc-config';
+export { type CscConfig, cscSecretSources, loadCscConfig } from './csc-config';
