@@ -182,7 +182,7 @@ describe('HSM crypto users secrets', () => {
     });
   });
 
-  it("only the crypto users' functions may decrypt with the secrets key, and only through Secrets Manager", () => {
+  it("only the crypto users' functions and the CSC function (its own secrets) may decrypt with the secrets key, and only through Secrets Manager", () => {
     const policy = resources(template, 'AWS::KMS::Key')[keyId()].Properties!.KeyPolicy as {
       Statement: { Action: string | string[]; Principal: { AWS: unknown }; Condition?: unknown }[];
     };
@@ -191,7 +191,7 @@ describe('HSM crypto users secrets', () => {
     expect(toRoles[0].Action).toBe('kms:Decrypt');
     expect(JSON.stringify(toRoles[0].Condition)).toContain('"kms:ViaService"');
     expect(JSON.stringify(toRoles[0].Condition)).toContain('"secretsmanager."');
-    const readers = [...new Set(USERS.flatMap(([, names]) => names))].sort();
+    const readers = [...new Set([...USERS.flatMap(([, names]) => names), 'Csc'])].sort();
     expect(toRoles[0].Principal.AWS).toEqual(
       readers.map((name) => ({ 'Fn::GetAtt': [roleId(name), 'Arn'] })),
     );

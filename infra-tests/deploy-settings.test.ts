@@ -52,6 +52,9 @@ beforeAll(() => {
       identityIssuers: 'https://idp.example.se,https://eid.example.org/op',
       identityTrustedClients: 'arn:aws:iam::123456789012:role/legacy-eservice',
       pkiEdgeWebAclArn: EDGE_WEB_ACL,
+      cscBaseUrl: 'https://sign.example.se/csc/v2',
+      cscIdpIssuer: 'https://eid.example.org/op',
+      cscIdpRedirectUri: 'https://sign.example.se/csc/v2/oauth2/callback',
     },
     { bundle: false },
   );
@@ -140,7 +143,32 @@ it('creates one API key per e-service in the usage plan, with the throttles and 
     Quota: { Limit: 5_000_000, Period: 'DAY' },
   });
   template.hasResourceProperties('AWS::ApiGateway::Stage', {
-    MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 })],
+    MethodSettings: Match.arrayWith([
+      Match.objectLike({
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        ThrottlingRateLimit: 1000,
+        ThrottlingBurstLimit: 2000,
+      }),
+    ]),
+  });
+});
+
+it('gives the CSC function its base URL, the provider and redirect URI set, and the API intake it runs', () => {
+  const csc = logicalId(template, 'AWS::Lambda::Function', 'Functions/Csc/Resource');
+  const variables = (
+    resources(template, 'AWS::Lambda::Function')[csc].Properties!.Environment as {
+      Variables: Record<string, unknown>;
+    }
+  ).Variables;
+  expect(variables).toMatchObject({
+    CSC_BASE_URL: 'https://sign.example.se/csc/v2',
+    CSC_IDP_ISSUER: 'https://eid.example.org/op',
+    CSC_IDP_REDIRECT_URI: 'https://sign.example.se/csc/v2/oauth2/callback',
+    IDENTITY_TRUSTED_ISSUERS: expect.anything(),
+    POOL_FALLBACK_MAX_IN_FLIGHT: '16',
+    CSC_TABLE_NAME: expect.anything(),
+    SIGN_QUEUE_URL: expect.anything(),
   });
 });
 

@@ -43,6 +43,7 @@ beforeAll(() => {
     tables: stack.tables,
     signQueue: stack.signQueue,
     identity: stack.identity,
+    cscSecrets: stack.cscSecrets,
     fn: byName,
   };
 }, 180_000);

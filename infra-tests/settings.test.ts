@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeploymentSettingsError } from '../cdk/lib/errors';
 import { loadIdentityConfig } from '@pipeline/config';
-import { PLACEHOLDER_ISSUER, parseSettings } from '../cdk/lib/settings';
+import { PLACEHOLDER_CSC_BASE_URL, PLACEHOLDER_ISSUER, parseSettings } from '../cdk/lib/settings';
 import { TEST_CA_PEM } from './support/layer-fixture';
 
 const ctx =
@@ -33,6 +33,7 @@ function deployContext(): Record<string, unknown> {
     hsmSecurityGroupId: 'sg-0123abcd',
     hsmCaCertPath: caCert,
     identityIssuers: 'https://idp.example.se',
+    cscBaseUrl: 'https://sign.example.se/csc/v2',
   };
 }
 
@@ -184,9 +185,10 @@ describe('parseSettings', () => {
       'identityTrustedClients',
     );
     const client = 'arn:aws:iam::123456789012:role/legacy-eservice';
-    const trusted = parseSettings(
-      ctx({ ...withoutIssuers, identityMode: 'trusted-client', identityTrustedClients: client }),
-    ).identity;
+    const trustedOnly = { ...withoutIssuers, identityMode: 'trusted-client', identityTrustedClients: client };
+    // The CSC API needs a provider its citizens log in at: without one, it is left out explicitly.
+    expect(errorOf(trustedOnly).contextKey).toBe('cscIdpIssuer');
+    const trusted = parseSettings(ctx({ ...trustedOnly, cscEnabled: 'false' })).identity;
     expect([trusted.mode, trusted.issuers, trusted.trustedClients]).toEqual(['trusted-client', [], [client]]);
     expect(errorOf({ ...placeholders, identityMode: 'anyone' }).contextKey).toBe('identityMode');
     // The same rule refuses the same configuration in the functions (IDENTITY_MODE and its variables).
@@ -196,6 +198,48 @@ describe('parseSettings', () => {
     expect(() => loadIdentityConfig({ IDENTITY_MODE: 'assertion' })).toThrow(
       expect.objectContaining({ variable: 'IDENTITY_TRUSTED_ISSUERS' }),
     );
+  });
+
+  it('CSC API: a base URL under /csc/v2 required for a deploy, a trusted provider, a throttle within the stage', () => {
+    const deploy = {
+      ...deployContext(),
+      apiClients: 'tax-agency=arn:aws:iam::123456789012:role/tax-agency',
+      pkiEdgeWebAclArn:
+        'arn:aws:wafv2:us-east-1:123456789012:global/webacl/PkiEdge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
+    };
+    expect(parseSettings(ctx(deploy)).csc).toEqual({
+      baseUrl: 'https://sign.example.se/csc/v2',
+      idpIssuer: 'https://idp.example.se',
+      rateLimit: 20,
+      burstLimit: 40,
+    });
+    const error = errorOf({ ...deploy, cscBaseUrl: undefined });
+    expect([error.contextKey, error.message]).toEqual([
+      'cscBaseUrl',
+      expect.stringContaining('cscBaseUrl is required'),
+    ]);
+    for (const bad of [
+      'http://sign.example.se/csc/v2',
+      'https://sign.example.se/api',
+      'https://sign.example.se',
+    ]) {
+      expect(errorOf({ ...deploy, cscBaseUrl: bad }).contextKey).toBe('cscBaseUrl');
+    }
+    expect(
+      parseSettings(
+        ctx({ ...deploy, cscBaseUrl: 'https://x.execute-api.eu-north-1.amazonaws.com/v1/csc/v2' }),
+      ).csc?.baseUrl,
+    ).toBe('https://x.execute-api.eu-north-1.amazonaws.com/v1/csc/v2');
+    // The provider must be one the API trusts: the ID tokens it obtains are the sign requests' assertions.
+    expect(errorOf({ ...deploy, cscIdpIssuer: 'https://other.example.com' }).contextKey).toBe('cscIdpIssuer');
+    expect(errorOf({ ...deploy, cscIdpRedirectUri: 'http://sign.example.se/cb' }).contextKey).toBe(
+      'cscIdpRedirectUri',
+    );
+    // Each CSC method's throttle cannot exceed the stage's (200/s, burst 400 by default).
+    expect(errorOf({ ...deploy, cscRateLimit: '201' }).contextKey).toBe('cscRateLimit');
+    expect(errorOf({ ...deploy, cscBurstLimit: '401' }).contextKey).toBe('cscBurstLimit');
+    expect(parseSettings(ctx({ ...deploy, cscEnabled: 'false' })).csc).toBeUndefined();
+    expect(parseSettings(ctx(placeholders)).csc?.baseUrl).toBe(PLACEHOLDER_CSC_BASE_URL);
   });
 
   it('never puts a secret value in an error message', () => {

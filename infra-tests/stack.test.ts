@@ -11,6 +11,8 @@ import { modelSchema } from '../cdk/lib/openapi-models';
 import { CLOUDHSM_MODULE_PATH } from '../cdk/lib/platform';
 import {
   API_STAGE,
+  CSC_BASE_PATH,
+  CSC_ROUTES,
   PKI_SOURCE_LIMITS,
   QUEUES,
   ROUTES,
@@ -43,6 +45,7 @@ const FUNCTIONS = [
   'Ocsp',
   'Tsa',
   'AuditCheckpoint',
+  'Csc',
 ] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const fnId = (name: FunctionName): string =>
@@ -191,14 +194,15 @@ describe('functions', () => {
       const props = fnProps(name);
       expect(props.Runtime).toBe('nodejs24.x');
       expect(props.Architectures).toEqual(['x86_64']);
-      // The API, the reconciler and the refresher never touch the HSM: no layer, no PKCS#11.
+      // The API, the reconciler, the refresher and the CSC API never touch the HSM: no layer, no PKCS#11.
       expect(props.Layers ?? []).toEqual(
-        name === 'Api' || name === 'Reconcile' || name === 'JwksRefresh'
+        name === 'Api' || name === 'Reconcile' || name === 'JwksRefresh' || name === 'Csc'
           ? []
           : [{ Ref: logicalId(template, 'AWS::Lambda::LayerVersion', 'CloudHsmLayer/Layer/Resource') }],
       );
-      // Only the refresher runs outside the VPC: it fetches the identity providers' keys from the internet.
-      if (name === 'JwksRefresh') expect(props.VpcConfig).toBeUndefined();
+      // Only the refresher and the CSC API run outside the VPC: they reach the identity providers on the
+      // internet (keys; the CSC API's code exchange), which the isolated subnets cannot.
+      if (name === 'JwksRefresh' || name === 'Csc') expect(props.VpcConfig).toBeUndefined();
       else expect(props.VpcConfig.SubnetIds.length).toBeGreaterThan(0);
       expect(props.Environment.Variables).toMatchObject({
         POWERTOOLS_SERVICE_NAME: 'signing-pipeline',
@@ -282,6 +286,77 @@ describe('least privilege', () => {
       .filter((s) => JSON.stringify(s.Resource).includes(`"${id}"`))
       .flatMap(actionsOf)
       .sort();
+
+  it('the CSC function: its OAuth items of the csc table, the API intake of POST /sign-requests, the TSA only as invoke, no HSM secret', () => {
+    const statements = roleStatements(template, roleId('Csc'));
+    const onTable = (key: keyof typeof TABLES): Record<string, unknown>[] =>
+      statements.filter((st) => JSON.stringify(st.Resource).includes(`"${tableId(key)}"`));
+    expect(onTable('csc')).toEqual([
+      expect.objectContaining({
+        Action: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        Condition: {
+          'ForAllValues:StringLike': {
+            'dynamodb:LeadingKeys': ['FLOW#*', 'CODE#*', 'TOKEN#*', 'PAR#*', 'RESP#*'],
+          },
+        },
+      }),
+    ]);
+    expect(actionsOn('Csc', tableId('requests'))).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+    ]);
+    expect(actionsOn('Csc', tableId('keyPool'))).toEqual(['dynamodb:BatchGetItem']);
+    expect(actionsOn('Csc', tableId('demand'))).toEqual(['dynamodb:UpdateItem']);
+    expect(actionsOn('Csc', tableId('assertions'))).toEqual(['dynamodb:PutItem']);
+    for (const key of ['certificates', 'audit'] as const) expect(actionsOn('Csc', tableId(key))).toEqual([]);
+    const queue = logicalId(template, 'AWS::SQS::Queue', `SignQueue/${QUEUES.signRequests.id}/Resource`);
+    expect(actionsOn('Csc', queue)).toEqual(['sqs:SendMessage']);
+    // It runs the API's intake in its own process: no execute-api; it invokes the TSA function only.
+    const actions = statements.flatMap(actionsOf);
+    expect(actions.filter((a) => /^(lambda|execute-api):/.test(a))).toEqual(['lambda:InvokeFunction']);
+    for (const user of ['Pool', 'Ca'] as const) expect(references('Csc', secretId(user))).toBe(false);
+  });
+
+  it('the CSC secrets: encrypted with the secrets key, read by the csc function only (its role, and their policies deny every other function)', () => {
+    const secretsKey = logicalId(template, 'AWS::KMS::Key', 'HsmAccess/SecretsKey/Resource');
+    for (const which of ['IdpClientKey', 'Clients']) {
+      const id = logicalId(template, 'AWS::SecretsManager::Secret', `CscSecrets/${which}/Resource`);
+      const secret = resources(template, 'AWS::SecretsManager::Secret')[id];
+      expect(secret.Properties!.KmsKeyId).toEqual({ 'Fn::GetAtt': [secretsKey, 'Arn'] });
+      // Kept when the stack goes: the key is registered at the provider, the clients' hashes are theirs.
+      expect(secret.DeletionPolicy).toBe('Retain');
+      // No value in the template but an empty client list; the key a random placeholder, not a JWK.
+      expect(secret.Properties!.SecretString ?? '[]').toBe('[]');
+      expect(FUNCTIONS.filter((name) => references(name, id))).toEqual(['Csc']);
+      expect(actionsOn('Csc', id)).toEqual([
+        'secretsmanager:DescribeSecret',
+        'secretsmanager:GetSecretValue',
+      ]);
+      const policy = Object.values(resources(template, 'AWS::SecretsManager::ResourcePolicy')).find(
+        (p) => JSON.stringify(p.Properties!.SecretId) === JSON.stringify({ Ref: id }),
+      )!;
+      expect(policy.Properties!.ResourcePolicy).toMatchObject({
+        Statement: [
+          expect.objectContaining({
+            Effect: 'Deny',
+            Action: 'secretsmanager:GetSecretValue',
+            Condition: expect.objectContaining({
+              ArnNotEquals: { 'aws:PrincipalArn': [{ 'Fn::GetAtt': [roleId('Csc'), 'Arn'] }] },
+            }),
+          }),
+        ],
+      });
+    }
+    // The function names the secrets, never their values; the clients' start empty, the key is generated.
+    const vars = env('Csc');
+    for (const name of ['CSC_IDP_CLIENT_KEY', 'CSC_CLIENTS'])
+      expect(JSON.stringify(vars[name])).toMatch(
+        /^\{"Fn::Join":\["",\["secretsmanager:",\{"Ref":"CscSecrets/,
+      );
+  });
 
   it('the signing path cannot read the CA user secret', () => {
     expect(references('Ca', secretId('Ca'))).toBe(true);
@@ -391,7 +466,9 @@ describe('least privilege', () => {
     const invokers = FUNCTIONS.filter((name) =>
       roleStatements(template, roleId(name)).some((s) => actionsOf(s).includes('lambda:InvokeFunction')),
     );
-    expect(invokers.sort()).toEqual(['Api', 'Revoke', 'Signer']);
+    expect(invokers.sort()).toEqual(['Api', 'Csc', 'Revoke', 'Signer']);
+    expect(actionsOn('Csc', fnId('Tsa'))).toEqual(['lambda:InvokeFunction']);
+    expect(actionsOn('Csc', fnId('Ca'))).toEqual([]);
     expect(actionsOn('Signer', fnId('Ca'))).toEqual(['lambda:InvokeFunction']);
     expect(actionsOn('Signer', fnId('Revoke'))).toEqual([]);
     expect(actionsOn('Api', fnId('Revoke'))).toEqual(['lambda:InvokeFunction']);
@@ -512,7 +589,11 @@ describe('network and HSM access', () => {
   });
 
   it('generates the five crypto user passwords (no secret value in the template) and keeps them', () => {
-    const secrets = resources(template, 'AWS::SecretsManager::Secret');
+    const secrets = Object.fromEntries(
+      Object.entries(resources(template, 'AWS::SecretsManager::Secret')).filter(([id]) =>
+        id.startsWith('HsmAccess'),
+      ),
+    );
     expect(Object.keys(secrets)).toHaveLength(5);
     for (const secret of Object.values(secrets)) {
       expect(secret.Properties!.GenerateSecretString).toMatchObject({
@@ -578,7 +659,7 @@ describe('API', () => {
     const methods = Object.values(resources(template, 'AWS::ApiGateway::Method')).filter(
       (m) => (m.Properties!.RestApiId as { Ref?: string }).Ref === signingApiId(),
     );
-    expect(methods).toHaveLength(ROUTES.length);
+    expect(methods).toHaveLength(ROUTES.length + CSC_ROUTES.length);
     for (const route of ROUTES) {
       expect(method(route).AuthorizationType).toBe(route.authenticated ? 'AWS_IAM' : 'NONE');
     }
@@ -620,7 +701,7 @@ describe('API', () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: API_STAGE,
       AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
-      MethodSettings: [
+      MethodSettings: Match.arrayWith([
         Match.objectLike({
           HttpMethod: '*',
           ResourcePath: '/*',
@@ -629,8 +710,43 @@ describe('API', () => {
           ThrottlingRateLimit: 200,
           ThrottlingBurstLimit: 400,
         }),
-      ],
+      ]),
     });
+  });
+
+  it('serves CSC_ROUTES under CSC_BASE_PATH on the csc function, without IAM or API key (OAuth 2.0 at the function), callback included', () => {
+    const cscFn = fnId('Csc');
+    for (const route of CSC_ROUTES) {
+      const props = method({
+        method: route.method,
+        resource: `${CSC_BASE_PATH}${route.resource}`,
+        authenticated: false,
+      });
+      expect([props.AuthorizationType, props.ApiKeyRequired ?? false]).toEqual(['NONE', false]);
+      expect(JSON.stringify(props.Integration.Uri)).toContain(cscFn);
+      expect(props.Integration.Type).toBe('AWS_PROXY');
+    }
+    expect(CSC_ROUTES.map((r) => `${r.method} ${r.resource}`)).toContain('GET /oauth2/callback');
+    // Only the CSC methods reach the csc function; the sign request routes stay on the API function.
+    for (const route of ROUTES) expect(JSON.stringify(method(route).Integration.Uri)).not.toContain(cscFn);
+  });
+
+  it('throttles each CSC method at the stage (no usage plan covers a method without an API key)', () => {
+    const stage = Object.values(resources(template, 'AWS::ApiGateway::Stage'))
+      .map((r) => r.Properties!)
+      .find((p) => p.StageName === API_STAGE)!;
+    const settings = stage.MethodSettings as Record<string, unknown>[];
+    for (const route of CSC_ROUTES) {
+      const path = `/${`${CSC_BASE_PATH}${route.resource}`.replace(/\//g, '~1')}`;
+      expect(settings).toContainEqual(
+        expect.objectContaining({
+          HttpMethod: route.method,
+          ResourcePath: path,
+          ThrottlingRateLimit: 20,
+          ThrottlingBurstLimit: 40,
+        }),
+      );
+    }
   });
 
   it("binds the stage to a usage plan with an API key: each client's throttle below the stage's, and a daily quota", () => {

@@ -1,5 +1,7 @@
 import { Validations, type CfnElement } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
+import { CSC_BASE_PATH, CSC_ROUTES } from '@pipeline/resources';
+import type { CscSecrets } from './constructs/csc-secrets';
 import type { SigningPipelineStack } from './signing-pipeline-stack';
 
 /** A cdk-nag finding acknowledged on a construct, with the reason it is acceptable here. */
@@ -23,6 +25,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
   acknowledgeSecretsAndAnchors(stack, ack);
   acknowledgeNetwork(stack, ack);
   acknowledgeSigningApi(stack, ack);
+  if (stack.functions.csc) acknowledgeCscApi(stack, ack);
   acknowledgePublicPki(stack, ack);
   return acknowledgements;
 }
@@ -43,13 +46,17 @@ function acknowledgeFunctions(stack: SigningPipelineStack, ack: Ack): void {
     stack.functions.tsa,
     stack.functions.auditCheckpoint,
   ];
-  ack(
-    stack.functions.jwksRefresh.role!,
-    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    'AWS managed policy limited to writing the function its own CloudWatch Logs; the refresher runs outside the VPC.',
-  );
+  const outsideVpc = [stack.functions.jwksRefresh, ...(stack.functions.csc ? [stack.functions.csc] : [])];
+  for (const fn of outsideVpc) {
+    ack(
+      fn.role!,
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      'AWS managed policy limited to writing the function its own CloudWatch Logs; the function runs outside ' +
+        'the VPC (it reaches an identity provider on the internet).',
+    );
+  }
 
-  for (const fn of [...functionRoles, stack.functions.jwksRefresh]) {
+  for (const fn of [...functionRoles, ...outsideVpc]) {
     const policy = fn.role!.node.tryFindChild('DefaultPolicy');
     ack(
       policy ?? fn.role!,
@@ -85,11 +92,29 @@ function acknowledgeSecretsAndAnchors(stack: SigningPipelineStack, ack: Ack): vo
         'docs/operations.md; a Secrets Manager rotation Lambda cannot log in to the cluster as admin.',
     );
   }
+  if (stack.cscSecrets) acknowledgeCscSecrets(stack.cscSecrets, ack);
   ack(
     stack.functions.auditCheckpoint.role!.node.tryFindChild('DefaultPolicy')!,
     `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(stack.auditAnchors.bucket.node.defaultChild as CfnElement)}.Arn>/checkpoints/*]`,
     'The checkpointer writes one object per checkpoint, named by its sequence, under checkpoints/ of the ' +
       'anchors bucket: the keys are not known in advance. Object Lock (compliance) keeps every version.',
+  );
+}
+
+/** The CSC API's secrets: values the operator registers elsewhere, not rotatable by a Lambda. */
+function acknowledgeCscSecrets(secrets: CscSecrets, ack: Ack): void {
+  ack(
+    secrets.idpClientKey,
+    'AwsSolutions-SMG4',
+    "The secret is the CSC API's private JWK registered at the OpenID Provider: a new key must be " +
+      'registered at the provider before it is used, an operator procedure (docs/operations.md) no rotation ' +
+      'Lambda can perform.',
+  );
+  ack(
+    secrets.clients,
+    'AwsSolutions-SMG4',
+    "The secret holds the registered CSC clients' secret hashes, not secrets: a client's secret changes " +
+      'when the client is given a new one, an operator procedure (docs/operations.md).',
   );
 }
 
@@ -124,9 +149,10 @@ function acknowledgeSigningApi(stack: SigningPipelineStack, ack: Ack): void {
   ack(
     stack.api.restApi,
     'AwsSolutions-APIG3',
-    'Every method requires SigV4 from an IAM principal the operator granted execute-api:Invoke, and the ' +
-      'usage plan throttles per client; anonymous traffic is rejected before integration. A WAF web ACL ' +
-      'can be associated to the v1 stage where policy demands it.',
+    'Every sign request method requires SigV4 from an IAM principal the operator granted ' +
+      'execute-api:Invoke, and the usage plan throttles per client; anonymous traffic is rejected before ' +
+      'integration. The CSC methods (OAuth 2.0 at the function) and health are throttled per method at the ' +
+      'stage. A WAF web ACL can be associated to the v1 stage where policy demands it.',
   );
   const health = stack.api.restApi.root.resourceForPath('/health').node.tryFindChild('GET');
   if (health) {
@@ -136,6 +162,29 @@ function acknowledgeSigningApi(stack: SigningPipelineStack, ack: Ack): void {
         id,
         'The health check answers anonymous callers (load balancers) with liveness only; pool and queue ' +
           'depths are not in that answer (they are metrics).',
+      );
+    }
+  }
+}
+
+/**
+ * The CSC API's methods: no IAM or API key at the gateway, because its callers are OAuth 2.0 clients
+ * (and, on the callback, the citizen's browser) that authenticate to the function (docs/csc.md).
+ */
+function acknowledgeCscApi(stack: SigningPipelineStack, ack: Ack): void {
+  for (const route of CSC_ROUTES) {
+    const method = stack.api.restApi.root
+      .resourceForPath(`${CSC_BASE_PATH}${route.resource}`)
+      .node.tryFindChild(route.method);
+    if (!method) throw new Error(`CSC method ${route.method} ${route.resource} is missing`);
+    for (const id of ['AwsSolutions-APIG4', 'AwsSolutions-COG4']) {
+      ack(
+        method,
+        id,
+        'CSC API v2 method: the CSC client authenticates to the function with OAuth 2.0 (client secret at ' +
+          'oauth2/token, a bearer access token on the credentials and signatures methods; authorize and the ' +
+          "provider's callback are the citizen's browser), which API Gateway's IAM or Cognito cannot check. " +
+          'Throttled per method at the stage.',
       );
     }
   }

@@ -20,6 +20,7 @@ import {
   type IntegerRule,
 } from '@pipeline/config';
 import type { KeyType } from '@pipeline/core';
+import { CSC_BASE_PATH } from '@pipeline/resources';
 import { DeploymentSettingsError } from './errors';
 
 /** Scheduled change of the signer's provisioned concurrency (forecast peaks). */
@@ -103,6 +104,8 @@ export interface StackSettings {
    */
   readonly pkiEdgeWebAclArn?: string;
   readonly identity: IdentitySettings;
+  /** The CSC API; undefined when `-c cscEnabled=false` (no function, routes or secrets). */
+  readonly csc?: CscSettings;
   readonly audit: {
     /** The checkpointer signs and anchors a checkpoint this often while the audit chains move. */
     readonly checkpointIntervalSeconds: number;
@@ -130,6 +133,25 @@ export interface IdentitySettings {
   readonly parameterPrefix: string;
 }
 
+/**
+ * The CSC API (docs/csc.md): where its clients reach it, the provider its citizens log in at, and its
+ * method throttle. The registered clients (with their secret hashes) and the service's key at the
+ * provider are secrets the operator puts after the deploy (docs/operations.md), never context.
+ */
+export interface CscSettings {
+  /** Public base URL, ending in CSC_BASE_PATH (a custom domain mapped to the stage, or the stage URL). */
+  readonly baseUrl: string;
+  /** The OpenID Provider of the CSC authorizations: one of the identity issuers. */
+  readonly idpIssuer: string;
+  /** The redirect URI registered for this service at that provider; unset: `<baseUrl>/oauth2/callback`. */
+  readonly idpRedirectUri?: string;
+  /** Each CSC method's throttle (requests/s and burst), whoever calls: the CSC methods have no API key. */
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+export const PLACEHOLDER_CSC_BASE_URL = `https://csc.placeholder.invalid${CSC_BASE_PATH}`;
+
 /** Synth with placeholders and no issuer named: one that resolves nowhere, so nothing is trusted by accident. */
 export const PLACEHOLDER_ISSUER = 'https://idp.placeholder.invalid';
 
@@ -154,7 +176,7 @@ export function parseSettings(ctx: Context): StackSettings {
     throw new DeploymentSettingsError('poolTargets must look like "RSA-2048=500,EC-P256=200"', 'poolTargets');
   }
   const provisioned = int(ctx, 'signerProvisionedConcurrency', 2, 0, 900);
-  return {
+  const settings: StackSettings = {
     allowPlaceholders,
     layerPath: layerPath(ctx, allowPlaceholders),
     vpc: existingVpc(ctx),
@@ -208,6 +230,8 @@ export function parseSettings(ctx: Context): StackSettings {
     },
     alarmEmail: optionalString(ctx, 'alarmEmail'),
   };
+  if (ctx('cscEnabled') === false || ctx('cscEnabled') === 'false') return settings;
+  return { ...settings, csc: cscSettings(ctx, allowPlaceholders, settings.identity, settings.api.limits) };
 }
 
 /**
@@ -528,5 +552,43 @@ function identitySettings(ctx: Context, allowPlaceholders: boolean): IdentitySet
       optionalString(ctx, 'identityParameterPrefix') ?? '/signing-pipeline/identity',
       'identityParameterPrefix',
     ),
+  };
+}
+
+/**
+ * The CSC API's settings. Its base URL is required for a deploy (the function cannot know the public
+ * name its clients use; the stage URL would make the function depend on its own API); its provider is
+ * one the API trusts, so that the ID tokens it obtains pass the API's checks.
+ */
+function cscSettings(
+  ctx: Context,
+  allowPlaceholders: boolean,
+  identity: IdentitySettings,
+  limits: ApiLimits,
+): CscSettings {
+  const baseUrl = required(
+    ctx,
+    'cscBaseUrl',
+    new RegExp(`^https://[A-Za-z0-9.-]+(:\\d+)?(/[A-Za-z0-9._~-]+)*${CSC_BASE_PATH.replace(/\//g, '\\/')}$`),
+    allowPlaceholders,
+    PLACEHOLDER_CSC_BASE_URL,
+  );
+  const idpIssuer = optionalString(ctx, 'cscIdpIssuer') ?? identity.issuers[0];
+  if (idpIssuer === undefined || !identity.issuers.includes(idpIssuer)) {
+    throw new DeploymentSettingsError(
+      'cscIdpIssuer must be one of identityIssuers (the CSC API obtains ID tokens the API must accept; ' +
+        'unset, it is the first of them): name the provider in identityIssuers, or -c cscEnabled=false',
+      'cscIdpIssuer',
+    );
+  }
+  const idpRedirectUri = matching(ctx, 'cscIdpRedirectUri', /^https:\/\/[A-Za-z0-9.-]+(:\d+)?\/\S*$/);
+  const rateLimit = int(ctx, 'cscRateLimit', 20, 1, limits.stage.rateLimit);
+  const burstLimit = int(ctx, 'cscBurstLimit', 40, 1, limits.stage.burstLimit);
+  return {
+    baseUrl,
+    idpIssuer,
+    ...(idpRedirectUri ? { idpRedirectUri } : {}),
+    rateLimit,
+    burstLimit,
   };
 }

@@ -3,6 +3,7 @@ import type { Construct } from 'constructs';
 import { ENV } from '@pipeline/config';
 import { SigningApi } from './constructs/api';
 import { AuditAnchors } from './constructs/audit-anchors';
+import { CscSecrets } from './constructs/csc-secrets';
 import { PipelineFunctions } from './constructs/functions';
 import { HsmAccess } from './constructs/hsm-access';
 import { IdentityTrust } from './constructs/identity-trust';
@@ -29,6 +30,8 @@ export class SigningPipelineStack extends Stack {
   public readonly tables: Tables;
   public readonly signQueue: SignQueue;
   public readonly identity: IdentityTrust;
+  /** Where the CSC API is deployed (settings.csc). */
+  public readonly cscSecrets?: CscSecrets;
   public readonly functions: PipelineFunctions;
   public readonly auditAnchors: AuditAnchors;
   public readonly api: SigningApi;
@@ -53,8 +56,12 @@ export class SigningPipelineStack extends Stack {
     this.tables = new Tables(this, 'Tables');
     this.signQueue = new SignQueue(this, 'SignQueue');
     this.identity = new IdentityTrust(this, 'IdentityTrust', settings.identity);
+    if (settings.csc) {
+      this.cscSecrets = new CscSecrets(this, 'CscSecrets', { encryptionKey: this.hsm.secretsKey });
+    }
     this.functions = new PipelineFunctions(this, 'Functions', {
       identity: this.identity,
+      cscSecrets: this.cscSecrets,
       vpc: this.network.vpc,
       subnets: this.network.functionSubnets,
       hsm: this.hsm,
@@ -76,6 +83,9 @@ export class SigningPipelineStack extends Stack {
     this.functions.connectAuditAnchors(this.auditAnchors.bucket);
     this.api = new SigningApi(this, 'Api', {
       handler: this.functions.api,
+      ...(this.functions.csc && settings.csc
+        ? { csc: { handler: this.functions.csc, throttle: settings.csc } }
+        : {}),
       limits: settings.api.limits,
       clients: settings.api.clients,
     });
@@ -95,6 +105,7 @@ export class SigningPipelineStack extends Stack {
         crl: this.functions.crl,
         ocsp: this.functions.ocsp,
         auditCheckpoint: this.functions.auditCheckpoint,
+        ...(this.functions.csc ? { csc: this.functions.csc } : {}),
       },
       poolTargets: settings.pool.targets,
       lowWaterPercent: settings.pool.lowWaterPercent,
@@ -129,6 +140,10 @@ export class SigningPipelineStack extends Stack {
     new CfnOutput(this, 'SignQueueUrl', { value: this.signQueue.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.signQueue.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'AuditAnchorsBucket', { value: this.auditAnchors.bucket.bucketName });
+    if (this.cscSecrets) {
+      new CfnOutput(this, 'CscIdpClientKeySecretArn', { value: this.cscSecrets.idpClientKey.secretArn });
+      new CfnOutput(this, 'CscClientsSecretArn', { value: this.cscSecrets.clients.secretArn });
+    }
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.topic.topicArn });
   }
 }

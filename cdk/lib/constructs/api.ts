@@ -6,7 +6,7 @@ import { Construct } from 'constructs';
 import openapi from '../../../lambdas/api/openapi.json';
 import type { ApiLimits } from '@pipeline/config';
 import { messageOf, type HttpErrorCode } from '@pipeline/core';
-import { API_STAGE, ROUTES, type RouteDefinition } from '@pipeline/resources';
+import { API_STAGE, CSC_BASE_PATH, CSC_ROUTES, ROUTES, type RouteDefinition } from '@pipeline/resources';
 import { modelSchema } from '../openapi-models';
 
 export interface SigningApiProps {
@@ -15,6 +15,11 @@ export interface SigningApiProps {
   readonly limits: ApiLimits;
   /** One API key per calling e-service, for per-client usage plan throttling and quota. */
   readonly clients: readonly string[];
+  /** The CSC API (CSC_ROUTES under CSC_BASE_PATH), where deployed: its function, each method's throttle. */
+  readonly csc?: {
+    readonly handler: lambda.IFunction;
+    readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  };
 }
 
 interface OpenApiOperation {
@@ -59,9 +64,12 @@ export class SigningApi extends Construct {
         // Applied to each method of the stage, whoever calls it.
         throttlingRateLimit: props.limits.stage.rateLimit,
         throttlingBurstLimit: props.limits.stage.burstLimit,
+        // The CSC methods carry no API key, so no usage plan throttles them: each has its own throttle.
+        methodOptions: props.csc && cscMethodThrottles(props.csc.throttle),
       },
     });
     this.addRoutes(props.handler);
+    if (props.csc) this.addCscRoutes(props.csc.handler);
     const { client } = props.limits;
     this.usagePlan = this.restApi.addUsagePlan('UsagePlan', {
       description: 'Per e-service throttle and daily quota of the sign request API',
@@ -110,6 +118,24 @@ export class SigningApi extends Construct {
     }
   }
 
+  /**
+   * CSC_ROUTES under CSC_BASE_PATH on the CSC function, without IAM or API key: CSC clients authenticate
+   * to the function (OAuth 2.0 client secret, bearer access tokens), and the identity provider's callback
+   * is the citizen's browser. No request validation at the gateway: the function answers every refusal
+   * in the CSC error form (docs/csc.md), which a gateway 400 would not be.
+   */
+  private addCscRoutes(handler: lambda.IFunction): void {
+    const integration = new apigw.LambdaIntegration(handler, { proxy: true, allowTestInvoke: false });
+    for (const route of CSC_ROUTES) {
+      this.restApi.root
+        .resourceForPath(`${CSC_BASE_PATH}${route.resource}`)
+        .addMethod(route.method, integration, {
+          authorizationType: apigw.AuthorizationType.NONE,
+          apiKeyRequired: false,
+        });
+    }
+  }
+
   /** API Gateway answers these itself; the same codes and body as the local gateway. */
   private addGatewayResponses(): void {
     // A quota renews with the next day, a time a static header cannot state, so only a throttle carries Retry-After.
@@ -127,6 +153,19 @@ export class SigningApi extends Construct {
       },
     });
   }
+}
+
+/** Each CSC method's throttle, as the stage's method settings (`<resource path>/<method>`). */
+function cscMethodThrottles(throttle: {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}): Record<string, apigw.MethodDeploymentOptions> {
+  return Object.fromEntries(
+    CSC_ROUTES.map((route) => [
+      `${CSC_BASE_PATH}${route.resource}/${route.method}`,
+      { throttlingRateLimit: throttle.rateLimit, throttlingBurstLimit: throttle.burstLimit },
+    ]),
+  );
 }
 
 /** The API's Error schema as a gateway response template, with the code's registered message. */

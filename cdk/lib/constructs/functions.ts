@@ -14,6 +14,7 @@ import { api } from '../functions/api';
 import { auditCheckpoint } from '../functions/audit-checkpoint';
 import { ca } from '../functions/ca';
 import { crl } from '../functions/crl';
+import { csc } from '../functions/csc';
 import { jwksRefresh } from '../functions/jwks-refresh';
 import { keygen } from '../functions/keygen';
 import { ocsp } from '../functions/ocsp';
@@ -27,6 +28,7 @@ import {
   METRICS_SERVICE,
   checkLogin,
   cryptoUserSecret,
+  cscSecretsOf,
   type CryptoUser,
   type FunctionDeps,
   type FunctionName,
@@ -36,6 +38,7 @@ import {
 import { ARCHITECTURE, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
 import { FUNCTION_ROLE_TAG, allowEndpointTraffic, type HsmAccess } from './hsm-access';
+import type { CscSecrets } from './csc-secrets';
 import type { IdentityTrust } from './identity-trust';
 import type { SignQueue } from './sign-queue';
 import type { Tables } from './tables';
@@ -47,6 +50,8 @@ export interface PipelineFunctionsProps {
   readonly tables: Tables;
   readonly signQueue: SignQueue;
   readonly identity: IdentityTrust;
+  /** Where the CSC API is deployed (settings.csc). */
+  readonly cscSecrets?: CscSecrets;
   readonly settings: StackSettings;
 }
 
@@ -62,6 +67,7 @@ export const FUNCTION_SPECS: readonly FunctionSpec[] = [
   tsa,
   revoke,
   api,
+  csc,
   signer,
   keygen,
   auditCheckpoint,
@@ -86,10 +92,14 @@ export class PipelineFunctions extends Construct {
   public readonly ocsp: NodejsFunction;
   public readonly tsa: NodejsFunction;
   public readonly auditCheckpoint: NodejsFunction;
+  /** Where the CSC API is deployed (settings.csc). */
+  public readonly csc?: NodejsFunction;
   /** The scheduled functions' rules, by function. */
   public readonly schedules: Partial<Record<FunctionName, events.Rule>> = {};
   private readonly created = new Map<FunctionName, NodejsFunction>();
   private readonly deps: FunctionDeps;
+  /** FUNCTION_SPECS this deployment has. */
+  private readonly specs: readonly FunctionSpec[];
 
   public constructor(
     scope: Construct,
@@ -97,11 +107,13 @@ export class PipelineFunctions extends Construct {
     private readonly props: PipelineFunctionsProps,
   ) {
     super(scope, id);
-    const { hsm, tables, signQueue, identity, settings } = props;
-    this.deps = { hsm, tables, signQueue, identity, settings, fn: (name) => this.fn(name) };
-    for (const spec of FUNCTION_SPECS) this.created.set(spec.name, this.createFunction(spec));
-    for (const spec of FUNCTION_SPECS) spec.grants(this.grantsOf(spec));
+    const { hsm, tables, signQueue, identity, cscSecrets, settings } = props;
+    this.deps = { hsm, tables, signQueue, identity, cscSecrets, settings, fn: (name) => this.fn(name) };
+    this.specs = FUNCTION_SPECS.filter((spec) => spec.deployed?.(settings) ?? true);
+    for (const spec of this.specs) this.created.set(spec.name, this.createFunction(spec));
+    for (const spec of this.specs) spec.grants(this.grantsOf(spec));
     this.restrictCryptoUserSecrets();
+    if (this.created.has('csc')) cscSecretsOf(this.deps).onlyReadBy(this.fn('csc'));
     this.api = this.fn('api');
     this.signer = this.fn('signer');
     this.keygen = this.fn('keygen');
@@ -113,8 +125,9 @@ export class PipelineFunctions extends Construct {
     this.ocsp = this.fn('ocsp');
     this.tsa = this.fn('tsa');
     this.auditCheckpoint = this.fn('audit-checkpoint');
+    this.csc = this.created.get('csc');
     this.signerAlias = createSignerAlias(this, this.signer, this.deps);
-    for (const spec of FUNCTION_SPECS) {
+    for (const spec of this.specs) {
       if ('schedule' in spec)
         this.schedules[spec.name] = this.createSchedule(spec.schedule, this.fn(spec.name));
     }
@@ -125,12 +138,12 @@ export class PipelineFunctions extends Construct {
    * and the publication put its URL into certificates; the publication writes to its bucket.
    */
   public connectPublicPki(pki: PublicPkiRef): void {
-    for (const spec of FUNCTION_SPECS) spec.connectPublicPki?.(this.grantsOf(spec), pki);
+    for (const spec of this.specs) spec.connectPublicPki?.(this.grantsOf(spec), pki);
   }
 
   /** The audit anchors bucket, created after the functions. */
   public connectAuditAnchors(bucket: s3.IBucket): void {
-    for (const spec of FUNCTION_SPECS) spec.connectAuditAnchors?.(this.grantsOf(spec), bucket);
+    for (const spec of this.specs) spec.connectAuditAnchors?.(this.grantsOf(spec), bucket);
   }
 
   private fn(name: FunctionName): NodejsFunction {
@@ -150,7 +163,7 @@ export class PipelineFunctions extends Construct {
    */
   private restrictCryptoUserSecrets(): void {
     const users = new Map<CryptoUser, NodejsFunction[]>();
-    for (const spec of FUNCTION_SPECS) {
+    for (const spec of this.specs) {
       if (spec.network.kind !== 'hsm') continue;
       const user = spec.network.cryptoUser;
       users.set(user, [...(users.get(user) ?? []), this.fn(spec.name)]);

@@ -43,6 +43,8 @@ export class HsmAccess extends Construct {
   public readonly ocspUserSecret: secretsmanager.Secret;
   public readonly tsaUserSecret: secretsmanager.Secret;
   public readonly revokeUserSecret: secretsmanager.Secret;
+  /** The key of the stack's secrets: the crypto users' here, the CSC API's (CscSecrets). */
+  public readonly secretsKey: kms.Key;
   public readonly caRootCertificate: ssm.StringParameter;
   public readonly caIssuingCertificate: ssm.StringParameter;
   public readonly caOcspCertificate: ssm.StringParameter;
@@ -74,11 +76,11 @@ export class HsmAccess extends Construct {
 
     // The secrets are encrypted with a key of their own: reading one takes kms:Decrypt on it (granted with
     // each secret's read, through Secrets Manager only), not just the account's default key.
-    const secretsKey = new kms.Key(this, 'SecretsKey', {
+    const secretsKey = (this.secretsKey = new kms.Key(this, 'SecretsKey', {
       description: 'Signing pipeline HSM crypto users secrets',
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
-    });
+    }));
     const secret = (id: string, username: string, who: string): secretsmanager.Secret =>
       cryptoUserSecret(this, id, username, who, secretsKey);
     this.poolUserSecret = secret('PoolCryptoUser', hsm.signerUser, 'signer and keygen');
@@ -134,21 +136,29 @@ export class HsmAccess extends Construct {
    * own policies grant. Operators (no such tag) keep the access their own IAM policies give them.
    */
   public onlyReadBy(secret: secretsmanager.Secret, functions: readonly IFunction[]): void {
-    const result = secret.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'OnlyItsFunctions',
-        effect: iam.Effect.DENY,
-        principals: [new iam.AnyPrincipal()],
-        actions: ['secretsmanager:GetSecretValue'],
-        resources: ['*'],
-        conditions: {
-          Null: { [`aws:PrincipalTag/${FUNCTION_ROLE_TAG}`]: 'false' },
-          ArnNotEquals: { 'aws:PrincipalArn': functions.map((fn) => fn.role!.roleArn) },
-        },
-      }),
-    );
-    if (!result.statementAdded) throw new Error('the secret refused its resource policy');
+    onlyReadByFunctions(secret, functions);
   }
+}
+
+/**
+ * A secret's resource policy refusing GetSecretValue to every function role of the stack (tagged
+ * FUNCTION_ROLE_TAG) but those of `functions`; operators keep what their own IAM policies give them.
+ */
+export function onlyReadByFunctions(secret: secretsmanager.Secret, functions: readonly IFunction[]): void {
+  const result = secret.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'OnlyItsFunctions',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['secretsmanager:GetSecretValue'],
+      resources: ['*'],
+      conditions: {
+        Null: { [`aws:PrincipalTag/${FUNCTION_ROLE_TAG}`]: 'false' },
+        ArnNotEquals: { 'aws:PrincipalArn': functions.map((fn) => fn.role!.roleArn) },
+      },
+    }),
+  );
+  if (!result.statementAdded) throw new Error('the secret refused its resource policy');
 }
 
 /** HTTPS to the VPC endpoints (the subnets have no other route out, so this reaches nothing else). */

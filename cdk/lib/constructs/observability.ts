@@ -35,6 +35,8 @@ export interface ObservabilityProps {
     crl: lambda.IFunction;
     ocsp: lambda.IFunction;
     auditCheckpoint: lambda.IFunction;
+    /** Where the CSC API is deployed. */
+    csc?: lambda.IFunction;
   };
   readonly poolTargets: Partial<Record<KeyType, number>>;
   readonly lowWaterPercent: number;
@@ -156,6 +158,8 @@ export class Observability extends Construct {
       ['Ocsp', props.functions.ocsp],
       // Checkpoints not signed or not anchored: the log's newest entries are covered by chain links only.
       ['AuditCheckpoint', props.functions.auditCheckpoint],
+      // The CSC API answers its own refusals: an error is its wiring failing (a secret not put, not a JWK).
+      ...(props.functions.csc ? [['Csc', props.functions.csc] as const] : []),
     ] as const) {
       this.alarmOnAny(
         `${name}Errors`,

@@ -13,6 +13,7 @@ import { QUEUES, TABLES, type ScheduleDefinition, type TableKey } from '@pipelin
 import { ENV } from '@pipeline/config';
 import { CLOUDHSM_MODULE_PATH } from '../platform';
 import type { StackSettings } from '../settings';
+import type { CscSecrets } from '../constructs/csc-secrets';
 import type { HsmAccess } from '../constructs/hsm-access';
 import type { IdentityTrust } from '../constructs/identity-trust';
 import type { SignQueue } from '../constructs/sign-queue';
@@ -34,7 +35,8 @@ export type FunctionName =
   | 'crl'
   | 'ocsp'
   | 'tsa'
-  | 'audit-checkpoint';
+  | 'audit-checkpoint'
+  | 'csc';
 
 /** The HSM crypto users: each function that logs in is one of them, and only they read its secret. */
 export type CryptoUser = 'pool' | 'ca' | 'ocsp' | 'tsa' | 'revoke';
@@ -57,6 +59,8 @@ export interface FunctionDeps {
   readonly tables: Tables;
   readonly signQueue: SignQueue;
   readonly identity: IdentityTrust;
+  /** The CSC API's secrets, where it is deployed (settings.csc). */
+  readonly cscSecrets?: CscSecrets;
   /** A function created before this one (specs are created in the order constructs/functions.ts lists). */
   fn(name: FunctionName): NodejsFunction;
 }
@@ -69,6 +73,8 @@ export interface PublicPkiRef {
 
 interface SpecBase {
   readonly name: FunctionName;
+  /** Whether the deployment has this function; unset: always. */
+  deployed?(settings: StackSettings): boolean;
   readonly description: string;
   readonly memorySize: number;
   readonly network: FunctionNetwork;
@@ -276,6 +282,15 @@ export class FunctionGrants {
     for (const parameter of this.deps.identity.clientParameters) parameter.grantRead(this.fn);
   }
 
+  /**
+   * Read the CSC API's secrets (the key at the identity provider, the registered clients), with their
+   * key through Secrets Manager only; their own policies admit the csc function only (CscSecrets).
+   */
+  public readsCscSecrets(): void {
+    const cscSecrets = cscSecretsOf(this.deps);
+    for (const secret of [cscSecrets.idpClientKey, cscSecrets.clients]) secret.grantRead(this.fn);
+  }
+
   /** Invoke the named functions by their unqualified ARNs (one statement). */
   public invoke(...names: FunctionName[]): void {
     this.statement(
@@ -287,6 +302,12 @@ export class FunctionGrants {
   private tableOf(name: TableKey): dynamodb.Table {
     return this.deps.tables.table(name);
   }
+}
+
+/** The CSC API's secrets; only a deployment with the CSC API has them. */
+export function cscSecretsOf(deps: FunctionDeps): CscSecrets {
+  if (!deps.cscSecrets) throw new Error('the CSC API is not deployed (settings.csc)');
+  return deps.cscSecrets;
 }
 
 function dynamoActions(actions: string[]): string[] {

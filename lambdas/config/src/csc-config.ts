@@ -1,8 +1,9 @@
 import type { CscClient, CscLifetimes, CscServiceDescription } from '@pipeline/core';
 import { ConfigError } from './errors';
+import { ENV } from './env-names';
 import { int, jsonArray, str } from './readers';
 import { isFetchableUrl } from './identity-config';
-import type { Env } from './types';
+import type { Env, SecretSource } from './types';
 
 /** The Cloud Signature Consortium API's settings (docs/csc.md, docs/configuration.md). */
 export interface CscConfig {
@@ -15,22 +16,64 @@ export interface CscConfig {
   readonly idpIssuer: string;
   /** The redirect URI registered for this service at the provider: `<base>/oauth2/callback` unless set. */
   readonly idpRedirectUri: string;
-  /** This service's private key (JWK file) registered at that provider, which signs the signRequest. */
-  readonly idpClientKeyFile: string;
+  /**
+   * Where this service's private key (a JWK) registered at that provider is read, which signs the
+   * signRequest: `file:<path>` locally, `secretsmanager:<secret ARN>` on AWS.
+   */
+  readonly idpClientKey: SecretSource;
   readonly lifetimes: CscLifetimes;
   /** How long signatures/signHash waits for the pipeline's result (operation mode S). */
   readonly signWaitSeconds: number;
 }
 
-export function loadCscConfig(env: Env, defaultIssuer: string | undefined): CscConfig {
-  const baseUrl = str(env, 'CSC_BASE_URL').replace(/\/$/, '');
+/**
+ * The secrets the CSC settings name instead of holding them: the service's key at the identity provider
+ * (CSC_IDP_CLIENT_KEY), and the registered clients (CSC_CLIENTS) when that variable names a source
+ * (`file:` or `secretsmanager:`) instead of holding the JSON itself. The wiring reads them
+ * (@pipeline/adapters/parameters) and hands the clients' text to loadCscConfig.
+ */
+export interface CscSecretSources {
+  readonly idpClientKey: SecretSource;
+  readonly clients?: SecretSource;
+}
+
+export function cscSecretSources(env: Env): CscSecretSources {
+  const clients = env[ENV.CSC_CLIENTS];
+  return {
+    idpClientKey: secretSource(env, ENV.CSC_IDP_CLIENT_KEY, 'a private JWK'),
+    ...(clients !== undefined && /^(file|secretsmanager):/.test(clients)
+      ? { clients: secretSource(env, ENV.CSC_CLIENTS, 'the clients JSON') }
+      : {}),
+  };
+}
+
+/** `file:<path>` or `secretsmanager:<secret id or ARN>` (what the secret holds is named in the error). */
+function secretSource(env: Env, name: string, holds: string): SecretSource {
+  const spec = str(env, name);
+  const colon = spec.indexOf(':');
+  const rest = spec.slice(colon + 1);
+  if (colon > 0 && rest.length > 0) {
+    const kind = spec.slice(0, colon);
+    if (kind === 'file') return { kind, path: rest };
+    if (kind === 'secretsmanager') return { kind, secretId: rest };
+  }
+  throw new ConfigError(`${name} must be file:<path> or secretsmanager:<secret id> of ${holds}`, name);
+}
+
+/**
+ * `clientsText`: the registered clients' JSON read from CSC_CLIENTS's source (cscSecretSources), when the
+ * variable names one; otherwise CSC_CLIENTS holds the JSON.
+ */
+export function loadCscConfig(env: Env, defaultIssuer: string | undefined, clientsText?: string): CscConfig {
+  const baseUrl = str(env, ENV.CSC_BASE_URL).replace(/\/$/, '');
   if (!isFetchableUrl(baseUrl)) {
-    throw new ConfigError('CSC_BASE_URL must be an https URL (http only on loopback)', 'CSC_BASE_URL');
+    throw new ConfigError('CSC_BASE_URL must be an https URL (http only on loopback)', ENV.CSC_BASE_URL);
   }
-  const keyFile = str(env, 'CSC_IDP_CLIENT_KEY');
-  if (!keyFile.startsWith('file:') || keyFile.length <= 5) {
-    throw new ConfigError('CSC_IDP_CLIENT_KEY must be file:<path of a private JWK>', 'CSC_IDP_CLIENT_KEY');
+  const sources = cscSecretSources(env);
+  if (sources.clients && clientsText === undefined) {
+    throw new ConfigError('CSC_CLIENTS names a secret that was not read', ENV.CSC_CLIENTS);
   }
+  const clientsEnv = sources.clients ? { [ENV.CSC_CLIENTS]: clientsText } : env;
   return {
     baseUrl,
     service: {
@@ -45,10 +88,10 @@ export function loadCscConfig(env: Env, defaultIssuer: string | undefined): CscC
       ),
       oauth2: baseUrl,
     },
-    clients: cscClients(env),
-    idpIssuer: str(env, 'CSC_IDP_ISSUER', defaultIssuer),
-    idpRedirectUri: str(env, 'CSC_IDP_REDIRECT_URI', `${baseUrl}/oauth2/callback`),
-    idpClientKeyFile: keyFile.slice(5),
+    clients: cscClients(clientsEnv),
+    idpIssuer: str(env, ENV.CSC_IDP_ISSUER, defaultIssuer),
+    idpRedirectUri: str(env, ENV.CSC_IDP_REDIRECT_URI, `${baseUrl}/oauth2/callback`),
+    idpClientKey: sources.idpClientKey,
     lifetimes: {
       flowSeconds: int(env, 'CSC_FLOW_TTL_SECONDS', 600, 60, 3600),
       codeSeconds: int(env, 'CSC_CODE_TTL_SECONDS', 60, 5, 600),
@@ -60,7 +103,7 @@ export function loadCscConfig(env: Env, defaultIssuer: string | undefined): CscC
 
 /** JSON `[{"clientId", "name", "secretHash": "<sha256 hex of the secret>", "redirectUris": [...]}]`. */
 function cscClients(env: Env): CscClient[] {
-  const name = 'CSC_CLIENTS';
+  const name = ENV.CSC_CLIENTS;
   return jsonArray(env, name).map((entry: unknown) => {
     const e = (entry ?? {}) as Record<string, unknown>;
     const uris = e.redirectUris;

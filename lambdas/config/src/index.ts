@@ -15,6 +15,7 @@ export type {
   HsmProfileName,
   ObjectTarget,
   PinSource,
+  SecretSource,
   PoolConfig,
   RequestsConfig,
 } from './types';
@@ -32,4 +33,4 @@ export {
   type TrustedIssuer,
 } from './identity-config';
 export { loadPlanningConfig } from './planning-config';
-export { type CscConfig, loadCscConfig } from './csc-config';
+export { type CscConfig, cscSecretSources, loadCscConfig } from './csc-config';

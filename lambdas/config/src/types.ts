@@ -10,6 +10,11 @@ export type PinSource =
   | { readonly kind: 'file'; readonly path: string }
   | { readonly kind: 'secretsmanager'; readonly secretId: string };
 
+/** Where a secret the configuration names is read: a file locally, Secrets Manager on AWS. */
+export type SecretSource =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'secretsmanager'; readonly secretId: string };
+
 export interface HsmConfig {
   /** Path of the PKCS#11 module (SoftHSM locally, libcloudhsm_pkcs11.so in the Lambda layer). */
   readonly modulePath: string;

@@ -5,8 +5,8 @@
  * identity assertion, so the API's and the CA's checks apply unchanged). Every refusal is
  * `{ error, error_description }` (CscError; the pipeline's codes mapped by cscErrorFor).
  */
-import { createPrivateKey, randomBytes, randomUUID, type JsonWebKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createPrivateKey, randomBytes, randomUUID, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { handleApiEvent } from '@pipeline/api';
@@ -14,7 +14,16 @@ import { lambdaClient } from '@pipeline/adapters/aws';
 import { CscRepository } from '@pipeline/adapters/dynamodb';
 import { FunctionTimeStamper, HttpTimeStamper } from '@pipeline/adapters/lambda';
 import { createAssertionVerifier, OidcRelyingParty } from '@pipeline/adapters/oidc';
-import { loadConfig, loadCscConfig, loadIdentityConfig, type CscConfig } from '@pipeline/config';
+import { readSecretText } from '@pipeline/adapters/parameters';
+import {
+  ConfigError,
+  cscSecretSources,
+  ENV,
+  loadConfig,
+  loadCscConfig,
+  loadIdentityConfig,
+  type CscConfig,
+} from '@pipeline/config';
 import {
   approvalRequestOf,
   AssertionError,
@@ -747,22 +756,31 @@ function redirectBack(
   return redirect(url.toString());
 }
 
-/** The CSC function's dependencies from configuration: its table, the identity provider, the pipeline's intake. */
-export function wireCsc(): CscHandlerDeps {
+/**
+ * The CSC function's dependencies from configuration: its table, the identity provider, the pipeline's
+ * intake; its secrets (the key at the provider, the clients when CSC_CLIENTS names a secret) read from
+ * their files or Secrets Manager.
+ */
+export async function wireCsc(): Promise<CscHandlerDeps> {
   const logger = createLogger('csc');
   const identity = loadIdentityConfig();
-  const config = loadCscConfig(process.env, identity.issuers[0]?.issuer);
+  const { aws } = loadConfig();
+  const sources = cscSecretSources(process.env);
+  const [clientsText, keyText] = await Promise.all([
+    sources.clients ? readSecretText(sources.clients, ENV.CSC_CLIENTS, aws) : undefined,
+    readSecretText(sources.idpClientKey, ENV.CSC_IDP_CLIENT_KEY, aws),
+  ]);
+  const config = loadCscConfig(process.env, identity.issuers[0]?.issuer, clientsText);
   const { api } = wireApi();
   // The CSC clients authenticate to this function, not to API Gateway: their sign requests carry
   // `csc:<clientId>` as their client, and no API key.
   const intake = { ...api, settings: { ...api.settings, apiKeyPrincipals: undefined } };
-  const jwk = JSON.parse(readFileSync(config.idpClientKeyFile, 'utf8')) as JsonWebKey;
-  const privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
-  const { doc, config: base, pipeline } = wire();
+  const { jwk, privateKey } = idpClientKey(keyText);
+  const { doc, pipeline } = wire();
   const { timeStamping } = pipeline;
   const timeStamper =
     timeStamping.kind === 'function'
-      ? new FunctionTimeStamper(lambdaClient(base.aws), timeStamping.functionName)
+      ? new FunctionTimeStamper(lambdaClient(aws), timeStamping.functionName)
       : new HttpTimeStamper(
           timeStamping.url,
           readFileSync(timeStamping.trustAnchorsFile, 'utf8').match(
@@ -773,7 +791,7 @@ export function wireCsc(): CscHandlerDeps {
     timeStamper,
     config,
     store: new CscRepository(doc, { tableName: tableName(TABLES.csc) }),
-    verifier: createAssertionVerifier(identity, loadConfig().aws),
+    verifier: createAssertionVerifier(identity, aws),
     relyingParty: new OidcRelyingParty({
       issuer: config.idpIssuer,
       clientId: identity.clientId,
@@ -783,4 +801,14 @@ export function wireCsc(): CscHandlerDeps {
     submit: (event) => handleApiEvent(event, intake),
     logger,
   };
+}
+
+/** The service's private JWK at the identity provider; an error names the variable, never the key. */
+function idpClientKey(text: string): { jwk: JsonWebKey; privateKey: KeyObject } {
+  try {
+    const jwk = JSON.parse(text) as JsonWebKey;
+    return { jwk, privateKey: createPrivateKey({ key: jwk, format: 'jwk' }) };
+  } catch {
+    throw new ConfigError('CSC_IDP_CLIENT_KEY does not hold a private JWK', ENV.CSC_IDP_CLIENT_KEY);
+  }
 }

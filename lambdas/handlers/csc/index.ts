@@ -1,4 +1,18 @@
-/** The CSC API function's entry point: wired from configuration once per execution environment. */
-import { createCscHandler, wireCsc } from './handler';
+/**
+ * The CSC API function's entry point: wired from configuration once per execution environment, at its
+ * first event (its secrets are read then); a failed wiring is tried again at the next event.
+ */
+import type { Context } from 'aws-lambda';
+import { createCscHandler, wireCsc, type CscHandler } from './handler';
 
-export const handler = createCscHandler(wireCsc());
+let ready: Promise<CscHandler> | undefined;
+
+export const handler = (event: Parameters<CscHandler>[0], context: Context) => {
+  ready ??= wireCsc()
+    .then(createCscHandler)
+    .catch((err: unknown) => {
+      ready = undefined;
+      throw err;
+    });
+  return ready.then((wired) => wired(event, context));
+};

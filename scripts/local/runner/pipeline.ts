@@ -210,7 +210,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     const port = (gateway.address() as AddressInfo).port;
     const url = `http://127.0.0.1:${port}/${API_STAGE}`;
     const cscClient = process.env.IDENTITY_TRUSTED_ISSUERS ? localCscEnv(port) : undefined;
-    if (cscClient) csc = createCscHandler(wireCsc());
+    if (cscClient) csc = createCscHandler(await wireCsc());
 
     const env = snapshotEnv();
     const { consumers, startConsumer } = startConsumers(

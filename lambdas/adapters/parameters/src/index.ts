@@ -1,3 +1,4 @@
 export { SsmParameterStore } from './parameter-store';
 export { resolvePin } from './pin';
+export { readSecretText } from './secret';
 export { caCertificateStore, fileCaCertificateStore } from './ca-certificates';

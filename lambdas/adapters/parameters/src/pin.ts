@@ -1,20 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { ConfigError, loadAwsConfig, type AwsConfig, type PinSource } from '@pipeline/config';
-import { secretsManagerClient } from '@pipeline/adapters/aws';
-
-/** One provider per endpoint and process, so Powertools' cache spans reconnects of the HSM. */
-const providers = new Map<string, SecretsProvider>();
-
-function secrets(aws: AwsConfig): SecretsProvider {
-  const key = `${aws.region} ${aws.endpoints.secretsmanager ?? ''}`;
-  let provider = providers.get(key);
-  if (!provider) {
-    provider = new SecretsProvider({ awsSdkV3Client: secretsManagerClient(aws) });
-    providers.set(key, provider);
-  }
-  return provider;
-}
+import { secretsProvider } from './secret';
 
 /**
  * Resolves the HSM PIN from its source. Errors name the source, never the PIN.
@@ -36,7 +22,7 @@ export async function resolvePin(source: PinSource, aws?: AwsConfig, env = proce
       return pin;
     }
     case 'secretsmanager': {
-      const secret = await secrets(aws ?? loadAwsConfig(env))
+      const secret = await secretsProvider(aws ?? loadAwsConfig(env))
         .get(source.secretId)
         .catch(() => {
           throw new ConfigError(`the HSM PIN secret ${source.secretId} could not be read`, 'HSM_PIN_SOURCE');

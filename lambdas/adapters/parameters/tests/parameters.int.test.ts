@@ -5,8 +5,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AwsConfig } from '@pipeline/config';
-import { SsmParameterStore, resolvePin } from '../src';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cscSecretSources, loadCscConfig, type AwsConfig } from '@pipeline/config';
+import { SsmParameterStore, readSecretText, resolvePin } from '../src';
 
 const parameters = new Map<string, string>();
 const secrets = new Map<string, string>();
@@ -124,6 +127,63 @@ describe('resolvePin from Secrets Manager', () => {
   it('names the secret, never a PIN, when it cannot be read', async () => {
     await expect(resolvePin({ kind: 'secretsmanager', secretId: 'hsm/none' }, aws)).rejects.toThrow(
       'the HSM PIN secret hsm/none could not be read',
+    );
+  });
+});
+
+describe('readSecretText (the CSC API secrets)', () => {
+  const clients = [
+    {
+      clientId: 'portal',
+      name: 'Portal',
+      secretHash: 'a'.repeat(64),
+      redirectUris: ['https://p.example/cb'],
+    },
+  ];
+
+  it('reads CSC_CLIENTS and CSC_IDP_CLIENT_KEY from the secrets their variables name, as the csc wiring does', async () => {
+    secrets.set('arn:csc/clients', JSON.stringify(clients));
+    secrets.set('arn:csc/key', '{"kty":"EC","crv":"P-256","d":"x"}');
+    const env = {
+      CSC_BASE_URL: 'https://sign.example.se/csc/v2',
+      CSC_CLIENTS: 'secretsmanager:arn:csc/clients',
+      CSC_IDP_CLIENT_KEY: 'secretsmanager:arn:csc/key',
+    };
+    const sources = cscSecretSources(env);
+    expect(sources).toEqual({
+      idpClientKey: { kind: 'secretsmanager', secretId: 'arn:csc/key' },
+      clients: { kind: 'secretsmanager', secretId: 'arn:csc/clients' },
+    });
+    const clientsText = await readSecretText(sources.clients!, 'CSC_CLIENTS', aws);
+    expect(loadCscConfig(env, 'https://idp.example.se', clientsText).clients).toEqual(clients);
+    expect(await readSecretText(sources.idpClientKey, 'CSC_IDP_CLIENT_KEY', aws)).toBe(
+      '{"kty":"EC","crv":"P-256","d":"x"}',
+    );
+    // A secret the variable names but nobody read is refused, not taken for an empty client list.
+    expect(() => loadCscConfig(env, 'https://idp.example.se')).toThrow(
+      expect.objectContaining({ variable: 'CSC_CLIENTS' }),
+    );
+  });
+
+  it('reads a file locally; inline JSON clients need no source', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csc-secret-'));
+    writeFileSync(join(dir, 'key.json'), '{"kty":"EC"}\n');
+    expect(await readSecretText({ kind: 'file', path: join(dir, 'key.json') }, 'CSC_IDP_CLIENT_KEY')).toBe(
+      '{"kty":"EC"}',
+    );
+    const env = { CSC_CLIENTS: JSON.stringify(clients), CSC_IDP_CLIENT_KEY: `file:${join(dir, 'key.json')}` };
+    expect(cscSecretSources(env).clients).toBeUndefined();
+  });
+
+  it('names the variable and the source, never the value, when a secret is missing or empty; refuses other forms', async () => {
+    secrets.set('arn:csc/empty', ' ');
+    for (const secretId of ['arn:csc/none', 'arn:csc/empty']) {
+      await expect(
+        readSecretText({ kind: 'secretsmanager', secretId }, 'CSC_IDP_CLIENT_KEY', aws),
+      ).rejects.toThrow(`CSC_IDP_CLIENT_KEY: the secret ${secretId} is missing, unreadable or empty`);
+    }
+    expect(() => cscSecretSources({ CSC_IDP_CLIENT_KEY: 'env:KEY' })).toThrow(
+      expect.objectContaining({ variable: 'CSC_IDP_CLIENT_KEY' }),
     );
   });
 });
