@@ -86,6 +86,12 @@ export interface CertificateAuthorityDeps {
    * refusal is appended too.
    */
   readonly audit?: AuditSink;
+  /**
+   * Signs the OCSP response `good` a first issuance is returned with (OcspResponder.goodAtIssuance), once
+   * its certificate is stored; absent, or failing, the certificate goes without one (the signer then asks
+   * the responder).
+   */
+  readonly ocspAtIssuance?: (serialHex: string) => Promise<Buffer>;
   /** Epoch milliseconds; injectable for tests. */
   readonly now?: () => number;
 }
@@ -271,7 +277,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         await Promise.all(
           signed.map(async (f, k) => {
             outcomes[f.index] = stored[k]
-              ? succeeded(this.issued(f.record))
+              ? succeeded(await this.withOcspResponse(f.checked.input, this.issued(f.record)))
               : // Not written: the single write of the same certificate says why.
                 await this.store(f.checked, f.record, undefined).then(succeeded, failed);
           }),
@@ -500,6 +506,20 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       chainPem: this.chainPem,
       ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
     };
+  }
+
+  /** A just stored certificate with its OCSP response `good`, when one can be made (best effort). */
+  private async withOcspResponse(
+    input: IssueCertificateInput,
+    issued: IssuedCertificate,
+  ): Promise<IssuedCertificate> {
+    if (!input.ocspResponse || !this.deps.ocspAtIssuance) return issued;
+    try {
+      const der = await this.deps.ocspAtIssuance(issued.serialHex);
+      return { ...issued, ocspResponse: der.toString('base64') };
+    } catch {
+      return issued;
+    }
   }
 
   private issued(record: IssuedCertificateRecord): IssuedCertificate {
