@@ -29,11 +29,10 @@ import {
 } from '@pipeline/core';
 import {
   encodeName,
-  leafExtensions,
+  LeafCertificateTemplate,
   nameDer,
   pem,
   randomSerial,
-  signCertificate,
   verifyCsr,
   type CertificateSigner,
 } from '@pipeline/pki';
@@ -148,6 +147,7 @@ const failed = (error: unknown): IssueOutcome => ({ ok: false, error });
  */
 export class CertificateAuthority implements CertificateIssuer, BatchCertificateIssuer {
   private readonly now: () => number;
+  private leafTemplate: LeafCertificateTemplate | undefined;
 
   private constructor(
     private readonly deps: CertificateAuthorityDeps,
@@ -472,25 +472,29 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       this.chain.issuing.notAfter.getTime(),
     );
     const serial = randomSerial();
-    const der = await signCertificate(
+    // The fixed DER of every leaf (issuer, extensions but SKI and AuthContext) encoded once: the same
+    // bytes as signCertificate with leafExtensions (certificate-template.test.ts).
+    this.leafTemplate ??= new LeafCertificateTemplate(
+      {
+        issuerKeyIdentifier: this.chain.issuing.keyIdentifier,
+        policyOid: config.policyOid,
+        crlUrl: urls.issuingCrl,
+        caIssuersUrl: urls.issuingCertificate,
+        ocspUrl: urls.ocsp,
+      },
+      this.signer,
+    );
+    const der = await this.leafTemplate.sign(
       {
         serial,
         subject: checked.subject,
         subjectPublicKeySpki: spki,
         notBefore: new Date(notBefore),
         notAfter: new Date(notAfter),
-        extensions: leafExtensions({
-          subjectPublicKeySpki: spki,
-          issuerKeyIdentifier: this.chain.issuing.keyIdentifier,
-          policyOid: config.policyOid,
-          crlUrl: urls.issuingCrl,
-          caIssuersUrl: urls.issuingCertificate,
-          ocspUrl: urls.ocsp,
-          // Built from the assertion this CA verified itself (check), never from the request record.
-          authContexts: [{ contextType: SACI_CONTEXT_TYPE, contextInfo: checked.authContextXml }],
-        }),
+        // Built from the assertion this CA verified itself (check), never from the request record.
+        authContexts: [{ contextType: SACI_CONTEXT_TYPE, contextInfo: checked.authContextXml }],
       },
-      this.signer,
+      this.signer.sign,
     );
     return {
       serialHex: serial.toString('hex'),
