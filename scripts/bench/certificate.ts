@@ -6,14 +6,15 @@
  * Median and p99 of N certificates each (default 2,000, after 200 of warm-up), alternating.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { LeafCertificateTemplate, type LeafVariables } from '../../lambdas/pki/src/certificate-template';
 import {
+  LeafCertificateTemplate,
+  encodeName,
   leafExtensions,
   randomSerial,
   signCertificate,
   type CertificateSigner,
-} from '../../lambdas/pki/src/certificate';
-import { encodeName } from '../../lambdas/pki/src/name';
+  type LeafVariables,
+} from '@pipeline/pki';
 import { finish, option, printTable } from './report';
 import { median, msSince, percentile, round } from './stats';
 
