@@ -164,6 +164,15 @@ export async function run(args: string[]): Promise<void> {
       const functionsMs = sum((name) => /runner|consumer|CA host/.test(name));
       const serviceMs = sum((name) => !/proxy|IdP|load generator/.test(name));
       const tableItems = countsAfter.tableItemOps - countsBefore.tableItemOps;
+      // Function invocations per request, by function (the local Lambda Invoke endpoint, counted).
+      const invocations = Object.fromEntries(
+        Object.entries(countsAfter.invocations)
+          .map(([fn, count]) => [
+            fn.replace(/^.*-/, ''),
+            (count - (countsBefore.invocations[fn] ?? 0)) / requests,
+          ])
+          .filter(([, perRequest]) => (perRequest as number) > 0),
+      ) as Record<string, number>;
       const hsmPerRequest = Object.fromEntries(
         Object.entries(hsm.counts).map(([fn, count]) => [fn, round(count / requests, 2)]),
       );
@@ -176,6 +185,9 @@ export async function run(args: string[]): Promise<void> {
         'all-in CPU ms/doc': round(serviceMs / documents, 1),
         'table items/doc': round(tableItems / documents, 2),
         'table items/request': round(tableItems / requests, 1),
+        'invocations/request': Object.entries(invocations)
+          .map(([fn, perRequest]) => `${fn} ${round(perRequest, 2)}`)
+          .join(', '),
         ...(spying
           ? Object.fromEntries(
               Object.entries(hsmPerRequest).map(([fn, perRequest]) => [`${fn.slice(2)}/request`, perRequest]),

@@ -14,6 +14,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   audit: async () => (await import('./audit')).run,
   levels: async () => (await import('./levels')).run,
   documents: async () => (await import('./documents')).run,
+  certificate: async () => (await import('./certificate')).run,
 };
 
 async function main(): Promise<void> {

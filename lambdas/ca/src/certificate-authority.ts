@@ -29,11 +29,10 @@ import {
 } from '@pipeline/core';
 import {
   encodeName,
-  leafExtensions,
+  LeafCertificateTemplate,
   nameDer,
   pem,
   randomSerial,
-  signCertificate,
   verifyCsr,
   type CertificateSigner,
 } from '@pipeline/pki';
@@ -86,6 +85,12 @@ export interface CertificateAuthorityDeps {
    * refusal is appended too.
    */
   readonly audit?: AuditSink;
+  /**
+   * Signs the OCSP response `good` a first issuance is returned with (OcspResponder.goodAtIssuance), once
+   * its certificate is stored; absent, or failing, the certificate goes without one (the signer then asks
+   * the responder).
+   */
+  readonly ocspAtIssuance?: (serialHex: string) => Promise<Buffer>;
   /** Epoch milliseconds; injectable for tests. */
   readonly now?: () => number;
 }
@@ -142,6 +147,7 @@ const failed = (error: unknown): IssueOutcome => ({ ok: false, error });
  */
 export class CertificateAuthority implements CertificateIssuer, BatchCertificateIssuer {
   private readonly now: () => number;
+  private leafTemplate: LeafCertificateTemplate | undefined;
 
   private constructor(
     private readonly deps: CertificateAuthorityDeps,
@@ -271,7 +277,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         await Promise.all(
           signed.map(async (f, k) => {
             outcomes[f.index] = stored[k]
-              ? succeeded(this.issued(f.record))
+              ? succeeded(await this.withOcspResponse(f.checked.input, this.issued(f.record)))
               : // Not written: the single write of the same certificate says why.
                 await this.store(f.checked, f.record, undefined).then(succeeded, failed);
           }),
@@ -466,25 +472,29 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       this.chain.issuing.notAfter.getTime(),
     );
     const serial = randomSerial();
-    const der = await signCertificate(
+    // The fixed DER of every leaf (issuer, extensions but SKI and AuthContext) encoded once: the same
+    // bytes as signCertificate with leafExtensions (certificate-template.test.ts).
+    this.leafTemplate ??= new LeafCertificateTemplate(
+      {
+        issuerKeyIdentifier: this.chain.issuing.keyIdentifier,
+        policyOid: config.policyOid,
+        crlUrl: urls.issuingCrl,
+        caIssuersUrl: urls.issuingCertificate,
+        ocspUrl: urls.ocsp,
+      },
+      this.signer,
+    );
+    const der = await this.leafTemplate.sign(
       {
         serial,
         subject: checked.subject,
         subjectPublicKeySpki: spki,
         notBefore: new Date(notBefore),
         notAfter: new Date(notAfter),
-        extensions: leafExtensions({
-          subjectPublicKeySpki: spki,
-          issuerKeyIdentifier: this.chain.issuing.keyIdentifier,
-          policyOid: config.policyOid,
-          crlUrl: urls.issuingCrl,
-          caIssuersUrl: urls.issuingCertificate,
-          ocspUrl: urls.ocsp,
-          // Built from the assertion this CA verified itself (check), never from the request record.
-          authContexts: [{ contextType: SACI_CONTEXT_TYPE, contextInfo: checked.authContextXml }],
-        }),
+        // Built from the assertion this CA verified itself (check), never from the request record.
+        authContexts: [{ contextType: SACI_CONTEXT_TYPE, contextInfo: checked.authContextXml }],
       },
-      this.signer,
+      this.signer.sign,
     );
     return {
       serialHex: serial.toString('hex'),
@@ -500,6 +510,20 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       chainPem: this.chainPem,
       ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
     };
+  }
+
+  /** A just stored certificate with its OCSP response `good`, when one can be made (best effort). */
+  private async withOcspResponse(
+    input: IssueCertificateInput,
+    issued: IssuedCertificate,
+  ): Promise<IssuedCertificate> {
+    if (!input.ocspResponse || !this.deps.ocspAtIssuance) return issued;
+    try {
+      const der = await this.deps.ocspAtIssuance(issued.serialHex);
+      return { ...issued, ocspResponse: der.toString('base64') };
+    } catch {
+      return issued;
+    }
   }
 
   private issued(record: IssuedCertificateRecord): IssuedCertificate {

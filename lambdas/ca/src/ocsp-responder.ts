@@ -159,6 +159,21 @@ export class OcspResponder {
     return { der: await der, cached: false };
   }
 
+  /**
+   * The response a new certificate gets from the CA with it (the B-LT validation data without a call to
+   * the responder): `good` for `serialHex`, for the SHA-1 CertID the signer's request names, made exactly
+   * as respond() makes it (same responder key and certificate, producedAt = thisUpdate, nextUpdate after
+   * the configured validity). The caller vouches that the certificate was just recorded and is therefore
+   * neither revoked nor listed: respond() would answer the same. Later queries still come here.
+   */
+  public async goodAtIssuance(serialHex: string): Promise<Buffer> {
+    const answer: OcspAnswer = {
+      certId: canonicalCertId(this.issuer, serialHex, 'sha1'),
+      status: { kind: 'good' },
+    };
+    return this.sign(answer, this.now());
+  }
+
   private async sign(answer: OcspAnswer, now: number): Promise<Buffer> {
     this.signatures++;
     const at = new Date(Math.floor(now / 1000) * 1000);

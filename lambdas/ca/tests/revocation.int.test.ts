@@ -401,3 +401,77 @@ test('revocation happens once, is audited, and the CRL (signed in the HSM) lists
   // CRL numbers only go up.
   expect((await revocation.issuingCrl()).number).toBeGreaterThan(crl.number);
 });
+
+test("a first issuance asking for it comes with the responder's OCSP response `good`: openssl verifies it against the chain, its fields and validity are the responder's own, and the responder still answers for later states", async () => {
+  const withOcsp = await CertificateAuthority.create({
+    hsm,
+    evidence: directAssertionVerifier(),
+    certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+    caCertificates: caCerts,
+    config: caConfig,
+    ocspAtIssuance: (serialHex) => responder.goodAtIssuance(serialHex),
+  });
+  const asking = {
+    ...evidenceFor(),
+    csrDer: (await keyAndCsr(hsm, 'EC-P256', keys)).csrDer,
+    ocspResponse: true,
+  };
+  const plain = { ...evidenceFor(), csrDer: (await keyAndCsr(hsm, 'EC-P256', keys)).csrDer };
+  const [withResponse, without] = await withOcsp.issueMany([asking, plain]);
+  if (!withResponse.ok || !without.ok) throw new Error('not issued');
+  // Only a request that asks for it (B-LT) costs the signature.
+  expect(without.certificate.ocspResponse).toBeUndefined();
+  const fromCa = Buffer.from(withResponse.certificate.ocspResponse!, 'base64');
+  const leafPem = withResponse.certificate.certificatePem;
+  const judged = (responseDer: Buffer) =>
+    runOpenssl(
+      [
+        'ocsp',
+        '-respin',
+        'resp.der',
+        '-issuer',
+        'issuing.pem',
+        '-cert',
+        'leaf.pem',
+        '-CAfile',
+        'root.pem',
+        '-verify_other',
+        'issuing.pem',
+        '-resp_text',
+      ],
+      {
+        'resp.der': responseDer,
+        'issuing.pem': caCerts.issuingPem,
+        'root.pem': caCerts.rootPem,
+        'leaf.pem': leafPem,
+      },
+    );
+  const ca = judged(fromCa);
+  expect(ca.stderr).toContain('Response verify OK');
+  expect(ca.stdout).toMatch(/leaf\.pem: good/);
+  // The responder's answer for the same certificate: the same responder, CertID, status and validity.
+  const fromResponder = await respondOcsp(ocspRequest(leafPem, false));
+  const responder_ = judged(fromResponder);
+  expect(responder_.stderr).toContain('Response verify OK');
+  const fields = (text: string) => ({
+    responderId: /Responder Id: (.*)/.exec(text)?.[1],
+    certId: /Certificate ID:[\s\S]*?Serial Number: \S+/.exec(text)?.[0],
+    status: /Cert Status: (\S+)/.exec(text)?.[1],
+    validity: (() => {
+      const thisUpdate = Date.parse(/This Update: (.*)/.exec(text)![1]);
+      return Date.parse(/Next Update: (.*)/.exec(text)![1]) - thisUpdate;
+    })(),
+    producedIsThisUpdate: /Produced At: (.*)/.exec(text)![1] === /This Update: (.*)/.exec(text)![1],
+  });
+  expect(fields(ca.stdout)).toEqual(fields(responder_.stdout));
+  expect(fields(ca.stdout).validity).toBe(caConfig.ocspResponseValiditySeconds * 1000);
+  expect(fields(ca.stdout).producedIsThisUpdate).toBe(true);
+  // The responder stays the authority: revoked now, whatever the CA's response said at issuance.
+  await revoke(withResponse.certificate.serialHex, 'keyCompromise', 'operator');
+  expect(judged(await respondOcsp(ocspRequest(leafPem, false))).stdout).toMatch(/Cert Status: revoked/);
+  // A retry of the same request gets its stored certificate back, without a response.
+  const [retry] = await withOcsp.issueMany([asking]);
+  if (!retry.ok) throw retry.error as Error;
+  expect(retry.certificate.serialHex).toBe(withResponse.certificate.serialHex);
+  expect(retry.certificate.ocspResponse).toBeUndefined();
+});

@@ -26,10 +26,12 @@ import {
   type IssueOutcome,
   type ReleaseBatchResponse,
   type ReleaseItemResult,
+  type CaCertificates,
 } from '@pipeline/core';
-import { loadIdentityConfig } from '@pipeline/config';
+import { loadConfig, loadIdentityConfig, type CaConfig } from '@pipeline/config';
+import type { Hsm } from '@pipeline/adapters/hsm';
 import { TABLES, tableName } from '@pipeline/resources';
-import { CertificateAuthority, isCaRefusal } from '@pipeline/ca';
+import { CertificateAuthority, OcspResponder, isCaRefusal } from '@pipeline/ca';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { caSideLogin } from '../shared/ca-login';
@@ -47,6 +49,7 @@ async function setUp(logger: Logger): Promise<CertificateAuthority> {
   // The CA keys belong to the CA's crypto user.
   const { hsm, caCertificates, config, aws } = await caSideLogin((ca) => ({ pinSource: ca.pinSource }));
   const doc = documentClient(aws);
+  const ocsp = await ocspAtIssuance(config, hsm, caCertificates, doc, logger);
   return CertificateAuthority.create({
     hsm,
     certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
@@ -55,7 +58,45 @@ async function setUp(logger: Logger): Promise<CertificateAuthority> {
     evidence: createAssertionVerifier(loadIdentityConfig(), aws),
     // Appends, each head signed with the audit key shared with the CA's crypto user; never checkpoints.
     audit: await auditLogSigningWith(doc, hsm, logger),
+    ...(ocsp ? { ocspAtIssuance: ocsp } : {}),
   });
+}
+
+/**
+ * The OCSP responder's key as the CA reaches it, to return each new certificate with its OCSP response
+ * `good` (the signer then needs no call to the responder for B-LT). On CloudHSM the key is shared with
+ * the CA's crypto user (the OCSP login is the CA's own: the function's OCSP variables default to it);
+ * locally, where SoftHSM has one user per token, the CA logs in to the responder's token. Without the key
+ * the certificates go without a response and the signer asks the responder.
+ */
+async function ocspAtIssuance(
+  config: CaConfig,
+  caHsm: Hsm,
+  caCertificates: CaCertificates,
+  doc: ReturnType<typeof documentClient>,
+  logger: Logger,
+): Promise<((serialHex: string) => Promise<Buffer>) | undefined> {
+  const own =
+    JSON.stringify(config.ocspPinSource) === JSON.stringify(config.pinSource) &&
+    config.ocspTokenLabel === loadConfig().hsm.tokenLabel;
+  try {
+    const hsm = own
+      ? caHsm
+      : (await caSideLogin((ca) => ({ pinSource: ca.ocspPinSource, tokenLabel: ca.ocspTokenLabel }))).hsm;
+    const responder = await OcspResponder.create({
+      hsm,
+      store: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
+      caCertificates,
+      config,
+      publishedCrl: () => Promise.resolve(undefined),
+    });
+    return (serialHex) => responder.goodAtIssuance(serialHex);
+  } catch (err) {
+    logger.warn('OCSP key unavailable to the CA: B-LT responses come from the responder', {
+      errorName: (err as Error)?.name,
+    });
+    return undefined;
+  }
 }
 
 /** A checked item, or the refusal it gets without reaching the CA. */

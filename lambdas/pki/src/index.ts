@@ -18,6 +18,7 @@ export {
   type CertificateSigner,
   type ParsedCertificate,
 } from './certificate';
+export { LeafCertificateTemplate, type LeafVariables } from './certificate-template';
 export { CrlInvalidError, signCrl, verifyCrl } from './crl';
 export {
   canonicalCertId,

@@ -125,6 +125,7 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
               certificatePem: result.certificatePem,
               chainPem: result.chainPem,
               serialHex: result.serialHex,
+              ...(result.ocspResponse ? { ocspResponse: result.ocspResponse } : {}),
             },
           }
         : { ok: false, error: new CertificateRefusedError(result.error.code, result.error.message) },

@@ -150,9 +150,9 @@ export interface ValidationDataCollectorDeps {
 }
 
 /**
- * B-LT validation data: the leaf's chain to the root, a fresh OCSP response for the leaf (`good`, made
- * after the signature's time-stamp, with the responder's certificate, which needs no status of its own:
- * id-pkix-ocsp-nocheck), the root's CRL for the issuing CA and the TSA, and the TSA's certificates; for
+ * B-LT validation data: the leaf's chain to the root, an OCSP response for the leaf (`good`, the one the
+ * CA returned with the new certificate, else asked of the responder; with the responder's certificate,
+ * which needs no status of its own: id-pkix-ocsp-nocheck), the root's CRL for the issuing CA and the TSA, and the TSA's certificates; for
  * an external TSA also its chain's anchor and its certificates' status (CRL or OCSP, as they name it).
  */
 export class ValidationDataCollector implements ValidationDataSource {
@@ -162,26 +162,20 @@ export class ValidationDataCollector implements ValidationDataSource {
     readonly certificatePem: string;
     readonly chainPem: readonly string[];
     readonly timeStampToken: Buffer;
+    readonly ocspResponse?: string;
   }): Promise<ValidationData> {
     try {
       const leaf = pemToDer(input.certificatePem);
       const chain = input.chainPem.map((pem) => pemToDer(pem));
       const [issuing] = chain;
+      const serialHex = new X509Certificate(leaf).serialNumber.toLowerCase().replace(/^(00)+(?=.)/, '');
       const [reply, rootCrl, external] = await Promise.all([
-        postToFunction(
-          this.deps.client,
-          this.deps.ocspFunctionName,
-          '/ocsp',
-          'application/ocsp-request',
-          ocspRequestFor(leaf, issuing),
-        ),
+        this.leafResponse(input.ocspResponse, serialHex, leaf, issuing),
         this.deps.rootCrl(),
         this.deps.externalTsa
           ? externalTsaStatus(input.timeStampToken, this.deps.externalTsa)
           : { certificates: [], ocspResponses: [], crls: [] },
       ]);
-      if (reply.statusCode !== 200) throw new Error(`OCSP HTTP ${reply.statusCode}`);
-      const serialHex = new X509Certificate(leaf).serialNumber.toLowerCase().replace(/^(00)+(?=.)/, '');
       const ocsp = readOcspResponse(reply.body, serialHex);
       if (ocsp.status !== 'good') throw new Error(`the new certificate is ${ocsp.status}`);
       if (!rootCrl) throw new Error('the root CRL is not published');
@@ -201,6 +195,36 @@ export class ValidationDataCollector implements ValidationDataSource {
         { cause: err },
       );
     }
+  }
+
+  /**
+   * The leaf's OCSP response: the one the CA issued it with when that is a successful `good` for this
+   * serial (the responder would answer the same: the certificate was just recorded), else the
+   * responder's, asked over its function.
+   */
+  private async leafResponse(
+    fromCa: string | undefined,
+    serialHex: string,
+    leaf: Buffer,
+    issuing: Buffer,
+  ): Promise<{ readonly body: Buffer }> {
+    if (fromCa) {
+      const body = Buffer.from(fromCa, 'base64');
+      try {
+        if (readOcspResponse(body, serialHex).status === 'good') return { body };
+      } catch {
+        // Not usable: the responder is asked instead.
+      }
+    }
+    const reply = await postToFunction(
+      this.deps.client,
+      this.deps.ocspFunctionName,
+      '/ocsp',
+      'application/ocsp-request',
+      ocspRequestFor(leaf, issuing),
+    );
+    if (reply.statusCode !== 200) throw new Error(`OCSP HTTP ${reply.statusCode}`);
+    return reply;
   }
 }
 

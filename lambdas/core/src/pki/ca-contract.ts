@@ -84,6 +84,7 @@ export const IssueItemSchema = z.strictObject({
   assertion: z.string().min(1).max(MAX_ASSERTION_LENGTH),
   binding,
   signMessage: signMessage.optional(),
+  ocspResponse: z.literal(true).optional(),
 });
 export type IssueItem = z.infer<typeof IssueItemSchema>;
 
@@ -107,6 +108,7 @@ export function issueBatchRequest(inputs: readonly IssueCertificateInput[]): Iss
           ? { ...input.binding, documents: [...input.binding.documents] }
           : input.binding,
       ...(input.signMessage === undefined ? {} : { signMessage: input.signMessage }),
+      ...(input.ocspResponse ? { ocspResponse: true as const } : {}),
     })),
   };
 }
@@ -134,6 +136,7 @@ export const IssueItemResultSchema = z.union([
     certificatePem: z.string(),
     chainPem: z.array(z.string()),
     serialHex: z.string().regex(/^[0-9a-f]{1,64}$/),
+    ocspResponse: z.string().max(8192).optional(),
   }),
   refusal,
 ]);
@@ -146,6 +149,7 @@ export function issuedResult(certificate: IssuedCertificate): IssueItemResult {
     certificatePem: certificate.certificatePem,
     chainPem: [...certificate.chainPem],
     serialHex: certificate.serialHex,
+    ...(certificate.ocspResponse ? { ocspResponse: certificate.ocspResponse } : {}),
   };
 }
 

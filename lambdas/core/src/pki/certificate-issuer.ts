@@ -31,6 +31,11 @@ export interface IssueCertificateInput {
    * for its own key in place of that one, once per request (see CertificateAuthority.issue).
    */
   readonly attemptId?: string;
+  /**
+   * Asks for the certificate's OCSP response `good` with it (a request for B-LT): the signer then needs
+   * no call to the responder. A first issuance only; best effort.
+   */
+  readonly ocspResponse?: boolean;
 }
 
 export interface IssuedCertificate {
@@ -40,6 +45,11 @@ export interface IssuedCertificate {
   readonly chainPem: readonly string[];
   /** Certificate serial number, lower-case hex. */
   readonly serialHex: string;
+  /**
+   * A first issuance's OCSP response `good` (DER, base64), signed by the OCSP responder's key with the
+   * certificate; absent when the CA cannot reach that key or the certificate is not new.
+   */
+  readonly ocspResponse?: string;
 }
 
 /** The certificate an attempt is about to sign with (see CertificateIssuer.release). */

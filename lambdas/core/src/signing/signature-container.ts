@@ -43,13 +43,16 @@ export interface TimeStamper {
 
 /**
  * Collects what a relying party needs to validate a new signature offline: the chains of the leaf and of
- * the TSA, an OCSP response for the leaf made after the time-stamp, and the status of the CA certificates.
+ * the TSA, an OCSP response for the leaf (the one the CA issued it with, else the responder's), and the
+ * status of the CA certificates.
  */
 export interface ValidationDataSource {
   collect(input: {
     readonly certificatePem: string;
     readonly chainPem: readonly string[];
     readonly timeStampToken: Buffer;
+    /** The OCSP response (DER, base64) the CA returned with the certificate, if any. */
+    readonly ocspResponse?: string;
   }): Promise<ValidationData>;
 }
 

@@ -688,8 +688,8 @@ class SigningAttempt {
   }
 
   /**
-   * Beyond B-B: the signature value's time-stamp (B-T), then the validation data (B-LT, made after the
-   * time-stamp so that the OCSP response postdates it). A TSA or responder that fails ends the request
+   * Beyond B-B: the signature value's time-stamp (B-T), then the validation data (B-LT: the OCSP response
+   * the CA issued the certificate with, else the responder's). A TSA or responder that fails ends the request
    * with its code unless the request accepts the level reached so far (its minimumLevel).
    */
   private async extend(
@@ -728,7 +728,12 @@ class SigningAttempt {
       if (!this.deps.validationData) throw new Error('no validation data source configured');
       const source = this.deps.validationData;
       const validationData = await this.stage('validation', () =>
-        source.collect({ certificatePem: issued.certificatePem, chainPem: issued.chainPem, timeStampToken }),
+        source.collect({
+          certificatePem: issued.certificatePem,
+          chainPem: issued.chainPem,
+          timeStampToken,
+          ocspResponse: issued.ocspResponse,
+        }),
       );
       return { level: 'B-LT', timeStampToken, validationData };
     } catch (err) {
@@ -866,6 +871,7 @@ class SigningAttempt {
             certificatePem: issued.certificatePem,
             chainPem: issued.chainPem,
             timeStampToken: last,
+            ocspResponse: issued.ocspResponse,
           }),
         );
       } catch (err) {
@@ -912,8 +918,18 @@ class SigningAttempt {
         assertion: record.identityAssertion!,
         binding: requestBindingOf(record),
         ...(record.signMessage === undefined ? {} : { signMessage: record.signMessage }),
+        ...(this.wantsLongTerm() ? { ocspResponse: true } : {}),
       }),
     );
+  }
+
+  /** Whether a container of this request asks for B-LT: then the CA's OCSP response is worth its signature. */
+  private wantsLongTerm(): boolean {
+    const { record } = this;
+    const longTerm = (level: SignatureLevel | undefined): boolean => levelAtLeast(level ?? 'B-B', 'B-LT');
+    return record.documents
+      ? record.documents.some((d) => d.format === 'cms' && longTerm(d.level))
+      : (record.format ?? 'raw') === 'cms' && longTerm(record.level);
   }
 
   private async appendEvents(): Promise<void> {

@@ -9,7 +9,8 @@
  *   of another PKI) B-LT carries that TSA's certificate status;
  * - `openssl ts -verify` on the signature time-stamps and on the document time-stamp, `openssl cms -verify`
  *   on every CMS, and `openssl ts -query` / `-reply` against the public TSA endpoint;
- * and a TSA that does not answer ends a request TSA_UNAVAILABLE, unless its minimumLevel accepts B-B.
+ * and a TSA that does not answer ends a request TSA_UNAVAILABLE, unless its minimumLevel accepts B-B; the
+ * B-LT OCSP response comes from the CA with the certificate (the responder's login signs nothing for it).
  */
 import { X509Certificate, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,6 +38,10 @@ import { runOpenssl, opensslCmsVerify } from '../../verify/openssl';
 import { minimalPdf, validatePdfSignatures } from '../../verify/pdf-validator';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 import { startExternalTsa } from './support/external-tsa';
+import { ocspPost } from './support/relying-party';
+import { decorateCaSideHsm } from '../../../../lambdas/handlers';
+import { loadCaConfig } from '@pipeline/config';
+import type { Hsm } from '@pipeline/core';
 
 jest.setTimeout(300_000);
 
@@ -48,6 +53,28 @@ const SIGNATURE_TIME_STAMP = '1.2.840.113549.1.9.16.2.14';
 let pipeline: LocalPipeline;
 let client: SigningClient;
 let pki: string;
+
+/**
+ * HSM signatures by the OCSP responder's own login (the `ocsp` function, hosted in this process), told
+ * from the CA's login to the same token by the function that made it.
+ */
+let responderSignatures = 0;
+decorateCaSideHsm((hsm, tokenLabel) =>
+  tokenLabel === loadCaConfig().ocspTokenLabel && /handlers[\\/]ocsp[\\/]/.test(new Error().stack ?? '')
+    ? new Proxy(hsm, {
+        get(target, property, receiver) {
+          if (property === 'signDigest') {
+            return (...args: Parameters<Hsm['signDigest']>) => {
+              responderSignatures++;
+              return target.signDigest(...args);
+            };
+          }
+          const value: unknown = Reflect.get(target, property, receiver);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      })
+    : hsm,
+);
 
 beforeAll(async () => {
   pipeline = await startLocalPipeline({
@@ -214,9 +241,15 @@ async function pdfSignatureCms(pdf: Buffer): Promise<Buffer> {
 
 test('CAdES B-LT: DSS passes it offline now and after the certificate expired; openssl verifies CMS and time-stamp; a changed byte fails', async () => {
   const content = Buffer.from(`a tax declaration ${randomBytes(8).toString('hex')}\n`);
+  const responderBefore = responderSignatures;
   const signed = await sign(content, {});
   expect(signed.level).toBe('B-LT');
   expect(signed.result.reachedLevel).toBe('B-LT');
+  // The OCSP response came with the certificate from the CA: the responder signed nothing for it ...
+  expect(responderSignatures).toBe(responderBefore);
+  // ... and still answers for it when a relying party asks (one signature: a state it never signed).
+  expect((await ocspPost(pki, signed.result.certificate!)).stdout).toMatch(/Cert Status: good/);
+  expect(responderSignatures).toBe(responderBefore + 1);
   const cms = signed.output;
   expect(opensslCmsVerify({ cms, content, rootPem }).ok).toBe(true);
   const { token, signatureValue } = signatureTimeStamp(cms);
