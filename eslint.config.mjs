@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 
 /** The packages: lambdas/<name>/src and lambdas/adapters/<name>/src, each imported as @pipeline/<name>. */
 const ADAPTERS = readdirSync(new URL('./lambdas/adapters', import.meta.url));
-const PACKAGES = ['core', 'config', 'pki', 'ca', 'audit', 'api', 'resources', ...ADAPTERS].join('|');
+const PACKAGES = ['core', 'config', 'der', 'ca', 'audit', 'api', 'resources', ...ADAPTERS].join('|');
 
 /**
  * Another package is imported by its alias, which names its index (lambdas/<name>/src/index.ts): never by a
@@ -39,7 +39,7 @@ const AWS_SDK_IN_ADAPTERS_ONLY = {
 const CORE_PATTERNS = [
   {
     regex:
-      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|pki/src|config/src)(/|$)|@pipeline/)',
+      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|der/src|config/src)(/|$)|@pipeline/)',
     message: 'the domain core imports no adapter, service, handler, configuration or test support',
   },
   {
@@ -143,7 +143,7 @@ export default tseslint.config(
       'lambdas/ca/src/**/*.ts',
       'lambdas/audit/src/**/*.ts',
       'lambdas/api/src/**/*.ts',
-      'lambdas/pki/src/**/*.ts',
+      'lambdas/der/src/**/*.ts',
     ],
     [
       {
@@ -194,7 +194,7 @@ export default tseslint.config(
       'lambdas/ca/src/**',
       'lambdas/audit/src/**',
       'lambdas/api/src/**',
-      'lambdas/pki/src/**',
+      'lambdas/der/src/**',
       'lambdas/handlers/**',
       'lambdas/config/src/**',
       'lambdas/resources/src/**',

@@ -27,6 +27,8 @@ module.exports = {
   moduleNameMapper: {
     '^@pipeline/adapters/hsm/provisioning$': '<rootDir>/lambdas/adapters/hsm/src/provisioning',
     '^@pipeline/adapters/([a-z0-9-]+)$': '<rootDir>/lambdas/adapters/$1/src',
+    '^@pipeline/core/(audit|csc|forecast|identity|pki|planning|pool|shared|signing)$':
+      '<rootDir>/lambdas/core/src/$1',
     '^@pipeline/([a-z0-9-]+)$': '<rootDir>/lambdas/$1/src',
   },
 };

@@ -29,7 +29,7 @@ const refused: Array<[string, string]> = [
   ['lambdas/audit/src', "import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';"],
   ['lambdas/ca/src', "import { SsmParameterStore } from '@pipeline/adapters/parameters';"],
   ['lambdas/api/src', "import { RequestRepository } from '@pipeline/adapters/dynamodb';"],
-  ['lambdas/pki/src', "export const load = (): Promise<unknown> => import('@pipeline/adapters/aws');"],
+  ['lambdas/der/src', "export const load = (): Promise<unknown> => import('@pipeline/adapters/aws');"],
   ['lambdas/handlers/signer', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['cdk/lib', "import { wireKeygen } from '../../lambdas/handlers/keygen/handler';"],
   ['cdk/lib', "import { startLocalPipeline } from '../../scripts/local/runner/pipeline';"],

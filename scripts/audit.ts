@@ -42,13 +42,8 @@ import {
 import { caCertificateStore } from '@pipeline/adapters/parameters';
 import { checkRevocations, type RevocationCheck } from '@pipeline/ca';
 import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '@pipeline/config';
-import {
-  eventsOf,
-  keyUsage,
-  proveReceipt,
-  type SignRequestRecord,
-  type StoredAuditLog,
-} from '@pipeline/core';
+import { eventsOf, keyUsage, proveReceipt, type StoredAuditLog } from '@pipeline/core/audit';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 import { TABLES, tableName } from '@pipeline/resources';
 import { LOCAL_DIR } from './local/paths';
 import { useRunnerEnv } from './local/runner-info';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
-import { KEY_TYPES, signatureAlgorithmsFor } from '@pipeline/core';
+import { KEY_TYPES, signatureAlgorithmsFor } from '@pipeline/core/shared';
 import { opensslCmsVerify, opensslVerifyChain, opensslVerifyDigest } from './local/verify/openssl';
 import { loadApiClients } from './local/runner/api-keys';
 import { call, sampleRequest, type SignRequestView } from './local/client';

@@ -12,7 +12,7 @@ import { documentClient, lambdaClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import { CertificateRefusedError, LambdaCertificateRevoker, LambdaFunction } from '@pipeline/adapters/lambda';
 import { loadAwsConfig, loadCaConfig, loadPipelineConfig } from '@pipeline/config';
-import { REVOCATION_REASONS, isRevocationReason, normalizeSerial } from '@pipeline/core';
+import { REVOCATION_REASONS, isRevocationReason, normalizeSerial } from '@pipeline/core/pki';
 import { TABLES, tableName } from '@pipeline/resources';
 import { useRunnerEnv } from './local/runner-info';
 

@@ -1,4 +1,4 @@
-import { PipelineError } from '@pipeline/core';
+import { PipelineError } from '@pipeline/core/shared';
 
 /** A deployment setting (CDK context) is missing or malformed. Messages name the key, never a secret. */
 export class DeploymentSettingsError extends PipelineError {

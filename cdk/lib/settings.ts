@@ -19,7 +19,7 @@ import {
   type ApiLimits,
   type IntegerRule,
 } from '@pipeline/config';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 import { CSC_BASE_PATH } from '@pipeline/resources';
 import { DeploymentSettingsError } from './errors';
 

@@ -1,7 +1,7 @@
 /** Test support: the pool's items read straight from its table, as a test's oracle. */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { shardPk } from '@pipeline/adapters/dynamodb';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 
 /** Every pool bundle item of a key type, read straight from the table (a test's oracle, not the code under test). */
 export async function storedPoolBundles(

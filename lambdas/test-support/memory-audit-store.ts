@@ -13,7 +13,7 @@ import {
   type ChainHead,
   type SignedCheckpoint,
   type StoredAuditLog,
-} from '@pipeline/core';
+} from '@pipeline/core/audit';
 
 export { pad };
 

@@ -15,7 +15,7 @@ import {
   type AssertionReplayStore,
   type AssertionVerifier,
   type SignMessage,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
 
 export const ISSUER = 'https://idp.example.test';
 export const AUDIENCE = 'signing-service';

@@ -18,7 +18,7 @@ import { AuditRepository } from '@pipeline/adapters/dynamodb';
 import { connectHsm } from '@pipeline/adapters/hsm';
 import { AuditLog, hsmAuditSigner } from '@pipeline/audit';
 import { loadAuditConfig, loadConfig } from '@pipeline/config';
-import type { AuditEvent } from '@pipeline/core';
+import type { AuditEvent } from '@pipeline/core/audit';
 import { TABLES } from '@pipeline/resources';
 import { ensureTables } from '../local/resources';
 import { startStandIns, type StandIns } from '../local/stand-ins';

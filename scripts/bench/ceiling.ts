@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpus } from 'node:os';
-import { defaultSignatureAlgorithm, type KeyType } from '@pipeline/core';
+import { defaultSignatureAlgorithm, type KeyType } from '@pipeline/core/shared';
 import { loadConfig } from '@pipeline/config';
 import { connectHsm } from '@pipeline/adapters/hsm';
 import { finish, option, printTable, type Row } from './report';

@@ -14,7 +14,7 @@ import {
   signCertificate,
   type CertificateSigner,
   type LeafVariables,
-} from '@pipeline/pki';
+} from '@pipeline/der';
 import { finish, option, printTable } from './report';
 import { median, msSince, percentile, round } from './stats';
 

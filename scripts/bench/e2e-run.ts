@@ -9,7 +9,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 import { call } from '../local/client';
 import { GC_MARKER_PREFIX, observeGc, type GcMarker } from '../local/runner/gc-markers';
 import { startLocalPipeline, type LocalPipeline } from '../local/runner/pipeline';

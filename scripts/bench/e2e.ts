@@ -11,7 +11,7 @@
 import { fork } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { isKeyType, KEY_TYPES } from '@pipeline/core';
+import { isKeyType, KEY_TYPES } from '@pipeline/core/shared';
 import { chargeToOwnCode, summarizeProfile } from './cpu-profile';
 import { warmupRate, type E2eArgs, type E2eJob, type IdentityMode, type WorkloadResult } from './e2e-run';
 import { rampArrivals, steadyArrivals, type Arrival } from './load';

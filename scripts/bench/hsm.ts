@@ -4,7 +4,7 @@
  * pool buys per request.
  */
 import { createHash } from 'node:crypto';
-import { KEY_TYPES, defaultSignatureAlgorithm, type KeyType } from '@pipeline/core';
+import { KEY_TYPES, defaultSignatureAlgorithm, type KeyType } from '@pipeline/core/shared';
 import { loadConfig } from '@pipeline/config';
 import { connectHsm } from '@pipeline/adapters/hsm';
 import { finish, option, printTable, type Row } from './report';

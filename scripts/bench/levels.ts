@@ -24,7 +24,7 @@ import {
   prepareCmsContainer,
   timeStampRequest,
   timeStampTokenOf,
-} from '@pipeline/pki';
+} from '@pipeline/der';
 import { LOCAL_DIR } from '../local/paths';
 import { finish, option, printTable } from './report';
 import { median, msSince, percentile, round } from './stats';

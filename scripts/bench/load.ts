@@ -7,7 +7,7 @@
  */
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 import {
   sampleRequest,
   sampleRequests,

@@ -24,18 +24,10 @@ import { documentClient, dynamoDbClient } from '@pipeline/adapters/aws';
 import { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
 import { connectHsm } from '@pipeline/adapters/hsm';
 import { loadConfig } from '@pipeline/config';
-import {
-  InMemoryPoolMetrics,
-  PrefetchingKeyClaimer,
-  defaultSignatureAlgorithm,
-  fillPool,
-  isKeyType,
-  processSignRequest,
-  type SignRequestRecord,
-  type KeyType,
-  type SigningDeps,
-} from '@pipeline/core';
-import { buildCsr } from '@pipeline/pki';
+import { InMemoryPoolMetrics, PrefetchingKeyClaimer, fillPool } from '@pipeline/core/pool';
+import { defaultSignatureAlgorithm, isKeyType, type KeyType } from '@pipeline/core/shared';
+import { processSignRequest, type SignRequestRecord, type SigningDeps } from '@pipeline/core/signing';
+import { buildCsr } from '@pipeline/der';
 import { TABLES } from '@pipeline/resources';
 import { ensureTables } from '../local/resources';
 import { createLocalCa } from '../local/local-ca';

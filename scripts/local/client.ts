@@ -6,18 +6,20 @@ import { X509Certificate, createHash, randomBytes, randomUUID, verify, constants
 import {
   assertionNonce,
   bindingOf,
+  signMessageHash,
+  type SignMessage,
+  type SignerIdentity,
+} from '@pipeline/core/identity';
+import {
   defaultSignatureAlgorithm,
   nodeHashName,
-  signMessageHash,
   type AdesProfile,
-  type AuditReceipt,
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
   type SignatureFormat,
-  type SignMessage,
-  type SignerIdentity,
-} from '@pipeline/core';
+} from '@pipeline/core/shared';
+import type { AuditReceipt } from '@pipeline/core/audit';
 import { obtainIdToken } from '../client/src/oidc-login';
 import { signRequestObject } from '../client/src/signing-client';
 import { signApiRequest, type SigV4Credentials } from '../client/src/sigv4';

@@ -8,9 +8,10 @@ import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
 import { CertificateAuthority } from '@pipeline/ca';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
-import type { AssertionVerifier, AuditSink } from '@pipeline/core';
+import type { AssertionVerifier } from '@pipeline/core/identity';
+import type { AuditSink } from '@pipeline/core/audit';
 import { directAssertionVerifier } from './idp/direct-assertions';
 
 export async function createLocalCa(deps: {

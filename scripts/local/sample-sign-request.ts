@@ -5,7 +5,8 @@
  * passes the certificate profile.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { nodeHashName, type SignRequestRecord } from '@pipeline/core';
+import { nodeHashName } from '@pipeline/core/shared';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 import { directAssertion } from './idp/direct-assertions';
 
 export const SAMPLE_SIGNER: SignRequestRecord['signer'] = {

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { loadConfig, type HsmConfig, loadCaConfig, loadAuditConfig } from '@pipeline/config';
 import { resolvePin, fileCaCertificateStore } from '@pipeline/adapters/parameters';
 import { connectHsm, type Hsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
-import { HsmLoginError, HsmTokenNotFoundError } from '@pipeline/core';
+import { HsmLoginError, HsmTokenNotFoundError } from '@pipeline/core/shared';
 import { provisionWrappingKey } from '@pipeline/adapters/hsm/provisioning';
 import { bootstrapCaHierarchy } from '@pipeline/ca';
 import { provisionAuditKey } from '@pipeline/audit';

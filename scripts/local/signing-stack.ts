@@ -8,7 +8,7 @@ import { documentClient } from '@pipeline/adapters/aws';
 import { KeyPoolRepository, RequestRepository, AuditRepository } from '@pipeline/adapters/dynamodb';
 import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import type { CertificateAuthority } from '@pipeline/ca';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 import { loadConfig } from '@pipeline/config';
 import { createLocalCa } from './local-ca';
 import { createTestTables } from './resources';

@@ -4,7 +4,7 @@
  * PDF, verify it), logs one line per request, and shuts everything down on Ctrl-C.
  */
 import { keygenTargets, parseKeyCounts } from '@pipeline/config';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 import { call } from './client';
 import { startLocalDemo } from './demo-eservice';
 import { startLocalPipeline, type LocalPipeline } from './runner/pipeline';

@@ -6,7 +6,7 @@
  * They are ordinary requests of the default client for the test citizens (local only): their
  * certificates and audit events are real.
  */
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 import type { SigV4Credentials } from '../client/src/sigv4';
 import { sampleRequests, sampleRequest, submitAndWait } from './client';
 

@@ -1,4 +1,6 @@
-import { HOUR_MS, forecast, plan, type Forecast, type KeyType } from '@pipeline/core';
+import { HOUR_MS, forecast, type Forecast } from '@pipeline/core/forecast';
+import { plan } from '@pipeline/core/planning';
+import type { KeyType } from '@pipeline/core/shared';
 import { keygenJobMs, pooledServiceMs } from './presets';
 import type { Policy, SlotContext, SlotDecision } from './types';
 

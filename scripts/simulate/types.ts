@@ -1,4 +1,4 @@
-import type { KnownEvent } from '@pipeline/core';
+import type { KnownEvent } from '@pipeline/core/forecast';
 
 /** Timings of one HSM (ms per operation on one session) and how many sessions work in parallel. */
 export interface HsmTimings {

@@ -5,7 +5,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import openapi from '../../../lambdas/api/openapi.json';
 import type { ApiLimits } from '@pipeline/config';
-import { messageOf, type HttpErrorCode } from '@pipeline/core';
+import { messageOf, type HttpErrorCode } from '@pipeline/core/shared';
 import { API_STAGE, CSC_BASE_PATH, CSC_ROUTES, ROUTES, type RouteDefinition } from '@pipeline/resources';
 import { modelSchema } from '../openapi-models';
 

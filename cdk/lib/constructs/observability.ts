@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 import { SCHEDULES } from '@pipeline/resources';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/spec';
 

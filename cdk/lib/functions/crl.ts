@@ -1,4 +1,4 @@
-import { PKI_OBJECTS } from '@pipeline/core';
+import { PKI_OBJECTS } from '@pipeline/core/pki';
 import { ENV } from '@pipeline/config';
 import { SCHEDULES, TABLES } from '@pipeline/resources';
 import { caCertsEnv, loginEnv, tableEnv, type FunctionSpec } from './spec';

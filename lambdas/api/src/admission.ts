@@ -8,9 +8,9 @@ import {
   admitSignRequest,
   type AdmissionDecision,
   type AdmissionSettings,
-  type KeyType,
   type OpenRequestCounts,
-} from '@pipeline/core';
+} from '@pipeline/core/pool';
+import type { KeyType } from '@pipeline/core/shared';
 
 export interface AdmissionSources {
   /** Available pool keys of one key type (its counters). */

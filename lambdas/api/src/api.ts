@@ -3,18 +3,15 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
   AssertionError,
   IdentityProviderUnavailableError,
-  REVOCATION_REASONS,
   assertionNonce,
   requestBindingOf,
   expectedApproval,
-  isTerminal,
-  requestExpiresAt,
   signMessageHash,
-  type RevocationReason,
   type IdentityEvidence,
-  type SignRequestRecord,
   type SignerIdentity,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
+import { REVOCATION_REASONS, type RevocationReason } from '@pipeline/core/pki';
+import { isTerminal, requestExpiresAt, type SignRequestRecord } from '@pipeline/core/signing';
 import {
   ApiError,
   ApiKeyNotYoursError,

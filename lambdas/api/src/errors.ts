@@ -3,13 +3,8 @@
  * HTTP status it answers with, and a human message (the registry's unless a more precise one is given),
  * rendered as `{ "error": { "code", "message" } }`. Messages never carry personal data or stack traces.
  */
-import {
-  CLIENT_CODES,
-  PipelineError,
-  type AssertionErrorCode,
-  type ClientCode,
-  type HttpErrorCode,
-} from '@pipeline/core';
+import { CLIENT_CODES, PipelineError, type ClientCode, type HttpErrorCode } from '@pipeline/core/shared';
+import type { AssertionErrorCode } from '@pipeline/core/identity';
 
 export class ApiError extends PipelineError {
   public override readonly name: string = 'ApiError';

@@ -1,20 +1,19 @@
+import type { AdmissionDecision, PoolStatus } from '@pipeline/core/pool';
 import type {
-  AdmissionDecision,
   AdesProfile,
-  AssertionReplayStore,
-  AssertionVerifier,
-  CertificateRevoker,
-  PoolStatus,
-  RequestQueue,
-  RequestStore,
   DigestAlgorithm,
   KeyType,
-  SignDocument,
-  SignMessage,
   SignatureAlgorithm,
   SignatureFormat,
+} from '@pipeline/core/shared';
+import type { AssertionReplayStore, AssertionVerifier, SignMessage } from '@pipeline/core/identity';
+import type {
+  CertificateRevoker,
+  RequestQueue,
+  RequestStore,
+  SignDocument,
   SignatureLevel,
-} from '@pipeline/core';
+} from '@pipeline/core/signing';
 
 /**
  * A validated sign request as the API accepted it (defaults applied). A request with `documents` has as

@@ -4,24 +4,28 @@ import {
   DIGEST_LENGTH,
   KEY_TYPES,
   SIGNATURE_ALGORITHMS,
-  DEFAULT_SIGNATURE_LEVEL,
-  SIGNATURE_LEVELS,
-  SignMessageError,
-  composeSignMessage,
-  DocumentsError,
   defaultSignatureAlgorithm,
-  manifestHash,
-  validateDocuments,
   fits,
-  levelAtLeast,
-  validateSignMessage,
   type DigestAlgorithm,
   type KeyType,
   type AdesProfile,
   type SignatureAlgorithm,
   type SignatureFormat,
+} from '@pipeline/core/shared';
+import {
+  DEFAULT_SIGNATURE_LEVEL,
+  SIGNATURE_LEVELS,
+  DocumentsError,
+  validateDocuments,
+  levelAtLeast,
   type SignatureLevel,
-} from '@pipeline/core';
+} from '@pipeline/core/signing';
+import {
+  SignMessageError,
+  composeSignMessage,
+  manifestHash,
+  validateSignMessage,
+} from '@pipeline/core/identity';
 import openapi from '../openapi.json';
 import { ApiError, ValidationError } from './errors';
 import type { SignRequestInput } from './types';

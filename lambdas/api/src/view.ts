@@ -1,4 +1,4 @@
-import type { SignRequestRecord } from '@pipeline/core';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 
 /** The public view of a request record: what GET returns (no personal data beyond what the client sent). */
 export function toView(record: SignRequestRecord): Record<string, unknown> {

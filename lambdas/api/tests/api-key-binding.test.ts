@@ -7,7 +7,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { SignRequestRecord } from '@pipeline/core';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 import { loadPipelineConfig } from '@pipeline/config';
 import { anyAssertion, memoryAssertionStore } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';

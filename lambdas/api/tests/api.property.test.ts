@@ -6,7 +6,8 @@
  */
 import fc from 'fast-check';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { AssertionError, type SignRequestRecord } from '@pipeline/core';
+import { AssertionError } from '@pipeline/core/identity';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 import { memoryAssertionStore } from '../../test-support/test-issuer';
 import { handleApiEvent, type ApiDeps } from '../src';
 import { hostileBody } from './arbitraries';

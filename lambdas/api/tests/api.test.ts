@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { SignRequestRecord } from '@pipeline/core';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 import { anyAssertion, memoryAssertionStore } from '../../test-support/test-issuer';
 import { RequestEndingSignals, SignRequestAdmission, handleApiEvent, type ApiDeps } from '../src';
 

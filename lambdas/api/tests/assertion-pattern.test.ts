@@ -6,7 +6,7 @@
  */
 import Ajv from 'ajv';
 import fc from 'fast-check';
-import { AssertionError, SWEDISH_CLAIM_MAPPING } from '@pipeline/core';
+import { AssertionError, SWEDISH_CLAIM_MAPPING } from '@pipeline/core/identity';
 import { JwsAssertionVerifier } from '@pipeline/adapters/oidc';
 import openapi from '../openapi.json';
 

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLIENT_CODES, type ClientCode } from '@pipeline/core';
+import { CLIENT_CODES, type ClientCode } from '@pipeline/core/shared';
 import openapi from '../openapi.json';
 
 interface Listed {

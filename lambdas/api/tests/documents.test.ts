@@ -17,8 +17,8 @@ import {
   signMessageHash,
   type ManifestDocument,
   type SignMessage,
-  type SignRequestRecord,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 import { JwsAssertionVerifier, RefreshingJwks } from '@pipeline/adapters/oidc';
 import {
   AUDIENCE,

@@ -14,8 +14,8 @@ import {
   bindingOf,
   signMessageHash,
   type SignMessage,
-  type SignRequestRecord,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 import { JwsAssertionVerifier, RefreshingJwks } from '@pipeline/adapters/oidc';
 import {
   AUDIENCE,

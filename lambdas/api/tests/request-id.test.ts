@@ -1,6 +1,6 @@
 /** The API's documented id and the id the signer accepts from the queue are one pattern. */
 import { randomUUID } from 'node:crypto';
-import { REQUEST_ID_PATTERN } from '@pipeline/core';
+import { REQUEST_ID_PATTERN } from '@pipeline/core/signing';
 import openapi from '../openapi.json';
 
 test('openapi.json Id is the core REQUEST_ID_PATTERN; client requestIds are the same UUIDs in any case', () => {

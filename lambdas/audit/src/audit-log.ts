@@ -18,7 +18,6 @@ import {
   AuditCheckpointError,
   AuditHeadsRewoundError,
   AuditNotReadyError,
-  backoffDelay,
   buildEntry,
   canonicalCheckpoint,
   checkpointBody,
@@ -26,7 +25,6 @@ import {
   receiptsOf,
   signCheckpoint,
   signHead,
-  sleep,
   validateAuditEvent,
   type AuditEntry,
   type AuditEvent,
@@ -36,7 +34,8 @@ import {
   type ChainHead,
   type SignedCheckpoint,
   type SignedHead,
-} from '@pipeline/core';
+} from '@pipeline/core/audit';
+import { backoffDelay, sleep } from '@pipeline/core/shared';
 import type { AuditLogOptions } from './types';
 
 const APPEND_BACKOFF = { baseMs: 2, maxMs: 50 };

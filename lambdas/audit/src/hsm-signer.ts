@@ -5,7 +5,8 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { AuditNotReadyError, auditPublicKey, type AuditSigner, type Hsm } from '@pipeline/core';
+import { AuditNotReadyError, auditPublicKey, type AuditSigner } from '@pipeline/core/audit';
+import type { Hsm } from '@pipeline/core/shared';
 
 export const AUDIT_KEY_TYPE = 'EC-P384';
 

@@ -1,4 +1,4 @@
-import type { AuditAnchorStore, AuditSigner } from '@pipeline/core';
+import type { AuditAnchorStore, AuditSigner } from '@pipeline/core/audit';
 
 export interface AuditLogOptions {
   /** Number of hash chains writers spread over. Keep it fixed for a table's lifetime. */

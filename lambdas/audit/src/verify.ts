@@ -7,7 +7,7 @@ import {
   type CheckpointSignatureCheck,
   type KeyUsageReport,
   type StoredAuditLog,
-} from '@pipeline/core';
+} from '@pipeline/core/audit';
 
 /** Reads the whole log from the store (or takes one read already) and verifies it, against anchors if given. */
 export async function verifyAuditStore(

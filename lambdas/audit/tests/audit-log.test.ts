@@ -14,7 +14,7 @@ import {
   signatureMadeEvent,
   verifySignedHead,
   type AuditEvent,
-} from '@pipeline/core';
+} from '@pipeline/core/audit';
 import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditLog, verifyAuditStore } from '../src';
 import { MemoryAuditStore } from '../../test-support/memory-audit-store';

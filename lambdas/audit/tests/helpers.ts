@@ -1,6 +1,6 @@
 /** Test helpers: a fake audit signer (HMAC over the digest) and event generators. */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { AuditEvent, AuditSigner, CheckpointSignatureCheck } from '@pipeline/core';
+import type { AuditEvent, AuditSigner, CheckpointSignatureCheck } from '@pipeline/core/audit';
 
 export function fakeSigner(secret: Buffer = randomBytes(32)): {
   signer: AuditSigner;

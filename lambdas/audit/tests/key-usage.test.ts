@@ -1,6 +1,6 @@
 /** keyUsage over a log written through the AuditLog (memory store): reuse is found from the log alone. */
 import { createHash } from 'node:crypto';
-import { eventsOf, keyUsage, type AuditEvent } from '@pipeline/core';
+import { eventsOf, keyUsage, type AuditEvent } from '@pipeline/core/audit';
 import { AuditLog, formatKeyUsage } from '../src';
 import { MemoryAuditStore } from '../../test-support/memory-audit-store';
 import { eventsFor } from './helpers';

@@ -9,7 +9,7 @@ import {
   type AuditIssue,
   type AuditVerificationReport,
   type StoredCheckpoint,
-} from '@pipeline/core';
+} from '@pipeline/core/audit';
 import { AuditLog, verifyAuditStore } from '../src';
 import { MemoryAuditStore, pad, type MemoryItem } from '../../test-support/memory-audit-store';
 import { eventsFor, fakeSigner } from './helpers';

@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate, type Extension } from '@peculiar/asn1-x509';
 import { pkiUrls, type CaConfig } from '@pipeline/config';
-import type { KeyType, Hsm } from '@pipeline/core';
+import type { KeyType, Hsm } from '@pipeline/core/shared';
 import {
   caExtensions,
   encodeName,
@@ -15,10 +15,10 @@ import {
   randomSerial,
   signCertificate,
   type ParsedCertificate,
-} from '@pipeline/pki';
+} from '@pipeline/der';
 import { findCaKey, hsmSigner, parseCaChain, type CaKey } from './ca-keys';
 import { CaNotReadyError } from './errors';
-import type { CaCertificateStore } from '@pipeline/core';
+import type { CaCertificateStore } from '@pipeline/core/pki';
 
 const DAY_MS = 86_400_000;
 /** Certificates start a minute early so relying parties with a slightly slow clock accept them. */

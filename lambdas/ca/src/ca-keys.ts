@@ -1,14 +1,14 @@
 import { X509Certificate } from 'node:crypto';
-import type { KeyType, Hsm, PrivateKeyRef } from '@pipeline/core';
+import type { KeyType, Hsm, PrivateKeyRef } from '@pipeline/core/shared';
 import {
   keyTypeOfSpki,
   parseCertificate,
   pemToDer,
   type CertificateSigner,
   type ParsedCertificate,
-} from '@pipeline/pki';
+} from '@pipeline/der';
 import { CaNotReadyError } from './errors';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 
 /** A CA key on the token with its public key (SPKI DER). */
 export interface CaKey {

@@ -3,7 +3,6 @@ import { pkiUrls, type CaConfig } from '@pipeline/config';
 import {
   AssertionError,
   assertionNonce,
-  canonicalPublicKey,
   composeSignMessage,
   isManifestBinding,
   expectedApproval,
@@ -12,21 +11,23 @@ import {
   signMessageHash,
   subjectAttributes,
   validateSignMessage,
-  type AuditSink,
-  type BatchCertificateIssuer,
-  type CertificateIssuedEvent,
-  type CertificateIssuer,
   type AssertionVerifier,
+  type VerifiedAssertion,
+} from '@pipeline/core/identity';
+import {
+  canonicalPublicKey,
+  type BatchCertificateIssuer,
+  type CertificateIssuer,
   type IssuanceRegisters,
   type IssuanceState,
   type IssueCertificateInput,
   type IssueOutcome,
   type IssuedCertificate,
-  type Hsm,
   type RecordIssuedResult,
   type ReleaseInput,
-  type VerifiedAssertion,
-} from '@pipeline/core';
+} from '@pipeline/core/pki';
+import type { AuditSink, CertificateIssuedEvent } from '@pipeline/core/audit';
+import type { Hsm } from '@pipeline/core/shared';
 import {
   encodeName,
   LeafCertificateTemplate,
@@ -35,7 +36,7 @@ import {
   randomSerial,
   verifyCsr,
   type CertificateSigner,
-} from '@pipeline/pki';
+} from '@pipeline/der';
 import { BACKDATE_MS } from './bootstrap';
 import { findCaKey, hsmSigner, parseCaChain, type CaChain } from './ca-keys';
 import {
@@ -52,7 +53,7 @@ import {
   SerialCollisionError,
   SignerMismatchError,
 } from './errors';
-import type { CaCertificates, IssuedCertificateRecord, IssuedCertificateStore } from '@pipeline/core';
+import type { CaCertificates, IssuedCertificateRecord, IssuedCertificateStore } from '@pipeline/core/pki';
 
 const DAY_MS = 86_400_000;
 /** Request ids are short opaque strings; anything longer is not one (and would be refused as a key). */

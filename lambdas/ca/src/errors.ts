@@ -2,17 +2,11 @@
  * The CA's named errors. Each has a machine-readable `code` the signer reports to the client and a
  * message without personal data (no names, no personal numbers, no request contents).
  */
-export { BadCsrError, CsrSignatureInvalidError } from '@pipeline/pki';
-import {
-  AssertionError,
-  InvalidIdentityError,
-  PipelineError,
-  SerialCollisionError,
-  SignMessageError,
-  type ClientCodeName,
-  type PipelineErrorOptions,
-} from '@pipeline/core';
-import { PkiError } from '@pipeline/pki';
+export { BadCsrError, CsrSignatureInvalidError } from '@pipeline/der';
+import { AssertionError, InvalidIdentityError, SignMessageError } from '@pipeline/core/identity';
+import { PipelineError, type ClientCodeName, type PipelineErrorOptions } from '@pipeline/core/shared';
+import { SerialCollisionError } from '@pipeline/core/pki';
+import { PkiError } from '@pipeline/der';
 
 export { SerialCollisionError };
 

@@ -1,5 +1,6 @@
 import type { CaConfig } from '@pipeline/config';
-import type { CertificateStatus, Hsm, RevocationStore, RevokedEntry } from '@pipeline/core';
+import type { CertificateStatus, RevocationStore, RevokedEntry } from '@pipeline/core/pki';
+import type { Hsm } from '@pipeline/core/shared';
 import {
   CrlInvalidError,
   OcspMalformedRequestError,
@@ -14,10 +15,10 @@ import {
   type CertificateSigner,
   type OcspAnswer,
   type OcspIssuer,
-} from '@pipeline/pki';
+} from '@pipeline/der';
 import { findCaKey, hsmSigner, parseCaChain } from './ca-keys';
 import { CaNotReadyError } from './errors';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 
 export type OcspResponderConfig = Pick<
   CaConfig,

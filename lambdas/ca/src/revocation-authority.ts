@@ -1,19 +1,17 @@
 import {
   mergeRevocations,
   normalizeSerial,
-  type AuditSink,
   type PublishedRevocations,
-  type RequestRevokeOutcome,
   type RevocationReason,
   type RevocationStore,
-  type RevokeOutcome,
   type RevokedEntry,
-  type Hsm,
-} from '@pipeline/core';
-import { CrlInvalidError, signCrl, verifyCrl, type CertificateSigner } from '@pipeline/pki';
+} from '@pipeline/core/pki';
+import type { AuditSink, RequestRevokeOutcome, RevokeOutcome } from '@pipeline/core/audit';
+import type { Hsm } from '@pipeline/core/shared';
+import { CrlInvalidError, signCrl, verifyCrl, type CertificateSigner } from '@pipeline/der';
 import { findCaKey, hsmSigner, parseCaChain, type CaChain } from './ca-keys';
 import { CaNotReadyError } from './errors';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 import type { CaConfig } from '@pipeline/config';
 
 const HOUR_MS = 3_600_000;

@@ -3,13 +3,9 @@
  * `certificate.revoked` events, the published issuing CRL verified against the issuing CA's key) and
  * cross-checks them (core crossCheckRevocations). Offline: for `npm run audit -- verify`.
  */
-import {
-  crossCheckRevocations,
-  type AuditEvent,
-  type RevocationDisagreement,
-  type RevocationStore,
-} from '@pipeline/core';
-import { CrlInvalidError, verifyCrl } from '@pipeline/pki';
+import { crossCheckRevocations, type RevocationDisagreement, type RevocationStore } from '@pipeline/core/pki';
+import type { AuditEvent } from '@pipeline/core/audit';
+import { CrlInvalidError, verifyCrl } from '@pipeline/der';
 
 export interface RevocationCheckInput {
   readonly store: Pick<RevocationStore, 'revokedUnexpired' | 'statuses'>;

@@ -1,5 +1,5 @@
 import type { CaConfig } from '@pipeline/config';
-import type { Hsm } from '@pipeline/core';
+import type { Hsm } from '@pipeline/core/shared';
 import {
   TimeStampRequestError,
   parseCertificate,
@@ -9,10 +9,10 @@ import {
   signTimeStampResponse,
   timeStampRejection,
   type CertificateSigner,
-} from '@pipeline/pki';
+} from '@pipeline/der';
 import { findCaKey, hsmSigner } from './ca-keys';
 import { CaNotReadyError } from './errors';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 
 export type TimeStampAuthorityConfig = Pick<
   CaConfig,

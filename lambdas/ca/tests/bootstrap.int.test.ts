@@ -12,7 +12,7 @@ import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
 import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 import { createTestTables } from '../../../scripts/local/resources';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import { fileCaCertificateStore } from '@pipeline/adapters/parameters';

@@ -12,13 +12,9 @@ import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
 import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
-import {
-  AssertionError,
-  type AuditEvent,
-  type AuditSink,
-  type KeyType,
-  type SignerIdentity,
-} from '@pipeline/core';
+import { AssertionError, type SignerIdentity } from '@pipeline/core/identity';
+import type { AuditEvent, AuditSink } from '@pipeline/core/audit';
+import type { KeyType } from '@pipeline/core/shared';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import { createTestTables } from '../../../scripts/local/resources';
@@ -36,7 +32,7 @@ import {
   SignerMismatchError,
   findCaKey,
 } from '../src';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 import { IDENTITY, evidenceFor, keyAndCsr, openssl } from './helpers';
 
 const config = loadConfig();
@@ -344,7 +340,7 @@ describe('issuance rules', () => {
 
   it('a public key is certified once: the same key for another request is refused', async () => {
     const first = await issueFor('EC-P256');
-    const { buildCsr } = await import('@pipeline/pki');
+    const { buildCsr } = await import('@pipeline/der');
     const again = await buildCsr({
       subject: IDENTITY,
       keyType: 'EC-P256',
@@ -367,7 +363,7 @@ describe('issuance rules', () => {
   it.each<KeyType>(['EC-P256', 'RSA-2048'])(
     'a %s key is certified once whatever its encoding: re-encoded, it is refused PUBLIC_KEY_NOT_CANONICAL under its own hash',
     async (keyType) => {
-      const { buildCsr } = await import('@pipeline/pki');
+      const { buildCsr } = await import('@pipeline/der');
       const csrOf = (spki: Buffer, key: PrivateKeyRef) =>
         buildCsr({
           subject: IDENTITY,
@@ -420,7 +416,7 @@ describe('issuance rules', () => {
     const victim = await keyAndCsr(hsm, 'EC-P256', keys);
     const attacker = await hsm.generateKeyPair('EC-P256', { extractable: false });
     keys.push(attacker.privateKey);
-    const { buildCsr } = await import('@pipeline/pki');
+    const { buildCsr } = await import('@pipeline/der');
     const forged = await buildCsr({
       subject: IDENTITY,
       keyType: 'EC-P256',
@@ -467,7 +463,7 @@ describe('issuance rules', () => {
     expect(await ca.issue({ ...evidence, csrDer: first.csrDer })).toEqual(issued);
 
     // A new CSR from the same key (ECDSA: different signature bytes) is the same key: same certificate.
-    const { buildCsr } = await import('@pipeline/pki');
+    const { buildCsr } = await import('@pipeline/der');
     const again = await buildCsr({
       subject: IDENTITY,
       keyType: 'EC-P256',

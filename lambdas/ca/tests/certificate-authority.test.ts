@@ -16,7 +16,6 @@ import {
 import { loadCaConfig } from '@pipeline/config';
 import {
   IdentityProviderUnavailableError,
-  SerialCollisionError,
   assertionNonce,
   composeSignMessage,
   manifestHash,
@@ -25,21 +24,20 @@ import {
   type ManifestBinding,
   type ManifestDocument,
   type AssertionVerifier,
-  type AuditEvent,
-  type AuditSink,
+  type SignerIdentity,
+} from '@pipeline/core/identity';
+import {
+  SerialCollisionError,
   type CertificateToRecord,
-  type DigestAlgorithm,
-  type Hsm,
   type IssuanceLookup,
   type IssuanceState,
   type IssuedCertificateRecord,
   type IssuedCertificateStore,
-  type KeyType,
-  type PrivateKeyRef,
   type RecordIssuedResult,
-  type SignerIdentity,
-} from '@pipeline/core';
-import { buildCsr } from '@pipeline/pki';
+} from '@pipeline/core/pki';
+import type { AuditEvent, AuditSink } from '@pipeline/core/audit';
+import type { DigestAlgorithm, Hsm, KeyType, PrivateKeyRef } from '@pipeline/core/shared';
+import { buildCsr } from '@pipeline/der';
 import { directAssertion, directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import {
   AlreadyCertifiedError,
@@ -49,7 +47,7 @@ import {
   SignerMismatchError,
   bootstrapCaHierarchy,
 } from '../src';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 import { IDENTITY, evidenceFor } from './helpers';
 
 const DIGEST_INFO: Readonly<Record<DigestAlgorithm, string>> = {

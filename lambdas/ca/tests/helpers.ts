@@ -5,16 +5,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Hsm, PrivateKeyRef } from '@pipeline/adapters/hsm';
+import { defaultSignatureAlgorithm, type KeyType } from '@pipeline/core/shared';
 import {
-  defaultSignatureAlgorithm,
   signMessageHash,
   type AssertionBinding,
-  type IssueCertificateInput,
-  type KeyType,
   type SignMessage,
   type SignerIdentity,
-} from '@pipeline/core';
-import { buildCsr } from '@pipeline/pki';
+} from '@pipeline/core/identity';
+import type { IssueCertificateInput } from '@pipeline/core/pki';
+import { buildCsr } from '@pipeline/der';
 import { directAssertion } from '../../../scripts/local/idp/direct-assertions';
 
 export const IDENTITY: SignerIdentity = {

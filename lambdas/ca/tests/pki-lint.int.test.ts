@@ -10,8 +10,9 @@ import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
-import { KEY_TYPES, type RevocationReason } from '@pipeline/core';
-import { pemToDer } from '@pipeline/pki';
+import { KEY_TYPES } from '@pipeline/core/shared';
+import type { RevocationReason } from '@pipeline/core/pki';
+import { pemToDer } from '@pipeline/der';
 import { createTestTables } from '../../../scripts/local/resources';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import {
@@ -24,7 +25,7 @@ import {
 } from '../../../scripts/local/verify/pki-lint';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
 import { CertificateAuthority, OcspResponder, RevocationAuthority, revokeCertificate } from '../src';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 import { evidenceFor, keyAndCsr } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 

@@ -12,12 +12,13 @@ import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapte
 import { AuditLog } from '@pipeline/audit';
 import { MemoryAuditStore } from '../../test-support/memory-audit-store';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
-import { eventsOf, type RevocationReason, type RevokeOutcome } from '@pipeline/core';
+import { eventsOf, type RevokeOutcome } from '@pipeline/core/audit';
+import type { RevocationReason } from '@pipeline/core/pki';
 import { createTestTables } from '../../../scripts/local/resources';
 import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
 import { CertificateAuthority, OcspResponder, RevocationAuthority, revokeCertificate } from '../src';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 import { evidenceFor, keyAndCsr } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 

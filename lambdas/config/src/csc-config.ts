@@ -1,4 +1,4 @@
-import type { CscClient, CscLifetimes, CscServiceDescription } from '@pipeline/core';
+import type { CscClient, CscLifetimes, CscServiceDescription } from '@pipeline/core/csc';
 import { ConfigError } from './errors';
 import { ENV } from './env-names';
 import { int, jsonArray, str } from './readers';

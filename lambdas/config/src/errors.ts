@@ -1,4 +1,4 @@
-import { PipelineError } from '@pipeline/core';
+import { PipelineError } from '@pipeline/core/shared';
 
 /** A configuration value is missing or malformed. The message names the variable, never its value. */
 export class ConfigError extends PipelineError {

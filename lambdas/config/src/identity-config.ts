@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { SWEDISH_CLAIM_MAPPING, type ClaimMapping } from '@pipeline/core';
+import { SWEDISH_CLAIM_MAPPING, type ClaimMapping } from '@pipeline/core/identity';
 import { int, jsonArray, oneOf, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';

@@ -1,4 +1,5 @@
-import { KEY_TYPES, isKeyType, type KeyType, type KeygenPolicyName } from '@pipeline/core';
+import { KEY_TYPES, isKeyType, type KeyType } from '@pipeline/core/shared';
+import type { KeygenPolicyName } from '@pipeline/core/pool';
 import { oneOf } from './readers';
 import { ConfigError } from './errors';
 import { keygenTargets, parseKeyCounts } from './pool-targets';

@@ -1,4 +1,4 @@
-import { isKeyType, type KeyType } from '@pipeline/core';
+import { isKeyType, type KeyType } from '@pipeline/core/shared';
 import { ConfigError } from './errors';
 import type { Env } from './types';
 import { ENV } from './env-names';

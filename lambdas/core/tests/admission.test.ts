@@ -3,7 +3,7 @@
  * key can come for in time is refused before it is accepted, and one client cannot take a low pool's last
  * keys from the others.
  */
-import { admitSignRequest, type AdmissionSettings, type OpenRequestCounts } from '../src';
+import { admitSignRequest, type AdmissionSettings, type OpenRequestCounts } from '../src/pool';
 
 const fallback: AdmissionSettings = { policy: 'fallback', onTheFly: 20, clientReserve: 10 };
 

@@ -13,7 +13,7 @@ import {
   samlAuthContextXml,
   vouchedAttribute,
   type AuthenticationContext,
-} from '../src';
+} from '../src/identity';
 import { parseSamlAuthContext } from '../../../scripts/local/verify/auth-context';
 
 const PIN_CLAIM = 'https://id.oidc.se/claim/personalIdentityNumber';

@@ -10,8 +10,8 @@ import {
   validateSignerIdentity,
   type SignerIdentity,
   type SubjectField,
-  normalizeSerial,
-} from '../src';
+} from '../src/identity';
+import { normalizeSerial } from '../src/pki';
 
 const VALID: SignerIdentity = {
   commonName: 'Åsa Öberg-Nilsson',

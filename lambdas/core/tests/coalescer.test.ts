@@ -1,4 +1,4 @@
-import { Coalescer, type Settled } from '../src';
+import { Coalescer, type Settled } from '../src/shared';
 
 /** A sender that records each batch and answers each item with its double (or an error for negatives). */
 function recorder(): { batches: number[][]; send: (items: readonly number[]) => Promise<Settled<number>[]> } {

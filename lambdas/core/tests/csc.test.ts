@@ -7,28 +7,25 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   approvalRequestOf,
-  assertionNonce,
   authorizedDigests,
   authorizingClient,
-  composeSignMessage,
   checkSignAlgo,
   clientSecretMatches,
   credentialById,
   credentialInfo,
-  CLIENT_CODES,
   CSC_CREDENTIALS,
   CSC_ERRORS,
   CscError,
   cscErrorFor,
   cscInfo,
-  manifestHash,
   nonceOf,
   parseAuthorizationRequest,
   pkceMatches,
   secretHash,
-  signMessageHash,
   type CscClient,
-} from '@pipeline/core';
+} from '../src/csc';
+import { assertionNonce, composeSignMessage, manifestHash, signMessageHash } from '../src/identity';
+import { CLIENT_CODES } from '../src/shared';
 
 const SECRET = 'correct horse battery staple';
 const CLIENT: CscClient = {

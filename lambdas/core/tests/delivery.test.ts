@@ -1,4 +1,9 @@
-import { RequestInProgressError, deliverSignRequest, type RequestError, type SignOutcome } from '../src';
+import {
+  RequestInProgressError,
+  deliverSignRequest,
+  type RequestError,
+  type SignOutcome,
+} from '../src/signing';
 
 const signed = { status: 'signed', replayed: false, record: {} } as unknown as SignOutcome;
 

@@ -3,30 +3,21 @@
  * state transitions, keys claimed once, HSM objects that must be destroyed), for pure unit tests.
  */
 import { createHash } from 'node:crypto';
-import {
-  HsmBusyError,
-  HsmError,
-  HsmUnwrapError,
-  InMemoryPoolMetrics,
-  type AuditEvent,
-  type AuditReceipt,
-  type AuditSink,
-  type CanonicalPublicKey,
-  type CertificateIssuer,
-  type ContainerBuilder,
-  type CsrBuilder,
-  type FailedResult,
-  type PrivateKeyRef,
-  type KeyType,
-  type PoolHsm,
-  type PoolKey,
-  type SignRequestRecord,
-  type SignRequestStore,
-  type SignedResult,
-  type SigningDeps,
-  type StartAttempt,
-  type StoredSignRequest,
-} from '../src';
+import { HsmBusyError, HsmError, HsmUnwrapError, type PrivateKeyRef, type KeyType } from '../src/shared';
+import { InMemoryPoolMetrics, type PoolHsm, type PoolKey } from '../src/pool';
+import type { AuditEvent, AuditReceipt, AuditSink } from '../src/audit';
+import type { CanonicalPublicKey, CertificateIssuer } from '../src/pki';
+import type {
+  ContainerBuilder,
+  CsrBuilder,
+  FailedResult,
+  SignRequestRecord,
+  SignRequestStore,
+  SignedResult,
+  SigningDeps,
+  StartAttempt,
+  StoredSignRequest,
+} from '../src/signing';
 export { FakeTime, settle } from '../../test-support/fake-time';
 
 /** The record store with the DynamoDB repository's conditions. */

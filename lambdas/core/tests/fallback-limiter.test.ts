@@ -3,7 +3,7 @@
  * in order, the pool looked at again while waiting, refusal when the wait is over or the queue full, and
  * no slot ever lost or doubled.
  */
-import { FallbackLimiter, type FallbackDecision } from '../src';
+import { FallbackLimiter, type FallbackDecision } from '../src/pool';
 import { FakeTime, settle } from './fakes';
 
 function limiter(time: FakeTime, maxInFlight = 1, waitMs = 2000, maxWaiting = 10): FallbackLimiter {

@@ -10,18 +10,13 @@ import type { AuditRepository } from '../../adapters/dynamodb/src/audit-reposito
 import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import type { CertificateAuthority } from '@pipeline/ca';
 import { loadConfig } from '@pipeline/config';
-import { buildCsr, verifyCsr } from '@pipeline/pki';
+import { buildCsr, verifyCsr } from '@pipeline/der';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
 import { AuditLog } from '@pipeline/audit';
-import {
-  InMemoryPoolMetrics,
-  eventsOf,
-  keyUsage,
-  processSignRequest,
-  type PoolKey,
-  type SigningDeps,
-} from '../src';
+import { InMemoryPoolMetrics, type PoolKey } from '../src/pool';
+import { eventsOf, keyUsage } from '../src/audit';
+import { processSignRequest, type SigningDeps } from '../src/signing';
 
 const config = loadConfig();
 const WRAP = config.hsm.wrapKeyLabel;

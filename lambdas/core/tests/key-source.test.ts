@@ -1,4 +1,5 @@
-import { FallbackLimiter, keySourceFor, type KeyType, type PoolKey } from '../src';
+import { FallbackLimiter, keySourceFor, type PoolKey } from '../src/pool';
+import type { KeyType } from '../src/shared';
 import { poolKey } from './fakes';
 
 /** A pool of keys per type, claimed in order; claims are recorded with their time. */

@@ -1,15 +1,14 @@
 /** The keygen cycle with in-memory fakes: expiry, recount, decision, fills, rate, gauges. */
 import {
   InMemoryPoolMetrics,
-  KEY_TYPES,
   runKeygenCycle,
-  type AuditEvent,
   type KeyPoolStore,
-  type KeyType,
   type KeygenCycleDeps,
   type KeygenDecision,
   type PoolKey,
-} from '../src';
+} from '../src/pool';
+import { KEY_TYPES, type KeyType } from '../src/shared';
+import type { AuditEvent } from '../src/audit';
 import { FakeHsm } from './fakes';
 
 class MemoryPool implements KeyPoolStore {

@@ -1,4 +1,6 @@
-import { HOUR_MS, decideKeygen, type DemandHistory, type KeyType } from '@pipeline/core';
+import { HOUR_MS, type DemandHistory } from '../src/forecast';
+import { decideKeygen } from '../src/pool';
+import type { KeyType } from '../src/shared';
 import { loadPlanningConfig } from '../../config/src/planning-config';
 import { loadKeygenPolicyConfig, pooledKeyTypes } from '@pipeline/config';
 

@@ -16,13 +16,12 @@ import {
   manifestLines,
   MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
   requestBindingOf,
-  signatureMadeEvent,
   signMessageHash,
-  validateAuditEvent,
-  validateDocuments,
   type ManifestBinding,
   type ManifestDocument,
-} from '../src';
+} from '../src/identity';
+import { signatureMadeEvent, validateAuditEvent } from '../src/audit';
+import { validateDocuments } from '../src/signing';
 
 const D1 = Buffer.alloc(32, 1).toString('base64');
 const D2 = Buffer.alloc(48, 2).toString('base64');

@@ -3,7 +3,7 @@
  * (the leaves and roots of its reference implementation's tests), and inclusion paths for every leaf of
  * every tree size up to 20, checked with the RFC 9162 verification algorithm.
  */
-import { inclusionPath, merkleRoot, rootFromInclusionPath } from '../src';
+import { inclusionPath, merkleRoot, rootFromInclusionPath } from '../src/audit';
 
 const LEAVES = [
   '',

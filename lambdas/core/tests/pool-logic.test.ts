@@ -2,19 +2,15 @@
  * Unit tests of the pure pool and request-state rules (no HSM, no DynamoDB).
  */
 import fc from 'fast-check';
+import { InMemoryPoolMetrics, isKeyUsable, keyExpiresAt, shardVisitOrder, shuffle } from '../src/pool';
 import {
-  InMemoryPoolMetrics,
   decideDelivery,
-  errorCode,
-  isKeyUsable,
   isTerminal,
-  keyExpiresAt,
   requestErrorFor,
   requestExpiresAt,
-  shardVisitOrder,
-  shuffle,
   type StoredSignRequest,
-} from '../src';
+} from '../src/signing';
+import { errorCode } from '../src/shared';
 import { loadPoolConfig, loadRequestsConfig } from '@pipeline/config';
 
 const base: StoredSignRequest = {

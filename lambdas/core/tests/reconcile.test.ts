@@ -4,7 +4,7 @@ import {
   type OpenRequest,
   type OpenRequestStore,
   type ReconcileSettings,
-} from '../src';
+} from '../src/signing';
 
 const settings: ReconcileSettings = { staleAfterMs: 60_000, maxRequeues: 2 };
 const T0 = 1_800_000_000_000;

@@ -5,7 +5,7 @@ import {
   PipelineError,
   isTransient,
   retryTransient,
-} from '../src';
+} from '../src/shared';
 
 const busy = (): Error => new HsmBusyError('busy', 'sign');
 const policy = { attempts: 3, baseDelayMs: 100, maxDelayMs: 150 };

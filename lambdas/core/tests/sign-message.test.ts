@@ -19,7 +19,7 @@ import {
   validateSignMessage,
   type AssertionBinding,
   type AssertionPolicy,
-} from '../src';
+} from '../src/identity';
 
 const BINDING: AssertionBinding = {
   requestId: '0B7D2A4E-9F3C-4D1A-8E2B-5C6D7E8F9A0B',

@@ -5,23 +5,21 @@
  */
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { loadConfig } from '@pipeline/config';
-import { buildCsr, prepareCmsContainer } from '@pipeline/pki';
+import { buildCsr, prepareCmsContainer } from '@pipeline/der';
 import { opensslCmsVerify, opensslSigningCertificateV2Hash } from '../../../scripts/local/verify/openssl';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
 import { AuditLog } from '@pipeline/audit';
+import { InMemoryPoolMetrics, fillPool } from '../src/pool';
+import { eventsOf } from '../src/audit';
 import {
-  InMemoryPoolMetrics,
-  eventsOf,
-  fillPool,
   nodeHashName,
-  processSignRequest,
   type AdesProfile,
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
-  type SigningDeps,
-} from '../src';
+} from '../src/shared';
+import { processSignRequest, type SigningDeps } from '../src/signing';
 
 const config = loadConfig();
 let stack: TestSigningStack;

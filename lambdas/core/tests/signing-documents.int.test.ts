@@ -7,19 +7,14 @@
  */
 import { createHash, randomBytes, verify, X509Certificate } from 'node:crypto';
 import { loadConfig } from '@pipeline/config';
-import { buildCsr, prepareCmsContainer } from '@pipeline/pki';
+import { buildCsr, prepareCmsContainer } from '@pipeline/der';
 import { opensslCmsVerify } from '../../../scripts/local/verify/openssl';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
 import { AuditLog } from '@pipeline/audit';
-import {
-  InMemoryPoolMetrics,
-  eventsOf,
-  fillPool,
-  processSignRequest,
-  type SignDocument,
-  type SigningDeps,
-} from '../src';
+import { InMemoryPoolMetrics, fillPool } from '../src/pool';
+import { eventsOf } from '../src/audit';
+import { processSignRequest, type SignDocument, type SigningDeps } from '../src/signing';
 
 const config = loadConfig();
 let stack: TestSigningStack;

@@ -1,6 +1,6 @@
 /**
  * Integration tests of the signing core against DynamoDB Local (pool, request and certificate tables),
- * the SoftHSM token, the real CSR builder (lambdas/pki) and the real CA (lambdas/ca, keys made by the
+ * the SoftHSM token, the real CSR builder (lambdas/der) and the real CA (lambdas/ca, keys made by the
  * bootstrap). Every signature is checked with openssl against the public key of the certificate that
  * came back, and certificates against the CA chain.
  *
@@ -14,7 +14,7 @@ import type { AuditRepository } from '../../adapters/dynamodb/src/audit-reposito
 import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import type { CertificateAuthority } from '@pipeline/ca';
 import { loadConfig } from '@pipeline/config';
-import { buildCsr } from '@pipeline/pki';
+import { buildCsr } from '@pipeline/der';
 import { storedPoolKeys } from '../../test-support/dynamodb';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { opensslVerifyChain, opensslVerifyDigest } from '../../../scripts/local/verify/openssl';
@@ -23,27 +23,23 @@ import { AuditLog } from '@pipeline/audit';
 import {
   HsmBusyError,
   HsmError,
-  InMemoryPoolMetrics,
   PipelineError,
-  RequestInProgressError,
-  bindingOf,
-  eventsOf,
-  keyUsage,
-  verifyAuditLog,
-  type AuditSink,
-  RequestNotFoundError,
-  fillPool,
-  processSignRequest,
-  type CertificateIssuer,
   type DigestAlgorithm,
-  type EmptyPoolPolicy,
   type KeyType,
-  type PoolHsm,
+  type SignatureAlgorithm,
+} from '../src/shared';
+import { InMemoryPoolMetrics, fillPool, type EmptyPoolPolicy, type PoolHsm } from '../src/pool';
+import {
+  RequestInProgressError,
+  RequestNotFoundError,
+  processSignRequest,
   type SignOutcome,
   type SignRequestRecord,
-  type SignatureAlgorithm,
   type SigningDeps,
-} from '../src';
+} from '../src/signing';
+import { bindingOf } from '../src/identity';
+import { eventsOf, keyUsage, verifyAuditLog, type AuditSink } from '../src/audit';
+import type { CertificateIssuer } from '../src/pki';
 
 const config = loadConfig();
 const SHARDS = 4;

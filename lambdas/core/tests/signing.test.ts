@@ -6,14 +6,14 @@
 import { createHash } from 'node:crypto';
 import {
   AttemptSupersededError,
-  FallbackLimiter,
   KeyUnavailableError,
   RequestInProgressError,
   RequestNotFoundError,
   processSignRequest,
   type SigningStage,
   type StoredSignRequest,
-} from '../src';
+} from '../src/signing';
+import { FallbackLimiter } from '../src/pool';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { FakeTime, gate, harness, hsmError, poolKey, settle, type Harness } from './fakes';
 

@@ -15,7 +15,7 @@ import { lambdaClient } from '@pipeline/adapters/aws';
 import { LambdaCertificateRevoker } from '@pipeline/adapters/lambda';
 import { createAssertionVerifier } from '@pipeline/adapters/oidc';
 import { loadIdentityConfig } from '@pipeline/config';
-import { KEY_TYPES } from '@pipeline/core';
+import { KEY_TYPES } from '@pipeline/core/shared';
 import { TABLES, tableName } from '@pipeline/resources';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';

@@ -27,7 +27,7 @@ import {
   type ReleaseBatchResponse,
   type ReleaseItemResult,
   type CaCertificates,
-} from '@pipeline/core';
+} from '@pipeline/core/pki';
 import { loadConfig, loadIdentityConfig, type CaConfig } from '@pipeline/config';
 import type { Hsm } from '@pipeline/adapters/hsm';
 import { TABLES, tableName } from '@pipeline/resources';

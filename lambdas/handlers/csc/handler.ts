@@ -26,7 +26,6 @@ import {
 } from '@pipeline/config';
 import {
   approvalRequestOf,
-  AssertionError,
   authorizedDigests,
   authorizingClient,
   checkSignAlgo,
@@ -39,19 +38,18 @@ import {
   cscInfo,
   digestAlgorithmOf,
   digestOf,
-  expectedApproval,
   grantOf,
   nonceOf,
   parseAuthorizationRequest,
   pkceMatches,
   secretHash,
-  type AssertionVerifier,
   type CscGrant,
   type CscMethod,
   type CscSigning,
   type CscStore,
   type TokenUse,
-} from '@pipeline/core';
+} from '@pipeline/core/csc';
+import { AssertionError, expectedApproval, type AssertionVerifier } from '@pipeline/core/identity';
 import { CSC_BASE_PATH, TABLES, tableName } from '@pipeline/resources';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';

@@ -15,7 +15,7 @@ import {
   type KeygenCycleDeps,
   type KeygenCycleInput,
   type KeygenResult,
-} from '@pipeline/core';
+} from '@pipeline/core/pool';
 import { loadKeygenPolicyConfig, loadPlanningConfig } from '@pipeline/config';
 import { TABLES, tableName } from '@pipeline/resources';
 import { headSigningAuditLog } from '../shared/audit';

@@ -13,7 +13,7 @@ import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import { pkiPublisher } from '@pipeline/adapters/publish';
 import { OcspResponder } from '@pipeline/ca';
-import { ocspErrorResponse } from '@pipeline/pki';
+import { ocspErrorResponse } from '@pipeline/der';
 import { TABLES, tableName } from '@pipeline/resources';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';

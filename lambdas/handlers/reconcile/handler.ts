@@ -6,7 +6,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { reconcileOpenRequests, type ReconcileDeps, type ReconcileSummary } from '@pipeline/core';
+import { reconcileOpenRequests, type ReconcileDeps, type ReconcileSummary } from '@pipeline/core/signing';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger, createMetrics } from '../shared/observability';
 import { wire } from '../shared/wiring';

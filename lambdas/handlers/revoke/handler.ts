@@ -18,11 +18,10 @@ import {
   REVOCATION_REFUSALS,
   RevokeRequestSchema,
   caRefusal,
-  type AuditSink,
   type RegisterResponse,
-  type RequestRevokeOutcome,
   type RevokeResponse,
-} from '@pipeline/core';
+} from '@pipeline/core/pki';
+import type { AuditSink, RequestRevokeOutcome } from '@pipeline/core/audit';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
 import { TABLES, tableName } from '@pipeline/resources';
 import { revokeCertificate, revokeRequestCertificate } from '@pipeline/ca';

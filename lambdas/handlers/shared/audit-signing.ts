@@ -6,7 +6,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';
 import type { AuditLog } from '@pipeline/audit';
-import { errorCode, type Hsm } from '@pipeline/core';
+import { errorCode, type Hsm } from '@pipeline/core/shared';
 import { createAuditLog } from './create-audit-log';
 
 /**

@@ -6,7 +6,7 @@
  */
 import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
-import type { CaCertificates } from '@pipeline/core';
+import type { CaCertificates } from '@pipeline/core/pki';
 import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig, type PinSource } from '@pipeline/config';
 
 export interface CaSideLogin {

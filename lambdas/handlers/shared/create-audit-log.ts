@@ -5,7 +5,8 @@
 import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';
 import { AuditRepository } from '@pipeline/adapters/dynamodb';
 import { AuditLog, hsmAuditSigner } from '@pipeline/audit';
-import type { AuditAnchorStore, Hsm } from '@pipeline/core';
+import type { AuditAnchorStore } from '@pipeline/core/audit';
+import type { Hsm } from '@pipeline/core/shared';
 import { loadAuditConfig, type AuditConfig } from '@pipeline/config';
 import { TABLES, tableName } from '@pipeline/resources';
 

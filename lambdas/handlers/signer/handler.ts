@@ -20,18 +20,16 @@ import {
 import { PowertoolsPoolMetrics } from '@pipeline/adapters/metrics';
 import { pkiPublisher } from '@pipeline/adapters/publish';
 import { loadCaConfig } from '@pipeline/config';
+import { FallbackLimiter, PrefetchingKeyClaimer } from '@pipeline/core/pool';
+import { PipelineError, errorCode } from '@pipeline/core/shared';
 import {
-  FallbackLimiter,
-  PipelineError,
-  PrefetchingKeyClaimer,
   REQUEST_ID_PATTERN,
   deliverSignRequest,
-  errorCode,
   processSignRequest,
   type DeliveryDeps,
   type SigningDeps,
-} from '@pipeline/core';
-import { buildCsr, pemToDer, prepareCmsContainer, verifyCsr } from '@pipeline/pki';
+} from '@pipeline/core/signing';
+import { buildCsr, pemToDer, prepareCmsContainer, verifyCsr } from '@pipeline/der';
 import { QUEUES, TABLES, tableName } from '@pipeline/resources';
 import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';

@@ -8,7 +8,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { TimeStampAuthority } from '@pipeline/ca';
-import { timeStampRejection } from '@pipeline/pki';
+import { timeStampRejection } from '@pipeline/der';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
 import { derResult, postedDer } from '../shared/binary-http';

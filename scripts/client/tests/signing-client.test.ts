@@ -8,16 +8,18 @@ import {
   ADES_PROFILES,
   KEY_TYPES,
   SIGNATURE_ALGORITHMS,
+  defaultSignatureAlgorithm as serviceDefault,
+  type DigestAlgorithm,
+} from '@pipeline/core/shared';
+import {
   SIGN_MESSAGE_MIME_TYPES,
   MAX_COMPOSED_SIGN_MESSAGE_LENGTH as CORE_MAX_COMPOSED,
   assertionNonce,
   composeSignMessage as coreComposeSignMessage,
   manifestHash as coreManifestHash,
   manifestLines as coreManifestLines,
-  defaultSignatureAlgorithm as serviceDefault,
   signMessageHash as serviceSignMessageHash,
-  type DigestAlgorithm,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
 import { documentsSignatureRequest } from '../src/oidc-login';
 import {
   DocumentsRequestError,

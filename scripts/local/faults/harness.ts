@@ -14,7 +14,7 @@ import { documentClient, sqsClient } from '@pipeline/adapters/aws';
 import { RequestRepository, AuditRepository } from '@pipeline/adapters/dynamodb';
 import { loadAuditPublicKey, verifyAuditStore } from '@pipeline/audit';
 import { loadAuditConfig, loadAwsConfig } from '@pipeline/config';
-import { eventsOf, keyUsage, type AuditEvent, type AuditVerificationReport } from '@pipeline/core';
+import { eventsOf, keyUsage, type AuditEvent, type AuditVerificationReport } from '@pipeline/core/audit';
 import { TABLES, tableName } from '@pipeline/resources';
 import { call, verifySignedResult, type SampleRequest, type SignRequestView } from '../client';
 import { LOCAL_DIR } from '../paths';

@@ -7,7 +7,7 @@
  */
 import { ConfigError, parseKeyCounts, type Env } from '@pipeline/config';
 import type { Hsm } from '@pipeline/adapters/hsm';
-import { HsmBusyError, type KeyType } from '@pipeline/core';
+import { HsmBusyError, type KeyType } from '@pipeline/core/shared';
 
 /** An injected failure: an HsmBusyError (callers retry it like a capacity error) with its own code. */
 export class HsmInjectedFault extends HsmBusyError {

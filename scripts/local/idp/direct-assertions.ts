@@ -15,9 +15,9 @@ import {
   manifestHash,
   requestBindingOf,
   type ClaimMapping,
-  type SignRequestRecord,
   type SignerIdentity,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 
 export const DIRECT_ISSUER = 'https://direct-idp.local.invalid';
 export const DIRECT_AUDIENCE = 'signing-service';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { SignJWT, importJWK, type CryptoKey, type JWK } from 'jose';
-import { SIGN_APPROVAL_TYPE, USER_SIGNATURE_CLAIM } from '@pipeline/core';
+import { SIGN_APPROVAL_TYPE, USER_SIGNATURE_CLAIM } from '@pipeline/core/identity';
 import { TEST_CITIZENS, type TestCitizen } from './citizens';
 import { CLIENT_IDS } from './clients';
 import { DEFAULT_KEYS_FILE } from './keys';

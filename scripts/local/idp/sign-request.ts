@@ -31,10 +31,10 @@ import {
   signMessageHash,
   validateSignMessage,
   type SignMessage,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
 import type { PrivateJwks } from './keys';
 
-export { PARAM_SIGN_REQUEST, SCOPE_SIGN, USER_SIGNATURE_CLAIM } from '@pipeline/core';
+export { PARAM_SIGN_REQUEST, SCOPE_SIGN, USER_SIGNATURE_CLAIM } from '@pipeline/core/identity';
 
 export const MAX_REQUEST_LIFETIME_SECONDS = 600;
 const MAX_DOCUMENT_NAME = 200;

@@ -13,15 +13,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ApiLimits } from '@pipeline/config';
-import {
-  CSC_ERRORS,
-  cscErrorFor,
-  PKI_OBJECTS,
-  httpStatusOf,
-  messageOf,
-  type HttpErrorCode,
-  type PkiObjectName,
-} from '@pipeline/core';
+import { CSC_ERRORS, cscErrorFor } from '@pipeline/core/csc';
+import { PKI_OBJECTS, type PkiObjectName } from '@pipeline/core/pki';
+import { httpStatusOf, messageOf, type HttpErrorCode } from '@pipeline/core/shared';
 import {
   API_STAGE,
   CSC_BASE_PATH,

@@ -7,7 +7,7 @@ import { createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DigestAlgorithm, SignatureAlgorithm } from '@pipeline/core';
+import type { DigestAlgorithm, SignatureAlgorithm } from '@pipeline/core/shared';
 import { withTempDir } from './temp-dir';
 
 /** Verifies a signature over a pre-computed digest with `openssl pkeyutl -verify`. */

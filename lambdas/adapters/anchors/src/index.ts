@@ -18,7 +18,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { AwsConfig, ObjectTarget } from '@pipeline/config';
-import type { AnchoredCheckpoint, AuditAnchorStore, StoredCheckpoint } from '@pipeline/core';
+import type { AnchoredCheckpoint, AuditAnchorStore, StoredCheckpoint } from '@pipeline/core/audit';
 import { s3Client } from '@pipeline/adapters/aws';
 
 const PREFIX = 'checkpoints/';

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { AssertionReplayStore } from '@pipeline/core';
+import type { AssertionReplayStore } from '@pipeline/core/identity';
 
 export interface AssertionReplayRepositoryOptions {
   readonly tableName: string;

@@ -34,7 +34,7 @@ import {
   type ChainHead,
   type SignedCheckpoint,
   type StoredAuditLog,
-} from '@pipeline/core';
+} from '@pipeline/core/audit';
 import { batchGetConsistent } from './batch-get';
 
 export interface AuditRepositoryOptions {

@@ -8,7 +8,7 @@ import {
   type BatchGetCommandOutput,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { backoffDelay, PipelineError, sleep as realSleep } from '@pipeline/core';
+import { backoffDelay, PipelineError, sleep as realSleep } from '@pipeline/core/shared';
 
 const BATCH_GET_LIMIT = 100;
 const MAX_ROUNDS = 8;

@@ -6,7 +6,7 @@
  * second, whatever their number.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { StoredSignRequest } from '@pipeline/core';
+import type { StoredSignRequest } from '@pipeline/core/signing';
 import { batchGetConsistent } from './batch-get';
 
 const BATCH_LIMIT = 100;

@@ -10,7 +10,7 @@
  * `maxDelayMs`, are lost if an environment is shut down with counts pending.
  */
 import { bucketOf } from './demand-repository';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 
 /** Where flushed counts go (the DemandRepository). */
 export interface DemandSink {

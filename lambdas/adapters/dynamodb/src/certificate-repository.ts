@@ -37,7 +37,7 @@ import {
   type IssuedCertificateRecord,
   type IssuedCertificateStore,
   type RecordIssuedResult,
-} from '@pipeline/core';
+} from '@pipeline/core/pki';
 import type {
   CertificateStatus,
   RequestCertificate,
@@ -45,7 +45,7 @@ import type {
   RevocationStore,
   StoredRevokeOutcome,
   RevokedEntry,
-} from '@pipeline/core';
+} from '@pipeline/core/pki';
 import { TABLES } from '@pipeline/resources';
 import { batchGetConsistent } from './batch-get';
 import { transactGroups } from './transactions';

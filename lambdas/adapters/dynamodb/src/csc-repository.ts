@@ -14,7 +14,7 @@ import type {
   CscPushedRequest,
   CscStore,
   TokenUse,
-} from '@pipeline/core';
+} from '@pipeline/core/csc';
 
 export interface CscRepositoryOptions {
   readonly tableName: string;

@@ -6,7 +6,8 @@
  * hour: DynamoDB allows ~1,000 writes/s per partition, far above the 200 requests/s expected.
  */
 import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { HOUR_MS, PipelineError, type DemandHistory, type KeyType } from '@pipeline/core';
+import { HOUR_MS, type DemandHistory } from '@pipeline/core/forecast';
+import { PipelineError, type KeyType } from '@pipeline/core/shared';
 
 export interface DemandRepositoryOptions {
   readonly tableName: string;

@@ -20,16 +20,8 @@ import {
   QueryCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import {
-  backoffDelay,
-  errorCode,
-  shardVisitOrder,
-  sleep,
-  type AddKeysResult,
-  type KeyPoolStore,
-  type KeyType,
-  type PoolKey,
-} from '@pipeline/core';
+import { backoffDelay, errorCode, sleep, type KeyType } from '@pipeline/core/shared';
+import { shardVisitOrder, type AddKeysResult, type KeyPoolStore, type PoolKey } from '@pipeline/core/pool';
 import { CandidateCache } from './key-pool/candidate-cache';
 import { HeldKeys } from './key-pool/held-keys';
 import {

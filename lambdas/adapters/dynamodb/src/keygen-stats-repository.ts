@@ -4,7 +4,7 @@
  * item in the demand table (pk `KEYGEN_RATE#<keyType>`, bucket 0).
  */
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 
 const WEIGHT_OF_NEW = 0.3;
 

@@ -25,12 +25,10 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import type { CoalescerOptions, KeyType } from '@pipeline/core/shared';
 import type {
-  CoalescerOptions,
   DocumentResult,
   FailedResult,
-  KeyType,
-  OpenRequestCounts,
   OpenRequestStore,
   RequestError,
   RequestStore,
@@ -39,8 +37,9 @@ import type {
   SignedResult,
   StartAttempt,
   StoredSignRequest,
-} from '@pipeline/core';
-import { backoffDelay, Coalescer, PipelineError, sleep, type Settled } from '@pipeline/core';
+} from '@pipeline/core/signing';
+import type { OpenRequestCounts } from '@pipeline/core/pool';
+import { backoffDelay, Coalescer, PipelineError, sleep, type Settled } from '@pipeline/core/shared';
 import { TABLES } from '@pipeline/resources';
 import { batchGetConsistent } from './batch-get';
 import { transactGroups } from './transactions';

@@ -27,7 +27,7 @@ import {
   canonicalJson,
   receiptCovers,
   type AuditSigner,
-} from '@pipeline/core';
+} from '@pipeline/core/audit';
 import { AuditLog, hsmAuditSigner, verifyAuditStore } from '@pipeline/audit';
 import { eventsFor } from '../../../audit/tests/helpers';
 import { createTestTables } from '../../../../scripts/local/resources';

@@ -6,7 +6,8 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadConfig } from '@pipeline/config';
-import { HOUR_MS, type KeyType } from '@pipeline/core';
+import { HOUR_MS } from '@pipeline/core/forecast';
+import type { KeyType } from '@pipeline/core/shared';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { BufferedDemandRecorder } from '../src/buffered-demand-recorder';
 import { DemandRepository, bucketOf, demandPk } from '../src/demand-repository';

@@ -8,8 +8,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
 import { SerialCollisionError } from '@pipeline/ca';
-import type { IssuedCertificateRecord } from '@pipeline/core';
-import type { CertificateToRecord, IssuanceRegisters } from '@pipeline/core';
+import type { IssuedCertificateRecord } from '@pipeline/core/pki';
+import type { CertificateToRecord, IssuanceRegisters } from '@pipeline/core/pki';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { CertificateRepository } from '../src/certificate-repository';
 

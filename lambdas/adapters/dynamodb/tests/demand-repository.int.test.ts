@@ -5,7 +5,7 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadConfig } from '@pipeline/config';
-import { HOUR_MS, forecast } from '@pipeline/core';
+import { HOUR_MS, forecast } from '@pipeline/core/forecast';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { DemandRecordError, DemandRepository, bucketOf, demandPk } from '../src/demand-repository';
 

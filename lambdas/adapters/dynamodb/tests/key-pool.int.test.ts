@@ -11,13 +11,8 @@ import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamod
 import { documentClient } from '@pipeline/adapters/aws';
 import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { loadConfig } from '@pipeline/config';
-import {
-  InMemoryPoolMetrics,
-  PrefetchingKeyClaimer,
-  fillPool,
-  type KeyType,
-  type PoolKey,
-} from '@pipeline/core';
+import { InMemoryPoolMetrics, PrefetchingKeyClaimer, fillPool, type PoolKey } from '@pipeline/core/pool';
+import type { KeyType } from '@pipeline/core/shared';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { storedPoolBundles, storedPoolKeys } from '../../../test-support/dynamodb';
 import { KeyPoolRepository, shardPk } from '../src';

@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import * as pkcs11js from 'pkcs11js';
-import { KEY_TYPE_SPECS, type DigestAlgorithm, type KeyType } from '@pipeline/core';
+import { KEY_TYPE_SPECS, type DigestAlgorithm, type KeyType } from '@pipeline/core/shared';
 
 /**
  * DER prefixes of the PKCS#1 v1.5 DigestInfo (RFC 8017, 9.2 note 1): the HSM's CKM_RSA_PKCS signs

@@ -6,7 +6,7 @@ import {
   HsmLoginError,
   HsmSessionError,
   HsmUnwrapError,
-} from '@pipeline/core';
+} from '@pipeline/core/shared';
 
 /** CKR_* name for a numeric return value, from pkcs11js's own constant table. */
 const CKR_NAMES: ReadonlyMap<number, string> = new Map(

@@ -6,7 +6,7 @@
  * loaded on first use.
  */
 import type * as Koffi from 'koffi';
-import { HsmError } from '@pipeline/core';
+import { HsmError } from '@pipeline/core/shared';
 import { ckrName } from './errors';
 import type { NestedTemplate } from './templates';
 

@@ -1,13 +1,13 @@
 import * as pkcs11js from 'pkcs11js';
+import { canonicalPublicKey } from '@pipeline/core/pki';
 import {
-  canonicalPublicKey,
   fits,
   HsmError,
   HsmKeyNotFoundError,
   HsmLoginError,
   HsmTokenNotFoundError,
   type KeyType,
-} from '@pipeline/core';
+} from '@pipeline/core/shared';
 import { EC_PARAMS, digestInfo, ecdsaRawToDer, ecSpki, pssParams, rsaSpki } from './encoding';
 import { isObjectHandleInvalid, isSessionLost, toHsmError } from './errors';
 import { acquireModule, initialize, releaseModule } from './module';

@@ -1,5 +1,5 @@
 import * as pkcs11js from 'pkcs11js';
-import { KEY_TYPE_SPECS, type KeyType } from '@pipeline/core';
+import { KEY_TYPE_SPECS, type KeyType } from '@pipeline/core/shared';
 import { EC_PARAMS } from './encoding';
 import type { HsmProfile } from './profiles';
 import type { GenerateOptions } from './types';

@@ -18,4 +18,4 @@ export type {
   KeyAttributes,
   PrivateKeyRef,
   SignOptions,
-} from '@pipeline/core';
+} from '@pipeline/core/shared';

@@ -12,10 +12,11 @@ import {
   type DigestAlgorithm,
   type KeyType,
   type SignatureAlgorithm,
-} from '@pipeline/core';
+} from '@pipeline/core/shared';
 import { loadConfig } from '@pipeline/config';
 import { opensslVerifyDigest } from '../../../../scripts/local/verify/openssl';
-import { canonicalPublicKey, HsmKeyNotExtractableError, HsmUnwrapError } from '@pipeline/core';
+import { canonicalPublicKey } from '@pipeline/core/pki';
+import { HsmKeyNotExtractableError, HsmUnwrapError } from '@pipeline/core/shared';
 import { Pkcs11Hsm, connectHsm, type Hsm } from '../src';
 
 const TSX = join(__dirname, '../../../../node_modules/.bin/tsx');

@@ -3,7 +3,7 @@
  * and what the adapter asks for must agree, or SoftHSM refuses every unwrap.
  */
 import * as pkcs11js from 'pkcs11js';
-import { KEY_TYPES } from '@pipeline/core';
+import { KEY_TYPES } from '@pipeline/core/shared';
 import { HSM_PROFILES } from '../src';
 import { keyPairTemplates, unwrapTemplate, unwrappedKeyPolicy, wrappingKeyTemplate } from '../src/templates';
 

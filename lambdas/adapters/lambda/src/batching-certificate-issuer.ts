@@ -1,6 +1,6 @@
 import type { LambdaClient } from '@aws-sdk/client-lambda';
+import { Coalescer, type Settled } from '@pipeline/core/shared';
 import {
-  Coalescer,
   IssueBatchResponseSchema,
   ReleaseBatchResponseSchema,
   issueBatchRequest,
@@ -10,8 +10,7 @@ import {
   type IssueCertificateInput,
   type IssueItemResult,
   type IssuedCertificate,
-  type Settled,
-} from '@pipeline/core';
+} from '@pipeline/core/pki';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 import { LambdaFunction } from './lambda-function';
 

@@ -1,4 +1,4 @@
-import { PipelineError, type PipelineErrorOptions } from '@pipeline/core';
+import { PipelineError, type PipelineErrorOptions } from '@pipeline/core/shared';
 
 /** The CA refused to certify (bad CSR, finished request, invalid identity...): not worth a retry. */
 export class CertificateRefusedError extends PipelineError {

@@ -3,11 +3,11 @@ import {
   REVOCATION_REFUSALS,
   RegisterResponseSchema,
   RevokeResponseSchema,
-  type AuditReceipt,
-  type CertificateRevoker,
   type RevocationReason,
   type RevokeRequest,
-} from '@pipeline/core';
+} from '@pipeline/core/pki';
+import type { AuditReceipt } from '@pipeline/core/audit';
+import type { CertificateRevoker } from '@pipeline/core/signing';
 import { CertificateAuthorityUnavailableError, CertificateRefusedError } from './errors';
 import { LambdaFunction } from './lambda-function';
 

@@ -6,7 +6,8 @@
  */
 import { X509Certificate, randomBytes } from 'node:crypto';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
-import type { DigestAlgorithm, TimeStamper, ValidationData, ValidationDataSource } from '@pipeline/core';
+import type { DigestAlgorithm } from '@pipeline/core/shared';
+import type { TimeStamper, ValidationData, ValidationDataSource } from '@pipeline/core/signing';
 import {
   derChildren,
   ocspRequestFor,
@@ -17,7 +18,7 @@ import {
   timeStampTokenOf,
   verifyCrl,
   verifyTimeStampToken,
-} from '@pipeline/pki';
+} from '@pipeline/der';
 import { TimeStampUnavailableError, ValidationDataUnavailableError } from './errors';
 import { LambdaFunction } from './lambda-function';
 

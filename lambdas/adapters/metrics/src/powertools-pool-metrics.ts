@@ -3,7 +3,8 @@
  * ships to CloudWatch Logs and CloudWatch turns into metrics. Every figure carries a KeyType dimension.
  */
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import type { KeyType, PoolCounterName, PoolGaugeName, PoolMetrics } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
+import type { PoolCounterName, PoolGaugeName, PoolMetrics } from '@pipeline/core/pool';
 
 export class PowertoolsPoolMetrics implements PoolMetrics {
   public constructor(private readonly metrics: Metrics) {}

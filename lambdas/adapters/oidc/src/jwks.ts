@@ -5,7 +5,7 @@ import {
   type JSONWebKeySet,
   type JWSHeaderParameters,
 } from 'jose';
-import { IdentityProviderUnavailableError } from '@pipeline/core';
+import { IdentityProviderUnavailableError } from '@pipeline/core/identity';
 
 /** Reads an issuer's current JSON Web Key Set (over HTTPS, from a parameter, from a file). */
 export type JwksFetcher = () => Promise<unknown>;

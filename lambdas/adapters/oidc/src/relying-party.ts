@@ -5,7 +5,7 @@ import {
   SCOPE_SIGN,
   IdentityProviderUnavailableError,
   type SignMessage,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
 import { fetchJson } from './sources';
 
 /** The Swedish profile's scopes for names and the personal identity number. */

@@ -18,7 +18,7 @@ import {
   type ClaimMapping,
   type VerifiedAssertion,
   type VerifyOptions,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
 import { createHash } from 'node:crypto';
 import type { RefreshingJwks } from './jwks';
 

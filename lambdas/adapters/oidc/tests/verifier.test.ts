@@ -11,7 +11,7 @@ import {
   SWEDISH_CLAIM_MAPPING,
   SWEDISH_OIDC_CLAIMS,
   assertionNonce,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
 import { JwsAssertionVerifier, RefreshingJwks } from '../src';
 import {
   AUDIENCE,

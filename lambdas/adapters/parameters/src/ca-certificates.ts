@@ -4,7 +4,7 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CaCertificateStore, CaCertificates } from '@pipeline/core';
+import type { CaCertificateStore, CaCertificates } from '@pipeline/core/pki';
 import type { AwsConfig, CaCertsSource } from '@pipeline/config';
 import { SsmParameterStore } from './parameter-store';
 

@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { AwsConfig, ObjectTarget } from '@pipeline/config';
-import { PKI_OBJECTS, type PkiPublisher } from '@pipeline/core';
+import { PKI_OBJECTS, type PkiPublisher } from '@pipeline/core/pki';
 import { s3Client } from '@pipeline/adapters/aws';
 
 /** The publisher of PKI_PUBLISH_TARGET: a directory or the PKI bucket. */

@@ -4,7 +4,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { RequestQueue } from '@pipeline/core';
+import type { RequestQueue } from '@pipeline/core/signing';
 
 /** SQS's longest visibility timeout (seconds). */
 const MAX_VISIBILITY_SECONDS = 43_200;

@@ -52,3 +52,18 @@ export {
   signMessageHash,
   validateSignMessage,
 } from './sign-message';
+export {
+  AUTH_CONTEXT_OID,
+  CLIENT_VOUCHED_AUTHN_CONTEXT,
+  SACI_CONTEXT_TYPE,
+  samlAuthContextXml,
+  vouchedAttribute,
+} from './auth-context';
+export {
+  type DirectoryStringKind,
+  InvalidIdentityError,
+  isIsoCountryCode,
+  SUBJECT_OIDS,
+  subjectAttributes,
+  validateSignerIdentity,
+} from './certificate-profile';

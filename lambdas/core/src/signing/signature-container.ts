@@ -56,5 +56,5 @@ export interface ValidationDataSource {
   }): Promise<ValidationData>;
 }
 
-/** Builds AdES containers (implemented by lambdas/pki with the CMS schemas). */
+/** Builds AdES containers (implemented by lambdas/der with the CMS schemas). */
 export type ContainerBuilder = (input: ContainerInput) => PreparedContainer;

@@ -62,7 +62,7 @@ import { HsmUnwrapError, type PrivateKeyRef } from '../shared/hsm';
 import { CLIENT_CODES, type FailureCode } from '../shared/client-codes';
 import { errorCode, PipelineError } from '../shared/errors';
 
-/** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/pki). */
+/** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/der). */
 export type CsrBuilder = (input: {
   readonly subject: SignerIdentity;
   readonly keyType: KeyType;

@@ -17,7 +17,13 @@ import { AuditRepository } from '@pipeline/adapters/dynamodb';
 import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { AuditLog, hsmAuditSigner } from '@pipeline/audit';
 import { loadAuditConfig, loadConfig } from '@pipeline/config';
-import { auditEntryPk, auditHeadPk, auditSequenceSk, buildEntry, type AuditSigner } from '@pipeline/core';
+import {
+  auditEntryPk,
+  auditHeadPk,
+  auditSequenceSk,
+  buildEntry,
+  type AuditSigner,
+} from '@pipeline/core/audit';
 import { eventsFor } from '../../../audit/tests/helpers';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 import { stdoutOf } from '../../../test-support/stdout';

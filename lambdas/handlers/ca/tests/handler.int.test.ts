@@ -11,12 +11,12 @@ import { loadConfig } from '@pipeline/config';
 import { AuditRepository } from '../../../adapters/dynamodb/src/audit-repository';
 import {
   assertionNonce,
-  eventsOf,
   signMessageHash,
   type AssertionBinding,
-  type IssueItemResult,
   type SignMessage,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
+import { eventsOf } from '@pipeline/core/audit';
+import type { IssueItemResult } from '@pipeline/core/pki';
 import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../../../../scripts/local/client-keys';
 import { TABLES } from '@pipeline/resources';
 import { createTestTables } from '../../../../scripts/local/resources';

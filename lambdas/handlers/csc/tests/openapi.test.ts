@@ -3,7 +3,7 @@
  * resources define (CSC_ROUTES, which the gateway and the function serve), and its error schema exactly
  * the CSC errors the service answers (CSC_ERRORS).
  */
-import { CSC_ERRORS } from '@pipeline/core';
+import { CSC_ERRORS } from '@pipeline/core/csc';
 import { CSC_ROUTES } from '@pipeline/resources';
 import openapi from '../../../api/csc-openapi.json';
 

@@ -72,7 +72,7 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
 
   // Every stored batch is in the audit log, signed as its chain's head by the audit key; the log verifies.
   const { AuditRepository } = await import('../../../adapters/dynamodb/src/audit-repository');
-  const { eventsOf, auditPublicKey } = await import('@pipeline/core');
+  const { eventsOf, auditPublicKey } = await import('@pipeline/core/audit');
   const { verifyAuditStore } = await import('@pipeline/audit');
   const { loadAuditConfig } = await import('@pipeline/config');
   const { readFileSync } = await import('node:fs');

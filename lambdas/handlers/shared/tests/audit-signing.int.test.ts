@@ -11,7 +11,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
-import { auditPublicKey, verifySignedHead } from '@pipeline/core';
+import { auditPublicKey, verifySignedHead } from '@pipeline/core/audit';
 import { eventsFor } from '../../../audit/tests/helpers';
 import { restoreEnvAfterAll } from '../../../test-support/env';
 import { createTestTables } from '../../../../scripts/local/resources';

@@ -1,6 +1,6 @@
 import { ConfigError } from '@pipeline/config';
 import type { Hsm } from '@pipeline/adapters/hsm';
-import { HsmBusyError, HsmError } from '@pipeline/core';
+import { HsmBusyError, HsmError } from '@pipeline/core/shared';
 import {
   HsmInjectedFault,
   loadFaultOptions,

@@ -8,7 +8,7 @@
 import { X509Certificate } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { shuffle } from '@pipeline/core';
+import { shuffle } from '@pipeline/core/pool';
 import { TABLES, tableName } from '@pipeline/resources';
 import { sampleRequest, sampleRequests, type SampleRequest } from '../../client';
 import {

@@ -17,7 +17,7 @@ import {
   type JWTPayload,
   type JWK,
 } from 'jose';
-import { signMessageHash } from '@pipeline/core';
+import { signMessageHash } from '@pipeline/core/identity';
 import {
   AuthorizationError,
   LocalIdpLoginError,

@@ -23,20 +23,22 @@ import openapi from '../../../../lambdas/api/openapi.json';
 import {
   assertionNonce,
   bindingOf,
-  defaultSignatureAlgorithm,
   signMessageHash,
-  type AdesProfile,
   composeSignMessage,
   requestBindingOf,
-  validateDocuments,
   type AssertionBinding,
-  type DigestAlgorithm,
   type RequestBinding,
-  type KeyType,
   type SignMessage,
+} from '@pipeline/core/identity';
+import {
+  defaultSignatureAlgorithm,
+  type AdesProfile,
+  type DigestAlgorithm,
+  type KeyType,
   type SignatureAlgorithm,
   type SignatureFormat,
-} from '@pipeline/core';
+} from '@pipeline/core/shared';
+import { validateDocuments } from '@pipeline/core/signing';
 import { obtainIdToken } from '../../../client/src/oidc-login';
 import { signRequestObject } from '../../../client/src/signing-client';
 import { IDP_CLIENT_KEYS_DIR, localClientKey, localClientKeysEnv } from '../../client-keys';

@@ -24,7 +24,7 @@ import {
   parseCheckpointBody,
   type AuditEvent,
   type ChainHead,
-} from '@pipeline/core';
+} from '@pipeline/core/audit';
 import { TABLES, tableName } from '@pipeline/resources';
 import { signSample, type SignRequestView } from '../../client';
 import type { LocalPipeline } from '../pipeline';

@@ -16,13 +16,12 @@ import { loadAwsConfig } from '@pipeline/config';
 import {
   assertionNonce,
   bindingOf,
-  keyUsage,
   signMessageHash,
-  type AuditEvent,
   type SignMessage,
-  type SignRequestRecord,
   type SignerIdentity,
-} from '@pipeline/core';
+} from '@pipeline/core/identity';
+import { keyUsage, type AuditEvent } from '@pipeline/core/audit';
+import type { SignRequestRecord } from '@pipeline/core/signing';
 import { TABLES, tableName } from '@pipeline/resources';
 import { localIssuer, sampleRequest, signerOf, verifySignedResult, type SignRequestView } from '../../client';
 import { TEST_CITIZENS } from '../../idp/citizens';

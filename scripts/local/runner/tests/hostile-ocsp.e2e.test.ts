@@ -12,10 +12,10 @@ import { BasicOCSPResponse, OCSPResponse, OCSPResponseStatus, id_pkix_ocsp_basic
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier, Certificate, Extension } from '@peculiar/asn1-x509';
 import { loadCaConfig } from '@pipeline/config';
-import type { Hsm } from '@pipeline/core';
+import type { Hsm } from '@pipeline/core/shared';
 import pLimit from 'p-limit';
 import { decorateCaSideHsm } from '../../../../lambdas/handlers';
-import { pemToDer } from '@pipeline/pki';
+import { pemToDer } from '@pipeline/der';
 import { call, signSample, type SignRequestView } from '../../client';
 import type { LocalPipeline } from '../pipeline';
 import { startHostilePipeline, type HostilePipeline } from './support/hostile-pipeline';

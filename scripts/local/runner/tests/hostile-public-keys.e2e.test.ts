@@ -15,7 +15,8 @@ import { AsnConvert } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
 import { id_rsaEncryption } from '@peculiar/asn1-rsa';
 import { keySk } from '@pipeline/adapters/dynamodb';
-import { keyUsage, type AuditEvent, type KeyType } from '@pipeline/core';
+import { keyUsage, type AuditEvent } from '@pipeline/core/audit';
+import type { KeyType } from '@pipeline/core/shared';
 import { TABLES, tableName } from '@pipeline/resources';
 import { sampleRequest, verifySignedResult } from '../../client';
 import {

@@ -11,7 +11,7 @@
 import { X509Certificate } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
-import { auditEntryPk, auditHeadPk, auditSequenceSk, eventsOf } from '@pipeline/core';
+import { auditEntryPk, auditHeadPk, auditSequenceSk, eventsOf } from '@pipeline/core/audit';
 import { TABLES, tableName } from '@pipeline/resources';
 import { call, signSample, type SignRequestView } from '../../client';
 import type { LocalPipeline } from '../pipeline';

@@ -24,7 +24,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '@pipeline/adapters/aws';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
 import { loadAwsConfig } from '@pipeline/config';
-import { auditPublicKey, eventsOf, proveReceipt, type AuditReceipt } from '@pipeline/core';
+import { auditPublicKey, eventsOf, proveReceipt, type AuditReceipt } from '@pipeline/core/audit';
 import { TABLES, tableName } from '@pipeline/resources';
 import { call, sampleRequest, type SampleRequest, type SignRequestView } from '../../client';
 import { ROOT } from '../../paths';

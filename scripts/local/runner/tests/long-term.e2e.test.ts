@@ -19,8 +19,8 @@ import { join } from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { ContentInfo, SignerInfos } from '@peculiar/asn1-cms';
 import { HttpTimeStamper } from '@pipeline/adapters/lambda';
-import { derChildren } from '@pipeline/pki';
-import { derElement, outerLength } from '../../../../lambdas/pki/src/der';
+import { derChildren } from '@pipeline/der';
+import { derElement, outerLength } from '../../../../lambdas/der/src/der';
 import { PDFDocument, PDFDict, PDFName } from '@cantoo/pdf-lib';
 import {
   ID_AA_ATS_HASH_INDEX_V3,
@@ -41,7 +41,7 @@ import { startExternalTsa } from './support/external-tsa';
 import { ocspPost } from './support/relying-party';
 import { decorateCaSideHsm } from '../../../../lambdas/handlers';
 import { loadCaConfig } from '@pipeline/config';
-import type { Hsm } from '@pipeline/core';
+import type { Hsm } from '@pipeline/core/shared';
 
 jest.setTimeout(300_000);
 

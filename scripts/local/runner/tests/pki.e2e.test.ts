@@ -9,7 +9,7 @@ import { X509Certificate, randomBytes } from 'node:crypto';
 import { documentClient } from '@pipeline/adapters/aws';
 import { AuditRepository } from '../../../../lambdas/adapters/dynamodb/src/audit-repository';
 import { loadAwsConfig } from '@pipeline/config';
-import { eventsOf } from '@pipeline/core';
+import { eventsOf } from '@pipeline/core/audit';
 import { TABLES, tableName } from '@pipeline/resources';
 import { runOpensslAsync } from '../../verify/openssl';
 import { call, sampleRequest, type SignRequestView } from '../../client';

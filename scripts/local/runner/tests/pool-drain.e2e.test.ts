@@ -17,7 +17,7 @@
  * client's polling.
  */
 import { randomBytes } from 'node:crypto';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 import { percentile } from '../../../bench/stats';
 import { sampleRequest, sampleRequests, type SampleRequest, type SignRequestView } from '../../client';
 import {

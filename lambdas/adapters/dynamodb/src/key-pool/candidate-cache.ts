@@ -4,7 +4,8 @@
  * a query. Hints are only hints: a stale one costs one failed conditional delete, never a second use of
  * a key.
  */
-import { shuffle, type KeyType } from '@pipeline/core';
+import { shuffle } from '@pipeline/core/pool';
+import type { KeyType } from '@pipeline/core/shared';
 import type { Candidate } from './layout';
 
 interface Hint extends Candidate {

@@ -2,7 +2,8 @@
  * Keys of bundles this process claimed and has not handed out yet, per type, oldest first. Each is handed
  * out once; keys held by a process that ends unused are lost to the pool (never served twice).
  */
-import type { KeyType, PoolKey } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
+import type { PoolKey } from '@pipeline/core/pool';
 
 export class HeldKeys {
   private readonly held = new Map<KeyType, PoolKey[]>();

@@ -10,7 +10,8 @@
  * and hands out the oldest keys first. The counter ('#' sorts before digits) never matches that
  * condition.
  */
-import type { KeyType, PoolKey } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
+import type { PoolKey } from '@pipeline/core/pool';
 
 export const COUNTER_SK = '#COUNT';
 /** 100 RSA-4096 keys (about 3 KB each wrapped, with the public key) stay well under the 400 KB item limit. */

@@ -6,7 +6,7 @@
  * keygen's recount repairs what an environment shut down with unflushed claims leaves behind.
  */
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { KeyType } from '@pipeline/core';
+import type { KeyType } from '@pipeline/core/shared';
 import { batchGetConsistent, type BatchGetDeps } from '../batch-get';
 import { COUNTER_SK, shardPk, type BundleItem } from './layout';
 

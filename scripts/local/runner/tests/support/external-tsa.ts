@@ -18,7 +18,7 @@ import {
   signTimeStampResponse,
   tsaExtensions,
   type CertificateSigner,
-} from '@pipeline/pki';
+} from '@pipeline/der';
 
 export interface ExternalTsa {
   /** POST RFC 3161 requests here. */

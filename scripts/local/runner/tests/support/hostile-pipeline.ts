@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
-import { parseCheckpointBody, type AuditReceipt } from '@pipeline/core';
+import { parseCheckpointBody, type AuditReceipt } from '@pipeline/core/audit';
 import { ROOT } from '../../../paths';
 import { startLocalPipeline, type LocalPipeline } from '../../pipeline';
 import { until } from './relying-party';

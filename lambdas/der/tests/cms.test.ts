@@ -13,7 +13,7 @@ import {
   type AdesProfile,
   type DigestAlgorithm,
   type SignatureAlgorithm,
-} from '@pipeline/core';
+} from '@pipeline/core/shared';
 import {
   opensslCmsVerify,
   opensslSigningCertificateV2Hash,

@@ -2,7 +2,7 @@
  * Errors of CSR parsing and verification. Each has a machine-readable `code`; messages never carry the
  * CSR's content (its subject could be personal data).
  */
-import { PipelineError, type ClientCodeName, type PipelineErrorOptions } from '@pipeline/core';
+import { PipelineError, type ClientCodeName, type PipelineErrorOptions } from '@pipeline/core/shared';
 
 /** Failures of the PKI encoders and parsers: each subclass sets its own code. */
 export abstract class PkiError extends PipelineError {

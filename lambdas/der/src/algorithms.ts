@@ -3,7 +3,7 @@ import { AsnConvert } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
 import * as rsa from '@peculiar/asn1-rsa';
 import * as ecc from '@peculiar/asn1-ecc';
-import { KEY_TYPE_SPECS, nodeHashName, type DigestAlgorithm, type KeyType } from '@pipeline/core';
+import { KEY_TYPE_SPECS, nodeHashName, type DigestAlgorithm, type KeyType } from '@pipeline/core/shared';
 import type { SignDigest, SignatureScheme } from './types';
 
 /**

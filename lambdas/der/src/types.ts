@@ -1,4 +1,5 @@
-import type { DigestAlgorithm, KeyType, SignatureAlgorithm, SignerIdentity } from '@pipeline/core';
+import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '@pipeline/core/shared';
+import type { SignerIdentity } from '@pipeline/core/identity';
 
 export interface SignOptions {
   readonly digestAlgorithm: DigestAlgorithm;

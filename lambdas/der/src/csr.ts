@@ -2,7 +2,8 @@ import { constants, createPublicKey, verify } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
 import { Attributes, CertificationRequest, CertificationRequestInfo } from '@peculiar/asn1-csr';
-import { KEY_TYPE_SPECS, nodeHashName, subjectAttributes } from '@pipeline/core';
+import { KEY_TYPE_SPECS, nodeHashName } from '@pipeline/core/shared';
+import { subjectAttributes } from '@pipeline/core/identity';
 import {
   algorithmIdentifier,
   algorithmIdentifierDer,

@@ -34,7 +34,7 @@ import {
   TimeStampToken,
   id_ct_tstInfo,
 } from '@peculiar/asn1-tsp';
-import { DIGEST_LENGTH, nodeHashName, type DigestAlgorithm } from '@pipeline/core';
+import { DIGEST_LENGTH, nodeHashName, type DigestAlgorithm } from '@pipeline/core/shared';
 import { schemeFor } from './algorithms';
 import { id_kp_timeStamping, type CertificateSigner } from './certificate';
 import {

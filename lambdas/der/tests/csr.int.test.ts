@@ -12,7 +12,8 @@ import { CertificationRequest } from '@peculiar/asn1-csr';
 import { SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
 import { loadConfig } from '@pipeline/config';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
-import { InvalidIdentityError, type KeyType, type SignerIdentity } from '@pipeline/core';
+import { InvalidIdentityError, type SignerIdentity } from '@pipeline/core/identity';
+import type { KeyType } from '@pipeline/core/shared';
 import { BadCsrError, CsrSignatureInvalidError, buildCsr, pem, verifyCsr } from '../src';
 
 const IDENTITY: SignerIdentity = {

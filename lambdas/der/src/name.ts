@@ -1,5 +1,5 @@
 import { AttributeTypeAndValue, AttributeValue, Name, RelativeDistinguishedName } from '@peculiar/asn1-x509';
-import type { DirectoryStringKind } from '@pipeline/core';
+import type { DirectoryStringKind } from '@pipeline/core/identity';
 
 /** One attribute of a distinguished name (the certificate profile's SubjectAttribute fits). */
 export interface NameAttribute {

@@ -33,11 +33,10 @@ import {
   DIGEST_LENGTH,
   nodeHashName,
   type AdesProfile,
-  type ContainerBuilder,
   type DigestAlgorithm,
   type SignatureAlgorithm,
-  type ValidationData,
-} from '@pipeline/core';
+} from '@pipeline/core/shared';
+import type { ContainerBuilder, ValidationData } from '@pipeline/core/signing';
 import { derChildren, derElement, pemToDer, toArrayBuffer } from './der';
 import { EssCertIdV2, IssuerSerial, SigningCertificateV2, id_aa_signingCertificateV2 } from './ess';
 

@@ -19,7 +19,8 @@ import { X509Certificate, constants, verify } from 'node:crypto';
 import { algorithmIdentifier, schemeFor, schemeForOid, signDer } from './algorithms';
 import type { CertificateSigner } from './certificate';
 import { toArrayBuffer } from './der';
-import { nodeHashName, PipelineError, type RevocationReason, type RevokedEntry } from '@pipeline/core';
+import { nodeHashName, PipelineError } from '@pipeline/core/shared';
+import type { RevocationReason, RevokedEntry } from '@pipeline/core/pki';
 
 export interface CrlContent {
   /** Monotonically increasing per issuer (RFC 5280 5.2.3). */

@@ -34,7 +34,7 @@ import { algorithmIdentifier, schemeFor, signDer } from './algorithms';
 import type { CertificateSigner } from './certificate';
 import { outerLength, toArrayBuffer } from './der';
 import { PkiError } from './errors';
-import type { RevokedEntry } from '@pipeline/core';
+import type { RevokedEntry } from '@pipeline/core/pki';
 
 /** OCSP requests are small; anything over this is not one we answer. */
 const MAX_REQUEST_BYTES = 8192;

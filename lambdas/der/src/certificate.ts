@@ -36,7 +36,8 @@ import {
   id_pe_authorityInfoAccess,
 } from '@peculiar/asn1-x509';
 import { id_kp_OCSPSigning, id_pkix_ocsp_nocheck } from '@peculiar/asn1-ocsp';
-import { AUTH_CONTEXT_OID, type KeyType } from '@pipeline/core';
+import { AUTH_CONTEXT_OID } from '@pipeline/core/identity';
+import type { KeyType } from '@pipeline/core/shared';
 import { algorithmIdentifier, algorithmIdentifierDer, schemeFor, signDer } from './algorithms';
 import { derElement, outerLength, signedDer, toArrayBuffer } from './der';
 import type { SignDigest } from './types';

@@ -1,0 +1,52 @@
+export { deliverSignRequest, type DeliveryDeps } from './delivery';
+export { DocumentsError, type SignDocument, validateDocuments } from './documents';
+export {
+  decideReconcile,
+  type OpenRequest,
+  type OpenRequestStore,
+  type ReconcileDeps,
+  reconcileOpenRequests,
+  type ReconcileSettings,
+  type ReconcileSummary,
+} from './reconcile';
+export type { CertificateRevoker, RequestQueue, RequestStore } from './request-intake';
+export {
+  decideDelivery,
+  type FailedResult,
+  isTerminal,
+  requestExpiresAt,
+  type SignedResult,
+  type SignRequestStore,
+  type StartAttempt,
+  type StoredSignRequest,
+} from './request-state';
+export {
+  DEFAULT_SIGNATURE_LEVEL,
+  type DocumentResult,
+  levelAtLeast,
+  REQUEST_ID_PATTERN,
+  type RequestError,
+  SIGNATURE_LEVELS,
+  type SignatureLevel,
+  type SigningStage,
+  type SignRequestRecord,
+} from './sign-request';
+export type {
+  ContainerBuilder,
+  TimeStamper,
+  ValidationData,
+  ValidationDataSource,
+} from './signature-container';
+export {
+  type CsrBuilder,
+  processSignRequest,
+  requestErrorFor,
+  type SigningDeps,
+  type SignOutcome,
+} from './signing';
+export {
+  AttemptSupersededError,
+  KeyUnavailableError,
+  RequestInProgressError,
+  RequestNotFoundError,
+} from './signing-errors';
