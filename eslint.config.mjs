@@ -8,10 +8,10 @@ const PACKAGES = ['core', 'config', 'der', 'ca', 'audit', 'api', 'resources', ..
 
 /**
  * Another package is imported by its alias, which names its index (lambdas/<name>/src/index.ts): never by a
- * relative path into its src, and never past its index (`@pipeline/core/pool/pool`). The one other entry
- * point is the HSM adapter's provisioning (tools only, kept out of the Lambda bundles). The functions are
- * hosted outside Lambda (the local runner) through lambdas/handlers/index.ts, their factories, whose
- * modules wire nothing at import.
+ * relative path into its src, and never past its index (`@pipeline/adapters/dynamodb/audit-repository`).
+ * The other entry points are the core's concerns (CORE_ENTRY_POINTS) and the HSM adapter's provisioning
+ * (tools only, kept out of the Lambda bundles). The functions are hosted outside Lambda (the local runner)
+ * through lambdas/handlers/index.ts, their factories, whose modules wire nothing at import.
  */
 const PACKAGE_ENTRY_POINTS = [
   {
@@ -19,7 +19,7 @@ const PACKAGE_ENTRY_POINTS = [
     message: 'import another package by its alias (@pipeline/<name>, its index), not by a path into its src',
   },
   {
-    regex: '^@pipeline/(?!adapters/hsm/provisioning$)((?!adapters/)[^/]+|adapters/[^/]+)/.',
+    regex: '^@pipeline/(?!adapters/hsm/provisioning$|core/)((?!adapters/)[^/]+|adapters/[^/]+)/.',
     message: 'import a package through its index (@pipeline/<name>), never past it into its files',
   },
   {
@@ -50,10 +50,10 @@ const CORE_PATTERNS = [
 
 /**
  * The floors of the core's concerns (lambdas/core/src/<concern>), lowest first: a concern imports only
- * concerns on a lower floor, never one beside it or above it, nor the core's index. shared holds the words
- * every concern uses (algorithms, formats, errors, the HSM port); identity is who signs and how the
- * certificate names them; pki the certificates, their issuance and revocation; audit the log; pool the
- * key pool; signing one sign request, which uses all of them.
+ * concerns on a lower floor, never one beside it or above it, nor `..` (the core has no index). shared
+ * holds the words every concern uses (algorithms, formats, errors, the HSM port); identity is who signs and
+ * how the certificate names them; pki the certificates, their issuance and revocation; audit the log; pool
+ * the key pool; signing one sign request, which uses all of them.
  */
 const CORE_FLOORS = {
   shared: 0,
@@ -66,6 +66,29 @@ const CORE_FLOORS = {
   signing: 5,
   csc: 6,
 };
+
+/**
+ * The core has no index of its own: it is imported by the entry points of its concerns,
+ * `@pipeline/core/<concern>` (lambdas/core/src/<concern>/index.ts, the concerns of CORE_FLOORS), everywhere
+ * outside lambdas/core, tests included: not `@pipeline/core`, not past an entry point into a concern's files
+ * (`@pipeline/core/signing/signing`), not by a relative path into lambdas/core/src.
+ */
+const CORE_ENTRY_POINTS = [
+  {
+    regex: '^@pipeline/core$',
+    message: "the core has no index: import the entry point of the name's concern (@pipeline/core/<concern>)",
+  },
+  {
+    regex: `^@pipeline/core/(?!(${Object.keys(CORE_FLOORS).join('|')})$)`,
+    message:
+      "import the core through the entry point of the name's concern (@pipeline/core/<concern>), never past it into its files",
+  },
+  {
+    regex: '^(\\.\\./)+(lambdas/)?core/src(/|$)',
+    message:
+      "import the core by the entry point of the name's concern (@pipeline/core/<concern>), not by a path into lambdas/core/src",
+  },
+];
 
 function coreFloorPattern(concern) {
   const floor = CORE_FLOORS[concern];
@@ -119,6 +142,17 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'off',
+    },
+  },
+  // Outside the core, tests included, the core only by the entry points of its concerns (the layers below
+  // add their own rules to these for their files, tests excepted).
+  {
+    files: ['**/*.ts'],
+    ignores: ['lambdas/core/**'],
+    plugins: { layering: LAYERING },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: CORE_ENTRY_POINTS }],
+      'layering/dynamic-imports': ['error', { patterns: CORE_ENTRY_POINTS }],
     },
   },
   // The layers (docs/architecture.md): the domain core imports nothing above it or beside it; adapters
@@ -209,7 +243,7 @@ export default tseslint.config(
  * packages' entry points (every layer's production code imports another package by its index only).
  */
 function layer(files, layerPatterns, ignores = []) {
-  const patterns = [...layerPatterns, ...PACKAGE_ENTRY_POINTS];
+  const patterns = [...layerPatterns, ...CORE_ENTRY_POINTS, ...PACKAGE_ENTRY_POINTS];
   return [
     {
       files,
