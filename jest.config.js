@@ -23,7 +23,8 @@ module.exports = {
   maxWorkers: 2,
   testTimeout: 60_000,
   modulePathIgnorePatterns: ['<rootDir>/cdk.out', '<rootDir>/.local'],
-  // The packages' aliases (tsconfig.json paths): @pipeline/<name> is lambdas/<name>/src (its index).
+  // The packages' aliases (tsconfig.json paths): @pipeline/<name> is lambdas/<name>/src (its index), and
+  // @pipeline/core/<concern> lambdas/core/src/<concern> (the core has no index of its own).
   moduleNameMapper: {
     '^@pipeline/adapters/hsm/provisioning$': '<rootDir>/lambdas/adapters/hsm/src/provisioning',
     '^@pipeline/adapters/([a-z0-9-]+)$': '<rootDir>/lambdas/adapters/$1/src',
