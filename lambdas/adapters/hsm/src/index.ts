@@ -1,4 +1,4 @@
-// The HSM error classes are the core's (@pipeline/core): this adapter maps pkcs11js failures onto them.
+// The HSM error classes are the core's (@pipeline/core/shared): this adapter maps pkcs11js errors onto them.
 export { ckrName, isObjectHandleInvalid, isSessionLost, toHsmError } from './errors';
 export { connectHsm } from './connect';
 export { Pkcs11Hsm } from './pkcs11-hsm';
