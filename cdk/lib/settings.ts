@@ -8,6 +8,7 @@ import type { Node } from 'constructs';
 import {
   apiLimitsProblem,
   AUDIT_CHECKPOINT_INTERVAL,
+  ConfigError,
   DEFAULT_IDENTITY_CLIENT_ID,
   DEFAULT_POOL_TARGETS,
   ENV,
@@ -17,6 +18,8 @@ import {
   POOL_EMPTY_POLICIES,
   POOL_RULES,
   type ApiLimits,
+  int as readInt,
+  oneOf as readOneOf,
   type IntegerRule,
 } from '@pipeline/config';
 import type { KeyType } from '@pipeline/core/shared';
@@ -323,14 +326,23 @@ function bool(ctx: Context, key: string): boolean {
   return value === true || value === 'true';
 }
 
-function int(ctx: Context, key: string, fallback: number, min: number, max: number): number {
+/**
+ * A context value read by the functions' own readers (lambdas/config): one rule and one message for a
+ * setting whether the CDK app or the function checks it; their ConfigError becomes this app's error.
+ */
+function asSetting<T>(ctx: Context, key: string, read: (env: Record<string, string | undefined>) => T): T {
   const raw = ctx(key);
-  if (raw === undefined || raw === null || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new DeploymentSettingsError(`${key} must be an integer from ${min} to ${max}`, key);
+  const env = { [key]: raw === undefined || raw === null ? undefined : String(raw) };
+  try {
+    return read(env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new DeploymentSettingsError(err.message, key);
+    throw err;
   }
-  return value;
+}
+
+function int(ctx: Context, key: string, fallback: number, min: number, max: number): number {
+  return asSetting(ctx, key, (env) => readInt(env, key, fallback, min, max));
 }
 
 /** `int` by the rule the function that reads the setting applies (lambdas/config). */
@@ -339,11 +351,8 @@ function integer(ctx: Context, key: string, rule: IntegerRule): number {
 }
 
 function oneOf<T extends string>(ctx: Context, key: string, allowed: readonly T[], fallback: T): T {
-  const value = optionalString(ctx, key) ?? fallback;
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw new DeploymentSettingsError(`${key} must be one of ${allowed.join(', ')}`, key);
-  }
-  return value as T;
+  optionalString(ctx, key); // a number or a list is not one of the names
+  return asSetting(ctx, key, (env) => readOneOf(env, key, allowed, fallback));
 }
 
 /** `apiClients`: `name` or `name=<IAM principal ARN>` each (the principal that may use the name's key). */

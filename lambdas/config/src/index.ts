@@ -1,5 +1,5 @@
 export { loadAwsConfig, loadConfig, loadHsmConfig } from './config';
-export { type IntegerRule, str } from './readers';
+export { int, type IntegerRule, oneOf, str } from './readers';
 export { ConfigError } from './errors';
 export { ENV } from './env-names';
 export { loadPipelineConfig, type PipelineConfig } from './pipeline-config';
