@@ -15,6 +15,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   levels: async () => (await import('./levels')).run,
   documents: async () => (await import('./documents')).run,
   certificate: async () => (await import('./certificate')).run,
+  csc: async () => (await import('./csc')).run,
 };
 
 async function main(): Promise<void> {

@@ -6,10 +6,12 @@ with the service: the OAuth 2.0 authorization code flow with PKCE (S256) and cli
 ranges, the CMS embedded and the validationInfo written into the PDF's DSS with pyHanko) or
 signatures/signHash for a file's SHA-256. Standard library HTTP (urllib); pyHanko (PyPI) for the PDF.
 
-The citizen's login happens in a user agent, not in this client: the client prints
+The citizen's login happens in a user agent (a browser), not in this client, as for a native app
+(RFC 8252): the redirect URI is a loopback one (http://127.0.0.1:<port>/<path>) on which the client
+listens; it prints
   {"login": "<URL of the authorization request's redirect>"}
-and reads one line back, the URL the user agent reached at the end of the login (the service's
-callback), which it follows to its own redirect URI to collect the code.
+for the user agent to open, and the user agent, after the login and approval at the identity provider
+and the service's callback, brings the code and the state to the client's redirect URI.
 
   csc_client.py pades --base URL --client-id ID --redirect-uri URI --pdf IN --out OUT
   csc_client.py signhash --base URL --client-id ID --redirect-uri URI --file IN
@@ -19,11 +21,12 @@ import argparse
 import asyncio
 import base64
 import hashlib
+import http.server
 import io
 import json
 import os
 import secrets
-import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -93,6 +96,48 @@ def post_form(url: str, form: dict, authorization: str) -> dict:
         raise SystemExit(f"{url}: HTTP {err.code} {err.read()[:500]!r}")
 
 
+def receive_redirect(redirect_uri: str, ready) -> dict:
+    """
+    Listens on the loopback redirect URI, calls `ready` (the user agent may go), and returns the query of
+    the first request the user agent makes to that URI's path (the code and state, or an error).
+    """
+    uri = urllib.parse.urlsplit(redirect_uri)
+    if uri.scheme != "http" or uri.hostname != "127.0.0.1" or not uri.port:
+        raise SystemExit(f"{redirect_uri}: not a loopback redirect URI with a port")
+    received: dict = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the standard library's name)
+            url = urllib.parse.urlsplit(self.path)
+            if url.path != uri.path:
+                self.send_error(404)
+                return
+            body = b"<!doctype html><title>Signed in</title><p>You may close this window.</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+            # Only once the user agent has its page: the client then stops listening.
+            received.update(urllib.parse.parse_qsl(url.query))
+
+        def log_message(self, *args):  # quiet: the query holds the code
+            pass
+
+    # Threads: a browser may open connections it sends nothing on (preconnects) before the real one.
+    with http.server.ThreadingHTTPServer(("127.0.0.1", uri.port), Handler) as server:
+        server.daemon_threads = True
+        server.timeout = 0.5
+        ready()
+        deadline = time.monotonic() + 120
+        while not received:
+            if time.monotonic() > deadline:
+                raise SystemExit("no redirect to the redirect URI within 120 s")
+            server.handle_request()
+    return received
+
+
 def authorize(args, params: dict, pushed: bool = False) -> str:
     """
     oauth2/authorize with PKCE (the parameters pushed first to oauth2/pushed_authorize, RFC 9126, when
@@ -113,12 +158,9 @@ def authorize(args, params: dict, pushed: bool = False) -> str:
         par = post_form(f"{args.base}/oauth2/pushed_authorize", query, basic_auth(args))
         query = {"client_id": args.client_id, "request_uri": par["request_uri"]}
     to_idp = location_of(f"{args.base}/oauth2/authorize?{urllib.parse.urlencode(query)}")
-    say({"login": to_idp})
-    at_callback = sys.stdin.readline().strip()
-    back = urllib.parse.urlsplit(location_of(at_callback))
-    answer = dict(urllib.parse.parse_qsl(back.query))
-    if f"{back.scheme}://{back.netloc}{back.path}" != args.redirect_uri or answer.get("state") != state:
-        raise SystemExit("the authorization came back elsewhere or with another state")
+    answer = receive_redirect(args.redirect_uri, lambda: say({"login": to_idp}))
+    if answer.get("state") != state:
+        raise SystemExit("the authorization came back with another state")
     if "code" not in answer:
         raise SystemExit(f"authorization refused: {answer}")
     token = post_form(

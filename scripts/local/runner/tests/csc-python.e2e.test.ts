@@ -2,8 +2,10 @@
  * The CSC API v2 proven from outside: a client that shares no code with the service
  * (scripts/local/csc-client/csc_client.py, written from the CSC specification with Python's standard
  * library and pyHanko from PyPI) against the running local pipeline. It authorizes with PKCE (for the
- * PDF through oauth2/pushed_authorize, RFC 9126), the test citizen logs in at the local IdP in the user
- * agent (this test plays it, as the other e2e tests log in), it redeems the code with its secret, then:
+ * PDF through oauth2/pushed_authorize, RFC 9126), the test citizen logs in and approves at the local IdP
+ * in a real browser (headless Chromium, Debian's `chromium` driven by puppeteer-core, as the demo page's
+ * test does), which follows the redirects to the client's loopback redirect URI where the client, listening,
+ * receives the code (RFC 8252); it redeems the code with its secret, then:
  *
  * - signDoc, PAdES at AdES-B-LT, for the digest of a PDF's byte ranges that pyHanko prepared; it embeds
  *   the CMS and writes the validationInfo into the PDF's DSS; EU DSS validates the PDF offline as
@@ -13,7 +15,8 @@
  */
 import { spawn } from 'node:child_process';
 import { X509Certificate, createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -21,7 +24,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
 import { TABLES } from '@pipeline/resources';
-import { loginAtLocalIdp } from '../../../client/src/oidc-login';
+import type { Browser, Page, PuppeteerNode } from 'puppeteer-core';
 import { TEST_CITIZENS } from '../../idp/citizens';
 import { LOCAL_DIR, ROOT } from '../../paths';
 import { opensslVerifyDigest } from '../../verify/openssl';
@@ -35,18 +38,52 @@ import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
 jest.setTimeout(300_000);
 
-const REDIRECT = 'http://127.0.0.1/python-csc-client/callback';
+/**
+ * puppeteer-core ships ES modules only: loaded by Node's own require (which loads them), not Jest's
+ * module system.
+ */
+const nodeModule = (
+  process as unknown as { getBuiltinModule(id: 'node:module'): typeof import('node:module') }
+).getBuiltinModule('node:module');
+const puppeteer = nodeModule.createRequire(__filename)('puppeteer-core') as PuppeteerNode;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CLIENT = { clientId: 'python-csc', secret: randomBytes(24).toString('base64url') };
 const CITIZEN = TEST_CITIZENS[0];
 const PYTHON = join(PDF_VALIDATOR_DIR, 'pyhanko', 'venv', 'bin', 'python');
 const SCRIPT = join(ROOT, 'scripts', 'local', 'csc-client', 'csc_client.py');
 
 let pipeline: LocalPipeline;
+let browser: Browser;
 let dir: string;
+/** The client's loopback redirect URI (a free port, registered for the client at the service). */
+let redirect: string;
 const rootPem = () => readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
 
+/**
+ * A loopback port free now for the client to listen on, below Linux's ephemeral range (32768-60999) so
+ * that the stand-ins, which take ports from that range, do not take it in between.
+ */
+async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => server.close(resolve));
+      return port;
+    }
+  }
+}
+
 beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM}: npm test installs it (scripts/bootstrap.sh --browser)`);
+  }
   ensurePdfValidator();
+  redirect = `http://127.0.0.1:${await freePort()}/python-csc-client/callback`;
   dir = mkdtempSync(join(tmpdir(), 'csc-python-'));
   pipeline = await startLocalPipeline({
     resourcePrefix: `cscpy-${Date.now().toString(36)}-`,
@@ -60,22 +97,69 @@ beforeAll(async () => {
           clientId: CLIENT.clientId,
           name: 'A Python CSC client',
           secretHash: createHash('sha256').update(CLIENT.secret).digest('hex'),
-          redirectUris: [REDIRECT],
+          redirectUris: [redirect],
         },
       ]),
     },
   });
   await pipeline.runKeygen();
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // Root in a container: no user namespaces for Chromium's sandbox.
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
 });
 
 afterAll(async () => {
+  await browser?.close();
   await pipeline?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+async function clickAndWait(page: Page, selector: string): Promise<void> {
+  await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: 60_000 }), page.click(selector)]);
+}
+
 /**
- * Runs the Python client; plays the citizen's user agent when it asks for the login (the IdP's page,
- * the sign approval); returns its result.
+ * The citizen in the browser: opens the login URL the client printed, logs in and approves at the
+ * local IdP's pages; the browser follows the service's callback to the client's redirect URI, where
+ * the client answers.
+ */
+async function citizenApproves(loginUrl: string): Promise<void> {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  // The local IdP's pages set CSP form-action 'self' plus the signing service's callback origin, and
+  // Chromium holds a form's whole redirect chain to it: the service's onward redirect to this client's
+  // loopback redirect URI would be refused (net::ERR_ABORTED). Known gap of the local IdP, bypassed here.
+  await page.setBypassCSP(true);
+  // Every request of the journey, shown when it fails.
+  const seen: string[] = [];
+  page.on('request', (r) => seen.push(`${r.method()} ${r.url().slice(0, 90)}`));
+  page.on('requestfailed', (r) => seen.push(`FAILED ${r.url().slice(0, 90)} ${r.failure()?.errorText}`));
+  page.on('response', (r) => seen.push(`${r.status()} ${r.url().slice(0, 90)}`));
+  try {
+    await page.goto(loginUrl, { waitUntil: 'load' });
+    expect(new URL(page.url()).origin).toBe(new URL(process.env.LOCAL_IDP_ISSUER!).origin);
+    expect(await page.$eval('h1', (h) => h.textContent?.trim())).toBe('Log in to sign');
+    await page.type('#login', CITIZEN.personalIdentityNumber);
+    await clickAndWait(page, 'form[action$="/login"] button');
+    expect(await page.content()).toContain(CITIZEN.personalIdentityNumber);
+    await clickAndWait(page, '#approve');
+    const at = new URL(page.url());
+    expect(`${at.origin}${at.pathname}`).toBe(redirect);
+    expect(at.searchParams.get('code')).toEqual(expect.any(String));
+    expect(await page.content()).toContain('You may close this window.');
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${seen.join('\n')}`);
+  } finally {
+    await context.close();
+  }
+}
+
+/**
+ * Runs the Python client; the citizen logs in and approves in the browser when the client prints the
+ * login URL; returns the client's result.
  */
 async function runClient(args: string[]): Promise<Record<string, unknown>> {
   const child = spawn(
@@ -88,26 +172,22 @@ async function runClient(args: string[]): Promise<Record<string, unknown>> {
       '--client-id',
       CLIENT.clientId,
       '--redirect-uri',
-      REDIRECT,
+      redirect,
     ],
-    { env: { ...process.env, CSC_CLIENT_SECRET: CLIENT.secret }, stdio: ['pipe', 'pipe', 'pipe'] },
+    { env: { ...process.env, CSC_CLIENT_SECRET: CLIENT.secret }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
   let result: Record<string, unknown> | undefined;
-  for await (const line of createInterface({ input: child.stdout })) {
-    const message = JSON.parse(line) as { login?: string; result?: Record<string, unknown> };
-    if (message.login) {
-      const atCallback = await loginAtLocalIdp(
-        new URL(message.login),
-        process.env.CSC_IDP_REDIRECT_URI!,
-        CITIZEN.personalIdentityNumber,
-        'sign',
-      );
-      child.stdin.write(`${atCallback}\n`);
+  try {
+    for await (const line of createInterface({ input: child.stdout })) {
+      const message = JSON.parse(line) as { login?: string; result?: Record<string, unknown> };
+      if (message.login) await citizenApproves(message.login);
+      if (message.result) result = message.result;
     }
-    if (message.result) result = message.result;
+  } finally {
+    if (child.exitCode === null) child.kill();
   }
   const code = await exited;
   if (code !== 0 || !result) throw new Error(`the Python client failed (${code}): ${stderr}`);
