@@ -71,12 +71,16 @@ function pendingOf(uid: string): PendingSignature | undefined {
 
 /**
  * An HTML answer. Its forms post here and end in a redirect to the client's (registered, already checked)
- * redirect URI, which browsers hold to form-action as well: that origin is allowed beside this one.
+ * redirect URI, which browsers hold to form-action as well: that origin is allowed beside this one. A
+ * loopback client (this provider's clients all are) may send the browser on to another loopback app, as
+ * the signing service's CSC callback does to a native CSC client (RFC 8252): then any loopback port.
  */
 function send(res: ServerResponse, status: number, html: string, details?: InteractionDetails): void {
   let client = '';
   try {
-    client = ` ${new URL(String(details?.params.redirect_uri)).origin}`;
+    const redirect = new URL(String(details?.params.redirect_uri));
+    client =
+      redirect.hostname === '127.0.0.1' ? ` ${redirect.origin} http://127.0.0.1:*` : ` ${redirect.origin}`;
   } catch {
     // No redirect URI (an error page before the interaction was found): this origin only.
   }

@@ -129,10 +129,6 @@ async function clickAndWait(page: Page, selector: string): Promise<void> {
 async function citizenApproves(loginUrl: string): Promise<void> {
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
-  // The local IdP's pages set CSP form-action 'self' plus the signing service's callback origin, and
-  // Chromium holds a form's whole redirect chain to it: the service's onward redirect to this client's
-  // loopback redirect URI would be refused (net::ERR_ABORTED). Known gap of the local IdP, bypassed here.
-  await page.setBypassCSP(true);
   // Every request of the journey, shown when it fails.
   const seen: string[] = [];
   page.on('request', (r) => seen.push(`${r.method()} ${r.url().slice(0, 90)}`));
