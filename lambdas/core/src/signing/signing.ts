@@ -24,10 +24,10 @@ import {
 } from '../audit';
 import type { CertificateIssuer, IssuedCertificate } from '../pki/certificate-issuer';
 import { canonicalPublicKey, type CanonicalPublicKey } from '../pki/public-key';
-import type { FallbackLimiter } from '../pool/fallback-limiter';
+import type { FallbackLimiter, ReleaseSlot } from '../pool/fallback-limiter';
 import { keySourceFor, type KeySource } from '../pool/key-source';
 import { requestBindingOf } from '../identity/binding';
-import type { EmptyPoolPolicy, KeyPoolStore, PoolHsm } from '../pool/pool';
+import type { EmptyPoolPolicy, KeyPoolStore, PoolHsm, PoolKey } from '../pool/pool';
 import type { PoolMetrics } from '../pool/pool-metrics';
 import {
   decideDelivery,
@@ -482,104 +482,132 @@ class SigningAttempt {
       );
       if (sourced.kind === 'refused') this.poolEmpty(sourced.reason);
       const claimed = sourced.kind === 'pooled' ? sourced.key : undefined;
-      let publicKeySpki: Buffer;
-      if (claimed) {
-        this.pooledKey = true;
-        this.keyId = claimed.keyId;
-        this.events.push({ type: 'pool.key-claimed', keyId: claimed.keyId, requestId: record.id });
-        deps.metrics.count('KeysClaimed', record.keyType);
-        if (claimed.hsmProfile !== deps.settings.hsmProfile) {
-          if (mayDiscard) {
-            this.discard(claimed.keyId, 'profile-mismatch');
-            continue;
-          }
-          throw new AttemptEnded({
-            code: 'KEY_PROFILE_MISMATCH',
-            message: `pool key ${claimed.keyId} was wrapped under profile ${claimed.hsmProfile}`,
-          });
-        }
-        // The stored public key must be in its one canonical encoding: another encoding of a key hashes
-        // as a new key. A re-encoded row is a copy put back by someone who can write the table (keygen
-        // writes canonical keys only); it is discarded, counted with the copies the CA refuses, before
-        // the HSM does any work for it.
-        const stored = (deps.canonicalKey ?? canonicalPublicKey)(claimed.publicKeySpki);
-        if (!stored?.canonical) {
-          if (this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25)) {
-            this.replayedKeys++;
-            this.discard(claimed.keyId, 'public-key-not-canonical', stored?.hash);
-            continue;
-          }
-          throw new AttemptEnded({
-            code: 'PUBLIC_KEY_NOT_CANONICAL',
-            message: `pool key ${claimed.keyId} is stored in a non-canonical encoding, after ${this.replayedKeys} copies`,
-          });
-        }
-        try {
-          this.key = await this.stage('unwrap', () =>
-            deps.hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
-          );
-        } catch (err) {
-          if (!(err instanceof StageError && isUnwrapRejection(err.cause))) throw err;
-          if (mayDiscard) {
-            this.discard(claimed.keyId, 'unwrap-failed');
-            continue;
-          }
-          // Named like the other unusable-key endings, not by the HSM's generic CKR code.
-          throw new AttemptEnded({
-            code: 'KEY_UNWRAP_FAILED',
-            message: `pool key ${claimed.keyId} could not be unwrapped, after ${this.discardedKeys} unusable keys`,
-          });
-        }
-        publicKeySpki = claimed.publicKeySpki;
-      } else {
-        this.pooledKey = false;
-        this.keyId = undefined;
-        deps.metrics.count('OnTheFlyFallbacks', record.keyType);
-        // Used in place and never stored: generated non-extractable. The slot is freed once the HSM is done.
-        const pair = await this.stage('keygen', () =>
-          deps.hsm.generateKeyPair(record.keyType, { extractable: false }),
-        ).finally(sourced.kind === 'generate' ? sourced.release : undefined);
-        this.key = pair.privateKey;
-        publicKeySpki = pair.publicKeySpki;
-      }
+      const publicKeySpki = claimed
+        ? await this.unwrapPooledKey(claimed, mayDiscard)
+        : await this.generateKey(sourced.kind === 'generate' ? sourced.release : undefined);
+      // Discarded: on to the next key.
+      if (!publicKeySpki) continue;
       this.keyAcquiredAt = this.clock();
+      const certified = await this.certify(publicKeySpki, claimed, mayDiscard);
+      if (certified) return certified;
+    }
+  }
 
-      const key = this.key;
-      const csrDer = await this.stage('csr', () =>
-        deps.buildCsr({
-          subject: record.signer,
-          keyType: record.keyType,
-          publicKeySpki,
-          sign: (digest, options) => deps.hsm.signDigest(key, digest, options),
-        }),
-      );
-      // The CA's own proof-of-possession check, done here first: a stored public key that is not the
-      // private key's would fail it there and end the request; here it only costs that key.
-      if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer)) {
-        await this.stage('destroy', () => this.destroyKey());
-        if (mayDiscard) {
-          this.discard(claimed.keyId, 'public-key-mismatch');
-          continue;
-        }
-        throw new AttemptEnded({
-          code: 'KEY_PUBLIC_MISMATCH',
-          message: `pool key ${claimed.keyId} does not match its stored public key`,
-        });
+  /**
+   * A claimed pool key, unwrapped into the HSM: its public key, or undefined when the key cannot serve
+   * (another profile, a non-canonical public key, refused by unwrap) and was discarded.
+   */
+  private async unwrapPooledKey(claimed: PoolKey, mayDiscard: boolean): Promise<Buffer | undefined> {
+    const { deps, record } = this;
+    this.pooledKey = true;
+    this.keyId = claimed.keyId;
+    this.events.push({ type: 'pool.key-claimed', keyId: claimed.keyId, requestId: record.id });
+    deps.metrics.count('KeysClaimed', record.keyType);
+    if (claimed.hsmProfile !== deps.settings.hsmProfile) {
+      if (mayDiscard) {
+        this.discard(claimed.keyId, 'profile-mismatch');
+        return undefined;
       }
-      const usable = { publicKeySpki, csrDer };
-      try {
-        return { ...usable, issued: await this.issue(usable) };
-      } catch (err) {
-        // The CA certified this public key before: a copy of a used pool key (a restored bundle). It has
-        // signed nothing here; it goes like any unusable key.
-        const mayDiscardReplayed = this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25);
-        if (!(claimed && mayDiscardReplayed && err instanceof StageError && isAlreadyCertified(err.cause))) {
-          throw err;
-        }
-        await this.stage('destroy', () => this.destroyKey());
+      throw new AttemptEnded({
+        code: 'KEY_PROFILE_MISMATCH',
+        message: `pool key ${claimed.keyId} was wrapped under profile ${claimed.hsmProfile}`,
+      });
+    }
+    // The stored public key must be in its one canonical encoding: another encoding of a key hashes
+    // as a new key. A re-encoded row is a copy put back by someone who can write the table (keygen
+    // writes canonical keys only); it is discarded, counted with the copies the CA refuses, before
+    // the HSM does any work for it.
+    const stored = (deps.canonicalKey ?? canonicalPublicKey)(claimed.publicKeySpki);
+    if (!stored?.canonical) {
+      if (this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25)) {
         this.replayedKeys++;
-        this.discard(claimed.keyId, 'already-certified');
+        this.discard(claimed.keyId, 'public-key-not-canonical', stored?.hash);
+        return undefined;
       }
+      throw new AttemptEnded({
+        code: 'PUBLIC_KEY_NOT_CANONICAL',
+        message: `pool key ${claimed.keyId} is stored in a non-canonical encoding, after ${this.replayedKeys} copies`,
+      });
+    }
+    try {
+      this.key = await this.stage('unwrap', () =>
+        deps.hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
+      );
+    } catch (err) {
+      if (!(err instanceof StageError && isUnwrapRejection(err.cause))) throw err;
+      if (mayDiscard) {
+        this.discard(claimed.keyId, 'unwrap-failed');
+        return undefined;
+      }
+      // Named like the other unusable-key endings, not by the HSM's generic CKR code.
+      throw new AttemptEnded({
+        code: 'KEY_UNWRAP_FAILED',
+        message: `pool key ${claimed.keyId} could not be unwrapped, after ${this.discardedKeys} unusable keys`,
+      });
+    }
+    return claimed.publicKeySpki;
+  }
+
+  /** A key generated on the fly (no pool key): its public key; the generation slot, if any, freed after. */
+  private async generateKey(release: ReleaseSlot | undefined): Promise<Buffer> {
+    const { deps, record } = this;
+    this.pooledKey = false;
+    this.keyId = undefined;
+    deps.metrics.count('OnTheFlyFallbacks', record.keyType);
+    // Used in place and never stored: generated non-extractable. The slot is freed once the HSM is done.
+    const pair = await this.stage('keygen', () =>
+      deps.hsm.generateKeyPair(record.keyType, { extractable: false }),
+    ).finally(release);
+    this.key = pair.privateKey;
+    return pair.publicKeySpki;
+  }
+
+  /**
+   * The proof of possession and the certificate for the key in hand, or undefined when a pooled key
+   * turned out unusable there (its stored public key not its own, or certified before) and was discarded.
+   */
+  private async certify(
+    publicKeySpki: Buffer,
+    claimed: PoolKey | undefined,
+    mayDiscard: boolean,
+  ): Promise<CertifiedKey | undefined> {
+    const { deps, record } = this;
+    const key = this.key!;
+    const csrDer = await this.stage('csr', () =>
+      deps.buildCsr({
+        subject: record.signer,
+        keyType: record.keyType,
+        publicKeySpki,
+        sign: (digest, options) => deps.hsm.signDigest(key, digest, options),
+      }),
+    );
+    // The CA's own proof-of-possession check, done here first: a stored public key that is not the
+    // private key's would fail it there and end the request; here it only costs that key.
+    if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer)) {
+      await this.stage('destroy', () => this.destroyKey());
+      if (mayDiscard) {
+        this.discard(claimed.keyId, 'public-key-mismatch');
+        return undefined;
+      }
+      throw new AttemptEnded({
+        code: 'KEY_PUBLIC_MISMATCH',
+        message: `pool key ${claimed.keyId} does not match its stored public key`,
+      });
+    }
+    const usable = { publicKeySpki, csrDer };
+    try {
+      return { ...usable, issued: await this.issue(usable) };
+    } catch (err) {
+      // The CA certified this public key before: a copy of a used pool key (a restored bundle). It has
+      // signed nothing here; it goes like any unusable key.
+      const mayDiscardReplayed = this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25);
+      if (!(claimed && mayDiscardReplayed && err instanceof StageError && isAlreadyCertified(err.cause))) {
+        throw err;
+      }
+      await this.stage('destroy', () => this.destroyKey());
+      this.replayedKeys++;
+      this.discard(claimed.keyId, 'already-certified');
+      return undefined;
     }
   }
 
