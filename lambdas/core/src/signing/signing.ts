@@ -335,6 +335,18 @@ interface Signed {
   readonly signedAt: number;
 }
 
+/** One document's signature, and for a container the container waiting for it. */
+interface MadeSignature {
+  readonly signature: Buffer;
+  readonly prepared?: PreparedContainer;
+}
+
+/** A container document's wanted and minimum levels (undefined for a raw signature). */
+interface DocumentLevels {
+  readonly wanted: SignatureLevel | undefined;
+  readonly minimum: SignatureLevel | undefined;
+}
+
 function runAttempt(
   deps: SigningDeps,
   record: StoredSignRequest,
@@ -820,92 +832,22 @@ class SigningAttempt {
    * any failure fails the whole request, and nothing of any document is stored.
    */
   private async signDocuments(certified: CertifiedKey, documents: readonly SignDocument[]): Promise<Signed> {
-    const { deps, record } = this;
+    const { record } = this;
     const issued = certified.issued;
-    const made: Array<{ signature: Buffer; prepared?: PreparedContainer }> = [];
-    let signedAt = 0;
-    for (const [index, doc] of documents.entries()) {
-      const prepared =
-        doc.format === 'cms'
-          ? await this.stage('container', async () =>
-              deps.buildContainer!({
-                profile: doc.profile ?? 'CAdES-B-B',
-                digestAlgorithm: doc.digestAlgorithm,
-                signatureAlgorithm: record.signatureAlgorithm,
-                messageDigest: Buffer.from(doc.digest, 'base64'),
-                certificatePem: issued.certificatePem,
-                chainPem: issued.chainPem,
-                signingTime: new Date(this.clock()),
-              }),
-            )
-          : undefined;
-      const toBeSigned = prepared ? prepared.toBeSigned : Buffer.from(doc.digest, 'base64');
-      const signature = await this.signWithKey(toBeSigned, certified, {
-        index,
-        digestAlgorithm: doc.digestAlgorithm,
-      });
-      signedAt = this.clock();
-      made.push({ signature, prepared });
-    }
+    const { made, signedAt } = await this.signEachDocument(certified, documents);
     await this.stage('destroy', () => this.destroyKey());
 
     // Each container's signature time-stamp, at its level (or ending at its minimum).
-    const levels = documents.map((d) => ({
+    const levels: DocumentLevels[] = documents.map((d) => ({
       wanted: d.format === 'cms' ? (d.level ?? 'B-B') : undefined,
       minimum: d.format === 'cms' ? (d.minimumLevel ?? d.level ?? 'B-B') : undefined,
     }));
-    const settle = (i: number, reached: SignatureLevel, code: FailureCode, err: unknown): void => {
-      if (!levelAtLeast(reached, levels[i].minimum!)) {
-        throw new AttemptEnded({
-          code,
-          message:
-            code === 'TSA_UNAVAILABLE'
-              ? `the time-stamping authority did not answer (document ${i})`
-              : `the validation data (OCSP, CRL) could not be collected (document ${i})`,
-        });
-      }
-      deps.onLevelLowered?.(reached, code, err);
-    };
-    const tokens: Array<Buffer | undefined> = [];
-    for (const [i, doc] of documents.entries()) {
-      const wanted = levels[i].wanted;
-      if (!wanted || !levelAtLeast(wanted, 'B-T')) {
-        tokens.push(undefined);
-        continue;
-      }
-      try {
-        if (!deps.timeStamper) throw new Error('no time-stamping authority configured');
-        const stamper = deps.timeStamper;
-        tokens.push(
-          await this.stage('timestamp', () => stamper.timeStamp(made[i].signature, doc.digestAlgorithm)),
-        );
-      } catch (err) {
-        settle(i, 'B-B', 'TSA_UNAVAILABLE', err);
-        tokens.push(undefined);
-      }
-    }
+    const tokens = await this.timeStampDocuments(documents, made, levels);
     // The validation data, once, after the last time-stamp (the OCSP response postdates every one).
     const needing = documents
       .map((_, i) => i)
       .filter((i) => tokens[i] !== undefined && levelAtLeast(levels[i].wanted!, 'B-LT'));
-    let validationData: ValidationData | undefined;
-    if (needing.length > 0) {
-      try {
-        if (!deps.validationData) throw new Error('no validation data source configured');
-        const source = deps.validationData;
-        const last = tokens[needing[needing.length - 1]]!;
-        validationData = await this.stage('validation', () =>
-          source.collect({
-            certificatePem: issued.certificatePem,
-            chainPem: issued.chainPem,
-            timeStampToken: last,
-            ocspResponse: issued.ocspResponse,
-          }),
-        );
-      } catch (err) {
-        for (const i of needing) settle(i, 'B-T', 'VALIDATION_DATA_UNAVAILABLE', err);
-      }
-    }
+    const validationData = await this.collectDocumentsValidationData(issued, tokens, needing, levels);
 
     const results: DocumentResult[] = documents.map((doc, index) => {
       const { signature, prepared } = made[index];
@@ -930,6 +872,116 @@ class SigningAttempt {
       result: { ...certificateOf(issued), documentResults: results, resultsExpireAt: record.expiresAt },
       signedAt,
     };
+  }
+
+  /** The one key signs every document in input order: raw, its digest; cms, its container's signed attributes. */
+  private async signEachDocument(
+    certified: CertifiedKey,
+    documents: readonly SignDocument[],
+  ): Promise<{ made: MadeSignature[]; signedAt: number }> {
+    const { deps, record } = this;
+    const issued = certified.issued;
+    const made: MadeSignature[] = [];
+    let signedAt = 0;
+    for (const [index, doc] of documents.entries()) {
+      const prepared =
+        doc.format === 'cms'
+          ? await this.stage('container', async () =>
+              deps.buildContainer!({
+                profile: doc.profile ?? 'CAdES-B-B',
+                digestAlgorithm: doc.digestAlgorithm,
+                signatureAlgorithm: record.signatureAlgorithm,
+                messageDigest: Buffer.from(doc.digest, 'base64'),
+                certificatePem: issued.certificatePem,
+                chainPem: issued.chainPem,
+                signingTime: new Date(this.clock()),
+              }),
+            )
+          : undefined;
+      const toBeSigned = prepared ? prepared.toBeSigned : Buffer.from(doc.digest, 'base64');
+      const signature = await this.signWithKey(toBeSigned, certified, {
+        index,
+        digestAlgorithm: doc.digestAlgorithm,
+      });
+      signedAt = this.clock();
+      made.push({ signature, prepared });
+    }
+    return { made, signedAt };
+  }
+
+  /** A document's TSA or validation data failed: the request ends unless the level reached is within its minimum. */
+  private settleDocument(
+    levels: readonly DocumentLevels[],
+    i: number,
+    reached: SignatureLevel,
+    code: FailureCode,
+    err: unknown,
+  ): void {
+    if (!levelAtLeast(reached, levels[i].minimum!)) {
+      throw new AttemptEnded({
+        code,
+        message:
+          code === 'TSA_UNAVAILABLE'
+            ? `the time-stamping authority did not answer (document ${i})`
+            : `the validation data (OCSP, CRL) could not be collected (document ${i})`,
+      });
+    }
+    this.deps.onLevelLowered?.(reached, code, err);
+  }
+
+  /** Each container that wants B-T or more: its signature's time-stamp token (undefined where none). */
+  private async timeStampDocuments(
+    documents: readonly SignDocument[],
+    made: readonly MadeSignature[],
+    levels: readonly DocumentLevels[],
+  ): Promise<Array<Buffer | undefined>> {
+    const { deps } = this;
+    const tokens: Array<Buffer | undefined> = [];
+    for (const [i, doc] of documents.entries()) {
+      const wanted = levels[i].wanted;
+      if (!wanted || !levelAtLeast(wanted, 'B-T')) {
+        tokens.push(undefined);
+        continue;
+      }
+      try {
+        if (!deps.timeStamper) throw new Error('no time-stamping authority configured');
+        const stamper = deps.timeStamper;
+        tokens.push(
+          await this.stage('timestamp', () => stamper.timeStamp(made[i].signature, doc.digestAlgorithm)),
+        );
+      } catch (err) {
+        this.settleDocument(levels, i, 'B-B', 'TSA_UNAVAILABLE', err);
+        tokens.push(undefined);
+      }
+    }
+    return tokens;
+  }
+
+  /** The validation data for the documents `needing` it, collected once with the last of their tokens. */
+  private async collectDocumentsValidationData(
+    issued: IssuedCertificate,
+    tokens: readonly (Buffer | undefined)[],
+    needing: readonly number[],
+    levels: readonly DocumentLevels[],
+  ): Promise<ValidationData | undefined> {
+    if (needing.length === 0) return undefined;
+    const { deps } = this;
+    try {
+      if (!deps.validationData) throw new Error('no validation data source configured');
+      const source = deps.validationData;
+      const last = tokens[needing[needing.length - 1]]!;
+      return await this.stage('validation', () =>
+        source.collect({
+          certificatePem: issued.certificatePem,
+          chainPem: issued.chainPem,
+          timeStampToken: last,
+          ocspResponse: issued.ocspResponse,
+        }),
+      );
+    } catch (err) {
+      for (const i of needing) this.settleDocument(levels, i, 'B-T', 'VALIDATION_DATA_UNAVAILABLE', err);
+      return undefined;
+    }
   }
 
   /**
