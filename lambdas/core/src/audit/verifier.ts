@@ -122,9 +122,45 @@ function verifyChain(
   head: { readonly sequence?: number; readonly hash?: string } | undefined,
   issues: AuditIssue[],
 ): Map<number, Entry[]> {
-  const add = (kind: AuditIssue['kind'], sequence: number | undefined, detail: string): void => {
+  const add: AddIssue = (kind, sequence, detail) => {
     issues.push({ kind, chain, sequence, detail });
   };
+  const { bySequence, linkedHashes } = entriesBySequence(chain, stored, add);
+
+  const headSeq = head?.sequence;
+  const headOk = head !== undefined && Number.isSafeInteger(headSeq) && typeof head.hash === 'string';
+  const maxClaimed = Math.max(0, ...bySequence.keys());
+  if (!headOk && (stored.length > 0 || head !== undefined)) {
+    add(
+      'head-mismatch',
+      undefined,
+      head ? 'head item is malformed' : 'entries exist but the head item is missing',
+    );
+  }
+  const last = headOk ? (headSeq as number) : maxClaimed;
+  reportGaps(bySequence, last, add);
+  reportLinks(bySequence, linkedHashes, last, headOk, add);
+
+  if (headOk && last > 0) {
+    const atHead = bySequence.get(last) ?? [];
+    if (atHead.length > 0 && !atHead.some((e) => e.hash === head.hash)) {
+      add('head-mismatch', last, 'the head item names a different hash than the entry at its sequence');
+    }
+  }
+  return bySequence;
+}
+
+type AddIssue = (kind: AuditIssue['kind'], sequence: number | undefined, detail: string) => void;
+
+/**
+ * The chain's well-formed entries by the sequence they claim, and every hash an entry links to; items
+ * that are no entry of this chain, or not where their sequence puts them, are reported.
+ */
+function entriesBySequence(
+  chain: number,
+  stored: readonly StoredAuditEntry[],
+  add: AddIssue,
+): { bySequence: Map<number, Entry[]>; linkedHashes: Set<string> } {
   const bySequence = new Map<number, Entry[]>();
   const linkedHashes = new Set<string>();
   for (const item of stored) {
@@ -158,20 +194,11 @@ function verifyChain(
     bySequence.set(entry.sequence, same);
     linkedHashes.add(entry.prevHash);
   }
+  return { bySequence, linkedHashes };
+}
 
-  const headSeq = head?.sequence;
-  const headOk = head !== undefined && Number.isSafeInteger(headSeq) && typeof head.hash === 'string';
-  const maxClaimed = Math.max(0, ...bySequence.keys());
-  if (!headOk && (stored.length > 0 || head !== undefined)) {
-    add(
-      'head-mismatch',
-      undefined,
-      head ? 'head item is malformed' : 'entries exist but the head item is missing',
-    );
-  }
-  const last = headOk ? (headSeq as number) : maxClaimed;
-
-  // Deleted: sequences up to the head that no entry claims.
+/** Deleted: sequences up to the head that no entry claims (a long run reported in a bounded number of issues). */
+function reportGaps(bySequence: ReadonlyMap<number, Entry[]>, last: number, add: AddIssue): void {
   let gapStart: number | undefined;
   const flushGap = (end: number): void => {
     if (gapStart === undefined) return;
@@ -186,7 +213,16 @@ function verifyChain(
     else gapStart ??= s;
   }
   flushGap(last);
+}
 
+/** Entries beyond the head, a first entry not from genesis, and entries the chain does not link through. */
+function reportLinks(
+  bySequence: ReadonlyMap<number, Entry[]>,
+  linkedHashes: ReadonlySet<string>,
+  last: number,
+  headOk: boolean,
+  add: AddIssue,
+): void {
   for (const [sequence, entries] of bySequence) {
     if (headOk && sequence > last) {
       for (const e of entries)
@@ -210,14 +246,6 @@ function verifyChain(
       );
     }
   }
-
-  if (headOk && last > 0) {
-    const atHead = bySequence.get(last) ?? [];
-    if (atHead.length > 0 && !atHead.some((e) => e.hash === head.hash)) {
-      add('head-mismatch', last, 'the head item names a different hash than the entry at its sequence');
-    }
-  }
-  return bySequence;
 }
 
 function wellFormed(item: StoredAuditEntry): Entry | undefined {
