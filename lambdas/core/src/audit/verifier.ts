@@ -376,7 +376,7 @@ function verifyAnchors(
   options: AnchorCheckOptions,
   issues: AuditIssue[],
 ): { last?: CheckpointBody } {
-  const add = (sequence: number | undefined, kind: AuditIssue['kind'], detail: string): void => {
+  const add: AddAnchorIssue = (sequence, kind, detail) => {
     issues.push({ kind, sequence, detail: `anchor: ${detail}` });
   };
   const checks = (body: string, signature: Buffer): boolean =>
@@ -385,7 +385,30 @@ function verifyAnchors(
       ? publicKey(body, signature)
       : verifyCheckpointSignature(body, signature, publicKey));
 
-  const valid = new Map<number, { body: CheckpointBody; text: string }>();
+  const valid = validAnchors(options, checks, add);
+  const sequences = [...valid.keys()].sort((a, b) => a - b);
+  reportAnchorChain(valid, sequences, add);
+  // The table's checkpoints against the anchors: the same text, and none left unanchored for long.
+  reportTableAgainstAnchors(tableCheckpoints, valid, options, add);
+
+  for (const sequence of sequences)
+    checkAgainstCheckpoint(valid.get(sequence)!.body, byChain, heads, issues, true);
+
+  const last = sequences.length > 0 ? valid.get(sequences[sequences.length - 1])!.body : undefined;
+  reportUncovered(byChain, last, options, issues);
+  return { last };
+}
+
+type AddAnchorIssue = (sequence: number | undefined, kind: AuditIssue['kind'], detail: string) => void;
+type ValidAnchors = Map<number, { body: CheckpointBody; text: string }>;
+
+/** The anchored checkpoints that are well formed and signed by the audit key, by sequence. */
+function validAnchors(
+  options: AnchorCheckOptions,
+  checks: (body: string, signature: Buffer) => boolean,
+  add: AddAnchorIssue,
+): ValidAnchors {
+  const valid: ValidAnchors = new Map();
   for (const anchor of options.anchors) {
     const body = anchor.body === undefined ? undefined : parseCheckpointBody(anchor.body);
     if (!body || !anchor.body || !anchor.signature || body.sequence !== anchor.position) {
@@ -396,7 +419,11 @@ function verifyAnchors(
       valid.set(body.sequence, { body, text: anchor.body });
     }
   }
-  const sequences = [...valid.keys()].sort((a, b) => a - b);
+  return valid;
+}
+
+/** The anchors as a chain: no sequence missing, each linking to the one before (else a fork). */
+function reportAnchorChain(valid: ValidAnchors, sequences: readonly number[], add: AddAnchorIssue): void {
   let expected = 1;
   for (const sequence of sequences) {
     if (sequence > expected) {
@@ -423,8 +450,14 @@ function verifyAnchors(
     }
     expected = sequence + 1;
   }
+}
 
-  // The table's checkpoints against the anchors: the same text, and none left unanchored for long.
+function reportTableAgainstAnchors(
+  tableCheckpoints: readonly StoredCheckpoint[],
+  valid: ValidAnchors,
+  options: AnchorCheckOptions,
+  add: AddAnchorIssue,
+): void {
   const inTable = new Map<number, string | undefined>();
   for (const cp of tableCheckpoints) if (cp.position !== undefined) inTable.set(cp.position, cp.body);
   for (const [sequence, { text }] of valid) {
@@ -441,12 +474,15 @@ function verifyAnchors(
       add(sequence, 'not-anchored', `checkpoint ${sequence} of the table was never anchored`);
     }
   }
+}
 
-  for (const sequence of sequences)
-    checkAgainstCheckpoint(valid.get(sequence)!.body, byChain, heads, issues, true);
-
-  // Coverage: entries older than the lag must be under an anchored head.
-  const last = sequences.length > 0 ? valid.get(sequences[sequences.length - 1])!.body : undefined;
+/** Coverage: entries older than the lag must be under an anchored head. */
+function reportUncovered(
+  byChain: ReadonlyMap<number, ReadonlyMap<number, Entry[]>>,
+  last: CheckpointBody | undefined,
+  options: AnchorCheckOptions,
+  issues: AuditIssue[],
+): void {
   for (const [chain, bySequence] of byChain) {
     const covered = last?.heads.find((h) => h.chain === chain)?.sequence ?? 0;
     const stale = [...bySequence.entries()]
@@ -467,7 +503,6 @@ function verifyAnchors(
       });
     }
   }
-  return { last };
 }
 
 /** One issue per (kind, chain, sequence): several checkpoints may report the same entry. */
