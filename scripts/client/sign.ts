@@ -78,42 +78,31 @@ function outputOf(file: string, pdf: boolean, directory: string | undefined): st
     : join(into, `${basename(file)}.p7s`);
 }
 
-async function main(args: string[]): Promise<number> {
-  const parsed = parse(args);
-  const files = parsed?.files ?? [];
-  const flags = parsed?.flags ?? new Map<string, string>();
-  const flag = (name: string): string | undefined => flags.get(name);
-  const out = flag('-o');
-  if (files.length === 0 || (files.length === 1 && !out) || (files.length > 1 && flags.has('--pdf'))) {
-    console.error(USAGE);
-    return 2;
-  }
-  const runner = readRunnerInfo();
-  const apiUrl = process.env.SIGNING_API_URL ?? runner?.url;
-  const issuer = process.env.LOCAL_IDP_ISSUER ?? runner?.env.LOCAL_IDP_ISSUER;
-  if (!apiUrl || !issuer) {
-    console.error(
-      'no signing service to talk to: start one with `npm start` (or set SIGNING_API_URL and LOCAL_IDP_ISSUER)',
-    );
-    return 2;
-  }
-  const who = flag('--citizen') ?? '0';
-  const citizen = /^\d{1,2}$/.test(who)
+type Citizen = (typeof TEST_CITIZENS)[number];
+type Flag = (name: string) => string | undefined;
+
+/** --citizen: an index into the test citizens, or one of their personal numbers. */
+function testCitizen(who: string): Citizen | undefined {
+  return /^\d{1,2}$/.test(who)
     ? TEST_CITIZENS[Number(who)]
     : TEST_CITIZENS.find((c) => c.personalIdentityNumber === who);
-  if (!citizen) {
-    console.error(
-      `no test citizen ${who}: give an index 0-${TEST_CITIZENS.length - 1} or one of their personal numbers`,
-    );
-    return 2;
-  }
+}
+
+/** What a single and a several-file signing share: the client, the algorithms and levels, and the login. */
+function commonOptions(
+  flag: Flag,
+  runner: ReturnType<typeof readRunnerInfo>,
+  apiUrl: string,
+  issuer: string,
+  citizen: Citizen,
+) {
   const { SIGNING_ACCESS_KEY_ID: accessKeyId, SIGNING_SECRET_KEY: secretAccessKey } = process.env;
   const client = new SigningClient({
     apiUrl,
     apiKey: process.env.SIGNING_API_KEY ?? loadApiClients()[0].apiKey,
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
   });
-  const common = {
+  return {
     client,
     keyType: (flag('--key-type') as KeyType | undefined) ?? 'EC-P256',
     signatureAlgorithm: flag('--scheme') as SignatureAlgorithm | undefined,
@@ -141,54 +130,114 @@ async function main(args: string[]): Promise<number> {
         })
       ).idToken,
   };
+}
+
+type Common = ReturnType<typeof commonOptions>;
+type MimeType = 'text/markdown' | 'text/plain';
+
+/** One file: CAdES detached, or PAdES with --pdf, written to `out`. */
+async function signOne(
+  common: Common,
+  file: string,
+  out: string,
+  flag: Flag,
+  pdf: boolean,
+  mimeType: MimeType,
+) {
+  const signed = await signDocument({
+    ...common,
+    document: readFileSync(file),
+    pdf,
+    signMessage: { text: flag('--message') ?? `I sign the document ${basename(file)}.`, mimeType },
+    documentName: basename(file),
+  });
+  writeFileSync(out, signed.output);
+  const leaf = new X509Certificate(signed.result.certificate!);
+  const form = pdf ? 'PAdES' : 'CAdES, detached';
+  console.log(`signed ${file} -> ${out} (${form}, level ${signed.level})`);
+  console.log(`  request ${signed.requestId}, certificate ${signed.result.certificateSerial}`);
+  console.log(`  signer: ${leaf.subject.replace(/\n/g, ', ')}`);
+}
+
+/** Several files under one login, in one request: each PDF as PAdES, any other file as detached CAdES. */
+async function signMany(
+  common: Common,
+  files: string[],
+  out: string | undefined,
+  flag: Flag,
+  mimeType: MimeType,
+): Promise<void> {
+  const inputs = files.map((file) => {
+    const document = readFileSync(file);
+    return { file, document, name: basename(file), pdf: isPdf(document) };
+  });
+  const signed = await signDocuments({
+    ...common,
+    documents: inputs,
+    signMessage: { text: flag('--message') ?? `I sign these ${files.length} documents.`, mimeType },
+  });
+  inputs.forEach((input, i) => {
+    const to = outputOf(input.file, input.pdf, out);
+    writeFileSync(to, signed.outputs[i].output);
+    const form = input.pdf ? 'PAdES' : 'CAdES, detached';
+    console.log(`signed ${input.file} -> ${to} (${form}, level ${signed.outputs[i].level})`);
+  });
+  const leaf = new X509Certificate(signed.result.certificate!);
+  console.log(
+    `  one login, request ${signed.requestId}, one certificate ${signed.result.certificateSerial} for ${files.length} documents`,
+  );
+  console.log(`  signer: ${leaf.subject.replace(/\n/g, ', ')}`);
+}
+
+/** A refusal or failure the user is told about (exit 1), not a crash. */
+function isRefusal(
+  err: unknown,
+): err is
+  PdfSignatureError | SigningFailedError | SigningApiError | AuthorizationError | DocumentsRequestError {
+  return (
+    err instanceof PdfSignatureError ||
+    err instanceof SigningFailedError ||
+    err instanceof SigningApiError ||
+    err instanceof AuthorizationError ||
+    err instanceof DocumentsRequestError
+  );
+}
+
+async function main(args: string[]): Promise<number> {
+  const parsed = parse(args);
+  const files = parsed?.files ?? [];
+  const flags = parsed?.flags ?? new Map<string, string>();
+  const flag = (name: string): string | undefined => flags.get(name);
+  const out = flag('-o');
+  if (files.length === 0 || (files.length === 1 && !out) || (files.length > 1 && flags.has('--pdf'))) {
+    console.error(USAGE);
+    return 2;
+  }
+  const runner = readRunnerInfo();
+  const apiUrl = process.env.SIGNING_API_URL ?? runner?.url;
+  const issuer = process.env.LOCAL_IDP_ISSUER ?? runner?.env.LOCAL_IDP_ISSUER;
+  if (!apiUrl || !issuer) {
+    console.error(
+      'no signing service to talk to: start one with `npm start` (or set SIGNING_API_URL and LOCAL_IDP_ISSUER)',
+    );
+    return 2;
+  }
+  const who = flag('--citizen') ?? '0';
+  const citizen = testCitizen(who);
+  if (!citizen) {
+    console.error(
+      `no test citizen ${who}: give an index 0-${TEST_CITIZENS.length - 1} or one of their personal numbers`,
+    );
+    return 2;
+  }
+  const common = commonOptions(flag, runner, apiUrl, issuer, citizen);
   const mimeType = flags.has('--markdown') ? ('text/markdown' as const) : ('text/plain' as const);
   try {
-    if (files.length === 1) {
-      const [file] = files;
-      const signed = await signDocument({
-        ...common,
-        document: readFileSync(file),
-        pdf: flags.has('--pdf'),
-        signMessage: { text: flag('--message') ?? `I sign the document ${basename(file)}.`, mimeType },
-        documentName: basename(file),
-      });
-      writeFileSync(out!, signed.output);
-      const leaf = new X509Certificate(signed.result.certificate!);
-      const form = flags.has('--pdf') ? 'PAdES' : 'CAdES, detached';
-      console.log(`signed ${file} -> ${out} (${form}, level ${signed.level})`);
-      console.log(`  request ${signed.requestId}, certificate ${signed.result.certificateSerial}`);
-      console.log(`  signer: ${leaf.subject.replace(/\n/g, ', ')}`);
-      return 0;
-    }
-    const inputs = files.map((file) => {
-      const document = readFileSync(file);
-      return { file, document, name: basename(file), pdf: isPdf(document) };
-    });
-    const signed = await signDocuments({
-      ...common,
-      documents: inputs,
-      signMessage: { text: flag('--message') ?? `I sign these ${files.length} documents.`, mimeType },
-    });
-    inputs.forEach((input, i) => {
-      const to = outputOf(input.file, input.pdf, out);
-      writeFileSync(to, signed.outputs[i].output);
-      const form = input.pdf ? 'PAdES' : 'CAdES, detached';
-      console.log(`signed ${input.file} -> ${to} (${form}, level ${signed.outputs[i].level})`);
-    });
-    const leaf = new X509Certificate(signed.result.certificate!);
-    console.log(
-      `  one login, request ${signed.requestId}, one certificate ${signed.result.certificateSerial} for ${files.length} documents`,
-    );
-    console.log(`  signer: ${leaf.subject.replace(/\n/g, ', ')}`);
+    if (files.length === 1) await signOne(common, files[0], out!, flag, flags.has('--pdf'), mimeType);
+    else await signMany(common, files, out, flag, mimeType);
     return 0;
   } catch (err) {
-    if (
-      err instanceof PdfSignatureError ||
-      err instanceof SigningFailedError ||
-      err instanceof SigningApiError ||
-      err instanceof AuthorizationError ||
-      err instanceof DocumentsRequestError
-    ) {
+    if (isRefusal(err)) {
       console.error(`not signed: ${err.code}: ${err.message}`);
       return 1;
     }

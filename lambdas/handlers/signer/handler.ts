@@ -134,6 +134,46 @@ export function createSignerHandler(deps: SignerHandlerDeps): LambdaHandler<SQSE
   );
 }
 
+type Wired = ReturnType<typeof wire>;
+
+/**
+ * B-T and up: the service's TSA function (or an external TSA); B-LT: the OCSP function and the root's
+ * published CRL, read at most once a minute.
+ */
+function longTermSources(
+  pipeline: Wired['pipeline'],
+  config: Wired['config'],
+  lambda: ReturnType<typeof lambdaClient>,
+): { timeStamper: FunctionTimeStamper | HttpTimeStamper; validationData: ValidationDataCollector } {
+  const tsaAnchorsPem =
+    pipeline.timeStamping.kind === 'url'
+      ? (readFileSync(pipeline.timeStamping.trustAnchorsFile, 'utf8').match(
+          /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
+        ) ?? [])
+      : [];
+  const timeStamper =
+    pipeline.timeStamping.kind === 'function'
+      ? new FunctionTimeStamper(lambda, pipeline.timeStamping.functionName)
+      : new HttpTimeStamper(pipeline.timeStamping.url, tsaAnchorsPem);
+  const publisher = pkiPublisher(loadCaConfig().publishTarget, config.aws);
+  let rootCrl: { readonly at: number; readonly der: Promise<Buffer | undefined> } | undefined;
+  const validationData = new ValidationDataCollector({
+    client: lambda,
+    ocspFunctionName: pipeline.ocspFunctionName,
+    // An external TSA's certificates are not in the root's CRL: their status is fetched where they say.
+    ...(pipeline.timeStamping.kind === 'url'
+      ? { externalTsa: { trustAnchorsDer: tsaAnchorsPem.map((pem) => pemToDer(pem)) } }
+      : {}),
+    rootCrl: () => {
+      if (!rootCrl || Date.now() - rootCrl.at > 60_000) {
+        rootCrl = { at: Date.now(), der: publisher.read('root.crl').catch(() => undefined) };
+      }
+      return rootCrl.der;
+    },
+  });
+  return { timeStamper, validationData };
+}
+
 /** The signer's dependencies from configuration, made once per execution environment. */
 export function wireSigner(): SignerHandlerDeps {
   const logger = createLogger('signer');
@@ -161,34 +201,7 @@ export function wireSigner(): SignerHandlerDeps {
     maxBatch: pipeline.caBatchMax,
     inFlight: () => limit.activeCount,
   });
-  // B-T and up: the service's TSA function (or an external TSA); B-LT: the OCSP function and the root's
-  // published CRL, read at most once a minute.
-  const tsaAnchorsPem =
-    pipeline.timeStamping.kind === 'url'
-      ? (readFileSync(pipeline.timeStamping.trustAnchorsFile, 'utf8').match(
-          /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
-        ) ?? [])
-      : [];
-  const timeStamper =
-    pipeline.timeStamping.kind === 'function'
-      ? new FunctionTimeStamper(lambda, pipeline.timeStamping.functionName)
-      : new HttpTimeStamper(pipeline.timeStamping.url, tsaAnchorsPem);
-  const publisher = pkiPublisher(loadCaConfig().publishTarget, config.aws);
-  let rootCrl: { readonly at: number; readonly der: Promise<Buffer | undefined> } | undefined;
-  const validationData = new ValidationDataCollector({
-    client: lambda,
-    ocspFunctionName: pipeline.ocspFunctionName,
-    // An external TSA's certificates are not in the root's CRL: their status is fetched where they say.
-    ...(pipeline.timeStamping.kind === 'url'
-      ? { externalTsa: { trustAnchorsDer: tsaAnchorsPem.map((pem) => pemToDer(pem)) } }
-      : {}),
-    rootCrl: () => {
-      if (!rootCrl || Date.now() - rootCrl.at > 60_000) {
-        rootCrl = { at: Date.now(), der: publisher.read('root.crl').catch(() => undefined) };
-      }
-      return rootCrl.der;
-    },
-  });
+  const { timeStamper, validationData } = longTermSources(pipeline, config, lambda);
   // An empty pool type falls back to generation in the HSM, a few at a time per environment: the others
   // wait briefly or fail POOL_EMPTY, so one drained type cannot take every HSM session from the rest.
   const fallbackLimiter = new FallbackLimiter({

@@ -47,8 +47,8 @@ import {
   startPage,
   type ValidationSummary,
 } from './pages';
-import { SESSION_COOKIE, Sessions, type Session } from './sessions';
-import { prepareDemoSigning, type UploadedPdf } from './signing';
+import { SESSION_COOKIE, Sessions, type Outcome, type Session } from './sessions';
+import { prepareDemoSigning, type DemoSigning, type UploadedPdf } from './signing';
 
 export type { ValidationSummary } from './pages';
 
@@ -166,171 +166,211 @@ function contentDisposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(`${base}-signed.pdf`)}`;
 }
 
+/** What the page handlers share: the options, the sessions, and this service's address once it listens. */
+interface DemoContext {
+  readonly options: DemoServiceOptions;
+  readonly log: (line: string) => void;
+  readonly maxUpload: number;
+  readonly sessions: Sessions;
+  url: string;
+}
+
+function html(ctx: DemoContext, res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, headers(ctx.options.issuer, 'text/html; charset=utf-8')).end(body);
+}
+
+async function upload(ctx: DemoContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const form = await readUpload(req, ctx.maxUpload);
+  if ('error' in form) return html(ctx, res, 400, startPage(form.error));
+  let signing;
+  try {
+    signing = await prepareDemoSigning(form.pdfs, form.message);
+  } catch (err) {
+    if (err instanceof PdfSignatureError || err instanceof DocumentsRequestError) {
+      return html(ctx, res, 400, startPage(`These PDFs cannot be signed: ${err.message}`));
+    }
+    throw err;
+  }
+  const [session, cookie] = ctx.sessions.of(req, true);
+  Object.assign(session!, { signing, pending: undefined, outcome: undefined });
+  redirect(res, '/review', cookie);
+}
+
+function review(ctx: DemoContext, session: Session, res: ServerResponse): void {
+  if (!session.signing) throw new HttpError(400, 'choose a document first');
+  const { names, login: shown, message } = session.signing;
+  return html(
+    ctx,
+    res,
+    200,
+    reviewPage({
+      documentNames: names,
+      fingerprint: fingerprint(shown.tbsData),
+      messageText: message.text,
+      mimeType: message.mimeType ?? 'text/plain',
+    }),
+  );
+}
+
+async function login(ctx: DemoContext, session: Session, res: ServerResponse): Promise<void> {
+  const { options } = ctx;
+  const { signing } = session;
+  if (!signing) throw new HttpError(400, 'choose a document first');
+  session.pending = await beginLogin({
+    issuer: options.issuer,
+    clientId: options.clientId,
+    redirectUri: `${ctx.url}/callback`,
+    nonce: signing.nonce,
+    ...(options.idTokenSignedResponseAlg
+      ? { idTokenSignedResponseAlg: options.idTokenSignedResponseAlg }
+      : {}),
+    signature: {
+      key: options.signRequestKey,
+      tbsData: signing.login.tbsData,
+      signMessage: signing.login.signMessage ?? signing.message,
+      ...(signing.login.documentName ? { documentName: signing.login.documentName } : {}),
+    },
+  });
+  redirect(
+    res,
+    session.pending.authorizationUrl.href,
+    `${LOGIN_COOKIE}=${session.pending.state}; HttpOnly; SameSite=Lax; Path=/callback`,
+  );
+}
+
+/** The code grant, the sign request with the ID token, and each signed PDF's validation: the signed outcome. */
+async function signAtCallback(
+  ctx: DemoContext,
+  pending: PendingLogin,
+  signing: DemoSigning,
+  req: IncomingMessage,
+): Promise<Outcome> {
+  const { idToken } = await completeLogin(pending, new URL(req.url ?? '/', ctx.url));
+  const signed = await signing.complete(ctx.options.signing, idToken);
+  const certificate = new X509Certificate(signed.result.certificate!);
+  const signer = /(?:^|\n)CN=([^\n]*)/.exec(certificate.subject)?.[1] ?? certificate.subject;
+  ctx.log(`demo: request ${signed.requestId} signed (${signed.pdfs.length} documents)`);
+  const pdfs = [];
+  for (const pdf of signed.pdfs) {
+    const validation = await ctx.options
+      .validate?.(pdf.pdf)
+      .catch((err: Error): ValidationSummary => ({ passed: false, signatures: [], error: err.message }));
+    pdfs.push({ ...pdf, ...(validation ? { validation } : {}) });
+  }
+  return {
+    kind: 'signed',
+    requestId: signed.requestId,
+    certificateSerial: signed.result.certificateSerial ?? '',
+    signer,
+    ...(signed.result.signMessageHash ? { signMessageHash: signed.result.signMessageHash } : {}),
+    pdfs,
+  };
+}
+
+/** A cancelled login or a refusal the result page explains; anything else is not an outcome (undefined). */
+function unsignedOutcome(ctx: DemoContext, err: unknown): Outcome | undefined {
+  if (err instanceof AuthorizationError && err.code === 'access_denied') {
+    ctx.log('demo: the citizen cancelled at the identity provider; nothing submitted');
+    return { kind: 'cancelled' };
+  }
+  if (
+    err instanceof AuthorizationError ||
+    err instanceof SigningApiError ||
+    err instanceof SigningFailedError
+  ) {
+    ctx.log(`demo: not signed: ${err.code}`);
+    return { kind: 'failed', code: err.code, message: err.message };
+  }
+  return undefined;
+}
+
+async function callback(
+  ctx: DemoContext,
+  session: Session,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const { pending, signing } = session;
+  if (!pending || !signing) throw new HttpError(400, 'no login is under way in this browser');
+  // Not the answer to this browser's login: refused, and the login under way stays as it was.
+  if (!answersPendingLogin(req, pending)) {
+    throw new HttpError(400, 'this callback does not answer the login this browser started');
+  }
+  // One use: a reloaded or replayed callback finds nothing to complete.
+  session.pending = undefined;
+  try {
+    session.outcome = await signAtCallback(ctx, pending, signing, req);
+  } catch (err) {
+    const outcome = unsignedOutcome(ctx, err);
+    if (!outcome) throw err;
+    session.outcome = outcome;
+  }
+  redirect(res, '/result', `${LOGIN_COOKIE}=; HttpOnly; SameSite=Lax; Path=/callback; Max-Age=0`);
+}
+
+function result(ctx: DemoContext, session: Session, res: ServerResponse): void {
+  const outcome = session.outcome;
+  if (!outcome) throw new HttpError(400, 'nothing has been signed in this browser yet');
+  if (outcome.kind === 'cancelled') return html(ctx, res, 200, cancelledPage());
+  if (outcome.kind === 'failed') return html(ctx, res, 200, failedPage(outcome.code, outcome.message));
+  html(ctx, res, 200, signedPage(outcome));
+}
+
+function download(ctx: DemoContext, session: Session, req: IncomingMessage, res: ServerResponse): void {
+  const outcome = session.outcome;
+  const n = Number(new URL(req.url ?? '/', ctx.url).searchParams.get('n') ?? '0');
+  const signed = outcome?.kind === 'signed' && Number.isInteger(n) ? outcome.pdfs[n] : undefined;
+  if (!signed) throw new HttpError(404, 'no signed document in this browser');
+  res
+    .writeHead(200, {
+      ...headers(ctx.options.issuer, 'application/pdf'),
+      'content-disposition': contentDisposition(signed.name),
+      'content-length': String(signed.pdf.length),
+    })
+    .end(signed.pdf);
+}
+
+async function route(ctx: DemoContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+  const key = `${req.method} ${path}`;
+  if (key === 'GET /') return html(ctx, res, 200, startPage());
+  if (key === 'POST /documents') return upload(ctx, req, res);
+  const [session] = ctx.sessions.of(req, false);
+  if (key === 'POST /reset') {
+    if (session) ctx.sessions.delete(session);
+    return redirect(res, '/', `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`);
+  }
+  if (!['GET /review', 'POST /login', 'GET /callback', 'GET /result', 'GET /download'].includes(key)) {
+    throw new HttpError(404, 'no such page');
+  }
+  if (!session)
+    throw new HttpError(400, 'this browser has no signing under way (cookies off, or it expired)');
+  if (key === 'GET /review') return review(ctx, session, res);
+  if (key === 'POST /login') return login(ctx, session, res);
+  if (key === 'GET /callback') return callback(ctx, session, req, res);
+  if (key === 'GET /result') return result(ctx, session, res);
+  return download(ctx, session, req, res);
+}
+
 export async function startDemoService(options: DemoServiceOptions): Promise<DemoService> {
-  const log = options.log ?? (() => undefined);
-  const maxUpload = options.maxUploadBytes ?? 10 * 1024 * 1024;
-  const sessions = new Sessions();
-  let url = '';
-  const html = (res: ServerResponse, status: number, body: string): void => {
-    res.writeHead(status, headers(options.issuer, 'text/html; charset=utf-8')).end(body);
+  const ctx: DemoContext = {
+    options,
+    log: options.log ?? (() => undefined),
+    maxUpload: options.maxUploadBytes ?? 10 * 1024 * 1024,
+    sessions: new Sessions(),
+    url: '',
   };
-
-  const upload = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const form = await readUpload(req, maxUpload);
-    if ('error' in form) return html(res, 400, startPage(form.error));
-    let signing;
-    try {
-      signing = await prepareDemoSigning(form.pdfs, form.message);
-    } catch (err) {
-      if (err instanceof PdfSignatureError || err instanceof DocumentsRequestError) {
-        return html(res, 400, startPage(`These PDFs cannot be signed: ${err.message}`));
-      }
-      throw err;
-    }
-    const [session, cookie] = sessions.of(req, true);
-    Object.assign(session!, { signing, pending: undefined, outcome: undefined });
-    redirect(res, '/review', cookie);
-  };
-
-  const login = async (session: Session, res: ServerResponse): Promise<void> => {
-    const { signing } = session;
-    if (!signing) throw new HttpError(400, 'choose a document first');
-    session.pending = await beginLogin({
-      issuer: options.issuer,
-      clientId: options.clientId,
-      redirectUri: `${url}/callback`,
-      nonce: signing.nonce,
-      ...(options.idTokenSignedResponseAlg
-        ? { idTokenSignedResponseAlg: options.idTokenSignedResponseAlg }
-        : {}),
-      signature: {
-        key: options.signRequestKey,
-        tbsData: signing.login.tbsData,
-        signMessage: signing.login.signMessage ?? signing.message,
-        ...(signing.login.documentName ? { documentName: signing.login.documentName } : {}),
-      },
-    });
-    redirect(
-      res,
-      session.pending.authorizationUrl.href,
-      `${LOGIN_COOKIE}=${session.pending.state}; HttpOnly; SameSite=Lax; Path=/callback`,
-    );
-  };
-
-  const callback = async (session: Session, req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const { pending, signing } = session;
-    if (!pending || !signing) throw new HttpError(400, 'no login is under way in this browser');
-    // Not the answer to this browser's login: refused, and the login under way stays as it was.
-    if (!answersPendingLogin(req, pending)) {
-      throw new HttpError(400, 'this callback does not answer the login this browser started');
-    }
-    // One use: a reloaded or replayed callback finds nothing to complete.
-    session.pending = undefined;
-    try {
-      const { idToken } = await completeLogin(pending, new URL(req.url ?? '/', url));
-      const signed = await signing.complete(options.signing, idToken);
-      const certificate = new X509Certificate(signed.result.certificate!);
-      const signer = /(?:^|\n)CN=([^\n]*)/.exec(certificate.subject)?.[1] ?? certificate.subject;
-      log(`demo: request ${signed.requestId} signed (${signed.pdfs.length} documents)`);
-      const pdfs = [];
-      for (const pdf of signed.pdfs) {
-        const validation = await options
-          .validate?.(pdf.pdf)
-          .catch((err: Error): ValidationSummary => ({ passed: false, signatures: [], error: err.message }));
-        pdfs.push({ ...pdf, ...(validation ? { validation } : {}) });
-      }
-      session.outcome = {
-        kind: 'signed',
-        requestId: signed.requestId,
-        certificateSerial: signed.result.certificateSerial ?? '',
-        signer,
-        ...(signed.result.signMessageHash ? { signMessageHash: signed.result.signMessageHash } : {}),
-        pdfs,
-      };
-    } catch (err) {
-      if (err instanceof AuthorizationError && err.code === 'access_denied') {
-        log('demo: the citizen cancelled at the identity provider; nothing submitted');
-        session.outcome = { kind: 'cancelled' };
-      } else if (
-        err instanceof AuthorizationError ||
-        err instanceof SigningApiError ||
-        err instanceof SigningFailedError
-      ) {
-        log(`demo: not signed: ${err.code}`);
-        session.outcome = { kind: 'failed', code: err.code, message: err.message };
-      } else throw err;
-    }
-    redirect(res, '/result', `${LOGIN_COOKIE}=; HttpOnly; SameSite=Lax; Path=/callback; Max-Age=0`);
-  };
-
-  const result = (session: Session, res: ServerResponse): void => {
-    const outcome = session.outcome;
-    if (!outcome) throw new HttpError(400, 'nothing has been signed in this browser yet');
-    if (outcome.kind === 'cancelled') return html(res, 200, cancelledPage());
-    if (outcome.kind === 'failed') return html(res, 200, failedPage(outcome.code, outcome.message));
-    html(res, 200, signedPage(outcome));
-  };
-
-  const download = (session: Session, req: IncomingMessage, res: ServerResponse): void => {
-    const outcome = session.outcome;
-    const n = Number(new URL(req.url ?? '/', url).searchParams.get('n') ?? '0');
-    const signed = outcome?.kind === 'signed' && Number.isInteger(n) ? outcome.pdfs[n] : undefined;
-    if (!signed) throw new HttpError(404, 'no signed document in this browser');
-    res
-      .writeHead(200, {
-        ...headers(options.issuer, 'application/pdf'),
-        'content-disposition': contentDisposition(signed.name),
-        'content-length': String(signed.pdf.length),
-      })
-      .end(signed.pdf);
-  };
-
-  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-    const key = `${req.method} ${path}`;
-    if (key === 'GET /') return html(res, 200, startPage());
-    if (key === 'POST /documents') return upload(req, res);
-    const [session] = sessions.of(req, false);
-    if (key === 'POST /reset') {
-      if (session) sessions.delete(session);
-      return redirect(res, '/', `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`);
-    }
-    if (!['GET /review', 'POST /login', 'GET /callback', 'GET /result', 'GET /download'].includes(key)) {
-      throw new HttpError(404, 'no such page');
-    }
-    if (!session)
-      throw new HttpError(400, 'this browser has no signing under way (cookies off, or it expired)');
-    if (key === 'GET /review') {
-      if (!session.signing) throw new HttpError(400, 'choose a document first');
-      const { names, login: shown, message } = session.signing;
-      return html(
-        res,
-        200,
-        reviewPage({
-          documentNames: names,
-          fingerprint: fingerprint(shown.tbsData),
-          messageText: message.text,
-          mimeType: message.mimeType ?? 'text/plain',
-        }),
-      );
-    }
-    if (key === 'POST /login') return login(session, res);
-    if (key === 'GET /callback') return callback(session, req, res);
-    if (key === 'GET /result') return result(session, res);
-    return download(session, req, res);
-  };
-
   const server = createServer((req, res) => {
-    route(req, res).catch((err: Error) => {
+    route(ctx, req, res).catch((err: Error) => {
       if (res.headersSent) {
         res.destroy();
         return;
       }
       if (err instanceof HttpError || err instanceof FormError) {
-        html(res, err.status, errorPage(err.status, err.message));
+        html(ctx, res, err.status, errorPage(err.status, err.message));
       } else {
-        log(`demo: internal error: ${err.name}: ${err.message}`);
-        html(res, 500, errorPage(500, 'internal error'));
+        ctx.log(`demo: internal error: ${err.name}: ${err.message}`);
+        html(ctx, res, 500, errorPage(500, 'internal error'));
       }
     });
   });
@@ -338,9 +378,9 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ctx.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url,
+    url: ctx.url,
     server,
     stop: () =>
       new Promise<void>((resolve) => {

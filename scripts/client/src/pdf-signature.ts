@@ -53,16 +53,18 @@ function pdfDate(date: Date): string {
   )}${p(date.getUTCSeconds())}+00'00'`;
 }
 
-export async function preparePdfSignature(
-  pdf: Buffer,
-  options: {
-    readonly signingTime: Date;
-    readonly fieldName?: string;
-    readonly contentsBytes?: number;
-    /** A CAdES signature (default), or a document time-stamp (PAdES B-LTA: an RFC 3161 token). */
-    readonly kind?: 'signature' | 'document-time-stamp';
-  },
-): Promise<PreparedPdf> {
+type Snapshot = ReturnType<PDFDocument['takeSnapshot']>;
+
+interface PrepareOptions {
+  readonly signingTime: Date;
+  readonly fieldName?: string;
+  readonly contentsBytes?: number;
+  /** A CAdES signature (default), or a document time-stamp (PAdES B-LTA: an RFC 3161 token). */
+  readonly kind?: 'signature' | 'document-time-stamp';
+}
+
+/** The PDF as a document, or why it cannot be signed (not a PDF, encrypted, unreadable). */
+async function loadSignablePdf(pdf: Buffer): Promise<PDFDocument> {
   if (!pdf.subarray(0, 1024).includes('%PDF-'))
     throw new PdfSignatureError('NOT_A_PDF', 'the file is not a PDF');
   let doc: PDFDocument;
@@ -79,10 +81,16 @@ export async function preparePdfSignature(
   }
   if (doc.isEncrypted)
     throw new PdfSignatureError('PDF_ENCRYPTED', 'the PDF is encrypted: decrypt it before signing');
-  const snapshot = doc.takeSnapshot();
-  const { context, catalog } = doc;
-  const contentsBytes = options.contentsBytes ?? DEFAULT_CONTENTS_BYTES;
+  return doc;
+}
 
+/** The signature dictionary, /Contents zeros and /ByteRange a placeholder written over once the file is saved. */
+function registerSignatureDictionary(
+  doc: PDFDocument,
+  options: PrepareOptions,
+  contentsBytes: number,
+): PDFRef {
+  const { context } = doc;
   const signature =
     options.kind === 'document-time-stamp'
       ? context.obj({
@@ -104,8 +112,20 @@ export async function preparePdfSignature(
   const byteRange = signature.get(PDFName.of('ByteRange')) as PDFArray;
   byteRange.push(PDFNumber.of(0));
   for (let i = 0; i < 3; i++) byteRange.push(PDFName.of('**********'));
-  const signatureRef = context.register(signature);
+  return context.register(signature);
+}
 
+/**
+ * An invisible signature field on the first page whose value is the signature, in the page's /Annots and
+ * the AcroForm's /Fields; every object changed is marked for the incremental save.
+ */
+function addSignatureField(
+  doc: PDFDocument,
+  snapshot: Snapshot,
+  signatureRef: PDFRef,
+  fieldName?: string,
+): void {
+  const { context, catalog } = doc;
   const page = doc.getPage(0);
   const existingFields = doc.getForm().getFields().length;
   const widget = context.obj({
@@ -115,7 +135,7 @@ export async function preparePdfSignature(
     Rect: [0, 0, 0, 0],
     // Print + Locked: an invisible signature whose field cannot be changed.
     F: 132,
-    T: PDFString.of(options.fieldName ?? `Signature${existingFields + 1}`),
+    T: PDFString.of(fieldName ?? `Signature${existingFields + 1}`),
     V: signatureRef,
     P: page.ref,
   });
@@ -145,10 +165,17 @@ export async function preparePdfSignature(
   if (formRef && 'objectNumber' in formRef) snapshot.markRefForSave(formRef as PDFRef);
   const fieldsRef = form.get(PDFName.of('Fields'));
   if (fieldsRef && 'objectNumber' in fieldsRef) snapshot.markRefForSave(fieldsRef as PDFRef);
+}
 
-  const increment = Buffer.from(await doc.saveIncremental(snapshot, { useObjectStreams: false }));
-  const bytes = Buffer.concat([pdf, increment]);
-
+/**
+ * In the saved file (the original then the increment): finds the placeholder and /Contents, both in the
+ * increment, and writes the real /ByteRange over the placeholder. Returns where /Contents is.
+ */
+function writeByteRange(
+  pdf: Buffer,
+  bytes: Buffer,
+  contentsBytes: number,
+): { start: number; end: number; range: readonly [number, number, number, number] } {
   const placeholderAt = bytes.lastIndexOf(BYTE_RANGE_PLACEHOLDER);
   const contentsAt = bytes.indexOf(`<${'0'.repeat(contentsBytes * 2)}>`, placeholderAt > 0 ? 0 : pdf.length);
   if (placeholderAt < pdf.length || contentsAt < pdf.length) {
@@ -162,6 +189,19 @@ export async function preparePdfSignature(
     throw new PdfSignatureError('PDF_UNREADABLE', 'the PDF is too large for the byte range placeholder');
   }
   bytes.write(written.padEnd(BYTE_RANGE_PLACEHOLDER.length, ' '), placeholderAt, 'latin1');
+  return { start, end, range };
+}
+
+export async function preparePdfSignature(pdf: Buffer, options: PrepareOptions): Promise<PreparedPdf> {
+  const doc = await loadSignablePdf(pdf);
+  const snapshot = doc.takeSnapshot();
+  const contentsBytes = options.contentsBytes ?? DEFAULT_CONTENTS_BYTES;
+  const signatureRef = registerSignatureDictionary(doc, options, contentsBytes);
+  addSignatureField(doc, snapshot, signatureRef, options.fieldName);
+
+  const increment = Buffer.from(await doc.saveIncremental(snapshot, { useObjectStreams: false }));
+  const bytes = Buffer.concat([pdf, increment]);
+  const { start, end, range } = writeByteRange(pdf, bytes, contentsBytes);
   const covered = (): Buffer[] => [bytes.subarray(0, start), bytes.subarray(end)];
   return {
     bytes,
@@ -187,7 +227,7 @@ export async function preparePdfSignature(
 }
 
 /** An indirect /Annots array is its own object: save it; a direct one lives in the page. */
-function markArray(snapshot: ReturnType<PDFDocument['takeSnapshot']>, value: unknown, pageRef: PDFRef): void {
+function markArray(snapshot: Snapshot, value: unknown, pageRef: PDFRef): void {
   if (value && typeof value === 'object' && 'objectNumber' in value) snapshot.markRefForSave(value as PDFRef);
   else snapshot.markRefForSave(pageRef);
 }

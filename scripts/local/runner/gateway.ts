@@ -70,15 +70,27 @@ interface Matched {
   readonly pathParameters: Record<string, string> | null;
 }
 
+/** What a request's handling shares: the options, the clients by key, the throttles. */
+interface Gateway {
+  readonly options: GatewayOptions;
+  readonly byKey: ReadonlyMap<string, ApiClient | SigningApiClient>;
+  readonly signers: readonly SigningApiClient[];
+  readonly admission: Admission;
+  readonly tsaThrottle: TsaThrottle;
+}
+
 export function startGateway(options: GatewayOptions, port: number, host = '127.0.0.1'): Promise<Server> {
-  const byKey = new Map(options.clients.map((c) => [c.apiKey, c]));
-  const signers = options.clients.filter((c): c is SigningApiClient => 'secretAccessKey' in c);
-  const admission = new Admission(options.limits, options.clock);
-  const tsaThrottle = new TsaThrottle(options.clock);
+  const gateway: Gateway = {
+    options,
+    byKey: new Map(options.clients.map((c) => [c.apiKey, c])),
+    signers: options.clients.filter((c): c is SigningApiClient => 'secretAccessKey' in c),
+    admission: new Admission(options.limits, options.clock),
+    tsaThrottle: new TsaThrottle(options.clock),
+  };
   const server = createServer((req, res) => {
     const started = process.hrtime.bigint();
     let clientId = '-';
-    handle(req, res, (id) => (clientId = id))
+    handle(gateway, req, res, (id) => (clientId = id))
       .catch(() => refuse(res, 'INTERNAL_ERROR', messageOf('INTERNAL_ERROR')))
       .finally(() => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
@@ -87,122 +99,166 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
         );
       });
   });
-
-  async function handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    setClient: (id: string) => void,
-  ): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    if (options.pki && url.pathname.startsWith(`${PKI_PREFIX}/`))
-      return servePki(req, res, url, options.pki, tsaThrottle);
-    if (options.csc && url.pathname.startsWith(`${CSC_BASE_PATH}/`))
-      return serveCsc(req, res, url, options.csc);
-    // The local IdP registers one loopback redirect URI per client (`/callback`, any port): the signing
-    // service's own, which the CSC API's callback answers here (CSC_IDP_REDIRECT_URI).
-    if (options.csc && url.pathname === LOCAL_IDP_CALLBACK_PATH) {
-      return serveCsc(req, res, new URL(`${CSC_BASE_PATH}/oauth2/callback${url.search}`, url), options.csc);
-    }
-    const prefix = `/${API_STAGE}`;
-    const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
-    const candidates =
-      path === undefined ? [] : ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
-    if (candidates.length === 0) return refuse(res, 'ROUTE_NOT_FOUND', `no route ${url.pathname}`);
-    const matched = candidates.find((m) => m.route.method === req.method);
-    if (!matched) {
-      // RFC 9110: a 405 lists the methods the resource does allow.
-      const allow = [...new Set(candidates.map((m) => m.route.method))].join(', ');
-      return refuse(res, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed here`, {
-        Allow: allow,
-      });
-    }
-
-    // IAM authorization first, as API Gateway does: a signed call must verify; its signer is the caller.
-    let body: Buffer | 'too-large' | undefined;
-    let caller: SigningApiClient | undefined;
-    if (req.headers.authorization !== undefined) {
-      body = await readBody(req, MAX_BODY_BYTES);
-      if (body === 'too-large') return tooLarge(res);
-      const check = await verifySigV4(req, body, 'execute-api', signers);
-      if (!check.ok) return refuse(res, 'FORBIDDEN', check.message);
-      caller = check.caller;
-    } else if (options.requireSigV4 && matched.route.authenticated) {
-      return refuse(res, 'UNAUTHENTICATED', 'the request is not signed (SigV4)');
-    }
-
-    // Credentials are required on authenticated routes and optional elsewhere; when given, they must be valid.
-    let client: ApiClient | SigningApiClient | undefined;
-    const key = req.headers['x-api-key'];
-    const keyGiven = typeof key === 'string' && key !== '';
-    if (matched.route.authenticated && !keyGiven) {
-      return refuse(res, 'UNAUTHENTICATED', 'missing x-api-key header');
-    }
-    if (keyGiven) {
-      client = byKey.get(key);
-      if (!client) return refuse(res, 'FORBIDDEN', 'invalid API key');
-      setClient(client.clientId);
-    }
-    // The usage plan covers the methods that require an API key (the key's plan, whoever signed: the
-    // function refuses a key that is not its caller's); the stage throttle every method.
-    const admitted = admission.admit(
-      `${matched.route.method} ${matched.route.resource}`,
-      matched.route.authenticated ? client?.clientId : undefined,
-    );
-    if (!admitted.ok) {
-      return refuse(res, admitted.code, admitted.message, {
-        'Retry-After': String(admitted.retryAfterSeconds),
-      });
-    }
-
-    body ??= await readBody(req, MAX_BODY_BYTES);
-    if (body === 'too-large') return tooLarge(res);
-    // An unsigned call (allowed without requireSigV4) acts as its key's own client.
-    const userArn = caller?.principal ?? (client && 'principal' in client ? client.principal : undefined);
-    const event = toEvent(req, url, matched, body, client, userArn);
-    const result = await options.handler(event, lambdaContext('api'));
-    res.writeHead(result.statusCode, stringHeaders(result.headers));
-    res.end(result.body);
-  }
-
-  async function serveCsc(
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    csc: ApiHandler,
-  ): Promise<void> {
-    const path = url.pathname.slice(CSC_BASE_PATH.length);
-    const candidates = CSC_ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
-    const matched = candidates.find((m) => m.route.method === req.method);
-    if (!matched) {
-      return cscRefuse(
-        res,
-        candidates.length ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND',
-        `no CSC method ${req.method} ${url.pathname}`,
-      );
-    }
-    const admitted = admission.admit(
-      `${matched.route.method} ${CSC_BASE_PATH}${matched.route.resource}`,
-      undefined,
-    );
-    if (!admitted.ok) {
-      return cscRefuse(res, admitted.code, admitted.message, {
-        'Retry-After': String(admitted.retryAfterSeconds),
-      });
-    }
-    const body = await readBody(req, MAX_BODY_BYTES);
-    if (body === 'too-large')
-      return cscRefuse(res, 'PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`);
-    const event = { ...toEvent(req, url, matched, body, undefined), path: url.pathname };
-    const result = await csc(event, lambdaContext('csc'));
-    res.writeHead(result.statusCode, stringHeaders(result.headers));
-    res.end(result.body);
-  }
-
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.keepAliveTimeout = 65_000;
     server.listen(port, host, () => resolve(server));
   });
+}
+
+async function handle(
+  gateway: Gateway,
+  req: IncomingMessage,
+  res: ServerResponse,
+  setClient: (id: string) => void,
+): Promise<void> {
+  const { options } = gateway;
+  const url = new URL(req.url ?? '/', 'http://gateway');
+  if (options.pki && url.pathname.startsWith(`${PKI_PREFIX}/`))
+    return servePki(req, res, url, options.pki, gateway.tsaThrottle);
+  if (options.csc && url.pathname.startsWith(`${CSC_BASE_PATH}/`))
+    return serveCsc(gateway, req, res, url, options.csc);
+  // The local IdP registers one loopback redirect URI per client (`/callback`, any port): the signing
+  // service's own, which the CSC API's callback answers here (CSC_IDP_REDIRECT_URI).
+  if (options.csc && url.pathname === LOCAL_IDP_CALLBACK_PATH) {
+    return serveCsc(
+      gateway,
+      req,
+      res,
+      new URL(`${CSC_BASE_PATH}/oauth2/callback${url.search}`, url),
+      options.csc,
+    );
+  }
+  const matched = apiRoute(req, res, url);
+  if (!matched) return;
+  const admitted = await admitApiCall(gateway, req, res, matched, setClient);
+  if (!admitted) return;
+  const { caller, client } = admitted;
+  const body = admitted.body ?? (await readBody(req, MAX_BODY_BYTES));
+  if (body === 'too-large') return tooLarge(res);
+  // An unsigned call (allowed without requireSigV4) acts as its key's own client.
+  const userArn = caller?.principal ?? (client && 'principal' in client ? client.principal : undefined);
+  const event = toEvent(req, url, matched, body, client, userArn);
+  const result = await options.handler(event, lambdaContext('api'));
+  res.writeHead(result.statusCode, stringHeaders(result.headers));
+  res.end(result.body);
+}
+
+/** The signing API's route for the request, or undefined once it was refused (no such route, or method). */
+function apiRoute(req: IncomingMessage, res: ServerResponse, url: URL): Matched | undefined {
+  const prefix = `/${API_STAGE}`;
+  const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : undefined;
+  const candidates =
+    path === undefined ? [] : ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
+  if (candidates.length === 0) {
+    refuse(res, 'ROUTE_NOT_FOUND', `no route ${url.pathname}`);
+    return undefined;
+  }
+  const matched = candidates.find((m) => m.route.method === req.method);
+  if (!matched) {
+    // RFC 9110: a 405 lists the methods the resource does allow.
+    const allow = [...new Set(candidates.map((m) => m.route.method))].join(', ');
+    refuse(res, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed here`, {
+      Allow: allow,
+    });
+    return undefined;
+  }
+  return matched;
+}
+
+/**
+ * What API Gateway does before the function: IAM authorization (a signed call must verify; its signer is
+ * the caller), the API key, then the usage plan and the stage throttle. Undefined once refused; else the
+ * caller, the key's client, and the body when the signature check already read it.
+ */
+async function admitApiCall(
+  gateway: Gateway,
+  req: IncomingMessage,
+  res: ServerResponse,
+  matched: Matched,
+  setClient: (id: string) => void,
+): Promise<
+  | {
+      body: Buffer | undefined;
+      caller: SigningApiClient | undefined;
+      client: ApiClient | SigningApiClient | undefined;
+    }
+  | undefined
+> {
+  const { options } = gateway;
+  // IAM authorization first, as API Gateway does: a signed call must verify; its signer is the caller.
+  let body: Buffer | undefined;
+  let caller: SigningApiClient | undefined;
+  if (req.headers.authorization !== undefined) {
+    const read = await readBody(req, MAX_BODY_BYTES);
+    if (read === 'too-large') return void tooLarge(res);
+    body = read;
+    const check = await verifySigV4(req, body, 'execute-api', gateway.signers);
+    if (!check.ok) return void refuse(res, 'FORBIDDEN', check.message);
+    caller = check.caller;
+  } else if (options.requireSigV4 && matched.route.authenticated) {
+    return void refuse(res, 'UNAUTHENTICATED', 'the request is not signed (SigV4)');
+  }
+
+  // Credentials are required on authenticated routes and optional elsewhere; when given, they must be valid.
+  let client: ApiClient | SigningApiClient | undefined;
+  const key = req.headers['x-api-key'];
+  const keyGiven = typeof key === 'string' && key !== '';
+  if (matched.route.authenticated && !keyGiven) {
+    return void refuse(res, 'UNAUTHENTICATED', 'missing x-api-key header');
+  }
+  if (keyGiven) {
+    client = gateway.byKey.get(key);
+    if (!client) return void refuse(res, 'FORBIDDEN', 'invalid API key');
+    setClient(client.clientId);
+  }
+  // The usage plan covers the methods that require an API key (the key's plan, whoever signed: the
+  // function refuses a key that is not its caller's); the stage throttle every method.
+  const admitted = gateway.admission.admit(
+    `${matched.route.method} ${matched.route.resource}`,
+    matched.route.authenticated ? client?.clientId : undefined,
+  );
+  if (!admitted.ok) {
+    return void refuse(res, admitted.code, admitted.message, {
+      'Retry-After': String(admitted.retryAfterSeconds),
+    });
+  }
+  return { body, caller, client };
+}
+
+async function serveCsc(
+  gateway: Gateway,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  csc: ApiHandler,
+): Promise<void> {
+  const path = url.pathname.slice(CSC_BASE_PATH.length);
+  const candidates = CSC_ROUTES.map((r) => match(r, path)).filter((m) => m !== undefined);
+  const matched = candidates.find((m) => m.route.method === req.method);
+  if (!matched) {
+    return cscRefuse(
+      res,
+      candidates.length ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND',
+      `no CSC method ${req.method} ${url.pathname}`,
+    );
+  }
+  const admitted = gateway.admission.admit(
+    `${matched.route.method} ${CSC_BASE_PATH}${matched.route.resource}`,
+    undefined,
+  );
+  if (!admitted.ok) {
+    return cscRefuse(res, admitted.code, admitted.message, {
+      'Retry-After': String(admitted.retryAfterSeconds),
+    });
+  }
+  const body = await readBody(req, MAX_BODY_BYTES);
+  if (body === 'too-large')
+    return cscRefuse(res, 'PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`);
+  const event = { ...toEvent(req, url, matched, body, undefined), path: url.pathname };
+  const result = await csc(event, lambdaContext('csc'));
+  res.writeHead(result.statusCode, stringHeaders(result.headers));
+  res.end(result.body);
 }
 
 /**

@@ -83,6 +83,19 @@ export class JwsAssertionVerifier implements AssertionVerifier {
     expectedNonce: string,
     verifyOptions: VerifyOptions = {},
   ): Promise<VerifiedAssertion> {
+    const header = this.checkedHeader(token);
+    const { keys, clientKeys } = this.keysOf(token, header);
+    const payload = await this.verifiedPayload(token, keys);
+    const assertionHash = createHash('sha256').update(token).digest('hex');
+    if (clientKeys) return this.requestObjectAssertion(payload, expectedNonce, verifyOptions, assertionHash);
+    return this.idTokenAssertion(payload, keys, expectedNonce, verifyOptions, assertionHash);
+  }
+
+  /**
+   * A compact JWS in canonical base64url whose header names an allowed algorithm: checked before any
+   * key is touched.
+   */
+  private checkedHeader(token: string): ReturnType<typeof decodeProtectedHeader> {
     const { options } = this;
     if (typeof token !== 'string' || token.length > options.maxLength || !COMPACT_JWS.test(token)) {
       throw new AssertionError('ASSERTION_MALFORMED', 'identityAssertion is not a compact JWS');
@@ -109,6 +122,18 @@ export class JwsAssertionVerifier implements AssertionVerifier {
         `the assertion algorithm must be one of ${options.algorithms.join(', ')}`,
       );
     }
+    return header;
+  }
+
+  /**
+   * The key set of the token's issuer: an identity provider's (an ID token) or a registered client's (a
+   * request object, which must say so in its typ).
+   */
+  private keysOf(
+    token: string,
+    header: ReturnType<typeof decodeProtectedHeader>,
+  ): { keys: RefreshingJwks; clientKeys: RefreshingJwks | undefined } {
+    const { options } = this;
     // The issuer picks the key set; it is read unverified here and trusted only once its key verified.
     const issuer = unverifiedIssuer(token) ?? '';
     const idpKeys = options.issuers.get(issuer);
@@ -124,10 +149,14 @@ export class JwsAssertionVerifier implements AssertionVerifier {
           : `an ID token must not have typ ${REQUEST_OBJECT_TYPE}`,
       );
     }
+    return { keys, clientKeys };
+  }
 
+  /** The payload, once the signature verified with the issuer's keys: a JSON object. */
+  private async verifiedPayload(token: string, keys: RefreshingJwks): Promise<Record<string, unknown>> {
     let payload: Record<string, unknown>;
     try {
-      const verified = await compactVerify(token, keys.resolve, { algorithms: [...options.algorithms] });
+      const verified = await compactVerify(token, keys.resolve, { algorithms: [...this.options.algorithms] });
       payload = JSON.parse(Buffer.from(verified.payload).toString('utf8')) as Record<string, unknown>;
     } catch (err) {
       throw verificationError(err);
@@ -135,34 +164,54 @@ export class JwsAssertionVerifier implements AssertionVerifier {
     if (!payload || typeof payload !== 'object' || Array.isArray(payload)) {
       throw new AssertionError('ASSERTION_MALFORMED', 'the assertion payload is not a JSON object');
     }
-    const assertionHash = createHash('sha256').update(token).digest('hex');
+    return payload;
+  }
+
+  /** A trusted client's request object: the client vouches for the signer it names. */
+  private requestObjectAssertion(
+    payload: Record<string, unknown>,
+    expectedNonce: string,
+    verifyOptions: VerifyOptions,
+    assertionHash: string,
+  ): VerifiedAssertion {
+    const { options } = this;
     const skew = options.policy.clockSkewSeconds;
-    if (clientKeys) {
-      const claims = checkRequestObjectClaims(
-        payload,
-        options.policy,
-        expectedNonce,
-        this.clock(),
-        verifyOptions,
-      );
-      const { signer } = claims;
-      return {
-        signer,
-        evidence: { source: 'trusted-client', client: claims.client, assertionHash },
-        replayKey: requestObjectReplayKey(claims, expectedNonce),
-        expiresAt: (claims.expiresAt + skew) * 1000,
-        issuedAt: claims.issuedAt * 1000,
-        // The client vouches: it is the identity provider of its users, as of its request object.
-        authContext: {
-          identityProvider: claims.client,
-          authenticationInstant: claims.issuedAt * 1000,
-          authnContextClassRef: CLIENT_VOUCHED_AUTHN_CONTEXT,
-          assertionRef: assertionHash,
-          serviceId: options.policy.audience,
-          attributes: SUBJECT_ORDER.map((field) => vouchedAttribute(field, signer[field])),
-        },
-      };
-    }
+    const claims = checkRequestObjectClaims(
+      payload,
+      options.policy,
+      expectedNonce,
+      this.clock(),
+      verifyOptions,
+    );
+    const { signer } = claims;
+    return {
+      signer,
+      evidence: { source: 'trusted-client', client: claims.client, assertionHash },
+      replayKey: requestObjectReplayKey(claims, expectedNonce),
+      expiresAt: (claims.expiresAt + skew) * 1000,
+      issuedAt: claims.issuedAt * 1000,
+      // The client vouches: it is the identity provider of its users, as of its request object.
+      authContext: {
+        identityProvider: claims.client,
+        authenticationInstant: claims.issuedAt * 1000,
+        authnContextClassRef: CLIENT_VOUCHED_AUTHN_CONTEXT,
+        assertionRef: assertionHash,
+        serviceId: options.policy.audience,
+        attributes: SUBJECT_ORDER.map((field) => vouchedAttribute(field, signer[field])),
+      },
+    };
+  }
+
+  /** An identity provider's ID token (with its sign approval when asked for): the signer from its claims. */
+  private async idTokenAssertion(
+    payload: Record<string, unknown>,
+    keys: RefreshingJwks,
+    expectedNonce: string,
+    verifyOptions: VerifyOptions,
+    assertionHash: string,
+  ): Promise<VerifiedAssertion> {
+    const { options } = this;
+    const skew = options.policy.clockSkewSeconds;
     const claims = checkAssertionClaims(payload, options.policy, expectedNonce, this.clock(), verifyOptions);
     if (verifyOptions.approval) {
       const approval = await this.approvalOf(payload, keys);

@@ -115,17 +115,7 @@ export function proveReceipt(
   );
 
   const anchored = anchors !== undefined;
-  const checkpoints: CheckpointBody[] = [];
-  for (const cp of anchors ?? log.checkpoints) {
-    const body = cp.body === undefined ? undefined : parseCheckpointBody(cp.body);
-    if (body && cp.body && cp.signature && signed(cp.body, cp.signature)) {
-      checkpoints.push(body);
-    }
-  }
-  checkpoints.sort((a, b) => b.sequence - a.sequence);
-  const covering = checkpoints.find((cp) =>
-    cp.heads.some((h) => h.chain === receipt.chain && h.sequence >= receipt.sequence),
-  );
+  const covering = coveringCheckpoint(receipt, anchors ?? log.checkpoints, signed);
   const name = `${anchored ? 'anchored ' : ''}checkpoint`;
   if (!covering) {
     if (headSigned) {
@@ -135,17 +125,51 @@ export function proveReceipt(
     return fail(`no signed ${name} covers the entry yet`, { eventText });
   }
   const recorded = covering.heads.find((h) => h.chain === receipt.chain)!;
-  // Walk back from the checkpointed head to the entry: each entry's hash must be its successor's prevHash.
+  const broken = brokenLink(receipt, bySequence, recorded, `${name} ${covering.sequence}`);
+  if (broken) return fail(broken.why, broken.withEvent ? { eventText } : {});
+  steps.push(`entry linked to the head recorded by signed ${name} ${covering.sequence}`);
+  return { ok: true, eventText, checkpoint: covering.sequence, anchored, steps };
+}
+
+type Entry = StoredAuditLog['entries'] extends ReadonlyMap<number, readonly (infer E)[]> ? E : never;
+
+/** The newest validly signed checkpoint that records the receipt's chain at or beyond its entry. */
+function coveringCheckpoint(
+  receipt: AuditReceipt,
+  stored: readonly StoredCheckpoint[],
+  signed: (text: string, signature: Buffer) => boolean,
+): CheckpointBody | undefined {
+  const checkpoints: CheckpointBody[] = [];
+  for (const cp of stored) {
+    const body = cp.body === undefined ? undefined : parseCheckpointBody(cp.body);
+    if (body && cp.body && cp.signature && signed(cp.body, cp.signature)) {
+      checkpoints.push(body);
+    }
+  }
+  checkpoints.sort((a, b) => b.sequence - a.sequence);
+  return checkpoints.find((cp) =>
+    cp.heads.some((h) => h.chain === receipt.chain && h.sequence >= receipt.sequence),
+  );
+}
+
+/**
+ * Walks back from the checkpointed head to the entry: each entry's hash must be its successor's prevHash
+ * and recompute from its content. Why the walk breaks (and whether the failure shows the event), or undefined.
+ */
+function brokenLink(
+  receipt: AuditReceipt,
+  bySequence: ReadonlyMap<number, Entry>,
+  recorded: { readonly sequence: number; readonly hash: string },
+  checkpointName: string,
+): { why: string; withEvent: boolean } | undefined {
   let expected = recorded.hash;
   for (let s = recorded.sequence; s >= receipt.sequence; s--) {
     const e = bySequence.get(s);
     if (!e || e.hash !== expected || e.events === undefined || e.prevHash === undefined) {
-      return fail(
-        `chain ${receipt.chain} broken at ${s} between the entry and ${name} ${covering.sequence}`,
-        {
-          eventText,
-        },
-      );
+      return {
+        why: `chain ${receipt.chain} broken at ${s} between the entry and ${checkpointName}`,
+        withEvent: true,
+      };
     }
     const recomputed = entryHash(
       receipt.chain,
@@ -155,9 +179,10 @@ export function proveReceipt(
       e.events.length,
       e.timestamp ?? Number.NaN,
     );
-    if (recomputed !== e.hash) return fail(`entry ${receipt.chain}/${s} does not hash to its stored hash`);
+    if (recomputed !== e.hash) {
+      return { why: `entry ${receipt.chain}/${s} does not hash to its stored hash`, withEvent: false };
+    }
     expected = e.prevHash;
   }
-  steps.push(`entry linked to the head recorded by signed ${name} ${covering.sequence}`);
-  return { ok: true, eventText, checkpoint: covering.sequence, anchored, steps };
+  return undefined;
 }

@@ -122,9 +122,45 @@ function verifyChain(
   head: { readonly sequence?: number; readonly hash?: string } | undefined,
   issues: AuditIssue[],
 ): Map<number, Entry[]> {
-  const add = (kind: AuditIssue['kind'], sequence: number | undefined, detail: string): void => {
+  const add: AddIssue = (kind, sequence, detail) => {
     issues.push({ kind, chain, sequence, detail });
   };
+  const { bySequence, linkedHashes } = entriesBySequence(chain, stored, add);
+
+  const headSeq = head?.sequence;
+  const headOk = head !== undefined && Number.isSafeInteger(headSeq) && typeof head.hash === 'string';
+  const maxClaimed = Math.max(0, ...bySequence.keys());
+  if (!headOk && (stored.length > 0 || head !== undefined)) {
+    add(
+      'head-mismatch',
+      undefined,
+      head ? 'head item is malformed' : 'entries exist but the head item is missing',
+    );
+  }
+  const last = headOk ? (headSeq as number) : maxClaimed;
+  reportGaps(bySequence, last, add);
+  reportLinks(bySequence, linkedHashes, last, headOk, add);
+
+  if (headOk && last > 0) {
+    const atHead = bySequence.get(last) ?? [];
+    if (atHead.length > 0 && !atHead.some((e) => e.hash === head.hash)) {
+      add('head-mismatch', last, 'the head item names a different hash than the entry at its sequence');
+    }
+  }
+  return bySequence;
+}
+
+type AddIssue = (kind: AuditIssue['kind'], sequence: number | undefined, detail: string) => void;
+
+/**
+ * The chain's well-formed entries by the sequence they claim, and every hash an entry links to; items
+ * that are no entry of this chain, or not where their sequence puts them, are reported.
+ */
+function entriesBySequence(
+  chain: number,
+  stored: readonly StoredAuditEntry[],
+  add: AddIssue,
+): { bySequence: Map<number, Entry[]>; linkedHashes: Set<string> } {
   const bySequence = new Map<number, Entry[]>();
   const linkedHashes = new Set<string>();
   for (const item of stored) {
@@ -158,20 +194,11 @@ function verifyChain(
     bySequence.set(entry.sequence, same);
     linkedHashes.add(entry.prevHash);
   }
+  return { bySequence, linkedHashes };
+}
 
-  const headSeq = head?.sequence;
-  const headOk = head !== undefined && Number.isSafeInteger(headSeq) && typeof head.hash === 'string';
-  const maxClaimed = Math.max(0, ...bySequence.keys());
-  if (!headOk && (stored.length > 0 || head !== undefined)) {
-    add(
-      'head-mismatch',
-      undefined,
-      head ? 'head item is malformed' : 'entries exist but the head item is missing',
-    );
-  }
-  const last = headOk ? (headSeq as number) : maxClaimed;
-
-  // Deleted: sequences up to the head that no entry claims.
+/** Deleted: sequences up to the head that no entry claims (a long run reported in a bounded number of issues). */
+function reportGaps(bySequence: ReadonlyMap<number, Entry[]>, last: number, add: AddIssue): void {
   let gapStart: number | undefined;
   const flushGap = (end: number): void => {
     if (gapStart === undefined) return;
@@ -186,7 +213,16 @@ function verifyChain(
     else gapStart ??= s;
   }
   flushGap(last);
+}
 
+/** Entries beyond the head, a first entry not from genesis, and entries the chain does not link through. */
+function reportLinks(
+  bySequence: ReadonlyMap<number, Entry[]>,
+  linkedHashes: ReadonlySet<string>,
+  last: number,
+  headOk: boolean,
+  add: AddIssue,
+): void {
   for (const [sequence, entries] of bySequence) {
     if (headOk && sequence > last) {
       for (const e of entries)
@@ -210,14 +246,6 @@ function verifyChain(
       );
     }
   }
-
-  if (headOk && last > 0) {
-    const atHead = bySequence.get(last) ?? [];
-    if (atHead.length > 0 && !atHead.some((e) => e.hash === head.hash)) {
-      add('head-mismatch', last, 'the head item names a different hash than the entry at its sequence');
-    }
-  }
-  return bySequence;
 }
 
 function wellFormed(item: StoredAuditEntry): Entry | undefined {
@@ -348,7 +376,7 @@ function verifyAnchors(
   options: AnchorCheckOptions,
   issues: AuditIssue[],
 ): { last?: CheckpointBody } {
-  const add = (sequence: number | undefined, kind: AuditIssue['kind'], detail: string): void => {
+  const add: AddAnchorIssue = (sequence, kind, detail) => {
     issues.push({ kind, sequence, detail: `anchor: ${detail}` });
   };
   const checks = (body: string, signature: Buffer): boolean =>
@@ -357,7 +385,30 @@ function verifyAnchors(
       ? publicKey(body, signature)
       : verifyCheckpointSignature(body, signature, publicKey));
 
-  const valid = new Map<number, { body: CheckpointBody; text: string }>();
+  const valid = validAnchors(options, checks, add);
+  const sequences = [...valid.keys()].sort((a, b) => a - b);
+  reportAnchorChain(valid, sequences, add);
+  // The table's checkpoints against the anchors: the same text, and none left unanchored for long.
+  reportTableAgainstAnchors(tableCheckpoints, valid, options, add);
+
+  for (const sequence of sequences)
+    checkAgainstCheckpoint(valid.get(sequence)!.body, byChain, heads, issues, true);
+
+  const last = sequences.length > 0 ? valid.get(sequences[sequences.length - 1])!.body : undefined;
+  reportUncovered(byChain, last, options, issues);
+  return { last };
+}
+
+type AddAnchorIssue = (sequence: number | undefined, kind: AuditIssue['kind'], detail: string) => void;
+type ValidAnchors = Map<number, { body: CheckpointBody; text: string }>;
+
+/** The anchored checkpoints that are well formed and signed by the audit key, by sequence. */
+function validAnchors(
+  options: AnchorCheckOptions,
+  checks: (body: string, signature: Buffer) => boolean,
+  add: AddAnchorIssue,
+): ValidAnchors {
+  const valid: ValidAnchors = new Map();
   for (const anchor of options.anchors) {
     const body = anchor.body === undefined ? undefined : parseCheckpointBody(anchor.body);
     if (!body || !anchor.body || !anchor.signature || body.sequence !== anchor.position) {
@@ -368,7 +419,11 @@ function verifyAnchors(
       valid.set(body.sequence, { body, text: anchor.body });
     }
   }
-  const sequences = [...valid.keys()].sort((a, b) => a - b);
+  return valid;
+}
+
+/** The anchors as a chain: no sequence missing, each linking to the one before (else a fork). */
+function reportAnchorChain(valid: ValidAnchors, sequences: readonly number[], add: AddAnchorIssue): void {
   let expected = 1;
   for (const sequence of sequences) {
     if (sequence > expected) {
@@ -395,8 +450,14 @@ function verifyAnchors(
     }
     expected = sequence + 1;
   }
+}
 
-  // The table's checkpoints against the anchors: the same text, and none left unanchored for long.
+function reportTableAgainstAnchors(
+  tableCheckpoints: readonly StoredCheckpoint[],
+  valid: ValidAnchors,
+  options: AnchorCheckOptions,
+  add: AddAnchorIssue,
+): void {
   const inTable = new Map<number, string | undefined>();
   for (const cp of tableCheckpoints) if (cp.position !== undefined) inTable.set(cp.position, cp.body);
   for (const [sequence, { text }] of valid) {
@@ -413,12 +474,15 @@ function verifyAnchors(
       add(sequence, 'not-anchored', `checkpoint ${sequence} of the table was never anchored`);
     }
   }
+}
 
-  for (const sequence of sequences)
-    checkAgainstCheckpoint(valid.get(sequence)!.body, byChain, heads, issues, true);
-
-  // Coverage: entries older than the lag must be under an anchored head.
-  const last = sequences.length > 0 ? valid.get(sequences[sequences.length - 1])!.body : undefined;
+/** Coverage: entries older than the lag must be under an anchored head. */
+function reportUncovered(
+  byChain: ReadonlyMap<number, ReadonlyMap<number, Entry[]>>,
+  last: CheckpointBody | undefined,
+  options: AnchorCheckOptions,
+  issues: AuditIssue[],
+): void {
   for (const [chain, bySequence] of byChain) {
     const covered = last?.heads.find((h) => h.chain === chain)?.sequence ?? 0;
     const stale = [...bySequence.entries()]
@@ -439,7 +503,6 @@ function verifyAnchors(
       });
     }
   }
-  return { last };
 }
 
 /** One issue per (kind, chain, sequence): several checkpoints may report the same entry. */

@@ -148,15 +148,11 @@ export function authorizingClient(
  * hashes (base64url, comma-separated; or documentDigests) with their hashAlgorithmOID, and numSignatures
  * equal to their count. `newRequestId` gives the pipeline's sign request id.
  */
-export function parseAuthorizationRequest(
-  params: Readonly<Record<string, unknown>>,
-  client: CscClient,
-  redirectUri: string,
-  newRequestId: () => string,
-): CscAuthorizationRequest {
-  if (str(params, 'response_type') !== 'code') {
-    throw new CscError('unsupported_response_type', 'response_type must be code');
-  }
+type Params = Readonly<Record<string, unknown>>;
+type DigestAlgorithm = ReturnType<typeof digestAlgorithmOf>;
+
+/** PKCE is required, S256 only: the code challenge. */
+function codeChallengeOf(params: Params): string {
   const codeChallenge = str(params, 'code_challenge');
   if (codeChallenge === undefined || !/^[A-Za-z0-9_-]{43}$/.test(codeChallenge)) {
     throw new CscError('invalid_request', 'code_challenge is required (PKCE, S256)');
@@ -164,21 +160,11 @@ export function parseAuthorizationRequest(
   if (str(params, 'code_challenge_method') !== 'S256') {
     throw new CscError('invalid_request', 'code_challenge_method must be S256');
   }
-  const state = str(params, 'state');
-  const details = authorizationDetails(str(params, 'authorization_details'));
-  const scope = str(params, 'scope') ?? (details ? 'credential' : undefined);
-  const base = {
-    clientId: client.clientId,
-    redirectUri,
-    codeChallenge,
-    ...(state === undefined ? {} : { state }),
-  };
-  if (scope === 'service') {
-    if (details) throw new CscError('invalid_request', 'authorization_details is for scope credential');
-    return { ...base, scope: 'service' };
-  }
-  if (scope !== 'credential') throw new CscError('invalid_scope', 'scope must be service or credential');
+  return codeChallenge;
+}
 
+/** The credential named, or the default one when only a signatureQualifier is given. */
+function credentialIdOf(params: Params, details: Details | undefined): string {
   const credentialID =
     (details?.credentialID as string | undefined) ??
     str(params, 'credentialID') ??
@@ -188,8 +174,14 @@ export function parseAuthorizationRequest(
   if (credentialID === undefined) {
     throw new CscError('invalid_request', 'credentialID or signatureQualifier is required');
   }
-  const credential = credentialById(credentialID);
-  const digestAlgorithm = digestAlgorithmOf(details?.hashAlgorithmOID ?? str(params, 'hashAlgorithmOID'));
+  return credentialID;
+}
+
+/** The hashes to sign (documentDigests or hashes) and numSignatures, which must count them, within multisign. */
+function hashEntries(
+  params: Params,
+  details: Details | undefined,
+): { entries: { hash: unknown; label?: string }[]; numSignatures: number } {
   const entries: { hash: unknown; label?: string }[] = details
     ? documentDigests(details.documentDigests)
     : (str(params, 'hashes') ?? '').split(',').flatMap((h) => (h === '' ? [] : [{ hash: h }]));
@@ -208,6 +200,79 @@ export function parseAuthorizationRequest(
       `numSignatures exceeds the credential's multisign (${MAX_SIGNATURES_PER_AUTHORIZATION})`,
     );
   }
+  return { entries, numSignatures };
+}
+
+/**
+ * What the ID token's nonce binds: one digest (an assertion binding) for one signature, the manifest of
+ * the documents with the composed sign message for several.
+ */
+function requestBinding(
+  requestId: string,
+  credential: ReturnType<typeof credentialById>,
+  digestAlgorithm: DigestAlgorithm,
+  documents: ManifestDocument[],
+  document: CscDocumentSigning | undefined,
+  signMessage: SignMessage,
+): RequestBinding {
+  const { keyType, signatureAlgorithm } = credential;
+  if (documents.length === 1) {
+    const single: AssertionBinding = {
+      requestId,
+      digestAlgorithm,
+      digest: documents[0].digest,
+      keyType,
+      signatureAlgorithm,
+      format: documents[0].format,
+      ...(document ? { profile: document.profile } : {}),
+      signMessageHash: signMessageHash(signMessage),
+    };
+    return single;
+  }
+  let composed: SignMessage;
+  try {
+    composed = composeSignMessage(signMessage, documents);
+  } catch {
+    throw new CscError('invalid_request', 'the sign message with the list of the documents is too long');
+  }
+  return {
+    requestId,
+    keyType,
+    signatureAlgorithm,
+    documents,
+    signMessageHash: signMessageHash(composed),
+  };
+}
+
+export function parseAuthorizationRequest(
+  params: Params,
+  client: CscClient,
+  redirectUri: string,
+  newRequestId: () => string,
+): CscAuthorizationRequest {
+  if (str(params, 'response_type') !== 'code') {
+    throw new CscError('unsupported_response_type', 'response_type must be code');
+  }
+  const codeChallenge = codeChallengeOf(params);
+  const state = str(params, 'state');
+  const details = authorizationDetails(str(params, 'authorization_details'));
+  const scope = str(params, 'scope') ?? (details ? 'credential' : undefined);
+  const base = {
+    clientId: client.clientId,
+    redirectUri,
+    codeChallenge,
+    ...(state === undefined ? {} : { state }),
+  };
+  if (scope === 'service') {
+    if (details) throw new CscError('invalid_request', 'authorization_details is for scope credential');
+    return { ...base, scope: 'service' };
+  }
+  if (scope !== 'credential') throw new CscError('invalid_scope', 'scope must be service or credential');
+
+  const credentialID = credentialIdOf(params, details);
+  const credential = credentialById(credentialID);
+  const digestAlgorithm = digestAlgorithmOf(details?.hashAlgorithmOID ?? str(params, 'hashAlgorithmOID'));
+  const { entries, numSignatures } = hashEntries(params, details);
   const document = documentSigning(
     (details?.signature_format as unknown) ?? str(params, 'signature_format'),
     (details?.conformance_level as unknown) ?? str(params, 'conformance_level'),
@@ -225,35 +290,7 @@ export function parseAuthorizationRequest(
     str(params, 'description') ?? (details?.label as string | undefined),
   );
   const requestId = newRequestId();
-  const { keyType, signatureAlgorithm } = credential;
-  let binding: RequestBinding;
-  if (numSignatures === 1) {
-    const single: AssertionBinding = {
-      requestId,
-      digestAlgorithm,
-      digest: documents[0].digest,
-      keyType,
-      signatureAlgorithm,
-      format,
-      ...(document ? { profile: document.profile } : {}),
-      signMessageHash: signMessageHash(signMessage),
-    };
-    binding = single;
-  } else {
-    let composed: SignMessage;
-    try {
-      composed = composeSignMessage(signMessage, documents);
-    } catch {
-      throw new CscError('invalid_request', 'the sign message with the list of the documents is too long');
-    }
-    binding = {
-      requestId,
-      keyType,
-      signatureAlgorithm,
-      documents,
-      signMessageHash: signMessageHash(composed),
-    };
-  }
+  const binding = requestBinding(requestId, credential, digestAlgorithm, documents, document, signMessage);
   return {
     ...base,
     scope: 'credential',
@@ -268,7 +305,6 @@ export function parseAuthorizationRequest(
   };
 }
 
-/** signDoc's format and level, both or neither (neither: an authorization for signHash). */
 function documentSigning(
   signatureFormat: unknown,
   conformanceLevel: unknown,

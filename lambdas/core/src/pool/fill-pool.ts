@@ -57,90 +57,123 @@ export interface FillPoolResult {
   readonly errorCodes: Readonly<Record<string, number>>;
 }
 
+/** One fill's inputs and running tally, shared by its tasks. */
+interface FillRun {
+  readonly deps: FillPoolDeps;
+  readonly input: FillPoolInput;
+  readonly clock: () => number;
+  readonly newKeyId: () => string;
+  readonly maxFailures: number;
+  readonly state: {
+    generated: number;
+    stored: number;
+    lost: number;
+    failures: number;
+    consecutiveFailures: number;
+    destroyFailures: number;
+    stoppedBy: FillPoolResult['stoppedBy'];
+  };
+  readonly errorCodes: Record<string, number>;
+  /** Wrapped keys generated, not yet written. */
+  readonly buffer: PoolKey[];
+}
+
+/** A failure counts by its code; enough in a row stop the fill. */
+function noteFailure(run: FillRun, err: unknown, knownCode?: string): void {
+  const { state, errorCodes } = run;
+  state.failures++;
+  state.consecutiveFailures++;
+  const code = knownCode ?? errorCode(err);
+  errorCodes[code] = (errorCodes[code] ?? 0) + 1;
+  if (state.consecutiveFailures >= run.maxFailures) state.stoppedBy = 'failures';
+}
+
+/** Writes the buffered keys to the pool, then the batch's audit event. */
+async function flush(run: FillRun): Promise<void> {
+  const { deps, input, state } = run;
+  const batch = run.buffer.splice(0, run.buffer.length);
+  if (batch.length === 0) return;
+  try {
+    const result = await deps.pool.add(batch);
+    state.stored += result.written;
+    state.lost += result.unwritten;
+    if (result.written > 0) {
+      state.consecutiveFailures = 0;
+      deps.metrics.count('KeysAdded', input.keyType, result.written);
+    }
+    if (result.unwritten > 0) noteFailure(run, undefined, result.errorCode ?? 'POOL_WRITE_UNPROCESSED');
+    const ids = result.writtenKeyIds ?? [];
+    // After the write: the event names only keys that exist. A failed append leaves valid keys in the
+    // pool without their batch event; it is counted as a failure (AUDIT_WRITE_FAILED), never hidden.
+    if (deps.audit && ids.length > 0) {
+      await deps.audit
+        .append({
+          type: 'pool.batch-generated',
+          keyType: input.keyType,
+          count: ids.length,
+          keyIdsHash: hashIds(ids),
+        })
+        .catch(() => noteFailure(run, undefined, 'AUDIT_WRITE_FAILED'));
+    }
+  } catch (err) {
+    state.lost += batch.length;
+    noteFailure(run, err);
+  }
+}
+
+/** One key: generated extractable, wrapped into the buffer, and its clear object destroyed. */
+async function generateOne(run: FillRun): Promise<void> {
+  const { deps, input, state } = run;
+  let privateKey: PrivateKeyRef | undefined;
+  try {
+    const pair = await deps.hsm.generateKeyPair(input.keyType, { extractable: true });
+    privateKey = pair.privateKey;
+    state.generated++;
+    const wrappedKey = await deps.hsm.wrapPrivateKey(privateKey, input.wrapKeyLabel);
+    const createdAt = run.clock();
+    run.buffer.push({
+      keyId: run.newKeyId(),
+      keyType: input.keyType,
+      wrappedKey,
+      publicKeySpki: pair.publicKeySpki,
+      wrapKeyLabel: input.wrapKeyLabel,
+      hsmProfile: input.hsmProfile,
+      createdAt,
+      expiresAt: keyExpiresAt(createdAt, input.maxAgeSeconds),
+    });
+    state.consecutiveFailures = 0;
+  } catch (err) {
+    if (privateKey) state.lost++;
+    noteFailure(run, err);
+  } finally {
+    // The wrapped copy is all the pool needs: the clear key object leaves the HSM now, on every path.
+    if (privateKey) await deps.hsm.destroy(privateKey).catch(() => state.destroyFailures++);
+  }
+}
+
 export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promise<FillPoolResult> {
   const clock = deps.clock ?? Date.now;
-  const newKeyId = deps.newKeyId ?? randomUUID;
   const batchSize = input.batchSize ?? 25;
-  const maxFailures = input.maxConsecutiveFailures ?? 5;
   const started = clock();
-  const state = {
-    generated: 0,
-    stored: 0,
-    lost: 0,
-    failures: 0,
-    consecutiveFailures: 0,
-    destroyFailures: 0,
-    stoppedBy: 'done' as FillPoolResult['stoppedBy'],
+  const run: FillRun = {
+    deps,
+    input,
+    clock,
+    newKeyId: deps.newKeyId ?? randomUUID,
+    maxFailures: input.maxConsecutiveFailures ?? 5,
+    state: {
+      generated: 0,
+      stored: 0,
+      lost: 0,
+      failures: 0,
+      consecutiveFailures: 0,
+      destroyFailures: 0,
+      stoppedBy: 'done',
+    },
+    errorCodes: {},
+    buffer: [],
   };
-  const errorCodes: Record<string, number> = {};
-  const buffer: PoolKey[] = [];
-
-  const noteFailure = (err: unknown, knownCode?: string): void => {
-    state.failures++;
-    state.consecutiveFailures++;
-    const code = knownCode ?? errorCode(err);
-    errorCodes[code] = (errorCodes[code] ?? 0) + 1;
-    if (state.consecutiveFailures >= maxFailures) state.stoppedBy = 'failures';
-  };
-
-  const flush = async (): Promise<void> => {
-    const batch = buffer.splice(0, buffer.length);
-    if (batch.length === 0) return;
-    try {
-      const result = await deps.pool.add(batch);
-      state.stored += result.written;
-      state.lost += result.unwritten;
-      if (result.written > 0) {
-        state.consecutiveFailures = 0;
-        deps.metrics.count('KeysAdded', input.keyType, result.written);
-      }
-      if (result.unwritten > 0) noteFailure(undefined, result.errorCode ?? 'POOL_WRITE_UNPROCESSED');
-      const ids = result.writtenKeyIds ?? [];
-      // After the write: the event names only keys that exist. A failed append leaves valid keys in the
-      // pool without their batch event; it is counted as a failure (AUDIT_WRITE_FAILED), never hidden.
-      if (deps.audit && ids.length > 0) {
-        await deps.audit
-          .append({
-            type: 'pool.batch-generated',
-            keyType: input.keyType,
-            count: ids.length,
-            keyIdsHash: hashIds(ids),
-          })
-          .catch(() => noteFailure(undefined, 'AUDIT_WRITE_FAILED'));
-      }
-    } catch (err) {
-      state.lost += batch.length;
-      noteFailure(err);
-    }
-  };
-
-  const generateOne = async (): Promise<void> => {
-    let privateKey: PrivateKeyRef | undefined;
-    try {
-      const pair = await deps.hsm.generateKeyPair(input.keyType, { extractable: true });
-      privateKey = pair.privateKey;
-      state.generated++;
-      const wrappedKey = await deps.hsm.wrapPrivateKey(privateKey, input.wrapKeyLabel);
-      const createdAt = clock();
-      buffer.push({
-        keyId: newKeyId(),
-        keyType: input.keyType,
-        wrappedKey,
-        publicKeySpki: pair.publicKeySpki,
-        wrapKeyLabel: input.wrapKeyLabel,
-        hsmProfile: input.hsmProfile,
-        createdAt,
-        expiresAt: keyExpiresAt(createdAt, input.maxAgeSeconds),
-      });
-      state.consecutiveFailures = 0;
-    } catch (err) {
-      if (privateKey) state.lost++;
-      noteFailure(err);
-    } finally {
-      // The wrapped copy is all the pool needs: the clear key object leaves the HSM now, on every path.
-      if (privateKey) await deps.hsm.destroy(privateKey).catch(() => state.destroyFailures++);
-    }
-  };
+  const { state } = run;
 
   // One task per key, `parallelism` at a time; a task that starts after a stop does nothing.
   const limit = pLimit(Math.max(1, input.parallelism));
@@ -150,10 +183,10 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
       state.stoppedBy = 'deadline';
       return;
     }
-    await generateOne();
-    if (buffer.length >= batchSize) await flush();
+    await generateOne(run);
+    if (run.buffer.length >= batchSize) await flush(run);
   });
-  await flush();
+  await flush(run);
   return {
     requested: input.count,
     generated: state.generated,
@@ -163,6 +196,6 @@ export async function fillPool(deps: FillPoolDeps, input: FillPoolInput): Promis
     destroyFailures: state.destroyFailures,
     stoppedBy: state.stoppedBy,
     durationMs: clock() - started,
-    errorCodes,
+    errorCodes: run.errorCodes,
   };
 }

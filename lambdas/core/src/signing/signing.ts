@@ -24,10 +24,10 @@ import {
 } from '../audit';
 import type { CertificateIssuer, IssuedCertificate } from '../pki/certificate-issuer';
 import { canonicalPublicKey, type CanonicalPublicKey } from '../pki/public-key';
-import type { FallbackLimiter } from '../pool/fallback-limiter';
+import type { FallbackLimiter, ReleaseSlot } from '../pool/fallback-limiter';
 import { keySourceFor, type KeySource } from '../pool/key-source';
 import { requestBindingOf } from '../identity/binding';
-import type { EmptyPoolPolicy, KeyPoolStore, PoolHsm } from '../pool/pool';
+import type { EmptyPoolPolicy, KeyPoolStore, PoolHsm, PoolKey } from '../pool/pool';
 import type { PoolMetrics } from '../pool/pool-metrics';
 import {
   decideDelivery,
@@ -335,6 +335,18 @@ interface Signed {
   readonly signedAt: number;
 }
 
+/** One document's signature, and for a container the container waiting for it. */
+interface MadeSignature {
+  readonly signature: Buffer;
+  readonly prepared?: PreparedContainer;
+}
+
+/** A container document's wanted and minimum levels (undefined for a raw signature). */
+interface DocumentLevels {
+  readonly wanted: SignatureLevel | undefined;
+  readonly minimum: SignatureLevel | undefined;
+}
+
 function runAttempt(
   deps: SigningDeps,
   record: StoredSignRequest,
@@ -482,104 +494,132 @@ class SigningAttempt {
       );
       if (sourced.kind === 'refused') this.poolEmpty(sourced.reason);
       const claimed = sourced.kind === 'pooled' ? sourced.key : undefined;
-      let publicKeySpki: Buffer;
-      if (claimed) {
-        this.pooledKey = true;
-        this.keyId = claimed.keyId;
-        this.events.push({ type: 'pool.key-claimed', keyId: claimed.keyId, requestId: record.id });
-        deps.metrics.count('KeysClaimed', record.keyType);
-        if (claimed.hsmProfile !== deps.settings.hsmProfile) {
-          if (mayDiscard) {
-            this.discard(claimed.keyId, 'profile-mismatch');
-            continue;
-          }
-          throw new AttemptEnded({
-            code: 'KEY_PROFILE_MISMATCH',
-            message: `pool key ${claimed.keyId} was wrapped under profile ${claimed.hsmProfile}`,
-          });
-        }
-        // The stored public key must be in its one canonical encoding: another encoding of a key hashes
-        // as a new key. A re-encoded row is a copy put back by someone who can write the table (keygen
-        // writes canonical keys only); it is discarded, counted with the copies the CA refuses, before
-        // the HSM does any work for it.
-        const stored = (deps.canonicalKey ?? canonicalPublicKey)(claimed.publicKeySpki);
-        if (!stored?.canonical) {
-          if (this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25)) {
-            this.replayedKeys++;
-            this.discard(claimed.keyId, 'public-key-not-canonical', stored?.hash);
-            continue;
-          }
-          throw new AttemptEnded({
-            code: 'PUBLIC_KEY_NOT_CANONICAL',
-            message: `pool key ${claimed.keyId} is stored in a non-canonical encoding, after ${this.replayedKeys} copies`,
-          });
-        }
-        try {
-          this.key = await this.stage('unwrap', () =>
-            deps.hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
-          );
-        } catch (err) {
-          if (!(err instanceof StageError && isUnwrapRejection(err.cause))) throw err;
-          if (mayDiscard) {
-            this.discard(claimed.keyId, 'unwrap-failed');
-            continue;
-          }
-          // Named like the other unusable-key endings, not by the HSM's generic CKR code.
-          throw new AttemptEnded({
-            code: 'KEY_UNWRAP_FAILED',
-            message: `pool key ${claimed.keyId} could not be unwrapped, after ${this.discardedKeys} unusable keys`,
-          });
-        }
-        publicKeySpki = claimed.publicKeySpki;
-      } else {
-        this.pooledKey = false;
-        this.keyId = undefined;
-        deps.metrics.count('OnTheFlyFallbacks', record.keyType);
-        // Used in place and never stored: generated non-extractable. The slot is freed once the HSM is done.
-        const pair = await this.stage('keygen', () =>
-          deps.hsm.generateKeyPair(record.keyType, { extractable: false }),
-        ).finally(sourced.kind === 'generate' ? sourced.release : undefined);
-        this.key = pair.privateKey;
-        publicKeySpki = pair.publicKeySpki;
-      }
+      const publicKeySpki = claimed
+        ? await this.unwrapPooledKey(claimed, mayDiscard)
+        : await this.generateKey(sourced.kind === 'generate' ? sourced.release : undefined);
+      // Discarded: on to the next key.
+      if (!publicKeySpki) continue;
       this.keyAcquiredAt = this.clock();
+      const certified = await this.certify(publicKeySpki, claimed, mayDiscard);
+      if (certified) return certified;
+    }
+  }
 
-      const key = this.key;
-      const csrDer = await this.stage('csr', () =>
-        deps.buildCsr({
-          subject: record.signer,
-          keyType: record.keyType,
-          publicKeySpki,
-          sign: (digest, options) => deps.hsm.signDigest(key, digest, options),
-        }),
-      );
-      // The CA's own proof-of-possession check, done here first: a stored public key that is not the
-      // private key's would fail it there and end the request; here it only costs that key.
-      if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer)) {
-        await this.stage('destroy', () => this.destroyKey());
-        if (mayDiscard) {
-          this.discard(claimed.keyId, 'public-key-mismatch');
-          continue;
-        }
-        throw new AttemptEnded({
-          code: 'KEY_PUBLIC_MISMATCH',
-          message: `pool key ${claimed.keyId} does not match its stored public key`,
-        });
+  /**
+   * A claimed pool key, unwrapped into the HSM: its public key, or undefined when the key cannot serve
+   * (another profile, a non-canonical public key, refused by unwrap) and was discarded.
+   */
+  private async unwrapPooledKey(claimed: PoolKey, mayDiscard: boolean): Promise<Buffer | undefined> {
+    const { deps, record } = this;
+    this.pooledKey = true;
+    this.keyId = claimed.keyId;
+    this.events.push({ type: 'pool.key-claimed', keyId: claimed.keyId, requestId: record.id });
+    deps.metrics.count('KeysClaimed', record.keyType);
+    if (claimed.hsmProfile !== deps.settings.hsmProfile) {
+      if (mayDiscard) {
+        this.discard(claimed.keyId, 'profile-mismatch');
+        return undefined;
       }
-      const usable = { publicKeySpki, csrDer };
-      try {
-        return { ...usable, issued: await this.issue(usable) };
-      } catch (err) {
-        // The CA certified this public key before: a copy of a used pool key (a restored bundle). It has
-        // signed nothing here; it goes like any unusable key.
-        const mayDiscardReplayed = this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25);
-        if (!(claimed && mayDiscardReplayed && err instanceof StageError && isAlreadyCertified(err.cause))) {
-          throw err;
-        }
-        await this.stage('destroy', () => this.destroyKey());
+      throw new AttemptEnded({
+        code: 'KEY_PROFILE_MISMATCH',
+        message: `pool key ${claimed.keyId} was wrapped under profile ${claimed.hsmProfile}`,
+      });
+    }
+    // The stored public key must be in its one canonical encoding: another encoding of a key hashes
+    // as a new key. A re-encoded row is a copy put back by someone who can write the table (keygen
+    // writes canonical keys only); it is discarded, counted with the copies the CA refuses, before
+    // the HSM does any work for it.
+    const stored = (deps.canonicalKey ?? canonicalPublicKey)(claimed.publicKeySpki);
+    if (!stored?.canonical) {
+      if (this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25)) {
         this.replayedKeys++;
-        this.discard(claimed.keyId, 'already-certified');
+        this.discard(claimed.keyId, 'public-key-not-canonical', stored?.hash);
+        return undefined;
       }
+      throw new AttemptEnded({
+        code: 'PUBLIC_KEY_NOT_CANONICAL',
+        message: `pool key ${claimed.keyId} is stored in a non-canonical encoding, after ${this.replayedKeys} copies`,
+      });
+    }
+    try {
+      this.key = await this.stage('unwrap', () =>
+        deps.hsm.unwrapPrivateKey(claimed.wrappedKey, record.keyType, claimed.wrapKeyLabel),
+      );
+    } catch (err) {
+      if (!(err instanceof StageError && isUnwrapRejection(err.cause))) throw err;
+      if (mayDiscard) {
+        this.discard(claimed.keyId, 'unwrap-failed');
+        return undefined;
+      }
+      // Named like the other unusable-key endings, not by the HSM's generic CKR code.
+      throw new AttemptEnded({
+        code: 'KEY_UNWRAP_FAILED',
+        message: `pool key ${claimed.keyId} could not be unwrapped, after ${this.discardedKeys} unusable keys`,
+      });
+    }
+    return claimed.publicKeySpki;
+  }
+
+  /** A key generated on the fly (no pool key): its public key; the generation slot, if any, freed after. */
+  private async generateKey(release: ReleaseSlot | undefined): Promise<Buffer> {
+    const { deps, record } = this;
+    this.pooledKey = false;
+    this.keyId = undefined;
+    deps.metrics.count('OnTheFlyFallbacks', record.keyType);
+    // Used in place and never stored: generated non-extractable. The slot is freed once the HSM is done.
+    const pair = await this.stage('keygen', () =>
+      deps.hsm.generateKeyPair(record.keyType, { extractable: false }),
+    ).finally(release);
+    this.key = pair.privateKey;
+    return pair.publicKeySpki;
+  }
+
+  /**
+   * The proof of possession and the certificate for the key in hand, or undefined when a pooled key
+   * turned out unusable there (its stored public key not its own, or certified before) and was discarded.
+   */
+  private async certify(
+    publicKeySpki: Buffer,
+    claimed: PoolKey | undefined,
+    mayDiscard: boolean,
+  ): Promise<CertifiedKey | undefined> {
+    const { deps, record } = this;
+    const key = this.key!;
+    const csrDer = await this.stage('csr', () =>
+      deps.buildCsr({
+        subject: record.signer,
+        keyType: record.keyType,
+        publicKeySpki,
+        sign: (digest, options) => deps.hsm.signDigest(key, digest, options),
+      }),
+    );
+    // The CA's own proof-of-possession check, done here first: a stored public key that is not the
+    // private key's would fail it there and end the request; here it only costs that key.
+    if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer)) {
+      await this.stage('destroy', () => this.destroyKey());
+      if (mayDiscard) {
+        this.discard(claimed.keyId, 'public-key-mismatch');
+        return undefined;
+      }
+      throw new AttemptEnded({
+        code: 'KEY_PUBLIC_MISMATCH',
+        message: `pool key ${claimed.keyId} does not match its stored public key`,
+      });
+    }
+    const usable = { publicKeySpki, csrDer };
+    try {
+      return { ...usable, issued: await this.issue(usable) };
+    } catch (err) {
+      // The CA certified this public key before: a copy of a used pool key (a restored bundle). It has
+      // signed nothing here; it goes like any unusable key.
+      const mayDiscardReplayed = this.replayedKeys < (deps.settings.maxReplayedKeys ?? 25);
+      if (!(claimed && mayDiscardReplayed && err instanceof StageError && isAlreadyCertified(err.cause))) {
+        throw err;
+      }
+      await this.stage('destroy', () => this.destroyKey());
+      this.replayedKeys++;
+      this.discard(claimed.keyId, 'already-certified');
+      return undefined;
     }
   }
 
@@ -792,92 +832,22 @@ class SigningAttempt {
    * any failure fails the whole request, and nothing of any document is stored.
    */
   private async signDocuments(certified: CertifiedKey, documents: readonly SignDocument[]): Promise<Signed> {
-    const { deps, record } = this;
+    const { record } = this;
     const issued = certified.issued;
-    const made: Array<{ signature: Buffer; prepared?: PreparedContainer }> = [];
-    let signedAt = 0;
-    for (const [index, doc] of documents.entries()) {
-      const prepared =
-        doc.format === 'cms'
-          ? await this.stage('container', async () =>
-              deps.buildContainer!({
-                profile: doc.profile ?? 'CAdES-B-B',
-                digestAlgorithm: doc.digestAlgorithm,
-                signatureAlgorithm: record.signatureAlgorithm,
-                messageDigest: Buffer.from(doc.digest, 'base64'),
-                certificatePem: issued.certificatePem,
-                chainPem: issued.chainPem,
-                signingTime: new Date(this.clock()),
-              }),
-            )
-          : undefined;
-      const toBeSigned = prepared ? prepared.toBeSigned : Buffer.from(doc.digest, 'base64');
-      const signature = await this.signWithKey(toBeSigned, certified, {
-        index,
-        digestAlgorithm: doc.digestAlgorithm,
-      });
-      signedAt = this.clock();
-      made.push({ signature, prepared });
-    }
+    const { made, signedAt } = await this.signEachDocument(certified, documents);
     await this.stage('destroy', () => this.destroyKey());
 
     // Each container's signature time-stamp, at its level (or ending at its minimum).
-    const levels = documents.map((d) => ({
+    const levels: DocumentLevels[] = documents.map((d) => ({
       wanted: d.format === 'cms' ? (d.level ?? 'B-B') : undefined,
       minimum: d.format === 'cms' ? (d.minimumLevel ?? d.level ?? 'B-B') : undefined,
     }));
-    const settle = (i: number, reached: SignatureLevel, code: FailureCode, err: unknown): void => {
-      if (!levelAtLeast(reached, levels[i].minimum!)) {
-        throw new AttemptEnded({
-          code,
-          message:
-            code === 'TSA_UNAVAILABLE'
-              ? `the time-stamping authority did not answer (document ${i})`
-              : `the validation data (OCSP, CRL) could not be collected (document ${i})`,
-        });
-      }
-      deps.onLevelLowered?.(reached, code, err);
-    };
-    const tokens: Array<Buffer | undefined> = [];
-    for (const [i, doc] of documents.entries()) {
-      const wanted = levels[i].wanted;
-      if (!wanted || !levelAtLeast(wanted, 'B-T')) {
-        tokens.push(undefined);
-        continue;
-      }
-      try {
-        if (!deps.timeStamper) throw new Error('no time-stamping authority configured');
-        const stamper = deps.timeStamper;
-        tokens.push(
-          await this.stage('timestamp', () => stamper.timeStamp(made[i].signature, doc.digestAlgorithm)),
-        );
-      } catch (err) {
-        settle(i, 'B-B', 'TSA_UNAVAILABLE', err);
-        tokens.push(undefined);
-      }
-    }
+    const tokens = await this.timeStampDocuments(documents, made, levels);
     // The validation data, once, after the last time-stamp (the OCSP response postdates every one).
     const needing = documents
       .map((_, i) => i)
       .filter((i) => tokens[i] !== undefined && levelAtLeast(levels[i].wanted!, 'B-LT'));
-    let validationData: ValidationData | undefined;
-    if (needing.length > 0) {
-      try {
-        if (!deps.validationData) throw new Error('no validation data source configured');
-        const source = deps.validationData;
-        const last = tokens[needing[needing.length - 1]]!;
-        validationData = await this.stage('validation', () =>
-          source.collect({
-            certificatePem: issued.certificatePem,
-            chainPem: issued.chainPem,
-            timeStampToken: last,
-            ocspResponse: issued.ocspResponse,
-          }),
-        );
-      } catch (err) {
-        for (const i of needing) settle(i, 'B-T', 'VALIDATION_DATA_UNAVAILABLE', err);
-      }
-    }
+    const validationData = await this.collectDocumentsValidationData(issued, tokens, needing, levels);
 
     const results: DocumentResult[] = documents.map((doc, index) => {
       const { signature, prepared } = made[index];
@@ -902,6 +872,116 @@ class SigningAttempt {
       result: { ...certificateOf(issued), documentResults: results, resultsExpireAt: record.expiresAt },
       signedAt,
     };
+  }
+
+  /** The one key signs every document in input order: raw, its digest; cms, its container's signed attributes. */
+  private async signEachDocument(
+    certified: CertifiedKey,
+    documents: readonly SignDocument[],
+  ): Promise<{ made: MadeSignature[]; signedAt: number }> {
+    const { deps, record } = this;
+    const issued = certified.issued;
+    const made: MadeSignature[] = [];
+    let signedAt = 0;
+    for (const [index, doc] of documents.entries()) {
+      const prepared =
+        doc.format === 'cms'
+          ? await this.stage('container', async () =>
+              deps.buildContainer!({
+                profile: doc.profile ?? 'CAdES-B-B',
+                digestAlgorithm: doc.digestAlgorithm,
+                signatureAlgorithm: record.signatureAlgorithm,
+                messageDigest: Buffer.from(doc.digest, 'base64'),
+                certificatePem: issued.certificatePem,
+                chainPem: issued.chainPem,
+                signingTime: new Date(this.clock()),
+              }),
+            )
+          : undefined;
+      const toBeSigned = prepared ? prepared.toBeSigned : Buffer.from(doc.digest, 'base64');
+      const signature = await this.signWithKey(toBeSigned, certified, {
+        index,
+        digestAlgorithm: doc.digestAlgorithm,
+      });
+      signedAt = this.clock();
+      made.push({ signature, prepared });
+    }
+    return { made, signedAt };
+  }
+
+  /** A document's TSA or validation data failed: the request ends unless the level reached is within its minimum. */
+  private settleDocument(
+    levels: readonly DocumentLevels[],
+    i: number,
+    reached: SignatureLevel,
+    code: FailureCode,
+    err: unknown,
+  ): void {
+    if (!levelAtLeast(reached, levels[i].minimum!)) {
+      throw new AttemptEnded({
+        code,
+        message:
+          code === 'TSA_UNAVAILABLE'
+            ? `the time-stamping authority did not answer (document ${i})`
+            : `the validation data (OCSP, CRL) could not be collected (document ${i})`,
+      });
+    }
+    this.deps.onLevelLowered?.(reached, code, err);
+  }
+
+  /** Each container that wants B-T or more: its signature's time-stamp token (undefined where none). */
+  private async timeStampDocuments(
+    documents: readonly SignDocument[],
+    made: readonly MadeSignature[],
+    levels: readonly DocumentLevels[],
+  ): Promise<Array<Buffer | undefined>> {
+    const { deps } = this;
+    const tokens: Array<Buffer | undefined> = [];
+    for (const [i, doc] of documents.entries()) {
+      const wanted = levels[i].wanted;
+      if (!wanted || !levelAtLeast(wanted, 'B-T')) {
+        tokens.push(undefined);
+        continue;
+      }
+      try {
+        if (!deps.timeStamper) throw new Error('no time-stamping authority configured');
+        const stamper = deps.timeStamper;
+        tokens.push(
+          await this.stage('timestamp', () => stamper.timeStamp(made[i].signature, doc.digestAlgorithm)),
+        );
+      } catch (err) {
+        this.settleDocument(levels, i, 'B-B', 'TSA_UNAVAILABLE', err);
+        tokens.push(undefined);
+      }
+    }
+    return tokens;
+  }
+
+  /** The validation data for the documents `needing` it, collected once with the last of their tokens. */
+  private async collectDocumentsValidationData(
+    issued: IssuedCertificate,
+    tokens: readonly (Buffer | undefined)[],
+    needing: readonly number[],
+    levels: readonly DocumentLevels[],
+  ): Promise<ValidationData | undefined> {
+    if (needing.length === 0) return undefined;
+    const { deps } = this;
+    try {
+      if (!deps.validationData) throw new Error('no validation data source configured');
+      const source = deps.validationData;
+      const last = tokens[needing[needing.length - 1]]!;
+      return await this.stage('validation', () =>
+        source.collect({
+          certificatePem: issued.certificatePem,
+          chainPem: issued.chainPem,
+          timeStampToken: last,
+          ocspResponse: issued.ocspResponse,
+        }),
+      );
+    } catch (err) {
+      for (const i of needing) this.settleDocument(levels, i, 'B-T', 'VALIDATION_DATA_UNAVAILABLE', err);
+      return undefined;
+    }
   }
 
   /**
