@@ -12,8 +12,8 @@
  */
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
-import { startLocalPipeline } from '../local/runner/pipeline';
 import type { FlowKind, FlowOutcome, FlowTarget } from './csc-flows';
+import { startCountedPipeline } from './counted-pipeline';
 import { Counter } from './e2e-run';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
 import { finish, option, printTable, type Row } from './report';
@@ -116,24 +116,11 @@ export async function run(args: string[]): Promise<void> {
   const { rate, requests } = cscOptions(args);
   const counter = await Counter.start();
   const keys = 2 * (requests + WARMUP) + 4;
-  const pipeline = await startLocalPipeline({
-    wrapEndpoint: (service, url) => counter.wrap(service, url),
-    keygen: false,
-    log: () => undefined,
-    env: {
-      PORT: '0',
-      LOG_LEVEL: 'WARN',
-      LOCAL_ACCESS_LOG: '0',
-      POOL_TARGETS: `EC-P256=${keys}`,
-      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-    },
-  });
+  const pipeline = await startCountedPipeline(counter, keys);
   const phases: Record<FlowKind, Phase | undefined> = { api: undefined, csc: undefined };
   try {
     const cscClient = pipeline.csc?.client;
     if (!cscClient) throw new Error('the local pipeline has no CSC API (no OpenID Provider)');
-    console.log(`filling the pool: ${keys} EC-P256 keys ...`);
-    await pipeline.runKeygen();
     const target: FlowTarget = {
       apiUrl: pipeline.url,
       apiKey: pipeline.apiKey,

@@ -16,7 +16,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLIENT_IDS } from '../local/idp/clients';
 import { TEST_CITIZENS } from '../local/idp/citizens';
-import { startLocalPipeline } from '../local/runner/pipeline';
 import { obtainIdToken } from '../client/src/oidc-login';
 import {
   SigningClient,
@@ -25,6 +24,7 @@ import {
   type DocumentsBinding,
   type SignatureLevel,
 } from '../client/src/signing-client';
+import { startCountedPipeline } from './counted-pipeline';
 import { Counter } from './e2e-run';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
 import { finish, option, printTable, type Row } from './report';
@@ -89,26 +89,14 @@ export async function run(args: string[]): Promise<void> {
   }
   const counter = await Counter.start();
   const keys = sizes.length * (requests + WARMUP_REQUESTS);
-  const pipeline = await startLocalPipeline({
-    wrapEndpoint: (service, url) => counter.wrap(service, url),
-    keygen: false,
-    log: () => undefined,
-    env: {
-      PORT: '0',
-      LOG_LEVEL: 'WARN',
-      LOCAL_ACCESS_LOG: '0',
-      POOL_TARGETS: `EC-P256=${keys}`,
-      LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-      // The logins are made before a measured phase: their tokens must outlive it.
-      LOCAL_IDP_ID_TOKEN_TTL_SECONDS: '3000',
-      IDENTITY_MAX_AUTH_AGE_SECONDS: '3600',
-    },
+  const pipeline = await startCountedPipeline(counter, keys, {
+    // The logins are made before a measured phase: their tokens must outlive it.
+    LOCAL_IDP_ID_TOKEN_TTL_SECONDS: '3000',
+    IDENTITY_MAX_AUTH_AGE_SECONDS: '3600',
   });
   const rows: Row[] = [];
   const figures: Record<string, unknown>[] = [];
   try {
-    console.log(`filling the pool: ${keys} EC-P256 keys ...`);
-    await pipeline.runKeygen();
     const issuer = pipeline.env.LOCAL_IDP_ISSUER;
     const client = new SigningClient({ apiUrl: pipeline.url, apiKey: pipeline.apiKey });
     /** A request of n documents with its login (made now, before anything is measured). */
