@@ -58,8 +58,8 @@ export function assertionNonce(binding: RequestBinding): string {
   return createHash('sha256').update(lines.join('\n')).digest('base64url');
 }
 
-/** The binding a stored request asks for (values as the API resolved them, defaults applied). */
-export function bindingOf(request: {
+/** The fields of a stored request (values as the API resolved them, defaults applied) its binding reads. */
+interface StoredBindingFields {
   readonly id: string;
   readonly digestAlgorithm: DigestAlgorithm;
   readonly digest: string;
@@ -68,7 +68,10 @@ export function bindingOf(request: {
   readonly format?: SignatureFormat;
   readonly profile?: AdesProfile;
   readonly signMessageHash?: string;
-}): AssertionBinding {
+}
+
+/** The binding a stored single-document request asks for. */
+export function bindingOf(request: StoredBindingFields): AssertionBinding {
   const format = request.format ?? 'raw';
   return {
     requestId: request.id,
@@ -166,17 +169,9 @@ export function manifestBindingLines(binding: ManifestBinding): string[] {
 /**
  * The binding of a stored request: the manifest's for a request with `documents`, bindingOf's otherwise.
  */
-export function requestBindingOf(request: {
-  readonly id: string;
-  readonly digestAlgorithm: DigestAlgorithm;
-  readonly digest: string;
-  readonly keyType: KeyType;
-  readonly signatureAlgorithm: SignatureAlgorithm;
-  readonly format?: SignatureFormat;
-  readonly profile?: AdesProfile;
-  readonly signMessageHash?: string;
-  readonly documents?: readonly ManifestDocument[];
-}): RequestBinding {
+export function requestBindingOf(
+  request: StoredBindingFields & { readonly documents?: readonly ManifestDocument[] },
+): RequestBinding {
   const hash = request.signMessageHash === undefined ? {} : { signMessageHash: request.signMessageHash };
   if (request.documents !== undefined) {
     return {
