@@ -441,7 +441,6 @@ describe('least privilege', () => {
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
-      'dynamodb:UpdateItem',
     ]);
     expect(actionsOn('Ca', tableId('requests'))).toEqual([]);
     expect(actionsOn('Revoke', tableId('certificates'))).toEqual([
@@ -452,8 +451,10 @@ describe('least privilege', () => {
     const onKeys = (name: FunctionName, action: string): unknown =>
       statementsOn(name, tableId('certificates')).find((s) => actionsOf(s).includes(action))?.Condition;
     const leading = (keys: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keys } });
-    // The CA updates only request and serial items (a release, a superseded serial).
-    expect(onKeys('Ca', 'dynamodb:UpdateItem')).toEqual(leading(['REQ#*', 'SERIAL#*']));
+    // The CA puts its own item kinds only (a certificate, released as issued, and its registers).
+    expect(onKeys('Ca', 'dynamodb:PutItem')).toEqual(
+      leading(['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*']),
+    );
     // The revocation function revokes serials, reads a request's certificate and owner, puts owners only.
     expect(onKeys('Revoke', 'dynamodb:UpdateItem')).toEqual(leading(['SERIAL#*']));
     expect(onKeys('Revoke', 'dynamodb:BatchGetItem')).toEqual(leading(['SERIAL#*', 'REQ#*', 'OWNER#*']));

@@ -25,12 +25,11 @@ export const ca: FunctionSpec = {
     // It verifies the identity assertions again (the API refused bad ones early).
     grant.readsIdentityKeys();
     // No request record (it decides on the evidence it verifies); read its certificates and registers
-    // (one BatchGetItem), record a certificate with its register entries (a transaction of puts): its own
-    // item kinds only, never a CRL number or anything else in the table. A release marks the request's
-    // certificate, a replacement marks the old serial superseded: updates of those item kinds only.
+    // (one BatchGetItem), record a certificate, released to its attempt, with its register entries (a
+    // transaction of puts): its own item kinds only, never a CRL number or anything else in the table. It
+    // updates no item: a certificate on record stays as issued (revocation is another function).
     grant.table('certificates', 'GetItem', 'BatchGetItem');
     grant.tableItems('certificates', ['PutItem'], CA_ITEM_KEYS);
-    grant.tableItems('certificates', ['UpdateItem'], ['REQ#*', 'SERIAL#*']);
     grant.appendsAudit();
     grant.tableKey();
     grant.login();

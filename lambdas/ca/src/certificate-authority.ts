@@ -24,7 +24,6 @@ import {
   type IssueOutcome,
   type IssuedCertificate,
   type RecordIssuedResult,
-  type ReleaseInput,
 } from '@pipeline/core/pki';
 import type { AuditSink, CertificateIssuedEvent } from '@pipeline/core/audit';
 import type { Hsm } from '@pipeline/core/shared';
@@ -187,33 +186,6 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   }
 
   /**
-   * Lets an attempt sign with the key of its certificate: recorded before the first signature, so that
-   * the certificate is never replaced afterwards (one approval, one certificate in force). Refused
-   * (AlreadyCertifiedError) when the request's certificate is no longer that one or was issued to
-   * another attempt: the caller must not sign.
-   */
-  public async release(input: ReleaseInput): Promise<void> {
-    const { requestId, serialHex, attemptId } = input;
-    if (!validRequestId(requestId) || !/^[0-9a-f]{1,64}$/.test(serialHex)) throw new RequestUnknownError();
-    if (await this.deps.certificates.release(requestId, serialHex, attemptId, this.now())) return;
-    throw new AlreadyCertifiedError("the sign request's certificate is not this attempt's");
-  }
-
-  /** Releases many (one outcome per item, in order); see release. */
-  public async releaseMany(
-    inputs: readonly ReleaseInput[],
-  ): Promise<Array<{ ok: true } | { ok: false; error: unknown }>> {
-    return Promise.all(
-      inputs.map((input) =>
-        this.release(input).then(
-          () => ({ ok: true as const }),
-          (error: unknown) => ({ ok: false as const, error }),
-        ),
-      ),
-    );
-  }
-
-  /**
    * Certifies a batch: every item checked on its own, one read of the store for all of them, one HSM
    * signature per new certificate, one audit append and one write for the plain first issuances. Items
    * that are not (retries, takeovers, register hits, repeats within the batch, lost writes) take the
@@ -280,7 +252,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
             outcomes[f.index] = stored[k]
               ? succeeded(await this.withOcspResponse(f.checked.input, this.issued(f.record)))
               : // Not written: the single write of the same certificate says why.
-                await this.store(f.checked, f.record, undefined).then(succeeded, failed);
+                await this.store(f.checked, f.record).then(succeeded, failed);
           }),
         );
       } catch (err) {
@@ -347,13 +319,10 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
 
   /**
    * The rules on what the store already holds: the same key again is a retry (the stored certificate);
-   * a key certified before, or an assertion certified for another request, is refused. Another key for a
-   * request that has a certificate is refused, with one exception: the caller is an attempt that took the
-   * request over from the one the certificate went to, and that attempt provably signed nothing with it -
-   * it never asked to release it (see release), so its key died unused with its HSM session. Then the
-   * new key's certificate replaces it, once per request, and the old serial is marked superseded, not
-   * revoked (a record reset by someone who can write the table looks the same as a crash, and must not
-   * revoke a certificate); a revoked serial is never replaced (the store's conditions hold it too).
+   * a key certified before, or an assertion certified for another request, is refused; another key for a
+   * request that has a certificate is refused, whoever asks: the certificate was released to its attempt
+   * when it was issued, so an attempt that took the request over gets no second one (one approval, one
+   * certificate).
    */
   private async issueChecked(checked: Checked, state: IssuanceState): Promise<IssuedCertificate> {
     const { existing, assertionUse, publicKeyUse } = state;
@@ -365,25 +334,20 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     }
     if (existing) {
       const takeover = input.attemptId !== undefined && existing.attemptId !== input.attemptId;
-      if (!takeover) return this.refuse(checked, new AlreadyCertifiedError());
-      if (existing.releasedAt !== undefined) {
-        return this.refuse(
-          checked,
-          new AlreadyCertifiedError('the sign request has a certificate that was released to be signed with'),
-        );
-      }
-      if (existing.supersedes !== undefined) {
-        return this.refuse(
-          checked,
-          new AlreadyCertifiedError('the sign request already had its one replacement certificate'),
-        );
-      }
+      return this.refuse(
+        checked,
+        takeover
+          ? new AlreadyCertifiedError(
+              'the sign request has a certificate that was released to be signed with',
+            )
+          : new AlreadyCertifiedError(),
+      );
     }
     for (let attempt = 0; ; attempt++) {
       const record = await this.certify(checked);
       await this.deps.audit?.append(issuedEvent(checked, record));
       try {
-        return await this.store(checked, record, existing);
+        return await this.store(checked, record);
       } catch (err) {
         // A fresh serial is drawn again; a second collision means the RNG is broken, so stop.
         if (!(err instanceof SerialCollisionError) || attempt > 0) throw err;
@@ -392,15 +356,11 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   }
 
   /** Records a signed (and logged) certificate; a register or a concurrent issuance may refuse it. */
-  private async store(
-    checked: Checked,
-    record: IssuedCertificateRecord,
-    previous: IssuedCertificateRecord | undefined,
-  ): Promise<IssuedCertificate> {
-    const item = { certificate: record, registers: this.registersOf(checked) };
-    const result: RecordIssuedResult = previous
-      ? await this.deps.certificates.replace(previous, item)
-      : await this.deps.certificates.record(item);
+  private async store(checked: Checked, record: IssuedCertificateRecord): Promise<IssuedCertificate> {
+    const result: RecordIssuedResult = await this.deps.certificates.record({
+      certificate: record,
+      registers: this.registersOf(checked),
+    });
     if (result.stored) return this.issued(record);
     if ('existing' in result) {
       if (result.existing.publicKeyHash === checked.publicKeyHash) return this.issued(result.existing);
@@ -509,7 +469,9 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       issuedAt: now,
       certificatePem: pem('CERTIFICATE', der),
       chainPem: this.chainPem,
+      // Released to its attempt as it is recorded: the request gets no other certificate after it.
       ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
+      releasedAt: now,
     };
   }
 

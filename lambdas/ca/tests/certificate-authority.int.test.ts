@@ -479,43 +479,43 @@ describe('issuance rules', () => {
     expect((error as AlreadyCertifiedError).code).toBe('ALREADY_CERTIFIED');
   });
 
-  it('replaces the unreleased certificate of a dead attempt for the attempt that took over, and only for it', async () => {
+  it('records the certificate released to its attempt: a takeover after a crash gets no second one, nothing revoked', async () => {
     const first = await keyAndCsr(hsm, 'EC-P256', keys);
     const second = await keyAndCsr(hsm, 'EC-P256', keys);
     const evidence = evidenceFor();
-    const old = await ca.issue({ ...evidence, csrDer: first.csrDer, attemptId: 'attempt-1' });
-    // attempt-1 dies before storing its result; attempt-2 takes the request over with a new key. A
-    // stale caller (the dead attempt's id, or none) still cannot certify another key.
-    for (const attemptId of ['attempt-1', undefined]) {
+    const before = Date.now();
+    const issued = await ca.issue({ ...evidence, csrDer: first.csrDer, attemptId: 'attempt-1' });
+    const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
+    const recorded = (await certificates.getByRequest(evidence.requestId))!;
+    expect(recorded).toMatchObject({ serialHex: issued.serialHex, attemptId: 'attempt-1' });
+    expect(recorded.releasedAt).toBeGreaterThanOrEqual(before);
+    // attempt-1 dies between its certificate and its signature; attempt-2 takes the request over with a
+    // new key (and the request's own assertion): refused, as is any other caller.
+    const issuedBefore = events.filter((e) => e.type === 'certificate.issued').length;
+    for (const attemptId of ['attempt-2', 'attempt-1', undefined]) {
       const refused = await ca.issue({ ...evidence, csrDer: second.csrDer, attemptId }).catch((e) => e);
       expect(refused).toBeInstanceOf(AlreadyCertifiedError);
     }
-    const replacement = await ca.issue({ ...evidence, csrDer: second.csrDer, attemptId: 'attempt-2' });
-    expect(replacement.serialHex).not.toBe(old.serialHex);
+    expect(events.filter((e) => e.type === 'certificate.issued')).toHaveLength(issuedBefore);
+    expect(await certificates.getByRequest(evidence.requestId)).toEqual(recorded);
+    const serial = await certificates.getBySerial(issued.serialHex);
+    expect(serial).toMatchObject({ requestId: evidence.requestId });
+    expect(serial?.supersededBy).toBeUndefined();
     expect(
-      new X509Certificate(replacement.certificatePem).publicKey.export({ type: 'spki', format: 'der' }),
-    ).toEqual(second.spki);
-    // Retries of the new owner get the replacement; the old serial is on record, superseded (not revoked:
-    // a reset record must not be a way to revoke a released certificate).
-    expect(await ca.issue({ ...evidence, csrDer: second.csrDer, attemptId: 'attempt-2' })).toEqual(
-      replacement,
-    );
-    const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
-    expect(await certificates.getBySerial(old.serialHex)).toMatchObject({
-      requestId: evidence.requestId,
-      supersededBy: replacement.serialHex,
-    });
-    const statuses = await certificates.statuses([old.serialHex, replacement.serialHex]);
-    expect(statuses.get(old.serialHex)?.revocation).toBeUndefined();
-    expect(statuses.get(replacement.serialHex)?.revocation).toBeUndefined();
-    expect(await certificates.getByRequest(evidence.requestId)).toMatchObject({
-      serialHex: replacement.serialHex,
-      supersedes: old.serialHex,
-      attemptId: 'attempt-2',
-    });
-    // The dead attempt's key cannot come back for another request.
-    const reused = await ca.issue({ ...evidenceFor(), csrDer: first.csrDer }).catch((e) => e);
-    expect(reused).toBeInstanceOf(PublicKeyAlreadyCertifiedError);
+      (await certificates.statuses([issued.serialHex])).get(issued.serialHex)?.revocation,
+    ).toBeUndefined();
+    // The new key was never certified: it may serve another request.
+    expect(
+      await certificates.lookup([
+        {
+          requestId: 'x',
+          assertionKey: 'x',
+          publicKeyHash: createHash('sha256').update(second.spki).digest('hex'),
+        },
+      ]),
+    ).toEqual([{}]);
+    // The owner's retry still gets its certificate.
+    expect(await ca.issue({ ...evidence, csrDer: first.csrDer, attemptId: 'attempt-1' })).toEqual(issued);
   });
 
   it('lets exactly one of two concurrent issuances with different keys win', async () => {
@@ -596,9 +596,10 @@ describe('batches', () => {
   it('certifies a batch in one read and one write, with per-item refusals and retries on the single path', async () => {
     const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
     const fresh = await Promise.all(
-      [0, 1, 2].map(async () => ({
+      [0, 1, 2].map(async (i) => ({
         ...evidenceFor(),
         csrDer: (await keyAndCsr(hsm, 'EC-P256', keys)).csrDer,
+        attemptId: `attempt-${i}`,
       })),
     );
     const earlier = await issueFor('EC-P256');
@@ -619,11 +620,18 @@ describe('batches', () => {
     expect(outcomes[5]).toMatchObject({ ok: false, error: expect.any(AlreadyCertifiedError) });
     expect(outcomes[6]).toMatchObject({ ok: false, error: expect.any(BadCsrError) });
     expect(outcomes[7]).toMatchObject({ ok: false, error: expect.any(PublicKeyAlreadyCertifiedError) });
-    // Stored as the single path stores them: the request's record names the serial it was given.
+    // Stored as the single path stores them: the request's record names the serial it was given, released
+    // to the attempt that asked.
     const states = await certificates.lookup(
       fresh.map((f) => ({ requestId: f.requestId, assertionKey: '-', publicKeyHash: '-' })),
     );
-    fresh.forEach((_, i) => expect(states[i].existing?.serialHex).toBe(serials[i]));
+    fresh.forEach((_, i) =>
+      expect(states[i].existing).toMatchObject({
+        serialHex: serials[i],
+        attemptId: `attempt-${i}`,
+        releasedAt: expect.any(Number),
+      }),
+    );
     for (const o of outcomes.slice(0, 3)) {
       if (!o.ok) throw new Error('not issued');
       const leaf = new X509Certificate(o.certificate.certificatePem);

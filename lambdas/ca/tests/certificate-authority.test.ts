@@ -101,7 +101,7 @@ class NodeHsm implements Pick<
 /** The certificate store's rules in memory (the DynamoDB repository is tested against DynamoDB Local). */
 class MemoryCertificateStore implements IssuedCertificateStore {
   public readonly byRequest = new Map<string, IssuedCertificateRecord>();
-  public readonly serials = new Map<string, { requestId: string; supersededBy?: string; revoked?: true }>();
+  public readonly serials = new Map<string, { requestId: string; revoked?: true }>();
   public readonly assertions = new Map<string, { requestId: string; attemptId?: string }>();
   public readonly publicKeys = new Map<string, { requestId: string; serialHex: string }>();
   /** Register entries written behind the CA's back between its read and its write (a race). */
@@ -126,37 +126,6 @@ class MemoryCertificateStore implements IssuedCertificateStore {
     if (this.publicKeys.has(c.publicKeyHash)) return { stored: false, conflict: 'public-key-certified' };
     this.write(item);
     return { stored: true };
-  }
-
-  public async replace(
-    previous: IssuedCertificateRecord,
-    item: CertificateToRecord,
-  ): Promise<RecordIssuedResult> {
-    const { certificate: c } = item;
-    const current = this.byRequest.get(c.requestId)!;
-    const old = this.serials.get(previous.serialHex);
-    if (
-      current.serialHex !== previous.serialHex ||
-      current.releasedAt !== undefined ||
-      current.supersedes !== undefined ||
-      old?.revoked ||
-      old?.supersededBy
-    ) {
-      return { stored: false, existing: current };
-    }
-    if (this.publicKeys.has(c.publicKeyHash)) return { stored: false, conflict: 'public-key-certified' };
-    this.write({ ...item, certificate: { ...c, supersedes: previous.serialHex } });
-    this.serials.set(previous.serialHex, { requestId: c.requestId, supersededBy: c.serialHex });
-    return { stored: true };
-  }
-
-  public async release(requestId: string, serialHex: string, attemptId: string | undefined, at: number) {
-    const current = this.byRequest.get(requestId);
-    if (!current || current.serialHex !== serialHex) return false;
-    if (attemptId !== undefined && current.attemptId !== undefined && current.attemptId !== attemptId)
-      return false;
-    this.byRequest.set(requestId, { releasedAt: at, ...current });
-    return true;
   }
 
   private write({ certificate: c, registers: r }: CertificateToRecord): void {
@@ -292,66 +261,60 @@ test('an assertion certified for another request is refused and audited', async 
   expect(store.byRequest.size).toBe(0);
 });
 
-test('the same key again is a retry; another key for the same attempt is refused; a takeover replaces, revoking nothing', async () => {
+test('the same key again is a retry; another key is refused, for the same attempt or a takeover', async () => {
   const { ca, store } = await harness();
   const request = evidence();
   const first = await keyAndCsr();
   const issued = await ca.issue({ ...request, csrDer: first.csrDer, attemptId: 'a1' });
   expect(await ca.issue({ ...request, csrDer: first.csrDer, attemptId: 'a1' })).toEqual(issued);
   const second = await keyAndCsr();
-  await expect(ca.issue({ ...request, csrDer: second.csrDer, attemptId: 'a1' })).rejects.toBeInstanceOf(
-    AlreadyCertifiedError,
-  );
-  const replacement = await ca.issue({ ...request, csrDer: second.csrDer, attemptId: 'a2' });
-  expect(replacement.serialHex).not.toBe(issued.serialHex);
-  expect(store.serials.get(issued.serialHex)).toEqual({
-    requestId: request.requestId,
-    supersededBy: replacement.serialHex,
-  });
+  for (const attemptId of ['a1', 'a2', undefined]) {
+    await expect(ca.issue({ ...request, csrDer: second.csrDer, attemptId })).rejects.toBeInstanceOf(
+      AlreadyCertifiedError,
+    );
+  }
+  expect(store.byRequest.get(request.requestId)?.serialHex).toBe(issued.serialHex);
   // The first key stays certified once: it cannot come back for anything.
   await expect(ca.issue({ ...evidence(), csrDer: first.csrDer })).rejects.toBeInstanceOf(
     PublicKeyAlreadyCertifiedError,
   );
 });
 
-test('a takeover gets a second certificate only for an unreleased, unrevoked one, and once; a release is the owner attempt’s', async () => {
-  const { ca, store } = await harness();
+test('a certificate is released to its attempt as it is recorded: a takeover after a crash gets no second one, nothing revoked', async () => {
+  const { ca, store, events } = await harness();
   const key = async () => (await keyAndCsr()).csrDer;
-  // Released: the first attempt was let sign, so no takeover replaces its certificate.
-  const signedRequest = evidence();
-  const signed = await ca.issue({ ...signedRequest, csrDer: await key(), attemptId: 'a1' });
-  await expect(
-    ca.release({ requestId: signedRequest.requestId, serialHex: signed.serialHex, attemptId: 'x' }),
-  ).rejects.toBeInstanceOf(AlreadyCertifiedError);
-  await ca.release({ requestId: signedRequest.requestId, serialHex: signed.serialHex, attemptId: 'a1' });
-  await ca.release({ requestId: signedRequest.requestId, serialHex: signed.serialHex, attemptId: 'a1' });
-  await expect(ca.issue({ ...signedRequest, csrDer: await key(), attemptId: 'a2' })).rejects.toBeInstanceOf(
-    AlreadyCertifiedError,
-  );
-  expect(store.byRequest.get(signedRequest.requestId)?.serialHex).toBe(signed.serialHex);
+  const crashed = evidence();
+  const before = Date.now();
+  const first = await ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a1' });
+  // Written with the certificate, in the same write: no later step lets the attempt sign.
+  const recorded = store.byRequest.get(crashed.requestId)!;
+  expect(recorded).toMatchObject({ serialHex: first.serialHex, attemptId: 'a1' });
+  expect(recorded.releasedAt).toBeGreaterThanOrEqual(before);
+  // a1 died before it signed; a2 took the request over with a new key: refused, and a3 after it.
+  for (const attemptId of ['a2', 'a3']) {
+    await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId })).rejects.toMatchObject({
+      code: 'ALREADY_CERTIFIED',
+      message: 'the sign request has a certificate that was released to be signed with',
+    });
+  }
+  expect(store.byRequest.get(crashed.requestId)).toEqual(recorded);
+  expect(store.serials.get(first.serialHex)).toEqual({ requestId: crashed.requestId });
+  expect(events.filter((e) => e.type === 'certificate.issued')).toHaveLength(1);
+  expect(refusals(events)).toEqual([
+    [crashed.requestId, 'ALREADY_CERTIFIED', false],
+    [crashed.requestId, 'ALREADY_CERTIFIED', false],
+  ]);
 
-  // Revoked: never replaced either.
+  // A revoked certificate the same: never replaced.
   const revokedRequest = evidence();
   const revoked = await ca.issue({ ...revokedRequest, csrDer: await key(), attemptId: 'a1' });
   store.serials.set(revoked.serialHex, { requestId: revokedRequest.requestId, revoked: true });
   await expect(ca.issue({ ...revokedRequest, csrDer: await key(), attemptId: 'a2' })).rejects.toBeInstanceOf(
     AlreadyCertifiedError,
   );
-
-  // Unreleased: one replacement, then none; the replaced attempt may no longer release.
-  const crashed = evidence();
-  const first = await ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a1' });
-  const second = await ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a2' });
-  await expect(
-    ca.release({ requestId: crashed.requestId, serialHex: first.serialHex, attemptId: 'a1' }),
-  ).rejects.toBeInstanceOf(AlreadyCertifiedError);
-  await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a3' })).rejects.toBeInstanceOf(
-    AlreadyCertifiedError,
-  );
-  await ca.release({ requestId: crashed.requestId, serialHex: second.serialHex, attemptId: 'a2' });
-  expect(store.byRequest.get(crashed.requestId)).toMatchObject({
-    serialHex: second.serialHex,
-    supersedes: first.serialHex,
+  expect(store.serials.get(revoked.serialHex)).toEqual({
+    requestId: revokedRequest.requestId,
+    revoked: true,
   });
 });
 

@@ -9,7 +9,11 @@
  */
 import { X509Certificate, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
+import {
+  CertificateRepository,
+  type KeyPoolRepository,
+  type RequestRepository,
+} from '@pipeline/adapters/dynamodb';
 import type { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
 import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import type { CertificateAuthority } from '@pipeline/ca';
@@ -300,7 +304,7 @@ describe('redelivery', () => {
     expect(await available(keyType)).toBe(before);
   });
 
-  test('an attempt that died after its certificate was issued is taken over and the request is signed', async () => {
+  test('an attempt that died between its certificate and its signature: the takeover ends ALREADY_CERTIFIED, no second certificate, nothing revoked', async () => {
     await fill(keyType, 1);
     const request = await newRequest(keyType);
     const now = Date.now();
@@ -313,7 +317,7 @@ describe('redelivery', () => {
       publicKeySpki: lost.publicKeySpki,
       sign: (digest, options) => hsm.signDigest(lost.privateKey, digest, options),
     });
-    const unreleased = await issuer.issue({
+    const first = await issuer.issue({
       requestId: request.id,
       csrDer: lostCsr,
       attemptId: 'died',
@@ -321,14 +325,24 @@ describe('redelivery', () => {
       binding: bindingOf(request),
     });
     await hsm.destroy(lost.privateKey);
+    const certificates = new CertificateRepository(doc, { tableName: stack.tables.certificates });
+    const recorded = await certificates.getByRequest(request.id);
+    expect(recorded).toMatchObject({ serialHex: first.serialHex, attemptId: 'died' });
 
+    const objectsBefore = await hsm.countSessionObjects();
     const later = { ...deps(), clock: () => Date.now() + 60_000 };
     const outcome = await processSignRequest(later, request.id);
-    expect(outcome).toMatchObject({ status: 'signed', replayed: false });
-    // The certificate released is the new key's (the signature verifies under it), not the dead one's.
-    expect(verifiesWithOpenssl(request, outcome)).toBe(true);
-    expect(certificateSpki(outcome.record.certificate!).equals(lost.publicKeySpki)).toBe(false);
-    expect(outcome.record.certificate).not.toBe(unreleased.certificatePem);
+    expect(outcome).toMatchObject({ status: 'failed', replayed: false });
+    expect(outcome.record.error?.code).toBe('ALREADY_CERTIFIED');
+    expect(outcome.record.signature).toBeUndefined();
+    expect(outcome.record.attemptId).not.toBe('died');
+    // The request's one certificate is the dead attempt's, as it was, and not revoked; the taking-over
+    // attempt's key signed nothing but its CSR and left no object in the HSM.
+    expect(await certificates.getByRequest(request.id)).toEqual(recorded);
+    const status = (await certificates.statuses([first.serialHex])).get(first.serialHex);
+    expect(status).toMatchObject({ requestId: request.id });
+    expect(status?.revocation).toBeUndefined();
+    expect(await hsm.countSessionObjects()).toBe(objectsBefore);
   });
 
   test('a crashed attempt is taken over once its lease expired, and not before', async () => {

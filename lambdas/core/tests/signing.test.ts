@@ -89,30 +89,25 @@ describe('deliveries', () => {
     ]);
   });
 
-  test('the CA releases the certificate to the attempt before it signs; a refused release signs nothing', async () => {
+  test('the certificate is asked for the attempt that signs, and nothing more before the signature; a refusal signs nothing', async () => {
     const h = harness();
     const issue = h.deps.issuer.issue.bind(h.deps.issuer);
-    const released: unknown[] = [];
-    h.deps.issuer = {
-      issue,
-      release: async (input) => {
-        h.order.push('release');
-        released.push(input);
-      },
-    };
+    const attempts: unknown[] = [];
+    h.deps.issuer = { issue: (input) => (attempts.push(input.attemptId), issue(input)) };
     h.pool.push(poolKey(1), poolKey(2));
-    const record = received(h);
+    const record = received(h, { format: 'cms', profile: 'CAdES-B-B' });
     expect((await processSignRequest(h.deps, record.id)).status).toBe('signed');
-    expect(h.order).toEqual(['sign', 'issue', 'release', 'sign', 'audit']);
-    expect(released).toEqual([{ requestId: record.id, serialHex: '0a', attemptId: 'attempt-1' }]);
+    // The CA released the certificate to this attempt as it issued it: one call, then the signature.
+    expect(h.order).toEqual(['sign', 'issue', 'sign', 'audit']);
+    expect(attempts).toEqual([h.store.records.get(record.id)!.attemptId]);
 
-    // The CA has the request's certificate as another attempt's: the key signs nothing but its CSR.
+    // The request's certificate was released to another attempt (this one took the request over): the
+    // key signs nothing but its CSR.
     h.order.length = 0;
     h.deps.issuer = {
-      issue,
-      release: async () => {
-        h.order.push('release');
-        throw Object.assign(new Error('not this attempt'), { code: 'ALREADY_CERTIFIED' });
+      issue: async () => {
+        h.order.push('issue');
+        throw Object.assign(new Error('released to another attempt'), { code: 'ALREADY_CERTIFIED' });
       },
     };
     const other = received(h);

@@ -1,8 +1,7 @@
 /**
  * The CA Lambda, issuance only: `{ action: 'issue-batch', items }` in (see core's ca-contract), one
- * certificate or named refusal per item out; `{ action: 'release-batch', items }`, the signer's word that
- * an attempt is about to sign with its certificate's key, recorded (after which no takeover replaces
- * that certificate) or refused per item. Only the signer's role may invoke it; revocation is another
+ * certificate (released to the attempt that asked: the request gets no other) or named refusal per item
+ * out. Only the signer's role may invoke it; revocation is another
  * function (handlers/revoke) with another caller. The CA decides on evidence it verifies itself (the
  * identity assertion, the CSR) and on its own table, never on the request records. Configuration,
  * clients, the HSM login, the CA certificates and the identity providers' keys are set up once per
@@ -15,8 +14,6 @@ import { createAssertionVerifier } from '@pipeline/adapters/oidc';
 import {
   IssueBatchRequestSchema,
   IssueItemSchema,
-  ReleaseBatchRequestSchema,
-  ReleaseItemSchema,
   caRefusal,
   issueInputOf,
   issuedResult,
@@ -24,8 +21,6 @@ import {
   type IssueCertificateInput,
   type IssueItemResult,
   type IssueOutcome,
-  type ReleaseBatchResponse,
-  type ReleaseItemResult,
   type CaCertificates,
 } from '@pipeline/core/pki';
 import { loadConfig, loadIdentityConfig, type CaConfig } from '@pipeline/config';
@@ -140,17 +135,12 @@ function resultOf(requestId: string, outcome: IssueOutcome, logger: Logger): Iss
 export function createCaHandler({
   authority,
   logger,
-}: CaHandlerDeps): LambdaHandler<unknown, IssueBatchResponse | ReleaseBatchResponse> {
+}: CaHandlerDeps): LambdaHandler<unknown, IssueBatchResponse> {
   return lambdaHandler(
-    async (event: unknown): Promise<IssueBatchResponse | ReleaseBatchResponse> => {
-      const release = ReleaseBatchRequestSchema.safeParse(event);
-      if (release.success) return releaseBatch(release.data.items, authority, logger);
+    async (event: unknown): Promise<IssueBatchResponse> => {
       const batch = IssueBatchRequestSchema.safeParse(event);
       if (!batch.success) {
-        return caRefusal(
-          'BAD_BATCH',
-          'expected { action: "issue-batch" or "release-batch", items: [1..100] }',
-        );
+        return caRefusal('BAD_BATCH', 'expected { action: "issue-batch", items: [1..100] }');
       }
       const parsed = batch.data.items.map((item) => parseItem(item, logger));
       const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
@@ -168,38 +158,6 @@ export function createCaHandler({
     },
     { logger },
   );
-}
-
-/** Attempts about to sign: each release recorded, or refused (the attempt must not sign). */
-async function releaseBatch(
-  items: readonly unknown[],
-  authority: CaHandlerDeps['authority'],
-  logger: Logger,
-): Promise<ReleaseBatchResponse> {
-  let ca: CertificateAuthority;
-  try {
-    ca = await authority();
-  } catch {
-    return caRefusal('CA_UNAVAILABLE', 'the CA could not record the release now; retry later');
-  }
-  const results = await Promise.all(
-    items.map(async (item): Promise<ReleaseItemResult> => {
-      const parsed = ReleaseItemSchema.safeParse(item);
-      if (!parsed.success) return caRefusal('BAD_RELEASE', 'a release names a request id and a serial');
-      try {
-        await ca.release(parsed.data);
-        return { ok: true };
-      } catch (err) {
-        if (isCaRefusal(err)) {
-          logger.warn('release refused', { requestId: parsed.data.requestId, code: err.code });
-          return caRefusal(err.code, err.message);
-        }
-        logger.error('release failed', { requestId: parsed.data.requestId, errorName: (err as Error)?.name });
-        return caRefusal('CA_UNAVAILABLE', 'the CA could not record the release now; retry later');
-      }
-    }),
-  );
-  return { results };
 }
 
 /** The CA's dependencies from configuration: set up lazily, once per execution environment. */

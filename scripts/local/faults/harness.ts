@@ -348,15 +348,10 @@ export interface CertificateItem {
   readonly serialHex: string;
   readonly issuedAt: number;
   readonly certificatePem?: string;
-  /**
-   * A serial item whose certificate a takeover attempt replaced (its attempt died before it was let sign
-   * with it): marked superseded, not revoked.
-   */
-  readonly supersededBy?: string;
-  /** A request item whose certificate its attempt was let sign with (never replaced after that). */
+  /** A request item: the attempt its certificate was released to as it was issued. */
+  readonly attemptId?: string;
+  /** A request item: when its certificate was released to that attempt (its issuance). */
   readonly releasedAt?: number;
-  /** A request item whose certificate replaced another (a request's one replacement). */
-  readonly supersedes?: string;
 }
 
 /** Every item of the certificates table: `request` items (one per request) and `serial` items. */
@@ -372,28 +367,17 @@ export async function scanCertificates(
         serialHex: String(i.serialHex),
         issuedAt: Number(i.issuedAt),
         certificatePem: typeof i.certificatePem === 'string' ? i.certificatePem : undefined,
-        supersededBy: typeof i.supersededBy === 'string' ? i.supersededBy : undefined,
+        attemptId: typeof i.attemptId === 'string' ? i.attemptId : undefined,
         releasedAt: typeof i.releasedAt === 'number' ? i.releasedAt : undefined,
-        supersedes: typeof i.supersedes === 'string' ? i.supersedes : undefined,
       }));
   return { byRequest: pick('request'), serials: pick('serial') };
 }
 
-/**
- * Requests with more than one certificate in force: serials not superseded, per request id. A takeover
- * may replace, once, the certificate of an attempt that died before it was let sign (the CA marks the old
- * serial superseded by the new one, of the same request); anything else is a request certified twice.
- */
+/** Requests with more than one serial: the CA issues one certificate per request, never a second. */
 export function certifiedTwice(certificates: {
   serials: readonly CertificateItem[];
-}): Record<string, unknown> {
-  const serials = certificates.serials;
-  const live = duplicates(serials.filter((c) => !c.supersededBy).map((c) => c.requestId));
-  const badlySuperseded = serials
-    .filter((c) => c.supersededBy)
-    .filter((c) => !serials.some((n) => n.serialHex === c.supersededBy && n.requestId === c.requestId))
-    .map((c) => c.serialHex);
-  return { ...live, ...(badlySuperseded.length > 0 ? { badlySuperseded } : {}) };
+}): Record<string, number> {
+  return duplicates(certificates.serials.map((c) => c.requestId));
 }
 
 export async function scanAll(

@@ -12,10 +12,8 @@
  *   OWNER#<requestId>        the API client the request id belongs to, registered by the revocation
  *                            function for the API before the request is stored (first client keeps it;
  *                            TTL: after its certificate would have expired)
- * Before a signer attempt signs, REQ# gets `releasedAt` (only while it names that serial and attempt).
- * A replacement (after a signer attempt died before it was let sign) rewrites REQ# only if it still names
- * the old serial, was never released and replaces nothing itself, and updates the old SERIAL# item with
- * `supersededBy` only if it is neither revoked nor superseded, in the same transaction.
+ * REQ# is written with the signer attempt its certificate is released to (`attemptId`, `releasedAt`):
+ * the request gets no other certificate after it. The issuing CA puts items and updates none.
  * Revocation sets `revokedAt`, `revocationReason`, `revokedBy` and `revokedList` (the sparse
  * `revoked-certificates` index) on the SERIAL# item, once. `CRL#<issuer>` items count CRL numbers.
  */
@@ -59,7 +57,7 @@ const serialKey = (serialHex: string): string => `SERIAL#${serialHex}`;
 const assertionKey = (replayKey: string): string => `ASSERTION#${replayKey}`;
 const publicKeyKey = (publicKeyHash: string): string => `PUBKEY#${publicKeyHash}`;
 const ownerKey = (requestId: string): string => `OWNER#${requestId}`;
-/** The one partition of the revoked index: revocations are rare (takeovers, operator decisions). */
+/** The one partition of the revoked index: revocations are rare (client and operator decisions). */
 const REVOKED_LIST = 'REVOKED';
 const REVOKED_INDEX = TABLES.certificates.globalSecondaryIndexes[0].indexName;
 
@@ -154,72 +152,6 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
     return this.write(item.certificate, this.issuanceItems(item));
   }
 
-  public async replace(
-    previous: IssuedCertificateRecord,
-    item: CertificateToRecord,
-  ): Promise<RecordIssuedResult> {
-    const TableName = this.options.tableName;
-    const replaced = { ...item.certificate, supersedes: previous.serialHex };
-    const [, serial, assertion, publicKey] = this.issuanceItems({ ...item, certificate: replaced });
-    return this.write(replaced, [
-      {
-        Put: {
-          TableName,
-          Item: { pk: requestKey(replaced.requestId), kind: 'request', ...replaced },
-          // Never a certificate an attempt was let sign with, and once per request.
-          ConditionExpression:
-            'serialHex = :previous AND attribute_not_exists(releasedAt) AND attribute_not_exists(supersedes)',
-          ExpressionAttributeValues: { ':previous': previous.serialHex },
-        },
-      },
-      serial,
-      assertion,
-      publicKey,
-      // The old serial stays on record as it is, marked superseded: an update, so that nothing else of it
-      // (a revocation above all) is written back, and only if it was neither revoked nor superseded.
-      {
-        Update: {
-          TableName,
-          Key: { pk: serialKey(previous.serialHex) },
-          UpdateExpression: 'SET supersededBy = :next',
-          ConditionExpression:
-            'attribute_exists(pk) AND attribute_not_exists(revokedAt) AND attribute_not_exists(supersededBy)',
-          ExpressionAttributeValues: { ':next': replaced.serialHex },
-        },
-      },
-    ]);
-  }
-
-  public async release(
-    requestId: string,
-    serialHex: string,
-    attemptId: string | undefined,
-    at: number,
-  ): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { pk: requestKey(requestId) },
-          UpdateExpression: 'SET releasedAt = if_not_exists(releasedAt, :at)',
-          ConditionExpression:
-            attemptId === undefined
-              ? 'serialHex = :serial'
-              : 'serialHex = :serial AND (attemptId = :attempt OR attribute_not_exists(attemptId))',
-          ExpressionAttributeValues: {
-            ':at': at,
-            ':serial': serialHex,
-            ...(attemptId === undefined ? {} : { ':attempt': attemptId }),
-          },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
-  }
-
   public async registerOwner(requestId: string, clientId: string, expiresAt: number): Promise<boolean> {
     try {
       await this.doc.send(
@@ -252,7 +184,7 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
 
   /**
    * The items of one issuance, in the order the cancellation reasons are read: REQ# and SERIAL# only if
-   * new, the assertion's entry only if new or already this request's (a takeover), the key's only if new.
+   * new, the assertion's entry only if new or already this request's, the key's only if new.
    */
   private issuanceItems({ certificate, registers }: CertificateToRecord): TransactItem[] {
     const TableName = this.options.tableName;

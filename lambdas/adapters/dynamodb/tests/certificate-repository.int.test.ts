@@ -118,70 +118,39 @@ it('an assertion certified for one request is refused for another; a public key 
   ).toEqual([false, true]);
 });
 
-it('a replacement for the same request may name the same assertion, marks the old serial superseded and revokes nothing', async () => {
-  const first = item({ attemptId: 'attempt-1' });
-  await repository.record(first);
-  const replacement = item(
-    { requestId: first.certificate.requestId, attemptId: 'attempt-2' },
-    { assertionKey: first.registers.assertionKey },
-  );
-  expect(await repository.replace(first.certificate, replacement)).toEqual({ stored: true });
-  expect(await repository.getBySerial(first.certificate.serialHex)).toMatchObject({
-    supersededBy: replacement.certificate.serialHex,
-  });
-  expect(
-    (await repository.statuses([first.certificate.serialHex])).get(first.certificate.serialHex)?.revocation,
-  ).toBeUndefined();
-});
-
-it('never replaces a released certificate, a revoked serial or a replacement; the revocation stays', async () => {
-  const replacementOf = (previous: CertificateToRecord, attemptId: string) =>
-    item(
-      { requestId: previous.certificate.requestId, attemptId },
-      { assertionKey: previous.registers.assertionKey },
-    );
-  // Released to its attempt: only that attempt, and only while the request still names the serial.
-  const released = item({ attemptId: 'attempt-1' });
-  await repository.record(released);
+it('a certificate is recorded released to its attempt; another attempt gets no second one, a revocation stays', async () => {
+  const released = item({ attemptId: 'attempt-1', releasedAt: 1_700_000_060_000 });
+  expect(await repository.record(released)).toEqual({ stored: true });
   const { requestId, serialHex } = released.certificate;
-  expect(await repository.release(requestId, serialHex, 'attempt-2', 1)).toBe(false);
-  expect(await repository.release(requestId, 'ab', 'attempt-1', 1)).toBe(false);
-  expect(await repository.release(requestId, serialHex, 'attempt-1', 1)).toBe(true);
-  expect(await repository.release(requestId, serialHex, 'attempt-1', 2)).toBe(true);
-  expect(await repository.getByRequest(requestId)).toMatchObject({ releasedAt: 1 });
-  const refused = await repository.replace(released.certificate, replacementOf(released, 'attempt-2'));
-  expect(refused).toMatchObject({ stored: false, existing: { serialHex } });
+  expect(await repository.getByRequest(requestId)).toMatchObject({
+    serialHex,
+    attemptId: 'attempt-1',
+    releasedAt: 1_700_000_060_000,
+  });
+  // An attempt that took the request over, with a new key and the request's own assertion: nothing written.
+  const takeover = item(
+    { requestId, attemptId: 'attempt-2' },
+    { assertionKey: released.registers.assertionKey },
+  );
+  expect(await repository.record(takeover)).toEqual({ stored: false, existing: released.certificate });
+  expect(await repository.getBySerial(takeover.certificate.serialHex)).toBeUndefined();
+  expect(await repository.recordMany([takeover])).toEqual([false]);
 
-  // Revoked: the replacement is refused and the old item keeps its revocation.
-  const revoked = item({ attemptId: 'attempt-1' });
+  // Revoked: a takeover writes nothing either, and the serial keeps its revocation.
+  const revoked = item({ attemptId: 'attempt-1', releasedAt: 1 });
   await repository.record(revoked);
   const serial = revoked.certificate.serialHex;
   await repository.revoke(serial, { revokedAt: 5000, reason: 'keyCompromise', revokedBy: 'client' });
-  expect(await repository.replace(revoked.certificate, replacementOf(revoked, 'attempt-2'))).toMatchObject({
-    stored: false,
-    existing: { serialHex: serial },
-  });
+  const again = item(
+    { requestId: revoked.certificate.requestId, attemptId: 'attempt-2' },
+    { assertionKey: revoked.registers.assertionKey },
+  );
+  expect(await repository.record(again)).toMatchObject({ stored: false, existing: { serialHex: serial } });
   expect((await repository.statuses([serial])).get(serial)?.revocation).toEqual({
     revokedAt: 5000,
     reason: 'keyCompromise',
     revokedBy: 'client',
   });
-  expect((await repository.getBySerial(serial))?.supersededBy).toBeUndefined();
-
-  // Once per request: a replacement is not replaced again.
-  const crashed = item({ attemptId: 'attempt-1' });
-  await repository.record(crashed);
-  const second = replacementOf(crashed, 'attempt-2');
-  expect(await repository.replace(crashed.certificate, second)).toEqual({ stored: true });
-  const current = (await repository.getByRequest(crashed.certificate.requestId))!;
-  expect(await repository.replace(current, replacementOf(crashed, 'attempt-3'))).toMatchObject({
-    stored: false,
-    existing: { serialHex: second.certificate.serialHex },
-  });
-  // The replaced attempt can no longer be let sign.
-  expect(
-    await repository.release(crashed.certificate.requestId, crashed.certificate.serialHex, 'attempt-1', 1),
-  ).toBe(false);
 });
 
 it("registers a request id to its first client, and reads a request's certificate with its owner", async () => {

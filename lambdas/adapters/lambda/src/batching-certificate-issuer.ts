@@ -2,10 +2,7 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { Coalescer, type Settled } from '@pipeline/core/shared';
 import {
   IssueBatchResponseSchema,
-  ReleaseBatchResponseSchema,
   issueBatchRequest,
-  type ReleaseBatchRequest,
-  type ReleaseInput,
   type CertificateIssuer,
   type IssueCertificateInput,
   type IssueItemResult,
@@ -39,11 +36,9 @@ export interface BatchingIssuerOptions {
  * The CertificateIssuer port over the Lambda Invoke API, batched: the certificate requests of concurrent
  * attempts in this process go to the CA function as one `issue-batch` invocation (one read, one audit
  * entry and one write at the CA for all of them). Each caller still gets its own certificate or error.
- * The releases of attempts about to sign go the same way, as `release-batch` invocations.
  */
 export class BatchingCertificateIssuer implements CertificateIssuer {
   private readonly batches: Coalescer<IssueCertificateInput, IssuedCertificate>;
-  private readonly releases: Coalescer<ReleaseInput, undefined>;
   private readonly ca: LambdaFunction;
 
   public constructor(client: LambdaClient, functionName: string, options: BatchingIssuerOptions) {
@@ -53,37 +48,10 @@ export class BatchingCertificateIssuer implements CertificateIssuer {
       maxBatch: options.maxBatch,
       waiting: options.inFlight,
     });
-    this.releases = new Coalescer((inputs) => this.sendReleases(inputs), {
-      windowMs: options.windowMs,
-      maxBatch: options.maxBatch,
-      waiting: options.inFlight,
-    });
   }
 
   public issue(input: IssueCertificateInput): Promise<IssuedCertificate> {
     return this.batches.submit(input);
-  }
-
-  /** Batched like issuance: one `release-batch` invocation for the attempts about to sign together. */
-  public async release(input: ReleaseInput): Promise<void> {
-    await this.releases.submit(input);
-  }
-
-  private async sendReleases(inputs: readonly ReleaseInput[]): Promise<Settled<undefined>[]> {
-    const request: ReleaseBatchRequest = {
-      action: 'release-batch',
-      items: inputs.map((i) => ({
-        requestId: i.requestId,
-        serialHex: i.serialHex,
-        ...(i.attemptId === undefined ? {} : { attemptId: i.attemptId }),
-      })),
-    };
-    const body = await this.invoke(request, ReleaseBatchResponseSchema, inputs.length);
-    return body.map((result) =>
-      result.ok
-        ? { ok: true, value: undefined }
-        : { ok: false, error: new CertificateRefusedError(result.error.code, result.error.message) },
-    );
   }
 
   /** One invocation; its per-item results, or the error every item of the batch gets. */

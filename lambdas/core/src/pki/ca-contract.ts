@@ -198,32 +198,6 @@ export const REVOCATION_REFUSALS = {
 export const RegisterResponseSchema = z.union([z.strictObject({ ok: z.literal(true) }), refusal]);
 export type RegisterResponse = z.infer<typeof RegisterResponseSchema>;
 
-/** The signer's word before it signs with certified keys (see CertificateIssuer.release). */
-export const ReleaseItemSchema = z.strictObject({
-  requestId: REQUEST_ID,
-  serialHex: z.string().regex(/^[0-9a-f]{1,64}$/),
-  attemptId: z.string().min(1).max(64).optional(),
-});
-export type ReleaseItem = z.infer<typeof ReleaseItemSchema>;
-
-export const ReleaseBatchRequestSchema = z.strictObject({
-  action: z.literal('release-batch'),
-  items: z.array(z.unknown()).min(1).max(MAX_ISSUE_BATCH_ITEMS),
-});
-export type ReleaseBatchRequest = {
-  readonly action: 'release-batch';
-  readonly items: readonly ReleaseItem[];
-};
-
-export const ReleaseItemResultSchema = z.union([z.strictObject({ ok: z.literal(true) }), refusal]);
-export type ReleaseItemResult = z.infer<typeof ReleaseItemResultSchema>;
-
-export const ReleaseBatchResponseSchema = z.union([
-  z.strictObject({ results: z.array(ReleaseItemResultSchema) }),
-  refusal,
-]);
-export type ReleaseBatchResponse = z.infer<typeof ReleaseBatchResponseSchema>;
-
 const HASH_HEX = z.string().regex(/^[0-9a-f]{64}$/);
 
 /** An audit receipt as the revocation function hands it on (see core's audit types). */

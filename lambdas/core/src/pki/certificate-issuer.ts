@@ -26,9 +26,8 @@ export interface IssueCertificateInput {
    */
   readonly signMessage?: SignMessage;
   /**
-   * The signer's attempt that owns the request. When an attempt died after its certificate was issued
-   * but before it was released (see release), the attempt that took the request over gets a certificate
-   * for its own key in place of that one, once per request (see CertificateAuthority.issue).
+   * The signer's attempt that owns the request: the certificate is released to it at issuance (the
+   * request gets no other certificate after it; an attempt that took the request over is refused).
    */
   readonly attemptId?: string;
   /**
@@ -52,22 +51,8 @@ export interface IssuedCertificate {
   readonly ocspResponse?: string;
 }
 
-/** The certificate an attempt is about to sign with (see CertificateIssuer.release). */
-export interface ReleaseInput {
-  readonly requestId: string;
-  readonly serialHex: string;
-  readonly attemptId?: string;
-}
-
 export interface CertificateIssuer {
   issue(input: IssueCertificateInput): Promise<IssuedCertificate>;
-  /**
-   * Asked before the first signature with a certified key: the CA records that the attempt may sign, after
-   * which the request's certificate is never replaced (a takeover gets no second certificate). Throws the
-   * CA's refusal when the certificate is no longer that attempt's (another attempt's replaced it): then
-   * nothing may be signed. An issuer without it lets a takeover replace an unsigned certificate.
-   */
-  release?(input: ReleaseInput): Promise<void>;
 }
 
 /** One item of a batch: its certificate, or why this item got none (the others are not affected). */

@@ -24,11 +24,9 @@ export interface IssuedCertificateRecord {
   readonly chainPem: readonly string[];
   /** The signer attempt the certificate was issued to (absent for callers that name none). */
   readonly attemptId?: string;
-  /** Serial of the certificate this one replaced (issued to an attempt that died before releasing it). */
-  readonly supersedes?: string;
   /**
-   * Epoch ms: when the attempt was let sign with the key (the signer asks the CA before it signs). A
-   * certificate without it provably has no signature made with its key; with it, it is never replaced.
+   * Epoch ms: when the certificate was released to its attempt, to be signed with: at issuance, in the
+   * same transaction. The request gets no other certificate after it.
    */
   readonly releasedAt?: number;
 }
@@ -87,20 +85,6 @@ export interface IssuedCertificateStore {
    * may already be registered to the same request); throws SerialCollisionError if the serial was used.
    */
   record(item: CertificateToRecord): Promise<RecordIssuedResult>;
-  /**
-   * Replaces the request's certificate `previous` (its attempt died before it was let sign) with a new
-   * one, atomically and only if `previous` is still the request's certificate, was never released, is not
-   * itself a replacement (once per request) and its serial is neither revoked nor superseded; marks the
-   * old serial superseded (an update: its other attributes stay). Otherwise nothing is written and the
-   * request's current certificate comes back.
-   */
-  replace(previous: IssuedCertificateRecord, item: CertificateToRecord): Promise<RecordIssuedResult>;
-  /**
-   * Records that the attempt is let sign with the key of the request's certificate `serialHex`: only if
-   * that is still the request's certificate and (when named) was issued to that attempt. Idempotent; false
-   * when the certificate is not (any more) that attempt's.
-   */
-  release(requestId: string, serialHex: string, attemptId: string | undefined, at: number): Promise<boolean>;
 }
 
 /** A fresh random serial was already in use (2^-128 odds unless the RNG is broken): never reused. */

@@ -11,12 +11,6 @@ export {
   IssueItemSchema,
   type RegisterResponse,
   RegisterResponseSchema,
-  type ReleaseBatchRequest,
-  ReleaseBatchRequestSchema,
-  type ReleaseBatchResponse,
-  ReleaseBatchResponseSchema,
-  type ReleaseItemResult,
-  ReleaseItemSchema,
   REVOCATION_REFUSALS,
   type RevokeRequest,
   RevokeRequestSchema,
@@ -29,7 +23,6 @@ export type {
   IssueCertificateInput,
   IssuedCertificate,
   IssueOutcome,
-  ReleaseInput,
 } from './certificate-issuer';
 export {
   type CertificateToRecord,

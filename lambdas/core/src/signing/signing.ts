@@ -379,8 +379,6 @@ class SigningAttempt {
   private keyAcquiredAt: number | undefined;
   private discardedKeys = 0;
   private replayedKeys = 0;
-  /** Whether the CA was told this attempt signs with its certificate (see release). */
-  private released = false;
   /** Where the signature's event landed in the audit log (returned with the result). */
   private receipt: AuditReceipt | undefined;
   private readonly startedAt: number;
@@ -782,29 +780,11 @@ class SigningAttempt {
     }
   }
 
-  /**
-   * Tells the CA this attempt is about to sign with its certified key: from then on no takeover gets a
-   * second certificate for the request. Refused when the certificate is no longer this attempt's (then
-   * nothing is signed).
-   */
-  private async release(issued: IssuedCertificate): Promise<void> {
-    const issuer = this.deps.issuer;
-    if (!issuer.release) return;
-    await this.stage('issue', () =>
-      issuer.release!({ requestId: this.record.id, serialHex: issued.serialHex, attemptId: this.attemptId }),
-    );
-  }
-
   private async signWithKey(
     digest: Buffer,
     usable: CertifiedKey,
     document?: { readonly index: number; readonly digestAlgorithm: DigestAlgorithm },
   ): Promise<Buffer> {
-    // Once per certificate: a request with documents signs several times with it.
-    if (!this.released) {
-      await this.release(usable.issued);
-      this.released = true;
-    }
     const key = this.key!;
     const signature = await this.stage('sign', () =>
       this.deps.hsm.signDigest(key, digest, {
@@ -986,7 +966,8 @@ class SigningAttempt {
 
   /**
    * The certificate: the issuer verifies the identity assertion against what this attempt will sign and
-   * takes the subject from it, never from the record or the CSR.
+   * takes the subject from it, never from the record or the CSR. It is released to this attempt as it is
+   * issued: an attempt that takes the request over gets no other (ALREADY_CERTIFIED).
    */
   private issue(usable: UsableKey): Promise<IssuedCertificate> {
     const { record } = this;

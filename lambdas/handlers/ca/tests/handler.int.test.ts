@@ -208,9 +208,11 @@ it('returns named refusals per item, and refuses what is not an issuance batch',
     cases.map(([, code]) => ({ ok: false, error: { code, message: expect.any(String) } })),
   );
   for (const code of cases.map(([, c]) => c)) expect(logged).toContain(`"code":"${code}"`);
-  // Revocation is another function's: the CA does not revoke.
+  // Revocation is another function's: the CA does not revoke. Nor does it update a certificate on record
+  // (it was released to its attempt as it was issued).
   for (const event of [
     { action: 'revoke', serial: 'ab', reason: 'keyCompromise', requestedBy: 'x' },
+    { action: 'release-batch', items: [{ requestId: 'r', serialHex: 'ab', attemptId: 'a' }] },
     {},
     null,
   ]) {
