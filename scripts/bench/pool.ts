@@ -41,6 +41,8 @@ interface Sample {
   readonly requestMs: number;
   readonly keyAndSignMs: number;
   readonly acquireKeyMs: number;
+  /** The signing core's own stage timings (issue, csr, audit, destroy, ...), as stored on the record. */
+  readonly stageMs: Readonly<Record<string, number>>;
 }
 
 type PathName = 'onTheFly' | 'pool' | 'poolPrefetch';
@@ -72,6 +74,7 @@ export async function run(args: string[]): Promise<void> {
       requestMs,
       acquireKeyMs: outcome.stages.acquireKeyMs,
       keyAndSignMs: outcome.stages.acquireKeyMs + outcome.stages.signMs,
+      stageMs: (outcome.record.stageMs ?? {}) as Record<string, number>,
       pooled: outcome.record.pooledKey === true,
     };
   };
@@ -221,7 +224,7 @@ function report(
   samples: Record<PathName, Sample[]>,
   fillPerKeyMs: number,
 ): void {
-  const stat = (samples: Sample[], key: keyof Sample) => ({
+  const stat = (samples: Sample[], key: (typeof MEASURES)[number]) => ({
     median: median(samples.map((s) => s[key])),
     p99: percentile(
       samples.map((s) => s[key]),
@@ -258,6 +261,8 @@ function report(
       `pool + prefetch ${round(ratio('poolPrefetch', 'keyAndSignMs', 'median'), 1)}x faster than on the fly ` +
       `(target ${target}x). Pool fill: ${round(fillPerKeyMs, 1)} ms/key.`,
   );
+  const overhead = overheadOf(samples.pool);
+  printTable('pool path: the whole request beyond key + sign, medians (ms)', [overhead]);
   const ratios = (which: 'median' | 'p99') =>
     Object.fromEntries(
       (['pool', 'poolPrefetch'] as const).map((path) => [
@@ -274,6 +279,29 @@ function report(
     ratioP99: ratios('p99'),
     targetRatio: target,
     fillMsPerKey: round(fillPerKeyMs, 2),
+    poolOverheadMedianMs: overhead,
     loadAverage: loadavg().map((v) => round(v, 2)),
   });
+}
+
+/**
+ * Where the pool path's time beyond key + sign goes: the median of each of the signing core's other
+ * stages, and the rest (the request record's start and finish writes, and what no stage times).
+ */
+function overheadOf(samples: readonly Sample[]): Row {
+  const keyStages = new Set(['claim', 'unwrap', 'sign']);
+  const names = [...new Set(samples.flatMap((s) => Object.keys(s.stageMs)))].filter((n) => !keyStages.has(n));
+  const row: Record<string, number> = {
+    'beyond key + sign': round(median(samples.map((s) => s.requestMs - s.keyAndSignMs)), 2),
+  };
+  for (const name of names.sort()) row[name] = round(median(samples.map((s) => s.stageMs[name] ?? 0)), 2);
+  row['record writes and the rest'] = round(
+    median(
+      samples.map(
+        (s) => s.requestMs - s.keyAndSignMs - names.reduce((sum, n) => sum + (s.stageMs[n] ?? 0), 0),
+      ),
+    ),
+    2,
+  );
+  return row;
 }

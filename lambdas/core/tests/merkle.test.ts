@@ -1,9 +1,29 @@
 /**
  * The audit log's Merkle trees against the RFC 6962 / RFC 9162 test vectors of Certificate Transparency
  * (the leaves and roots of its reference implementation's tests), and inclusion paths for every leaf of
- * every tree size up to 20, checked with the RFC 9162 verification algorithm.
+ * every tree size up to 20, checked with the RFC 9162 verification algorithm; all paths of a tree made at
+ * once equal RFC 9162's PATH(m, D[n]) made one leaf at a time, for every tree size up to 70.
  */
-import { inclusionPath, merkleRoot, rootFromInclusionPath } from '../src/audit';
+import { createHash } from 'node:crypto';
+import { inclusionPaths, merkleRoot, rootFromInclusionPath } from '../src/audit';
+
+/** RFC 9162 2.1.3.1 as written, one leaf at a time: the reference the one-pass paths must equal. */
+function referencePath(texts: readonly string[], m: number): string[] {
+  const hash = (...parts: Buffer[]): Buffer =>
+    parts.reduce((h, p) => h.update(p), createHash('sha256')).digest();
+  const mth = (d: readonly string[]): Buffer => {
+    if (d.length === 1) return hash(Buffer.from([0]), Buffer.from(d[0]));
+    let k = 1;
+    while (k * 2 < d.length) k *= 2;
+    return hash(Buffer.from([1]), mth(d.slice(0, k)), mth(d.slice(k)));
+  };
+  if (texts.length <= 1) return [];
+  let k = 1;
+  while (k * 2 < texts.length) k *= 2;
+  return m < k
+    ? [...referencePath(texts.slice(0, k), m), mth(texts.slice(k)).toString('hex')]
+    : [...referencePath(texts.slice(k), m - k), mth(texts.slice(0, k)).toString('hex')];
+}
 
 const LEAVES = [
   '',
@@ -39,8 +59,10 @@ describe('Merkle tree hashing (RFC 9162)', () => {
     for (let size = 1; size <= 20; size++) {
       const leaves = Array.from({ length: size }, (_, i) => `event-${i}`);
       const root = merkleRoot(leaves);
+      const paths = inclusionPaths(leaves);
+      expect(paths).toHaveLength(size);
       for (let i = 0; i < size; i++) {
-        const path = inclusionPath(leaves, i);
+        const path = paths[i];
         expect(path.length).toBeLessThanOrEqual(Math.ceil(Math.log2(size)));
         expect(rootFromInclusionPath(leaves[i], i, size, path)).toBe(root);
         // Wrong leaf, wrong index, a flipped path hash: another root or none. (A path can fit two tree
@@ -56,8 +78,15 @@ describe('Merkle tree hashing (RFC 9162)', () => {
     }
   });
 
-  it('refuses indexes outside the tree and malformed hashes', () => {
-    expect(() => inclusionPath(['a'], 1)).toThrow(RangeError);
+  it('makes every path of a tree in one pass exactly as RFC 9162 makes each one (sizes 0 to 70)', () => {
+    expect(inclusionPaths([])).toEqual([]);
+    for (let size = 1; size <= 70; size++) {
+      const leaves = Array.from({ length: size }, (_, i) => `{"event":${i}}`);
+      expect(inclusionPaths(leaves)).toEqual(leaves.map((_, m) => referencePath(leaves, m)));
+    }
+  });
+
+  it('refuses indexes outside the tree and malformed hashes in a path', () => {
     expect(rootFromInclusionPath('a', 2, 2, ['00'.repeat(32)])).toBeUndefined();
     expect(rootFromInclusionPath('a', 0, 2, ['zz'])).toBeUndefined();
   });

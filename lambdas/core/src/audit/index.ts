@@ -26,7 +26,7 @@ export {
   auditSequenceSk,
   parseAuditItems,
 } from './layout';
-export { inclusionPath, merkleRoot, rootFromInclusionPath } from './merkle';
+export { inclusionPaths, merkleRoot, rootFromInclusionPath } from './merkle';
 export { proveReceipt, receiptCovers, receiptsOf } from './receipt';
 export { signHead, verifySignedHead } from './signed-head';
 export type {

@@ -11,19 +11,20 @@
 import type { KeyObject } from 'node:crypto';
 import { parseCheckpointBody, verifyCheckpointSignature } from './checkpoint';
 import { entryHash } from './entry';
-import { inclusionPath, merkleRoot, rootFromInclusionPath } from './merkle';
+import { inclusionPaths, merkleRoot, rootFromInclusionPath } from './merkle';
 import { verifySignedHead } from './signed-head';
 import type { AuditEntry, AuditReceipt, CheckpointBody, StoredAuditLog, StoredCheckpoint } from './types';
 
 /** One receipt per event of a freshly built entry, in event order. */
 export function receiptsOf(entry: AuditEntry): AuditReceipt[] {
+  const paths = inclusionPaths(entry.events);
   return entry.events.map((_, leafIndex) => ({
     chain: entry.chain,
     sequence: entry.sequence,
     hash: entry.hash,
     leafIndex,
     treeSize: entry.events.length,
-    path: inclusionPath(entry.events, leafIndex),
+    path: paths[leafIndex],
   }));
 }
 
