@@ -9,7 +9,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KeyType } from '@pipeline/core/shared';
+import type { AdesProfile, KeyType } from '@pipeline/core/shared';
 import { call } from '../local/client';
 import { GC_MARKER_PREFIX, observeGc, type GcMarker } from '../local/runner/gc-markers';
 import { startLocalPipeline, type LocalPipeline } from '../local/runner/pipeline';
@@ -31,6 +31,8 @@ export interface E2eArgs {
   readonly rate: number;
   readonly seconds: number;
   readonly keyType: KeyType;
+  /** `cms` requests of this profile at the default level (B-LT) instead of `raw` ones (`--profile`). */
+  readonly profile?: AdesProfile;
   readonly url?: string;
   readonly persist: boolean;
   readonly rates: number[];
@@ -378,6 +380,7 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
     url: t.url,
     apiKey: t.apiKey,
     keyType: args.keyType,
+    profile: args.profile,
     identity: t.identity,
     clientId: t.clientId,
     onStart: async () => {
@@ -452,6 +455,7 @@ async function warmUp(t: Target, args: E2eArgs, rate: number): Promise<Record<st
     url: t.url,
     apiKey: t.apiKey,
     keyType: args.keyType,
+    profile: args.profile,
     identity: t.identity,
     clientId: t.clientId,
   });

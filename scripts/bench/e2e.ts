@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- e2e <ramp | steady --rate R --seconds S | max [--rates 20,40,...]> [--key-type T]
+ * `npm run bench -- e2e <ramp | steady --rate R --seconds S | max [--rates 20,40,...]> [--key-type T] [--profile P]
  *   [--identity assertion|trusted-client|both] [--warmup S] [--no-counts | --counts-only] [--cpu-prof DIR] [--url URL] [--persist]`
  * The full local pipeline driven over HTTP by an open-loop load generator, once per identity mode. Each
  * measurement is a fresh pipeline in a child process (e2e-run.ts) that fills the pool, warms up for
@@ -11,7 +11,7 @@
 import { fork } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { isKeyType, KEY_TYPES } from '@pipeline/core/shared';
+import { ADES_PROFILES, isKeyType, KEY_TYPES, type AdesProfile } from '@pipeline/core/shared';
 import { chargeToOwnCode, summarizeProfile } from './cpu-profile';
 import { warmupRate, type E2eArgs, type E2eJob, type IdentityMode, type WorkloadResult } from './e2e-run';
 import { rampArrivals, steadyArrivals, type Arrival } from './load';
@@ -20,7 +20,7 @@ import { round } from './stats';
 import { stalls, type Second } from './timeline';
 
 const USAGE =
-  'usage: npm run bench -- e2e <ramp|steady|max> [--rate R --seconds S] [--rates R1,R2,...] [--key-type T] ' +
+  'usage: npm run bench -- e2e <ramp|steady|max> [--rate R --seconds S] [--rates R1,R2,...] [--key-type T] [--profile CAdES-B-B|PAdES-B-B] ' +
   '[--identity assertion|trusted-client|both] [--warmup S] [--no-counts | --counts-only] [--cpu-prof DIR] [--url URL] [--persist]';
 
 function parseArgs(args: string[]): E2eArgs {
@@ -29,6 +29,9 @@ function parseArgs(args: string[]): E2eArgs {
   if (workload !== 'ramp' && workload !== 'steady' && workload !== 'max') throw new Error(USAGE);
   const keyType = get('key-type') ?? (workload === 'max' ? 'EC-P256' : 'RSA-2048');
   if (!isKeyType(keyType)) throw new Error(`--key-type must be one of ${KEY_TYPES.join(', ')}`);
+  const profile = get('profile');
+  if (profile !== undefined && !(ADES_PROFILES as readonly string[]).includes(profile))
+    throw new Error(`--profile must be one of ${ADES_PROFILES.join(', ')}`);
   // A running pipeline (--url) has one identity mode: the one named, by default the default.
   const identity = get('identity') ?? (workload === 'max' || get('url') ? 'assertion' : 'both');
   if (!['assertion', 'trusted-client', 'both'].includes(identity)) throw new Error(USAGE);
@@ -39,6 +42,7 @@ function parseArgs(args: string[]): E2eArgs {
     rate: Number(get('rate') ?? 50),
     seconds: Number(get('seconds') ?? (workload === 'max' ? 60 : 30)),
     keyType,
+    ...(profile ? { profile: profile as AdesProfile } : {}),
     url: get('url'),
     persist: args.includes('--persist'),
     rates: (get('rates') ?? '20,40,60,80,100,120,150,200').split(',').map(Number),
@@ -156,7 +160,7 @@ export async function run(argv: string[]): Promise<void> {
     const r = await measureIdentity(args, identity, arrivals, keysNeeded);
     runs.push(r);
     printTable(
-      `e2e ${args.workload}, ${args.keyType}, ${identity}, open loop, client latency ms (${args.countsOnly ? 'behind the counting proxy' : 'no proxy'})`,
+      `e2e ${args.workload}, ${args.keyType}, ${args.profile ? `${args.profile} at B-LT` : 'raw'}, ${identity}, open loop, client latency ms (${args.countsOnly ? 'behind the counting proxy' : 'no proxy'})`,
       [...r.phases, r.overall],
     );
     console.log(

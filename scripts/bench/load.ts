@@ -7,7 +7,7 @@
  */
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
-import type { KeyType } from '@pipeline/core/shared';
+import type { AdesProfile, KeyType } from '@pipeline/core/shared';
 import {
   sampleRequest,
   sampleRequests,
@@ -38,6 +38,8 @@ export interface LoadOptions {
   readonly url: string;
   readonly apiKey: string;
   readonly keyType: KeyType;
+  /** `cms` requests of this profile at the default level (B-LT); `raw` ones without it. */
+  readonly profile?: AdesProfile;
   /**
    * How the signer is identified: `assertion` (default) logs each citizen in at the IdP for an ID token;
    * `trusted-client` has this API client vouch for the citizen in a signed request object.
@@ -56,7 +58,10 @@ export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOpt
   if (options.identity === 'trusted-client' && !vouchedBy)
     throw new Error('trusted-client load needs a clientId');
   const requests = await sampleRequests(arrivals.length, (i) =>
-    sampleRequest(options.keyType, i, vouchedBy ? { vouchedBy } : {}),
+    sampleRequest(options.keyType, i, {
+      ...(vouchedBy ? { vouchedBy } : {}),
+      ...(options.profile ? { profile: options.profile } : {}),
+    }),
   );
   await options.onStart?.();
   const start = performance.now();
@@ -88,8 +93,8 @@ export function runOpenLoopInChild(arrivals: readonly Arrival[], options: LoadOp
     child.on('exit', (code) => {
       if (code !== 0) reject(new Error(`load generator exited with code ${code}`));
     });
-    const { url, apiKey, keyType, identity, clientId } = options;
-    child.send({ arrivals, options: { url, apiKey, keyType, identity, clientId } });
+    const { url, apiKey, keyType, profile, identity, clientId } = options;
+    child.send({ arrivals, options: { url, apiKey, keyType, profile, identity, clientId } });
   });
 }
 
