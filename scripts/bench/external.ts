@@ -67,7 +67,7 @@ async function runVegeta(
   dir: string,
   name: string,
   bodies: readonly unknown[],
-  a: ExternalArgs & { seconds: number },
+  a: ExternalArgs,
 ): Promise<VegetaRun> {
   const { results, report } = await attack({
     dir,
@@ -92,13 +92,17 @@ export async function run(argv: string[]): Promise<void> {
   const measuredCount = Math.round(a.rate * a.seconds);
   const vegetaCount = withSpare(measuredCount);
   const keys = Math.ceil((warmupCount + vegetaCount + measuredCount) * 1.05);
+  // Private (0700): the targets carry the API key.
+  const dir = mkdtempSync(join(tmpdir(), 'bench-vegeta-'));
   const pipeline = await startQuietPipeline(a.keyType, keys, {
     IDENTITY_MODE: a.identity,
     // The logins are made before the runs: tokens and logins must outlive them.
     LOCAL_IDP_ID_TOKEN_TTL_SECONDS: '3000',
     IDENTITY_MAX_AUTH_AGE_SECONDS: '3600',
+  }).catch((err: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
   });
-  const dir = mkdtempSync(join(tmpdir(), 'bench-vegeta-'));
   try {
     const load = { keyType: a.keyType, identity: a.identity, clientId: pipeline.clients[0].clientId };
     console.log(`making ${warmupCount + vegetaCount} requests for vegeta (${a.identity}) ...`);
