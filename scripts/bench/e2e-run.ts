@@ -277,7 +277,8 @@ export interface PhaseStats extends Row {
   'pooled %': number;
 }
 
-function phaseStats(phase: string, outcomes: readonly Outcome[]): PhaseStats {
+/** The figures of one phase: offered and achieved rates, latency percentiles, how many did not end signed. */
+export function phaseStats(phase: string, outcomes: readonly Outcome[]): PhaseStats {
   const latencies = outcomes.map((o) => o.latencyMs);
   const span = (xs: number[]): number => (Math.max(...xs) - Math.min(...xs)) / 1000;
   const scheduled = outcomes.map((o) => o.scheduledAt);

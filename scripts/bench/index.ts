@@ -16,6 +16,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   documents: async () => (await import('./documents')).run,
   certificate: async () => (await import('./certificate')).run,
   csc: async () => (await import('./csc')).run,
+  external: async () => (await import('./external')).run,
 };
 
 async function main(): Promise<void> {

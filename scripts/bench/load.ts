@@ -53,16 +53,27 @@ export interface LoadOptions {
   readonly onEnd?: () => Promise<void>;
 }
 
-export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOptions): Promise<Outcome[]> {
+/**
+ * `count` requests of the load's kind, made before a run: each with its citizen's login at the IdP
+ * (`assertion`) or its client's request object (`trusted-client`).
+ */
+export async function makeRequests(
+  count: number,
+  options: Pick<LoadOptions, 'keyType' | 'profile' | 'identity' | 'clientId'>,
+): Promise<SampleRequest[]> {
   const vouchedBy = options.identity === 'trusted-client' ? options.clientId : undefined;
   if (options.identity === 'trusted-client' && !vouchedBy)
     throw new Error('trusted-client load needs a clientId');
-  const requests = await sampleRequests(arrivals.length, (i) =>
+  return sampleRequests(count, (i) =>
     sampleRequest(options.keyType, i, {
       ...(vouchedBy ? { vouchedBy } : {}),
       ...(options.profile ? { profile: options.profile } : {}),
     }),
   );
+}
+
+export async function runOpenLoop(arrivals: readonly Arrival[], options: LoadOptions): Promise<Outcome[]> {
+  const requests = await makeRequests(arrivals.length, options);
   await options.onStart?.();
   const start = performance.now();
   const pending: Array<Promise<Outcome>> = [];
