@@ -42,6 +42,7 @@ export {
   SerialCollisionError,
 } from './certificate-store';
 export { type CanonicalPublicKey, canonicalPublicKey } from './public-key';
+export { canonicalLayoutKeyType } from './spki-layout';
 export {
   type CertificateStatus,
   crossCheckRevocations,
