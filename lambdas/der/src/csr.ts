@@ -4,17 +4,20 @@ import { SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
 import { Attributes, CertificationRequest, CertificationRequestInfo } from '@peculiar/asn1-csr';
 import { KEY_TYPE_SPECS, nodeHashName } from '@pipeline/core/shared';
 import { subjectAttributes } from '@pipeline/core/identity';
+import { canonicalLayoutKeyType } from '@pipeline/core/pki';
 import {
   algorithmIdentifier,
   algorithmIdentifierDer,
   keyTypeOfSpki,
+  parsedKeyType,
   schemeFor,
   schemeForOid,
   signDer,
 } from './algorithms';
 import { outerLength, signedDer } from './der';
 import { BadCsrError, CsrSignatureInvalidError } from './errors';
-import { encodeName } from './name';
+import { encodeName, nameDerOf } from './name';
+import { csrInfoDer, csrTemplate } from './csr-template';
 import type { BuildCsrInput, VerifiedCsr } from './types';
 
 /** Largest CSR accepted: an RSA-4096 CSR with a full subject is about 1.2 kB. */
@@ -22,9 +25,28 @@ const MAX_CSR_BYTES = 8192;
 
 /**
  * Builds a PKCS#10 CSR (DER) for a key that never leaves the HSM: the CertificationRequestInfo is hashed
- * here and only the digest goes to `sign`. The subject is validated against the profile first.
+ * here and only the digest goes to `sign`. The subject is validated against the profile first. The
+ * CertificationRequestInfo comes from the key type's template (csrInfoDer): the subject Name and the
+ * SubjectPublicKeyInfo spliced into the fixed DER; a key in its canonical layout as it is, any other
+ * encoding as the schema re-encodes it. The result is byte for byte buildCsrBySchema's.
  */
 export async function buildCsr(input: BuildCsrInput): Promise<Buffer> {
+  const canonical = canonicalLayoutKeyType(input.publicKeySpki);
+  if ((canonical ?? parsedKeyType(input.publicKeySpki)) !== input.keyType) {
+    throw new BadCsrError(`the public key is not a ${input.keyType} key`);
+  }
+  const template = csrTemplate(input.keyType);
+  const subjectDer = nameDerOf(subjectAttributes(input.subject));
+  const spki = canonical
+    ? input.publicKeySpki
+    : Buffer.from(AsnConvert.serialize(AsnConvert.parse(input.publicKeySpki, SubjectPublicKeyInfo)));
+  const infoDer = csrInfoDer(subjectDer, spki);
+  const signature = await signDer(infoDer, template.scheme, input.sign);
+  return signedDer(infoDer, template.algorithm, signature);
+}
+
+/** buildCsr by the full schema encoding of the CertificationRequestInfo (the template's reference). */
+export async function buildCsrBySchema(input: BuildCsrInput): Promise<Buffer> {
   if (keyTypeOfSpki(input.publicKeySpki) !== input.keyType) {
     throw new BadCsrError(`the public key is not a ${input.keyType} key`);
   }
