@@ -46,6 +46,13 @@ export function csrTemplate(keyType: KeyType): CsrTemplate {
   return TEMPLATES.get(keyType)!;
 }
 
+/** The template whose AlgorithmIdentifier is exactly these octets, if any. */
+export function csrTemplateOf(algorithm: Buffer | undefined): CsrTemplate | undefined {
+  if (!algorithm) return undefined;
+  for (const template of TEMPLATES.values()) if (template.algorithm.equals(algorithm)) return template;
+  return undefined;
+}
+
 /**
  * The CertificationRequestInfo from the template: the subject Name's DER and the SubjectPublicKeyInfo
  * (both as the schemas encode them) spliced between the fixed parts, the length recomputed. Byte for byte

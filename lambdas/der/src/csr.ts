@@ -14,10 +14,10 @@ import {
   schemeForOid,
   signDer,
 } from './algorithms';
-import { outerLength, signedDer } from './der';
+import { derChildren, derContent, outerLength, signedDer } from './der';
 import { BadCsrError, CsrSignatureInvalidError } from './errors';
 import { encodeName, nameDerOf } from './name';
-import { csrInfoDer, csrTemplate } from './csr-template';
+import { csrInfoDer, csrTemplate, csrTemplateOf } from './csr-template';
 import type { BuildCsrInput, VerifiedCsr } from './types';
 
 /** Largest CSR accepted: an RSA-4096 CSR with a full subject is about 1.2 kB. */
@@ -60,6 +60,37 @@ export async function buildCsrBySchema(input: BuildCsrInput): Promise<Buffer> {
   const infoDer = Buffer.from(AsnConvert.serialize(info));
   const signature = await signDer(infoDer, scheme, input.sign);
   return signedDer(infoDer, algorithmIdentifierDer(algorithmIdentifier(scheme)), signature);
+}
+
+/**
+ * The signer's proof-of-possession check of a CSR it has just built (buildCsr) from `publicKeySpki`, the
+ * pool record's public key: the HSM's signature over the CertificationRequestInfo verifies with that key.
+ * It proves what verifyCsr would (the private key that signed is the record's public key) with one
+ * verify and no parse: the DER is the signer's own, only split into its three parts. Throws
+ * CsrSignatureInvalidError when it does not verify.
+ */
+export function verifyOwnCsr(csrDer: Buffer, publicKeySpki: Buffer): void {
+  let ok = false;
+  try {
+    const [info, algorithm, bits, ...rest] = derChildren(csrDer);
+    const template = csrTemplateOf(algorithm);
+    const content = bits?.[0] === 0x03 ? derContent(bits) : undefined;
+    const whole = outerLength(csrDer) === csrDer.length;
+    if (template && whole && rest.length === 0 && content?.[0] === 0) {
+      const key = { key: publicKeySpki, format: 'der', type: 'spki' } as const;
+      ok = verify(
+        nodeHashName(template.scheme.digestAlgorithm),
+        info,
+        template.scheme.signatureAlgorithm === 'ECDSA'
+          ? { ...key, dsaEncoding: 'der' }
+          : { ...key, padding: constants.RSA_PKCS1_PADDING },
+        content.subarray(1),
+      );
+    }
+  } catch {
+    // not the shape buildCsr writes, or not a key: no proof
+  }
+  if (!ok) throw new CsrSignatureInvalidError();
 }
 
 function parse(der: Buffer): CertificationRequest {

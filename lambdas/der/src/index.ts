@@ -1,4 +1,4 @@
-export { buildCsr, verifyCsr } from './csr';
+export { buildCsr, buildCsrBySchema, verifyCsr, verifyOwnCsr } from './csr';
 export { keyTypeOfSpki } from './algorithms';
 export { encodeName } from './name';
 export { derChildren, pem, pemToDer } from './der';
