@@ -11,7 +11,7 @@ import type { SignDigest, SignatureScheme } from './types';
  * Signature schemes by OID. Signing uses one fixed scheme per key type (schemeFor); verification accepts
  * the SHA-2 variants a standard toolkit may produce for a CSR.
  */
-const SCHEMES: readonly SignatureScheme[] = [
+export const SCHEMES: readonly SignatureScheme[] = [
   {
     oid: rsa.id_sha256WithRSAEncryption,
     digestAlgorithm: 'SHA-256',

@@ -18,6 +18,7 @@ import { derChildren, derContent, outerLength, signedDer } from './der';
 import { BadCsrError, CsrSignatureInvalidError } from './errors';
 import { encodeName, nameDerOf } from './name';
 import { csrInfoDer, csrTemplate, csrTemplateOf } from './csr-template';
+import { readCsrFast } from './csr-reader';
 import type { BuildCsrInput, VerifiedCsr } from './types';
 
 /** Largest CSR accepted: an RSA-4096 CSR with a full subject is about 1.2 kB. */
@@ -112,6 +113,15 @@ function parse(der: Buffer): CertificationRequest {
  * and only compares the CSR's with it. Throws BadCsrError or CsrSignatureInvalidError.
  */
 export function verifyCsr(der: Buffer): VerifiedCsr {
+  if (der.length <= MAX_CSR_BYTES && outerLength(der) === der.length) {
+    const fast = readCsrFast(der);
+    if (fast) return fast;
+  }
+  return verifyCsrByParse(der);
+}
+
+/** verifyCsr by the full schema parse, whatever the CSR's shape (readCsrFast's reference). */
+export function verifyCsrByParse(der: Buffer): VerifiedCsr {
   const csr = parse(der);
   const info = csr.certificationRequestInfo;
   const publicKeySpki = Buffer.from(AsnConvert.serialize(info.subjectPKInfo));
