@@ -1,4 +1,4 @@
-export { buildCsr, buildCsrBySchema, verifyCsr, verifyOwnCsr } from './csr';
+export { buildCsr, buildCsrBySchema, verifyCsr, verifyCsrByParse, verifyOwnCsr } from './csr';
 export { keyTypeOfSpki } from './algorithms';
 export { encodeName, nameDerOf } from './name';
 export { derChildren, pem, pemToDer } from './der';

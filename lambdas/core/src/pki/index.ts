@@ -41,7 +41,7 @@ export {
   type RecordIssuedResult,
   SerialCollisionError,
 } from './certificate-store';
-export { type CanonicalPublicKey, canonicalPublicKey } from './public-key';
+export { type CanonicalPublicKey, canonicalPublicKey, parsedPublicKey } from './public-key';
 export { canonicalLayoutKeyType } from './spki-layout';
 export {
   type CertificateStatus,
