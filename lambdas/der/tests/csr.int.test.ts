@@ -14,7 +14,16 @@ import { loadConfig } from '@pipeline/config';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
 import { InvalidIdentityError, type SignerIdentity } from '@pipeline/core/identity';
 import type { KeyType } from '@pipeline/core/shared';
-import { BadCsrError, CsrSignatureInvalidError, buildCsr, pem, verifyCsr, verifyOwnCsr } from '../src';
+import {
+  BadCsrError,
+  CsrSignatureInvalidError,
+  buildCsr,
+  pem,
+  verifyCsr,
+  verifyCsrByParse,
+  verifyOwnCsr,
+} from '../src';
+import { readCsrFast } from '../src/csr-reader';
 
 const IDENTITY: SignerIdentity = {
   commonName: 'Åsa Öberg-Nilsson',
@@ -83,8 +92,11 @@ describe.each<KeyType>(['RSA-2048', 'RSA-3072', 'EC-P256', 'EC-P384'])(
       const asn1 = openssl(['asn1parse', '-inform', 'DER', '-in', 's.der'], { 's.der': verified.subjectDer });
       expect(asn1).toContain(':countryName');
       expect(asn1).toContain(':commonName');
-      // The signer's own check passes with the key it was built from.
+      // The signer's own check passes with the key it was built from; the CA's fast reader takes the
+      // signer's CSR and reads what the full parse reads.
       expect(() => verifyOwnCsr(der, spki)).not.toThrow();
+      expect(readCsrFast(der)).toEqual(verifyCsrByParse(der));
+      expect(readCsrFast(der)).toEqual(verified);
     });
   },
 );
