@@ -4,17 +4,34 @@
  * with leafExtensions) against the template that splices the variable fields into DER encoded once
  * (LeafCertificateTemplate). Both include the SHA-256 of the TBSCertificate and the outer SEQUENCE.
  * Median and p99 of N certificates each (default 2,000, after 200 of warm-up), alternating.
+ *
+ * Then the proof-of-possession CSR's round, old path against new, for an EC-P256 and an RSA-2048 key:
+ * the signer's build (buildCsrBySchema against the template's buildCsr; the HSM's signature a fixed one),
+ * the signer's own check (the full verifyCsrByParse against verifyOwnCsr) and the CA's (verifyCsrByParse,
+ * parsedPublicKey and the schema's subject DER against verifyCsr, canonicalPublicKey and nameDerOf), each
+ * on a CSR whose signature verifies (made with node:crypto), N rounds alternating.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { AsnConvert } from '@peculiar/asn1-schema';
 import {
   LeafCertificateTemplate,
+  buildCsr,
+  buildCsrBySchema,
+  derChildren,
   encodeName,
   leafExtensions,
+  nameDerOf,
   randomSerial,
   signCertificate,
+  verifyCsr,
+  verifyCsrByParse,
+  verifyOwnCsr,
   type CertificateSigner,
   type LeafVariables,
 } from '@pipeline/der';
+import { canonicalPublicKey, parsedPublicKey } from '@pipeline/core/pki';
+import { subjectAttributes, type SignerIdentity } from '@pipeline/core/identity';
+import type { KeyType } from '@pipeline/core/shared';
 import { finish, option, printTable } from './report';
 import { median, msSince, percentile, round } from './stats';
 
@@ -92,5 +109,91 @@ export async function run(args: string[]): Promise<void> {
   });
   const rows = [row('schema (signCertificate)', times.full), row('template', times.template)];
   printTable('leaf certificate encoding, EC-P256 issuer, no HSM signature', rows);
-  finish('certificate', { n, results: rows });
+  const csr = [...(await csrRound('EC-P256', n)), ...(await csrRound('RSA-2048', n))];
+  printTable('proof-of-possession CSR, old path against new (µs per CSR, median)', csr);
+  finish('certificate', { n, results: rows, csr });
+}
+
+const IDENTITY: SignerIdentity = {
+  commonName: 'Tomas Testsson',
+  givenName: 'Tomas',
+  surname: 'Testsson',
+  serialNumber: '197001011234',
+  country: 'SE',
+};
+
+/** The three CSR steps for one key type: old and new path alternating, each result checked equal. */
+async function csrRound(keyType: KeyType, n: number): Promise<Array<Record<string, string | number>>> {
+  const pair =
+    keyType === 'RSA-2048'
+      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+      : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const spki = pair.publicKey.export({ type: 'spki', format: 'der' });
+  // A real signature: the info is the same for the same subject and key, so it is made once here.
+  const fixed = Buffer.alloc(keyType === 'RSA-2048' ? 256 : 72, 1);
+  const input = { subject: IDENTITY, keyType, publicKeySpki: spki, sign: () => Promise.resolve(fixed) };
+  const info = derChildren(await buildCsr(input))[0];
+  const signature = signWith(pair.privateKey, keyType, info);
+  const valid = await buildCsr({ ...input, sign: () => Promise.resolve(signature) });
+
+  const steps = {
+    'CSR build (signer)': {
+      old: () => buildCsrBySchema(input),
+      new: () => buildCsr(input),
+    },
+    'own check (signer)': {
+      old: () => verifyCsrByParse(valid),
+      new: () => verifyOwnCsr(valid, spki),
+    },
+    'CSR verify (CA)': {
+      old: () => {
+        const csr = verifyCsrByParse(valid);
+        const key = parsedPublicKey(csr.publicKeySpki);
+        const subject = Buffer.from(AsnConvert.serialize(encodeName(subjectAttributes(IDENTITY))));
+        return [csr, key, subject.equals(csr.subjectDer)];
+      },
+      new: () => {
+        const csr = verifyCsr(valid);
+        const key = canonicalPublicKey(csr.publicKeySpki);
+        const subject = nameDerOf(subjectAttributes(IDENTITY));
+        return [csr, key, subject.equals(csr.subjectDer)];
+      },
+    },
+  };
+  const rows: Array<Record<string, string | number>> = [];
+  for (const [step, paths] of Object.entries(steps)) {
+    const times = { old: [] as number[], new: [] as number[] };
+    for (let i = 0; i < n + 200; i++) {
+      let t = process.hrtime.bigint();
+      const a = await paths.old();
+      const oldMs = msSince(t);
+      t = process.hrtime.bigint();
+      const b = await paths.new();
+      const newMs = msSince(t);
+      if (step !== 'own check (signer)' && JSON.stringify(a) !== JSON.stringify(b)) {
+        throw new Error(`${step}: the old and the new path differ`);
+      }
+      if (i >= 200) {
+        times.old.push(oldMs);
+        times.new.push(newMs);
+      }
+    }
+    const [oldUs, newUs] = [median(times.old) * 1000, median(times.new) * 1000];
+    rows.push({
+      step,
+      key: keyType,
+      'old µs': round(oldUs, 1),
+      'new µs': round(newUs, 1),
+      'old/new': round(oldUs / newUs, 1),
+      'old p99 µs': round(percentile(times.old, 99) * 1000, 1),
+      'new p99 µs': round(percentile(times.new, 99) * 1000, 1),
+    });
+  }
+  return rows;
+}
+
+function signWith(privateKey: KeyObject, keyType: KeyType, data: Buffer): Buffer {
+  return keyType === 'RSA-2048'
+    ? sign('sha256', data, privateKey)
+    : sign('sha256', data, { key: privateKey, dsaEncoding: 'der' });
 }

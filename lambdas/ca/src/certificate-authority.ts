@@ -30,7 +30,7 @@ import type { Hsm } from '@pipeline/core/shared';
 import {
   encodeName,
   LeafCertificateTemplate,
-  nameDer,
+  nameDerOf,
   pem,
   randomSerial,
   verifyCsr,
@@ -129,6 +129,8 @@ interface Checked {
   readonly assertionHash: string;
   readonly verified: VerifiedAssertion;
   readonly subject: ReturnType<typeof encodeName>;
+  /** `subject`'s DER (nameDerOf: the same octets as the schema's, spliced). */
+  readonly subjectDer: Buffer;
   /** The saci document of the certificate's Authentication Context extension (RFC 7773, ELN-0608). */
   readonly authContextXml: string;
 }
@@ -307,10 +309,21 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         maxAgeSeconds: this.deps.config.maxAssertionAgeSeconds,
         approval: expectedApproval(binding),
       });
-      const subject = encodeName(subjectAttributes(verified.signer));
-      if (!nameDer(subject).equals(csr.subjectDer)) throw new SignerMismatchError();
+      const attributes = subjectAttributes(verified.signer);
+      const subjectDer = nameDerOf(attributes);
+      if (!subjectDer.equals(csr.subjectDer)) throw new SignerMismatchError();
+      const subject = encodeName(attributes);
       const authContextXml = samlAuthContextXml(verified.authContext);
-      return { input, spki: key.spki, publicKeyHash, assertionHash, verified, subject, authContextXml };
+      return {
+        input,
+        spki: key.spki,
+        publicKeyHash,
+        assertionHash,
+        verified,
+        subject,
+        subjectDer,
+        authContextXml,
+      };
     } catch (err) {
       if (isCaRefusal(err)) await this.refused(input.requestId, err, publicKeyHash, assertionHash);
       throw err;
@@ -449,6 +462,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       {
         serial,
         subject: checked.subject,
+        subjectDer: checked.subjectDer,
         subjectPublicKeySpki: spki,
         notBefore: new Date(notBefore),
         notAfter: new Date(notAfter),
@@ -460,7 +474,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     return {
       serialHex: serial.toString('hex'),
       requestId: input.requestId,
-      subjectHash: sha256Hex(nameDer(checked.subject)),
+      subjectHash: sha256Hex(checked.subjectDer),
       publicKeyHash: checked.publicKeyHash,
       assertionHash: checked.assertionHash,
       // Seconds precision, as in the certificate.

@@ -201,8 +201,10 @@ export function harness(
     });
     return Buffer.from(JSON.stringify({ spki: publicKeySpki.toString(), signature: signature.toString() }));
   };
-  const verifyCsr = (csrDer: Buffer): void => {
-    const { spki, signature } = JSON.parse(csrDer.toString()) as { spki: string; signature: string };
+  // The signer's check: the CSR's signature against the public key it was built from (the pool record's).
+  const verifyCsr = (csrDer: Buffer, publicKeySpki: Buffer): void => {
+    const { signature } = JSON.parse(csrDer.toString()) as { signature: string };
+    const spki = publicKeySpki.toString();
     const holder = spki.startsWith('spki-of-generated-') ? hsm.keyOf.get(spki) : spki.replace('spki-of-', '');
     if (!signature.startsWith(`sig(${holder}):`)) throw new Error('CSR signature does not verify');
   };

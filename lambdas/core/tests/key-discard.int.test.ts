@@ -10,7 +10,7 @@ import type { AuditRepository } from '../../adapters/dynamodb/src/audit-reposito
 import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import type { CertificateAuthority } from '@pipeline/ca';
 import { loadConfig } from '@pipeline/config';
-import { buildCsr, verifyCsr } from '@pipeline/der';
+import { buildCsr, verifyOwnCsr } from '@pipeline/der';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
 import { AuditLog } from '@pipeline/audit';
@@ -67,7 +67,7 @@ function signingDeps(options: {
     pool,
     hsm,
     buildCsr,
-    verifyCsr,
+    verifyCsr: verifyOwnCsr,
     issuer,
     metrics: options.metrics ?? new InMemoryPoolMetrics(),
     onKeyDiscarded: (keyId, _type, reason) => options.onDiscarded(keyId, reason),

@@ -4,13 +4,14 @@ import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
 import * as rsa from '@peculiar/asn1-rsa';
 import * as ecc from '@peculiar/asn1-ecc';
 import { KEY_TYPE_SPECS, nodeHashName, type DigestAlgorithm, type KeyType } from '@pipeline/core/shared';
+import { canonicalLayoutKeyType } from '@pipeline/core/pki';
 import type { SignDigest, SignatureScheme } from './types';
 
 /**
  * Signature schemes by OID. Signing uses one fixed scheme per key type (schemeFor); verification accepts
  * the SHA-2 variants a standard toolkit may produce for a CSR.
  */
-const SCHEMES: readonly SignatureScheme[] = [
+export const SCHEMES: readonly SignatureScheme[] = [
   {
     oid: rsa.id_sha256WithRSAEncryption,
     digestAlgorithm: 'SHA-256',
@@ -74,8 +75,16 @@ export function signDer(der: Buffer, scheme: SignatureScheme, sign: SignDigest):
   });
 }
 
-/** Key type of a SubjectPublicKeyInfo, or undefined when the service does not offer that key. */
+/**
+ * Key type of a SubjectPublicKeyInfo, or undefined when the service does not offer that key. A key in
+ * its canonical layout (canonicalLayoutKeyType) is known by its bytes; any other goes to node:crypto.
+ */
 export function keyTypeOfSpki(spki: Buffer): KeyType | undefined {
+  return canonicalLayoutKeyType(spki) ?? parsedKeyType(spki);
+}
+
+/** keyTypeOfSpki by node:crypto's parse, whatever the encoding. */
+export function parsedKeyType(spki: Buffer): KeyType | undefined {
   let key: KeyObject;
   try {
     key = createPublicKey({ key: spki, format: 'der', type: 'spki' });

@@ -20,6 +20,8 @@ export interface LeafVariables {
   readonly notBefore: Date;
   readonly notAfter: Date;
   readonly subject: Name;
+  /** `subject`'s DER when the caller has it already (nameDerOf); otherwise nameDer(subject). */
+  readonly subjectDer?: Buffer;
   /** SubjectPublicKeyInfo, DER as the schema encodes it (e.g. a CSR's, re-serialized). */
   readonly subjectPublicKeySpki: Buffer;
   readonly authContexts: LeafExtensionOptions['authContexts'];
@@ -87,7 +89,7 @@ export class LeafCertificateTemplate {
         this.algorithm,
         this.issuer,
         validity,
-        nameDer(v.subject),
+        v.subjectDer ?? nameDer(v.subject),
         v.subjectPublicKeySpki,
         extensions,
       ]),

@@ -4,17 +4,20 @@ import { SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
 import { Attributes, CertificationRequest, CertificationRequestInfo } from '@peculiar/asn1-csr';
 import { KEY_TYPE_SPECS, nodeHashName } from '@pipeline/core/shared';
 import { subjectAttributes } from '@pipeline/core/identity';
+import { canonicalLayoutKeyType } from '@pipeline/core/pki';
 import {
   algorithmIdentifier,
   algorithmIdentifierDer,
-  keyTypeOfSpki,
+  parsedKeyType,
   schemeFor,
   schemeForOid,
   signDer,
 } from './algorithms';
-import { outerLength, signedDer } from './der';
+import { derChildren, derContent, outerLength, signedDer } from './der';
 import { BadCsrError, CsrSignatureInvalidError } from './errors';
-import { encodeName } from './name';
+import { encodeName, nameDerOf } from './name';
+import { csrInfoDer, csrTemplate, csrTemplateOf } from './csr-template';
+import { readCsrFast } from './csr-reader';
 import type { BuildCsrInput, VerifiedCsr } from './types';
 
 /** Largest CSR accepted: an RSA-4096 CSR with a full subject is about 1.2 kB. */
@@ -22,10 +25,32 @@ const MAX_CSR_BYTES = 8192;
 
 /**
  * Builds a PKCS#10 CSR (DER) for a key that never leaves the HSM: the CertificationRequestInfo is hashed
- * here and only the digest goes to `sign`. The subject is validated against the profile first.
+ * here and only the digest goes to `sign`. The subject is validated against the profile first. The
+ * CertificationRequestInfo comes from the key type's template (csrInfoDer): the subject Name and the
+ * SubjectPublicKeyInfo spliced into the fixed DER; a key in its canonical layout as it is, any other
+ * encoding as the schema re-encodes it. The result is byte for byte buildCsrBySchema's.
  */
 export async function buildCsr(input: BuildCsrInput): Promise<Buffer> {
-  if (keyTypeOfSpki(input.publicKeySpki) !== input.keyType) {
+  const canonical = canonicalLayoutKeyType(input.publicKeySpki);
+  if ((canonical ?? parsedKeyType(input.publicKeySpki)) !== input.keyType) {
+    throw new BadCsrError(`the public key is not a ${input.keyType} key`);
+  }
+  const template = csrTemplate(input.keyType);
+  const subjectDer = nameDerOf(subjectAttributes(input.subject));
+  const spki = canonical
+    ? input.publicKeySpki
+    : Buffer.from(AsnConvert.serialize(AsnConvert.parse(input.publicKeySpki, SubjectPublicKeyInfo)));
+  const infoDer = csrInfoDer(subjectDer, spki);
+  const signature = await signDer(infoDer, template.scheme, input.sign);
+  return signedDer(infoDer, template.algorithm, signature);
+}
+
+/**
+ * buildCsr by the full schema encoding of the CertificationRequestInfo and node:crypto's key type, as it
+ * was before the template: the template's reference in tests and benchmarks.
+ */
+export async function buildCsrBySchema(input: BuildCsrInput): Promise<Buffer> {
+  if (parsedKeyType(input.publicKeySpki) !== input.keyType) {
     throw new BadCsrError(`the public key is not a ${input.keyType} key`);
   }
   const scheme = schemeFor(input.keyType);
@@ -38,6 +63,37 @@ export async function buildCsr(input: BuildCsrInput): Promise<Buffer> {
   const infoDer = Buffer.from(AsnConvert.serialize(info));
   const signature = await signDer(infoDer, scheme, input.sign);
   return signedDer(infoDer, algorithmIdentifierDer(algorithmIdentifier(scheme)), signature);
+}
+
+/**
+ * The signer's proof-of-possession check of a CSR it has just built (buildCsr) from `publicKeySpki`, the
+ * pool record's public key: the HSM's signature over the CertificationRequestInfo verifies with that key.
+ * It proves what verifyCsr would (the private key that signed is the record's public key) with one
+ * verify and no parse: the DER is the signer's own, only split into its three parts. Throws
+ * CsrSignatureInvalidError when it does not verify.
+ */
+export function verifyOwnCsr(csrDer: Buffer, publicKeySpki: Buffer): void {
+  let ok = false;
+  try {
+    const [info, algorithm, bits, ...rest] = derChildren(csrDer);
+    const template = csrTemplateOf(algorithm);
+    const content = bits?.[0] === 0x03 ? derContent(bits) : undefined;
+    const whole = outerLength(csrDer) === csrDer.length;
+    if (template && whole && rest.length === 0 && content?.[0] === 0) {
+      const key = { key: publicKeySpki, format: 'der', type: 'spki' } as const;
+      ok = verify(
+        nodeHashName(template.scheme.digestAlgorithm),
+        info,
+        template.scheme.signatureAlgorithm === 'ECDSA'
+          ? { ...key, dsaEncoding: 'der' }
+          : { ...key, padding: constants.RSA_PKCS1_PADDING },
+        content.subarray(1),
+      );
+    }
+  } catch {
+    // not the shape buildCsr writes, or not a key: no proof
+  }
+  if (!ok) throw new CsrSignatureInvalidError();
 }
 
 function parse(der: Buffer): CertificationRequest {
@@ -59,10 +115,22 @@ function parse(der: Buffer): CertificationRequest {
  * and only compares the CSR's with it. Throws BadCsrError or CsrSignatureInvalidError.
  */
 export function verifyCsr(der: Buffer): VerifiedCsr {
+  if (der.length <= MAX_CSR_BYTES && outerLength(der) === der.length) {
+    const fast = readCsrFast(der);
+    if (fast) return fast;
+  }
+  return verifyCsrByParse(der);
+}
+
+/**
+ * verifyCsr by the full schema parse and node:crypto's key type, whatever the CSR's shape: the path of
+ * every CSR readCsrFast does not take, and its reference in tests and benchmarks.
+ */
+export function verifyCsrByParse(der: Buffer): VerifiedCsr {
   const csr = parse(der);
   const info = csr.certificationRequestInfo;
   const publicKeySpki = Buffer.from(AsnConvert.serialize(info.subjectPKInfo));
-  const keyType = keyTypeOfSpki(publicKeySpki);
+  const keyType = parsedKeyType(publicKeySpki);
   if (!keyType) throw new BadCsrError('the CSR public key is not a supported key type');
   const scheme = schemeForOid(csr.signatureAlgorithm.algorithm);
   const family = KEY_TYPE_SPECS[keyType].family;

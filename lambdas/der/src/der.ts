@@ -44,6 +44,14 @@ export function derChildren(der: Buffer): Buffer[] {
   return children;
 }
 
+/** The content octets of a DER element (after its tag and length). */
+export function derContent(der: Buffer): Buffer {
+  const header = headerLength(der);
+  const end = outerLength(der);
+  if (header === undefined || end === undefined || end > der.length) throw new Error('not a DER element');
+  return der.subarray(header, end);
+}
+
 /** A DER element of one tag octet around `content`. */
 export function derElement(tag: number, content: Buffer): Buffer {
   const length = content.length;

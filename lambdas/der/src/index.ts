@@ -1,6 +1,6 @@
-export { buildCsr, verifyCsr } from './csr';
+export { buildCsr, buildCsrBySchema, verifyCsr, verifyCsrByParse, verifyOwnCsr } from './csr';
 export { keyTypeOfSpki } from './algorithms';
-export { encodeName } from './name';
+export { encodeName, nameDerOf } from './name';
 export { derChildren, pem, pemToDer } from './der';
 export { buildSignedData, prepareCmsContainer, signedAttributes, signedAttributesDer } from './cms';
 export { BadCsrError, CsrSignatureInvalidError, PkiError } from './errors';
@@ -10,7 +10,6 @@ export {
   leafExtensions,
   ocspSignerExtensions,
   tsaExtensions,
-  nameDer,
   parseCertificate,
   randomSerial,
   signCertificate,

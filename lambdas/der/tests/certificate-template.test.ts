@@ -8,7 +8,7 @@ import { createHash, generateKeyPairSync, randomBytes, randomInt } from 'node:cr
 import { X509Certificate } from 'node:crypto';
 import { LeafCertificateTemplate, type LeafVariables } from '../src/certificate-template';
 import { leafExtensions, signCertificate, type CertificateSigner } from '../src/certificate';
-import { encodeName } from '../src/name';
+import { encodeName, nameDerOf } from '../src/name';
 
 const spkiOf = (keys: { publicKey: { export(o: { type: 'spki'; format: 'der' }): Buffer } }): Buffer =>
   keys.publicKey.export({ type: 'spki', format: 'der' });
@@ -41,17 +41,18 @@ const date = (): Date =>
 function randomLeaf(): LeafVariables {
   const serial = randomBytes(randomInt(1, 21));
   if (serial[0] === 0) serial[0] = 1;
+  const attributes = Array.from({ length: randomInt(1, 6) }, () => ({
+    oid: ['2.5.4.3', '2.5.4.5', '2.5.4.42', '2.5.4.4'][randomInt(4)],
+    kind: 'utf8String' as const,
+    value: text(Math.max(1, Math.min(length(), 300))),
+  }));
   return {
     serial,
     notBefore: date(),
     notAfter: date(),
-    subject: encodeName(
-      Array.from({ length: randomInt(1, 6) }, () => ({
-        oid: ['2.5.4.3', '2.5.4.5', '2.5.4.42', '2.5.4.4'][randomInt(4)],
-        kind: 'utf8String' as const,
-        value: text(Math.max(1, Math.min(length(), 300))),
-      })),
-    ),
+    subject: encodeName(attributes),
+    // As the CA passes it (spliced), or left to the template to encode.
+    ...(randomInt(2) ? { subjectDer: nameDerOf(attributes) } : {}),
     subjectPublicKeySpki: KEYS[randomInt(KEYS.length)],
     authContexts: Array.from({ length: randomInt(1, 3) }, () => ({
       contextType: text(Math.min(length(), 300)),

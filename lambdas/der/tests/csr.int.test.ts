@@ -14,7 +14,16 @@ import { loadConfig } from '@pipeline/config';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
 import { InvalidIdentityError, type SignerIdentity } from '@pipeline/core/identity';
 import type { KeyType } from '@pipeline/core/shared';
-import { BadCsrError, CsrSignatureInvalidError, buildCsr, pem, verifyCsr } from '../src';
+import {
+  BadCsrError,
+  CsrSignatureInvalidError,
+  buildCsr,
+  pem,
+  verifyCsr,
+  verifyCsrByParse,
+  verifyOwnCsr,
+} from '../src';
+import { readCsrFast } from '../src/csr-reader';
 
 const IDENTITY: SignerIdentity = {
   commonName: 'Åsa Öberg-Nilsson',
@@ -83,9 +92,49 @@ describe.each<KeyType>(['RSA-2048', 'RSA-3072', 'EC-P256', 'EC-P384'])(
       const asn1 = openssl(['asn1parse', '-inform', 'DER', '-in', 's.der'], { 's.der': verified.subjectDer });
       expect(asn1).toContain(':countryName');
       expect(asn1).toContain(':commonName');
+      // The signer's own check passes with the key it was built from; the CA's fast reader takes the
+      // signer's CSR and reads what the full parse reads.
+      expect(() => verifyOwnCsr(der, spki)).not.toThrow();
+      expect(readCsrFast(der)).toEqual(verifyCsrByParse(der));
+      expect(readCsrFast(der)).toEqual(verified);
     });
   },
 );
+
+describe("the signer's own check (verifyOwnCsr)", () => {
+  it('refuses a CSR signed by another key than the pool record names (a swapped record)', async () => {
+    // The record names the victim's public key, its wrapped key is the attacker's: the HSM signs with it.
+    const named = await hsm.generateKeyPair('EC-P256', { extractable: false });
+    const held = await hsm.generateKeyPair('EC-P256', { extractable: false });
+    keys.push(named.privateKey, held.privateKey);
+    const der = await buildCsr({
+      subject: IDENTITY,
+      keyType: 'EC-P256',
+      publicKeySpki: named.publicKeySpki,
+      sign: (d, o) => hsm.signDigest(held.privateKey, d, o),
+    });
+    expect(() => verifyOwnCsr(der, named.publicKeySpki)).toThrow(CsrSignatureInvalidError);
+    // the CA's full check refuses it the same way
+    expect(() => verifyCsr(der)).toThrow(CsrSignatureInvalidError);
+  });
+
+  it('refuses with the wrong key, a flipped octet anywhere, or no CSR at all', async () => {
+    const { der, spki } = await csrFor('RSA-2048');
+    const other = await csrFor('RSA-2048');
+    expect(() => verifyOwnCsr(der, other.spki)).toThrow(CsrSignatureInvalidError);
+    for (const at of [10, 40, der.length - 300, der.length - 5]) {
+      const tampered = Buffer.from(der);
+      tampered[at] ^= 0x01;
+      expect(() => verifyOwnCsr(tampered, spki)).toThrow(CsrSignatureInvalidError);
+    }
+    expect(() => verifyOwnCsr(Buffer.from('not a csr'), spki)).toThrow(CsrSignatureInvalidError);
+    expect(() => verifyOwnCsr(der.subarray(0, der.length - 1), spki)).toThrow(CsrSignatureInvalidError);
+    expect(() => verifyOwnCsr(Buffer.concat([der, Buffer.from([0])]), spki)).toThrow(
+      CsrSignatureInvalidError,
+    );
+    expect(() => verifyOwnCsr(der, Buffer.from('not a key'))).toThrow(CsrSignatureInvalidError);
+  });
+});
 
 describe('proof of possession', () => {
   it('refuses a CSR whose public key was swapped for another key', async () => {

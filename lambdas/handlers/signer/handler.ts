@@ -29,7 +29,7 @@ import {
   type DeliveryDeps,
   type SigningDeps,
 } from '@pipeline/core/signing';
-import { buildCsr, pemToDer, prepareCmsContainer, verifyCsr } from '@pipeline/der';
+import { buildCsr, pemToDer, prepareCmsContainer, verifyOwnCsr } from '@pipeline/der';
 import { QUEUES, TABLES, tableName } from '@pipeline/resources';
 import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
@@ -225,7 +225,7 @@ export function wireSigner(): SignerHandlerDeps {
       validationData,
       onLevelLowered: (reached, code) =>
         logger.warn('signature level lowered to the request minimum', { reached, errorCode: code }),
-      verifyCsr,
+      verifyCsr: verifyOwnCsr,
       audit: await headSigningAuditLog(logger),
       // Unusable pool keys (already out of the pool) are reported; the request carries on with another.
       onKeyDiscarded: (keyId, keyType, reason) =>

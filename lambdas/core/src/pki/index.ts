@@ -34,7 +34,8 @@ export {
   type RecordIssuedResult,
   SerialCollisionError,
 } from './certificate-store';
-export { type CanonicalPublicKey, canonicalPublicKey } from './public-key';
+export { type CanonicalPublicKey, canonicalPublicKey, parsedPublicKey } from './public-key';
+export { canonicalLayoutKeyType } from './spki-layout';
 export {
   type CertificateStatus,
   crossCheckRevocations,

@@ -11,7 +11,8 @@
  *   RSAPublicKey { modulus, publicExponent } with minimal positive INTEGERs.
  *
  * Pure: parsing with the @peculiar ASN.1 schemas, the point's decompression by node:crypto's ECDH (which
- * also refuses a point that is not on the curve).
+ * also refuses a point that is not on the curve). Bytes already in the canonical layout of a valid key
+ * (canonicalLayoutKeyType, every key the HSM and keygen write) skip the parse: the same answer, cheaper.
  */
 import { createHash, ECDH } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
@@ -19,6 +20,7 @@ import { AlgorithmIdentifier, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
 import { ECParameters, id_ecPublicKey, id_secp256r1, id_secp384r1 } from '@peculiar/asn1-ecc';
 import { RSAPublicKey, id_rsaEncryption } from '@peculiar/asn1-rsa';
 import { KEY_TYPE_SPECS, type KeyType } from '../shared/algorithms';
+import { canonicalLayoutKeyType } from './spki-layout';
 
 /** A key in its one encoding, and whether the bytes it came in were already that encoding. */
 export interface CanonicalPublicKey {
@@ -112,6 +114,13 @@ function rsaKey(info: SubjectPublicKeyInfo): { keyType: KeyType; spki: Buffer } 
  */
 export function canonicalPublicKey(spki: Uint8Array): CanonicalPublicKey | undefined {
   const input = Buffer.from(spki);
+  const keyType = canonicalLayoutKeyType(input);
+  if (keyType) return { keyType, spki: input, hash: sha256Hex(input), canonical: true };
+  return parsedPublicKey(input);
+}
+
+/** canonicalPublicKey by the full parse: any encoding (also the canonical one). */
+export function parsedPublicKey(input: Buffer): CanonicalPublicKey | undefined {
   let key: { keyType: KeyType; spki: Buffer } | undefined;
   try {
     const info = AsnConvert.parse(input, SubjectPublicKeyInfo);

@@ -103,8 +103,12 @@ export interface SigningDeps {
   readonly validationData?: ValidationDataSource;
   readonly metrics: PoolMetrics;
   readonly settings: SigningSettings;
-  /** Verifies a CSR's signature against its own public key; throws when it does not verify. */
-  readonly verifyCsr?: (csrDer: Buffer) => unknown;
+  /**
+   * The proof-of-possession check of the CSR this attempt built from `publicKeySpki` (the pool record's
+   * public key): throws when the CSR's signature does not verify with that key (lambdas/der's
+   * verifyOwnCsr, one verify of the info the signer encoded itself).
+   */
+  readonly verifyCsr?: (csrDer: Buffer, publicKeySpki: Buffer) => unknown;
   /**
    * A stored public key in its canonical encoding (a pool key stored in any other is discarded);
    * default canonicalPublicKey. Injectable for tests whose keys are not real keys.
@@ -144,9 +148,13 @@ function isUnwrapRejection(err: unknown): boolean {
   return err instanceof HsmUnwrapError;
 }
 
-function csrVerifies(verify: (csrDer: Buffer) => unknown, csrDer: Buffer): boolean {
+function csrVerifies(
+  verify: (csrDer: Buffer, publicKeySpki: Buffer) => unknown,
+  csrDer: Buffer,
+  publicKeySpki: Buffer,
+): boolean {
   try {
-    verify(csrDer);
+    verify(csrDer, publicKeySpki);
     return true;
   } catch {
     return false;
@@ -593,7 +601,7 @@ class SigningAttempt {
     );
     // The CA's own proof-of-possession check, done here first: a stored public key that is not the
     // private key's would fail it there and end the request; here it only costs that key.
-    if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer)) {
+    if (claimed && deps.verifyCsr && !csrVerifies(deps.verifyCsr, csrDer, publicKeySpki)) {
       await this.stage('destroy', () => this.destroyKey());
       if (mayDiscard) {
         this.discard(claimed.keyId, 'public-key-mismatch');
