@@ -8,6 +8,7 @@
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import type { AdesProfile, KeyType } from '@pipeline/core/shared';
+import { STUDY_RAMP_GAPS_MS } from '../simulate/workloads';
 import {
   sampleRequest,
   sampleRequests,
@@ -137,11 +138,7 @@ async function one(
   }
 }
 
-/** The study's workload: 2,200 requests in blocks of 100 with these gaps (ms), 1 -> 100 -> 5 requests/s. */
-export const STUDY_RAMP_GAPS_MS = [
-  1000, 800, 700, 600, 500, 400, 300, 200, 100, 90, 80, 70, 50, 20, 10, 20, 50, 70, 80, 90, 100, 200,
-];
-
+/** The study's workload (one definition, the simulator's): 2,200 requests in blocks of 100, 1 -> 100 -> 5/s. */
 export function rampArrivals(blockSize = 100, gaps: readonly number[] = STUDY_RAMP_GAPS_MS): Arrival[] {
   const arrivals: Arrival[] = [];
   let t = 0;
