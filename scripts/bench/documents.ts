@@ -10,10 +10,8 @@
  * out). One key and one certificate serve the N documents: the unwrap and the CA's signature stay at
  * one per request while the signatures grow with N.
  */
-import { existsSync, openSync, readSync, rmSync, statSync, closeSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CLIENT_IDS } from '../local/idp/clients';
 import { TEST_CITIZENS } from '../local/idp/citizens';
 import { obtainIdToken } from '../client/src/oidc-login';
@@ -26,33 +24,12 @@ import {
 } from '../client/src/signing-client';
 import { startCountedPipeline } from './counted-pipeline';
 import { Counter } from './e2e-run';
+import { hsmCalls, hsmLogEnd, spyOnHsm } from './hsm-spy';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
 import { finish, option, printTable, type Row } from './report';
 import { round } from './stats';
 
-const SPY = '/usr/lib/x86_64-linux-gnu/pkcs11-spy.so';
 const WARMUP_REQUESTS = 3;
-/** The PKCS#11 functions reported: the operations, not the session and object bookkeeping around them. */
-const HSM_OPERATIONS =
-  /^C_(Sign|Verify|UnwrapKey|WrapKey|GenerateKeyPair|GenerateKey|DestroyObject|Encrypt|Decrypt|Digest|GenerateRandom|DeriveKey)$/;
-
-/** Counts of PKCS#11 calls in the spy's log from `from` on (its lines `<n>: C_<function>`). */
-function hsmCalls(log: string, from: number): { counts: Record<string, number>; end: number } {
-  if (!existsSync(log)) return { counts: {}, end: from };
-  const end = statSync(log).size;
-  const buffer = Buffer.alloc(end - from);
-  const fd = openSync(log, 'r');
-  try {
-    readSync(fd, buffer, 0, buffer.length, from);
-  } finally {
-    closeSync(fd);
-  }
-  const counts: Record<string, number> = {};
-  for (const m of buffer.toString('latin1').matchAll(/^\d+: (C_\w+)$/gm)) {
-    if (HSM_OPERATIONS.test(m[1])) counts[m[1]] = (counts[m[1]] ?? 0) + 1;
-  }
-  return { counts, end };
-}
 
 async function runAll<T>(
   items: readonly T[],
@@ -77,16 +54,8 @@ export async function run(args: string[]): Promise<void> {
       'usage: npm run bench -- documents [--n 1,5,20] [--requests R] [--concurrency C] [--level B-B|B-T|B-LT] [--no-hsm-counts]',
     );
   }
-  const spyLog = join(tmpdir(), `bench-documents-pkcs11-spy-${process.pid}.log`);
-  const spying = !args.includes('--no-hsm-counts') && existsSync(SPY);
-  if (spying) {
-    // This process starts one pipeline and ends: its environment needs no restoring.
-    process.env.PKCS11SPY = process.env.HSM_MODULE_PATH;
-    process.env.HSM_MODULE_PATH = SPY;
-    process.env.PKCS11SPY_OUTPUT = spyLog;
-  } else if (!args.includes('--no-hsm-counts')) {
-    console.log(`no ${SPY} (Debian's opensc-pkcs11): no HSM operation counts`);
-  }
+  const spyLog = args.includes('--no-hsm-counts') ? undefined : spyOnHsm('documents');
+  const spying = spyLog !== undefined;
   const counter = await Counter.start();
   const keys = sizes.length * (requests + WARMUP_REQUESTS);
   const pipeline = await startCountedPipeline(counter, keys, {
@@ -134,7 +103,7 @@ export async function run(args: string[]): Promise<void> {
       await runAll(warmup, concurrency, sign);
       const bodies = [];
       for (let i = 0; i < requests; i++) bodies.push(await prepare(n));
-      spyOffset = hsmCalls(spyLog, spyOffset).end;
+      if (spyLog) spyOffset = hsmLogEnd(spyLog);
       const countsBefore = await counter.read();
       const cpuBefore = cpuSnapshot();
       const started = Date.now();
@@ -142,7 +111,7 @@ export async function run(args: string[]): Promise<void> {
       const seconds = (Date.now() - started) / 1000;
       const cpu = cpuBetween(cpuBefore, cpuSnapshot());
       const countsAfter = await counter.read();
-      const hsm = hsmCalls(spyLog, spyOffset);
+      const hsm = spyLog ? hsmCalls(spyLog, spyOffset) : { counts: {}, end: 0 };
       spyOffset = hsm.end;
       const documents = n * requests;
       const sum = (match: (name: string) => boolean): number =>
@@ -194,7 +163,7 @@ export async function run(args: string[]): Promise<void> {
   } finally {
     await pipeline.stop();
     counter.stop();
-    rmSync(spyLog, { force: true });
+    if (spyLog) rmSync(spyLog, { force: true });
   }
   printTable(
     `several documents under one login: EC-P256, cms CAdES-B-B at ${level}, ${concurrency} requests at a time`,

@@ -17,6 +17,7 @@ import { DEFAULT_JAVA_OPTIONS } from '../local/stand-ins';
 import { useLocalHsmEnv } from '../local/token';
 import { costPerMillion, PRICES } from './costs';
 import type { ProxyCounts } from './counting-proxy';
+import { hsmCalls, hsmLogEnd, spyOnHsm } from './hsm-spy';
 import { profileThisProcess } from './cpu-profile';
 import { runOpenLoopInChild, steadyArrivals, type Arrival, type Outcome } from './load';
 import { cpuBetween, cpuSnapshot, machineCpu, processNames, type MachineCpu } from './process-cpu';
@@ -75,6 +76,8 @@ interface Target {
   readonly markers: Marker[];
   /** Where the stand-ins' JVMs log their collections (latency runs). */
   readonly jvmGcDir?: string;
+  /** The pkcs11-spy log of the HSM's operations (counting runs, when the spy is installed). */
+  readonly hsmLog?: string;
 }
 
 /** The counting proxy process: its IPC, as promises. */
@@ -148,6 +151,7 @@ async function target(
     process.env.LOCAL_JAVA_OPTIONS = `${options} ${jvmGcLogOptions(jvmGcDir)}`;
   }
   if (args.profileDir && !counting) process.env.LOCAL_CPU_PROFILE_DIR = args.profileDir;
+  const hsmLog = counting ? spyOnHsm('e2e') : undefined;
   const pipeline = await startLocalPipeline({
     wrapEndpoint: counter ? (service, url) => counter.wrap(service, url) : undefined,
     persist: args.persist,
@@ -189,6 +193,7 @@ async function target(
     counter,
     markers,
     jvmGcDir,
+    hsmLog,
   };
 }
 
@@ -196,6 +201,7 @@ async function stopTarget(t: Target): Promise<void> {
   await t.pipeline?.stop();
   t.counter?.stop();
   if (t.jvmGcDir) rmSync(t.jvmGcDir, { recursive: true, force: true });
+  if (t.hsmLog) rmSync(t.hsmLog, { force: true });
 }
 
 /** CPU ms of the processes that host the functions (runner, consumers, CA host): SoftHSM runs inside them. */
@@ -211,6 +217,7 @@ function perRequest(
   after: ProxyCounts,
   cpu: Record<string, number>,
   requests: number,
+  hsmOps?: Record<string, number>,
 ): Record<string, unknown> {
   const per = (x: number): number => round(x / Math.max(1, requests), 2);
   const delta = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
@@ -244,6 +251,14 @@ function perRequest(
   };
   return {
     tableOpsPerRequest: per(items),
+    // By PKCS#11 function, whichever process made it (the spy's logging is in this run's CPU figures).
+    ...(hsmOps
+      ? {
+          hsmOpsPerRequest: Object.fromEntries(
+            Object.entries(hsmOps).map(([fn, n]) => [fn.slice(2), per(n)]),
+          ),
+        }
+      : {}),
     tableCallsPerRequest: per(total('dynamodb.')),
     sdkCallsPerRequest: per(total('dynamodb.') + total('sqs.') + total('lambda.')),
     caInvocationsPerRequest: per(caInvocations),
@@ -371,6 +386,8 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
   let countsAfter: ProxyCounts | undefined;
   let stopProfile: (() => Promise<void>) | undefined;
   let startEpoch = 0;
+  let hsmFrom = 0;
+  let hsmOps: Record<string, number> | undefined;
   const stopGc = t.counter
     ? undefined
     : observeGc((m) =>
@@ -386,6 +403,7 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
     clientId: t.clientId,
     onStart: async () => {
       countsBefore = await t.counter?.read();
+      if (t.hsmLog) hsmFrom = hsmLogEnd(t.hsmLog);
       cpuBefore = cpuSnapshot();
       machineBefore = machineCpu();
       if (args.profileDir && !t.counter) {
@@ -398,6 +416,7 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
       cpuAfter = cpuSnapshot();
       machineAfter = machineCpu();
       countsAfter = await t.counter?.read();
+      if (t.hsmLog) hsmOps = hsmCalls(t.hsmLog, hsmFrom).counts;
       await stopProfile?.();
     },
   });
@@ -424,7 +443,7 @@ async function runWorkload(t: Target, args: E2eArgs, arrivals: Arrival[]): Promi
     machine: machineShare(machineBefore, machineAfter, cpu),
     ...(t.counter ? {} : { timeline: timeline(outcomes, markers, startEpoch) }),
     ...(countsBefore && countsAfter
-      ? { counts: perRequest(countsBefore, countsAfter, cpu, outcomes.length) }
+      ? { counts: perRequest(countsBefore, countsAfter, cpu, outcomes.length, hsmOps) }
       : {}),
   };
 }
