@@ -85,9 +85,9 @@ export interface CertificateAuthorityDeps {
    */
   readonly evidence: AssertionVerifier;
   /**
-   * The tamper-evident log: every certificate the CA key signs is appended (serial, subject hash, key
-   * hash) before it is stored or returned, so no released certificate is missing from the log; every
-   * refusal is appended too.
+   * The tamper-evident log: every certificate the CA stores is logged (serial, subject hash, key hash)
+   * before it is returned, committed with it (`logged`) or appended before it is stored, so no released
+   * certificate is missing from the log; every refusal is appended too.
    */
   readonly audit?: AuditSink;
   /**
@@ -199,10 +199,11 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   }
 
   /**
-   * Certifies a batch: every item checked on its own, one read of the store for all of them, one HSM
-   * signature per new certificate, one audit append and one write for the plain first issuances. Items
-   * that are not (retries, takeovers, register hits, repeats within the batch, lost writes) take the
-   * single-item rules. Outcomes are per item, in input order.
+   * Certifies a batch: every item checked on its own, then, with the logged store, one HSM signature per
+   * certificate and one transaction per group with its audit entry, nothing read first (issueLogged);
+   * without it, one read of the store for all of them, one audit append and one write for the plain
+   * first issuances. Items that are not (retries, takeovers, register hits, repeats within the batch,
+   * lost writes) take the single-item rules. Outcomes are per item, in input order.
    */
   public async issueMany(inputs: readonly IssueCertificateInput[]): Promise<IssueOutcome[]> {
     const { certificates } = this.deps;
