@@ -15,15 +15,17 @@
  *   - request: the whole request as the signer sees it (adds record reads/writes, CSR and issuing, which
  *     cost the same on both paths).
  * The certificate comes from the real CA in process (lambdas/ca: request read, CSR check, leaf signed by
- * the issuing CA key in SoftHSM, certificate records written), the same on every path.
+ * the issuing CA key in SoftHSM, certificate records written with the audit entry of its event in one
+ * transaction, as the CA function does), the same on every path.
  */
 import { directAssertion } from '../local/idp/direct-assertions';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { documentClient, dynamoDbClient } from '@pipeline/adapters/aws';
-import { KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
+import { AuditRepository, KeyPoolRepository, RequestRepository } from '@pipeline/adapters/dynamodb';
+import { AuditLog } from '@pipeline/audit';
 import { connectHsm } from '@pipeline/adapters/hsm';
-import { loadConfig } from '@pipeline/config';
+import { loadAuditConfig, loadConfig } from '@pipeline/config';
 import { InMemoryPoolMetrics, PrefetchingKeyClaimer, fillPool } from '@pipeline/core/pool';
 import { defaultSignatureAlgorithm, isKeyType, type KeyType } from '@pipeline/core/shared';
 import { processSignRequest, type SignRequestRecord, type SigningDeps } from '@pipeline/core/signing';
@@ -150,6 +152,9 @@ async function signingCore(
     hsm,
     doc,
     certificatesTable: process.env[TABLES.certificates.envVar]!,
+    audit: new AuditLog(new AuditRepository(doc, { tableName: process.env[TABLES.audit.envVar]! }), {
+      chains: loadAuditConfig().chains,
+    }),
   });
   const metrics = new InMemoryPoolMetrics();
   // Sub-millisecond timestamps, so the stage timings of a few-ms path are not rounded away.
@@ -186,9 +191,10 @@ async function benchTables(): Promise<{ standIns: StandIns | undefined; emptyPoo
   process.env[TABLES.keyPool.envVar] = `${TABLES.keyPool.localName}-bench-${suffix}`;
   process.env[TABLES.requests.envVar] = `${TABLES.requests.localName}-bench-${suffix}`;
   process.env[TABLES.certificates.envVar] = `${TABLES.certificates.localName}-bench-${suffix}`;
+  process.env[TABLES.audit.envVar] = `${TABLES.audit.localName}-bench-${suffix}`;
   const emptyPoolTable = `${TABLES.keyPool.localName}-bench-empty-${suffix}`;
   const raw = dynamoDbClient(loadConfig().aws);
-  await ensureTables(raw, [TABLES.keyPool, TABLES.requests, TABLES.certificates]);
+  await ensureTables(raw, [TABLES.keyPool, TABLES.requests, TABLES.certificates, TABLES.audit]);
   await ensureTables(raw, [TABLES.keyPool], { [TABLES.keyPool.envVar]: emptyPoolTable });
   raw.destroy();
   return { standIns, emptyPoolTable };

@@ -4,9 +4,10 @@
  * the direct identity provider's assertions unless told otherwise.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { CertificateRepository, LoggedCertificateRepository } from '@pipeline/adapters/dynamodb';
 import type { Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { AuditLog } from '@pipeline/audit';
 import { CertificateAuthority } from '@pipeline/ca';
 import type { CaCertificates } from '@pipeline/core/pki';
 import { loadCaConfig, loadConfig } from '@pipeline/config';
@@ -19,19 +20,27 @@ export async function createLocalCa(deps: {
   readonly doc: DynamoDBDocumentClient;
   readonly certificatesTable: string;
   readonly evidence?: AssertionVerifier;
+  /**
+   * An AuditLog over the same DynamoDB endpoint: each certificate is then stored with the audit entry of
+   * its event in one transaction (as the CA function does); any other sink takes appends only.
+   */
   readonly audit?: AuditSink;
   readonly now?: () => number;
 }): Promise<{ issuer: CertificateAuthority; caCertificates: CaCertificates }> {
   const caConfig = loadCaConfig();
   const caCertificates = await caCertificateStore(caConfig.certsSource, loadConfig().aws).read();
   if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
+  const certificates = new CertificateRepository(deps.doc, { tableName: deps.certificatesTable });
   const issuer = await CertificateAuthority.create({
     hsm: deps.hsm,
-    certificates: new CertificateRepository(deps.doc, { tableName: deps.certificatesTable }),
+    certificates,
     caCertificates,
     config: caConfig,
     evidence: deps.evidence ?? directAssertionVerifier(),
     ...(deps.audit ? { audit: deps.audit } : {}),
+    ...(deps.audit instanceof AuditLog
+      ? { logged: new LoggedCertificateRepository(certificates, deps.audit) }
+      : {}),
     ...(deps.now ? { now: deps.now } : {}),
   });
   return { issuer, caCertificates };

@@ -31,6 +31,9 @@ import {
   type AuditReceipt,
   type AuditSink,
   type AuditStore,
+  type CarriedWrites,
+  type CarryingAppendOutcome,
+  type CarryingAuditSink,
   type ChainHead,
   type SignedCheckpoint,
   type SignedHead,
@@ -42,16 +45,22 @@ const APPEND_BACKOFF = { baseMs: 2, maxMs: 50 };
 
 interface Pending {
   readonly events: readonly AuditEvent[];
-  readonly resolve: (receipts: AuditReceipt[]) => void;
+  /** Other writes committed with these events alone, in an entry of their own (appendCarrying). */
+  readonly carried?: CarriedWrites;
+  readonly resolve: (outcome: CarryingAppendOutcome) => void;
   readonly reject: (err: unknown) => void;
 }
+
+/** What a write of one entry ended with. */
+type Written =
+  { readonly entry: AuditEntry; readonly signed?: SignedHead } | { readonly refused: readonly boolean[] };
 
 const DEFAULT_MAX_ATTEMPTS = 30;
 /** Events per entry: ~250 bytes each keeps an entry far below DynamoDB's 400 KB item limit. */
 const DEFAULT_MAX_BATCH = 500;
 const CHECKPOINT_ATTEMPTS = 5;
 
-export class AuditLog implements AuditSink {
+export class AuditLog implements AuditSink, CarryingAuditSink {
   private readonly queue: Pending[] = [];
   private running = false;
   /** The chain this instance appends to; moves after a lost race. */
@@ -93,6 +102,30 @@ export class AuditLog implements AuditSink {
       receipts.push(...(await this.enqueue(events.slice(i, i + this.maxBatch))));
     }
     return receipts;
+  }
+
+  /**
+   * Appends events in an entry of their own, written in one transaction with `carried` (writes of
+   * another table, in groups; the store knows their form), all or nothing. Sequenced with the other
+   * appends of this process; the cached head moves only when the transaction committed. A carried
+   * write's refused condition ends it with `written: false` and which groups were refused: no entry, no
+   * receipt (its head, signed before the write, is never handed out). At most maxBatch events.
+   */
+  public async appendCarrying(
+    events: readonly AuditEvent[],
+    carried: CarriedWrites,
+  ): Promise<CarryingAppendOutcome> {
+    if (!this.store.appendEntriesCarrying) {
+      throw new AuditNotReadyError('the audit store cannot carry other writes in its transactions');
+    }
+    if (events.length === 0 || events.length > this.maxBatch) {
+      throw new RangeError(`a carrying append takes 1 to ${this.maxBatch} events`);
+    }
+    events.forEach(validateAuditEvent);
+    return new Promise<CarryingAppendOutcome>((resolve, reject) => {
+      this.queue.push({ events, carried, resolve, reject });
+      if (!this.running) void this.drain();
+    });
   }
 
   /**
@@ -213,29 +246,50 @@ export class AuditLog implements AuditSink {
 
   private enqueue(events: readonly AuditEvent[]): Promise<AuditReceipt[]> {
     return new Promise<AuditReceipt[]>((resolve, reject) => {
-      this.queue.push({ events, resolve, reject });
+      this.queue.push({
+        events,
+        // A plain append is never refused: only carried writes have conditions of their own.
+        resolve: (outcome) => resolve(outcome.written ? [...outcome.receipts] : []),
+        reject,
+      });
       if (!this.running) void this.drain();
     });
   }
 
-  /** Commits the queue, as many queued appends per entry as fit. */
+  /**
+   * Commits the queue, as many queued appends per entry as fit; an append that carries other writes is
+   * committed alone (its transaction stands or falls with them).
+   */
   private async drain(): Promise<void> {
     this.running = true;
     try {
       while (this.queue.length > 0) {
         const batch: Pending[] = [this.queue.shift() as Pending];
         let size = batch[0].events.length;
-        while (this.queue.length > 0 && size + this.queue[0].events.length <= this.maxBatch) {
+        while (
+          !batch[0].carried &&
+          this.queue.length > 0 &&
+          !this.queue[0].carried &&
+          size + this.queue[0].events.length <= this.maxBatch
+        ) {
           const next = this.queue.shift() as Pending;
           size += next.events.length;
           batch.push(next);
         }
         try {
-          const { entry, signed } = await this.write(batch.flatMap((p) => p.events));
+          const written = await this.write(
+            batch.flatMap((p) => p.events),
+            batch[0].carried,
+          );
+          if ('refused' in written) {
+            batch[0].resolve({ written: false, refused: written.refused });
+            continue;
+          }
+          const { entry, signed } = written;
           const receipts = receiptsOf(entry).map((r) => (signed ? { ...r, head: signed } : r));
           let offset = 0;
           for (const p of batch) {
-            p.resolve(receipts.slice(offset, offset + p.events.length));
+            p.resolve({ written: true, receipts: receipts.slice(offset, offset + p.events.length) });
             offset += p.events.length;
           }
         } catch (err) {
@@ -253,7 +307,7 @@ export class AuditLog implements AuditSink {
     return signHead({ chain: entry.chain, sequence: entry.sequence, hash: entry.hash }, signer);
   }
 
-  private async write(events: readonly AuditEvent[]): Promise<{ entry: AuditEntry; signed?: SignedHead }> {
+  private async write(events: readonly AuditEvent[], carried?: CarriedWrites): Promise<Written> {
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       const head = this.head ?? (await this.store.readHead(this.chain));
       const entry = buildEntry(head, events, this.clock());
@@ -261,7 +315,12 @@ export class AuditLog implements AuditSink {
       const signed = await this.signHead(entry);
       let written: boolean;
       try {
-        written = await this.store.appendEntries(head, [entry]);
+        if (carried) {
+          const result = await this.store.appendEntriesCarrying!(head, [entry], carried);
+          // Nothing written: the head stays where it was (a stale guess is caught by the next write).
+          if (result.outcome === 'refused') return { refused: result.refused };
+          written = result.outcome === 'written';
+        } else written = await this.store.appendEntries(head, [entry]);
       } catch (err) {
         // Outcome unknown (the write may have landed): forget the cached head and let the caller decide.
         this.head = undefined;

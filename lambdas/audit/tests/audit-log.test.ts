@@ -13,7 +13,11 @@ import {
   receiptCovers,
   signatureMadeEvent,
   verifySignedHead,
+  type AuditEntry,
   type AuditEvent,
+  type CarriedAppendResult,
+  type CarriedWrites,
+  type ChainHead,
 } from '@pipeline/core/audit';
 import { fileAnchorStore } from '@pipeline/adapters/anchors';
 import { AuditLog, verifyAuditStore } from '../src';
@@ -243,5 +247,66 @@ describe('proving a receipt', () => {
     expect(proveReceipt(forged, await store.readAll(), check).steps.at(-1)).toMatch(
       /head signature does not verify/,
     );
+  });
+});
+
+/** Carried writes in memory: 'ok' is written with the entry, 'refuse' fails its condition. */
+class CarryingMemoryStore extends MemoryAuditStore {
+  public readonly carriedWritten: unknown[] = [];
+
+  public async appendEntriesCarrying(
+    expected: ChainHead,
+    entries: readonly AuditEntry[],
+    carried: CarriedWrites,
+  ): Promise<CarriedAppendResult> {
+    const refused = carried.map((group) => group.includes('refuse'));
+    if (refused.some(Boolean)) return { outcome: 'refused', refused };
+    if (!(await this.appendEntries(expected, entries))) return { outcome: 'head-moved' };
+    this.carriedWritten.push(...carried.flat());
+    return { outcome: 'written' };
+  }
+}
+
+describe("carrying appends (other writes in the entry's transaction)", () => {
+  it('commits its events in an entry of their own with the carried writes; plain appends queued meanwhile go in others', async () => {
+    const store = new CarryingMemoryStore();
+    const log = new AuditLog(store, { chains: 1 });
+    const [a, carried, b] = await Promise.all([
+      log.append(eventsFor(1)[0]),
+      log.appendCarrying(eventsFor(2).slice(0, 2), [['ok-1'], ['ok-2']]),
+      log.append(eventsFor(3)[0]),
+    ]);
+    if (!carried.written) throw new Error('not written');
+    expect(carried.receipts.map((r) => [r.sequence, r.leafIndex, r.treeSize])).toEqual([
+      [2, 0, 2],
+      [2, 1, 2],
+    ]);
+    expect([a.sequence, b.sequence]).toEqual([1, 3]);
+    expect(store.carriedWritten).toEqual(['ok-1', 'ok-2']);
+    expect((await verifyAuditStore(store, 1, undefined)).intact).toBe(true);
+  });
+
+  it('a refused carried write commits nothing: no entry, the head unmoved, no receipt; the chain goes on from it', async () => {
+    const store = new CarryingMemoryStore();
+    const log = new AuditLog(store, { chains: 1 });
+    await log.append(eventsFor(1)[0]);
+    const head = await store.readHead(0);
+    const items = store.items.size;
+    expect(await log.appendCarrying([eventsFor(2)[0]], [['ok'], ['refuse']])).toEqual({
+      written: false,
+      refused: [false, true],
+    });
+    expect(await store.readHead(0)).toEqual(head);
+    expect(store.items.size).toBe(items);
+    expect(store.carriedWritten).toEqual([]);
+    expect((await log.append(eventsFor(3)[0])).sequence).toBe(2);
+    expect((await verifyAuditStore(store, 1, undefined)).intact).toBe(true);
+  });
+
+  it('needs a store that carries writes', async () => {
+    const log = new AuditLog(new MemoryAuditStore(), { chains: 1 });
+    await expect(log.appendCarrying([eventsFor(1)[0]], [['ok']])).rejects.toMatchObject({
+      code: 'AUDIT_NOT_READY',
+    });
   });
 });

@@ -25,8 +25,13 @@ import {
   type IssuedCertificate,
   type RecordIssuedResult,
 } from '@pipeline/core/pki';
-import type { AuditSink, CertificateIssuedEvent } from '@pipeline/core/audit';
-import type { Hsm } from '@pipeline/core/shared';
+import type {
+  AuditSink,
+  CertificateIssuedEvent,
+  LoggedCertificateStore,
+  LoggedIssuance,
+} from '@pipeline/core/audit';
+import { PipelineError, type Hsm } from '@pipeline/core/shared';
 import {
   encodeName,
   LeafCertificateTemplate,
@@ -80,11 +85,18 @@ export interface CertificateAuthorityDeps {
    */
   readonly evidence: AssertionVerifier;
   /**
-   * The tamper-evident log: every certificate the CA key signs is appended (serial, subject hash, key
-   * hash) before it is stored or returned, so no released certificate is missing from the log; every
-   * refusal is appended too.
+   * The tamper-evident log: every certificate the CA stores is logged (serial, subject hash, key hash)
+   * before it is returned, committed with it (`logged`) or appended before it is stored, so no released
+   * certificate is missing from the log; every refusal is appended too.
    */
   readonly audit?: AuditSink;
+  /**
+   * Stores each certificate with the audit entry of its `certificate.issued` event, in one transaction
+   * (per group of requests), without reading the store first: a cancelled write (a retry, a takeover, a
+   * used assertion or key) is read back and answered by the same rules, its leaf dropped. Without it, the
+   * CA reads first, appends the events, then stores.
+   */
+  readonly logged?: LoggedCertificateStore;
   /**
    * Signs the OCSP response `good` a first issuance is returned with (OcspResponder.goodAtIssuance), once
    * its certificate is stored; absent, or failing, the certificate goes without one (the signer then asks
@@ -183,15 +195,17 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
 
   public async issue(input: IssueCertificateInput): Promise<IssuedCertificate> {
     const checked = await this.check(input);
+    if (this.deps.logged) return certificateOf((await this.issueLogged(this.deps.logged, [checked]))[0]);
     const [state] = await this.deps.certificates.lookup([this.lookupOf(checked)]);
     return this.issueChecked(checked, state);
   }
 
   /**
-   * Certifies a batch: every item checked on its own, one read of the store for all of them, one HSM
-   * signature per new certificate, one audit append and one write for the plain first issuances. Items
-   * that are not (retries, takeovers, register hits, repeats within the batch, lost writes) take the
-   * single-item rules. Outcomes are per item, in input order.
+   * Certifies a batch: every item checked on its own, then, with the logged store, one HSM signature per
+   * certificate and one transaction per group with its audit entry, nothing read first (issueLogged);
+   * without it, one read of the store for all of them, one audit append and one write for the plain
+   * first issuances. Items that are not (retries, takeovers, register hits, repeats within the batch,
+   * lost writes) take the single-item rules. Outcomes are per item, in input order.
    */
   public async issueMany(inputs: readonly IssueCertificateInput[]): Promise<IssueOutcome[]> {
     const { certificates } = this.deps;
@@ -209,6 +223,10 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     // Checks finish in any order; within the batch the earlier item wins a shared request, assertion or
     // key, as it would had the items come one by one.
     checked.sort((a, b) => a.index - b.index);
+    if (this.deps.logged) {
+      await this.issueManyLogged(this.deps.logged, checked, outcomes);
+      return outcomes;
+    }
     const states = await certificates.lookup(checked.map((c) => this.lookupOf(c.checked)));
     const seen = new Set<string>();
     const fresh: Array<{ index: number; checked: Checked }> = [];
@@ -276,6 +294,141 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   }
 
   /**
+   * issueMany with the logged store: no read first. Repeats within the batch wait for the others and
+   * take the single rules on a fresh read; the rest are signed and written with their events at once.
+   */
+  private async issueManyLogged(
+    logged: LoggedCertificateStore,
+    checked: ReadonlyArray<{ index: number; checked: Checked }>,
+    outcomes: IssueOutcome[],
+  ): Promise<void> {
+    const seen = new Set<string>();
+    const fresh: Array<{ index: number; checked: Checked }> = [];
+    const repeats: Array<{ index: number; checked: Checked }> = [];
+    for (const c of checked) {
+      const keys = [
+        `r:${c.checked.input.requestId}`,
+        `a:${c.checked.verified.replayKey}`,
+        `k:${c.checked.publicKeyHash}`,
+      ];
+      if (keys.some((key) => seen.has(key))) repeats.push(c);
+      else {
+        keys.forEach((key) => seen.add(key));
+        fresh.push(c);
+      }
+    }
+    const results = await this.issueLogged(
+      logged,
+      fresh.map((f) => f.checked),
+    );
+    await Promise.all(
+      fresh.map(async (f, k) => {
+        const result = results[k];
+        outcomes[f.index] = result.ok
+          ? succeeded(
+              result.stored
+                ? await this.withOcspResponse(f.checked.input, result.certificate)
+                : result.certificate,
+            )
+          : result;
+      }),
+    );
+    await Promise.all(
+      repeats.map(async (r) => {
+        outcomes[r.index] = await this.deps.certificates
+          .lookup([this.lookupOf(r.checked)])
+          .then(([state]) => this.issueChecked(r.checked, state))
+          .then(succeeded, failed);
+      }),
+    );
+  }
+
+  /**
+   * Signs each item's leaf and writes it with its `certificate.issued` event, all of a group in one
+   * transaction. A cancelled write drops its leaves (never returned, never logged): the items whose own
+   * condition failed are read (one read) and answered by the rules on what the store holds (the stored
+   * certificate for a retry with the same key, or a refusal, audited with the dropped serial); the others
+   * of the group, and a refused one the read finds nothing against (a serial collision: once), are signed
+   * and written again. `stored` marks a certificate written now (not one read back).
+   */
+  private async issueLogged(
+    logged: LoggedCertificateStore,
+    items: readonly Checked[],
+  ): Promise<Array<IssueOutcome & { stored?: boolean }>> {
+    const outcomes = new Array<IssueOutcome & { stored?: boolean }>(items.length);
+    const collided = new Set<number>();
+    let round = items.map((_, i) => i);
+    while (round.length > 0) {
+      const signed = (
+        await Promise.all(
+          round.map(async (i) => {
+            try {
+              return { i, record: await this.certify(items[i]) };
+            } catch (err) {
+              outcomes[i] = failed(err);
+              return undefined;
+            }
+          }),
+        )
+      ).filter((s) => s !== undefined);
+      let results: Awaited<ReturnType<LoggedCertificateStore['recordLogged']>>;
+      try {
+        results = await logged.recordLogged(
+          signed.map((s) => loggedIssuance(items[s.i], s.record, this.registersOf(items[s.i]))),
+        );
+      } catch (err) {
+        signed.forEach((s) => (outcomes[s.i] = failed(err)));
+        break;
+      }
+      const next: number[] = [];
+      const refused: typeof signed = [];
+      signed.forEach((s, k) => {
+        if (results[k] === 'stored') outcomes[s.i] = { ...succeeded(this.issued(s.record)), stored: true };
+        else if (results[k] === 'refused') refused.push(s);
+        else next.push(s.i);
+      });
+      if (refused.length > 0) {
+        let states: IssuanceState[];
+        try {
+          states = await this.deps.certificates.lookup(refused.map((s) => this.lookupOf(items[s.i])));
+        } catch (err) {
+          refused.forEach((s) => (outcomes[s.i] = failed(err)));
+          states = [];
+        }
+        await Promise.all(
+          refused.map(async (s, k) => {
+            const state = states[k];
+            if (!state) return;
+            if (holds(state, items[s.i])) {
+              outcomes[s.i] = await this.issueChecked(items[s.i], state, s.record.serialHex).then(
+                succeeded,
+                failed,
+              );
+            } else if (collided.has(s.i)) {
+              // A fresh serial refused twice: the RNG is broken, so stop.
+              outcomes[s.i] = failed(new SerialCollisionError());
+            } else {
+              collided.add(s.i);
+              next.push(s.i);
+            }
+          }),
+        );
+      }
+      if (refused.length === 0 && next.length > 0) {
+        // Cancelled with no item refused: not the store's contract; nothing is known to be stored.
+        const err = new PipelineError(
+          'the certificate store cancelled a write without refusing any item',
+          'CA_WRITE_CANCELLED',
+        );
+        next.forEach((i) => (outcomes[i] = failed(err)));
+        break;
+      }
+      round = next.sort((a, b) => a - b);
+    }
+    return outcomes;
+  }
+
+  /**
    * The proof of possession, then the evidence: a request id bound by the assertion, the CSR's key of
    * the type it binds, the assertion verified (signature, issuer or client, audience, level of assurance,
    * a login made for this token, its nonce against what is about to be signed, its age by the CA's own
@@ -337,13 +490,17 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
    * when it was issued, so an attempt that took the request over gets no second one (one approval, one
    * certificate).
    */
-  private async issueChecked(checked: Checked, state: IssuanceState): Promise<IssuedCertificate> {
+  private async issueChecked(
+    checked: Checked,
+    state: IssuanceState,
+    dropped?: string,
+  ): Promise<IssuedCertificate> {
     const { existing, assertionUse, publicKeyUse } = state;
     const { input } = checked;
     if (existing && existing.publicKeyHash === checked.publicKeyHash) return this.issued(existing);
-    if (publicKeyUse) return this.refuse(checked, new PublicKeyAlreadyCertifiedError());
+    if (publicKeyUse) return this.refuse(checked, new PublicKeyAlreadyCertifiedError(), dropped);
     if (assertionUse && assertionUse.requestId !== input.requestId) {
-      return this.refuse(checked, new AssertionAlreadyUsedError());
+      return this.refuse(checked, new AssertionAlreadyUsedError(), dropped);
     }
     if (existing) {
       const takeover = input.attemptId !== undefined && existing.attemptId !== input.attemptId;
@@ -354,8 +511,10 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
               'the sign request has a certificate that was released to be signed with',
             )
           : new AlreadyCertifiedError(),
+        dropped,
       );
     }
+    if (this.deps.logged) return certificateOf((await this.issueLogged(this.deps.logged, [checked]))[0]);
     for (let attempt = 0; ; attempt++) {
       const record = await this.certify(checked);
       await this.deps.audit?.append(issuedEvent(checked, record));
@@ -510,6 +669,29 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       serialHex: record.serialHex,
     };
   }
+}
+
+/** True when the store holds something that decides the request (see issueChecked). */
+function holds(state: IssuanceState, checked: Checked): boolean {
+  const { existing, assertionUse, publicKeyUse } = state;
+  return (
+    existing !== undefined ||
+    publicKeyUse !== undefined ||
+    (assertionUse !== undefined && assertionUse.requestId !== checked.input.requestId)
+  );
+}
+
+function certificateOf(outcome: IssueOutcome): IssuedCertificate {
+  if (outcome.ok) return outcome.certificate;
+  throw outcome.error;
+}
+
+function loggedIssuance(
+  checked: Checked,
+  record: IssuedCertificateRecord,
+  registers: IssuanceRegisters,
+): LoggedIssuance {
+  return { record: { certificate: record, registers }, event: issuedEvent(checked, record) };
 }
 
 /** The audit event of an issuance: serial, subject hash, the certified key and the assertion behind it. */

@@ -1,7 +1,8 @@
 /**
  * The CA end to end against the real SoftHSM token (CA keys made by the bootstrap, one-time keys made
  * here) and DynamoDB Local, on identity assertions of the direct identity provider; every certificate is
- * judged by openssl and by Node's X509Certificate.
+ * judged by openssl and by Node's X509Certificate. Wired as the CA function is: each certificate stored
+ * with the audit entry of its event in one transaction (a real audit log on its own table).
  */
 import { ECDH, X509Certificate, createHash } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
@@ -9,11 +10,24 @@ import { AlgorithmIdentifier, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
 import { id_rsaEncryption } from '@peculiar/asn1-rsa';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
-import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
+import {
+  CertificateRepository,
+  LoggedCertificateRepository,
+} from '../../adapters/dynamodb/src/certificate-repository';
+import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
+import { AuditLog } from '@pipeline/audit';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
 import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
 import { AssertionError, type SignerIdentity } from '@pipeline/core/identity';
-import type { AuditEvent, AuditSink } from '@pipeline/core/audit';
+import {
+  eventsOf,
+  verifyAuditLog,
+  type AuditEvent,
+  type AuditSink,
+  type CarryingAppendOutcome,
+  type CertificateIssuedEvent,
+  type CarryingAuditSink,
+} from '@pipeline/core/audit';
 import type { KeyType } from '@pipeline/core/shared';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
@@ -39,42 +53,53 @@ const config = loadConfig();
 const caConfig: CaConfig = loadCaConfig();
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
-let tables: { certificates: string };
+let tables: { certificates: string; audit: string };
 let caCerts: CaCertificates;
 let ca: CertificateAuthority;
 const keys: PrivateKeyRef[] = [];
-/** What the CA appended to its audit log. */
+const CHAINS = 2;
+let log: AuditLog;
+/** What the CA committed to its audit log, in order. */
 const events: AuditEvent[] = [];
-const audit: AuditSink = {
+/** Every carrying append the CA made (its events, the carried groups) and how it ended. */
+const carrying: Array<{
+  events: readonly AuditEvent[];
+  carried: readonly (readonly unknown[])[];
+  outcome: CarryingAppendOutcome;
+}> = [];
+const audit: AuditSink & CarryingAuditSink = {
   append: async (event) => (await audit.appendMany([event]))[0],
   appendMany: async (batch) => {
+    const receipts = await log.appendMany(batch);
     events.push(...batch);
-    return batch.map((_, leafIndex) => ({
-      chain: 0,
-      sequence: 0,
-      hash: '00'.repeat(32),
-      leafIndex,
-      treeSize: 1,
-      path: [],
-    }));
+    return receipts;
+  },
+  appendCarrying: async (batch, carried) => {
+    const outcome = await log.appendCarrying(batch, carried);
+    carrying.push({ events: batch, carried, outcome });
+    if (outcome.written) events.push(...batch);
+    return outcome;
   },
 };
 
 async function newCa(overrides: Partial<CaConfig> = {}): Promise<CertificateAuthority> {
+  const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
   return CertificateAuthority.create({
     hsm,
-    certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+    certificates,
     caCertificates: caCerts,
     config: { ...caConfig, ...overrides },
     evidence: directAssertionVerifier(),
     audit,
+    logged: new LoggedCertificateRepository(certificates, audit),
   });
 }
 
 beforeAll(async () => {
   hsm = await connectHsm(config.hsm, config.aws);
   doc = documentClient(config.aws);
-  tables = await createTestTables(['certificates']);
+  tables = await createTestTables(['certificates', 'audit']);
+  log = new AuditLog(new AuditRepository(doc, { tableName: tables.audit }), { chains: CHAINS });
   const stored = await caCertificateStore(caConfig.certsSource, config.aws).read();
   if (!stored) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
   caCerts = stored;
@@ -593,7 +618,7 @@ describe('CA keys and certificates', () => {
 });
 
 describe('batches', () => {
-  it('certifies a batch in one read and one write, with per-item refusals and retries on the single path', async () => {
+  it('certifies a batch, with per-item refusals and retries on the single path', async () => {
     const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
     const fresh = await Promise.all(
       [0, 1, 2].map(async (i) => ({
@@ -636,6 +661,81 @@ describe('batches', () => {
       if (!o.ok) throw new Error('not issued');
       const leaf = new X509Certificate(o.certificate.certificatePem);
       expect(leaf.verify(new X509Certificate(caCerts.issuingPem).publicKey)).toBe(true);
+    }
+  });
+
+  it('writes a batch with its audit entry in one transaction, no read first: a used key cancels it all (no item, no event of it), then each request gets its answer', async () => {
+    const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
+    const auditStore = new AuditRepository(doc, { tableName: tables.audit });
+    const earlier = await issueFor('EC-P256');
+    const certified = await issueFor('EC-P256');
+    const other = await keyAndCsr(hsm, 'EC-P256', keys);
+    const fresh = await Promise.all(
+      [0, 1].map(async () => ({ ...evidenceFor(), csrDer: (await keyAndCsr(hsm, 'EC-P256', keys)).csrDer })),
+    );
+    const usedKey = evidenceFor();
+    const carriedBefore = carrying.length;
+    const outcomes = await ca.issueMany([
+      fresh[0],
+      { ...earlier.evidence, csrDer: earlier.csrDer }, // a retry: the stored certificate
+      { ...usedKey, csrDer: certified.csrDer }, // another request with a key certified before
+      { ...earlier.evidence, csrDer: other.csrDer }, // a repeat of the retry's request: after the others
+      fresh[1],
+    ]);
+    // One transaction for the first four (the repeat waits): refused by the retry's and the used key's
+    // own items, so nothing of it was written.
+    const [first, ...after] = carrying.slice(carriedBefore);
+    expect(first.events.map((e) => (e as CertificateIssuedEvent).requestId)).toEqual([
+      fresh[0].requestId,
+      earlier.evidence.requestId,
+      usedKey.requestId,
+      fresh[1].requestId,
+    ]);
+    expect(first.outcome).toEqual({ written: false, refused: [false, true, true, false] });
+    const dropped = first.events.map((e) => (e as CertificateIssuedEvent).serial);
+    const stored = await auditStore.readAll();
+    const logged = eventsOf(stored);
+    for (const serial of dropped) {
+      expect(await certificates.getBySerial(serial)).toBeUndefined();
+      expect(logged.filter((e) => e.type === 'certificate.issued' && e.serial === serial)).toEqual([]);
+    }
+    expect(await certificates.getByRequest(fresh[0].requestId)).toMatchObject({
+      serialHex: outcomes[0].ok ? outcomes[0].certificate.serialHex : 'none',
+    });
+    // The two fresh ones written again with new leaves, in one transaction with their events.
+    expect(
+      after.map((c) => [c.events.map((e) => (e as CertificateIssuedEvent).requestId), c.outcome.written]),
+    ).toEqual([[[fresh[0].requestId, fresh[1].requestId], true]]);
+    for (const o of [outcomes[0], outcomes[4]]) {
+      if (!o.ok) throw new Error('not issued');
+      expect(dropped).not.toContain(o.certificate.serialHex);
+      expect(
+        logged.filter((e) => e.type === 'certificate.issued' && e.serial === o.certificate.serialHex),
+      ).toHaveLength(1);
+    }
+    // Each of the others gets the answer of the rules, a refusal audited with the leaf it dropped.
+    expect(outcomes[1]).toEqual({ ok: true, certificate: earlier.issued });
+    expect(outcomes[2]).toMatchObject({ ok: false, error: expect.any(PublicKeyAlreadyCertifiedError) });
+    expect(outcomes[3]).toMatchObject({ ok: false, error: expect.any(AlreadyCertifiedError) });
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        type: 'certificate.refused',
+        requestId: usedKey.requestId,
+        code: 'PUBLIC_KEY_ALREADY_CERTIFIED',
+        serial: dropped[2],
+      }),
+    );
+    expect(
+      logged.filter((e) => e.type === 'certificate.refused' && e.requestId === earlier.evidence.requestId),
+    ).toEqual([expect.objectContaining({ code: 'ALREADY_CERTIFIED' })]);
+    expect(await certificates.getByRequest(earlier.evidence.requestId)).toMatchObject({
+      serialHex: earlier.issued.serialHex,
+    });
+    // The log verifies, and every certificate stored has its event and every event its certificate.
+    expect(verifyAuditLog({ ...stored, chains: CHAINS }, undefined).intact).toBe(true);
+    const issued = logged.flatMap((e) => (e.type === 'certificate.issued' ? [e] : []));
+    for (const e of issued) {
+      expect(await certificates.getBySerial(e.serial)).toMatchObject({ requestId: e.requestId });
     }
   });
 

@@ -35,7 +35,13 @@ import {
   type IssuedCertificateStore,
   type RecordIssuedResult,
 } from '@pipeline/core/pki';
-import type { AuditEvent, AuditSink } from '@pipeline/core/audit';
+import type {
+  AuditEvent,
+  AuditSink,
+  LoggedCertificateStore,
+  LoggedIssuance,
+  LoggedIssuanceResult,
+} from '@pipeline/core/audit';
 import type { DigestAlgorithm, Hsm, KeyType, PrivateKeyRef } from '@pipeline/core/shared';
 import { buildCsr } from '@pipeline/der';
 import { directAssertion, directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
@@ -99,15 +105,19 @@ class NodeHsm implements Pick<
 }
 
 /** The certificate store's rules in memory (the DynamoDB repository is tested against DynamoDB Local). */
-class MemoryCertificateStore implements IssuedCertificateStore {
+class MemoryCertificateStore implements IssuedCertificateStore, LoggedCertificateStore {
   public readonly byRequest = new Map<string, IssuedCertificateRecord>();
   public readonly serials = new Map<string, { requestId: string; revoked?: true }>();
   public readonly assertions = new Map<string, { requestId: string; attemptId?: string }>();
   public readonly publicKeys = new Map<string, { requestId: string; serialHex: string }>();
   /** Register entries written behind the CA's back between its read and its write (a race). */
   public onRecord?: (item: CertificateToRecord) => void;
+  /** The audit log recordLogged commits its events to, with the certificates. */
+  public events: AuditEvent[] = [];
+  public lookups = 0;
 
   public async lookup(items: readonly IssuanceLookup[]): Promise<IssuanceState[]> {
+    this.lookups++;
     return items.map((i) => ({
       ...(this.byRequest.has(i.requestId) ? { existing: this.byRequest.get(i.requestId) } : {}),
       ...(this.assertions.has(i.assertionKey) ? { assertionUse: this.assertions.get(i.assertionKey) } : {}),
@@ -126,6 +136,24 @@ class MemoryCertificateStore implements IssuedCertificateStore {
     if (this.publicKeys.has(c.publicKeyHash)) return { stored: false, conflict: 'public-key-certified' };
     this.write(item);
     return { stored: true };
+  }
+
+  /** One group, all or nothing, as DynamoDB's transaction of the items and the audit entry. */
+  public async recordLogged(items: readonly LoggedIssuance[]): Promise<LoggedIssuanceResult[]> {
+    items.forEach((i) => this.onRecord?.(i.record));
+    const refused = items.map(
+      ({ record: { certificate: c, registers: r } }) =>
+        this.byRequest.has(c.requestId) ||
+        this.serials.has(c.serialHex) ||
+        (this.assertions.get(r.assertionKey)?.requestId ?? c.requestId) !== c.requestId ||
+        this.publicKeys.has(c.publicKeyHash),
+    );
+    if (refused.some(Boolean)) return refused.map((r) => (r ? 'refused' : 'cancelled'));
+    for (const i of items) {
+      this.write(i.record);
+      this.events.push(i.event);
+    }
+    return items.map(() => 'stored');
   }
 
   private write({ certificate: c, registers: r }: CertificateToRecord): void {
@@ -162,9 +190,12 @@ interface Harness {
   readonly events: AuditEvent[];
 }
 
-async function harness(evidence: AssertionVerifier = directAssertionVerifier()): Promise<Harness> {
+async function harness(
+  evidence: AssertionVerifier = directAssertionVerifier(),
+  options: { logged?: boolean } = {},
+): Promise<Harness> {
   const store = new MemoryCertificateStore();
-  const events: AuditEvent[] = [];
+  const events: AuditEvent[] = store.events;
   const audit: AuditSink = {
     append: async (event) => (await audit.appendMany([event]))[0],
     appendMany: async (batch) => {
@@ -186,6 +217,7 @@ async function harness(evidence: AssertionVerifier = directAssertionVerifier()):
     config: caConfig,
     evidence,
     audit,
+    ...(options.logged ? { logged: store } : {}),
   });
   return { ca, store, events };
 }
@@ -556,5 +588,64 @@ describe('a request with documents: the CA recomputes the manifest and composes 
       code: 'ASSERTION_BINDING_MISMATCH',
     });
     expect(store.byRequest.size).toBe(0);
+  });
+});
+
+describe('with the logged store: the certificate and its event in one write, no read first', () => {
+  test('a first issuance reads nothing and writes the certificate with its event', async () => {
+    const { ca, store, events } = await harness(directAssertionVerifier(), { logged: true });
+    const request = evidence();
+    const [outcome] = await ca.issueMany([{ ...request, csrDer: (await keyAndCsr()).csrDer }]);
+    if (!outcome.ok) throw outcome.error;
+    expect(store.lookups).toBe(0);
+    expect(store.byRequest.get(request.requestId)?.serialHex).toBe(outcome.certificate.serialHex);
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'certificate.issued', serial: outcome.certificate.serialHex }),
+    ]);
+  });
+
+  test('an assertion certified for another request: the write is refused, read back, refused and audited with the dropped serial', async () => {
+    const { ca, store, events } = await harness(directAssertionVerifier(), { logged: true });
+    const request = evidence();
+    const { replayKey } = await directAssertionVerifier().verify(
+      request.assertion,
+      assertionNonce(request.binding),
+      { maxAgeSeconds: 600 },
+    );
+    store.assertions.set(replayKey, { requestId: 'another-request' });
+    let dropped: string | undefined;
+    store.onRecord = (item) => (dropped = item.certificate.serialHex);
+    await expect(ca.issue({ ...request, csrDer: (await keyAndCsr()).csrDer })).rejects.toBeInstanceOf(
+      AssertionAlreadyUsedError,
+    );
+    expect(store.lookups).toBe(1);
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: 'certificate.refused',
+        code: 'ASSERTION_ALREADY_USED',
+        serial: dropped,
+      }),
+    ]);
+    expect(store.byRequest.size).toBe(0);
+  });
+
+  test('a serial refused with nothing else against the request is drawn again once; twice, SerialCollisionError', async () => {
+    const once = await harness(directAssertionVerifier(), { logged: true });
+    let collisions = 1;
+    once.store.onRecord = (item) => {
+      if (collisions-- > 0) once.store.serials.set(item.certificate.serialHex, { requestId: 'other' });
+    };
+    const issued = await once.ca.issue({ ...evidence(), csrDer: (await keyAndCsr()).csrDer });
+    expect(once.events.filter((e) => e.type === 'certificate.issued')).toEqual([
+      expect.objectContaining({ serial: issued.serialHex }),
+    ]);
+
+    const twice = await harness(directAssertionVerifier(), { logged: true });
+    twice.store.onRecord = (item) =>
+      void twice.store.serials.set(item.certificate.serialHex, { requestId: 'other' });
+    const [outcome] = await twice.ca.issueMany([{ ...evidence(), csrDer: (await keyAndCsr()).csrDer }]);
+    expect(outcome).toMatchObject({ ok: false, error: expect.any(SerialCollisionError) });
+    expect(twice.events).toEqual([]);
+    expect(twice.store.byRequest.size).toBe(0);
   });
 });

@@ -9,7 +9,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { documentClient } from '@pipeline/adapters/aws';
-import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { CertificateRepository, LoggedCertificateRepository } from '@pipeline/adapters/dynamodb';
 import { createAssertionVerifier } from '@pipeline/adapters/oidc';
 import {
   IssueBatchRequestSchema,
@@ -45,14 +45,18 @@ async function setUp(logger: Logger): Promise<CertificateAuthority> {
   const { hsm, caCertificates, config, aws } = await caSideLogin((ca) => ({ pinSource: ca.pinSource }));
   const doc = documentClient(aws);
   const ocsp = await ocspAtIssuance(config, hsm, caCertificates, doc, logger);
+  const certificates = new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) });
+  // Appends, each head signed with the audit key shared with the CA's crypto user; never checkpoints.
+  const audit = await auditLogSigningWith(doc, hsm, logger);
   return CertificateAuthority.create({
     hsm,
-    certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
+    certificates,
     caCertificates,
     config,
     evidence: createAssertionVerifier(loadIdentityConfig(), aws),
-    // Appends, each head signed with the audit key shared with the CA's crypto user; never checkpoints.
-    audit: await auditLogSigningWith(doc, hsm, logger),
+    audit,
+    // Each certificate and the audit entry of its event in one transaction, no read first.
+    logged: new LoggedCertificateRepository(certificates, audit),
     ...(ocsp ? { ocspAtIssuance: ocsp } : {}),
   });
 }

@@ -31,11 +31,18 @@ import {
   type AnchoredCheckpoint,
   type AuditEntry,
   type AuditStore,
+  type CarriedAppendResult,
+  type CarriedWrites,
   type ChainHead,
   type SignedCheckpoint,
   type StoredAuditLog,
 } from '@pipeline/core/audit';
 import { batchGetConsistent } from './batch-get';
+import { MAX_TRANSACTION_ITEMS } from './transactions';
+
+type TransactItem = NonNullable<
+  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
+>[number];
 
 export interface AuditRepositoryOptions {
   readonly tableName: string;
@@ -72,48 +79,84 @@ export class AuditRepository implements AuditStore {
   }
 
   public async appendEntries(expected: ChainHead, entries: readonly AuditEntry[]): Promise<boolean> {
-    const last = entries[entries.length - 1];
-    const TableName = this.options.tableName;
     try {
-      await this.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            ...entries.map((e) => ({
-              Put: {
-                TableName,
-                Item: {
-                  pk: auditEntryPk(e.chain),
-                  sk: auditSequenceSk(e.sequence),
-                  chain: e.chain,
-                  sequence: e.sequence,
-                  prevHash: e.prevHash,
-                  events: e.events,
-                  timestamp: e.timestamp,
-                  hash: e.hash,
-                },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            })),
-            {
-              Put: {
-                TableName,
-                Item: {
-                  pk: auditHeadPk(expected.chain),
-                  sk: HEAD_SK,
-                  sequence: last.sequence,
-                  hash: last.hash,
-                },
-                ...headCondition(expected.sequence, expected.hash),
-              },
-            },
-          ],
-        }),
-      );
+      await this.doc.send(new TransactWriteCommand({ TransactItems: this.appendItems(expected, entries) }));
       return true;
     } catch (err) {
       if (isLostRace(err)) return false;
       throw err;
     }
+  }
+
+  /**
+   * The entries and the head, then the carried writes (DynamoDB transaction items, in groups), in one
+   * TransactWriteItems: at most 100 items in all. A carried condition that failed refuses the groups it
+   * names; a lost race on the head (or a conflicting transaction anywhere) is `head-moved`, to try again.
+   */
+  public async appendEntriesCarrying(
+    expected: ChainHead,
+    entries: readonly AuditEntry[],
+    carried: CarriedWrites,
+  ): Promise<CarriedAppendResult> {
+    const own = this.appendItems(expected, entries);
+    const items = [...own, ...(carried.flat() as TransactItem[])];
+    if (items.length > MAX_TRANSACTION_ITEMS) {
+      throw new RangeError(`${items.length} items exceed one transaction (${MAX_TRANSACTION_ITEMS})`);
+    }
+    try {
+      await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      return { outcome: 'written' };
+    } catch (err) {
+      const reasons = err instanceof TransactionCanceledException ? err.CancellationReasons : undefined;
+      if (reasons && reasons.length === items.length) {
+        let offset = own.length;
+        const refused = carried.map((group) => {
+          const failed = reasons
+            .slice(offset, offset + group.length)
+            .some((r) => r.Code === 'ConditionalCheckFailed');
+          offset += group.length;
+          return failed;
+        });
+        if (refused.some(Boolean)) return { outcome: 'refused', refused };
+      }
+      if (isLostRace(err)) return { outcome: 'head-moved' };
+      throw err;
+    }
+  }
+
+  private appendItems(expected: ChainHead, entries: readonly AuditEntry[]): TransactItem[] {
+    const last = entries[entries.length - 1];
+    const TableName = this.options.tableName;
+    return [
+      ...entries.map((e) => ({
+        Put: {
+          TableName,
+          Item: {
+            pk: auditEntryPk(e.chain),
+            sk: auditSequenceSk(e.sequence),
+            chain: e.chain,
+            sequence: e.sequence,
+            prevHash: e.prevHash,
+            events: e.events,
+            timestamp: e.timestamp,
+            hash: e.hash,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      })),
+      {
+        Put: {
+          TableName,
+          Item: {
+            pk: auditHeadPk(expected.chain),
+            sk: HEAD_SK,
+            sequence: last.sequence,
+            hash: last.hash,
+          },
+          ...headCondition(expected.sequence, expected.hash),
+        },
+      },
+    ];
   }
 
   public async readEntryHash(chain: number, sequence: number): Promise<string | undefined> {

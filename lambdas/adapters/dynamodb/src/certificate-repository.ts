@@ -44,9 +44,15 @@ import type {
   StoredRevokeOutcome,
   RevokedEntry,
 } from '@pipeline/core/pki';
+import type {
+  CarryingAuditSink,
+  LoggedCertificateStore,
+  LoggedIssuance,
+  LoggedIssuanceResult,
+} from '@pipeline/core/audit';
 import { TABLES } from '@pipeline/resources';
 import { batchGetConsistent } from './batch-get';
-import { transactGroups } from './transactions';
+import { MAX_TRANSACTION_ITEMS, transactGroups } from './transactions';
 
 export interface CertificateRepositoryOptions {
   readonly tableName: string;
@@ -186,7 +192,7 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
    * The items of one issuance, in the order the cancellation reasons are read: REQ# and SERIAL# only if
    * new, the assertion's entry only if new or already this request's, the key's only if new.
    */
-  private issuanceItems({ certificate, registers }: CertificateToRecord): TransactItem[] {
+  public issuanceItems({ certificate, registers }: CertificateToRecord): TransactItem[] {
     const TableName = this.options.tableName;
     const { requestId, serialHex } = certificate;
     return [
@@ -332,6 +338,42 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
 }
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Items of an audit entry's own in a carrying append: the entry and its chain head. */
+const AUDIT_ITEMS = 2;
+/** Requests per transaction: four items each beside the audit entry's two (24: 98 of 100 items). */
+const LOGGED_GROUP = Math.floor((MAX_TRANSACTION_ITEMS - AUDIT_ITEMS) / 4);
+
+/**
+ * Issued certificates with the audit entry that logs them (LoggedCertificateStore): per group of
+ * requests, one transaction of the entry, its chain head and each request's four items (issuanceItems),
+ * all or nothing (the audit log's carrying append). So no certificate is stored without its
+ * `certificate.issued` event, and no event is committed for a certificate that was not stored.
+ */
+export class LoggedCertificateRepository implements LoggedCertificateStore {
+  public constructor(
+    private readonly certificates: CertificateRepository,
+    private readonly audit: CarryingAuditSink,
+  ) {}
+
+  public async recordLogged(items: readonly LoggedIssuance[]): Promise<LoggedIssuanceResult[]> {
+    const results: LoggedIssuanceResult[] = [];
+    for (let i = 0; i < items.length; i += LOGGED_GROUP) {
+      const group = items.slice(i, i + LOGGED_GROUP);
+      const outcome = await this.audit.appendCarrying(
+        group.map((item) => item.event),
+        group.map((item) => this.certificates.issuanceItems(item.record)),
+      );
+      results.push(
+        ...group.map((_, k): LoggedIssuanceResult => {
+          if (outcome.written) return 'stored';
+          return outcome.refused[k] ? 'refused' : 'cancelled';
+        }),
+      );
+    }
+    return results;
+  }
+}
 
 /** The serial's audit item: serial -> request, subject hash, validity. */
 function serialItem(certificate: IssuedCertificateRecord): Record<string, unknown> {

@@ -7,5 +7,5 @@ export { CscRepository } from './csc-repository';
 export { MAX_TRANSACTION_ITEMS } from './transactions';
 export { BufferedDemandRecorder } from './buffered-demand-recorder';
 export { DemandRepository } from './demand-repository';
-export { CertificateRepository } from './certificate-repository';
+export { CertificateRepository, LoggedCertificateRepository } from './certificate-repository';
 export { KeygenStatsRepository } from './keygen-stats-repository';

@@ -11,15 +11,31 @@ import { SerialCollisionError } from '@pipeline/ca';
 import type { IssuedCertificateRecord } from '@pipeline/core/pki';
 import type { CertificateToRecord, IssuanceRegisters } from '@pipeline/core/pki';
 import { createTestTables } from '../../../../scripts/local/resources';
-import { CertificateRepository } from '../src/certificate-repository';
+import { AuditLog } from '@pipeline/audit';
+import {
+  AuditAppendConflictError,
+  auditEntryPk,
+  auditSequenceSk,
+  eventsOf,
+  verifyAuditLog,
+  type CertificateIssuedEvent,
+  type LoggedIssuance,
+} from '@pipeline/core/audit';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { AuditRepository } from '../src/audit-repository';
+import { CertificateRepository, LoggedCertificateRepository } from '../src/certificate-repository';
 
 let doc: DynamoDBDocumentClient;
 let repository: CertificateRepository;
+let auditStore: AuditRepository;
+let auditTable: string;
 
 beforeAll(async () => {
-  const { certificates } = await createTestTables(['certificates']);
+  const { certificates, audit } = await createTestTables(['certificates', 'audit']);
   doc = documentClient(loadAwsConfig());
   repository = new CertificateRepository(doc, { tableName: certificates });
+  auditTable = audit;
+  auditStore = new AuditRepository(doc, { tableName: audit });
 });
 
 afterAll(() => doc?.destroy());
@@ -171,4 +187,92 @@ it('lets exactly one of many concurrent writers for one request win', async () =
   expect(results.filter((r) => r.stored)).toHaveLength(1);
   const stored = await repository.getByRequest(requestId);
   for (const r of results) if (!r.stored) expect('existing' in r && r.existing).toEqual(stored);
+});
+
+describe('with the audit entry of their events (LoggedCertificateRepository)', () => {
+  const CHAINS = 2;
+
+  function logged(overrides: Partial<IssuedCertificateRecord> = {}): LoggedIssuance {
+    const toRecord = item(overrides);
+    const c = toRecord.certificate;
+    const event: CertificateIssuedEvent = {
+      type: 'certificate.issued',
+      requestId: c.requestId,
+      serial: c.serialHex,
+      subjectHash: c.subjectHash,
+      keySpkiHash: c.publicKeyHash,
+    };
+    return { record: toRecord, event };
+  }
+
+  const issuedSerials = async (): Promise<string[]> =>
+    eventsOf(await auditStore.readAll()).flatMap((e) => (e.type === 'certificate.issued' ? [e.serial] : []));
+
+  it('commits the certificates and the entry of their events together, in groups that fit one transaction', async () => {
+    const log = new AuditLog(auditStore, { chains: CHAINS });
+    const store = new LoggedCertificateRepository(repository, log);
+    // 30 requests: 120 certificate items and an entry per group, more than one transaction holds.
+    const items = Array.from({ length: 30 }, () => logged());
+    expect(await store.recordLogged(items)).toEqual(items.map(() => 'stored'));
+    const serials = await issuedSerials();
+    for (const { record: r } of items) {
+      expect(await repository.getByRequest(r.certificate.requestId)).toEqual(r.certificate);
+      expect(serials.filter((s) => s === r.certificate.serialHex)).toHaveLength(1);
+    }
+    const stored = await auditStore.readAll();
+    // Two entries (24 + 6 events), and a log that verifies.
+    const sizes = [...stored.entries.values()].flat().map((e) => e.events?.length);
+    expect(sizes).toEqual(expect.arrayContaining([24, 6]));
+    expect(verifyAuditLog({ ...stored, chains: CHAINS }, undefined).intact).toBe(true);
+  });
+
+  it('a refused certificate item cancels its group: no certificate item and no audit entry of it, the head unmoved', async () => {
+    const log = new AuditLog(auditStore, { chains: CHAINS });
+    const store = new LoggedCertificateRepository(repository, log);
+    const earlier = logged();
+    expect(await store.recordLogged([earlier])).toEqual(['stored']);
+    const heads = await auditStore.readHeads(CHAINS);
+    // The same request again (another serial and key), beside a fresh one.
+    const again = logged({ requestId: earlier.record.certificate.requestId });
+    const fresh = logged();
+    expect(await store.recordLogged([fresh, again])).toEqual(['cancelled', 'refused']);
+    expect(await auditStore.readHeads(CHAINS)).toEqual(heads);
+    for (const { record: r } of [fresh, again]) {
+      expect(await repository.getBySerial(r.certificate.serialHex)).toBeUndefined();
+    }
+    expect(await repository.getByRequest(fresh.record.certificate.requestId)).toBeUndefined();
+    const serials = await issuedSerials();
+    expect(serials).not.toContain(fresh.record.certificate.serialHex);
+    expect(serials).not.toContain(again.record.certificate.serialHex);
+    // The log goes on from the same head: the fresh one alone is written.
+    expect(await store.recordLogged([fresh])).toEqual(['stored']);
+    expect(verifyAuditLog({ ...(await auditStore.readAll()), chains: CHAINS }, undefined).intact).toBe(true);
+  });
+
+  it('an audit entry that cannot be written stores no certificate item', async () => {
+    // The next entry's slot of chain 1 taken behind the log's back: its put is refused every time.
+    const chain = 1;
+    const head = await auditStore.readHead(chain);
+    await doc.send(
+      new PutCommand({
+        TableName: auditTable,
+        Item: { pk: auditEntryPk(chain), sk: auditSequenceSk(head.sequence + 1), planted: true },
+      }),
+    );
+    const log = new AuditLog(auditStore, { chains: CHAINS, chain, maxAttempts: 2, sleep: async () => {} });
+    const store = new LoggedCertificateRepository(repository, log);
+    const blocked = logged();
+    await expect(store.recordLogged([blocked])).rejects.toThrow(AuditAppendConflictError);
+    expect(await repository.getByRequest(blocked.record.certificate.requestId)).toBeUndefined();
+    expect(await repository.getBySerial(blocked.record.certificate.serialHex)).toBeUndefined();
+    expect(
+      await repository.lookup([
+        {
+          requestId: blocked.record.certificate.requestId,
+          assertionKey: blocked.record.registers.assertionKey,
+          publicKeyHash: blocked.record.certificate.publicKeyHash,
+        },
+      ]),
+    ).toEqual([{}]);
+  });
 });

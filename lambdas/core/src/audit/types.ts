@@ -5,6 +5,7 @@
  */
 import type { KeyType } from '../shared/algorithms';
 import type { RevocationReason, StoredRevokeOutcome } from '../pki/revocation';
+import type { CertificateToRecord } from '../pki/certificate-store';
 
 /** Lower-case hex SHA-256 (64 characters). */
 export type Sha256Hex = string;
@@ -301,6 +302,55 @@ export interface AuditAnchorStore {
 }
 
 /** Persistence the AuditLog needs (DynamoDB in production, memory in tests). */
+/**
+ * Writes of another table that an audit entry carries in its transaction, in groups: opaque to the log
+ * (the adapter that stores the entries builds and reads them, e.g. DynamoDB transaction items).
+ */
+export type CarriedWrites = readonly (readonly unknown[])[];
+
+/** How a carrying append ended in the store (see AuditStore.appendEntriesCarrying). */
+export type CarriedAppendResult =
+  | { readonly outcome: 'written' }
+  | { readonly outcome: 'head-moved' }
+  | { readonly outcome: 'refused'; readonly refused: readonly boolean[] };
+
+/** How a carrying append ended (see CarryingAuditSink). */
+export type CarryingAppendOutcome =
+  | { readonly written: true; readonly receipts: readonly AuditReceipt[] }
+  /** A carried write's condition failed (per group, true where one did): nothing written, no head moved. */
+  | { readonly written: false; readonly refused: readonly boolean[] };
+
+/**
+ * An audit log that commits an entry together with other writes: the events in an entry of their own,
+ * written in one transaction with `carried`, all or nothing. The chain head moves only if the
+ * transaction committed; a refused one leaves no entry and hands out no receipt.
+ */
+export interface CarryingAuditSink {
+  appendCarrying(events: readonly AuditEvent[], carried: CarriedWrites): Promise<CarryingAppendOutcome>;
+}
+
+/** A certificate to record with the `certificate.issued` event that logs it. */
+export interface LoggedIssuance {
+  readonly record: CertificateToRecord;
+  readonly event: CertificateIssuedEvent;
+}
+
+/**
+ * How one item of recordLogged ended: `stored` (and logged); `refused`, a condition of its own failed
+ * (its request, serial, assertion or key already recorded); `cancelled`, another item of its group was
+ * refused. Refused or cancelled, nothing of its group was stored or logged.
+ */
+export type LoggedIssuanceResult = 'stored' | 'refused' | 'cancelled';
+
+/**
+ * The CA's store of issued certificates with their events: each certificate (with its register entries)
+ * and the audit entry that logs it are committed together, in groups, one transaction each, all or
+ * nothing. Results per item, in input order; throws when an outcome is unknown.
+ */
+export interface LoggedCertificateStore {
+  recordLogged(items: readonly LoggedIssuance[]): Promise<LoggedIssuanceResult[]>;
+}
+
 export interface AuditStore {
   /** Current head (consistent read); GENESIS head when the chain is empty. */
   readHead(chain: number): Promise<ChainHead>;
@@ -310,6 +360,16 @@ export interface AuditStore {
    * head is still `expected`. Returns false when another appender moved the head first (lost race).
    */
   appendEntries(expected: ChainHead, entries: readonly AuditEntry[]): Promise<boolean>;
+  /**
+   * As appendEntries, with other writes in the same transaction (`carried`, groups of the store's own
+   * write form): all or nothing. `head-moved` when another appender moved the head first; `refused` when
+   * a carried write's condition failed (per group, true where one did): nothing was written either way.
+   */
+  appendEntriesCarrying?(
+    expected: ChainHead,
+    entries: readonly AuditEntry[],
+    carried: CarriedWrites,
+  ): Promise<CarriedAppendResult>;
   /** The stored hash of one entry (consistent read); undefined when the table holds none there. */
   readEntryHash(chain: number, sequence: number): Promise<Sha256Hex | undefined>;
   /** The last checkpoint's sequence and hash; undefined before the first. */
