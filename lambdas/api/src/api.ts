@@ -341,7 +341,8 @@ async function getSignRequest(event: APIGatewayProxyEvent, deps: ApiDeps): Promi
 /**
  * The long-poll of GET and of POST with wait: the request as last read once it is `signed` or `failed`,
  * or at the deadline. With word of ended requests (deps.endings) it reads when the word comes, and
- * otherwise only every ENDED_FALLBACK_MS or more (a lost word). Without, it polls often at first (most
+ * otherwise only every ENDED_FALLBACK_MS or half the request's age, whichever is longer (a lost word): a
+ * client that waits again and again for a request stuck in a backlog reads it about as often as one wait. Without, it polls often at first (most
  * requests finish within tens of ms), then less the longer the wait: under a backlog, waiting clients
  * must not flood the table with reads and slow down the very work they await.
  */
@@ -352,6 +353,8 @@ async function waitUntilTerminal(
 ): Promise<SignRequestRecord> {
   let record = first;
   const waitStarted = Date.now();
+  // The request's age, not this wait's: a later wait for the same request starts where the last left off.
+  const since = Math.min(waitStarted, first.receivedAt);
   // Any word counts before the first read of this wait (the record may have ended just before it began).
   let lastRead = -1;
   for (;;) {
@@ -360,7 +363,7 @@ async function waitUntilTerminal(
     if (deps.endings) {
       const left = deadline - now;
       if (left <= 0) return record;
-      const fallback = Math.max(ENDED_FALLBACK_MS, (now - waitStarted) / 2);
+      const fallback = Math.max(ENDED_FALLBACK_MS, (now - since) / 2);
       const said = await deps.endings.wait(record.id, Math.min(left, fallback), lastRead);
       if (!said && Date.now() >= deadline) return record;
     } else {

@@ -377,6 +377,28 @@ test('a lost word: the wait still ends by its fallback read', async () => {
   expect(took).toBeLessThan(2500);
 });
 
+test("with word of ended requests, a wait for a request in a backlog reads by the request's age, not every second", async () => {
+  const deps = memoryDeps({ endings: new RequestEndingSignals() });
+  let reads = 0;
+  const counted: ApiDeps = {
+    ...deps,
+    requests: { ...deps.requests, get: (id: string) => (reads++, deps.requests.get(id)) },
+  };
+  const raw = body();
+  const { requestId: id } = JSON.parse(raw) as { requestId: string };
+  await handleApiEvent(event('POST', '/sign-requests', { body: raw }), counted);
+  // Accepted 10 s ago and still waiting: its fallback read is 5 s away, beyond this 3 s wait.
+  const r = deps.records.get(id)!;
+  deps.records.set(id, { ...r, receivedAt: r.receivedAt - 10_000 });
+  reads = 0;
+  const res = await handleApiEvent(
+    event('GET', '/sign-requests/{id}', { pathParameters: { id }, queryStringParameters: { wait: '3' } }),
+    counted,
+  );
+  expect(JSON.parse(res.body)).toMatchObject({ id, status: 'received' });
+  expect(reads).toBe(1);
+});
+
 test('POST with wait answers 200 with the request as GET answers it once it is signed within the wait', async () => {
   const deps = memoryDeps();
   const raw = body();
