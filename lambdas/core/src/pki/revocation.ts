@@ -30,7 +30,7 @@ export interface Revocation {
   /** Epoch ms. */
   readonly revokedAt: number;
   readonly reason: RevocationReason;
-  /** `operator`, `ca` (a superseded certificate), or the API client that asked. */
+  /** `operator`, or the API client that asked. */
   readonly revokedBy: string;
 }
 
