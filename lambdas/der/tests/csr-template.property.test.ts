@@ -74,7 +74,8 @@ test('buildCsr is byte-identical to the schema encoding, for random subjects and
     ),
     { numRuns: 1500 },
   );
-  expect(seen.built).toBeGreaterThan(500);
+  // About a third of the random inputs build (1500 runs: 474-517 seen); the rest are refused alike.
+  expect(seen.built).toBeGreaterThan(350);
   expect(seen.refused).toBeGreaterThan(50);
   expect([...types].sort()).toEqual([...KEY_TYPES].sort());
 });
