@@ -2,6 +2,7 @@ import { AsnConvert } from '@peculiar/asn1-schema';
 import type { Name } from '@peculiar/asn1-x509';
 import { algorithmIdentifier, algorithmIdentifierDer, schemeFor, signDer } from './algorithms';
 import {
+  authContextsDer,
   keyIdentifier,
   leafExtensions,
   nameDer,
@@ -103,25 +104,12 @@ export class LeafCertificateTemplate {
     return signedDer(tbs, this.algorithm, signature);
   }
 
-  /** RFC 7773 AuthenticationContexts, as authContextExtension encodes it (not critical: omitted). */
+  /** RFC 7773 AuthenticationContexts as the full encoding makes it (not critical: omitted). */
   private authContext(contexts: LeafVariables['authContexts']): Buffer {
-    if (contexts.length === 0) throw new Error('an Authentication Context extension needs a context');
-    const utf8 = (value: string): Buffer => derElement(0x0c, Buffer.from(value, 'utf8'));
-    const value = derElement(
+    return derElement(
       0x30,
-      Buffer.concat(
-        contexts.map((c) =>
-          derElement(
-            0x30,
-            Buffer.concat([
-              utf8(c.contextType),
-              ...(c.contextInfo === undefined ? [] : [utf8(c.contextInfo)]),
-            ]),
-          ),
-        ),
-      ),
+      Buffer.concat([this.authContextOid, derElement(0x04, authContextsDer(contexts))]),
     );
-    return derElement(0x30, Buffer.concat([this.authContextOid, derElement(0x04, value)]));
   }
 }
 

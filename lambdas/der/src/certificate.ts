@@ -129,13 +129,13 @@ export interface LeafExtensionOptions extends IssuerPointers {
 
 /**
  * RFC 7773 section 2: AuthenticationContexts ::= SEQUENCE SIZE (1..MAX) OF AuthenticationContext,
- * AuthenticationContext ::= SEQUENCE { contextType UTF8String, contextInfo UTF8String OPTIONAL }.
- * Not critical: a relying party that does not know it may ignore it.
+ * AuthenticationContext ::= SEQUENCE { contextType UTF8String, contextInfo UTF8String OPTIONAL }: the
+ * extension's value (DER), for the full encoding here and the leaf template alike.
  */
-function authContextExtension(contexts: readonly AuthenticationContextInfo[]): Extension {
+export function authContextsDer(contexts: readonly AuthenticationContextInfo[]): Buffer {
   if (contexts.length === 0) throw new Error('an Authentication Context extension needs a context');
   const utf8 = (value: string): Buffer => derElement(0x0c, Buffer.from(value, 'utf8'));
-  const value = derElement(
+  return derElement(
     0x30,
     Buffer.concat(
       contexts.map((c) =>
@@ -146,10 +146,14 @@ function authContextExtension(contexts: readonly AuthenticationContextInfo[]): E
       ),
     ),
   );
+}
+
+/** The AuthContext extension; not critical: a relying party that does not know it may ignore it. */
+function authContextExtension(contexts: readonly AuthenticationContextInfo[]): Extension {
   return new Extension({
     extnID: AUTH_CONTEXT_OID,
     critical: false,
-    extnValue: new OctetString(toArrayBuffer(value)),
+    extnValue: new OctetString(toArrayBuffer(authContextsDer(contexts))),
   });
 }
 
