@@ -104,7 +104,8 @@ async function measureIdentity(
   keysNeeded: number,
 ) {
   const profileDir = args.profileDir ? join(args.profileDir, identity) : undefined;
-  if (args.countsOnly && args.counts) {
+  // The counting run: counts, and latency with the proxy in the way.
+  const countingRun = async () => {
     const counted = await inChild<Measured>({
       kind: 'workload',
       args,
@@ -113,7 +114,13 @@ async function measureIdentity(
       arrivals,
       keysNeeded,
     });
-    const counts = { ...(counted.counts as Record<string, unknown>), latencyWithProxy: counted.overall };
+    return {
+      counted,
+      counts: { ...(counted.counts as Record<string, unknown>), latencyWithProxy: counted.overall },
+    };
+  };
+  if (args.countsOnly && args.counts) {
+    const { counted, counts } = await countingRun();
     return { ...counted, counts, profiles: undefined };
   }
   const latency = await inChild<Measured>({
@@ -125,18 +132,7 @@ async function measureIdentity(
     keysNeeded,
   });
   const profiles = printProfiles(profileDir, identity);
-  let counts: Record<string, unknown> | undefined;
-  if (args.counts) {
-    const counted = await inChild<Measured>({
-      kind: 'workload',
-      args,
-      identity,
-      counting: true,
-      arrivals,
-      keysNeeded,
-    });
-    counts = { ...(counted.counts as Record<string, unknown>), latencyWithProxy: counted.overall };
-  }
+  const counts = args.counts ? (await countingRun()).counts : undefined;
   return { ...latency, counts, profiles };
 }
 
