@@ -38,11 +38,7 @@ import {
   type StoredAuditLog,
 } from '@pipeline/core/audit';
 import { batchGetConsistent } from './batch-get';
-import { MAX_TRANSACTION_ITEMS } from './transactions';
-
-type TransactItem = NonNullable<
-  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
->[number];
+import { conditionFailedByGroup, MAX_TRANSACTION_ITEMS, type TransactItem } from './transactions';
 
 export interface AuditRepositoryOptions {
   readonly tableName: string;
@@ -109,14 +105,11 @@ export class AuditRepository implements AuditStore {
     } catch (err) {
       const reasons = err instanceof TransactionCanceledException ? err.CancellationReasons : undefined;
       if (reasons && reasons.length === items.length) {
-        let offset = own.length;
-        const refused = carried.map((group) => {
-          const failed = reasons
-            .slice(offset, offset + group.length)
-            .some((r) => r.Code === 'ConditionalCheckFailed');
-          offset += group.length;
-          return failed;
-        });
+        const refused = conditionFailedByGroup(
+          reasons,
+          carried.map((group) => group.length),
+          own.length,
+        );
         if (refused.some(Boolean)) return { outcome: 'refused', refused };
       }
       if (isLostRace(err)) return { outcome: 'head-moved' };

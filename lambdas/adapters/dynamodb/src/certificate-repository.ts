@@ -25,7 +25,6 @@ import {
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
-  type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import {
   SerialCollisionError,
@@ -52,7 +51,7 @@ import type {
 } from '@pipeline/core/audit';
 import { TABLES } from '@pipeline/resources';
 import { batchGetConsistent } from './batch-get';
-import { MAX_TRANSACTION_ITEMS, transactGroups } from './transactions';
+import { MAX_TRANSACTION_ITEMS, transactGroups, type TransactItem } from './transactions';
 
 export interface CertificateRepositoryOptions {
   readonly tableName: string;
@@ -336,8 +335,6 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
     }
   }
 }
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** Items of an audit entry's own in a carrying append: the entry and its chain head. */
 const AUDIT_ITEMS = 2;

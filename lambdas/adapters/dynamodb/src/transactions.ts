@@ -9,9 +9,28 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { backoffDelay, PipelineError, sleep } from '@pipeline/core/shared';
 
-type TransactItem = NonNullable<
+/** One item of a TransactWriteItems, as the document client takes it. */
+export type TransactItem = NonNullable<
   ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
 >[number];
+
+type CancellationReasons = NonNullable<TransactionCanceledException['CancellationReasons']>;
+
+/**
+ * For consecutive groups of items starting at `offset` in a cancelled transaction: whether a condition
+ * of each group failed (its reasons name `ConditionalCheckFailed`), by the reasons' positions.
+ */
+export function conditionFailedByGroup(
+  reasons: CancellationReasons,
+  groupSizes: readonly number[],
+  offset = 0,
+): boolean[] {
+  return groupSizes.map((size) => {
+    const failed = reasons.slice(offset, offset + size).some((r) => r.Code === 'ConditionalCheckFailed');
+    offset += size;
+    return failed;
+  });
+}
 
 /** DynamoDB's limit of items per TransactWriteItems. */
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -54,13 +73,11 @@ export async function transactGroups(
       } catch (err) {
         const reasons = err instanceof TransactionCanceledException ? err.CancellationReasons : undefined;
         if (!reasons) throw err;
-        let offset = 0;
-        for (const i of chunk) {
-          const mine = reasons.slice(offset, offset + groups[i].length).map((r) => r.Code ?? 'None');
-          offset += groups[i].length;
-          if (mine.includes('ConditionalCheckFailed')) results[i] = false;
-          else retry.push(i);
-        }
+        const failed = conditionFailedByGroup(
+          reasons,
+          chunk.map((i) => groups[i].length),
+        );
+        chunk.forEach((i, k) => (failed[k] ? (results[i] = false) : retry.push(i)));
       }
     }
     pending = retry;
