@@ -227,22 +227,12 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       await this.issueManyLogged(this.deps.logged, checked, outcomes);
       return outcomes;
     }
-    const states = await certificates.lookup(checked.map((c) => this.lookupOf(c.checked)));
-    const seen = new Set<string>();
+    const { first, repeats } = splitRepeats(checked);
+    const states = await certificates.lookup(first.map((c) => this.lookupOf(c.checked)));
     const fresh: Array<{ index: number; checked: Checked }> = [];
-    const single: Array<{ index: number; checked: Checked; state?: IssuanceState }> = [];
-    checked.forEach((c, k) => {
+    const single: Array<{ index: number; checked: Checked; state: IssuanceState }> = [];
+    first.forEach((c, k) => {
       const state = states[k];
-      const keys = [
-        `r:${c.checked.input.requestId}`,
-        `a:${c.checked.verified.replayKey}`,
-        `k:${c.checked.publicKeyHash}`,
-      ];
-      if (keys.some((key) => seen.has(key))) {
-        single.push(c); // a repeat within the batch: decided after the others are stored
-        return;
-      }
-      keys.forEach((key) => seen.add(key));
       if (state.existing || state.assertionUse || state.publicKeyUse || !certificates.recordMany) {
         single.push({ ...c, state });
       } else fresh.push(c);
@@ -281,16 +271,26 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     }
     await Promise.all(
       single.map(async (s) => {
-        outcomes[s.index] = await (
-          s.state
-            ? this.issueChecked(s.checked, s.state)
-            : this.deps.certificates
-                .lookup([this.lookupOf(s.checked)])
-                .then(([state]) => this.issueChecked(s.checked, state))
-        ).then(succeeded, failed);
+        outcomes[s.index] = await this.issueChecked(s.checked, s.state).then(succeeded, failed);
       }),
     );
+    await this.issueRepeats(repeats, outcomes);
     return outcomes;
+  }
+
+  /** Repeats within a batch, after the others are stored: each on a fresh read, by the single rules. */
+  private async issueRepeats(
+    repeats: ReadonlyArray<{ index: number; checked: Checked }>,
+    outcomes: IssueOutcome[],
+  ): Promise<void> {
+    await Promise.all(
+      repeats.map(async (r) => {
+        outcomes[r.index] = await this.deps.certificates
+          .lookup([this.lookupOf(r.checked)])
+          .then(([state]) => this.issueChecked(r.checked, state))
+          .then(succeeded, failed);
+      }),
+    );
   }
 
   /**
@@ -302,21 +302,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     checked: ReadonlyArray<{ index: number; checked: Checked }>,
     outcomes: IssueOutcome[],
   ): Promise<void> {
-    const seen = new Set<string>();
-    const fresh: Array<{ index: number; checked: Checked }> = [];
-    const repeats: Array<{ index: number; checked: Checked }> = [];
-    for (const c of checked) {
-      const keys = [
-        `r:${c.checked.input.requestId}`,
-        `a:${c.checked.verified.replayKey}`,
-        `k:${c.checked.publicKeyHash}`,
-      ];
-      if (keys.some((key) => seen.has(key))) repeats.push(c);
-      else {
-        keys.forEach((key) => seen.add(key));
-        fresh.push(c);
-      }
-    }
+    const { first: fresh, repeats } = splitRepeats(checked);
     const results = await this.issueLogged(
       logged,
       fresh.map((f) => f.checked),
@@ -333,14 +319,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
           : result;
       }),
     );
-    await Promise.all(
-      repeats.map(async (r) => {
-        outcomes[r.index] = await this.deps.certificates
-          .lookup([this.lookupOf(r.checked)])
-          .then(([state]) => this.issueChecked(r.checked, state))
-          .then(succeeded, failed);
-      }),
-    );
+    await this.issueRepeats(repeats, outcomes);
   }
 
   /**
@@ -707,4 +686,29 @@ function issuedEvent(checked: Checked, record: IssuedCertificateRecord): Certifi
       ? {}
       : { signMessageHash: checked.input.binding.signMessageHash }),
   };
+}
+
+/**
+ * A batch's items in order, split into the first of each request, assertion and key, and the repeats
+ * (an item sharing any of them with an earlier one), which are decided after the others are stored.
+ */
+function splitRepeats<T extends { readonly checked: Checked }>(
+  items: readonly T[],
+): { first: T[]; repeats: T[] } {
+  const seen = new Set<string>();
+  const first: T[] = [];
+  const repeats: T[] = [];
+  for (const c of items) {
+    const keys = [
+      `r:${c.checked.input.requestId}`,
+      `a:${c.checked.verified.replayKey}`,
+      `k:${c.checked.publicKeyHash}`,
+    ];
+    if (keys.some((key) => seen.has(key))) repeats.push(c);
+    else {
+      keys.forEach((key) => seen.add(key));
+      first.push(c);
+    }
+  }
+  return { first, repeats };
 }
