@@ -441,6 +441,7 @@ describe('least privilege', () => {
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
     ]);
     expect(actionsOn('Ca', tableId('requests'))).toEqual([]);
     expect(actionsOn('Revoke', tableId('certificates'))).toEqual([
@@ -455,6 +456,8 @@ describe('least privilege', () => {
     expect(onKeys('Ca', 'dynamodb:PutItem')).toEqual(
       leading(['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*']),
     );
+    // Its only update: the revocation of a serial a takeover's replacement supersedes.
+    expect(onKeys('Ca', 'dynamodb:UpdateItem')).toEqual(leading(['SERIAL#*']));
     // The revocation function revokes serials, reads a request's certificate and owner, puts owners only.
     expect(onKeys('Revoke', 'dynamodb:UpdateItem')).toEqual(leading(['SERIAL#*']));
     expect(onKeys('Revoke', 'dynamodb:BatchGetItem')).toEqual(leading(['SERIAL#*', 'REQ#*', 'OWNER#*']));

@@ -57,6 +57,8 @@ async function setUp(logger: Logger): Promise<CertificateAuthority> {
     audit,
     // Each certificate and the audit entry of its event in one transaction, no read first.
     logged: new LoggedCertificateRepository(certificates, audit),
+    // Read back for a takeover's replacement: no signature made with the certificate it would supersede.
+    signatures: audit,
     ...(ocsp ? { ocspAtIssuance: ocsp } : {}),
   });
 }
