@@ -6,7 +6,9 @@
  * hold the message until the lease ends instead of spending the receives, so it finishes within its
  * lease plus seconds. Bound: every accepted request ends within LEASE + RECOVERY_SLACK of the kill, far
  * under the reconciler's quiet time (5 minutes locally), so the queue, not the backstop, brought the work
- * back. Nothing is signed twice and the audit log stays intact.
+ * back. Nothing is signed twice and the audit log stays intact. An attempt the kill cut short after its
+ * certificate and before its logged signature signed nothing that left: its takeover gets one replacement
+ * (the first certificate revoked `superseded`), so every accepted request ends signed.
  *
  * While the node starts, health answers `starting` (503) until the banner, `ok` after it.
  */
@@ -28,9 +30,11 @@ import {
   expectNoneDuplicated,
   restoreTruncatedTokenFiles,
   runAll,
+  scanCertificates,
   sleep,
   snapshotTokenFiles,
   submit,
+  supersededPairs,
   waitForTerminal,
   type Submitted,
 } from '../harness';
@@ -236,8 +240,14 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
   });
   const doc = documentClient(loadAwsConfig());
   let takenOver = 0;
+  let replaced = 0;
   try {
     await expectNoneDuplicated(doc, accepted, views);
+    // An attempt the kill cut short after its certificate and before its logged signature: its takeover
+    // got one replacement (the first serial revoked `superseded`) and signed with it.
+    const pairs = supersededPairs(await scanCertificates(doc));
+    expect(pairs.filter((p) => views.get(p.requestId)?.certificateSerial !== p.second)).toEqual([]);
+    replaced = pairs.length;
     // Not the reconciler's doing: no request was requeued.
     const records = new RequestRepository(doc, { tableName: info.env[TABLES.requests.envVar] });
     const stored = await runAll(accepted, 8, async (s) => records.get(s.id));
@@ -250,7 +260,8 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
     process.env = saved;
   }
   console.log(
-    `node kill: ${accepted.length} accepted before the kill, ${pending} still open at the restart, ${takenOver} taken over; ` +
+    `node kill: ${accepted.length} accepted before the kill, ${pending} still open at the restart, ${takenOver} taken over ` +
+      `(${replaced} with a replacement certificate); ` +
       `restarted ${restartedAt - killedAt} ms after the kill, all ended ${recoveredAt - restartedAt} ms after it ` +
       `(time to recovery ${recoveredAt - killedAt} ms after the kill; lease ${LEASE_SECONDS} s, bound ${bound - killedAt} ms); ` +
       `health: ${before.length} answers 'starting' before the banner`,
