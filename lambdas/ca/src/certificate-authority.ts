@@ -66,7 +66,7 @@ const DAY_MS = 86_400_000;
  * How far before a certificate's issuance the audit log is searched for a signature made with its key:
  * the signer's clock (the entry's timestamp) may be behind the CA's (issuedAt) by this much.
  */
-export const SIGNATURE_SEARCH_MARGIN_MS = 60_000;
+const SIGNATURE_SEARCH_MARGIN_MS = 60_000;
 /** Request ids are short opaque strings; anything longer is not one (and would be refused as a key). */
 const MAX_REQUEST_ID_LENGTH = 256;
 
@@ -697,7 +697,8 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       issuedAt: now,
       certificatePem: pem('CERTIFICATE', der),
       chainPem: this.chainPem,
-      // Released to its attempt as it is recorded: the request gets no other certificate after it.
+      // Released to its attempt as it is recorded: the request gets no other certificate after it (but
+      // one replacement for a takeover, see replacementRefusal).
       ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
       releasedAt: now,
       ...(supersedes === undefined ? {} : { supersedes }),
