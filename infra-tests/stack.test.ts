@@ -495,8 +495,14 @@ describe('least privilege', () => {
   });
 
   it('the audit log is append-only for every function: no update, delete or scan; the API has no access', () => {
-    for (const name of ['Signer', 'Keygen', 'Ca', 'Revoke', 'Crl'] as const)
+    for (const name of ['Signer', 'Keygen', 'Revoke', 'Crl'] as const)
       expect(actionsOn(name, tableId('audit'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    // The CA also reads chains back (CHAIN# items only): a takeover's evidence.
+    expect(actionsOn('Ca', tableId('audit'))).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+    ]);
     // The checkpointer reads every chain head at once.
     expect(actionsOn('AuditCheckpoint', tableId('audit'))).toEqual([
       'dynamodb:BatchGetItem',
