@@ -97,9 +97,9 @@ async function startNode(port: number): Promise<{ child: ChildProcess; info: Run
       SIGN_ATTEMPT_LEASE_SECONDS: String(LEASE_SECONDS),
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       // EC-P384 has no pool here: its keys are generated on the fly, and take 5 s; each of its signatures
-      // (the CSR's, then the digest's) 4 s more, so the node can die after its certificate.
+      // (the CSR's, then the digest's) 2 s more, so the node can die after its certificate.
       HSM_KEYGEN_LATENCY_MS: 'EC-P384=5000',
-      HSM_SIGN_LATENCY_MS: 'EC-P384=4000',
+      HSM_SIGN_LATENCY_MS: 'EC-P384=2000',
       LOCAL_ACCESS_LOG: '0',
       LOG_LEVEL: 'WARN',
     },
@@ -239,7 +239,7 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
     ).filter(Boolean).length;
   const pending = await stillOpen();
   // Then the kill, as soon as the CA has recorded the slow request's certificate (its document's
-  // signature then takes 4 s).
+  // signature then takes 2 s).
   const certifiedBy = Date.now() + 30_000;
   const firstDoc = nodeDocumentClient(first.info);
   try {
