@@ -26,26 +26,36 @@ const statementsOn = (name: string, id: string): { actions: string[]; condition:
 const onKeys = (keys: string[]): unknown => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keys } });
 
 describe('item-level writes (dynamodb:LeadingKeys)', () => {
-  it('the CA puts only its own certificate-table items (records and registers) and updates none', () => {
+  it('the CA puts only its own certificate-table items (records and registers) and updates serials only', () => {
     const puts = statementsOn('Ca', tableId('certificates')).filter((s) =>
       s.actions.includes('dynamodb:PutItem'),
     );
     expect(puts).toEqual([
       { actions: ['dynamodb:PutItem'], condition: onKeys(['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*']) },
     ]);
-    // A certificate on record stays as issued (released with it): no update, no other write of any kind.
+    // Its one update: a superseded serial's revocation (a takeover's replacement); no other write.
+    const updates = statementsOn('Ca', tableId('certificates')).filter((s) =>
+      s.actions.includes('dynamodb:UpdateItem'),
+    );
+    expect(updates).toEqual([{ actions: ['dynamodb:UpdateItem'], condition: onKeys(['SERIAL#*']) }]);
     const writes = statementsOn('Ca', tableId('certificates'))
       .flatMap((s) => s.actions)
       .filter((a) => !['dynamodb:GetItem', 'dynamodb:BatchGetItem'].includes(a));
-    expect(writes.sort()).toEqual(['dynamodb:PutItem']);
+    expect(writes.sort()).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    // It reads the audit chains back (a Query of CHAIN# items) for a replacement's evidence.
+    expect(statementsOn('Ca', tableId('audit')).filter((s) => s.actions.includes('dynamodb:Query'))).toEqual([
+      { actions: ['dynamodb:Query'], condition: onKeys(['CHAIN#*']) },
+    ]);
   });
 
   it.each(['Signer', 'Keygen', 'Ca', 'Revoke', 'Crl'])(
-    '%s appends audit entries and moves chain heads only: no checkpoint item, no other action',
+    '%s appends audit entries and moves chain heads only: no checkpoint item, no other write',
     (name) => {
       expect(statementsOn(name, tableId('audit'))).toEqual([
         { actions: ['dynamodb:GetItem'], condition: undefined },
         { actions: ['dynamodb:PutItem'], condition: onKeys(['CHAIN#*', 'HEAD#*']) },
+        // The CA alone also reads chains back (a replacement's evidence).
+        ...(name === 'Ca' ? [{ actions: ['dynamodb:Query'], condition: onKeys(['CHAIN#*']) }] : []),
       ]);
     },
   );

@@ -441,6 +441,7 @@ describe('least privilege', () => {
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
     ]);
     expect(actionsOn('Ca', tableId('requests'))).toEqual([]);
     expect(actionsOn('Revoke', tableId('certificates'))).toEqual([
@@ -455,6 +456,8 @@ describe('least privilege', () => {
     expect(onKeys('Ca', 'dynamodb:PutItem')).toEqual(
       leading(['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*']),
     );
+    // Its only update: the revocation of a serial a takeover's replacement supersedes.
+    expect(onKeys('Ca', 'dynamodb:UpdateItem')).toEqual(leading(['SERIAL#*']));
     // The revocation function revokes serials, reads a request's certificate and owner, puts owners only.
     expect(onKeys('Revoke', 'dynamodb:UpdateItem')).toEqual(leading(['SERIAL#*']));
     expect(onKeys('Revoke', 'dynamodb:BatchGetItem')).toEqual(leading(['SERIAL#*', 'REQ#*', 'OWNER#*']));
@@ -492,8 +495,14 @@ describe('least privilege', () => {
   });
 
   it('the audit log is append-only for every function: no update, delete or scan; the API has no access', () => {
-    for (const name of ['Signer', 'Keygen', 'Ca', 'Revoke', 'Crl'] as const)
+    for (const name of ['Signer', 'Keygen', 'Revoke', 'Crl'] as const)
       expect(actionsOn(name, tableId('audit'))).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    // The CA also reads chains back (CHAIN# items only): a takeover's evidence.
+    expect(actionsOn('Ca', tableId('audit'))).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+    ]);
     // The checkpointer reads every chain head at once.
     expect(actionsOn('AuditCheckpoint', tableId('audit'))).toEqual([
       'dynamodb:BatchGetItem',

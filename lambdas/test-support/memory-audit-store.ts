@@ -60,6 +60,26 @@ export class MemoryAuditStore implements AuditStore {
     return typeof hash === 'string' ? hash : undefined;
   }
 
+  /** Newest first, down to the first entry older than `since`, as the DynamoDB repository reads them. */
+  public async readEntriesSince(chain: number, since: number): Promise<AuditEntry[]> {
+    const stored = [...this.items.values()]
+      .filter((i) => i.pk === `CHAIN#${chain}`)
+      .sort((a, b) => b.sk.localeCompare(a.sk));
+    const entries: AuditEntry[] = [];
+    for (const i of stored) {
+      if ((i.timestamp as number) < since) break;
+      entries.push({
+        chain,
+        sequence: i.sequence as number,
+        prevHash: i.prevHash as string,
+        events: i.events as string[],
+        timestamp: i.timestamp as number,
+        hash: i.hash as string,
+      });
+    }
+    return entries;
+  }
+
   public async readCheckpointHead(): Promise<{ sequence: number; hash: string } | undefined> {
     const item = this.items.get('CHECKPOINT#HEAD|HEAD');
     return item ? { sequence: item.sequence as number, hash: item.hash as string } : undefined;

@@ -39,7 +39,7 @@ export async function createLocalCa(deps: {
     evidence: deps.evidence ?? directAssertionVerifier(),
     ...(deps.audit ? { audit: deps.audit } : {}),
     ...(deps.audit instanceof AuditLog
-      ? { logged: new LoggedCertificateRepository(certificates, deps.audit) }
+      ? { logged: new LoggedCertificateRepository(certificates, deps.audit), signatures: deps.audit }
       : {}),
     ...(deps.now ? { now: deps.now } : {}),
   });

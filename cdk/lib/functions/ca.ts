@@ -27,10 +27,13 @@ export const ca: FunctionSpec = {
     // No request record (it decides on the evidence it verifies); read its certificates and registers
     // (one BatchGetItem), record a certificate, released to its attempt, with its register entries (a
     // transaction of puts): its own item kinds only, never a CRL number or anything else in the table. It
-    // updates no item: a certificate on record stays as issued (revocation is another function).
+    // updates serials only: a takeover's replacement revokes the serial it supersedes (`superseded`).
     grant.table('certificates', 'GetItem', 'BatchGetItem');
     grant.tableItems('certificates', ['PutItem'], CA_ITEM_KEYS);
+    grant.tableItems('certificates', ['UpdateItem'], ['SERIAL#*']);
     grant.appendsAudit();
+    // Before a replacement it reads the chains back for a signature made with the certificate's key.
+    grant.tableItems('audit', ['Query'], ['CHAIN#*']);
     grant.tableKey();
     grant.login();
     grant.caCertificates(['root', 'issuing', 'ocsp', 'tsa']);

@@ -35,6 +35,7 @@ import {
   type CarryingAppendOutcome,
   type CarryingAuditSink,
   type ChainHead,
+  type SignatureLog,
   type SignedCheckpoint,
   type SignedHead,
 } from '@pipeline/core/audit';
@@ -60,7 +61,7 @@ const DEFAULT_MAX_ATTEMPTS = 30;
 const DEFAULT_MAX_BATCH = 500;
 const CHECKPOINT_ATTEMPTS = 5;
 
-export class AuditLog implements AuditSink, CarryingAuditSink {
+export class AuditLog implements AuditSink, CarryingAuditSink, SignatureLog {
   private readonly queue: Pending[] = [];
   private running = false;
   /** The chain this instance appends to; moves after a lost race. */
@@ -126,6 +127,41 @@ export class AuditLog implements AuditSink, CarryingAuditSink {
       this.queue.push({ events, carried, resolve, reject });
       if (!this.running) void this.drain();
     });
+  }
+
+  /**
+   * Whether a `signature.made` for the request, or with the key, is in any chain's entries written since
+   * `since`. Reads every chain back to that time: for the CA's rare replacement decision only. Throws
+   * AuditNotReadyError when the store cannot read entries back (no evidence: no replacement).
+   */
+  public async signatureMade(query: {
+    readonly requestId: string;
+    readonly keySpkiHash: string;
+    readonly since: number;
+  }): Promise<boolean> {
+    const read = this.store.readEntriesSince?.bind(this.store);
+    if (!read) throw new AuditNotReadyError('the audit store cannot read entries back');
+    const chains = await Promise.all(
+      Array.from({ length: this.options.chains }, (_, chain) => read(chain, query.since)),
+    );
+    return chains.some((entries) =>
+      entries.some((entry) =>
+        entry.events.some((text) => {
+          // The event's own fields decide, not a substring: a hash could appear in another event. An
+          // event that does not parse proves nothing absent: it counts as a signature.
+          let event: AuditEvent;
+          try {
+            event = JSON.parse(text) as AuditEvent;
+          } catch {
+            return true;
+          }
+          return (
+            event.type === 'signature.made' &&
+            (event.requestId === query.requestId || event.keySpkiHash === query.keySpkiHash)
+          );
+        }),
+      ),
+    );
   }
 
   /**

@@ -310,3 +310,57 @@ describe("carrying appends (other writes in the entry's transaction)", () => {
     });
   });
 });
+
+describe('signatureMade: the signatures a request or key has in the log since a time', () => {
+  const KEY = 'a'.repeat(64);
+  const OTHER_KEY = 'b'.repeat(64);
+  const made = (requestId: string, keySpkiHash: string): AuditEvent => ({
+    type: 'signature.made',
+    requestId,
+    signatureHash: 'c'.repeat(64),
+    keySpkiHash,
+  });
+
+  it('finds one for the request or with the key in any chain, only in entries written since then', async () => {
+    const store = new MemoryAuditStore();
+    let now = 1_000;
+    const writer = (chain: number) => new AuditLog(store, { chains: 3, chain, clock: () => now });
+    // Before `since`: not counted, on whichever chain.
+    await writer(0).append(made('r1', KEY));
+    now = 5_000;
+    await writer(1).append({ type: 'pool.key-claimed', keyId: 'k1', requestId: 'r1' });
+    await writer(2).append(made('r2', OTHER_KEY));
+    const reader = new AuditLog(store, { chains: 3 });
+    const query = { requestId: 'r1', keySpkiHash: KEY, since: 2_000 };
+    expect(await reader.signatureMade(query)).toBe(false);
+    // Entries written before the window are still read when `since` reaches back to them.
+    expect(await reader.signatureMade({ ...query, since: 1_000 })).toBe(true);
+    // For the request, with any key; or with the key, for any request.
+    now = 6_000;
+    await writer(2).append(made('r1', OTHER_KEY));
+    expect(await reader.signatureMade(query)).toBe(true);
+    const byKey = new MemoryAuditStore();
+    await new AuditLog(byKey, { chains: 2, chain: 1, clock: () => 5_000 }).append(made('r9', KEY));
+    expect(await new AuditLog(byKey, { chains: 2 }).signatureMade(query)).toBe(true);
+  });
+
+  it('an event that does not parse proves nothing absent: it counts as a signature', async () => {
+    const store = new MemoryAuditStore();
+    await new AuditLog(store, { chains: 1, clock: () => 5_000 }).append({
+      type: 'pool.key-claimed',
+      keyId: 'k1',
+    });
+    const entry = store.items.get('CHAIN#0|000000000001')!;
+    store.items.set('CHAIN#0|000000000001', { ...entry, events: ['{not json'] });
+    const reader = new AuditLog(store, { chains: 1 });
+    expect(await reader.signatureMade({ requestId: 'r1', keySpkiHash: KEY, since: 0 })).toBe(true);
+  });
+
+  it('without a store that reads entries back there is no evidence: it throws', async () => {
+    const store = new MemoryAuditStore();
+    const bare = Object.assign(Object.create(store) as MemoryAuditStore, { readEntriesSince: undefined });
+    await expect(
+      new AuditLog(bare, { chains: 1 }).signatureMade({ requestId: 'r', keySpkiHash: KEY, since: 0 }),
+    ).rejects.toMatchObject({ code: expect.any(String) });
+  });
+});

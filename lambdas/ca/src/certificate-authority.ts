@@ -28,8 +28,10 @@ import {
 import type {
   AuditSink,
   CertificateIssuedEvent,
+  CertificateRevokedEvent,
   LoggedCertificateStore,
   LoggedIssuance,
+  SignatureLog,
 } from '@pipeline/core/audit';
 import { PipelineError, type Hsm } from '@pipeline/core/shared';
 import {
@@ -60,6 +62,11 @@ import {
 import type { CaCertificates, IssuedCertificateRecord, IssuedCertificateStore } from '@pipeline/core/pki';
 
 const DAY_MS = 86_400_000;
+/**
+ * How far before a certificate's issuance the audit log is searched for a signature made with its key:
+ * the signer's clock (the entry's timestamp) may be behind the CA's (issuedAt) by this much.
+ */
+const SIGNATURE_SEARCH_MARGIN_MS = 60_000;
 /** Request ids are short opaque strings; anything longer is not one (and would be refused as a key). */
 const MAX_REQUEST_ID_LENGTH = 256;
 
@@ -103,6 +110,12 @@ export interface CertificateAuthorityDeps {
    * the responder).
    */
   readonly ocspAtIssuance?: (serialHex: string) => Promise<Buffer>;
+  /**
+   * The audit log read back for the evidence a replacement needs: no `signature.made` for the request or
+   * with the key of the certificate it would supersede. Without it (or without the store's serialState)
+   * a takeover is never given a replacement.
+   */
+  readonly signatures?: SignatureLog;
   /** Epoch milliseconds; injectable for tests. */
   readonly now?: () => number;
 }
@@ -333,6 +346,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   private async issueLogged(
     logged: LoggedCertificateStore,
     items: readonly Checked[],
+    previous: ReadonlyArray<IssuedCertificateRecord | undefined> = [],
   ): Promise<Array<IssueOutcome & { stored?: boolean }>> {
     const outcomes = new Array<IssueOutcome & { stored?: boolean }>(items.length);
     const collided = new Set<number>();
@@ -342,7 +356,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         await Promise.all(
           round.map(async (i) => {
             try {
-              return { i, record: await this.certify(items[i]) };
+              return { i, record: await this.certify(items[i], previous[i]?.serialHex) };
             } catch (err) {
               outcomes[i] = failed(err);
               return undefined;
@@ -353,7 +367,9 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       let results: Awaited<ReturnType<LoggedCertificateStore['recordLogged']>>;
       try {
         results = await logged.recordLogged(
-          signed.map((s) => loggedIssuance(items[s.i], s.record, this.registersOf(items[s.i]))),
+          signed.map((s) =>
+            loggedIssuance(items[s.i], s.record, this.registersOf(items[s.i]), previous[s.i]),
+          ),
         );
       } catch (err) {
         signed.forEach((s) => (outcomes[s.i] = failed(err)));
@@ -379,7 +395,9 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
             const state = states[k];
             if (!state) return;
             if (holds(state, items[s.i])) {
-              outcomes[s.i] = await this.issueChecked(items[s.i], state, s.record.serialHex).then(
+              // A refused replacement is not tried again: its earlier serial was revoked, or replaced.
+              const replaced = previous[s.i] !== undefined;
+              outcomes[s.i] = await this.issueChecked(items[s.i], state, s.record.serialHex, replaced).then(
                 succeeded,
                 failed,
               );
@@ -465,14 +483,16 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   /**
    * The rules on what the store already holds: the same key again is a retry (the stored certificate);
    * a key certified before, or an assertion certified for another request, is refused; another key for a
-   * request that has a certificate is refused, whoever asks: the certificate was released to its attempt
-   * when it was issued, so an attempt that took the request over gets no second one (one approval, one
-   * certificate).
+   * request that has a certificate is refused (the certificate was released to its attempt when it was
+   * issued), with one exception: an attempt that took the request over gets one replacement when the
+   * evidence shows the certificate signed nothing that left the service (see replacementRefusal), and
+   * the earlier serial is revoked `superseded` in the same write (one approval, one valid certificate).
    */
   private async issueChecked(
     checked: Checked,
     state: IssuanceState,
     dropped?: string,
+    noReplacement = false,
   ): Promise<IssuedCertificate> {
     const { existing, assertionUse, publicKeyUse } = state;
     const { input } = checked;
@@ -483,13 +503,16 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     }
     if (existing) {
       const takeover = input.attemptId !== undefined && existing.attemptId !== input.attemptId;
+      if (!takeover) return this.refuse(checked, new AlreadyCertifiedError(), dropped);
+      const refusal = noReplacement
+        ? 'its certificate was revoked or replaced meanwhile'
+        : await this.replacementRefusal(existing);
+      if (refusal === undefined) return this.replace(checked, existing);
       return this.refuse(
         checked,
-        takeover
-          ? new AlreadyCertifiedError(
-              'the sign request has a certificate that was released to be signed with',
-            )
-          : new AlreadyCertifiedError(),
+        new AlreadyCertifiedError(
+          `the sign request has a certificate that was released to be signed with (${refusal})`,
+        ),
         dropped,
       );
     }
@@ -504,6 +527,59 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         if (!(err instanceof SerialCollisionError) || attempt > 0) throw err;
       }
     }
+  }
+
+  /**
+   * Why a takeover may not replace the request's certificate, or undefined when it may: the evidence that
+   * no signature made with it left the service. A signer appends `signature.made` (request, key) to the
+   * audit log before it stores the result that carries the signature, and only the attempt that owns the
+   * request can store it, so no such event since the certificate's issuance (read back from every chain)
+   * means none left; the taking over already ended the dead attempt's ownership. Also: once per request
+   * (a replacement is never replaced), and never a revoked serial (no revocation is undone by a new
+   * certificate). The write checks the last two again, atomically.
+   */
+  private async replacementRefusal(existing: IssuedCertificateRecord): Promise<string | undefined> {
+    const { signatures, certificates } = this.deps;
+    if (existing.supersedes !== undefined) return 'it already replaced one';
+    if (!signatures || !certificates.serialState) return 'this CA replaces none';
+    if ((await certificates.serialState(existing.serialHex)) !== 'valid') return 'it is revoked';
+    const made = await signatures.signatureMade({
+      requestId: existing.requestId,
+      keySpkiHash: existing.publicKeyHash,
+      since: existing.issuedAt - SIGNATURE_SEARCH_MARGIN_MS,
+    });
+    return made ? 'a signature was made with it' : undefined;
+  }
+
+  /**
+   * The takeover's certificate, replacing `previous`: signed, then stored with the revocation of the
+   * earlier serial (reason `superseded`) and both audit events, revocation first, all in one write.
+   */
+  private async replace(checked: Checked, previous: IssuedCertificateRecord): Promise<IssuedCertificate> {
+    if (this.deps.logged) {
+      return certificateOf((await this.issueLogged(this.deps.logged, [checked], [previous]))[0]);
+    }
+    const record = await this.certify(checked, previous.serialHex);
+    await this.deps.audit?.appendMany([supersededEvent(previous), issuedEvent(checked, record)]);
+    const result = await this.deps.certificates.record({
+      certificate: record,
+      registers: this.registersOf(checked),
+    });
+    if (result.stored) return this.issued(record);
+    if ('existing' in result && result.existing.publicKeyHash === checked.publicKeyHash) {
+      return this.issued(result.existing);
+    }
+    return this.refuse(
+      checked,
+      'conflict' in result && result.conflict === 'assertion-used'
+        ? new AssertionAlreadyUsedError()
+        : 'conflict' in result && result.conflict === 'public-key-certified'
+          ? new PublicKeyAlreadyCertifiedError()
+          : new AlreadyCertifiedError(
+              'the sign request has a certificate that was released to be signed with (its certificate was revoked or replaced meanwhile)',
+            ),
+      record.serialHex,
+    );
   }
 
   /** Records a signed (and logged) certificate; a register or a concurrent issuance may refuse it. */
@@ -572,7 +648,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     };
   }
 
-  private async certify(checked: Checked): Promise<IssuedCertificateRecord> {
+  private async certify(checked: Checked, supersedes?: string): Promise<IssuedCertificateRecord> {
     const config = this.deps.config;
     const { input, spki } = checked;
     const urls = pkiUrls(config.pkiBaseUrl);
@@ -621,9 +697,11 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       issuedAt: now,
       certificatePem: pem('CERTIFICATE', der),
       chainPem: this.chainPem,
-      // Released to its attempt as it is recorded: the request gets no other certificate after it.
+      // Released to its attempt as it is recorded: the request gets no other certificate after it (but
+      // one replacement for a takeover, see replacementRefusal).
       ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
       releasedAt: now,
+      ...(supersedes === undefined ? {} : { supersedes }),
     };
   }
 
@@ -669,8 +747,23 @@ function loggedIssuance(
   checked: Checked,
   record: IssuedCertificateRecord,
   registers: IssuanceRegisters,
+  previous?: IssuedCertificateRecord,
 ): LoggedIssuance {
-  return { record: { certificate: record, registers }, event: issuedEvent(checked, record) };
+  return {
+    record: { certificate: record, registers },
+    event: issuedEvent(checked, record),
+    ...(previous ? { revoked: supersededEvent(previous) } : {}),
+  };
+}
+
+/** The revocation of a certificate a takeover's replaced: its serial, `superseded`, its request. */
+function supersededEvent(previous: IssuedCertificateRecord): CertificateRevokedEvent {
+  return {
+    type: 'certificate.revoked',
+    serial: previous.serialHex,
+    reason: 'superseded',
+    requestId: previous.requestId,
+  };
 }
 
 /** The audit event of an issuance: serial, subject hash, the certified key and the assertion behind it. */

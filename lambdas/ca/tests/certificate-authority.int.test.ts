@@ -21,6 +21,7 @@ import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
 import { AssertionError, type SignerIdentity } from '@pipeline/core/identity';
 import {
   eventsOf,
+  signatureMadeEvent,
   verifyAuditLog,
   type AuditEvent,
   type AuditSink,
@@ -82,7 +83,10 @@ const audit: AuditSink & CarryingAuditSink = {
   },
 };
 
-async function newCa(overrides: Partial<CaConfig> = {}): Promise<CertificateAuthority> {
+async function newCa(
+  overrides: Partial<CaConfig> = {},
+  options: { readsSignatures?: boolean } = {},
+): Promise<CertificateAuthority> {
   const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
   return CertificateAuthority.create({
     hsm,
@@ -92,6 +96,8 @@ async function newCa(overrides: Partial<CaConfig> = {}): Promise<CertificateAuth
     evidence: directAssertionVerifier(),
     audit,
     logged: new LoggedCertificateRepository(certificates, audit),
+    // As the CA function: the audit log read back for a takeover's replacement.
+    ...(options.readsSignatures ? { signatures: log } : {}),
   });
 }
 
@@ -504,7 +510,7 @@ describe('issuance rules', () => {
     expect((error as AlreadyCertifiedError).code).toBe('ALREADY_CERTIFIED');
   });
 
-  it('records the certificate released to its attempt: a takeover after a crash gets no second one, nothing revoked', async () => {
+  it('records the certificate released to its attempt: without the audit log read back, a takeover after a crash gets no second one, nothing revoked', async () => {
     const first = await keyAndCsr(hsm, 'EC-P256', keys);
     const second = await keyAndCsr(hsm, 'EC-P256', keys);
     const evidence = evidenceFor();
@@ -541,6 +547,161 @@ describe('issuance rules', () => {
     ).toEqual([{}]);
     // The owner's retry still gets its certificate.
     expect(await ca.issue({ ...evidence, csrDer: first.csrDer, attemptId: 'attempt-1' })).toEqual(issued);
+  });
+
+  describe('a takeover whose certificate signed nothing that left the service (the audit log read back)', () => {
+    let replacing: CertificateAuthority;
+    let certificates: CertificateRepository;
+    beforeAll(async () => {
+      replacing = await newCa({}, { readsSignatures: true });
+      certificates = new CertificateRepository(doc, { tableName: tables.certificates });
+    });
+
+    /** A request certified for attempt-1, which then died (nothing it did reached the log but the CA's event). */
+    async function crashed() {
+      const evidence = evidenceFor();
+      const first = await keyAndCsr(hsm, 'EC-P256', keys);
+      const issued = await replacing.issue({ ...evidence, csrDer: first.csrDer, attemptId: 'attempt-1' });
+      return { evidence, first, issued };
+    }
+
+    const auditEvents = async () =>
+      eventsOf(await new AuditRepository(doc, { tableName: tables.audit }).readAll());
+
+    it('one replacement, the first serial revoked superseded in the same transaction as the new certificate and both events', async () => {
+      const { evidence, issued, first } = await crashed();
+      const second = await keyAndCsr(hsm, 'EC-P256', keys);
+      const carriedBefore = carrying.length;
+      const replaced = await replacing.issue({ ...evidence, csrDer: second.csrDer, attemptId: 'attempt-2' });
+      expect(replaced.serialHex).not.toBe(issued.serialHex);
+      // One transaction: the revocation's and the issuance's events, the five items (the old serial's update).
+      const writes = carrying.slice(carriedBefore).filter((c) => c.outcome.written);
+      expect(writes).toHaveLength(1);
+      expect(writes[0].events).toEqual([
+        {
+          type: 'certificate.revoked',
+          serial: issued.serialHex,
+          reason: 'superseded',
+          requestId: evidence.requestId,
+        },
+        expect.objectContaining({ type: 'certificate.issued', serial: replaced.serialHex }),
+      ]);
+      expect(writes[0].carried.map((g) => g.length)).toEqual([5]);
+      expect(await certificates.getByRequest(evidence.requestId)).toMatchObject({
+        serialHex: replaced.serialHex,
+        attemptId: 'attempt-2',
+        supersedes: issued.serialHex,
+      });
+      // Revoked as the revocation function records it: OCSP and the next CRL show it, reason superseded.
+      const status = await certificates.statuses([issued.serialHex, replaced.serialHex]);
+      expect(status.get(issued.serialHex)?.revocation).toMatchObject({
+        reason: 'superseded',
+        revokedBy: 'ca',
+      });
+      expect(status.get(replaced.serialHex)?.revocation).toBeUndefined();
+      expect(await certificates.getBySerial(issued.serialHex)).toMatchObject({
+        supersededBy: replaced.serialHex,
+      });
+      expect(
+        (await certificates.revokedUnexpired(Date.now())).map((e) => [e.serialHex, e.reason]),
+      ).toContainEqual([issued.serialHex, 'superseded']);
+      // The log (read back from its table) has exactly two issuances for the request, the revocation between.
+      const logged = (await auditEvents()).filter(
+        (e) => 'requestId' in e && e.requestId === evidence.requestId && e.type !== 'certificate.refused',
+      );
+      expect(logged.map((e) => [e.type, 'serial' in e ? e.serial : undefined])).toEqual([
+        ['certificate.issued', issued.serialHex],
+        ['certificate.revoked', issued.serialHex],
+        ['certificate.issued', replaced.serialHex],
+      ]);
+      // The replacement's own retry gets it back; a third attempt gets nothing: once per request.
+      expect(await replacing.issue({ ...evidence, csrDer: second.csrDer, attemptId: 'attempt-2' })).toEqual(
+        replaced,
+      );
+      const third = await keyAndCsr(hsm, 'EC-P256', keys);
+      await expect(
+        replacing.issue({ ...evidence, csrDer: third.csrDer, attemptId: 'attempt-3' }),
+      ).rejects.toBeInstanceOf(AlreadyCertifiedError);
+      expect((await certificates.getByRequest(evidence.requestId))?.serialHex).toBe(replaced.serialHex);
+      // The dead attempt's key stays certified once: it cannot come back for anything.
+      await expect(replacing.issue({ ...evidenceFor(), csrDer: first.csrDer })).rejects.toBeInstanceOf(
+        PublicKeyAlreadyCertifiedError,
+      );
+      // The log still verifies.
+      const stored = await new AuditRepository(doc, { tableName: tables.audit }).readAll();
+      expect(verifyAuditLog({ ...stored, chains: CHAINS }, undefined).intact).toBe(true);
+    });
+
+    it('a signature.made for the request in the log: refused, nothing revoked', async () => {
+      const { evidence, issued, first } = await crashed();
+      // attempt-1 signed and logged it before it died (its result may have been stored and read).
+      await log.append(
+        signatureMadeEvent({
+          requestId: evidence.requestId,
+          signature: Buffer.from('sig'),
+          publicKeySpki: first.spki,
+        }),
+      );
+      const second = await keyAndCsr(hsm, 'EC-P256', keys);
+      await expect(
+        replacing.issue({ ...evidence, csrDer: second.csrDer, attemptId: 'attempt-2' }),
+      ).rejects.toMatchObject({
+        code: 'ALREADY_CERTIFIED',
+        message: expect.stringContaining('a signature was made'),
+      });
+      expect((await certificates.getByRequest(evidence.requestId))?.serialHex).toBe(issued.serialHex);
+      expect(
+        (await certificates.statuses([issued.serialHex])).get(issued.serialHex)?.revocation,
+      ).toBeUndefined();
+    });
+
+    it('a certificate its client revoked is never replaced: the revocation stays as it was', async () => {
+      const { evidence, issued } = await crashed();
+      await certificates.revoke(issued.serialHex, {
+        revokedAt: Date.now(),
+        reason: 'keyCompromise',
+        revokedBy: 'client-a',
+      });
+      const second = await keyAndCsr(hsm, 'EC-P256', keys);
+      await expect(
+        replacing.issue({ ...evidence, csrDer: second.csrDer, attemptId: 'attempt-2' }),
+      ).rejects.toBeInstanceOf(AlreadyCertifiedError);
+      expect(
+        (await certificates.statuses([issued.serialHex])).get(issued.serialHex)?.revocation,
+      ).toMatchObject({
+        reason: 'keyCompromise',
+        revokedBy: 'client-a',
+      });
+      expect(await certificates.getByRequest(evidence.requestId)).not.toHaveProperty('supersedes');
+    });
+
+    it('two takeovers at once: one replacement wins, the other is refused; the first serial revoked once', async () => {
+      const { evidence, issued } = await crashed();
+      const [a, b] = await Promise.all([keyAndCsr(hsm, 'EC-P256', keys), keyAndCsr(hsm, 'EC-P256', keys)]);
+      const results = await Promise.allSettled([
+        replacing.issue({ ...evidence, csrDer: a.csrDer, attemptId: 'attempt-2' }),
+        replacing.issue({ ...evidence, csrDer: b.csrDer, attemptId: 'attempt-3' }),
+      ]);
+      const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const lost = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+      expect(won).toHaveLength(1);
+      expect(lost).toEqual([expect.any(AlreadyCertifiedError)]);
+      expect(await certificates.getByRequest(evidence.requestId)).toMatchObject({
+        serialHex: won[0].serialHex,
+        supersedes: issued.serialHex,
+      });
+      const revoked = (await auditEvents()).filter(
+        (e) => e.type === 'certificate.revoked' && e.serial === issued.serialHex,
+      );
+      expect(revoked).toHaveLength(1);
+      const issuedFor = (await auditEvents()).filter(
+        (e) => e.type === 'certificate.issued' && e.requestId === evidence.requestId,
+      );
+      expect(issuedFor.map((e) => (e as CertificateIssuedEvent).serial)).toEqual([
+        issued.serialHex,
+        won[0].serialHex,
+      ]);
+    });
   });
 
   it('lets exactly one of two concurrent issuances with different keys win', async () => {

@@ -34,6 +34,7 @@ import {
   type IssuedCertificateRecord,
   type IssuedCertificateStore,
   type RecordIssuedResult,
+  type SerialState,
 } from '@pipeline/core/pki';
 import type {
   AuditEvent,
@@ -41,6 +42,7 @@ import type {
   LoggedCertificateStore,
   LoggedIssuance,
   LoggedIssuanceResult,
+  SignatureLog,
 } from '@pipeline/core/audit';
 import type { DigestAlgorithm, Hsm, KeyType, PrivateKeyRef } from '@pipeline/core/shared';
 import { buildCsr } from '@pipeline/der';
@@ -107,7 +109,7 @@ class NodeHsm implements Pick<
 /** The certificate store's rules in memory (the DynamoDB repository is tested against DynamoDB Local). */
 class MemoryCertificateStore implements IssuedCertificateStore, LoggedCertificateStore {
   public readonly byRequest = new Map<string, IssuedCertificateRecord>();
-  public readonly serials = new Map<string, { requestId: string; revoked?: true }>();
+  public readonly serials = new Map<string, { requestId: string; revoked?: true; reason?: string }>();
   public readonly assertions = new Map<string, { requestId: string; attemptId?: string }>();
   public readonly publicKeys = new Map<string, { requestId: string; serialHex: string }>();
   /** Register entries written behind the CA's back between its read and its write (a race). */
@@ -125,12 +127,32 @@ class MemoryCertificateStore implements IssuedCertificateStore, LoggedCertificat
     }));
   }
 
+  public async serialState(serialHex: string): Promise<SerialState> {
+    const serial = this.serials.get(serialHex);
+    return !serial ? 'unknown' : serial.revoked ? 'revoked' : 'valid';
+  }
+
+  /** The repository's conditions on a request's record: absent, or for a replacement, the one it replaces. */
+  private requestRefuses(c: IssuedCertificateRecord): boolean {
+    const existing = this.byRequest.get(c.requestId);
+    if (c.supersedes === undefined) return existing !== undefined;
+    return existing?.serialHex !== c.supersedes || existing.supersedes !== undefined;
+  }
+
+  /** A replacement's earlier serial must be on record and not revoked. */
+  private previousRefuses(c: IssuedCertificateRecord): boolean {
+    if (c.supersedes === undefined) return false;
+    const previous = this.serials.get(c.supersedes);
+    return !previous || previous.revoked === true;
+  }
+
   public async record(item: CertificateToRecord): Promise<RecordIssuedResult> {
     this.onRecord?.(item);
     const { certificate: c, registers: r } = item;
     const existing = this.byRequest.get(c.requestId);
-    if (existing) return { stored: false, existing };
+    if (this.requestRefuses(c)) return { stored: false, existing: existing! };
     if (this.serials.has(c.serialHex)) throw new SerialCollisionError();
+    if (this.previousRefuses(c)) return { stored: false, conflict: 'previous-revoked' };
     const used = this.assertions.get(r.assertionKey);
     if (used && used.requestId !== c.requestId) return { stored: false, conflict: 'assertion-used' };
     if (this.publicKeys.has(c.publicKeyHash)) return { stored: false, conflict: 'public-key-certified' };
@@ -143,7 +165,8 @@ class MemoryCertificateStore implements IssuedCertificateStore, LoggedCertificat
     items.forEach((i) => this.onRecord?.(i.record));
     const refused = items.map(
       ({ record: { certificate: c, registers: r } }) =>
-        this.byRequest.has(c.requestId) ||
+        this.requestRefuses(c) ||
+        this.previousRefuses(c) ||
         this.serials.has(c.serialHex) ||
         (this.assertions.get(r.assertionKey)?.requestId ?? c.requestId) !== c.requestId ||
         this.publicKeys.has(c.publicKeyHash),
@@ -151,12 +174,16 @@ class MemoryCertificateStore implements IssuedCertificateStore, LoggedCertificat
     if (refused.some(Boolean)) return refused.map((r) => (r ? 'refused' : 'cancelled'));
     for (const i of items) {
       this.write(i.record);
+      if (i.revoked) this.events.push(i.revoked);
       this.events.push(i.event);
     }
     return items.map(() => 'stored');
   }
 
   private write({ certificate: c, registers: r }: CertificateToRecord): void {
+    if (c.supersedes !== undefined) {
+      this.serials.set(c.supersedes, { requestId: c.requestId, revoked: true, reason: 'superseded' });
+    }
     this.byRequest.set(c.requestId, c);
     this.serials.set(c.serialHex, { requestId: c.requestId });
     this.assertions.set(r.assertionKey, { requestId: c.requestId, attemptId: c.attemptId });
@@ -190,9 +217,19 @@ interface Harness {
   readonly events: AuditEvent[];
 }
 
+/** The audit log read back: the signatures its `made` lists (request id, key hash) were made since ever. */
+class FakeSignatureLog implements SignatureLog {
+  public readonly made: Array<{ requestId: string; keySpkiHash: string }> = [];
+  public readonly queries: Array<{ requestId: string; keySpkiHash: string; since: number }> = [];
+  public async signatureMade(query: { requestId: string; keySpkiHash: string; since: number }) {
+    this.queries.push(query);
+    return this.made.some((m) => m.requestId === query.requestId || m.keySpkiHash === query.keySpkiHash);
+  }
+}
+
 async function harness(
   evidence: AssertionVerifier = directAssertionVerifier(),
-  options: { logged?: boolean } = {},
+  options: { logged?: boolean; signatures?: SignatureLog } = {},
 ): Promise<Harness> {
   const store = new MemoryCertificateStore();
   const events: AuditEvent[] = store.events;
@@ -218,6 +255,7 @@ async function harness(
     evidence,
     audit,
     ...(options.logged ? { logged: store } : {}),
+    ...(options.signatures ? { signatures: options.signatures } : {}),
   });
   return { ca, store, events };
 }
@@ -312,7 +350,7 @@ test('the same key again is a retry; another key is refused, for the same attemp
   );
 });
 
-test('a certificate is released to its attempt as it is recorded: a takeover after a crash gets no second one, nothing revoked', async () => {
+test('a certificate is released to its attempt as it is recorded: without the log read back (no evidence) a takeover gets no second one, nothing revoked', async () => {
   const { ca, store, events } = await harness();
   const key = async () => (await keyAndCsr()).csrDer;
   const crashed = evidence();
@@ -326,7 +364,8 @@ test('a certificate is released to its attempt as it is recorded: a takeover aft
   for (const attemptId of ['a2', 'a3']) {
     await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId })).rejects.toMatchObject({
       code: 'ALREADY_CERTIFIED',
-      message: 'the sign request has a certificate that was released to be signed with',
+      message:
+        'the sign request has a certificate that was released to be signed with (this CA replaces none)',
     });
   }
   expect(store.byRequest.get(crashed.requestId)).toEqual(recorded);
@@ -347,6 +386,138 @@ test('a certificate is released to its attempt as it is recorded: a takeover aft
   expect(store.serials.get(revoked.serialHex)).toEqual({
     requestId: revokedRequest.requestId,
     revoked: true,
+  });
+});
+
+describe.each([
+  ['the plain store', false],
+  ['the logged store', true],
+])('a takeover whose certificate signed nothing that left the service (%s)', (_, logged) => {
+  const key = async () => (await keyAndCsr()).csrDer;
+  const setUp = async () => {
+    const signatures = new FakeSignatureLog();
+    const h = await harness(directAssertionVerifier(), { logged, signatures });
+    const crashed = evidence();
+    const first = await h.ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a1' });
+    return { ...h, signatures, crashed, first, firstRecord: h.store.byRequest.get(crashed.requestId)! };
+  };
+  const issuedSerials = (events: readonly AuditEvent[]) =>
+    events.flatMap((e) => (e.type === 'certificate.issued' ? [e.serial] : []));
+
+  test('gets one replacement: the first serial revoked superseded in the same write, the revocation logged before the issuance', async () => {
+    const { ca, store, events, signatures, crashed, first, firstRecord } = await setUp();
+    const retry = await key();
+    const second = await ca.issue({ ...crashed, csrDer: retry, attemptId: 'a2' });
+    expect(second.serialHex).not.toBe(first.serialHex);
+    // The evidence asked for: the request's signatures, or the first key's, since (a margin before) its issuance.
+    expect(signatures.queries).toEqual([
+      {
+        requestId: crashed.requestId,
+        keySpkiHash: firstRecord.publicKeyHash,
+        since: firstRecord.issuedAt - 60_000,
+      },
+    ]);
+    expect(store.byRequest.get(crashed.requestId)).toMatchObject({
+      serialHex: second.serialHex,
+      attemptId: 'a2',
+      supersedes: first.serialHex,
+    });
+    expect(store.serials.get(first.serialHex)).toEqual({
+      requestId: crashed.requestId,
+      revoked: true,
+      reason: 'superseded',
+    });
+    expect(store.serials.get(second.serialHex)).toEqual({ requestId: crashed.requestId });
+    // Exactly two issuances for the request, the earlier serial revoked `superseded` between them.
+    expect(events.filter((e) => e.type !== 'certificate.refused')).toEqual([
+      expect.objectContaining({ type: 'certificate.issued', serial: first.serialHex }),
+      {
+        type: 'certificate.revoked',
+        serial: first.serialHex,
+        reason: 'superseded',
+        requestId: crashed.requestId,
+      },
+      expect.objectContaining({ type: 'certificate.issued', serial: second.serialHex }),
+    ]);
+    // The replacement's own retry (same key) gets it back; nothing more is issued or revoked.
+    expect(await ca.issue({ ...crashed, csrDer: retry, attemptId: 'a2' })).toEqual(second);
+    // Once per request: a later takeover gets no third certificate, whatever the log says.
+    await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a3' })).rejects.toMatchObject({
+      code: 'ALREADY_CERTIFIED',
+      message: expect.stringContaining('it already replaced one'),
+    });
+    expect(issuedSerials(events)).toEqual([first.serialHex, second.serialHex]);
+    expect(store.byRequest.get(crashed.requestId)?.serialHex).toBe(second.serialHex);
+    expect(signatures.queries).toHaveLength(1);
+  });
+
+  test('a signature made for the request (or with the key) is in the log: refused, nothing revoked', async () => {
+    const { ca, store, events, signatures, crashed, first, firstRecord } = await setUp();
+    signatures.made.push({ requestId: crashed.requestId, keySpkiHash: 'f'.repeat(64) });
+    await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a2' })).rejects.toMatchObject({
+      code: 'ALREADY_CERTIFIED',
+      message: expect.stringContaining('a signature was made with it'),
+    });
+    signatures.made.splice(0, 1, { requestId: 'another', keySpkiHash: firstRecord.publicKeyHash });
+    await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a3' })).rejects.toBeInstanceOf(
+      AlreadyCertifiedError,
+    );
+    expect(store.byRequest.get(crashed.requestId)).toEqual(firstRecord);
+    expect(store.serials.get(first.serialHex)).toEqual({ requestId: crashed.requestId });
+    expect(issuedSerials(events)).toEqual([first.serialHex]);
+    expect(events.some((e) => e.type === 'certificate.revoked')).toBe(false);
+  });
+
+  test('a revoked certificate is never replaced: no revocation is undone by a new certificate', async () => {
+    const { ca, store, events, crashed, first } = await setUp();
+    store.serials.set(first.serialHex, {
+      requestId: crashed.requestId,
+      revoked: true,
+      reason: 'unspecified',
+    });
+    await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a2' })).rejects.toMatchObject({
+      code: 'ALREADY_CERTIFIED',
+      message: expect.stringContaining('it is revoked'),
+    });
+    expect(store.serials.get(first.serialHex)).toMatchObject({ revoked: true, reason: 'unspecified' });
+    expect(store.byRequest.get(crashed.requestId)?.serialHex).toBe(first.serialHex);
+    expect(issuedSerials(events)).toEqual([first.serialHex]);
+  });
+
+  test('revoked between the check and the write (a race): the write is refused, nothing stored, the dropped leaf audited', async () => {
+    const { ca, store, events, crashed, first } = await setUp();
+    store.onRecord = (item) => {
+      if (item.certificate.supersedes === first.serialHex) {
+        store.serials.set(first.serialHex, {
+          requestId: crashed.requestId,
+          revoked: true,
+          reason: 'keyCompromise',
+        });
+      }
+    };
+    await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a2' })).rejects.toBeInstanceOf(
+      AlreadyCertifiedError,
+    );
+    expect(store.serials.get(first.serialHex)).toMatchObject({ reason: 'keyCompromise' });
+    expect(store.byRequest.get(crashed.requestId)?.serialHex).toBe(first.serialHex);
+    expect(store.serials.size).toBe(1);
+    expect(refusals(events)).toEqual([[crashed.requestId, 'ALREADY_CERTIFIED', true]]);
+    if (logged) {
+      // Nothing of the refused write reached the log: one issuance, no revocation.
+      expect(events.filter((e) => e.type !== 'certificate.refused')).toEqual([
+        expect.objectContaining({ type: 'certificate.issued', serial: first.serialHex }),
+      ]);
+    }
+  });
+
+  test('the same attempt with another key is no takeover: refused, nothing read from the log', async () => {
+    const { ca, signatures, crashed } = await setUp();
+    for (const attemptId of ['a1', undefined]) {
+      await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId })).rejects.toMatchObject({
+        code: 'ALREADY_CERTIFIED',
+      });
+    }
+    expect(signatures.queries).toEqual([]);
   });
 });
 

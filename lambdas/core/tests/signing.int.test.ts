@@ -23,6 +23,7 @@ import { storedPoolKeys } from '../../test-support/dynamodb';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { opensslVerifyChain, opensslVerifyDigest } from '../../../scripts/local/verify/openssl';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
+import { createLocalCa } from '../../../scripts/local/local-ca';
 import { AuditLog } from '@pipeline/audit';
 import {
   HsmBusyError,
@@ -42,7 +43,7 @@ import {
   type SigningDeps,
 } from '../src/signing';
 import { bindingOf } from '../src/identity';
-import { eventsOf, keyUsage, verifyAuditLog, type AuditSink } from '../src/audit';
+import { eventsOf, keyUsage, signatureMadeEvent, verifyAuditLog, type AuditSink } from '../src/audit';
 import type { CertificateIssuer } from '../src/pki';
 
 const config = loadConfig();
@@ -304,45 +305,103 @@ describe('redelivery', () => {
     expect(await available(keyType)).toBe(before);
   });
 
-  test('an attempt that died between its certificate and its signature: the takeover ends ALREADY_CERTIFIED, no second certificate, nothing revoked', async () => {
-    await fill(keyType, 1);
-    const request = await newRequest(keyType);
-    const now = Date.now();
-    await requests.startAttempt(request.id, { attemptId: 'died', startedAt: now, leaseUntil: now + 1000 });
-    // The dead attempt got as far as its certificate (for a key that died with its HSM session).
-    const lost = await hsm.generateKeyPair(keyType, { extractable: false });
-    const lostCsr = await buildCsr({
-      subject: request.signer,
-      keyType,
-      publicKeySpki: lost.publicKeySpki,
-      sign: (digest, options) => hsm.signDigest(lost.privateKey, digest, options),
+  describe('an attempt that died between its certificate and its signature (the CA reads the audit log back)', () => {
+    let replacing: CertificateAuthority;
+    beforeAll(async () => {
+      // Wired as the CA function: its certificates logged in the same audit log the signer appends to,
+      // and that log read back for a takeover's evidence.
+      ({ issuer: replacing } = await createLocalCa({
+        hsm,
+        doc,
+        certificatesTable: stack.tables.certificates,
+        audit,
+      }));
     });
-    const first = await issuer.issue({
-      requestId: request.id,
-      csrDer: lostCsr,
-      attemptId: 'died',
-      assertion: request.identityAssertion!,
-      binding: bindingOf(request),
-    });
-    await hsm.destroy(lost.privateKey);
-    const certificates = new CertificateRepository(doc, { tableName: stack.tables.certificates });
-    const recorded = await certificates.getByRequest(request.id);
-    expect(recorded).toMatchObject({ serialHex: first.serialHex, attemptId: 'died' });
 
-    const objectsBefore = await hsm.countSessionObjects();
-    const later = { ...deps(), clock: () => Date.now() + 60_000 };
-    const outcome = await processSignRequest(later, request.id);
-    expect(outcome).toMatchObject({ status: 'failed', replayed: false });
-    expect(outcome.record.error?.code).toBe('ALREADY_CERTIFIED');
-    expect(outcome.record.signature).toBeUndefined();
-    expect(outcome.record.attemptId).not.toBe('died');
-    // The request's one certificate is the dead attempt's, as it was, and not revoked; the taking-over
-    // attempt's key signed nothing but its CSR and left no object in the HSM.
-    expect(await certificates.getByRequest(request.id)).toEqual(recorded);
-    const status = (await certificates.statuses([first.serialHex])).get(first.serialHex);
-    expect(status).toMatchObject({ requestId: request.id });
-    expect(status?.revocation).toBeUndefined();
-    expect(await hsm.countSessionObjects()).toBe(objectsBefore);
+    /** A request whose attempt `died` got its certificate, for a key that died with its HSM session. */
+    async function diedAfterCertificate() {
+      await fill(keyType, 1);
+      const request = await newRequest(keyType);
+      const now = Date.now();
+      await requests.startAttempt(request.id, { attemptId: 'died', startedAt: now, leaseUntil: now + 1000 });
+      const lost = await hsm.generateKeyPair(keyType, { extractable: false });
+      const lostCsr = await buildCsr({
+        subject: request.signer,
+        keyType,
+        publicKeySpki: lost.publicKeySpki,
+        sign: (digest, options) => hsm.signDigest(lost.privateKey, digest, options),
+      });
+      const first = await replacing.issue({
+        requestId: request.id,
+        csrDer: lostCsr,
+        attemptId: 'died',
+        assertion: request.identityAssertion!,
+        binding: bindingOf(request),
+      });
+      return { request, first, lost };
+    }
+
+    test('it signed nothing: the takeover signs with a replacement, the first certificate revoked superseded', async () => {
+      const { request, first, lost } = await diedAfterCertificate();
+      await hsm.destroy(lost.privateKey);
+      const certificates = new CertificateRepository(doc, { tableName: stack.tables.certificates });
+      const objectsBefore = await hsm.countSessionObjects();
+      const later = { ...deps({ issuer: replacing }), clock: () => Date.now() + 60_000 };
+      const outcome = await processSignRequest(later, request.id);
+      expect(outcome).toMatchObject({ status: 'signed', replayed: false });
+      expect(outcome.record.attemptId).not.toBe('died');
+      expect(outcome.record.certificateSerial).not.toBe(first.serialHex);
+      expect(verifiesWithOpenssl(request, outcome)).toBe(true);
+      expect(await certificates.getByRequest(request.id)).toMatchObject({
+        serialHex: outcome.record.certificateSerial,
+        supersedes: first.serialHex,
+      });
+      const statuses = await certificates.statuses([first.serialHex, outcome.record.certificateSerial!]);
+      expect(statuses.get(first.serialHex)?.revocation).toMatchObject({ reason: 'superseded' });
+      expect(statuses.get(outcome.record.certificateSerial!)?.revocation).toBeUndefined();
+      // In the one log: the first issuance, its revocation, the replacement, then the signature with it.
+      const events = eventsOf(await auditStore.readAll()).filter(
+        (e) => 'requestId' in e && e.requestId === request.id,
+      );
+      expect(
+        events
+          .filter((e) => e.type.startsWith('certificate.') || e.type === 'signature.made')
+          .map((e) => [e.type, 'serial' in e ? e.serial : undefined]),
+      ).toEqual([
+        ['certificate.issued', first.serialHex],
+        ['certificate.revoked', first.serialHex],
+        ['certificate.issued', outcome.record.certificateSerial],
+        ['signature.made', undefined],
+      ]);
+      expect(await hsm.countSessionObjects()).toBe(objectsBefore);
+    });
+
+    test('its signature is in the log (made and logged, the result not stored): the takeover ends ALREADY_CERTIFIED, nothing revoked', async () => {
+      const { request, first, lost } = await diedAfterCertificate();
+      const signature = await hsm.signDigest(lost.privateKey, Buffer.from(request.digest, 'base64'), {
+        digestAlgorithm: request.digestAlgorithm,
+        signatureAlgorithm: request.signatureAlgorithm,
+      });
+      await audit.append(
+        signatureMadeEvent({ requestId: request.id, signature, publicKeySpki: lost.publicKeySpki }),
+      );
+      await hsm.destroy(lost.privateKey);
+      const certificates = new CertificateRepository(doc, { tableName: stack.tables.certificates });
+      const recorded = await certificates.getByRequest(request.id);
+      const objectsBefore = await hsm.countSessionObjects();
+      const later = { ...deps({ issuer: replacing }), clock: () => Date.now() + 60_000 };
+      const outcome = await processSignRequest(later, request.id);
+      expect(outcome).toMatchObject({ status: 'failed', replayed: false });
+      expect(outcome.record.error?.code).toBe('ALREADY_CERTIFIED');
+      expect(outcome.record.signature).toBeUndefined();
+      // The request's one certificate is the dead attempt's, as it was, and not revoked; the taking-over
+      // attempt's key signed nothing but its CSR and left no object in the HSM.
+      expect(await certificates.getByRequest(request.id)).toEqual(recorded);
+      const status = (await certificates.statuses([first.serialHex])).get(first.serialHex);
+      expect(status).toMatchObject({ requestId: request.id });
+      expect(status?.revocation).toBeUndefined();
+      expect(await hsm.countSessionObjects()).toBe(objectsBefore);
+    });
   });
 
   test('a crashed attempt is taken over once its lease expired, and not before', async () => {

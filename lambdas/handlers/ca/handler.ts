@@ -1,6 +1,7 @@
 /**
  * The CA Lambda, issuance only: `{ action: 'issue-batch', items }` in (see core's ca-contract), one
- * certificate (released to the attempt that asked: the request gets no other) or named refusal per item
+ * certificate (released to the attempt that asked: the request gets no other but a takeover's one
+ * replacement) or named refusal per item
  * out. Only the signer's role may invoke it; revocation is another
  * function (handlers/revoke) with another caller. The CA decides on evidence it verifies itself (the
  * identity assertion, the CSR) and on its own table, never on the request records. Configuration,
@@ -57,6 +58,8 @@ async function setUp(logger: Logger): Promise<CertificateAuthority> {
     audit,
     // Each certificate and the audit entry of its event in one transaction, no read first.
     logged: new LoggedCertificateRepository(certificates, audit),
+    // Read back for a takeover's replacement: no signature made with the certificate it would supersede.
+    signatures: audit,
     ...(ocsp ? { ocspAtIssuance: ocsp } : {}),
   });
 }

@@ -352,6 +352,10 @@ export interface CertificateItem {
   readonly attemptId?: string;
   /** A request item: when its certificate was released to that attempt (its issuance). */
   readonly releasedAt?: number;
+  /** A request item: the serial its certificate replaced (a takeover's replacement). */
+  readonly supersedes?: string;
+  /** A serial item: why it was revoked, if it was. */
+  readonly revocationReason?: string;
 }
 
 /** Every item of the certificates table: `request` items (one per request) and `serial` items. */
@@ -369,15 +373,47 @@ export async function scanCertificates(
         certificatePem: typeof i.certificatePem === 'string' ? i.certificatePem : undefined,
         attemptId: typeof i.attemptId === 'string' ? i.attemptId : undefined,
         releasedAt: typeof i.releasedAt === 'number' ? i.releasedAt : undefined,
+        supersedes: typeof i.supersedes === 'string' ? i.supersedes : undefined,
+        revocationReason: typeof i.revocationReason === 'string' ? i.revocationReason : undefined,
       }));
   return { byRequest: pick('request'), serials: pick('serial') };
 }
 
-/** Requests with more than one serial: the CA issues one certificate per request, never a second. */
+/**
+ * Requests with more than one serial, but a takeover's replacement: exactly two, the request's record
+ * naming the second, which supersedes the first, revoked `superseded`. One valid certificate per request.
+ */
 export function certifiedTwice(certificates: {
+  byRequest: readonly CertificateItem[];
   serials: readonly CertificateItem[];
 }): Record<string, number> {
-  return duplicates(certificates.serials.map((c) => c.requestId));
+  const replaced = new Set(supersededPairs(certificates).map((p) => p.requestId));
+  return Object.fromEntries(
+    Object.entries(duplicates(certificates.serials.map((c) => c.requestId))).filter(
+      ([requestId, n]) => !(n === 2 && replaced.has(requestId)),
+    ),
+  );
+}
+
+/**
+ * The takeovers' replacements: requests whose record names a certificate that supersedes an earlier
+ * serial of the same request, revoked `superseded`.
+ */
+export function supersededPairs(certificates: {
+  byRequest: readonly CertificateItem[];
+  serials: readonly CertificateItem[];
+}): Array<{ requestId: string; first: string; second: string }> {
+  const serials = new Map(certificates.serials.map((s) => [s.serialHex, s]));
+  return certificates.byRequest.flatMap((c) => {
+    const first = c.supersedes === undefined ? undefined : serials.get(c.supersedes);
+    const second = serials.get(c.serialHex);
+    return first?.requestId === c.requestId &&
+      first.revocationReason === 'superseded' &&
+      second?.requestId === c.requestId &&
+      second.revocationReason === undefined
+      ? [{ requestId: c.requestId, first: first.serialHex, second: c.serialHex }]
+      : [];
+  });
 }
 
 export async function scanAll(

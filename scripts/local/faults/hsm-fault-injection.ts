@@ -1,9 +1,9 @@
 /**
  * Fault injection for resilience tests: wraps an Hsm so chosen operations fail at a given rate with a
  * named, retryable HsmError (code INJECTED_FAULT), before the real call is made; and, for load tests,
- * gives key generation of chosen types the latency of a network HSM. Only the local runner and tests
- * install it (decorateSharedHsm), when HSM_FAULT_RATE > 0 or HSM_KEYGEN_LATENCY_MS is set; no deployed
- * function contains it.
+ * gives key generation (and signatures) of chosen types the latency of a network HSM. Only the local
+ * runner and tests install it (decorateSharedHsm), when HSM_FAULT_RATE > 0 or HSM_KEYGEN_LATENCY_MS or
+ * HSM_SIGN_LATENCY_MS is set; no deployed function contains it.
  */
 import { ConfigError, parseKeyCounts, type Env } from '@pipeline/config';
 import type { Hsm } from '@pipeline/adapters/hsm';
@@ -105,6 +105,28 @@ export function withKeygenLatency(
   return wrapped;
 }
 
+/**
+ * Each signature with a one-time key (a session object, not a token key such as the CA's or the audit
+ * key) of a listed type takes `latencyMs` more, after the HSM made it: a fault test's window between a
+ * one-time key's signatures (its CSR's, then the document's) and what follows.
+ */
+export function withSignLatency(
+  hsm: Hsm,
+  latencyMs: Partial<Record<KeyType, number>>,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Hsm {
+  const sign = hsm.signDigest.bind(hsm);
+  const wrapped = Object.fromEntries(
+    HSM_OPERATIONS.map((op) => [op, (hsm[op] as (...args: unknown[]) => unknown).bind(hsm)]),
+  ) as unknown as Hsm;
+  wrapped.signDigest = async (key, digest, options) => {
+    const signature = await sign(key, digest, options);
+    await sleep(key.token ? 0 : (latencyMs[key.keyType] ?? 0));
+    return signature;
+  };
+  return wrapped;
+}
+
 /** HSM_KEYGEN_LATENCY_MS: extra milliseconds per generated key, per type (`RSA-2048=700`). */
 export function loadKeygenLatency(env: Env = process.env): Partial<Record<KeyType, number>> | undefined {
   const raw = env.HSM_KEYGEN_LATENCY_MS;
@@ -112,13 +134,22 @@ export function loadKeygenLatency(env: Env = process.env): Partial<Record<KeyTyp
   return parseKeyCounts(raw, 'HSM_KEYGEN_LATENCY_MS');
 }
 
+/** HSM_SIGN_LATENCY_MS: extra milliseconds per signature, per type of the signing key (`EC-P384=4000`). */
+export function loadSignLatency(env: Env = process.env): Partial<Record<KeyType, number>> | undefined {
+  const raw = env.HSM_SIGN_LATENCY_MS;
+  if (raw === undefined || raw === '') return undefined;
+  return parseKeyCounts(raw, 'HSM_SIGN_LATENCY_MS');
+}
+
 /**
- * The wiring's one call: the HSM itself, or wrapped with faults when HSM_FAULT_RATE is set and with
- * generation latency when HSM_KEYGEN_LATENCY_MS is.
+ * The wiring's one call: the HSM itself, or wrapped with faults when HSM_FAULT_RATE is set, with
+ * generation latency when HSM_KEYGEN_LATENCY_MS is and signature latency when HSM_SIGN_LATENCY_MS is.
  */
 export function maybeWithFaults(hsm: Hsm, env: Env = process.env): Hsm {
   const options = loadFaultOptions(env);
   const latency = loadKeygenLatency(env);
-  const slow = latency ? withKeygenLatency(hsm, latency) : hsm;
+  const signLatency = loadSignLatency(env);
+  const slowKeygen = latency ? withKeygenLatency(hsm, latency) : hsm;
+  const slow = signLatency ? withSignLatency(slowKeygen, signLatency) : slowKeygen;
   return options ? withFaults(slow, options) : slow;
 }

@@ -15,6 +15,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   GetCommand,
+  QueryCommand,
   ScanCommand,
   TransactWriteCommand,
   type DynamoDBDocumentClient,
@@ -163,6 +164,43 @@ export class AuditRepository implements AuditStore {
       }),
     );
     return typeof Item?.hash === 'string' ? Item.hash : undefined;
+  }
+
+  /**
+   * A chain's entries written since `since` (epoch ms): read newest first, a page at a time, up to the
+   * first entry whose timestamp is before it. For the CA's look for a signature before it replaces a
+   * certificate (rare: a takeover), never for appends.
+   */
+  public async readEntriesSince(chain: number, since: number): Promise<AuditEntry[]> {
+    const entries: AuditEntry[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': auditEntryPk(chain) },
+          ScanIndexForward: false,
+          ConsistentRead: true,
+          Limit: 100,
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const timestamp = typeof item.timestamp === 'number' ? item.timestamp : 0;
+        if (timestamp < since) return entries;
+        entries.push({
+          chain,
+          sequence: Number(item.sequence),
+          prevHash: String(item.prevHash),
+          events: Array.isArray(item.events) ? item.events.map(String) : [],
+          timestamp,
+          hash: String(item.hash),
+        });
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return entries;
   }
 
   public async readCheckpointHead(): Promise<{ sequence: number; hash: string } | undefined> {

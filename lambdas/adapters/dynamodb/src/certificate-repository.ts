@@ -13,7 +13,10 @@
  *                            function for the API before the request is stored (first client keeps it;
  *                            TTL: after its certificate would have expired)
  * REQ# is written with the signer attempt its certificate is released to (`attemptId`, `releasedAt`):
- * the request gets no other certificate after it. The issuing CA puts items and updates none.
+ * the request gets no other certificate after it but one replacement. A replacement (`supersedes`, the
+ * earlier serial) overwrites REQ# only if it still names the earlier serial and replaces nothing itself,
+ * and revokes the earlier SERIAL# (reason `superseded`, by `ca`) only if it exists and is not revoked, in
+ * the same transaction; the issuing CA updates no other item.
  * Revocation sets `revokedAt`, `revocationReason`, `revokedBy` and `revokedList` (the sparse
  * `revoked-certificates` index) on the SERIAL# item, once. `CRL#<issuer>` items count CRL numbers.
  */
@@ -28,12 +31,14 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import {
   SerialCollisionError,
+  SUPERSEDED_BY_CA,
   type CertificateToRecord,
   type IssuanceLookup,
   type IssuanceState,
   type IssuedCertificateRecord,
   type IssuedCertificateStore,
   type RecordIssuedResult,
+  type SerialState,
 } from '@pipeline/core/pki';
 import type {
   CertificateStatus,
@@ -71,6 +76,8 @@ const REQUEST_ITEM = 0;
 const SERIAL_ITEM = 1;
 const ASSERTION_ITEM = 2;
 const PUBLIC_KEY_ITEM = 3;
+/** A replacement's fifth item: the revocation of the serial it supersedes. */
+const PREVIOUS_SERIAL_ITEM = 4;
 
 export class CertificateRepository implements IssuedCertificateStore, RevocationStore {
   public constructor(
@@ -157,6 +164,12 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
     return this.write(item.certificate, this.issuanceItems(item));
   }
 
+  public async serialState(serialHex: string): Promise<SerialState> {
+    const item = await this.getBySerial(serialHex);
+    if (!item) return 'unknown';
+    return item.revokedAt === undefined ? 'valid' : 'revoked';
+  }
+
   public async registerOwner(requestId: string, clientId: string, expiresAt: number): Promise<boolean> {
     try {
       await this.doc.send(
@@ -189,19 +202,33 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
 
   /**
    * The items of one issuance, in the order the cancellation reasons are read: REQ# and SERIAL# only if
-   * new, the assertion's entry only if new or already this request's, the key's only if new.
+   * new, the assertion's entry only if new or already this request's, the key's only if new. A
+   * replacement's REQ# only over the record of the serial it supersedes, itself no replacement, and a
+   * fifth item: that serial revoked `superseded`, only if on record and not revoked.
    */
   public issuanceItems({ certificate, registers }: CertificateToRecord): TransactItem[] {
     const TableName = this.options.tableName;
-    const { requestId, serialHex } = certificate;
+    const { requestId, serialHex, supersedes } = certificate;
+    const request: TransactItem =
+      supersedes === undefined
+        ? {
+            Put: {
+              TableName,
+              Item: { pk: requestKey(requestId), kind: 'request', ...certificate },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          }
+        : {
+            Put: {
+              TableName,
+              Item: { pk: requestKey(requestId), kind: 'request', ...certificate },
+              // Once per request, and only over the certificate it replaces.
+              ConditionExpression: 'serialHex = :previous AND attribute_not_exists(supersedes)',
+              ExpressionAttributeValues: { ':previous': supersedes },
+            },
+          };
     return [
-      {
-        Put: {
-          TableName,
-          Item: { pk: requestKey(requestId), kind: 'request', ...certificate },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      request,
       { Put: { TableName, Item: serialItem(certificate), ConditionExpression: 'attribute_not_exists(pk)' } },
       {
         Put: {
@@ -231,7 +258,36 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
+      ...(supersedes === undefined ? [] : [this.supersededItem(supersedes, certificate)]),
     ];
+  }
+
+  /**
+   * The revocation of a superseded serial (an update: nothing else of its record is written back), only
+   * if it is on record and not revoked, so no revocation is ever rewritten or undone by a replacement.
+   */
+  private supersededItem(previous: string, replacement: IssuedCertificateRecord): TransactItem {
+    const attributes = revocationAttributes({
+      revokedAt: replacement.issuedAt,
+      reason: 'superseded',
+      revokedBy: SUPERSEDED_BY_CA,
+    });
+    return {
+      Update: {
+        TableName: this.options.tableName,
+        Key: { pk: serialKey(previous) },
+        UpdateExpression:
+          'SET revokedAt = :at, revocationReason = :reason, revokedBy = :by, revokedList = :list, supersededBy = :next',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revokedAt)',
+        ExpressionAttributeValues: {
+          ':at': attributes.revokedAt,
+          ':reason': attributes.revocationReason,
+          ':by': attributes.revokedBy,
+          ':list': attributes.revokedList,
+          ':next': replacement.serialHex,
+        },
+      },
+    };
   }
 
   public async statuses(serialHexes: readonly string[]): Promise<Map<string, CertificateStatus>> {
@@ -327,6 +383,7 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
         if (failed[SERIAL_ITEM]) throw new SerialCollisionError();
         if (failed[ASSERTION_ITEM]) return { stored: false, conflict: 'assertion-used' };
         if (failed[PUBLIC_KEY_ITEM]) return { stored: false, conflict: 'public-key-certified' };
+        if (failed[PREVIOUS_SERIAL_ITEM]) return { stored: false, conflict: 'previous-revoked' };
       }
       // Lost to another issuance (its condition, or a TransactionConflict with its write): theirs stands.
       const existing = await this.getByRequest(requestId);
@@ -338,8 +395,8 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
 
 /** Items of an audit entry's own in a carrying append: the entry and its chain head. */
 const AUDIT_ITEMS = 2;
-/** Requests per transaction: four items each beside the audit entry's two (24: 98 of 100 items). */
-const LOGGED_GROUP = Math.floor((MAX_TRANSACTION_ITEMS - AUDIT_ITEMS) / 4);
+/** Items of the requests one transaction carries beside the audit entry's two (24 first issuances). */
+const LOGGED_ITEMS = MAX_TRANSACTION_ITEMS - AUDIT_ITEMS;
 
 /**
  * Issued certificates with the audit entry that logs them (LoggedCertificateStore): per group of
@@ -355,11 +412,11 @@ export class LoggedCertificateRepository implements LoggedCertificateStore {
 
   public async recordLogged(items: readonly LoggedIssuance[]): Promise<LoggedIssuanceResult[]> {
     const results: LoggedIssuanceResult[] = [];
-    for (let i = 0; i < items.length; i += LOGGED_GROUP) {
-      const group = items.slice(i, i + LOGGED_GROUP);
+    for (const group of transactionsOf(items, (item) => this.certificates.issuanceItems(item.record))) {
       const outcome = await this.audit.appendCarrying(
-        group.map((item) => item.event),
-        group.map((item) => this.certificates.issuanceItems(item.record)),
+        // A replacement's revocation of the serial it supersedes is logged before its issuance.
+        group.flatMap(({ item }) => (item.revoked ? [item.revoked, item.event] : [item.event])),
+        group.map(({ writes }) => writes),
       );
       results.push(
         ...group.map((_, k): LoggedIssuanceResult => {
@@ -370,6 +427,28 @@ export class LoggedCertificateRepository implements LoggedCertificateStore {
     }
     return results;
   }
+}
+
+/** Items with their writes, in order, cut into groups that fit one transaction beside the entry. */
+function transactionsOf<T>(
+  items: readonly T[],
+  writesOf: (item: T) => TransactItem[],
+): Array<Array<{ item: T; writes: TransactItem[] }>> {
+  const groups: Array<Array<{ item: T; writes: TransactItem[] }>> = [];
+  let current: Array<{ item: T; writes: TransactItem[] }> = [];
+  let size = 0;
+  for (const item of items) {
+    const writes = writesOf(item);
+    if (current.length > 0 && size + writes.length > LOGGED_ITEMS) {
+      groups.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push({ item, writes });
+    size += writes.length;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
 }
 
 /** The serial's audit item: serial -> request, subject hash, validity. */

@@ -276,3 +276,83 @@ describe('with the audit entry of their events (LoggedCertificateRepository)', (
     ).toEqual([{}]);
   });
 });
+
+describe('a replacement (supersedes): the earlier serial revoked superseded in the same transaction', () => {
+  /** A request's first certificate, then its replacement's item (same request and assertion, new key). */
+  async function recorded() {
+    const first = item();
+    expect(await repository.record(first)).toEqual({ stored: true });
+    const replacement: CertificateToRecord = {
+      certificate: record({
+        requestId: first.certificate.requestId,
+        supersedes: first.certificate.serialHex,
+      }),
+      registers: registers({ assertionKey: first.registers.assertionKey }),
+    };
+    return { first: first.certificate, replacement };
+  }
+
+  it('stores it over the first and revokes the first serial, once; a second replacement writes nothing', async () => {
+    const { first, replacement } = await recorded();
+    expect(await repository.record(replacement)).toEqual({ stored: true });
+    expect(await repository.getByRequest(first.requestId)).toEqual(replacement.certificate);
+    expect(await repository.serialState(first.serialHex)).toBe('revoked');
+    expect(await repository.serialState(replacement.certificate.serialHex)).toBe('valid');
+    expect(await repository.serialState('ffff')).toBe('unknown');
+    expect((await repository.statuses([first.serialHex])).get(first.serialHex)?.revocation).toEqual({
+      revokedAt: replacement.certificate.issuedAt,
+      reason: 'superseded',
+      revokedBy: 'ca',
+    });
+    expect(await repository.getBySerial(first.serialHex)).toMatchObject({
+      supersededBy: replacement.certificate.serialHex,
+    });
+    // Once per request: another replacement, of either serial, writes nothing and reads the current one.
+    for (const previous of [first.serialHex, replacement.certificate.serialHex]) {
+      const again = record({ requestId: first.requestId, supersedes: previous });
+      expect(
+        await repository.record({
+          certificate: again,
+          registers: registers({ assertionKey: replacement.registers.assertionKey }),
+        }),
+      ).toEqual({ stored: false, existing: replacement.certificate });
+      expect(await repository.getBySerial(again.serialHex)).toBeUndefined();
+    }
+  });
+
+  it('a revoked first serial is not superseded: nothing is written and its revocation stays', async () => {
+    const { first, replacement } = await recorded();
+    await repository.revoke(first.serialHex, {
+      revokedAt: 5,
+      reason: 'keyCompromise',
+      revokedBy: 'client-a',
+    });
+    expect(await repository.record(replacement)).toEqual({ stored: false, conflict: 'previous-revoked' });
+    expect(await repository.getByRequest(first.requestId)).toEqual(first);
+    expect(await repository.getBySerial(replacement.certificate.serialHex)).toBeUndefined();
+    expect((await repository.statuses([first.serialHex])).get(first.serialHex)?.revocation).toEqual({
+      revokedAt: 5,
+      reason: 'keyCompromise',
+      revokedBy: 'client-a',
+    });
+  });
+});
+
+it("reads a chain's entries back from the newest to a time, across pages", async () => {
+  // A table of its own: nothing else on the chain.
+  const { audit } = await createTestTables(['audit']);
+  const store = new AuditRepository(doc, { tableName: audit });
+  const log = new AuditLog(store, { chains: 1, chain: 0, clock: () => now, maxBatch: 1 });
+  let now = 1_000;
+  // Entries one by one: 130, more than a page of the read (100).
+  for (let i = 0; i < 130; i++) {
+    now = 1_000 + i;
+    await log.append({ type: 'pool.key-claimed', keyId: `k${i}` });
+  }
+  const since = await store.readEntriesSince(0, 1_010);
+  expect(since).toHaveLength(120);
+  expect(since[0].timestamp).toBe(1_129);
+  expect(since[since.length - 1].timestamp).toBe(1_010);
+  expect(await store.readEntriesSince(0, 2_000)).toEqual([]);
+  expect(await store.readEntriesSince(0, 0)).toHaveLength(130);
+});

@@ -329,10 +329,31 @@ export interface CarryingAuditSink {
   appendCarrying(events: readonly AuditEvent[], carried: CarriedWrites): Promise<CarryingAppendOutcome>;
 }
 
-/** A certificate to record with the `certificate.issued` event that logs it. */
+/**
+ * A certificate to record with the `certificate.issued` event that logs it; a replacement also with the
+ * `certificate.revoked` event (reason `superseded`) of the serial it replaces, committed before it.
+ */
 export interface LoggedIssuance {
   readonly record: CertificateToRecord;
   readonly event: CertificateIssuedEvent;
+  readonly revoked?: CertificateRevokedEvent;
+}
+
+/**
+ * What the audit log says of the signatures made for a request: the evidence the CA needs before it
+ * replaces a request's certificate (a signer appends `signature.made` before its result is stored, so a
+ * signature that left the service is in the log).
+ */
+export interface SignatureLog {
+  /**
+   * Whether any entry written at or after `since` (epoch ms, by the entry's timestamp) holds a
+   * `signature.made` for the request or with the key (SHA-256 of its SubjectPublicKeyInfo).
+   */
+  signatureMade(query: {
+    readonly requestId: string;
+    readonly keySpkiHash: Sha256Hex;
+    readonly since: number;
+  }): Promise<boolean>;
 }
 
 /**
@@ -372,6 +393,11 @@ export interface AuditStore {
   ): Promise<CarriedAppendResult>;
   /** The stored hash of one entry (consistent read); undefined when the table holds none there. */
   readEntryHash(chain: number, sequence: number): Promise<Sha256Hex | undefined>;
+  /**
+   * The entries of a chain from the newest back to the first whose timestamp is before `since` (epoch
+   * ms), newest first (consistent reads): what was written there since then.
+   */
+  readEntriesSince?(chain: number, since: number): Promise<AuditEntry[]>;
   /** The last checkpoint's sequence and hash; undefined before the first. */
   readCheckpointHead(): Promise<{ sequence: number; hash: Sha256Hex } | undefined>;
   /** Stores a checkpoint if it is the successor of the current checkpoint head. False on a lost race. */

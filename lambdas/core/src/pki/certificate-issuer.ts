@@ -27,7 +27,8 @@ export interface IssueCertificateInput {
   readonly signMessage?: SignMessage;
   /**
    * The signer's attempt that owns the request: the certificate is released to it at issuance (the
-   * request gets no other certificate after it; an attempt that took the request over is refused).
+   * request gets no other certificate after it; an attempt that took the request over is refused, or
+   * given one replacement when the audit log shows no signature made with the first).
    */
   readonly attemptId?: string;
   /**

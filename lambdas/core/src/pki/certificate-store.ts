@@ -26,9 +26,15 @@ export interface IssuedCertificateRecord {
   readonly attemptId?: string;
   /**
    * Epoch ms: when the certificate was released to its attempt, to be signed with: at issuance, in the
-   * same transaction. The request gets no other certificate after it.
+   * same transaction. The request gets no other certificate after it, but one replacement (`supersedes`).
    */
   readonly releasedAt?: number;
+  /**
+   * Serial of the request's earlier certificate this one replaced, revoked `superseded` in the same
+   * transaction (a takeover whose dead attempt's certificate signed nothing that left the service). Once
+   * per request: a replacement is never replaced.
+   */
+  readonly supersedes?: string;
 }
 
 /** The register entries a certificate is recorded with (see IssuedCertificateStore). */
@@ -62,7 +68,12 @@ export type RecordIssuedResult =
   /** The request already has a certificate (a concurrent or earlier issuance): this one was not stored. */
   | { readonly stored: false; readonly existing: IssuedCertificateRecord }
   /** A register refused it (a concurrent use of the same assertion or key): nothing was stored. */
-  | { readonly stored: false; readonly conflict: 'assertion-used' | 'public-key-certified' };
+  | { readonly stored: false; readonly conflict: 'assertion-used' | 'public-key-certified' }
+  /** A replacement whose earlier serial was revoked (or is gone) meanwhile: nothing was stored. */
+  | { readonly stored: false; readonly conflict: 'previous-revoked' };
+
+/** A serial as the CA's records have it: in force, revoked, or not on record. */
+export type SerialState = 'valid' | 'revoked' | 'unknown';
 
 /** An issued certificate with the register entries it is recorded with. */
 export interface CertificateToRecord {
@@ -83,9 +94,18 @@ export interface IssuedCertificateStore {
   /**
    * Stores a certificate, its serial and its register entries atomically, each only if new (the assertion
    * may already be registered to the same request); throws SerialCollisionError if the serial was used.
+   * A certificate that `supersedes` another is stored only if the request's record still names that
+   * serial and is no replacement itself, and that serial is on record and not revoked; the earlier serial
+   * is revoked `superseded` in the same transaction (else `previous-revoked`, or the request's current
+   * record as `existing`).
    */
   record(item: CertificateToRecord): Promise<RecordIssuedResult>;
+  /** Whether a serial is in force, revoked or not on record (strongly consistent). */
+  serialState?(serialHex: string): Promise<SerialState>;
 }
+
+/** `revokedBy` of the revocation a replacement makes: the CA's own, not an operator's or a client's. */
+export const SUPERSEDED_BY_CA = 'ca';
 
 /** A fresh random serial was already in use (2^-128 odds unless the RNG is broken): never reused. */
 export class SerialCollisionError extends PipelineError {

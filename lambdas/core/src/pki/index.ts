@@ -33,6 +33,8 @@ export {
   type IssuedCertificateStore,
   type RecordIssuedResult,
   SerialCollisionError,
+  type SerialState,
+  SUPERSEDED_BY_CA,
 } from './certificate-store';
 export { type CanonicalPublicKey, canonicalPublicKey, parsedPublicKey } from './public-key';
 export { canonicalLayoutKeyType } from './spki-layout';

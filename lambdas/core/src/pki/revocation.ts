@@ -30,7 +30,7 @@ export interface Revocation {
   /** Epoch ms. */
   readonly revokedAt: number;
   readonly reason: RevocationReason;
-  /** `operator`, or the API client that asked. */
+  /** `operator`, the API client that asked, or `ca` for a certificate a takeover superseded. */
   readonly revokedBy: string;
 }
 

@@ -975,7 +975,8 @@ class SigningAttempt {
   /**
    * The certificate: the issuer verifies the identity assertion against what this attempt will sign and
    * takes the subject from it, never from the record or the CSR. It is released to this attempt as it is
-   * issued: an attempt that takes the request over gets no other (ALREADY_CERTIFIED).
+   * issued: an attempt that takes the request over gets no other (ALREADY_CERTIFIED) unless the audit
+   * log shows no signature made with it; then one replacement, the first revoked `superseded`.
    */
   private issue(usable: UsableKey): Promise<IssuedCertificate> {
     const { record } = this;

@@ -24,6 +24,7 @@ import {
   waitForTerminal,
   type FaultPipeline,
   requeuedIds,
+  supersededPairs,
 } from '../harness';
 
 jest.setTimeout(300_000);
@@ -31,9 +32,9 @@ jest.setTimeout(300_000);
 const REQUESTS = 120;
 const KILLS = 6;
 // The last delivery waits out a live lease. So a kill may cost a request its deliveries, or, when it
-// landed after the CA issued the attempt its certificate (released to it as it was issued: its signature
-// may have been made), the request: the CA gives one approval one certificate, and the takeover ends
-// ALREADY_CERTIFIED.
+// landed after the attempt logged its signature and before its result was stored, the request: that
+// signature may have left, so the takeover gets no replacement and ends ALREADY_CERTIFIED. A kill between
+// the certificate and the logged signature costs nothing: the takeover gets one replacement.
 const TAKEOVER_FAILURES = new Set(['DELIVERY_EXHAUSTED', 'ALREADY_CERTIFIED']);
 // Keys leave the pool for the requests and with every consumer that claimed a bundle (10 keys, the
 // default POOL_BUNDLE_SIZE): each killed one, and the two that end the run. A pool that covers all of it
@@ -101,10 +102,15 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   // A kill may only cost a request its deliveries: any other failure code is a defect.
   const failedCodes = ids.map((id) => views.get(id)!).filter((v) => v.status === 'failed');
   expect(failedCodes.filter((v) => !TAKEOVER_FAILURES.has(v.error!.code))).toEqual([]);
-  // ALREADY_CERTIFIED only where the CA had issued the request's certificate, released to an attempt.
-  const recorded = new Map((await scanCertificates(fault.doc)).byRequest.map((c) => [c.requestId, c]));
+  // ALREADY_CERTIFIED only where the CA had issued the request's certificate, released to an attempt
+  // (that it refused a replacement for a signature in the log is checked below, from the log).
+  const scanned = await scanCertificates(fault.doc);
+  const recorded = new Map(scanned.byRequest.map((c) => [c.requestId, c]));
   const refused = failedCodes.filter((v) => v.error!.code === 'ALREADY_CERTIFIED').map((v) => v.id);
   expect(refused.filter((id) => !recorded.get(id)?.releasedAt || !recorded.get(id)?.attemptId)).toEqual([]);
+  // A replaced certificate's request signed with the replacement: the crash cost it nothing.
+  const replaced = supersededPairs(scanned);
+  expect(replaced.filter((p) => views.get(p.requestId)?.certificateSerial !== p.second)).toEqual([]);
   expect(signed.length).toBeGreaterThanOrEqual(REQUESTS / 2);
   // The queue alone brought every killed attempt's work back: no message was lost, so the reconciler (a
   // backstop that would hide such a loss) requeued nothing.
@@ -116,6 +122,22 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   const signatureEvents = new Set(
     events.flatMap((e) => (e.type === 'signature.made' && e.keyId ? [e.requestId] : [])),
   );
+  // ALREADY_CERTIFIED after a takeover only on evidence: a signature of the request in the log.
+  const signedInLog = new Set(events.flatMap((e) => (e.type === 'signature.made' ? [e.requestId] : [])));
+  expect(refused.filter((id) => !signedInLog.has(id))).toEqual([]);
+  // Each replacement in the log: the first serial revoked `superseded` before the second issuance.
+  for (const p of replaced) {
+    const ofRequest = events.flatMap((e) =>
+      (e.type === 'certificate.issued' || e.type === 'certificate.revoked') && e.requestId === p.requestId
+        ? [`${e.type} ${e.serial}`]
+        : [],
+    );
+    expect(ofRequest).toEqual([
+      `certificate.issued ${p.first}`,
+      `certificate.revoked ${p.first}`,
+      `certificate.issued ${p.second}`,
+    ]);
+  }
   // The check is only worth something if the log saw the signatures: every pooled signed request's.
   expect(pooledSigned.length).toBeGreaterThan(0);
   expect(pooledSigned.filter((id) => !signatureEvents.has(id))).toEqual([]);
@@ -123,7 +145,7 @@ test('consumers SIGKILLed mid-flow: all requests end, none signed twice, no key 
   if (process.env.FAULTS_VERBOSE) {
     const failed = REQUESTS - signed.length;
     console.log(
-      `kills ${JSON.stringify(kills)}; signed ${signed.length} (pooled ${pooledSigned.length}), failed ${failed} ` +
+      `kills ${JSON.stringify(kills)}; signed ${signed.length} (pooled ${pooledSigned.length}, replaced ${replaced.length}), failed ${failed} ` +
         `(${failedCodes.map((v) => v.error!.code).join(', ')}); audit ${events.length} events`,
     );
   }

@@ -5,9 +5,11 @@ import {
   HsmInjectedFault,
   loadFaultOptions,
   loadKeygenLatency,
+  loadSignLatency,
   maybeWithFaults,
   withFaults,
   withKeygenLatency,
+  withSignLatency,
 } from '../hsm-fault-injection';
 // Seeded so the rate check cannot flake.
 import { mulberry32 } from '../../../simulate/rng';
@@ -129,5 +131,27 @@ describe('withKeygenLatency', () => {
     expect(wrapped).not.toBe(hsm);
     await wrapped.generateKeyPair('EC-P256', { extractable: false });
     expect(calls.generateKeyPair).toBe(1);
+  });
+});
+
+describe('withSignLatency', () => {
+  it('delays signatures with one-time keys of the listed types only, after the real call; HSM_SIGN_LATENCY_MS installs it', async () => {
+    const { hsm, calls } = countingHsm();
+    const slept: number[] = [];
+    const slow = withSignLatency(hsm, { 'EC-P384': 4000 }, async (ms) => {
+      slept.push(ms);
+    });
+    const options = { digestAlgorithm: 'SHA-256', signatureAlgorithm: 'ECDSA' } as const;
+    await slow.signDigest({ keyType: 'EC-P384', token: false } as never, Buffer.alloc(32), options);
+    await slow.signDigest({ keyType: 'EC-P256', token: false } as never, Buffer.alloc(32), options);
+    // A token key of the type (the audit key, a CA key) signs at the HSM's own pace.
+    await slow.signDigest({ keyType: 'EC-P384', token: true } as never, Buffer.alloc(32), options);
+    await slow.generateKeyPair('EC-P384', { extractable: false });
+    expect(slept).toEqual([4000, 0, 0]);
+    expect(calls).toEqual({ signDigest: 3, generateKeyPair: 1 });
+    expect(loadSignLatency({})).toBeUndefined();
+    expect(loadSignLatency({ HSM_SIGN_LATENCY_MS: 'EC-P384=4000' })).toEqual({ 'EC-P384': 4000 });
+    expect(() => loadSignLatency({ HSM_SIGN_LATENCY_MS: 'EC-P384=slow' })).toThrow(ConfigError);
+    expect(maybeWithFaults(hsm, { HSM_SIGN_LATENCY_MS: 'EC-P384=1' })).not.toBe(hsm);
   });
 });

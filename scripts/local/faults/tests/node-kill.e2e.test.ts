@@ -6,7 +6,9 @@
  * hold the message until the lease ends instead of spending the receives, so it finishes within its
  * lease plus seconds. Bound: every accepted request ends within LEASE + RECOVERY_SLACK of the kill, far
  * under the reconciler's quiet time (5 minutes locally), so the queue, not the backstop, brought the work
- * back. Nothing is signed twice and the audit log stays intact.
+ * back. Nothing is signed twice and the audit log stays intact. An attempt the kill cut short after its
+ * certificate and before its logged signature signed nothing that left: its takeover gets one replacement
+ * (the first certificate revoked `superseded`), so every accepted request ends signed.
  *
  * While the node starts, health answers `starting` (503) until the banner, `ok` after it.
  */
@@ -16,6 +18,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { RequestRepository } from '@pipeline/adapters/dynamodb';
 import { loadAwsConfig } from '@pipeline/config';
@@ -28,9 +31,11 @@ import {
   expectNoneDuplicated,
   restoreTruncatedTokenFiles,
   runAll,
+  scanCertificates,
   sleep,
   snapshotTokenFiles,
   submit,
+  supersededPairs,
   waitForTerminal,
   type Submitted,
 } from '../harness';
@@ -91,8 +96,10 @@ async function startNode(port: number): Promise<{ child: ChildProcess; info: Run
       LOCAL_VISIBILITY_TIMEOUT_SECONDS: '2',
       SIGN_ATTEMPT_LEASE_SECONDS: String(LEASE_SECONDS),
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
-      // EC-P384 has no pool here: its keys are generated on the fly, and take 5 s.
+      // EC-P384 has no pool here: its keys are generated on the fly, and take 5 s; each of its signatures
+      // (the CSR's, then the digest's) 2 s more, so the node can die after its certificate.
       HSM_KEYGEN_LATENCY_MS: 'EC-P384=5000',
+      HSM_SIGN_LATENCY_MS: 'EC-P384=2000',
       LOCAL_ACCESS_LOG: '0',
       LOG_LEVEL: 'WARN',
     },
@@ -109,6 +116,33 @@ async function startNode(port: number): Promise<{ child: ChildProcess; info: Run
   const upAt = await up;
   const info = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as RunnerInfo;
   return { child, info, upAt };
+}
+
+/** A client of the node's own DynamoDB (its endpoint from runner.json; the Jest stand-ins are not its). */
+function nodeDocumentClient(info: RunnerInfo): ReturnType<typeof documentClient> {
+  const saved = { ...process.env };
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = info.env.AWS_ENDPOINT_URL_DYNAMODB;
+  try {
+    return documentClient(loadAwsConfig());
+  } finally {
+    process.env = saved;
+  }
+}
+
+/** Whether the CA recorded a certificate for the request (its REQ# item) in the node's table. */
+async function certificateOf(
+  doc: ReturnType<typeof documentClient>,
+  info: RunnerInfo,
+  requestId: string,
+): Promise<boolean> {
+  const out = await doc.send(
+    new GetCommand({
+      TableName: info.env[TABLES.certificates.envVar],
+      Key: { pk: `REQ#${requestId}` },
+      ConsistentRead: true,
+    }),
+  );
+  return out.Item !== undefined;
 }
 
 interface HealthAnswer {
@@ -180,8 +214,10 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
     if (s) accepted.push(s);
   });
   await sleep(2500);
-  // One request whose attempt is sure to be cut short: its key type has no pool, so its key is generated
-  // on the fly, slowly (HSM_KEYGEN_LATENCY_MS); the node dies while it is `signing` under its lease.
+  // One request whose attempt is sure to be cut short after its certificate and before its signature
+  // left: its key type has no pool, so its key is generated on the fly, slowly (HSM_KEYGEN_LATENCY_MS),
+  // and signs slowly (HSM_SIGN_LATENCY_MS); the node dies once the CA recorded its certificate, while the
+  // document's signature is under way.
   const slow = await submit(url, apiKey, slowRequest, Date.now() + 5000);
   accepted.push(slow);
   const startedBy = Date.now() + 30_000;
@@ -192,7 +228,8 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
     await sleep(50);
   }
   killed = true;
-  // The backlog the node dies with: accepted, not signed yet (so there is work to bring back).
+  // The backlog the node dies with: accepted, not signed yet (so there is work to bring back). Counted
+  // while the slow request's key is still being made (the one consumer signs nothing else meanwhile).
   const stillOpen = async (): Promise<number> =>
     (
       await runAll([...accepted], 8, async (s) => {
@@ -201,6 +238,18 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
       })
     ).filter(Boolean).length;
   const pending = await stillOpen();
+  // Then the kill, as soon as the CA has recorded the slow request's certificate (its document's
+  // signature then takes 2 s).
+  const certifiedBy = Date.now() + 30_000;
+  const firstDoc = nodeDocumentClient(first.info);
+  try {
+    while (!(await certificateOf(firstDoc, first.info, slow.id))) {
+      if (Date.now() > certifiedBy) throw new Error('the slow request was not certified in time');
+      await sleep(50);
+    }
+  } finally {
+    firstDoc.destroy();
+  }
   process.kill(-node.pid!, 'SIGKILL');
   const killedAt = Date.now();
   await new Promise((resolve) => node!.once('exit', resolve));
@@ -236,8 +285,14 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
   });
   const doc = documentClient(loadAwsConfig());
   let takenOver = 0;
+  let replaced = 0;
   try {
     await expectNoneDuplicated(doc, accepted, views);
+    // An attempt the kill cut short after its certificate and before its logged signature: its takeover
+    // got one replacement (the first serial revoked `superseded`) and signed with it.
+    const pairs = supersededPairs(await scanCertificates(doc));
+    expect(pairs.filter((p) => views.get(p.requestId)?.certificateSerial !== p.second)).toEqual([]);
+    replaced = pairs.length;
     // Not the reconciler's doing: no request was requeued.
     const records = new RequestRepository(doc, { tableName: info.env[TABLES.requests.envVar] });
     const stored = await runAll(accepted, 8, async (s) => records.get(s.id));
@@ -245,12 +300,15 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
     // The attempt the kill cut short was taken over once its lease ended: a second attempt signed it.
     takenOver = stored.filter((r) => (r?.attempts ?? 0) > 1).length;
     expect(stored.find((r) => r?.id === slow.id)).toMatchObject({ status: 'signed', attempts: 2 });
+    // ... with a replacement: the dead attempt's certificate signed nothing that left.
+    expect(pairs.map((p) => p.requestId)).toContain(slow.id);
   } finally {
     doc.destroy();
     process.env = saved;
   }
   console.log(
-    `node kill: ${accepted.length} accepted before the kill, ${pending} still open at the restart, ${takenOver} taken over; ` +
+    `node kill: ${accepted.length} accepted before the kill, ${pending} still open at the restart, ${takenOver} taken over ` +
+      `(${replaced} with a replacement certificate); ` +
       `restarted ${restartedAt - killedAt} ms after the kill, all ended ${recoveredAt - restartedAt} ms after it ` +
       `(time to recovery ${recoveredAt - killedAt} ms after the kill; lease ${LEASE_SECONDS} s, bound ${bound - killedAt} ms); ` +
       `health: ${before.length} answers 'starting' before the banner`,
