@@ -271,10 +271,7 @@ async function callback(event: Event, deps: CscHandlerDeps): Promise<Result> {
   }
   const code = randomSecret();
   const expiresAt = seconds(deps) + deps.config.lifetimes.codeSeconds;
-  await deps.store.putCode(
-    code,
-    grantOf(request, request.signing ? idToken : undefined, expiresAt),
-  );
+  await deps.store.putCode(code, grantOf(request, request.signing ? idToken : undefined, expiresAt));
   return back({ code });
 }
 
@@ -298,10 +295,7 @@ async function token(event: Event, deps: CscHandlerDeps): Promise<Result> {
   }
   // RFC 6749 4.1.3: required when the authorization request had it (the service keeps it only then).
   const sentAtAuthorize = redeemed.redirectUriSent;
-  if (
-    (body.redirect_uri !== undefined || sentAtAuthorize) &&
-    body.redirect_uri !== redeemed.redirectUri
-  ) {
+  if ((body.redirect_uri !== undefined || sentAtAuthorize) && body.redirect_uri !== redeemed.redirectUri) {
     throw new CscError('invalid_grant', 'redirect_uri differs from the authorization request');
   }
   if (!pkceMatches(body.code_verifier, redeemed.codeChallenge)) {

@@ -103,7 +103,11 @@ export class CscRepository implements CscStore {
 
   public async putCode(code: string, grant: CscCode): Promise<void> {
     const pk = `CODE#${secretHash(code)}`;
-    await this.put(pk, { clientId: grant.clientId, grant: seal(code, pk, grant), expiresAt: grant.expiresAt });
+    await this.put(pk, {
+      clientId: grant.clientId,
+      grant: seal(code, pk, grant),
+      expiresAt: grant.expiresAt,
+    });
   }
 
   public async redeemCode(

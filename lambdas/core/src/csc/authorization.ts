@@ -224,7 +224,10 @@ function hashEntries(
     ? documentDigests(details.documentDigests)
     : (str(params, 'hashes') ?? '').split(',').flatMap((h) => (h === '' ? [] : [{ hash: h }]));
   if (entries.length === 0) throw new CscError('invalid_request', 'hashes (or documentDigests) are required');
-  const numSignatures = countOf(details?.numSignatures ?? str(params, 'numSignatures'), details ? entries.length : undefined);
+  const numSignatures = countOf(
+    details?.numSignatures ?? str(params, 'numSignatures'),
+    details ? entries.length : undefined,
+  );
   if (numSignatures !== entries.length) {
     throw new CscError('invalid_request', 'numSignatures does not match the number of hashes');
   }

@@ -94,7 +94,11 @@ export interface CscStore {
    * Removes and returns the code if it is this client's and not expired: a code another client presents
    * stays for its own client (`other-client`).
    */
-  redeemCode(code: string, clientId: string, nowSeconds: number): Promise<CscCode | 'other-client' | undefined>;
+  redeemCode(
+    code: string,
+    clientId: string,
+    nowSeconds: number,
+  ): Promise<CscCode | 'other-client' | undefined>;
   putToken(accessToken: string, grant: CscGrant): Promise<void>;
   /** Reads a token without using it (service tokens; a credential token's checks before its use). */
   getToken(accessToken: string, nowSeconds: number): Promise<TokenUse>;

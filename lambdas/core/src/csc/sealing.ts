@@ -12,7 +12,9 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 function keyOf(secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), 'csc-table-seal-v1', 32));
+  return Buffer.from(
+    hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), 'csc-table-seal-v1', 32),
+  );
 }
 
 /** `v1.<base64url(iv | ciphertext | tag)>` of the JSON of `value`. */
