@@ -163,8 +163,10 @@ export class CscRepository implements CscStore {
           TableName: this.options.tableName,
           Key: { pk },
           // The grant (with the citizen's ID token) is forgotten with the token's one use.
-          UpdateExpression: 'SET usedAt = :now REMOVE grant',
+          UpdateExpression: 'SET usedAt = :now REMOVE #grant',
           ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt) AND expiresAt > :now',
+          // GRANT is a reserved word of DynamoDB's expressions.
+          ExpressionAttributeNames: { '#grant': 'grant' },
           ExpressionAttributeValues: { ':now': nowSeconds },
           ReturnValues: 'ALL_OLD',
         }),
