@@ -26,6 +26,7 @@ import {
 } from '@pipeline/config';
 import {
   approvalRequestOf,
+  AUTHORIZATION_PARAMETERS,
   authorizedDigests,
   authorizingClient,
   checkSignAlgo,
@@ -189,7 +190,8 @@ async function pushedAuthorize(event: Event, deps: CscHandlerDeps): Promise<Resu
   }
   const params: Record<string, string> = {};
   for (const [name, value] of Object.entries(body)) {
-    if (name === 'client_secret') continue;
+    // Only what authorize reads is kept: unknown parameters would only weigh on the table.
+    if (!AUTHORIZATION_PARAMETERS.has(name)) continue;
     if (typeof value !== 'string') throw new CscError('invalid_request', `Invalid parameter ${name}`);
     params[name] = value;
   }

@@ -155,6 +155,29 @@ export function authorizingClient(
 }
 
 /**
+ * The authorization request's parameters the service reads (CSC v2 8.3.2, RFC 7636, RFC 9396): a pushed
+ * request keeps only these; others are ignored (RFC 9126 2.1 leaves unknown ones to the server).
+ */
+export const AUTHORIZATION_PARAMETERS: ReadonlySet<string> = new Set([
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'authorization_details',
+  'credentialID',
+  'signatureQualifier',
+  'numSignatures',
+  'hashes',
+  'hashAlgorithmOID',
+  'description',
+  'signature_format',
+  'conformance_level',
+]);
+
+/**
  * The registered client a grant or an outcome read from the table names: a sign request is submitted or
  * read only as `csc:<clientId>` of a registered client (a name written into the table is refused).
  */

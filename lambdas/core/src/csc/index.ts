@@ -1,5 +1,6 @@
 export {
   approvalRequestOf,
+  AUTHORIZATION_PARAMETERS,
   authorizedDigests,
   authorizingClient,
   clientSecretMatches,

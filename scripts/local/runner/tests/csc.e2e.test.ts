@@ -1002,3 +1002,31 @@ describe('OAuth to the RFCs', () => {
     }
   });
 });
+
+describe('abuse', () => {
+  it('keeps only the known parameters of a pushed authorization request (80 unknown of 1,000 characters are dropped)', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const params: Record<string, string> = {
+      response_type: 'code',
+      client_id: ALICE.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'service',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    };
+    for (let i = 0; i < 80; i++) params[`padding${i}`] = 'x'.repeat(1000);
+    const pushed = await post('/oauth2/pushed_authorize', params, { authorization: basic(ALICE) }, true);
+    expect(pushed.status).toBe(201);
+    const item = await withCscTable(async (doc, TableName) =>
+      doc.send(
+        new GetCommand({
+          TableName,
+          Key: { pk: `PAR#${sha256Hex(pushed.body.request_uri as string)}` },
+        }),
+      ),
+    );
+    const stored = JSON.stringify(item.Item);
+    expect(stored).not.toContain('padding');
+    expect(stored.length).toBeLessThan(1000);
+  });
+});
