@@ -829,11 +829,12 @@ describe('the CSC table is no use to an attacker who reads and writes it', () =>
         const { Item } = await doc.send(new GetCommand({ TableName, Key: { pk } }));
         if (!Item) continue;
         const flow = Item.flow as string;
-        const opened = (unseal(state, pk, flow) ?? JSON.parse(flow)) as {
+        const sealed = flow.startsWith('v1.');
+        const opened = (sealed ? unseal(state, pk, flow) : JSON.parse(flow)) as {
           request: { redirectUri: string };
         };
         opened.request.redirectUri = 'http://evil.example/steal';
-        const rewritten = flow.startsWith('v1.') ? seal(state, pk, opened) : JSON.stringify(opened);
+        const rewritten = sealed ? seal(state, pk, opened) : JSON.stringify(opened);
         await doc.send(new PutCommand({ TableName, Item: { ...Item, flow: rewritten } }));
         return;
       }
