@@ -11,6 +11,7 @@ import {
   authorizingClient,
   checkSignAlgo,
   clientSecretMatches,
+  conformanceLevelOf,
   credentialById,
   credentialInfo,
   CSC_CREDENTIALS,
@@ -18,10 +19,15 @@ import {
   CscError,
   cscErrorFor,
   cscInfo,
+  grantedAuthorizationDetails,
   nonceOf,
   parseAuthorizationRequest,
   pkceMatches,
+  registeredClient,
+  registeredRedirect,
+  seal,
   secretHash,
+  unseal,
   type CscClient,
 } from '../src/csc';
 import { assertionNonce, composeSignMessage, manifestHash, signMessageHash } from '../src/identity';
@@ -87,7 +93,7 @@ describe('the authorization request', () => {
     expect(nonceOf(signing)).toBe(assertionNonce(signing.binding));
   });
 
-  it('takes authorization_details of type credential (documentDigests, hashAlgorithmOID)', () => {
+  it('takes authorization_details of type credential (documentDigests, hashAlgorithmOID); a single hash keeps its label', () => {
     const {
       credentialID: _c,
       numSignatures: _n,
@@ -110,8 +116,9 @@ describe('the authorization request', () => {
     expect(request.signing?.binding).toMatchObject({
       keyType: 'RSA-3072',
       signatureAlgorithm: 'RSASSA-PSS',
-      digest: digest.toString('base64'),
+      documents: [{ digest: digest.toString('base64'), name: 'A document' }],
     });
+    expect(approvalRequestOf(request.signing!).signMessage.text).toContain('1. A document');
   });
 
   it('binds several hashes to the manifest of their documents (v3), each named by its label in the sign message', () => {
@@ -156,7 +163,7 @@ describe('the authorization request', () => {
     ).signing!;
     expect(signing).toMatchObject({
       method: 'signDoc',
-      document: { signatureFormat: 'P', conformanceLevel: 'AdES-B-LT', profile: 'PAdES-B-B', level: 'B-LT' },
+      document: { signatureFormat: 'P', conformanceLevel: 'Ades-B-LT', profile: 'PAdES-B-B', level: 'B-LT' },
     });
     expect(signing.binding).toMatchObject({ format: 'cms', profile: 'PAdES-B-B' });
     const cades = parse(
@@ -165,6 +172,97 @@ describe('the authorization request', () => {
     expect(cades.binding).toMatchObject({ format: 'cms', profile: 'CAdES-B-B' });
     expect(cades.document?.level).toBe('B-LTA');
     expect(parse(credentialParams()).signing?.method).toBe('signHash');
+    // The specification's spelling and the common one are the same level.
+    expect(
+      parse(credentialParams({ signature_format: 'C', conformance_level: 'Ades-B-T' })).signing?.document,
+    ).toMatchObject({ conformanceLevel: 'Ades-B-T', level: 'B-T' });
+    expect(conformanceLevelOf('AdES-B-B')).toBe('Ades-B-B');
+    expect(conformanceLevelOf('toString')).toBeUndefined();
+    expect(
+      refusal(() =>
+        parse(credentialParams({ signature_format: 'constructor', conformance_level: 'Ades-B-B' })),
+      ).error,
+    ).toBe('invalid_request');
+  });
+
+  it('takes numSignatures only as an integer, and a label only as a string', () => {
+    for (const numSignatures of ['1e0', '1.0', ' 1', '0x1', '01']) {
+      expect(refusal(() => parse(credentialParams({ numSignatures })))).toEqual({
+        error: 'invalid_request',
+        error_description: 'Invalid parameter numSignatures: a positive integer',
+      });
+    }
+    const { numSignatures: _n, hashes: _h, hashAlgorithmOID: _a, scope: _s, ...rest } = credentialParams();
+    const details = (extra: Record<string, unknown>) =>
+      parse({
+        ...rest,
+        authorization_details: JSON.stringify({
+          type: 'credential',
+          credentialID: 'onetime-ec-p256',
+          hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+          documentDigests: [{ hash: digest.toString('base64url') }],
+          ...extra,
+        }),
+      });
+    expect(details({ numSignatures: 1 }).signing?.numSignatures).toBe(1);
+    for (const numSignatures of ['1e0', 1.5, true, 2]) {
+      expect(refusal(() => details({ numSignatures })).error).toBe('invalid_request');
+    }
+    expect(refusal(() => details({ label: { text: 'x' } }))).toEqual({
+      error: 'invalid_request',
+      error_description: 'Invalid parameter label: a string',
+    });
+    expect(details({ label: 'Tax return' }).signing?.signMessage.text).toContain('Tax return');
+  });
+
+  it('grants, in the token response, the authorization_details the login binds (RFC 9396 7)', () => {
+    const other = randomBytes(32);
+    const { numSignatures: _n, hashes: _h, hashAlgorithmOID: _a, scope: _s, ...rest } = credentialParams();
+    const signing = parse({
+      ...rest,
+      authorization_details: JSON.stringify([
+        {
+          type: 'credential',
+          credentialID: 'onetime-ec-p256',
+          hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+          documentDigests: [
+            { hash: digest.toString('base64url'), label: 'a.pdf' },
+            { hash: other.toString('base64url') },
+          ],
+          signature_format: 'C',
+          conformance_level: 'AdES-B-LT',
+        },
+      ]),
+    }).signing!;
+    expect(grantedAuthorizationDetails(signing)).toEqual([
+      {
+        type: 'credential',
+        credentialID: 'onetime-ec-p256',
+        hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+        numSignatures: 2,
+        documentDigests: [
+          { hash: digest.toString('base64'), label: 'a.pdf' },
+          { hash: other.toString('base64') },
+        ],
+        signature_format: 'C',
+        conformance_level: 'Ades-B-LT',
+      },
+    ]);
+    expect(grantedAuthorizationDetails(parse(credentialParams()).signing!)).toEqual([
+      {
+        type: 'credential',
+        credentialID: 'onetime-ec-p256',
+        hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+        numSignatures: 1,
+        documentDigests: [{ hash: digest.toString('base64') }],
+      },
+    ]);
+  });
+
+  it('remembers whether redirect_uri was sent (oauth2/token then requires it)', () => {
+    expect(parse(credentialParams()).redirectUriSent).toBe(true);
+    const { redirect_uri: _r, ...without } = credentialParams();
+    expect(parse(without).redirectUriSent).toBe(false);
   });
 
   it('requires PKCE with S256', () => {
@@ -207,6 +305,7 @@ describe('the authorization request', () => {
     expect(request).toEqual({
       clientId: CLIENT.clientId,
       redirectUri: CLIENT.redirectUris[0],
+      redirectUriSent: false,
       codeChallenge: challenge,
       scope: 'service',
     });
@@ -286,6 +385,22 @@ describe('the one-time credentials', () => {
       oauth2: 'https://x/csc/v2',
     });
     expect(info).toMatchObject({ specs: '2.0.0.2', authType: ['oauth2code'], oauth2: 'https://x/csc/v2' });
+    // What v2.0.0.2 defines and reference clients (the EUDI rQES library) require.
+    expect(info).toMatchObject({
+      signature_formats: {
+        formats: ['C', 'P'],
+        envelope_properties: [['Detached'], ['Certification', 'Revision']],
+      },
+      conformance_levels: ['Ades-B-B', 'Ades-B-T', 'Ades-B-LT', 'Ades-B-LTA'],
+      asynchronousOperationMode: true,
+      validationInfo: true,
+    });
+    // Every conformance level offered is one authorize takes.
+    for (const level of info.conformance_levels as string[]) {
+      expect(
+        parse(credentialParams({ signature_format: 'C', conformance_level: level })).signing?.method,
+      ).toBe('signDoc');
+    }
   });
 });
 
@@ -307,4 +422,45 @@ describe('client codes as CSC errors', () => {
     ['HSM_SIGN_FAILED', 'server_error'],
     ['THROTTLED', 'too_many_requests'],
   ])('%s is %s', (code, error) => expect(cscErrorFor(code)).toBe(error));
+});
+
+describe('the CSC table: sealed for the holder of the secret', () => {
+  const grant = { clientId: 'e-service', idToken: 'eyJ.the-citizen.token' };
+
+  it('opens only with the same secret for the same item', () => {
+    const sealed = seal('the-code', 'CODE#abc', grant);
+    expect(sealed).not.toContain('the-citizen');
+    expect(Buffer.from(sealed.slice(3), 'base64url').toString('latin1')).not.toContain('the-citizen');
+    expect(unseal('the-code', 'CODE#abc', sealed)).toEqual(grant);
+    expect(unseal('another-code', 'CODE#abc', sealed)).toBeUndefined();
+    // Moved to another item: the item key is the AAD.
+    expect(unseal('the-code', 'TOKEN#abc', sealed)).toBeUndefined();
+  });
+
+  it('refuses an edited, truncated or foreign value', () => {
+    const sealed = seal('the-token', 'TOKEN#abc', grant);
+    const raw = Buffer.from(sealed.slice(3), 'base64url');
+    raw[20] ^= 1;
+    expect(unseal('the-token', 'TOKEN#abc', `v1.${raw.toString('base64url')}`)).toBeUndefined();
+    expect(unseal('the-token', 'TOKEN#abc', sealed.slice(0, 20))).toBeUndefined();
+    expect(unseal('the-token', 'TOKEN#abc', JSON.stringify(grant))).toBeUndefined();
+    expect(unseal('the-token', 'TOKEN#abc', { grant })).toBeUndefined();
+    // Two seals of one value differ (a fresh IV each).
+    expect(seal('the-token', 'TOKEN#abc', grant)).not.toBe(sealed);
+  });
+
+  it('takes only registered clients and their registered redirect URIs', () => {
+    expect(registeredClient('e-service', [CLIENT])).toBe(CLIENT);
+    expect(refusal(() => registeredClient('attacker', [CLIENT]))).toEqual({
+      error: 'invalid_token',
+      error_description: 'the access token is not of a registered client',
+    });
+    expect(() => registeredRedirect('e-service', CLIENT.redirectUris[0], [CLIENT])).not.toThrow();
+    expect(refusal(() => registeredRedirect('e-service', 'http://evil.example/steal', [CLIENT])).error).toBe(
+      'invalid_request',
+    );
+    expect(refusal(() => registeredRedirect('attacker', CLIENT.redirectUris[0], [CLIENT])).error).toBe(
+      'invalid_request',
+    );
+  });
 });

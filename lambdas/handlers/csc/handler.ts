@@ -26,10 +26,12 @@ import {
 } from '@pipeline/config';
 import {
   approvalRequestOf,
+  AUTHORIZATION_PARAMETERS,
   authorizedDigests,
   authorizingClient,
   checkSignAlgo,
   clientSecretMatches,
+  conformanceLevelOf,
   credentialById,
   credentialInfo,
   CSC_CREDENTIALS,
@@ -38,10 +40,13 @@ import {
   cscInfo,
   digestAlgorithmOf,
   digestOf,
+  grantedAuthorizationDetails,
   grantOf,
   nonceOf,
   parseAuthorizationRequest,
   pkceMatches,
+  registeredClient,
+  registeredRedirect,
   secretHash,
   type CscGrant,
   type CscMethod,
@@ -185,7 +190,8 @@ async function pushedAuthorize(event: Event, deps: CscHandlerDeps): Promise<Resu
   }
   const params: Record<string, string> = {};
   for (const [name, value] of Object.entries(body)) {
-    if (name === 'client_secret') continue;
+    // Only what authorize reads is kept: unknown parameters would only weigh on the table.
+    if (!AUTHORIZATION_PARAMETERS.has(name)) continue;
     if (typeof value !== 'string') throw new CscError('invalid_request', `Invalid parameter ${name}`);
     params[name] = value;
   }
@@ -236,6 +242,8 @@ async function callback(event: Event, deps: CscHandlerDeps): Promise<Result> {
   const flow = typeof q.state === 'string' ? await deps.store.takeFlow(q.state, seconds(deps)) : undefined;
   if (!flow) throw new CscError('invalid_request', 'unknown, used or expired authorization (state)');
   const { request } = flow;
+  // Never redirect where the table says alone: the URI must still be registered for the flow's client.
+  registeredRedirect(request.clientId, request.redirectUri, deps.config.clients);
   const back = (params: Record<string, string>): Result =>
     redirectBack(request.redirectUri, request.state, params);
   if (q.error !== undefined || typeof q.code !== 'string') {
@@ -265,10 +273,7 @@ async function callback(event: Event, deps: CscHandlerDeps): Promise<Result> {
   }
   const code = randomSecret();
   const expiresAt = seconds(deps) + deps.config.lifetimes.codeSeconds;
-  await deps.store.putCode(
-    secretHash(code),
-    grantOf(request, request.signing ? idToken : undefined, expiresAt),
-  );
+  await deps.store.putCode(code, grantOf(request, request.signing ? idToken : undefined, expiresAt));
   return back({ code });
 }
 
@@ -286,11 +291,13 @@ async function token(event: Event, deps: CscHandlerDeps): Promise<Result> {
   if (typeof body.code !== 'string' || body.code.length > 256) {
     throw new CscError('invalid_request', 'code is required');
   }
-  const redeemed = await deps.store.redeemCode(secretHash(body.code), client.clientId, seconds(deps));
+  const redeemed = await deps.store.redeemCode(body.code, client.clientId, seconds(deps));
   if (redeemed === undefined || redeemed === 'other-client') {
     throw new CscError('invalid_grant', 'the code is unknown, used, expired or was issued to another client');
   }
-  if (body.redirect_uri !== undefined && body.redirect_uri !== redeemed.redirectUri) {
+  // RFC 6749 4.1.3: required when the authorization request had it (the service keeps it only then).
+  const sentAtAuthorize = redeemed.redirectUriSent;
+  if ((body.redirect_uri !== undefined || sentAtAuthorize) && body.redirect_uri !== redeemed.redirectUri) {
     throw new CscError('invalid_grant', 'redirect_uri differs from the authorization request');
   }
   if (!pkceMatches(body.code_verifier, redeemed.codeChallenge)) {
@@ -298,9 +305,9 @@ async function token(event: Event, deps: CscHandlerDeps): Promise<Result> {
   }
   const accessToken = randomSecret();
   const ttl = deps.config.lifetimes.accessTokenSeconds;
-  const { redirectUri: _r, codeChallenge: _c, ...rest } = redeemed;
+  const { redirectUri: _r, codeChallenge: _c, redirectUriSent: _s, ...rest } = redeemed;
   const grant: CscGrant = { ...rest, expiresAt: seconds(deps) + ttl };
-  await deps.store.putToken(secretHash(accessToken), grant);
+  await deps.store.putToken(accessToken, grant);
   return json(
     200,
     {
@@ -308,7 +315,12 @@ async function token(event: Event, deps: CscHandlerDeps): Promise<Result> {
       token_type: 'Bearer',
       expires_in: ttl,
       scope: grant.scope,
-      ...(grant.signing ? { credentialID: grant.signing.credentialID } : {}),
+      ...(grant.signing
+        ? {
+            credentialID: grant.signing.credentialID,
+            authorization_details: grantedAuthorizationDetails(grant.signing),
+          }
+        : {}),
     },
     { 'Cache-Control': 'no-store' },
   );
@@ -342,8 +354,9 @@ async function credentialsInfo(event: Event, deps: CscHandlerDeps): Promise<Resu
  * The token is used once (a conditional write) before the sign request is submitted.
  */
 async function sign(event: Event, deps: CscHandlerDeps, method: CscMethod): Promise<Result> {
-  const tokenHash = bearerHash(event);
+  const accessToken = bearerToken(event);
   const grant = await grantOfBearer(event, deps, ['credential']);
+  registeredClient(grant.clientId, deps.config.clients);
   const signing = grant.signing!;
   const body = parseBody(event);
   if (signing.method !== method) {
@@ -374,7 +387,7 @@ async function sign(event: Event, deps: CscHandlerDeps, method: CscMethod): Prom
   if (hashes.length !== authorized.length || hashes.some((h, i) => h !== authorized[i])) {
     throw new CscError('invalid_request', 'hashes are not the hashes this access token authorizes');
   }
-  const used = await deps.store.useToken(tokenHash, seconds(deps));
+  const used = await deps.store.useToken(accessToken, seconds(deps));
   if (!used.ok) throw tokenRefusal(used);
   // What the token says at the moment of its use: the sign request the citizen's login must bind.
   const intake = intakeBody(used.grant);
@@ -387,9 +400,8 @@ async function sign(event: Event, deps: CscHandlerDeps, method: CscMethod): Prom
   // Operation mode A: accepted by the pipeline (else its refusal); the client polls with the responseID.
   refusalOf(submitted);
   const responseID = randomSecret();
-  await deps.store.putResponse(secretHash(responseID), {
+  await deps.store.putResponse(responseID, accessToken, {
     clientId: grant.clientId,
-    tokenHash,
     requestId: intake.requestId as string,
     method,
     count: authorized.length,
@@ -467,19 +479,21 @@ const notSigned = (): never => {
  * asynchronous request is not completed yet).
  */
 async function signPolling(event: Event, deps: CscHandlerDeps): Promise<Result> {
-  const tokenHash = bearerHash(event);
+  const accessToken = bearerToken(event);
   const body = parseBody(event);
   const responseID = body.responseID;
+  // Sealed under the responseID and the token that asked: another token, or an edited item, opens nothing.
   const pending =
     typeof responseID === 'string' && responseID.length <= 256
-      ? await deps.store.getResponse(secretHash(responseID), seconds(deps))
+      ? await deps.store.getResponse(responseID, accessToken, seconds(deps))
       : undefined;
-  if (!pending || pending.tokenHash !== tokenHash) {
+  if (!pending) {
     throw new CscError(
       'invalid_request',
       'Invalid parameter responseID: unknown, expired or not of this access token',
     );
   }
+  registeredClient(pending.clientId, deps.config.clients);
   const answered = await deps.submit(readEvent(event, pending.clientId, pending.requestId));
   return (
     signedAnswer(answered, pending.method, pending.count, pending.returnValidationInfo) ??
@@ -544,7 +558,7 @@ function documentDigestEntries(
     const e = (entry ?? {}) as Record<string, unknown>;
     if (
       e.signature_format !== signing.document?.signatureFormat ||
-      e.conformance_level !== signing.document?.conformanceLevel
+      conformanceLevelOf(e.conformance_level) !== signing.document?.conformanceLevel
     ) {
       throw new CscError(
         'invalid_request',
@@ -648,11 +662,11 @@ function intakeEvent(
   };
 }
 
-function bearerHash(event: Event): string {
+function bearerToken(event: Event): string {
   const header = headerOf(event, 'authorization') ?? '';
-  const found = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
+  const found = /^Bearer ([A-Za-z0-9._~+/-]{1,512}=*)$/.exec(header);
   if (!found) throw new CscError('invalid_token', 'an access token (Authorization: Bearer) is required');
-  return secretHash(found[1]);
+  return found[1];
 }
 
 async function grantOfBearer(
@@ -660,7 +674,7 @@ async function grantOfBearer(
   deps: CscHandlerDeps,
   scopes: readonly CscGrant['scope'][],
 ): Promise<CscGrant> {
-  const read = await deps.store.getToken(bearerHash(event), seconds(deps));
+  const read = await deps.store.getToken(bearerToken(event), seconds(deps));
   if (!read.ok) throw tokenRefusal(read);
   if (!scopes.includes(read.grant.scope)) {
     throw new CscError(
@@ -731,11 +745,21 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 }
 
 function refusal(err: CscError): Result {
-  return json(
-    err.status,
-    err.toJSON(),
-    err.code === 'invalid_client' ? { 'WWW-Authenticate': 'Basic realm="csc"' } : {},
-  );
+  return json(err.status, err.toJSON(), challengeOf(err));
+}
+
+/**
+ * The authentication challenge of a refusal: Basic for a client (RFC 6749 5.2), Bearer with the error for
+ * an access token (RFC 6750 3: every 401 and 403 of a resource method).
+ */
+function challengeOf(err: CscError): Record<string, string> {
+  if (err.code === 'invalid_client') return { 'WWW-Authenticate': 'Basic realm="csc"' };
+  if (err.code !== 'invalid_token' && err.code !== 'insufficient_scope') return {};
+  // RFC 6750 3: the description is a quoted-string of printable ASCII without '"' and '\\'.
+  const description = err.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, ' ');
+  return {
+    'WWW-Authenticate': `Bearer realm="csc", error="${err.code}", error_description="${description}"`,
+  };
 }
 
 function redirect(location: string): Result {

@@ -76,9 +76,10 @@ export const TABLES = {
     ttlAttribute: 'expiresAt',
   },
   /**
-   * The CSC API's OAuth 2.0 state (pk: `FLOW#<state>`, `CODE#<hash>`, `TOKEN#<hash>`: hashes of the
-   * secrets, never the secrets): pending logins, authorization codes and access tokens, each taken or
-   * used once by a conditional write, all short-lived (TTL).
+   * The CSC API's OAuth 2.0 state (pk: `FLOW#`, `CODE#`, `TOKEN#`, `PAR#`, `RESP#` with the hash of the
+   * secret, never the secret; what an item holds sealed under its secret): pending logins, authorization
+   * codes, access tokens, pushed requests and mode A outcomes, each taken or used once by a conditional
+   * write, all short-lived (TTL).
    */
   csc: {
     id: 'CscAuthorizations',

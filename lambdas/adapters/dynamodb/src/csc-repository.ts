@@ -15,6 +15,7 @@ import type {
   CscStore,
   TokenUse,
 } from '@pipeline/core/csc';
+import { seal, secretHash, unseal } from '@pipeline/core/csc';
 
 export interface CscRepositoryOptions {
   readonly tableName: string;
@@ -24,7 +25,9 @@ type Item = Record<string, unknown>;
 
 /**
  * The CSC API's OAuth 2.0 state (TABLES.csc), one item per step, keyed by the hash of its secret:
- * `PAR#<sha256>` (a pushed authorization request), `RESP#<sha256>` (an asynchronous signature), `FLOW#<state>`, `CODE#<sha256>`, `TOKEN#<sha256>`. Each step is taken once by a conditional write
+ * `PAR#<sha256>` (a pushed authorization request), `RESP#<sha256>` (an asynchronous signature),
+ * `FLOW#<sha256 of the state>`, `CODE#<sha256>`, `TOKEN#<sha256>`; what an item holds for the holder of
+ * its secret is sealed under that secret with the key as AAD (core `seal`). Each step is taken once by a conditional write
  * (a delete returning the item, or an update that marks a token used), so two concurrent presentations
  * of one code or one credential token cannot both succeed. `expiresAt` (epoch seconds) is the TTL and is
  * also a condition: DynamoDB removes expired items only eventually.
@@ -35,27 +38,29 @@ export class CscRepository implements CscStore {
     private readonly options: CscRepositoryOptions,
   ) {}
 
-  public async putResponse(responseHash: string, response: CscPendingResponse): Promise<void> {
-    await this.put(`RESP#${responseHash}`, {
-      clientId: response.clientId,
-      response: JSON.stringify(response),
+  public async putResponse(
+    responseID: string,
+    accessToken: string,
+    response: CscPendingResponse,
+  ): Promise<void> {
+    const pk = `RESP#${secretHash(responseID)}`;
+    await this.put(pk, {
+      response: seal(responseSecret(responseID, accessToken), pk, response),
       expiresAt: response.expiresAt,
     });
   }
 
   public async getResponse(
-    responseHash: string,
+    responseID: string,
+    accessToken: string,
     nowSeconds: number,
   ): Promise<CscPendingResponse | undefined> {
+    const pk = `RESP#${secretHash(responseID)}`;
     const { Item } = await this.doc.send(
-      new GetCommand({
-        TableName: this.options.tableName,
-        Key: { pk: `RESP#${responseHash}` },
-        ConsistentRead: true,
-      }),
+      new GetCommand({ TableName: this.options.tableName, Key: { pk }, ConsistentRead: true }),
     );
     if (!Item || (Item.expiresAt as number) <= nowSeconds) return undefined;
-    return JSON.parse(Item.response as string) as CscPendingResponse;
+    return unseal<CscPendingResponse>(responseSecret(responseID, accessToken), pk, Item.response);
   }
 
   public async putPushed(uriHash: string, pushed: CscPushedRequest): Promise<void> {
@@ -85,39 +90,46 @@ export class CscRepository implements CscStore {
   }
 
   public async putFlow(flow: CscFlow): Promise<void> {
-    await this.put(`FLOW#${flow.id}`, { flow: JSON.stringify(flow), expiresAt: flow.expiresAt });
+    const pk = `FLOW#${secretHash(flow.id)}`;
+    await this.put(pk, { flow: seal(flow.id, pk, flow), expiresAt: flow.expiresAt });
   }
 
   public async takeFlow(id: string, nowSeconds: number): Promise<CscFlow | undefined> {
-    const item = await this.take(`FLOW#${id}`, 'expiresAt > :now', { ':now': nowSeconds });
-    return item ? (JSON.parse(item.flow as string) as CscFlow) : undefined;
+    const pk = `FLOW#${secretHash(id)}`;
+    const item = await this.take(pk, 'expiresAt > :now', { ':now': nowSeconds });
+    const flow = item ? unseal<CscFlow>(id, pk, item.flow) : undefined;
+    return flow?.id === id ? flow : undefined;
   }
 
-  public async putCode(codeHash: string, code: CscCode): Promise<void> {
-    await this.put(`CODE#${codeHash}`, {
-      clientId: code.clientId,
-      grant: JSON.stringify(code),
-      expiresAt: code.expiresAt,
+  public async putCode(code: string, grant: CscCode): Promise<void> {
+    const pk = `CODE#${secretHash(code)}`;
+    await this.put(pk, {
+      clientId: grant.clientId,
+      grant: seal(code, pk, grant),
+      expiresAt: grant.expiresAt,
     });
   }
 
   public async redeemCode(
-    codeHash: string,
+    code: string,
     clientId: string,
     nowSeconds: number,
   ): Promise<CscCode | 'other-client' | undefined> {
+    const pk = `CODE#${secretHash(code)}`;
     try {
       const { Attributes } = await this.doc.send(
         new DeleteCommand({
           TableName: this.options.tableName,
-          Key: { pk: `CODE#${codeHash}` },
+          Key: { pk },
           ConditionExpression: 'attribute_exists(pk) AND clientId = :client AND expiresAt > :now',
           ExpressionAttributeValues: { ':client': clientId, ':now': nowSeconds },
           ReturnValues: 'ALL_OLD',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return Attributes ? (JSON.parse(Attributes.grant as string) as CscCode) : undefined;
+      const grant = Attributes ? unseal<CscCode>(code, pk, Attributes.grant) : undefined;
+      // The sealed grant names its client: a plain clientId edited in the table does not move it.
+      return grant?.clientId === clientId ? grant : undefined;
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       // The item as it was, in the low-level form (the document client does not convert exceptions).
@@ -126,45 +138,44 @@ export class CscRepository implements CscStore {
     }
   }
 
-  public async putToken(tokenHash: string, grant: CscGrant): Promise<void> {
-    const { idToken, ...rest } = grant;
-    await this.put(`TOKEN#${tokenHash}`, {
+  public async putToken(accessToken: string, grant: CscGrant): Promise<void> {
+    const pk = `TOKEN#${secretHash(accessToken)}`;
+    await this.put(pk, {
       clientId: grant.clientId,
-      grant: JSON.stringify(rest),
-      ...(idToken === undefined ? {} : { idToken }),
+      grant: seal(accessToken, pk, grant),
       expiresAt: grant.expiresAt,
     });
   }
 
-  public async getToken(tokenHash: string, nowSeconds: number): Promise<TokenUse> {
+  public async getToken(accessToken: string, nowSeconds: number): Promise<TokenUse> {
+    const pk = `TOKEN#${secretHash(accessToken)}`;
     const { Item } = await this.doc.send(
-      new GetCommand({
-        TableName: this.options.tableName,
-        Key: { pk: `TOKEN#${tokenHash}` },
-        ConsistentRead: true,
-      }),
+      new GetCommand({ TableName: this.options.tableName, Key: { pk }, ConsistentRead: true }),
     );
-    return tokenUse(Item, nowSeconds);
+    return tokenUse(Item, nowSeconds, accessToken, pk);
   }
 
-  public async useToken(tokenHash: string, nowSeconds: number): Promise<TokenUse> {
+  public async useToken(accessToken: string, nowSeconds: number): Promise<TokenUse> {
+    const pk = `TOKEN#${secretHash(accessToken)}`;
     try {
       const { Attributes } = await this.doc.send(
         new UpdateCommand({
           TableName: this.options.tableName,
-          Key: { pk: `TOKEN#${tokenHash}` },
-          // The ID token is forgotten with the token's one use.
-          UpdateExpression: 'SET usedAt = :now REMOVE idToken',
+          Key: { pk },
+          // The grant (with the citizen's ID token) is forgotten with the token's one use.
+          UpdateExpression: 'SET usedAt = :now REMOVE #grant',
           ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt) AND expiresAt > :now',
+          // GRANT is a reserved word of DynamoDB's expressions.
+          ExpressionAttributeNames: { '#grant': 'grant' },
           ExpressionAttributeValues: { ':now': nowSeconds },
           ReturnValues: 'ALL_OLD',
         }),
       );
-      return tokenUse(Attributes, nowSeconds);
+      return tokenUse(Attributes, nowSeconds, accessToken, pk);
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       // Which condition failed: read again (the answer only words the refusal).
-      const again = await this.getToken(tokenHash, nowSeconds);
+      const again = await this.getToken(accessToken, nowSeconds);
       return again.ok ? { ok: false, reason: 'used' } : again;
     }
   }
@@ -198,13 +209,16 @@ export class CscRepository implements CscStore {
   }
 }
 
-function tokenUse(item: Item | undefined, nowSeconds: number): TokenUse {
+function tokenUse(item: Item | undefined, nowSeconds: number, accessToken: string, pk: string): TokenUse {
   if (!item) return { ok: false, reason: 'unknown' };
   if (item.usedAt !== undefined) return { ok: false, reason: 'used' };
   if ((item.expiresAt as number) <= nowSeconds) return { ok: false, reason: 'expired' };
-  const grant = JSON.parse(item.grant as string) as CscGrant;
-  return {
-    ok: true,
-    grant: { ...grant, ...(typeof item.idToken === 'string' ? { idToken: item.idToken } : {}) },
-  };
+  // A grant not sealed under this token for this item (written or edited in the table) is no grant.
+  const grant = unseal<CscGrant>(accessToken, pk, item.grant);
+  return grant ? { ok: true, grant } : { ok: false, reason: 'unknown' };
+}
+
+/** The secret an asynchronous outcome is sealed under: only the responseID with the token that asked opens it. */
+function responseSecret(responseID: string, accessToken: string): string {
+  return `${responseID}.${accessToken}`;
 }

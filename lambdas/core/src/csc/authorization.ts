@@ -22,6 +22,7 @@ import {
   DEFAULT_CREDENTIAL_ID,
   digestAlgorithmOf,
   digestOf,
+  HASH_ALGORITHM_OIDS,
   MAX_SIGNATURES_PER_AUTHORIZATION,
 } from './credentials';
 
@@ -42,23 +43,33 @@ export type CscScope = 'service' | 'credential';
 export type CscMethod = 'signHash' | 'signDoc';
 
 /** CSC `signature_format` (C: CAdES, P: PAdES) and the profile of the service's CMS it binds. */
-const SIGNATURE_FORMAT_PROFILES: Readonly<Record<string, AdesProfile>> = {
+export const SIGNATURE_FORMAT_PROFILES: Readonly<Record<string, AdesProfile>> = {
   C: 'CAdES-B-B',
   P: 'PAdES-B-B',
 };
-/** CSC `conformance_level` and the pipeline's level (B-LTA: the service's B-LT, the client adds the rest). */
-const CONFORMANCE_LEVELS: Readonly<Record<string, SignatureLevel>> = {
-  'AdES-B-B': 'B-B',
-  'AdES-B-T': 'B-T',
-  'AdES-B-LT': 'B-LT',
-  'AdES-B-LTA': 'B-LTA',
+/**
+ * CSC `conformance_level` and the pipeline's level (B-LTA: the service's B-LT, the client adds the rest).
+ * The specification spells them `Ades-B-B`...; `AdES-B-B`... is taken as the same level.
+ */
+export const CONFORMANCE_LEVELS: Readonly<Record<string, SignatureLevel>> = {
+  'Ades-B-B': 'B-B',
+  'Ades-B-T': 'B-T',
+  'Ades-B-LT': 'B-LT',
+  'Ades-B-LTA': 'B-LTA',
 };
+
+/** The specification's spelling of a conformance level (`AdES-` read as `Ades-`), or undefined. */
+export function conformanceLevelOf(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const name = value.replace(/^AdES-/, 'Ades-');
+  return Object.hasOwn(CONFORMANCE_LEVELS, name) ? name : undefined;
+}
 
 /** signDoc: the CMS each digest gets, fixed at authorization. */
 export interface CscDocumentSigning {
   /** CSC signature_format: `C` or `P`. */
   readonly signatureFormat: string;
-  /** CSC conformance_level: `AdES-B-B`, `AdES-B-T`, `AdES-B-LT` or `AdES-B-LTA`. */
+  /** CSC conformance_level as the specification spells it: `Ades-B-B`, `-B-T`, `-B-LT` or `-B-LTA`. */
   readonly conformanceLevel: string;
   readonly profile: AdesProfile;
   readonly level: SignatureLevel;
@@ -107,6 +118,8 @@ export function approvalRequestOf(signing: CscSigning): { tbsData: string; signM
 export interface CscAuthorizationRequest {
   readonly clientId: string;
   readonly redirectUri: string;
+  /** Whether the request named it (then oauth2/token requires it, RFC 6749 4.1.3). */
+  readonly redirectUriSent: boolean;
   readonly state?: string;
   readonly codeChallenge: string;
   readonly scope: CscScope;
@@ -139,6 +152,54 @@ export function authorizingClient(
     throw new CscError('invalid_request', 'redirect_uri is not registered for this client');
   }
   return { client, redirectUri };
+}
+
+/**
+ * The authorization request's parameters the service reads (CSC v2 8.3.2, RFC 7636, RFC 9396): a pushed
+ * request keeps only these; others are ignored (RFC 9126 2.1 leaves unknown ones to the server).
+ */
+export const AUTHORIZATION_PARAMETERS: ReadonlySet<string> = new Set([
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'authorization_details',
+  'credentialID',
+  'signatureQualifier',
+  'numSignatures',
+  'hashes',
+  'hashAlgorithmOID',
+  'description',
+  'signature_format',
+  'conformance_level',
+]);
+
+/**
+ * The registered client a grant or an outcome read from the table names: a sign request is submitted or
+ * read only as `csc:<clientId>` of a registered client (a name written into the table is refused).
+ */
+export function registeredClient(clientId: unknown, clients: readonly CscClient[]): CscClient {
+  const client = clients.find((c) => c.clientId === clientId);
+  if (!client) throw new CscError('invalid_token', 'the access token is not of a registered client');
+  return client;
+}
+
+/**
+ * The flow's client and redirect URI, checked again against the registration when the provider calls
+ * back: the browser is sent with a code only to a URI registered for that client.
+ */
+export function registeredRedirect(
+  clientId: string,
+  redirectUri: string,
+  clients: readonly CscClient[],
+): void {
+  const client = clients.find((c) => c.clientId === clientId);
+  if (!client?.redirectUris.includes(redirectUri)) {
+    throw new CscError('invalid_request', 'redirect_uri is not registered for this client');
+  }
 }
 
 /**
@@ -186,11 +247,10 @@ function hashEntries(
     ? documentDigests(details.documentDigests)
     : (str(params, 'hashes') ?? '').split(',').flatMap((h) => (h === '' ? [] : [{ hash: h }]));
   if (entries.length === 0) throw new CscError('invalid_request', 'hashes (or documentDigests) are required');
-  const rawCount = str(params, 'numSignatures') ?? (details ? String(entries.length) : undefined);
-  const numSignatures = Number(rawCount);
-  if (!Number.isInteger(numSignatures) || numSignatures < 1) {
-    throw new CscError('invalid_request', 'Invalid parameter numSignatures');
-  }
+  const numSignatures = countOf(
+    details?.numSignatures ?? str(params, 'numSignatures'),
+    details ? entries.length : undefined,
+  );
   if (numSignatures !== entries.length) {
     throw new CscError('invalid_request', 'numSignatures does not match the number of hashes');
   }
@@ -201,6 +261,25 @@ function hashEntries(
     );
   }
   return { entries, numSignatures };
+}
+
+/**
+ * numSignatures: a JSON integer, or a query parameter of decimal digits ("1e0", "1.0", " 1" are refused);
+ * absent from authorization_details, the count of its documentDigests.
+ */
+function countOf(value: unknown, implied: number | undefined): number {
+  const count =
+    value === undefined
+      ? implied
+      : typeof value === 'number'
+        ? value
+        : typeof value === 'string' && /^[1-9][0-9]{0,3}$/.test(value)
+          ? Number(value)
+          : undefined;
+  if (count === undefined || !Number.isSafeInteger(count) || count < 1) {
+    throw new CscError('invalid_request', 'Invalid parameter numSignatures: a positive integer');
+  }
+  return count;
 }
 
 /**
@@ -216,7 +295,8 @@ function requestBinding(
   signMessage: SignMessage,
 ): RequestBinding {
   const { keyType, signatureAlgorithm } = credential;
-  if (documents.length === 1) {
+  // One unlabelled hash: the single-document binding; a labelled one keeps its label as a manifest of one.
+  if (documents.length === 1 && documents[0].name === undefined) {
     const single: AssertionBinding = {
       requestId,
       digestAlgorithm,
@@ -260,6 +340,7 @@ export function parseAuthorizationRequest(
   const base = {
     clientId: client.clientId,
     redirectUri,
+    redirectUriSent: str(params, 'redirect_uri') !== undefined,
     codeChallenge,
     ...(state === undefined ? {} : { state }),
   };
@@ -285,10 +366,7 @@ export function parseAuthorizationRequest(
     ...(document ? { profile: document.profile } : {}),
     ...(e.label === undefined ? {} : { name: e.label }),
   }));
-  const signMessage = signMessageFor(
-    client,
-    str(params, 'description') ?? (details?.label as string | undefined),
-  );
+  const signMessage = signMessageFor(client, str(params, 'description') ?? detailsLabel(details));
   const requestId = newRequestId();
   const binding = requestBinding(requestId, credential, digestAlgorithm, documents, document, signMessage);
   return {
@@ -311,9 +389,12 @@ function documentSigning(
 ): CscDocumentSigning | undefined {
   if (signatureFormat === undefined && conformanceLevel === undefined) return undefined;
   const profile =
-    typeof signatureFormat === 'string' ? SIGNATURE_FORMAT_PROFILES[signatureFormat] : undefined;
+    typeof signatureFormat === 'string' && Object.hasOwn(SIGNATURE_FORMAT_PROFILES, signatureFormat)
+      ? SIGNATURE_FORMAT_PROFILES[signatureFormat]
+      : undefined;
   if (!profile) throw new CscError('invalid_request', 'Invalid parameter signature_format: C or P');
-  const level = typeof conformanceLevel === 'string' ? CONFORMANCE_LEVELS[conformanceLevel] : undefined;
+  const name = conformanceLevelOf(conformanceLevel);
+  const level = name === undefined ? undefined : CONFORMANCE_LEVELS[name];
   if (!level) {
     throw new CscError(
       'invalid_request',
@@ -322,7 +403,7 @@ function documentSigning(
   }
   return {
     signatureFormat: signatureFormat as string,
-    conformanceLevel: conformanceLevel as string,
+    conformanceLevel: name as string,
     profile,
     level,
   };
@@ -346,6 +427,14 @@ function authorizationDetails(raw: string | undefined): Details | undefined {
     throw new CscError('invalid_request', 'authorization_details must be one entry of type credential');
   }
   return entry;
+}
+
+/** The entry's own `label` (the description shown to the citizen): a string when given. */
+function detailsLabel(details: Details | undefined): string | undefined {
+  const label = details?.label;
+  if (label === undefined) return undefined;
+  if (typeof label !== 'string') throw new CscError('invalid_request', 'Invalid parameter label: a string');
+  return label;
 }
 
 /** The entry's documentDigests: each a hash and, optionally, its label (the document's name). */
@@ -378,6 +467,36 @@ function signMessageFor(client: CscClient, description: string | undefined): Sig
   } catch {
     throw new CscError('invalid_request', 'Invalid parameter description: outside the sign message rules');
   }
+}
+
+/**
+ * The `authorization_details` the token response grants (RFC 9396 7): one entry of type `credential`
+ * with what the citizen's login binds: the credential, the hashes in order (base64) with their labels,
+ * their count and algorithm, and for signDoc the format and level.
+ */
+export function grantedAuthorizationDetails(signing: CscSigning): Record<string, unknown>[] {
+  const { binding } = signing;
+  const documents = isManifestBinding(binding)
+    ? binding.documents
+    : [{ digest: binding.digest, digestAlgorithm: binding.digestAlgorithm, name: undefined }];
+  return [
+    {
+      type: 'credential',
+      credentialID: signing.credentialID,
+      hashAlgorithmOID: HASH_ALGORITHM_OIDS[documents[0].digestAlgorithm],
+      numSignatures: signing.numSignatures,
+      documentDigests: documents.map((d) => ({
+        hash: d.digest,
+        ...(d.name === undefined ? {} : { label: d.name }),
+      })),
+      ...(signing.document
+        ? {
+            signature_format: signing.document.signatureFormat,
+            conformance_level: signing.document.conformanceLevel,
+          }
+        : {}),
+    },
+  ];
 }
 
 /** The nonce the citizen's login must carry (the API's nonce of the bound sign request). */

@@ -48,7 +48,7 @@ export function credentialById(credentialID: unknown): OneTimeCredential {
 }
 
 /** Hash algorithm OIDs (NIST) of the digests the pipeline signs. */
-const HASH_ALGORITHM_OIDS: Readonly<Record<DigestAlgorithm, string>> = {
+export const HASH_ALGORITHM_OIDS: Readonly<Record<DigestAlgorithm, string>> = {
   'SHA-256': '2.16.840.1.101.3.4.2.1',
   'SHA-384': '2.16.840.1.101.3.4.2.2',
   'SHA-512': '2.16.840.1.101.3.4.2.3',

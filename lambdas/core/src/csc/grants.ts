@@ -2,7 +2,9 @@ import type { CscAuthorizationRequest, CscScope, CscSigning } from './authorizat
 
 /**
  * The state of a CSC authorization through its steps, each kept in the CSC table under the hash of
- * its secret (the service never stores a code or an access token, only their SHA-256), each taken once:
+ * its secret (the service never stores a code, an access token or a state, only their SHA-256) and
+ * sealed under a key derived from that secret (sealing.ts), so that only its holder can use it; each
+ * taken once:
  *
  * - a **flow** (oauth2/authorize -> the identity provider -> the callback): the accepted request, the
  *   service's own PKCE verifier towards the provider and the nonce the login must carry;
@@ -33,6 +35,8 @@ export interface CscGrant {
 
 export interface CscCode extends CscGrant {
   readonly redirectUri: string;
+  /** Whether the authorization request named the redirect URI (oauth2/token then requires it). */
+  readonly redirectUriSent: boolean;
   readonly codeChallenge: string;
 }
 
@@ -52,13 +56,12 @@ export interface CscPushedRequest {
 }
 
 /**
- * A signature requested in operation mode A: the pipeline's sign request it became, what the answer
- * holds, and the access token that asked (signatures/signPolling presents it again), until `expiresAt`
- * (CSC validity_period).
+ * A signature requested in operation mode A: the pipeline's sign request it became and what the answer
+ * holds, sealed under the responseID and the access token that asked (signatures/signPolling presents
+ * both), until `expiresAt` (CSC validity_period).
  */
 export interface CscPendingResponse {
   readonly clientId: string;
-  readonly tokenHash: string;
   readonly requestId: string;
   readonly method: 'signHash' | 'signDoc';
   readonly count: number;
@@ -67,32 +70,40 @@ export interface CscPendingResponse {
   readonly expiresAt: number;
 }
 
-/** The CSC table (adapters/dynamodb CscRepository). Keys are SHA-256 hashes of the secrets. */
+/**
+ * The CSC table (adapters/dynamodb CscRepository). Each method takes the secret itself (a code, an
+ * access token, a state, a responseID): the table keys items by its hash and seals what they hold under
+ * it, so an item written or edited by someone without the secret does not open (it reads as unknown).
+ */
 export interface CscStore {
-  putResponse(responseHash: string, response: CscPendingResponse): Promise<void>;
-  /** Reads an asynchronous signature's state (any number of times until it expires). */
-  getResponse(responseHash: string, nowSeconds: number): Promise<CscPendingResponse | undefined>;
+  putResponse(responseID: string, accessToken: string, response: CscPendingResponse): Promise<void>;
+  /** Reads an asynchronous signature's state (any number of times until it expires), for that token only. */
+  getResponse(
+    responseID: string,
+    accessToken: string,
+    nowSeconds: number,
+  ): Promise<CscPendingResponse | undefined>;
   putPushed(uriHash: string, pushed: CscPushedRequest): Promise<void>;
   /** Removes and returns the pushed request if it is this client's and not expired (once). */
   takePushed(uriHash: string, clientId: string, nowSeconds: number): Promise<CscPushedRequest | undefined>;
   putFlow(flow: CscFlow): Promise<void>;
-  /** Removes and returns the flow (once), or undefined when unknown, taken or expired. */
+  /** Removes and returns the flow (once), or undefined when unknown, taken, expired or not sealed by it. */
   takeFlow(id: string, nowSeconds: number): Promise<CscFlow | undefined>;
-  putCode(codeHash: string, code: CscCode): Promise<void>;
+  putCode(code: string, grant: CscCode): Promise<void>;
   /**
    * Removes and returns the code if it is this client's and not expired: a code another client presents
    * stays for its own client (`other-client`).
    */
   redeemCode(
-    codeHash: string,
+    code: string,
     clientId: string,
     nowSeconds: number,
   ): Promise<CscCode | 'other-client' | undefined>;
-  putToken(tokenHash: string, grant: CscGrant): Promise<void>;
+  putToken(accessToken: string, grant: CscGrant): Promise<void>;
   /** Reads a token without using it (service tokens; a credential token's checks before its use). */
-  getToken(tokenHash: string, nowSeconds: number): Promise<TokenUse>;
-  /** Uses a credential token once: marks it used (and forgets the ID token) unless used or expired. */
-  useToken(tokenHash: string, nowSeconds: number): Promise<TokenUse>;
+  getToken(accessToken: string, nowSeconds: number): Promise<TokenUse>;
+  /** Uses a credential token once: marks it used (and forgets the grant) unless used or expired. */
+  useToken(accessToken: string, nowSeconds: number): Promise<TokenUse>;
 }
 
 /** How long each step lives: a login takes minutes, a code is redeemed at once, the token is short-lived. */
@@ -111,6 +122,7 @@ export function grantOf(
     clientId: request.clientId,
     scope: request.scope,
     redirectUri: request.redirectUri,
+    redirectUriSent: request.redirectUriSent,
     codeChallenge: request.codeChallenge,
     ...(request.signing ? { signing: request.signing } : {}),
     ...(idToken === undefined ? {} : { idToken }),

@@ -1,14 +1,19 @@
 export {
   approvalRequestOf,
+  AUTHORIZATION_PARAMETERS,
   authorizedDigests,
   authorizingClient,
   clientSecretMatches,
+  conformanceLevelOf,
   type CscClient,
   type CscMethod,
   type CscSigning,
+  grantedAuthorizationDetails,
   nonceOf,
   parseAuthorizationRequest,
   pkceMatches,
+  registeredClient,
+  registeredRedirect,
   secretHash,
 } from './authorization';
 export {
@@ -31,4 +36,5 @@ export {
   grantOf,
   type TokenUse,
 } from './grants';
+export { seal, unseal } from './sealing';
 export { cscInfo, type CscServiceDescription } from './info';

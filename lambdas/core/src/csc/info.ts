@@ -1,3 +1,4 @@
+import { CONFORMANCE_LEVELS, SIGNATURE_FORMAT_PROFILES } from './authorization';
 import { allSignAlgoOids } from './credentials';
 
 /** The CSC API version this service implements. */
@@ -16,6 +17,12 @@ const CSC_METHODS = [
   'signatures/signPolling',
   'signatures/timestamp',
 ] as const;
+
+/** CSC signed_envelope_property values each signature_format offers. */
+const ENVELOPE_PROPERTIES: Readonly<Record<string, readonly string[]>> = {
+  C: ['Detached'],
+  P: ['Certification', 'Revision'],
+};
 
 export interface CscServiceDescription {
   readonly name: string;
@@ -42,5 +49,12 @@ export function cscInfo(service: CscServiceDescription): Record<string, unknown>
     methods: [...CSC_METHODS],
     validationInfo: true,
     signAlgorithms: { algos: allSignAlgoOids() },
+    // signDoc's formats: a detached CAdES CMS (C); for PAdES (P) the CMS the client embeds, as a
+    // certification or an approval (revision) signature; each format's envelope properties in order.
+    signature_formats: {
+      formats: Object.keys(SIGNATURE_FORMAT_PROFILES),
+      envelope_properties: Object.keys(SIGNATURE_FORMAT_PROFILES).map((f) => ENVELOPE_PROPERTIES[f]),
+    },
+    conformance_levels: Object.keys(CONFORMANCE_LEVELS),
   };
 }

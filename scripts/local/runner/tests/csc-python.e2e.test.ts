@@ -190,21 +190,29 @@ async function runClient(args: string[]): Promise<Record<string, unknown>> {
   return result;
 }
 
-/** The certificate of the pipeline's sign request for this digest (the CA issued it for the citizen). */
+/**
+ * The certificate of the pipeline's sign request for this digest (the CA issued it for the citizen): the
+ * request's own digest, or its one document's (a labelled hash is a `documents` request of one).
+ */
 async function certificateFor(digest: string): Promise<X509Certificate> {
   const doc = documentClient(loadAwsConfig());
   try {
     const out = await doc.send(
       new ScanCommand({
         TableName: pipeline.env[TABLES.requests.envVar],
-        FilterExpression: 'digest = :d',
-        ExpressionAttributeValues: { ':d': digest },
+        FilterExpression: 'begins_with(clientId, :csc)',
+        ExpressionAttributeValues: { ':csc': 'csc:' },
         ConsistentRead: true,
       }),
     );
-    expect(out.Items).toHaveLength(1);
-    expect(out.Items![0].clientId).toBe(`csc:${CLIENT.clientId}`);
-    return new X509Certificate(out.Items![0].certificate as string);
+    const items = (out.Items ?? []).filter(
+      (r) =>
+        r.digest === digest ||
+        (r.documents as { digest?: string }[] | undefined)?.some((d) => d.digest === digest),
+    );
+    expect(items).toHaveLength(1);
+    expect(items[0].clientId).toBe(`csc:${CLIENT.clientId}`);
+    return new X509Certificate(items[0].certificate as string);
   } finally {
     doc.destroy();
   }

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
+import { seal, unseal } from '@pipeline/core/csc';
 import { TABLES } from '@pipeline/resources';
 import { loginAtLocalIdp } from '../../../client/src/oidc-login';
 import { TEST_CITIZENS } from '../../idp/citizens';
@@ -242,6 +243,35 @@ async function issuedCertificates(): Promise<number> {
   }
 }
 
+const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
+
+async function withCscTable<T>(
+  f: (doc: ReturnType<typeof documentClient>, tableName: string) => Promise<T>,
+): Promise<T> {
+  const doc = documentClient(loadAwsConfig());
+  try {
+    return await f(doc, pipeline.env[TABLES.csc.envVar]);
+  } finally {
+    doc.destroy();
+  }
+}
+
+/**
+ * What an attacker who writes the table does to a stored value: edits it where it is readable JSON,
+ * otherwise (sealed) flips a byte of it, the most they can do without the secret.
+ */
+function asAttacker(value: string, edit: (parsed: Record<string, unknown>) => void): string {
+  try {
+    const parsed = JSON.parse(value) as Record<string, unknown>;
+    edit(parsed);
+    return JSON.stringify(parsed);
+  } catch {
+    const flipped = Buffer.from(value);
+    flipped[flipped.length - 5] ^= 1;
+    return flipped.toString();
+  }
+}
+
 describe('the CSC API v2', () => {
   it('describes itself (info, GET and POST)', async () => {
     const info = (await post('/info', {})).body;
@@ -389,63 +419,23 @@ describe('the CSC API v2', () => {
     );
   });
 
-  it('refuses, as the API and the CA do, a token whose hash was changed in the table', async () => {
+  it('refuses a token whose grant was edited in the table (the hash swapped), signing nothing', async () => {
     // An attacker who can write the CSC table swaps the authorized hash for another document's: the
-    // citizen's login is bound to the first, so the pipeline refuses it and nothing is certified.
-    const authorized = await authorize(ALICE, 'credential');
-    const token = await tokenFor(ALICE, authorized);
-    const accessToken = token.body.access_token as string;
-    const other = randomBytes(32).toString('base64');
-    const doc = documentClient(loadAwsConfig());
-    try {
-      const Key = { pk: `TOKEN#${createHash('sha256').update(accessToken).digest('hex')}` };
-      const TableName = pipeline.env[TABLES.csc.envVar];
-      const { Item } = await doc.send(new GetCommand({ TableName, Key }));
-      const grant = JSON.parse(Item!.grant as string) as { signing: { binding: { digest: string } } };
-      grant.signing.binding.digest = other;
-      await doc.send(new PutCommand({ TableName, Item: { ...Item, grant: JSON.stringify(grant) } }));
-    } finally {
-      doc.destroy();
-    }
-    const before = await issuedCertificates();
-    const refused = await post(
-      '/signatures/signHash',
-      { ...signHashBody(authorized), hashes: [other] },
-      bearer(accessToken),
-    );
-    // The API's refusal (ASSERTION_BINDING_MISMATCH), as cscErrorFor maps it.
-    expect(refused).toEqual({
-      status: 403,
-      body: {
-        error: 'access_denied',
-        error_description:
-          'the assertion is bound to another sign request (nonce does not match the request it is used for)',
-      },
-    });
-    expect(await issuedCertificates()).toBe(before);
-    expect((await cscRecords()).filter((r) => r.digest === other)).toHaveLength(0);
-  });
-
-  it('refuses a token whose manifest was changed in the table: the login binds the authorized documents', async () => {
-    // An attacker who can write the CSC table swaps the second of three authorized hashes: the citizen's
-    // login (the v3 nonce, the approval of the manifest) binds the three as authorized.
+    // grant is sealed under the token, so the edited item opens as no grant at all.
     const authorized = await authorize(ALICE, 'credential', { documents: 3 });
     const token = await tokenFor(ALICE, authorized);
     const accessToken = token.body.access_token as string;
     const other = randomBytes(32).toString('base64');
-    const doc = documentClient(loadAwsConfig());
-    try {
-      const Key = { pk: `TOKEN#${createHash('sha256').update(accessToken).digest('hex')}` };
-      const TableName = pipeline.env[TABLES.csc.envVar];
+    await withCscTable(async (doc, TableName) => {
+      const Key = { pk: `TOKEN#${sha256Hex(accessToken)}` };
       const { Item } = await doc.send(new GetCommand({ TableName, Key }));
-      const grant = JSON.parse(Item!.grant as string) as {
-        signing: { binding: { documents: { digest: string }[] } };
-      };
-      grant.signing.binding.documents[1].digest = other;
-      await doc.send(new PutCommand({ TableName, Item: { ...Item, grant: JSON.stringify(grant) } }));
-    } finally {
-      doc.destroy();
-    }
+      const edited = asAttacker(Item!.grant as string, (grant) => {
+        (
+          grant as { signing: { binding: { documents: { digest: string }[] } } }
+        ).signing.binding.documents[1].digest = other;
+      });
+      await doc.send(new PutCommand({ TableName, Item: { ...Item, grant: edited } }));
+    });
     const before = await issuedCertificates();
     const hashes = signHashBody(authorized).hashes;
     const refused = await post(
@@ -453,8 +443,10 @@ describe('the CSC API v2', () => {
       { ...signHashBody(authorized), hashes: [hashes[0], other, hashes[2]] },
       bearer(accessToken),
     );
-    expect(refused.status).toBe(403);
-    expect(refused.body.error).toBe('access_denied');
+    expect(refused).toEqual({
+      status: 401,
+      body: { error: 'invalid_token', error_description: 'the access token is unknown' },
+    });
     expect(await issuedCertificates()).toBe(before);
     expect(
       (await cscRecords()).filter((r) => JSON.stringify(r.documents ?? '').includes(other)),
@@ -764,5 +756,278 @@ describe('the CSC API v2', () => {
     const unknown = await fetch(url, { redirect: 'manual' });
     expect(unknown.status).toBe(401);
     expect(await unknown.json()).toEqual({ error: 'invalid_client', error_description: 'unknown client_id' });
+  });
+});
+
+describe('the CSC table is no use to an attacker who reads and writes it', () => {
+  it('keeps no ID token in clear in CODE# or TOKEN#, and a TOKEN# written from a CODE# for an unregistered client signs nothing', async () => {
+    const authorized = await authorize(ALICE, 'credential');
+    const before = await issuedCertificates();
+    // The attacker reads the code's item and writes an access token of their own from it for `attacker`.
+    const attackerToken = randomBytes(32).toString('base64url');
+    await withCscTable(async (doc, TableName) => {
+      const { Item } = await doc.send(
+        new GetCommand({ TableName, Key: { pk: `CODE#${sha256Hex(authorized.code)}` } }),
+      );
+      const stored = JSON.stringify(Item);
+      expect(stored).not.toContain(CITIZEN.personalIdentityNumber);
+      expect(stored).not.toMatch(/eyJ[A-Za-z0-9_-]+\.eyJ/);
+      const grant = asAttacker(Item!.grant as string, (g) => {
+        g.clientId = 'attacker';
+        g.expiresAt = Math.floor(Date.now() / 1000) + 60;
+      });
+      await doc.send(
+        new PutCommand({
+          TableName,
+          Item: {
+            pk: `TOKEN#${sha256Hex(attackerToken)}`,
+            clientId: 'attacker',
+            grant,
+            expiresAt: Math.floor(Date.now() / 1000) + 60,
+          },
+        }),
+      );
+    });
+    const stolen = await post('/signatures/signHash', signHashBody(authorized), bearer(attackerToken));
+    expect(stolen.status).toBe(401);
+    expect(stolen.body.error).toBe('invalid_token');
+    expect((await cscRecords()).filter((r) => r.clientId === 'csc:attacker')).toHaveLength(0);
+    expect(await issuedCertificates()).toBe(before);
+
+    // The real client still redeems its code and signs; its TOKEN# holds no ID token in clear either.
+    const token = await tokenFor(ALICE, authorized);
+    expect(token.status).toBe(200);
+    const accessToken = token.body.access_token as string;
+    const tokenItem = await withCscTable(async (doc, TableName) =>
+      doc.send(new GetCommand({ TableName, Key: { pk: `TOKEN#${sha256Hex(accessToken)}` } })),
+    );
+    expect(JSON.stringify(tokenItem.Item)).not.toMatch(/eyJ[A-Za-z0-9_-]+\.eyJ/);
+    const signed = await post('/signatures/signHash', signHashBody(authorized), bearer(accessToken));
+    expect(signed.status).toBe(200);
+  });
+
+  it('sends the browser with a code only to a redirect URI registered for the client, whatever FLOW# says', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const url = new URL(`${csc}/oauth2/authorize`);
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: ALICE.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'service',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+      state: 'flow-attack',
+    }))
+      url.searchParams.set(k, v);
+    const started = await fetch(url, { redirect: 'manual' });
+    const toIdp = new URL(started.headers.get('location')!);
+    // The flow handle travels in the URL (the attacker may have started the flow): with it, the
+    // attacker rewrites the flow to send the code elsewhere, sealing it anew as the service would.
+    const state = toIdp.searchParams.get('state')!;
+    await withCscTable(async (doc, TableName) => {
+      for (const pk of [`FLOW#${state}`, `FLOW#${sha256Hex(state)}`]) {
+        const { Item } = await doc.send(new GetCommand({ TableName, Key: { pk } }));
+        if (!Item) continue;
+        const flow = Item.flow as string;
+        const sealed = flow.startsWith('v1.');
+        const opened = (sealed ? unseal(state, pk, flow) : JSON.parse(flow)) as {
+          request: { redirectUri: string };
+        };
+        opened.request.redirectUri = 'http://evil.example/steal';
+        const rewritten = sealed ? seal(state, pk, opened) : JSON.stringify(opened);
+        await doc.send(new PutCommand({ TableName, Item: { ...Item, flow: rewritten } }));
+        return;
+      }
+      throw new Error('no FLOW# item for the state');
+    });
+    const atCallback = await loginAtLocalIdp(
+      toIdp,
+      process.env.CSC_IDP_REDIRECT_URI!,
+      CITIZEN.personalIdentityNumber,
+      'sign',
+    );
+    const back = await fetch(atCallback, { redirect: 'manual' });
+    expect(back.headers.get('location') ?? '').not.toContain('evil.example');
+    expect(back.status).toBe(400);
+    expect(await back.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'redirect_uri is not registered for this client',
+    });
+  });
+
+  it('answers a FLOW# edited without the state as an unknown authorization', async () => {
+    const url = new URL(`${csc}/oauth2/authorize`);
+    const verifier = randomBytes(32).toString('base64url');
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: ALICE.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'service',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(k, v);
+    const toIdp = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location')!);
+    const state = toIdp.searchParams.get('state')!;
+    await withCscTable(async (doc, TableName) => {
+      const pk = `FLOW#${sha256Hex(state)}`;
+      const { Item } = await doc.send(new GetCommand({ TableName, Key: { pk } }));
+      expect(Item).toBeDefined();
+      expect(JSON.stringify(Item)).not.toContain(ALICE.clientId);
+      const flow = asAttacker(Item!.flow as string, () => undefined);
+      await doc.send(new PutCommand({ TableName, Item: { ...Item, flow } }));
+    });
+    const atCallback = await loginAtLocalIdp(
+      toIdp,
+      process.env.CSC_IDP_REDIRECT_URI!,
+      CITIZEN.personalIdentityNumber,
+      'sign',
+    );
+    const back = await fetch(atCallback, { redirect: 'manual' });
+    expect([back.status, await back.json()]).toEqual([
+      400,
+      { error: 'invalid_request', error_description: 'unknown, used or expired authorization (state)' },
+    ]);
+  });
+
+  it("does not let a RESP# written to point at another request return that request's signature", async () => {
+    const startA = async () => {
+      const authorized = await authorize(ALICE, 'credential');
+      const token = await tokenFor(ALICE, authorized);
+      const headers = bearer(token.body.access_token as string);
+      const started = await post(
+        '/signatures/signHash',
+        { ...signHashBody(authorized), operationMode: 'A' },
+        headers,
+      );
+      expect(started.status).toBe(200);
+      return { authorized, headers, responseID: started.body.responseID as string };
+    };
+    const [mine, theirs] = [await startA(), await startA()];
+    const poll = async (p: { headers: Record<string, string>; responseID: string }) => {
+      let polled: Answer | undefined;
+      for (let i = 0; i < 60; i++) {
+        polled = await post('/signatures/signPolling', { responseID: p.responseID }, p.headers);
+        if (polled.status === 200) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      return polled!;
+    };
+    const theirSignature = (await poll(theirs)).body.signatures as string[];
+    expect(theirSignature).toHaveLength(1);
+    // The attacker points my RESP# at their request: the requestId edited, or their stored outcome copied.
+    await withCscTable(async (doc, TableName) => {
+      const get = async (responseID: string) =>
+        (await doc.send(new GetCommand({ TableName, Key: { pk: `RESP#${sha256Hex(responseID)}` } }))).Item!;
+      const [myItem, theirItem] = [await get(mine.responseID), await get(theirs.responseID)];
+      const theirRequestId = (() => {
+        try {
+          return (JSON.parse(theirItem.response as string) as { requestId: string }).requestId;
+        } catch {
+          return undefined;
+        }
+      })();
+      const response =
+        theirRequestId === undefined
+          ? theirItem.response
+          : asAttacker(myItem.response as string, (r) => {
+              r.requestId = theirRequestId;
+            });
+      await doc.send(new PutCommand({ TableName, Item: { ...myItem, response } }));
+    });
+    const redirected = await post('/signatures/signPolling', { responseID: mine.responseID }, mine.headers);
+    expect(redirected.body.signatures).toBeUndefined();
+    expect(redirected).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        error_description: 'Invalid parameter responseID: unknown, expired or not of this access token',
+      },
+    });
+    // Their outcome is still theirs.
+    expect((await poll(theirs)).body.signatures).toEqual(theirSignature);
+  });
+});
+
+describe('OAuth to the RFCs', () => {
+  it('grants authorization_details in the token response, and requires redirect_uri at the token endpoint when authorize had it', async () => {
+    const authorized = await authorize(ALICE, 'credential', { documents: 2 });
+    const withoutRedirect = await post(
+      '/oauth2/token',
+      { grant_type: 'authorization_code', code: authorized.code, code_verifier: authorized.verifier },
+      { authorization: basic(ALICE) },
+      true,
+    );
+    expect(withoutRedirect).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_grant',
+        error_description: 'redirect_uri differs from the authorization request',
+      },
+    });
+    const again = await authorize(ALICE, 'credential', { documents: 2 });
+    const token = await tokenFor(ALICE, again);
+    expect(token.status).toBe(200);
+    expect(token.body.authorization_details).toEqual([
+      {
+        type: 'credential',
+        credentialID: 'onetime-ec-p256',
+        hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+        numSignatures: 2,
+        documentDigests: again.hashes.map((h, i) => ({
+          hash: Buffer.from(h, 'base64url').toString('base64'),
+          label: `document-${i + 1}.pdf`,
+        })),
+      },
+    ]);
+  });
+
+  it('answers every 401 of a resource method with a Bearer challenge naming the error (RFC 6750 3)', async () => {
+    for (const [path, authorization] of [
+      ['/signatures/signHash', 'Bearer not-a-token'],
+      ['/signatures/signHash', undefined],
+      ['/credentials/list', 'Bearer not-a-token'],
+      ['/signatures/signPolling', 'Basic abc'],
+    ] as const) {
+      const res = await fetch(`${csc}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify({ responseID: 'x', credentialID: 'onetime-ec-p256' }),
+      });
+      expect(res.status).toBe(401);
+      const body = (await res.json()) as { error: string; error_description: string };
+      expect(body.error).toBe('invalid_token');
+      expect(res.headers.get('www-authenticate')).toBe(
+        `Bearer realm="csc", error="invalid_token", error_description="${body.error_description}"`,
+      );
+    }
+  });
+});
+
+describe('abuse', () => {
+  it('keeps only the known parameters of a pushed authorization request (80 unknown of 1,000 characters are dropped)', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const params: Record<string, string> = {
+      response_type: 'code',
+      client_id: ALICE.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'service',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    };
+    for (let i = 0; i < 80; i++) params[`padding${i}`] = 'x'.repeat(1000);
+    const pushed = await post('/oauth2/pushed_authorize', params, { authorization: basic(ALICE) }, true);
+    expect(pushed.status).toBe(201);
+    const item = await withCscTable(async (doc, TableName) =>
+      doc.send(
+        new GetCommand({
+          TableName,
+          Key: { pk: `PAR#${sha256Hex(pushed.body.request_uri as string)}` },
+        }),
+      ),
+    );
+    const stored = JSON.stringify(item.Item);
+    expect(stored).not.toContain('padding');
+    expect(stored.length).toBeLessThan(1000);
   });
 });
