@@ -14,7 +14,8 @@
  * Exit 0 when all agree, 1 when something is named, 2 when it could not run.
  *
  * prove checks one signed request's receipt: the audit key's signature over its entry as chain head, its
- * leaf is the request's signature event (the hash of the signature the request returned), the inclusion
+ * leaf is the request's signature event, its entry holds the request's signature event of every signature
+ * the request returned (each document's, with its hash), the inclusion
  * path leads to the entry hash, and the chain links that entry to an anchored checkpoint; exit 0 proven,
  * 1 not, 2 could not run.
  *
@@ -23,9 +24,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { X509Certificate, createHash } from 'node:crypto';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import { ContentInfo, SignedData } from '@peculiar/asn1-cms';
+import { X509Certificate } from 'node:crypto';
 import { documentClient } from '@pipeline/adapters/aws';
 import { auditAnchorStore } from '@pipeline/adapters/anchors';
 import { RequestRepository, AuditRepository, CertificateRepository } from '@pipeline/adapters/dynamodb';
@@ -40,9 +39,17 @@ import {
   verifyAuditStore,
 } from '@pipeline/audit';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { signerSignatures } from '@pipeline/der';
 import { checkRevocations, type RevocationCheck } from '@pipeline/ca';
 import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '@pipeline/config';
-import { eventsOf, keyUsage, proveReceipt, type StoredAuditLog } from '@pipeline/core/audit';
+import {
+  eventsOf,
+  keyUsage,
+  proveReceipt,
+  proveReturnedSignatures,
+  type ReturnedSignature,
+  type StoredAuditLog,
+} from '@pipeline/core/audit';
 import type { SignRequestRecord } from '@pipeline/core/signing';
 import { TABLES, tableName } from '@pipeline/resources';
 import { LOCAL_DIR } from './local/paths';
@@ -52,13 +59,22 @@ import { useLocalHsmEnv } from './local/token';
 const USAGE =
   'usage: npm run audit -- verify [--json] [--public-key <pem file>] | prove <requestId> [--public-key <pem file>] | checkpoint';
 
-/** The signature the request returned: the raw signature, or the signer's signature inside the CMS. */
-function returnedSignature(record: SignRequestRecord): Buffer | undefined {
-  if (record.signature) return Buffer.from(record.signature, 'base64');
-  if (!record.cms) return undefined;
-  const info = AsnConvert.parse(Buffer.from(record.cms, 'base64'), ContentInfo);
-  const signed = AsnConvert.parse(info.content, SignedData);
-  return Buffer.from(signed.signerInfos[0].signature.buffer);
+/**
+ * The signatures the request returned: the raw signature, or the signer's inside the CMS; for a request
+ * with documents, each document's, with its index.
+ */
+function returnedSignatures(record: SignRequestRecord): ReturnedSignature[] {
+  const of = (result: { signature?: string; cms?: string }): Buffer | undefined => {
+    if (result.signature) return Buffer.from(result.signature, 'base64');
+    return result.cms ? signerSignatures(Buffer.from(result.cms, 'base64'))[0] : undefined;
+  };
+  const returned: ReturnedSignature[] = [];
+  for (const result of record.documentResults ?? [record]) {
+    const signature = of(result);
+    const documentIndex = 'index' in result ? result.index : undefined;
+    if (signature) returned.push({ signature, ...(documentIndex === undefined ? {} : { documentIndex }) });
+  }
+  return returned;
 }
 
 /** Revocations in the records, the audit log and the published CRL; undefined without CA certificates. */
@@ -158,23 +174,12 @@ async function prove({ rest, doc, store, anchors, publicKey }: AuditCommandConte
     await publicKey(),
     await anchors?.readAll(),
   );
-  const event =
-    proof.eventText === undefined ? undefined : (JSON.parse(proof.eventText) as Record<string, string>);
-  const signature = returnedSignature(record);
   const steps = [...proof.steps];
   let ok = proof.ok;
-  if (event) {
-    const matches =
-      event.type === 'signature.made' &&
-      event.requestId === id &&
-      signature !== undefined &&
-      event.signatureHash === createHash('sha256').update(signature).digest('hex');
-    steps.unshift(
-      matches
-        ? `leaf: signature.made for ${id}, hash of the returned signature`
-        : `FAILED: the leaf is not this request's signature event`,
-    );
-    ok &&= matches;
+  if (proof.eventText !== undefined) {
+    const signatures = proveReturnedSignatures(id, proof, returnedSignatures(record));
+    steps.unshift(...signatures.steps);
+    ok &&= signatures.ok;
   }
   for (const line of steps) console.log(`  ${line}`);
   console.log(ok ? `proven: request ${id}` : `NOT PROVEN: request ${id}`);
