@@ -10,7 +10,8 @@
  * (truncations, rewinds, gaps, entries left uncovered longer than AUDIT_ANCHOR_MAX_LAG_SECONDS),
  * cross-checks every revocation between the certificate records, the audit log and the published CRL,
  * and names any key used for two requests and every refused attempt to have a key certified again (a
- * copy of a certified key, or one re-encoded), with the request and serial it was certified for.
+ * copy of a certified key, or one re-encoded), with the request and serial it was certified for, and
+ * every request id, identity assertion and public key certified more than once (superseded pairs apart).
  * Exit 0 when all agree, 1 when something is named, 2 when it could not run.
  *
  * prove checks one signed request's receipt: the audit key's signature over its entry as chain head, its
@@ -32,6 +33,7 @@ import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { pkiPublisher } from '@pipeline/adapters/publish';
 import {
   AuditLog,
+  formatCertifications,
   formatKeyUsage,
   formatReport,
   hsmAuditSigner,
@@ -43,6 +45,7 @@ import { signerSignatures } from '@pipeline/der';
 import { checkRevocations, type RevocationCheck } from '@pipeline/ca';
 import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '@pipeline/config';
 import {
+  certifications,
   eventsOf,
   keyUsage,
   proveReceipt,
@@ -208,14 +211,26 @@ async function verify({
   const agree = !revoked || (revoked.disagreements.length === 0 && !revoked.crlInvalid);
   const keys = keyUsage(eventsOf(log));
   const keysClean = keys.reused.length === 0 && keys.keyAttempts.length === 0;
+  const certified = certifications(log);
   if (rest.includes('--json')) {
     const { reused, keyAttempts } = keys;
-    console.log(JSON.stringify({ ...report, revocations: revoked, keys: { reused, keyAttempts } }, null, 2));
+    const output = {
+      ...report,
+      revocations: revoked,
+      keys: { reused, keyAttempts },
+      certificates: certified,
+    };
+    console.log(JSON.stringify(output, null, 2));
   } else {
-    const lines = [...formatReport(report), ...formatRevocations(revoked), ...formatKeyUsage(keys)];
+    const lines = [
+      ...formatReport(report),
+      ...formatRevocations(revoked),
+      ...formatKeyUsage(keys),
+      ...formatCertifications(certified),
+    ];
     for (const line of lines) console.log(line);
   }
-  return report.intact && agree && keysClean ? 0 : 1;
+  return report.intact && agree && keysClean && certified.repeated.length === 0 ? 0 : 1;
 }
 
 /** `checkpoint`: a checkpoint signed now with the audit key, and anchored. */

@@ -1,5 +1,11 @@
 export { canonicalJson } from './canonical';
 export {
+  certifications,
+  type CertificationReport,
+  type RepeatedCertification,
+  type SupersededPair,
+} from './certifications';
+export {
   auditPublicKey,
   canonicalCheckpoint,
   checkpointBody,
