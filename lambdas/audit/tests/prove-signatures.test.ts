@@ -49,7 +49,7 @@ test('one signature: proven by the leaf the receipt names', async () => {
   const { returned, proof } = await signed('req-x', undefined);
   expect(proveReturnedSignatures('req-x', proof, returned)).toEqual({
     ok: true,
-    steps: ['signature.made for req-x, hash of the returned signature'],
+    steps: ['leaf: signature.made for req-x, hash of the returned signature'],
   });
   const other = [{ signature: randomBytes(64) }];
   expect(proveReturnedSignatures('req-x', proof, other).ok).toBe(false);

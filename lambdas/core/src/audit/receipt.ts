@@ -187,7 +187,7 @@ export function proveReturnedSignatures(
     ok &&= found;
     steps.push(
       found
-        ? `${document}signature.made for ${requestId}, hash of the returned signature`
+        ? `${document || 'leaf: '}signature.made for ${requestId}, hash of the returned signature`
         : `FAILED: ${document}no signature.made for ${requestId} in the entry with the hash of the returned signature`,
     );
   }

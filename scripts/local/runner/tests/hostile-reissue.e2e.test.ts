@@ -64,7 +64,7 @@ test('the same login resubmitted after its request and the registers were delete
   const { idToken } = await obtainIdToken({
     issuer: localIssuer(),
     clientId: CLIENT_IDS.signingService,
-    personalIdentityNumber: TEST_CITIZENS[3].personalIdentityNumber,
+    personalIdentityNumber: TEST_CITIZENS[4].personalIdentityNumber,
     nonce: signRequestNonce(binding),
   });
   const body = { ...binding, identityAssertion: idToken };
