@@ -1,10 +1,5 @@
 export { canonicalJson } from './canonical';
-export {
-  certifications,
-  type CertificationReport,
-  type RepeatedCertification,
-  type SupersededPair,
-} from './certifications';
+export { certifications, type CertificationReport } from './certifications';
 export {
   auditPublicKey,
   canonicalCheckpoint,
