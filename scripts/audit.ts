@@ -10,11 +10,13 @@
  * (truncations, rewinds, gaps, entries left uncovered longer than AUDIT_ANCHOR_MAX_LAG_SECONDS),
  * cross-checks every revocation between the certificate records, the audit log and the published CRL,
  * and names any key used for two requests and every refused attempt to have a key certified again (a
- * copy of a certified key, or one re-encoded), with the request and serial it was certified for.
+ * copy of a certified key, or one re-encoded), with the request and serial it was certified for, and
+ * every request id, identity assertion and public key certified more than once (superseded pairs apart).
  * Exit 0 when all agree, 1 when something is named, 2 when it could not run.
  *
  * prove checks one signed request's receipt: the audit key's signature over its entry as chain head, its
- * leaf is the request's signature event (the hash of the signature the request returned), the inclusion
+ * leaf is the request's signature event, its entry holds the request's signature event of every signature
+ * the request returned (each document's, with its hash), the inclusion
  * path leads to the entry hash, and the chain links that entry to an anchored checkpoint; exit 0 proven,
  * 1 not, 2 could not run.
  *
@@ -23,9 +25,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { X509Certificate, createHash } from 'node:crypto';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import { ContentInfo, SignedData } from '@peculiar/asn1-cms';
+import { X509Certificate } from 'node:crypto';
 import { documentClient } from '@pipeline/adapters/aws';
 import { auditAnchorStore } from '@pipeline/adapters/anchors';
 import { RequestRepository, AuditRepository, CertificateRepository } from '@pipeline/adapters/dynamodb';
@@ -33,6 +33,7 @@ import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
 import { pkiPublisher } from '@pipeline/adapters/publish';
 import {
   AuditLog,
+  formatCertifications,
   formatKeyUsage,
   formatReport,
   hsmAuditSigner,
@@ -40,9 +41,18 @@ import {
   verifyAuditStore,
 } from '@pipeline/audit';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
+import { signerSignatures } from '@pipeline/der';
 import { checkRevocations, type RevocationCheck } from '@pipeline/ca';
 import { loadAuditConfig, loadAwsConfig, loadCaConfig, loadHsmConfig } from '@pipeline/config';
-import { eventsOf, keyUsage, proveReceipt, type StoredAuditLog } from '@pipeline/core/audit';
+import {
+  certifications,
+  eventsOf,
+  keyUsage,
+  proveReceipt,
+  proveReturnedSignatures,
+  type ReturnedSignature,
+  type StoredAuditLog,
+} from '@pipeline/core/audit';
 import type { SignRequestRecord } from '@pipeline/core/signing';
 import { TABLES, tableName } from '@pipeline/resources';
 import { LOCAL_DIR } from './local/paths';
@@ -52,13 +62,22 @@ import { useLocalHsmEnv } from './local/token';
 const USAGE =
   'usage: npm run audit -- verify [--json] [--public-key <pem file>] | prove <requestId> [--public-key <pem file>] | checkpoint';
 
-/** The signature the request returned: the raw signature, or the signer's signature inside the CMS. */
-function returnedSignature(record: SignRequestRecord): Buffer | undefined {
-  if (record.signature) return Buffer.from(record.signature, 'base64');
-  if (!record.cms) return undefined;
-  const info = AsnConvert.parse(Buffer.from(record.cms, 'base64'), ContentInfo);
-  const signed = AsnConvert.parse(info.content, SignedData);
-  return Buffer.from(signed.signerInfos[0].signature.buffer);
+/**
+ * The signatures the request returned: the raw signature, or the signer's inside the CMS; for a request
+ * with documents, each document's, with its index.
+ */
+function returnedSignatures(record: SignRequestRecord): ReturnedSignature[] {
+  const of = (result: { signature?: string; cms?: string }): Buffer | undefined => {
+    if (result.signature) return Buffer.from(result.signature, 'base64');
+    return result.cms ? signerSignatures(Buffer.from(result.cms, 'base64'))[0] : undefined;
+  };
+  const returned: ReturnedSignature[] = [];
+  for (const result of record.documentResults ?? [record]) {
+    const signature = of(result);
+    const documentIndex = 'index' in result ? result.index : undefined;
+    if (signature) returned.push({ signature, ...(documentIndex === undefined ? {} : { documentIndex }) });
+  }
+  return returned;
 }
 
 /** Revocations in the records, the audit log and the published CRL; undefined without CA certificates. */
@@ -158,23 +177,12 @@ async function prove({ rest, doc, store, anchors, publicKey }: AuditCommandConte
     await publicKey(),
     await anchors?.readAll(),
   );
-  const event =
-    proof.eventText === undefined ? undefined : (JSON.parse(proof.eventText) as Record<string, string>);
-  const signature = returnedSignature(record);
   const steps = [...proof.steps];
   let ok = proof.ok;
-  if (event) {
-    const matches =
-      event.type === 'signature.made' &&
-      event.requestId === id &&
-      signature !== undefined &&
-      event.signatureHash === createHash('sha256').update(signature).digest('hex');
-    steps.unshift(
-      matches
-        ? `leaf: signature.made for ${id}, hash of the returned signature`
-        : `FAILED: the leaf is not this request's signature event`,
-    );
-    ok &&= matches;
+  if (proof.eventText !== undefined) {
+    const signatures = proveReturnedSignatures(id, proof, returnedSignatures(record));
+    steps.unshift(...signatures.steps);
+    ok &&= signatures.ok;
   }
   for (const line of steps) console.log(`  ${line}`);
   console.log(ok ? `proven: request ${id}` : `NOT PROVEN: request ${id}`);
@@ -203,14 +211,26 @@ async function verify({
   const agree = !revoked || (revoked.disagreements.length === 0 && !revoked.crlInvalid);
   const keys = keyUsage(eventsOf(log));
   const keysClean = keys.reused.length === 0 && keys.keyAttempts.length === 0;
+  const certified = certifications(log);
   if (rest.includes('--json')) {
     const { reused, keyAttempts } = keys;
-    console.log(JSON.stringify({ ...report, revocations: revoked, keys: { reused, keyAttempts } }, null, 2));
+    const output = {
+      ...report,
+      revocations: revoked,
+      keys: { reused, keyAttempts },
+      certificates: certified,
+    };
+    console.log(JSON.stringify(output, null, 2));
   } else {
-    const lines = [...formatReport(report), ...formatRevocations(revoked), ...formatKeyUsage(keys)];
+    const lines = [
+      ...formatReport(report),
+      ...formatRevocations(revoked),
+      ...formatKeyUsage(keys),
+      ...formatCertifications(certified),
+    ];
     for (const line of lines) console.log(line);
   }
-  return report.intact && agree && keysClean ? 0 : 1;
+  return report.intact && agree && keysClean && certified.repeated.length === 0 ? 0 : 1;
 }
 
 /** `checkpoint`: a checkpoint signed now with the audit key, and anchored. */

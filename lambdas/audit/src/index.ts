@@ -1,3 +1,3 @@
 export { AuditLog } from './audit-log';
 export { hsmAuditSigner, loadAuditPublicKey, provisionAuditKey } from './hsm-signer';
-export { formatKeyUsage, formatReport, verifyAuditStore } from './verify';
+export { formatCertifications, formatKeyUsage, formatReport, verifyAuditStore } from './verify';

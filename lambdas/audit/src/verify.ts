@@ -4,6 +4,7 @@ import {
   type AnchorCheckOptions,
   type AuditStore,
   type AuditVerificationReport,
+  type CertificationReport,
   type CheckpointSignatureCheck,
   type KeyUsageReport,
   type StoredAuditLog,
@@ -76,6 +77,32 @@ export function formatKeyUsage(usage: KeyUsageReport): string[] {
       `  refused: key ${short(a.keySpkiHash)}${before}, presented ${what}${where} for request ` +
         `${a.requestId ?? '?'}: ${a.code} by the ${a.by === 'ca' ? 'CA' : 'signer'}`,
     );
+  }
+  return lines;
+}
+
+/**
+ * Human-readable lines on the certificates the log names: every request id, identity assertion and public
+ * key certified more than once (one approval, two certificates), and the superseded pairs (a takeover's
+ * second certificate after the first was revoked `superseded`), which are not a failure.
+ */
+export function formatCertifications(report: CertificationReport): string[] {
+  const pairs = report.superseded.length;
+  const summary =
+    `certificates: ${report.certificates} issued` +
+    (pairs === 0 ? '' : `, ${pairs} superseded pair${pairs === 1 ? '' : 's'}`);
+  const lines = [
+    report.repeated.length === 0 ? `${summary}; each request, assertion and key certified once` : summary,
+  ];
+  for (const p of report.superseded) {
+    lines.push(
+      `  superseded: request ${p.requestId}: serial ${p.revokedSerial} revoked (superseded), replaced by serial ${p.serial}`,
+    );
+  }
+  for (const r of report.repeated) {
+    const what = r.by === 'request' ? `request ${r.value}` : `${r.by} ${r.value}`;
+    const serials = r.issuances.map((i) => `${i.serial} (request ${i.requestId})`).join(', ');
+    lines.push(`  CERTIFIED ${r.issuances.length} TIMES: ${what}: serials ${serials}`);
   }
   return lines;
 }

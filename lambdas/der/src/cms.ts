@@ -253,6 +253,19 @@ function withRevocationInfo(signedDataDer: Buffer, data: ValidationData | undefi
   return derElement(0x30, Buffer.concat([...fields, crls, signerInfos]));
 }
 
+/**
+ * The signature values of a CMS ContentInfo's SignerInfos, in order. SignedData is split by hand, because
+ * the schema's RevocationInfoChoice knows only the `other` choice and refuses a CRL in `crls` (a B-LT
+ * container carries the root's CRL there): signerInfos is SignedData's last field whatever precedes it.
+ */
+export function signerSignatures(cmsDer: Buffer): Buffer[] {
+  const info = AsnConvert.parse(cmsDer, ContentInfo);
+  if (info.contentType !== id_signedData) throw new Error('not a CMS SignedData');
+  const signerInfos = derChildren(Buffer.from(info.content)).pop();
+  if (!signerInfos) throw new Error('a SignedData without signerInfos');
+  return AsnConvert.parse(signerInfos, SignerInfos).map((s) => Buffer.from(s.signature.buffer));
+}
+
 function uniqueDer(list: readonly Buffer[]): Buffer[] {
   const seen = new Set<string>();
   return list.filter((der) => {

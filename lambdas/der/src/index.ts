@@ -2,7 +2,13 @@ export { buildCsr, buildCsrBySchema, verifyCsr, verifyCsrByParse, verifyOwnCsr }
 export { keyTypeOfSpki } from './algorithms';
 export { encodeName, nameDerOf } from './name';
 export { derChildren, pem, pemToDer } from './der';
-export { buildSignedData, prepareCmsContainer, signedAttributes, signedAttributesDer } from './cms';
+export {
+  buildSignedData,
+  prepareCmsContainer,
+  signedAttributes,
+  signedAttributesDer,
+  signerSignatures,
+} from './cms';
 export { BadCsrError, CsrSignatureInvalidError, PkiError } from './errors';
 export {
   caExtensions,

@@ -19,7 +19,14 @@ import {
   opensslSigningCertificateV2Hash,
   runOpenssl,
 } from '../../../scripts/local/verify/openssl';
-import { buildSignedData, pemToDer, signedAttributes, signedAttributesDer } from '../src';
+import {
+  buildSignedData,
+  ocspErrorResponse,
+  pemToDer,
+  signedAttributes,
+  signedAttributesDer,
+  signerSignatures,
+} from '../src';
 
 let dir: string;
 const openssl = (...args: string[]): string =>
@@ -153,6 +160,8 @@ function cmsFor(options: {
   scheme: SignatureAlgorithm;
   profile: AdesProfile;
   certificatesDer?: Buffer[];
+  validationData?: Parameters<typeof buildSignedData>[0]['validationData'];
+  signingTime?: Date;
 }): Buffer {
   const hash = nodeHashName(options.digestAlgorithm);
   const attributes = signedAttributes({
@@ -160,7 +169,7 @@ function cmsFor(options: {
     digestAlgorithm: options.digestAlgorithm,
     messageDigest: createHash(hash).update(options.document).digest(),
     certificateDer: options.leaf.der,
-    signingTime: new Date(),
+    signingTime: options.signingTime ?? new Date(),
   });
   const key =
     options.scheme === 'RSASSA-PSS'
@@ -177,6 +186,7 @@ function cmsFor(options: {
     digestAlgorithm: options.digestAlgorithm,
     signatureAlgorithm: options.scheme,
     certificatesDer: options.certificatesDer ?? [options.leaf.der, pemToDer(issuingPem)],
+    ...(options.validationData ? { validationData: options.validationData } : {}),
   });
 }
 
@@ -238,4 +248,51 @@ test('a changed byte in the signed attributes or in the certificate fails verifi
   const inCertificate = Buffer.from(cms);
   inCertificate[cms.indexOf(leaf.der) + leaf.der.length - 5] ^= 1;
   expect(opensslCmsVerify({ cms: inCertificate, content: document, rootPem }).ok).toBe(false);
+});
+
+test('signerSignatures reads the signature value of a B-LT container whose crls hold a CRL and an OCSP response', () => {
+  // The root's CRL as openssl makes it, and an OCSP response: what the pipeline's B-LT CAdES carries.
+  const write = (file: string, text: string): void =>
+    void execFileSync('tee', [join(dir, file)], { input: text, stdio: ['pipe', 'ignore', 'ignore'] });
+  write('index.txt', '');
+  write('crlnumber', '01\n');
+  write(
+    'crl.cnf',
+    '[ca]\ndefault_ca=d\n[d]\ndatabase=index.txt\ncrlnumber=crlnumber\ndefault_md=sha256\ndefault_crl_days=1\n',
+  );
+  openssl(
+    'ca',
+    '-gencrl',
+    '-config',
+    'crl.cnf',
+    '-keyfile',
+    'root.key',
+    '-cert',
+    'root.pem',
+    '-out',
+    'root.crl',
+  );
+  const crl = pemToDer(readFileSync(join(dir, 'root.crl'), 'utf8').replace(/X509 CRL/g, 'CERTIFICATE'));
+  // RSA PKCS#1 v1.5 at a fixed signing time: the signature value is known beforehand.
+  const leaf = leaves.get('rsa:2048')!;
+  const document = randomBytes(40);
+  const signingTime = new Date('2026-11-28T10:00:00Z');
+  const cms = cmsFor({
+    leaf,
+    document,
+    digestAlgorithm: 'SHA-256',
+    scheme: 'RSASSA-PKCS1-v1_5',
+    profile: 'CAdES-B-B',
+    signingTime,
+    validationData: { certificates: [], crls: [crl], ocspResponses: [ocspErrorResponse('tryLater')] },
+  });
+  expect(opensslCmsVerify({ cms, content: document, rootPem }).output).toContain('Verification successful');
+  const attributes = signedAttributes({
+    profile: 'CAdES-B-B',
+    digestAlgorithm: 'SHA-256',
+    messageDigest: createHash('sha256').update(document).digest(),
+    certificateDer: leaf.der,
+    signingTime,
+  });
+  expect(signerSignatures(cms)).toEqual([sign('sha256', signedAttributesDer(attributes), leaf.key)]);
 });

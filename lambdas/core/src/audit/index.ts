@@ -1,4 +1,5 @@
 export { canonicalJson } from './canonical';
+export { certifications, type CertificationReport } from './certifications';
 export {
   auditPublicKey,
   canonicalCheckpoint,
@@ -27,7 +28,13 @@ export {
   parseAuditItems,
 } from './layout';
 export { inclusionPaths, merkleRoot, rootFromInclusionPath } from './merkle';
-export { proveReceipt, receiptCovers, receiptsOf } from './receipt';
+export {
+  proveReceipt,
+  proveReturnedSignatures,
+  receiptCovers,
+  receiptsOf,
+  type ReturnedSignature,
+} from './receipt';
 export { signHead, verifySignedHead } from './signed-head';
 export type {
   AnchoredCheckpoint,

@@ -8,12 +8,19 @@
  * head. That the entry itself is still linked into its chain and covered by a signed checkpoint is
  * `proveReceipt`'s second half, over a stored log.
  */
-import type { KeyObject } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import { parseCheckpointBody, verifyCheckpointSignature } from './checkpoint';
 import { entryHash } from './entry';
 import { inclusionPaths, merkleRoot, rootFromInclusionPath } from './merkle';
 import { verifySignedHead } from './signed-head';
-import type { AuditEntry, AuditReceipt, CheckpointBody, StoredAuditLog, StoredCheckpoint } from './types';
+import type {
+  AuditEntry,
+  AuditEvent,
+  AuditReceipt,
+  CheckpointBody,
+  StoredAuditLog,
+  StoredCheckpoint,
+} from './types';
 
 /** One receipt per event of a freshly built entry, in event order. */
 export function receiptsOf(entry: AuditEntry): AuditReceipt[] {
@@ -46,6 +53,8 @@ export interface ReceiptProof {
   readonly ok: boolean;
   /** The event the receipt points at (its canonical text), when the entry is there. */
   readonly eventText?: string;
+  /** Every event of the receipt's entry, when they all hash to the entry hash the receipt names. */
+  readonly entryEvents?: readonly string[];
   /** The signed checkpoint that covers the entry, if any. */
   readonly checkpoint?: number;
   /** True when that checkpoint was read from the anchor store (outside the table). */
@@ -114,6 +123,16 @@ export function proveReceipt(
   steps.push(
     `leaf ${receipt.leafIndex} of ${receipt.treeSize} is in entry ${where} (${receipt.path.length} path hashes)`,
   );
+  const whole =
+    entryHash(
+      receipt.chain,
+      receipt.sequence,
+      entry.prevHash,
+      merkleRoot(entry.events),
+      entry.events.length,
+      entry.timestamp,
+    ) === receipt.hash;
+  const proven = { eventText, ...(whole ? { entryEvents: entry.events } : {}) };
 
   const anchored = anchors !== undefined;
   const covering = coveringCheckpoint(receipt, anchors ?? log.checkpoints, signed);
@@ -121,16 +140,74 @@ export function proveReceipt(
   if (!covering) {
     if (headSigned) {
       steps.push(`no signed ${name} covers the entry yet`);
-      return { ok: true, eventText, steps };
+      return { ok: true, ...proven, steps };
     }
-    return fail(`no signed ${name} covers the entry yet`, { eventText });
+    return fail(`no signed ${name} covers the entry yet`, proven);
   }
   const recorded = covering.heads.find((h) => h.chain === receipt.chain)!;
   const broken = brokenLink(receipt, bySequence, recorded, `${name} ${covering.sequence}`);
-  if (broken) return fail(broken.why, broken.withEvent ? { eventText } : {});
+  if (broken) return fail(broken.why, broken.withEvent ? proven : {});
   steps.push(`entry linked to the head recorded by signed ${name} ${covering.sequence}`);
-  return { ok: true, eventText, checkpoint: covering.sequence, anchored, steps };
+  return { ok: true, ...proven, checkpoint: covering.sequence, anchored, steps };
 }
+
+/** A signature a request returned: raw, or its CMS's SignerInfo's; with its document's index in a `documents` request. */
+export interface ReturnedSignature {
+  readonly signature: Buffer;
+  readonly documentIndex?: number;
+}
+
+/**
+ * Ties what a request returned to its receipt's entry: the leaf is one of the request's `signature.made`
+ * events, and the entry (all of whose events hash to the entry hash the receipt names) holds, for every
+ * returned signature, the request's `signature.made` with its hash and document index. The signer appends
+ * an attempt's events in one entry, so the one receipt of a `documents` request covers every document.
+ */
+export function proveReturnedSignatures(
+  requestId: string,
+  proof: Pick<ReceiptProof, 'eventText' | 'entryEvents'>,
+  returned: readonly ReturnedSignature[],
+): { readonly ok: boolean; readonly steps: readonly string[] } {
+  const made = (proof.entryEvents ?? []).map(parseEvent).filter(isSignatureOf(requestId));
+  const leaf = proof.eventText === undefined ? undefined : parseEvent(proof.eventText);
+  if (!leaf || !isSignatureOf(requestId)(leaf)) {
+    return { ok: false, steps: [`FAILED: the leaf is not a signature.made event of request ${requestId}`] };
+  }
+  if (returned.length === 0)
+    return { ok: false, steps: [`FAILED: request ${requestId} returned no signature`] };
+  if (proof.entryEvents === undefined) {
+    return { ok: false, steps: ["FAILED: the entry's events do not hash to the entry hash"] };
+  }
+  const steps: string[] = [];
+  let ok = true;
+  for (const r of returned) {
+    const hash = createHash('sha256').update(r.signature).digest('hex');
+    const document = r.documentIndex === undefined ? '' : `document ${r.documentIndex}: `;
+    const found = made.some((e) => e.signatureHash === hash && e.documentIndex === r.documentIndex);
+    ok &&= found;
+    steps.push(
+      found
+        ? `${document || 'leaf: '}signature.made for ${requestId}, hash of the returned signature`
+        : `FAILED: ${document}no signature.made for ${requestId} in the entry with the hash of the returned signature`,
+    );
+  }
+  return { ok, steps };
+}
+
+function parseEvent(text: string): AuditEvent | undefined {
+  try {
+    return JSON.parse(text) as AuditEvent;
+  } catch {
+    return undefined;
+  }
+}
+
+type SignatureMade = Extract<AuditEvent, { type: 'signature.made' }>;
+
+const isSignatureOf =
+  (requestId: string) =>
+  (e: AuditEvent | undefined): e is SignatureMade =>
+    e?.type === 'signature.made' && e.requestId === requestId;
 
 type Entry = StoredAuditLog['entries'] extends ReadonlyMap<number, readonly (infer E)[]> ? E : never;
 
