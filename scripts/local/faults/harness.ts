@@ -14,7 +14,14 @@ import { documentClient, sqsClient } from '@pipeline/adapters/aws';
 import { RequestRepository, AuditRepository } from '@pipeline/adapters/dynamodb';
 import { loadAuditPublicKey, verifyAuditStore } from '@pipeline/audit';
 import { loadAuditConfig, loadAwsConfig } from '@pipeline/config';
-import { eventsOf, keyUsage, type AuditEvent, type AuditVerificationReport } from '@pipeline/core/audit';
+import {
+  certifications,
+  eventsOf,
+  keyUsage,
+  type AuditEvent,
+  type AuditVerificationReport,
+  type CertificationReport,
+} from '@pipeline/core/audit';
 import { TABLES, tableName } from '@pipeline/resources';
 import { call, verifySignedResult, type SampleRequest, type SignRequestView } from '../client';
 import { LOCAL_DIR } from '../paths';
@@ -445,6 +452,8 @@ export function duplicates(values: readonly string[]): Record<string, number> {
 export interface AuditSummary {
   readonly events: AuditEvent[];
   readonly report: AuditVerificationReport;
+  /** Requests, assertions and keys certified more than once, by the log alone (`npm run audit -- verify`). */
+  readonly certified: CertificationReport;
 }
 
 /** Reads the pipeline's whole audit log, parses its events and verifies chains and checkpoints. */
@@ -456,7 +465,8 @@ export async function readAudit(doc: DynamoDBDocumentClient): Promise<AuditSumma
     keyLabel: config.keyLabel,
   });
   const report = await verifyAuditStore(store, config.chains, publicKey);
-  return { events: eventsOf(await store.readAll()), report };
+  const log = await store.readAll();
+  return { events: eventsOf(log), report, certified: certifications(log) };
 }
 
 /**
@@ -517,6 +527,13 @@ export async function expectNoneDuplicated(
   const audit = await readAudit(doc);
   expect(audit.report.issues).toEqual([]);
   expect(audit.report.intact).toBe(true);
+  // The log agrees with the tables: no repeat but the takeovers' replacements the certificate table shows.
+  expect(audit.certified.repeated).toEqual([]);
+  expect(audit.certified.superseded.map((p) => p.requestId).sort()).toEqual(
+    supersededPairs(certificates)
+      .map((p) => p.requestId)
+      .sort(),
+  );
   expect(keysUsedTwice(audit.events)).toEqual({});
   return audit.events;
 }
