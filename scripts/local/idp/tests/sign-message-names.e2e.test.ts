@@ -70,7 +70,9 @@ afterAll(async () => {
 });
 
 /** The provider's page with the composed message; each listed document's text as the browser has it. */
-async function shownNames(names: readonly string[]): Promise<{ text: string[]; visible: string[] }> {
+async function shownNames(
+  names: readonly string[],
+): Promise<{ text: string[]; visible: string[]; elements: number[] }> {
   const composed = composeSignMessage(
     MESSAGE,
     names.map((name, i) => ({ name, digestAlgorithm: 'SHA-256', digest: `${i}`.padStart(44, 'A') })),
@@ -84,6 +86,7 @@ async function shownNames(names: readonly string[]): Promise<{ text: string[]; v
     return await tab.$$eval('#sign-message > ol > li', (items) => ({
       text: items.map((li) => li.textContent ?? ''),
       visible: items.map((li) => (li as unknown as { innerText: string }).innerText),
+      elements: items.map((li) => li.children.length),
     }));
   } finally {
     await tab.close();
@@ -93,6 +96,8 @@ async function shownNames(names: readonly string[]): Promise<{ text: string[]; v
 test('hostile names show exactly as sent: no element, no link, no escape left visible', async () => {
   const shown = await shownNames(HOSTILE_NAMES);
   expect(shown.text).toEqual(HOSTILE_NAMES);
+  // Text only: no element (emphasis, code, link) inside any item.
+  expect(shown.elements).toEqual(HOSTILE_NAMES.map(() => 0));
   // What is painted too (innerText): none of these names has white space a browser collapses.
   expect(shown.visible).toEqual(HOSTILE_NAMES);
 });
