@@ -93,6 +93,7 @@ async function warmUpBeforeReady(pipeline: LocalPipeline, pool: Record<string, n
 async function main(): Promise<void> {
   // A stable issuer URL across restarts (tests take free ports instead).
   process.env.LOCAL_IDP_PORT ??= '8081';
+  let announced = false;
   const output = createStartConsole(process.env.LOCAL_LOG_FILE || join(LOCAL_DIR, 'npm-start.log'));
   output.captureProcessOutput();
   console.log(`npm start: the functions' logs (LOG_LEVEL and above) go to ${output.file}`);
@@ -104,7 +105,8 @@ async function main(): Promise<void> {
     // Several nodes sharing one set of stand-ins (a test's) name their tables and queues apart.
     resourcePrefix: process.env.LOCAL_RESOURCE_PREFIX,
     log: output.log,
-    accessLog: output.show,
+    // Before the banner the requests are the runner's own (health polls, the warm-up): file only.
+    accessLog: (line) => (announced ? output.show(line) : output.fileOnly(line)),
     runLog: output.fileOnly,
   });
   writeRunnerInfo({ url: pipeline.url, pid: process.pid, env: pipeline.env });
@@ -132,6 +134,7 @@ async function main(): Promise<void> {
   await pipeline.runKeygen();
   const pool = await waitForInitialFill(pipeline.url, pipeline.apiKey);
   pipeline.markReady();
+  announced = true;
   const targets = keygenTargets();
   console.log(`
 Signing pipeline is up: ${pipeline.url}

@@ -28,6 +28,8 @@ const isJson = (line: string): boolean => {
   }
 };
 
+const isAccess = (line: string): boolean => /^[A-Z]+ \/\S* \d{3} \d+\.\dms client=/.test(line);
+
 /**
  * The console lines that arrived since `from`, once `count` of them are there and one matches `awaited`
  * (if given), or 10 s passed.
@@ -97,6 +99,9 @@ afterAll(async () => {
 test('the console: the banner, one access line per request, no JSON; the log file: the JSON lines', async () => {
   expect(banner.logFile).toBe(join(dir, 'npm-start.log'));
   expect(lines.filter(isJson)).toEqual([]);
+  // Before the banner the requests are the runner's own (its health polls while the pool fills): filed only.
+  const bannerAt = lines.findIndex((line) => line.startsWith('Signing pipeline is up'));
+  expect(lines.slice(0, bannerAt).filter(isAccess)).toEqual([]);
   const base = new URL(banner.url).pathname;
 
   // A signature: the API, the consumer and the CA all log (JSON at INFO) while it is made.
@@ -126,4 +131,5 @@ test('the console: the banner, one access line per request, no JSON; the log fil
   expect([...services]).toEqual(expect.arrayContaining(['api', 'signer']));
   // The file is the whole record: the access lines are there too.
   expect(filed).toEqual(expect.arrayContaining(shown));
+  expect(filed.filter(isAccess).some((line) => line.startsWith(`GET ${base}/health 503 `))).toBe(true);
 });
