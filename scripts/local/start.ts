@@ -1,14 +1,18 @@
 /**
  * `npm start`: the whole pipeline locally (see runner/pipeline.ts) and the demo e-service page
  * (demo-eservice.ts) on loopback. Prints the URLs, the local API key and the first steps to try (sign a
- * PDF, verify it), logs one line per request, and shuts everything down on Ctrl-C.
+ * PDF, verify it), one line per request and the warnings and errors; the functions' JSON logs go to a
+ * file (start-console.ts). Shuts everything down on Ctrl-C.
  */
 import { keygenTargets, parseKeyCounts } from '@pipeline/config';
 import type { KeyType } from '@pipeline/core/shared';
 import { call } from './client';
 import { startLocalDemo } from './demo-eservice';
 import { startLocalPipeline, type LocalPipeline } from './runner/pipeline';
-import { warmUp } from './warm-up';
+import { join } from 'node:path';
+import { LOCAL_DIR } from './paths';
+import { createStartConsole } from './start-console';
+import { warmUp, warmUpSummary } from './warm-up';
 import { writeRunnerInfo } from './runner-info';
 
 /**
@@ -68,8 +72,10 @@ async function warmUpBeforeReady(pipeline: LocalPipeline, pool: Record<string, n
   if (!trustedClient && !pipeline.env.LOCAL_IDP_ISSUER) return 'skipped: the identity provider is not local';
   const [keyType, keys] = Object.entries(pool).sort((a, b) => b[1] - a[1])[0] ?? [];
   if (!keyType || keys - WARM_UP_KEY_MARGIN < rate * 5) return `skipped: too few pooled keys (${keys ?? 0})`;
-  const budget = keys - WARM_UP_KEY_MARGIN;
-  console.log(`warming up: self-test requests at ${rate}/s (${keyType}) until the p99 is within 300 ms ...`);
+  const limits = { maxSeconds, maxRequests: keys - WARM_UP_KEY_MARGIN, boundMs: 300 };
+  console.log(
+    `warming up: self-test requests at ${rate}/s (${keyType}) until the p99 is within ${limits.boundMs} ms (at most ${maxSeconds} s, ${limits.maxRequests} keys) ...`,
+  );
   const result = await warmUp({
     url: pipeline.url,
     apiKey: pipeline.apiKey,
@@ -78,26 +84,30 @@ async function warmUpBeforeReady(pipeline: LocalPipeline, pool: Record<string, n
     vouchedBy: trustedClient ? pipeline.clients[0].clientId : undefined,
     rate,
     // Leave the pool a margin: a drained type would meet admission's reserve (429/503) mid-warm-up.
-    maxRequests: budget,
+    ...limits,
     minSeconds: 5,
-    maxSeconds,
-    boundMs: 300,
   });
-  const failed = result.failed > 0 ? ` (${result.failed} failed: see the log above)` : '';
-  const what = `${result.requests} self-test signatures${failed} in ${result.seconds} s, last 2 s p99 ${result.lastP99Ms} ms`;
-  return result.warm
-    ? `done (${what})`
-    : `NOT warm within ${maxSeconds} s or ${budget} keys (${what}): expect slow first requests`;
+  return warmUpSummary(result, limits);
 }
 
 async function main(): Promise<void> {
   // A stable issuer URL across restarts (tests take free ports instead).
   process.env.LOCAL_IDP_PORT ??= '8081';
+  let announced = false;
+  const output = createStartConsole(process.env.LOCAL_LOG_FILE || join(LOCAL_DIR, 'npm-start.log'));
+  output.captureProcessOutput();
+  console.log(`npm start: the functions' logs (LOG_LEVEL and above) go to ${output.file}`);
   // Health says `starting` (503) until the banner's conditions hold: a script waiting for it never sends
   // its first requests into an empty pool or cold processes.
   const pipeline = await startLocalPipeline({
     persist: process.env.LOCAL_PERSIST === '1',
     startsReady: false,
+    // Several nodes sharing one set of stand-ins (a test's) name their tables and queues apart.
+    resourcePrefix: process.env.LOCAL_RESOURCE_PREFIX,
+    log: output.log,
+    // Before the banner the requests are the runner's own (health polls, the warm-up): file only.
+    accessLog: (line) => (announced ? output.show(line) : output.fileOnly(line)),
+    runLog: output.fileOnly,
   });
   writeRunnerInfo({ url: pipeline.url, pid: process.pid, env: pipeline.env });
   // The demo e-service page, where there is an identity provider to log citizens in at.
@@ -124,6 +134,7 @@ async function main(): Promise<void> {
   await pipeline.runKeygen();
   const pool = await waitForInitialFill(pipeline.url, pipeline.apiKey);
   pipeline.markReady();
+  announced = true;
   const targets = keygenTargets();
   console.log(`
 Signing pipeline is up: ${pipeline.url}
@@ -143,6 +154,7 @@ Signing pipeline is up: ${pipeline.url}
     )
     .join(', ')}
   Warm-up: ${warm}
+  Log: one line per request here, warnings and errors too; the functions' JSON logs in ${output.file}
 
 Try it (a second terminal, this directory; README.md "First session" explains each step):
   npx tsx -e "require('fs').writeFileSync('hello.pdf', require('./scripts/local/verify/pdf-validator').minimalPdf('Hello'))"
@@ -161,10 +173,12 @@ Ctrl-C stops everything.
     if (stopping) return;
     stopping = true;
     console.log('stopping...');
-    Promise.all([demo?.stop(), pipeline.stop()]).then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    Promise.all([demo?.stop(), pipeline.stop()])
+      .finally(() => output.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);

@@ -27,13 +27,20 @@ export interface WarmUpOptions {
   readonly boundMs: number;
 }
 
+/**
+ * Why the sending stopped: the last two seconds' p99 met the bound (after minSeconds), the time limit
+ * (maxSeconds) or the key budget (maxRequests) was reached.
+ */
+export type WarmUpStop = 'bound' | 'time' | 'keys';
+
 export interface WarmUpResult {
   readonly seconds: number;
   readonly requests: number;
   readonly failed: number;
-  /** p99 of the requests completed in the last two seconds (ms). */
-  readonly lastP99Ms: number;
+  /** p99 of the requests completed in the last two seconds once all were answered (ms); none: undefined. */
+  readonly lastP99Ms?: number;
   readonly warm: boolean;
+  readonly stoppedBy: WarmUpStop;
 }
 
 export async function warmUp(options: WarmUpOptions): Promise<WarmUpResult> {
@@ -55,7 +62,12 @@ export async function warmUp(options: WarmUpOptions): Promise<WarmUpResult> {
     recent.sort((a, b) => a - b);
     return recent.length ? recent[Math.ceil(0.99 * recent.length) - 1] : Infinity;
   };
-  for (let second = 0; second < options.maxSeconds && inFlight.length < options.maxRequests; second++) {
+  let stoppedBy: WarmUpStop = 'time';
+  for (let second = 0; second < options.maxSeconds; second++) {
+    if (inFlight.length >= options.maxRequests) {
+      stoppedBy = 'keys';
+      break;
+    }
     // One second's requests, made (logins included) before they are sent over that second.
     const batch = await sampleRequests(options.rate, (i) =>
       sampleRequest(
@@ -70,15 +82,40 @@ export async function warmUp(options: WarmUpOptions): Promise<WarmUpResult> {
       if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
       inFlight.push(one(batch[i].body));
     }
-    if (second + 1 >= options.minSeconds && lastP99() <= options.boundMs) break;
+    if (second + 1 >= options.minSeconds && lastP99() <= options.boundMs) {
+      stoppedBy = 'bound';
+      break;
+    }
   }
+  if (stoppedBy === 'time' && inFlight.length >= options.maxRequests) stoppedBy = 'keys';
   await Promise.all(inFlight);
   const p99 = lastP99();
   return {
     seconds: Math.round((Date.now() - started) / 100) / 10,
     requests: done.length,
     failed: done.filter((d) => !d.ok).length,
-    lastP99Ms: Math.round(p99),
+    ...(Number.isFinite(p99) ? { lastP99Ms: Math.round(p99) } : {}),
     warm: p99 <= options.boundMs,
+    stoppedBy,
   };
+}
+
+/** What the banner says of a warm-up: whether it got warm, and if not, what ended it, with the figures. */
+export function warmUpSummary(
+  result: WarmUpResult,
+  limits: { readonly maxSeconds: number; readonly maxRequests: number; readonly boundMs: number },
+): string {
+  const p99 =
+    result.lastP99Ms === undefined ? 'no answers in the last 2 s' : `last 2 s p99 ${result.lastP99Ms} ms`;
+  const failed = result.failed > 0 ? `, ${result.failed} failed` : '';
+  const what = `${result.requests} self-test signatures${failed} in ${result.seconds} s`;
+  if (result.warm) return `done (${what}, ${p99})`;
+  const over = `over ${limits.boundMs} ms`;
+  const why = {
+    time: `the time limit (${limits.maxSeconds} s) ended it: ${p99}, ${over}`,
+    keys: `the key budget (${limits.maxRequests} keys) ran out: ${p99}, ${over}`,
+    // Sending stops when the p99 of the answers so far meets the bound; the last answers can raise it.
+    bound: `the p99 was within ${limits.boundMs} ms when sending stopped, not once the last answers came (${p99})`,
+  }[result.stoppedBy];
+  return `NOT warm: ${why} (${what}): expect slow first requests`;
 }

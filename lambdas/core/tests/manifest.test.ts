@@ -149,10 +149,17 @@ describe('the composed sign message', () => {
     expect(signMessageHash(composed)).toBe(
       '6e347c172c671b8b1a8840ee769209ab80f588bf27bf6885848e8db7e039f750',
     );
+    // Every ASCII punctuation character, as CommonMark lets each be escaped (& an entity, = an underline).
+    const punctuation = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
     const all = composeSignMessage({ text: 'x', mimeType: 'text/markdown' }, [
-      { digestAlgorithm: 'SHA-256', digest: D1, name: '\\`*_{}[]()#+-.!|<>~' },
+      { digestAlgorithm: 'SHA-256', digest: D1, name: `a${punctuation}` },
     ]);
-    expect(all.text.endsWith('1. \\\\\\`\\*\\_\\{\\}\\[\\]\\(\\)\\#\\+\\-\\.\\!\\|\\<\\>\\~')).toBe(true);
+    expect(all.text.endsWith(`1. a${[...punctuation].map((c) => `\\${c}`).join('')}`)).toBe(true);
+    // White space at either end as character references: a parser would strip it (or indent code).
+    const spaced = composeSignMessage({ text: 'x', mimeType: 'text/markdown' }, [
+      { digestAlgorithm: 'SHA-256', digest: D1, name: '     a b\u00a0' },
+    ]);
+    expect(spaced.text.endsWith('1. &#x20;&#x20;&#x20;&#x20;&#x20;a b&#xA0;')).toBe(true);
     // Plain text is not escaped.
     expect(
       composeSignMessage(MESSAGE, [{ digestAlgorithm: 'SHA-256', digest: D1, name: 'a_b.pdf' }]).text,

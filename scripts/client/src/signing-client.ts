@@ -131,13 +131,31 @@ export function manifestHash(documents: readonly DocumentBinding[]): string {
   return createHash('sha256').update(manifestLines(documents).join('\n'), 'utf8').digest('base64url');
 }
 
-/** Markdown's punctuation that a document name must not bring into a text/markdown message. */
-const MARKDOWN_PUNCTUATION = /[\\`*_{}[\]()#+\-.!|<>~]/g;
+/**
+ * ASCII punctuation: CommonMark lets a backslash escape each of these (and only these), and any of them
+ * may start markup (`&` an entity, `<` an autolink, `=` and `-` a heading's underline, `.` and `)` an
+ * ordered list's marker after digits, ...).
+ */
+const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/g;
+/** White space at either end of a name: a Markdown parser strips it there (and indents code with it). */
+const EDGE_WHITE_SPACE = /^\s+|\s+$/gu;
+
+/**
+ * A document's name as CommonMark text that shows exactly the name (as the service composes it): ASCII punctuation backslash-escaped,
+ * white space at either end as numeric character references.
+ */
+function markdownLiteral(name: string): string {
+  return name
+    .replace(ASCII_PUNCTUATION, (c) => `\\${c}`)
+    .replace(EDGE_WHITE_SPACE, (run) =>
+      [...run].map((c) => `&#x${c.codePointAt(0)!.toString(16).toUpperCase()};`).join(''),
+    );
+}
 
 /**
  * The text the citizen approves for several documents: the e-service's text, an empty line,
- * "Documents (N):" and one numbered line per document, its name (Markdown punctuation escaped in a
- * text/markdown message) or "unnamed (<digestAlgorithm> <first 16 characters of the digest>...)".
+ * "Documents (N):" and one numbered line per document, its name (as CommonMark text that shows
+ * exactly the name in a text/markdown message) or "unnamed (<digestAlgorithm> <first 16 characters of the digest>...)".
  */
 export function composeSignMessage(
   message: SignMessage,
@@ -148,7 +166,7 @@ export function composeSignMessage(
     document.name === undefined
       ? `unnamed (${document.digestAlgorithm} ${document.digest.slice(0, 16)}...)`
       : mimeType === 'text/markdown'
-        ? document.name.replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`)
+        ? markdownLiteral(document.name)
         : document.name;
   const lines = documents.map((document, i) => `${i + 1}. ${label(document)}`);
   return { text: `${message.text}\n\nDocuments (${documents.length}):\n${lines.join('\n')}`, mimeType };

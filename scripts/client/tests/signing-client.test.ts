@@ -140,10 +140,14 @@ describe('several documents under one login (nonce v3)', () => {
       mimeType: 'text/plain',
     });
     const markdown = composeSignMessage({ text: '**Apply**', mimeType: 'text/markdown' }, [
-      { name: 'a_b*c`d\\e{f}[g](h)#i+j-k.l!m|n<o>p~q.pdf', digest: pdfDigest, digestAlgorithm: 'SHA-256' },
+      {
+        name: ' a_b*c`d\\e{f}[g](h)#i+j-k.l!m|n<o>p~q&r=s:t.pdf',
+        digest: pdfDigest,
+        digestAlgorithm: 'SHA-256',
+      },
     ]);
     expect(markdown.text).toBe(
-      '**Apply**\n\nDocuments (1):\n1. a\\_b\\*c\\`d\\\\e\\{f\\}\\[g\\]\\(h\\)\\#i\\+j\\-k\\.l\\!m\\|n\\<o\\>p\\~q\\.pdf',
+      '**Apply**\n\nDocuments (1):\n1. &#x20;a\\_b\\*c\\`d\\\\e\\{f\\}\\[g\\]\\(h\\)\\#i\\+j\\-k\\.l\\!m\\|n\\<o\\>p\\~q\\&r\\=s\\:t\\.pdf',
     );
     expect(markdown.mimeType).toBe('text/markdown');
   });

@@ -1,4 +1,5 @@
 /** The local IdP's few pages: plain HTML, no scripts, no external resources. */
+import MarkdownIt from 'markdown-it';
 import { escapeHtml, sitePage, type Site } from '../../shared/html';
 
 const IDP: Site = {
@@ -21,28 +22,27 @@ export function page(title: string, body: string): string {
   return sitePage(IDP, title, body);
 }
 
-/** Inline Markdown of one line, on escaped text: `code`, **strong**, *emphasis* / _emphasis_; links as text. */
-function inlineMarkdown(line: string): string {
-  const parts = line.split(/(`[^`]+`)/);
-  return parts
-    .map((part) => {
-      if (/^`[^`]+`$/.test(part)) return `<code>${escapeHtml(part.slice(1, -1))}</code>`;
-      return (
-        escapeHtml(part)
-          // [text](target): the text, and the target spelled out (a sign message links nowhere).
-          .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '$1 ($2)')
-          .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
-          .replace(/(^|[^\w*])\*([^*\s][^*]*)\*(?!\w)/g, '$1<em>$2</em>')
-          .replace(/(^|[^\w])_([^_\s][^_]*)_(?!\w)/g, '$1<em>$2</em>')
-      );
-    })
-    .join('');
-}
+/**
+ * The Markdown dialect of sign messages: CommonMark (markdown-it's strict preset), so a backslash escape
+ * shows the character it escapes, as the service's escaping of document names expects. No raw HTML, no
+ * links or images (their source shows as text: a sign message links nowhere), line breaks kept.
+ */
+const markdown = new MarkdownIt('commonmark', { html: false, xhtmlOut: false, breaks: true }).disable([
+  'link',
+  'image',
+  'autolink',
+  'reference',
+]);
+// The page's own heading is h1: a message's headings start at h2.
+const shiftHeading = (tag: string): string => `h${Math.min(Number(tag.slice(1)) + 1, 6)}`;
+markdown.renderer.rules.heading_open = (tokens, i) => `<${shiftHeading(tokens[i].tag)}>`;
+markdown.renderer.rules.heading_close = (tokens, i) => `</${shiftHeading(tokens[i].tag)}>\n`;
+// A fence's info string would become a class attribute (the page's classes are styled): dropped.
+markdown.renderer.rules.fence = (tokens, i) => `<pre><code>${escapeHtml(tokens[i].content)}</code></pre>\n`;
 
 /**
- * A sign message as HTML: plain text escaped with its line breaks kept; Markdown in a small, safe subset
- * (headings, paragraphs, lists, strong, emphasis, code; everything escaped first, no raw HTML, no links
- * or images), as the Swedish profile leaves the dialect to the provider.
+ * A sign message as HTML: plain text escaped with its line breaks kept; Markdown as CommonMark without
+ * raw HTML, links or images, as the Swedish profile leaves the dialect to the provider.
  */
 export function renderSignMessage(text: string, mimeType: string): string {
   if (mimeType !== 'text/markdown') {
@@ -51,37 +51,5 @@ export function renderSignMessage(text: string, mimeType: string): string {
       .map((paragraph) => `<p>${escapeHtml(paragraph).replace(/\n/g, '<br>')}</p>`)
       .join('\n');
   }
-  const html: string[] = [];
-  let list: { tag: 'ul' | 'ol'; items: string[] } | undefined;
-  let paragraph: string[] = [];
-  const flush = (): void => {
-    if (paragraph.length > 0) html.push(`<p>${paragraph.map(inlineMarkdown).join('<br>')}</p>`);
-    paragraph = [];
-    if (list) html.push(`<${list.tag}>${list.items.map((i) => `<li>${i}</li>`).join('')}</${list.tag}>`);
-    list = undefined;
-  };
-  for (const raw of text.split('\n')) {
-    const line = raw.replace(/\t/g, '    ');
-    const heading = /^(#{1,3})\s+(.*)$/.exec(line);
-    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
-    const numbered = /^\s*\d{1,3}[.)]\s+(.*)$/.exec(line);
-    if (line.trim() === '') {
-      flush();
-    } else if (heading) {
-      flush();
-      // The page's own heading is h1: a message's headings start at h2.
-      const level = heading[1].length + 1;
-      html.push(`<h${level}>${inlineMarkdown(heading[2])}</h${level}>`);
-    } else if (bullet || numbered) {
-      const tag = bullet ? 'ul' : 'ol';
-      if (paragraph.length > 0 || (list && list.tag !== tag)) flush();
-      list ??= { tag, items: [] };
-      list.items.push(inlineMarkdown((bullet ?? numbered)![1]));
-    } else {
-      if (list) flush();
-      paragraph.push(line);
-    }
-  }
-  flush();
-  return html.join('\n');
+  return markdown.render(text).trimEnd();
 }

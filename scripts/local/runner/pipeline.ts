@@ -61,6 +61,10 @@ export interface LocalPipelineOptions {
    */
   readonly resourcePrefix?: string;
   readonly log?: (line: string) => void;
+  /** Where the gateway's access lines (one per request) go; default `log`. */
+  readonly accessLog?: (line: string) => void;
+  /** Where the schedules' run summaries go; default `log`. */
+  readonly runLog?: (line: string) => void;
   /**
    * Puts something in front of a service endpoint (the benchmarks' counting proxy): gets the stand-in's
    * URL, returns the URL every handler and process of this pipeline will use instead.
@@ -201,7 +205,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     const { gateway, clients } = await startApiGateway(
       pipeline,
       caSide,
-      log,
+      options.accessLog ?? log,
       () => ready,
       endings,
       (event, context) => (csc ?? cscUnavailable)(event, context),
@@ -220,7 +224,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       log,
       cleanups,
     );
-    const runKeygen = startSchedules(pipeline, caSide, options, log, cleanups);
+    const runKeygen = startSchedules(pipeline, caSide, options, options.runLog ?? log, log, cleanups);
     const apiKey = clients[0].apiKey;
     return {
       url,
@@ -341,7 +345,7 @@ async function startCaSide(
 async function startApiGateway(
   pipeline: PipelineConfig,
   caSide: CaSideFunctions,
-  log: Log,
+  accessLog: Log,
   ready: () => boolean,
   endings: RequestEndings,
   csc: ApiHandler,
@@ -355,7 +359,7 @@ async function startApiGateway(
       clients,
       requireSigV4: pipeline.local.requireSigV4,
       limits: pipeline.local.limits,
-      log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : log,
+      log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : accessLog,
       pki: {
         dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
         ocsp: caSide.ocsp,
@@ -401,6 +405,7 @@ function startSchedules(
   pipeline: PipelineConfig,
   caSide: CaSideFunctions,
   options: LocalPipelineOptions,
+  runLog: Log,
   log: Log,
   cleanups: Cleanups,
 ): () => Promise<unknown> {
@@ -412,7 +417,7 @@ function startSchedules(
     () => keygen({}, lambdaContext('keygen', pipeline.local.keygenIntervalSeconds * 1000 + 20_000)),
     pipeline.local.keygenIntervalSeconds,
     options.keygen !== false,
-    log,
+    { run: runLog, failure: log },
     cleanups,
     { onRun: options.onScheduledRun },
   );
@@ -421,7 +426,7 @@ function startSchedules(
     () => caSide.crl({}, lambdaContext('crl', SCHEDULES.crl.timeoutSeconds * 1000)),
     pipeline.local.crlIntervalSeconds,
     true,
-    log,
+    { run: runLog, failure: log },
     cleanups,
     {
       logQuiet: true,
@@ -435,7 +440,7 @@ function startSchedules(
     () => checkpointRound(checkpointer).then(() => undefined),
     checkpointer.intervalMs / 1000,
     true,
-    log,
+    { run: runLog, failure: log },
     cleanups,
     { logQuiet: true, onRun: options.onScheduledRun },
   );
@@ -445,7 +450,7 @@ function startSchedules(
     () => reconcile({}, lambdaContext('reconcile', SCHEDULES.reconcile.timeoutSeconds * 1000)),
     pipeline.local.reconcileIntervalSeconds,
     true,
-    log,
+    { run: runLog, failure: log },
     cleanups,
     { runAtStart: false, logQuiet: true, onRun: options.onScheduledRun },
   );
@@ -516,7 +521,7 @@ function schedule(
   run: () => Promise<unknown>,
   intervalSeconds: number,
   enabled: boolean,
-  log: (line: string) => void,
+  log: { readonly run: Log; readonly failure: Log },
   cleanups: Array<() => Promise<void>>,
   options: { runAtStart?: boolean; logQuiet?: boolean; onRun?: (run: ScheduledRun) => void } = {},
 ): () => Promise<unknown> {
@@ -527,10 +532,10 @@ function schedule(
       .then(
         (result) => {
           options.onRun?.({ name, startedAt, ms: Date.now() - startedAt, result });
-          if (!options.logQuiet || hasActivity(result)) log(`${name}: ${JSON.stringify(result)}`);
+          if (!options.logQuiet || hasActivity(result)) log.run(`${name}: ${JSON.stringify(result)}`);
           return result;
         },
-        (err: Error) => log(`${name} failed: ${err.name}: ${err.message}`),
+        (err: Error) => log.failure(`${name} failed: ${err.name}: ${err.message}`),
       )
       .finally(() => (running = undefined));
     return running;

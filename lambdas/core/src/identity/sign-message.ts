@@ -170,12 +170,30 @@ export interface ListedDocument {
   readonly digest: string;
 }
 
-/** Markdown's punctuation that could change how a name renders: backslash-escaped in a text/markdown list. */
-const MARKDOWN_PUNCTUATION = /[\\`*_{}[\]()#+\-.!|<>~]/g;
+/**
+ * ASCII punctuation: CommonMark lets a backslash escape each of these (and only these), and any of them
+ * may start markup (`&` an entity, `<` an autolink, `=` and `-` a heading's underline, `.` and `)` an
+ * ordered list's marker after digits, ...).
+ */
+const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/g;
+/** White space at either end of a name: a Markdown parser strips it there (and indents code with it). */
+const EDGE_WHITE_SPACE = /^\s+|\s+$/gu;
+
+/**
+ * A document's name as CommonMark text that shows exactly the name: ASCII punctuation backslash-escaped,
+ * white space at either end as numeric character references.
+ */
+function markdownLiteral(name: string): string {
+  return name
+    .replace(ASCII_PUNCTUATION, (c) => `\\${c}`)
+    .replace(EDGE_WHITE_SPACE, (run) =>
+      [...run].map((c) => `&#x${c.codePointAt(0)!.toString(16).toUpperCase()};`).join(''),
+    );
+}
 
 /**
  * The message the citizen approves for several documents: the e-service's text, an empty line, then
- * "Documents (N):" and one numbered line per document, its name (Markdown punctuation escaped for
+ * "Documents (N):" and one numbered line per document, its name (as markdownLiteral for
  * text/markdown) or, unnamed, "unnamed (<digestAlgorithm> <first 16 characters of the digest>...)".
  * The MIME type is the e-service's. SIGN_MESSAGE_INVALID beyond MAX_COMPOSED_SIGN_MESSAGE_LENGTH.
  */
@@ -184,7 +202,7 @@ export function composeSignMessage(message: SignMessage, documents: readonly Lis
     d.name === undefined
       ? `unnamed (${d.digestAlgorithm} ${d.digest.slice(0, 16)}...)`
       : message.mimeType === 'text/markdown'
-        ? d.name.replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`)
+        ? markdownLiteral(d.name)
         : d.name;
   const lines = documents.map((d, i) => `${i + 1}. ${label(d)}`);
   const text = `${message.text}\n\nDocuments (${documents.length}):\n${lines.join('\n')}`;

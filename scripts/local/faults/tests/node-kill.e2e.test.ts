@@ -80,6 +80,7 @@ async function startNode(port: number): Promise<{ child: ChildProcess; info: Run
       LOCAL_PERSIST: '1',
       LOCAL_PERSIST_DIR: dir,
       LOCAL_RUNNER_INFO_FILE: join(dir, 'runner.json'),
+      LOCAL_LOG_FILE: join(dir, 'npm-start.log'),
       PORT: String(port),
       // The Jest set-up's stand-ins are not this node's: it starts and keeps its own.
       AWS_ENDPOINT_URL_DYNAMODB: '',
