@@ -74,7 +74,7 @@ describe('tables (from TABLES)', () => {
     (_name, definition) => {
       const id = logicalId(template, 'AWS::DynamoDB::Table', `Tables/${definition.id}/Resource`);
       const table = resources(template, 'AWS::DynamoDB::Table')[id];
-      expect(table.DeletionPolicy).toBe('Retain');
+      expect(table.DeletionPolicy).toBe('RetainExceptOnCreate');
       expect(table.UpdateReplacePolicy).toBe('Retain');
       const props = table.Properties!;
       expect(props.BillingMode).toBe('PAY_PER_REQUEST');
@@ -121,7 +121,7 @@ describe('tables (from TABLES)', () => {
   it('rotates the tables key and keeps it', () => {
     const key = resources(template, 'AWS::KMS::Key')[tableKeyId()];
     expect(key.Properties!.EnableKeyRotation).toBe(true);
-    expect(key.DeletionPolicy).toBe('Retain');
+    expect(key.DeletionPolicy).toBe('RetainExceptOnCreate');
   });
 });
 
@@ -327,7 +327,7 @@ describe('least privilege', () => {
       const secret = resources(template, 'AWS::SecretsManager::Secret')[id];
       expect(secret.Properties!.KmsKeyId).toEqual({ 'Fn::GetAtt': [secretsKey, 'Arn'] });
       // Kept when the stack goes: the key is registered at the provider, the clients' hashes are theirs.
-      expect(secret.DeletionPolicy).toBe('Retain');
+      expect(secret.DeletionPolicy).toBe('RetainExceptOnCreate');
       // No value in the template but an empty client list; the key a random placeholder, not a JWK.
       expect(secret.Properties!.SecretString ?? '[]').toBe('[]');
       expect(FUNCTIONS.filter((name) => references(name, id))).toEqual(['Csc']);
@@ -513,7 +513,7 @@ describe('least privilege', () => {
       Rule: { DefaultRetention: { Mode: 'COMPLIANCE', Days: 3653 } },
     });
     expect(props.VersioningConfiguration).toEqual({ Status: 'Enabled' });
-    expect(resources(template, 'AWS::S3::Bucket')[bucket].DeletionPolicy).toBe('Retain');
+    expect(resources(template, 'AWS::S3::Bucket')[bucket].DeletionPolicy).toBe('RetainExceptOnCreate');
     const writers = FUNCTIONS.filter((name) => actionsOn(name, bucket).length > 0);
     expect(writers).toEqual(['AuditCheckpoint']);
     expect(actionsOn('AuditCheckpoint', bucket)).toEqual(['s3:GetObject', 's3:PutObject']);
@@ -602,7 +602,7 @@ describe('network and HSM access', () => {
         PasswordLength: 32,
       });
       expect(secret.Properties!.SecretString).toBeUndefined();
-      expect(secret.DeletionPolicy).toBe('Retain');
+      expect(secret.DeletionPolicy).toBe('RetainExceptOnCreate');
     }
   });
 
@@ -610,7 +610,7 @@ describe('network and HSM access', () => {
     for (const name of ['root', 'issuing']) {
       template.hasResource('AWS::SSM::Parameter', {
         Properties: Match.objectLike({ Name: `/signing-pipeline/ca/${name}.pem`, Type: 'String' }),
-        DeletionPolicy: 'Retain',
+        DeletionPolicy: 'RetainExceptOnCreate',
       });
     }
   });
