@@ -516,7 +516,8 @@ describe('least privilege', () => {
     expect(resources(template, 'AWS::S3::Bucket')[bucket].DeletionPolicy).toBe('RetainExceptOnCreate');
     const writers = FUNCTIONS.filter((name) => actionsOn(name, bucket).length > 0);
     expect(writers).toEqual(['AuditCheckpoint']);
-    expect(actionsOn('AuditCheckpoint', bucket)).toEqual(['s3:GetObject', 's3:PutObject']);
+    // ListBucket: a missing anchor reads as 404, not 403 (deploy-settings.test.ts).
+    expect(actionsOn('AuditCheckpoint', bucket)).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject']);
     expect(env('AuditCheckpoint').AUDIT_ANCHOR_TARGET).toEqual({
       'Fn::Join': ['', ['s3:', { Ref: bucket }]],
     });
@@ -1027,7 +1028,10 @@ describe('public PKI endpoint', () => {
       const onBucket = roleStatements(template, roleId(name)).filter((s) =>
         JSON.stringify(s).includes(bucketId),
       );
-      expect(onBucket.flatMap(actionsOf).filter((a) => a !== 's3:GetObject')).toEqual([]);
+      // Readers may list (a missing CRL reads as 404, not 403); nothing but the publication writes.
+      expect(
+        onBucket.flatMap(actionsOf).filter((a) => a !== 's3:GetObject' && a !== 's3:ListBucket'),
+      ).toEqual([]);
     }
     // The CRL function reads the published CRL (its entries are never dropped), OCSP reads it to let it win.
     for (const name of ['Crl', 'Ocsp'] as const) {

@@ -60,6 +60,8 @@ export class SigningApi extends Construct {
         accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
+        // X-Ray from the gateway on, so a trace starts where the client's request does.
+        tracingEnabled: true,
         metricsEnabled: true,
         // Applied to each method of the stage, whoever calls it.
         throttlingRateLimit: props.limits.stage.rateLimit,
