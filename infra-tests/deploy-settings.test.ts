@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { simulate } from './support/iam-simulate';
 import { fakeLayer, TEST_CA_PEM } from './support/layer-fixture';
 import { checkConcurrency, FUNCTION_SPECS } from '../cdk/lib/constructs/functions';
 import { DeploymentSettingsError } from '../cdk/lib/errors';
@@ -394,5 +395,63 @@ describe("the account's Lambda concurrency", () => {
     }
     const enough = parseSettings((key) => ({ ...base, lambdaConcurrencyQuota: '1000' })[key]);
     expect(() => checkConcurrency(FUNCTION_SPECS, enough)).not.toThrow();
+  });
+});
+
+describe('the S3 calls the CRL, OCSP, signer and checkpointer make, evaluated as IAM would', () => {
+  const roleOf = (name: string): string =>
+    logicalId(template, 'AWS::IAM::Role', `Functions/${name}Role/Resource`);
+  const bucket = (path: string): { id: string; arn: string } => {
+    const id = logicalId(template, 'AWS::S3::Bucket', `${path}/Resource`);
+    return { id, arn: `arn:aws:s3:::${id.toLowerCase()}` };
+  };
+
+  it.each([
+    ['Crl', 'PublicPki/Objects', 'issuing.crl'],
+    ['Ocsp', 'PublicPki/Objects', 'issuing.crl'],
+    ['Signer', 'PublicPki/Objects', 'root.crl'],
+    ['AuditCheckpoint', 'AuditAnchors/Bucket', 'checkpoints/00000000000000000001.json'],
+  ])('%s reads %s/%s and may list the bucket, so a missing object is a 404', async (fn, path, key) => {
+    const { id, arn } = bucket(path);
+    const role = roleOf(fn);
+    expect(
+      await simulate(template, role, { action: 's3:GetObject', resource: `${arn}/${key}`, bucketId: id }),
+    ).toBe('Allowed');
+    expect(await simulate(template, role, { action: 's3:ListBucket', resource: arn, bucketId: id })).toBe(
+      'Allowed',
+    );
+    // Reading is all: another object, or a delete, stays refused.
+    expect(
+      await simulate(template, role, {
+        action: 's3:GetObject',
+        resource: `${arn}/elsewhere.bin`,
+        bucketId: id,
+      }),
+    ).not.toBe('Allowed');
+    expect(
+      await simulate(template, role, { action: 's3:DeleteObject', resource: `${arn}/${key}`, bucketId: id }),
+    ).not.toBe('Allowed');
+  });
+
+  it('the checkpointer writes anchors only with If-None-Match; the publication writes its objects only', async () => {
+    const anchors = bucket('AuditAnchors/Bucket');
+    const put = (context: Record<string, string>) =>
+      simulate(template, roleOf('AuditCheckpoint'), {
+        action: 's3:PutObject',
+        resource: `${anchors.arn}/checkpoints/00000000000000000001.json`,
+        bucketId: anchors.id,
+        context,
+      });
+    expect(await put({ 's3:if-none-match': '*' })).toBe('Allowed');
+    expect(await put({})).toBe('ExplicitlyDenied');
+    const pki = bucket('PublicPki/Objects');
+    const publish = (key: string) =>
+      simulate(template, roleOf('Crl'), {
+        action: 's3:PutObject',
+        resource: `${pki.arn}/${key}`,
+        bucketId: pki.id,
+      });
+    expect(await publish('issuing.crl')).toBe('Allowed');
+    expect(await publish('index.html')).not.toBe('Allowed');
   });
 });
