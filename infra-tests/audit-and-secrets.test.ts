@@ -83,7 +83,7 @@ describe('HSM crypto users secrets', () => {
   it('are encrypted with a customer-managed key that rotates and is retained', () => {
     const key = resources(template, 'AWS::KMS::Key')[keyId()];
     expect(key.Properties!.EnableKeyRotation).toBe(true);
-    expect(key.DeletionPolicy).toBe('Retain');
+    expect(key.DeletionPolicy).toBe('RetainExceptOnCreate');
     for (const [user] of USERS) {
       expect(resources(template, 'AWS::SecretsManager::Secret')[secretId(user)].Properties!.KmsKeyId).toEqual(
         {
@@ -176,14 +176,14 @@ describe('HSM crypto users secrets', () => {
       GenerateSecretString: { SecretStringTemplate: string };
     };
     expect(JSON.parse(secret.GenerateSecretString.SecretStringTemplate)).toEqual({
-      username: 'revoke-auditor',
+      username: 'revoke_auditor',
     });
-    const named = synthesize({ revokeCryptoUser: 'revocation-audit' }, { bundle: false }).template;
+    const named = synthesize({ revokeCryptoUser: 'revocation_audit' }, { bundle: false }).template;
     const namedSecret = resources(named, 'AWS::SecretsManager::Secret')[
       logicalId(named, 'AWS::SecretsManager::Secret', 'HsmAccess/RevokeCryptoUser/Resource')
     ].Properties! as { GenerateSecretString: { SecretStringTemplate: string } };
     expect(JSON.parse(namedSecret.GenerateSecretString.SecretStringTemplate)).toEqual({
-      username: 'revocation-audit',
+      username: 'revocation_audit',
     });
   });
 

@@ -2,13 +2,24 @@
  * A deployable configuration: a built layer (fake, checked by manifest), an existing VPC by attributes,
  * scheduled provisioned-concurrency scaling. Code assets are not bundled here (stack.test.ts does that).
  */
-import { rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { simulate } from './support/iam-simulate';
 import { fakeLayer, TEST_CA_PEM } from './support/layer-fixture';
-import { logicalId, resources, synthesize, type Synthesized } from './support/synth';
+import { checkConcurrency, FUNCTION_SPECS } from '../cdk/lib/constructs/functions';
+import { DeploymentSettingsError } from '../cdk/lib/errors';
+import { parseSettings } from '../cdk/lib/settings';
+import {
+  actionsOf,
+  logicalId,
+  resources,
+  roleStatements,
+  synthesize,
+  type Synthesized,
+} from './support/synth';
 
 const EDGE_WEB_ACL =
   'arn:aws:wafv2:us-east-1:123456789012:global/webacl/PkiEdge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
@@ -33,8 +44,8 @@ beforeAll(() => {
       vpcCidr: '10.20.0.0/16',
       vpcAvailabilityZones: 'eu-north-1a,eu-north-1b',
       vpcIsolatedSubnetIds: 'subnet-0aaaaaaaaaaaaaaaa,subnet-0bbbbbbbbbbbbbbbb',
-      vpcCreateEndpoints: 'true',
       vpcIsolatedRouteTableIds: 'rtb-0aaaaaaaaaaaaaaaa,rtb-0bbbbbbbbbbbbbbbb',
+      lambdaConcurrencyQuota: '1000',
       signerProvisionedConcurrency: '4',
       poolFallbackMaxInFlight: '16',
       poolFallbackWaitMs: '5000',
@@ -222,4 +233,225 @@ it("keeps each trusted issuer's keys and each registered client's keys in their 
   ).Environment.Variables;
   expect(caVariables.IDENTITY_CLIENT_KEYS).toBe(variables.IDENTITY_CLIENT_KEYS);
   expect(caVariables.IDENTITY_TRUSTED_ISSUERS).toBe(variables.IDENTITY_TRUSTED_ISSUERS);
+});
+
+describe('what a first deploy into a fresh account needs', () => {
+  const roleOf = (name: string): string =>
+    logicalId(template, 'AWS::IAM::Role', `Functions/${name}Role/Resource`);
+
+  it('routes every AWS service the functions call from the isolated subnets through an endpoint of this stack', () => {
+    const endpoints = Object.values(resources(template, 'AWS::EC2::VPCEndpoint')).map((e) => e.Properties!);
+    // `com.amazonaws.<region>.<service>`, as a string or joined with the region reference.
+    const serviceOf = (e: Record<string, unknown>): string =>
+      JSON.stringify(e.ServiceName)
+        .replace(/[^a-z0-9.-]+$/, '')
+        .split('.')
+        .pop()!;
+    const gateways = endpoints.filter((e) => e.VpcEndpointType === 'Gateway').map(serviceOf);
+    expect(gateways.sort()).toEqual(['dynamodb', 's3']);
+    for (const gateway of endpoints.filter((e) => e.VpcEndpointType === 'Gateway')) {
+      expect(gateway.RouteTableIds).toEqual(['rtb-0aaaaaaaaaaaaaaaa', 'rtb-0bbbbbbbbbbbbbbbb']);
+    }
+    const interfaces = endpoints.filter((e) => e.VpcEndpointType === 'Interface').map(serviceOf);
+    expect(interfaces.sort()).toEqual(
+      ['lambda', 'logs', 'monitoring', 'secretsmanager', 'sqs', 'ssm', 'xray'].sort(),
+    );
+  });
+
+  it.each([
+    ['Crl', 'PublicPki/Objects'],
+    ['Ocsp', 'PublicPki/Objects'],
+    ['Signer', 'PublicPki/Objects'],
+    ['AuditCheckpoint', 'AuditAnchors/Bucket'],
+  ])('%s may list its bucket, so a missing object is 404 NoSuchKey, not 403', (fn, bucketPath) => {
+    const bucket = logicalId(template, 'AWS::S3::Bucket', `${bucketPath}/Resource`);
+    const lists = roleStatements(template, roleOf(fn)).filter(
+      (s) =>
+        actionsOf(s).includes('s3:ListBucket') &&
+        JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [bucket, 'Arn'] }),
+    );
+    expect(lists).toHaveLength(1);
+  });
+
+  it('retains nothing a failed first create leaves behind: RetainExceptOnCreate, never plain Retain', () => {
+    const all = template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>;
+    const retained = Object.entries(all).filter(([, r]) => r.DeletionPolicy === 'Retain');
+    expect(retained.map(([id, r]) => `${r.Type} ${id}`)).toEqual([]);
+    template.hasResource('AWS::SSM::Parameter', {
+      Properties: Match.objectLike({ Name: '/signing-pipeline/ca/issuing.pem' }),
+      DeletionPolicy: 'RetainExceptOnCreate',
+    });
+    expect(
+      Object.values(all).filter((r) => r.DeletionPolicy === 'RetainExceptOnCreate').length,
+    ).toBeGreaterThan(20);
+  });
+
+  it('names the crypto users as CloudHSM allows (letters, digits, underscores)', () => {
+    const usernames = Object.values(resources(template, 'AWS::SecretsManager::Secret'))
+      .map((s) => s.Properties!.GenerateSecretString as { SecretStringTemplate?: string } | undefined)
+      .filter((g) => g?.SecretStringTemplate)
+      .map((g) => (JSON.parse(g!.SecretStringTemplate!) as { username: string }).username);
+    expect(usernames).toHaveLength(5);
+    for (const name of usernames) expect(name).toMatch(/^[A-Za-z0-9_]{1,31}$/);
+  });
+});
+
+describe('what clients and operators see of it', () => {
+  /** docs/api.md's error table: code -> status. */
+  const documented = (): Map<string, string> => {
+    const doc = readFileSync(join(__dirname, '../docs/api.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| (\d{3})\s+\| `([A-Z_]+)`/gm)];
+    return new Map(rows.map(([, status, code]) => [code, status]));
+  };
+
+  it("answers every refusal of API Gateway's own in the documented error form", () => {
+    const codes = documented();
+    const responses = Object.values(resources(template, 'AWS::ApiGateway::GatewayResponse')).map(
+      (r) =>
+        r.Properties as {
+          ResponseType: string;
+          StatusCode?: string;
+          ResponseTemplates: Record<string, string>;
+        },
+    );
+    // The catch-alls make every other type take the form; these are the ones a client meets most.
+    for (const type of [
+      'DEFAULT_4XX',
+      'DEFAULT_5XX',
+      'MISSING_AUTHENTICATION_TOKEN',
+      'BAD_REQUEST_BODY',
+      'BAD_REQUEST_PARAMETERS',
+      'ACCESS_DENIED',
+      'INVALID_SIGNATURE',
+      'INVALID_API_KEY',
+      'THROTTLED',
+      'QUOTA_EXCEEDED',
+      'INTEGRATION_TIMEOUT',
+    ]) {
+      expect(responses.map((r) => r.ResponseType)).toContain(type);
+    }
+    for (const response of responses) {
+      const body = JSON.parse(response.ResponseTemplates['application/json']) as {
+        error: { code: string; message: string };
+      };
+      expect(Object.keys(body)).toEqual(['error']);
+      expect(typeof body.error.message).toBe('string');
+      expect(codes.has(body.error.code)).toBe(true);
+      if (response.StatusCode) expect(response.StatusCode).toBe(codes.get(body.error.code));
+    }
+    const missingToken = responses.find((r) => r.ResponseType === 'MISSING_AUTHENTICATION_TOKEN')!;
+    expect(missingToken.StatusCode).toBe('404');
+  });
+
+  it('alarms on API and TSA function errors, API 5XX, Lambda throttles and HSM login failures, each with its runbook line', () => {
+    const alarms = Object.entries(resources(template, 'AWS::CloudWatch::Alarm')).map(([, a]) =>
+      String((a.Metadata as Record<string, string>)['aws:cdk:path']),
+    );
+    const operations = readFileSync(join(__dirname, '../docs/operations.md'), 'utf8');
+    const runbook = operations.slice(operations.indexOf('## When an alarm pages'));
+    for (const name of ['ApiErrors', 'TsaErrors', 'Api5xx', 'LambdaThrottles', 'HsmLoginFailures']) {
+      expect(alarms).toContain(`SigningPipelineStack/Observability/${name}/Resource`);
+      expect(runbook).toContain(`**${name}**`);
+    }
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: '5XXError',
+      Namespace: 'AWS/ApiGateway',
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Throttles',
+      Namespace: 'AWS/Lambda',
+    });
+    // One filter per function that logs in to an HSM, on its own log group.
+    const filters = Object.values(resources(template, 'AWS::Logs::MetricFilter')).map((f) => f.Properties!);
+    const hsmFunctions = ['Signer', 'Keygen', 'Ca', 'Revoke', 'Crl', 'Ocsp', 'Tsa', 'AuditCheckpoint'];
+    expect(
+      filters
+        .filter((f) => JSON.stringify(f.MetricTransformations).includes('HsmLoginFailures'))
+        .map((f) => JSON.stringify(f.LogGroupName))
+        .sort(),
+    ).toEqual(
+      hsmFunctions
+        .map((name) =>
+          JSON.stringify({
+            Ref: logicalId(template, 'AWS::Logs::LogGroup', `Functions/${name}Logs/Resource`),
+          }),
+        )
+        .sort(),
+    );
+    expect(String(filters[0].FilterPattern)).toContain('HsmLoginError');
+  });
+});
+
+describe("the account's Lambda concurrency", () => {
+  const base = { allowPlaceholderLayer: 'true' };
+  it("refuses at synth what a fresh account's quota cannot hold, naming the key", () => {
+    const settings = parseSettings((key) => ({ ...base, lambdaConcurrencyQuota: '10' })[key]);
+    expect(() => checkConcurrency(FUNCTION_SPECS, settings)).toThrow(DeploymentSettingsError);
+    try {
+      checkConcurrency(FUNCTION_SPECS, settings);
+    } catch (err) {
+      expect((err as DeploymentSettingsError).contextKey).toBe('lambdaConcurrencyQuota');
+      expect((err as Error).message).toMatch(/reserve \d+ and the signer provisions up to 2 /);
+    }
+    const enough = parseSettings((key) => ({ ...base, lambdaConcurrencyQuota: '1000' })[key]);
+    expect(() => checkConcurrency(FUNCTION_SPECS, enough)).not.toThrow();
+  });
+});
+
+describe('the S3 calls the CRL, OCSP, signer and checkpointer make, evaluated as IAM would', () => {
+  const roleOf = (name: string): string =>
+    logicalId(template, 'AWS::IAM::Role', `Functions/${name}Role/Resource`);
+  const bucket = (path: string): { id: string; arn: string } => {
+    const id = logicalId(template, 'AWS::S3::Bucket', `${path}/Resource`);
+    return { id, arn: `arn:aws:s3:::${id.toLowerCase()}` };
+  };
+
+  it.each([
+    ['Crl', 'PublicPki/Objects', 'issuing.crl'],
+    ['Ocsp', 'PublicPki/Objects', 'issuing.crl'],
+    ['Signer', 'PublicPki/Objects', 'root.crl'],
+    ['AuditCheckpoint', 'AuditAnchors/Bucket', 'checkpoints/00000000000000000001.json'],
+  ])('%s reads %s/%s and may list the bucket, so a missing object is a 404', async (fn, path, key) => {
+    const { id, arn } = bucket(path);
+    const role = roleOf(fn);
+    expect(
+      await simulate(template, role, { action: 's3:GetObject', resource: `${arn}/${key}`, bucketId: id }),
+    ).toBe('Allowed');
+    expect(await simulate(template, role, { action: 's3:ListBucket', resource: arn, bucketId: id })).toBe(
+      'Allowed',
+    );
+    // Reading is all: another object, or a delete, stays refused.
+    expect(
+      await simulate(template, role, {
+        action: 's3:GetObject',
+        resource: `${arn}/elsewhere.bin`,
+        bucketId: id,
+      }),
+    ).not.toBe('Allowed');
+    expect(
+      await simulate(template, role, { action: 's3:DeleteObject', resource: `${arn}/${key}`, bucketId: id }),
+    ).not.toBe('Allowed');
+  });
+
+  it('the checkpointer writes anchors only with If-None-Match; the publication writes its objects only', async () => {
+    const anchors = bucket('AuditAnchors/Bucket');
+    const put = (context: Record<string, string>) =>
+      simulate(template, roleOf('AuditCheckpoint'), {
+        action: 's3:PutObject',
+        resource: `${anchors.arn}/checkpoints/00000000000000000001.json`,
+        bucketId: anchors.id,
+        context,
+      });
+    expect(await put({ 's3:if-none-match': '*' })).toBe('Allowed');
+    expect(await put({})).toBe('ExplicitlyDenied');
+    const pki = bucket('PublicPki/Objects');
+    const publish = (key: string) =>
+      simulate(template, roleOf('Crl'), {
+        action: 's3:PutObject',
+        resource: `${pki.arn}/${key}`,
+        bucketId: pki.id,
+      });
+    expect(await publish('issuing.crl')).toBe('Allowed');
+    expect(await publish('index.html')).not.toBe('Allowed');
+  });
 });

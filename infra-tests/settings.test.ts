@@ -32,8 +32,29 @@ function deployContext(): Record<string, unknown> {
     hsmClusterId: 'cluster-abc',
     hsmSecurityGroupId: 'sg-0123abcd',
     hsmCaCertPath: caCert,
+    ...VPC,
+    lambdaConcurrencyQuota: '1000',
     identityIssuers: 'https://idp.example.se',
     cscBaseUrl: 'https://sign.example.se/csc/v2',
+  };
+}
+
+/** The HSMs' VPC by attributes, as operations.md's deploy command gives it. */
+const VPC = {
+  vpcId: 'vpc-0123abcd',
+  vpcCidr: '10.0.0.0/16',
+  vpcAvailabilityZones: 'eu-north-1a,eu-north-1b',
+  vpcIsolatedSubnetIds: 'subnet-0aaa,subnet-0bbb',
+  vpcIsolatedRouteTableIds: 'rtb-0aaa,rtb-0bbb',
+};
+
+/** A deploy context complete but for what a test leaves out. */
+function fullDeployContext(): Record<string, unknown> {
+  return {
+    ...deployContext(),
+    apiClients: 'tax-agency=arn:aws:iam::123456789012:role/tax-agency',
+    pkiEdgeWebAclArn:
+      'arn:aws:wafv2:us-east-1:123456789012:global/webacl/PkiEdge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
   };
 }
 
@@ -48,6 +69,66 @@ describe('parseSettings', () => {
       errorOf({ cloudHsmLayerPath: 'x', hsmClusterId: 'cluster-abc', hsmSecurityGroupId: 'sg-0123abcd' })
         .contextKey,
     ).toBe('hsmCaCertPath');
+    const { vpcId: _vpc, ...withoutVpc } = deployContext();
+    expect(errorOf(withoutVpc).contextKey).toBe('vpcId');
+  });
+
+  it("a built layer means a deploy: cdk.json's allowPlaceholderLayer=true does not let placeholders in", () => {
+    const { hsmSecurityGroupId: _sg, ...withoutGroup } = fullDeployContext();
+    expect(errorOf({ ...withoutGroup, allowPlaceholderLayer: true }).contextKey).toBe('hsmSecurityGroupId');
+    const { pkiEdgeWebAclArn: _acl, ...withoutAcl } = fullDeployContext();
+    expect(errorOf({ ...withoutAcl, allowPlaceholderLayer: true }).contextKey).toBe('pkiEdgeWebAclArn');
+    const unbound = { ...fullDeployContext(), apiClients: 'tax-agency', allowPlaceholderLayer: true };
+    expect(errorOf(unbound).contextKey).toBe('apiClients');
+    const { identityIssuers: _issuers, ...withoutIssuers } = fullDeployContext();
+    expect(errorOf({ ...withoutIssuers, allowPlaceholderLayer: true }).contextKey).toBe('identityIssuers');
+    expect(
+      parseSettings(ctx({ ...fullDeployContext(), allowPlaceholderLayer: true })).allowPlaceholders,
+    ).toBe(false);
+  });
+
+  it('crypto user names are CloudHSM user names: letters, digits, underscores, at most 31', () => {
+    const hsm = parseSettings(ctx(fullDeployContext())).hsm;
+    for (const user of [hsm.signerUser, hsm.caUser, hsm.ocspUser, hsm.tsaUser, hsm.revokeUser]) {
+      expect(user).toMatch(/^[A-Za-z0-9_]{1,31}$/);
+    }
+    for (const key of [
+      'signerCryptoUser',
+      'caCryptoUser',
+      'ocspCryptoUser',
+      'tsaCryptoUser',
+      'revokeCryptoUser',
+    ]) {
+      expect(errorOf({ ...placeholders, [key]: 'pool-signer' }).contextKey).toBe(key);
+      expect(errorOf({ ...placeholders, [key]: 'a'.repeat(32) }).contextKey).toBe(key);
+      expect(parseSettings(ctx({ ...placeholders, [key]: 'A_1'.padEnd(31, 'x') }))).toBeDefined();
+    }
+  });
+
+  it("a deploy needs the HSMs' VPC, with route tables for the gateway endpoints unless it has every endpoint", () => {
+    const { vpcId: _vpc, ...withoutVpc } = fullDeployContext();
+    expect(errorOf(withoutVpc).contextKey).toBe('vpcId');
+    expect(parseSettings(ctx(fullDeployContext())).vpc?.createEndpoints).toBe(true);
+    const { vpcIsolatedRouteTableIds: _rt, ...withoutRoutes } = fullDeployContext();
+    expect(errorOf(withoutRoutes).contextKey).toBe('vpcIsolatedRouteTableIds');
+    expect(parseSettings(ctx({ ...withoutRoutes, vpcCreateEndpoints: 'false' })).vpc?.createEndpoints).toBe(
+      false,
+    );
+    // A placeholder synth may still make its own VPC to synthesize against.
+    expect(parseSettings(ctx(placeholders)).vpc).toBeUndefined();
+  });
+
+  it("a deploy names the account's Lambda concurrency quota", () => {
+    const { lambdaConcurrencyQuota: _q, ...withoutQuota } = fullDeployContext();
+    const error = errorOf(withoutQuota);
+    expect([error.contextKey, error.message]).toEqual([
+      'lambdaConcurrencyQuota',
+      expect.stringContaining('aws lambda get-account-settings'),
+    ]);
+    expect(parseSettings(ctx({ ...withoutQuota, lambdaConcurrencyQuota: 10 })).lambdaConcurrencyQuota).toBe(
+      10,
+    );
+    expect(parseSettings(ctx(placeholders)).lambdaConcurrencyQuota).toBe(1000);
   });
 
   it('rejects malformed cluster ids and security groups', () => {
@@ -85,6 +166,7 @@ describe('parseSettings', () => {
         vpcCidr: '10.1.0.0/16',
         vpcAvailabilityZones: 'eu-north-1a,eu-north-1b',
         vpcIsolatedSubnetIds: ['subnet-a', 'subnet-b'],
+        vpcCreateEndpoints: false,
       }),
     );
     expect(settings.vpc?.isolatedSubnetIds).toEqual(['subnet-a', 'subnet-b']);

@@ -70,7 +70,14 @@ export interface StackSettings {
   /** Synth/test only: placeholder layer and cluster values are accepted (deploy still refuses). */
   readonly allowPlaceholders: boolean;
   readonly layerPath?: string;
+  /** The HSMs' VPC; unset only in a placeholder synth (the stack then makes an isolated VPC to synth against). */
   readonly vpc?: ExistingVpc;
+  /**
+   * The account's Lambda concurrency quota in the region (`aws lambda get-account-settings`,
+   * AccountLimit.ConcurrentExecutions): the stack's reserved and provisioned concurrency must leave the
+   * 100 unreserved that Lambda keeps, or the deploy fails half-way.
+   */
+  readonly lambdaConcurrencyQuota: number;
   readonly hsm: HsmSettings;
   readonly signer: { readonly provisionedConcurrency: number; readonly scaling: readonly ScalingWindow[] };
   readonly pool: {
@@ -170,7 +177,10 @@ export function readSettings(node: Node): StackSettings {
 }
 
 export function parseSettings(ctx: Context): StackSettings {
-  const allowPlaceholders = bool(ctx, 'allowPlaceholderLayer');
+  // A built layer means a deploy: placeholders then are refused even when cdk.json allows them (its
+  // default for offline synths), so a forgotten `-c allowPlaceholderLayer=false` deploys nothing half-set.
+  const allowPlaceholders =
+    bool(ctx, 'allowPlaceholderLayer') && optionalString(ctx, 'cloudHsmLayerPath') === undefined;
   const targetsSpec = optionalString(ctx, 'poolTargets') ?? DEFAULT_POOL_TARGETS;
   let targets: Partial<Record<KeyType, number>>;
   try {
@@ -182,7 +192,6 @@ export function parseSettings(ctx: Context): StackSettings {
   const settings: StackSettings = {
     allowPlaceholders,
     layerPath: layerPath(ctx, allowPlaceholders),
-    vpc: existingVpc(ctx),
     hsm: {
       clusterId: required(
         ctx,
@@ -201,12 +210,14 @@ export function parseSettings(ctx: Context): StackSettings {
       caCertificatePem: caCertificate(ctx, allowPlaceholders),
       tokenLabel: optionalString(ctx, 'hsmTokenLabel') ?? 'hsm1',
       wrapKeyLabel: optionalString(ctx, 'wrapKeyLabel') ?? 'pool-wrap-v1',
-      signerUser: optionalString(ctx, 'signerCryptoUser') ?? 'pool-signer',
-      caUser: optionalString(ctx, 'caCryptoUser') ?? 'ca-signer',
-      ocspUser: optionalString(ctx, 'ocspCryptoUser') ?? 'ocsp-responder',
-      tsaUser: optionalString(ctx, 'tsaCryptoUser') ?? 'tsa-signer',
-      revokeUser: optionalString(ctx, 'revokeCryptoUser') ?? 'revoke-auditor',
+      signerUser: cryptoUser(ctx, 'signerCryptoUser', 'pool_signer'),
+      caUser: cryptoUser(ctx, 'caCryptoUser', 'ca_signer'),
+      ocspUser: cryptoUser(ctx, 'ocspCryptoUser', 'ocsp_responder'),
+      tsaUser: cryptoUser(ctx, 'tsaCryptoUser', 'tsa_signer'),
+      revokeUser: cryptoUser(ctx, 'revokeCryptoUser', 'revoke_auditor'),
     },
+    vpc: existingVpc(ctx, allowPlaceholders),
+    lambdaConcurrencyQuota: concurrencyQuota(ctx, allowPlaceholders),
     signer: { provisionedConcurrency: provisioned, scaling: scalingWindows(ctx, provisioned) },
     pool: {
       targets,
@@ -400,9 +411,17 @@ function list(ctx: Context, key: string): string[] | undefined {
   return items.map((i: string) => i.trim());
 }
 
-function existingVpc(ctx: Context): ExistingVpc | undefined {
-  const vpcId = optionalString(ctx, 'vpcId');
-  if (!vpcId) return undefined;
+function existingVpc(ctx: Context, allowPlaceholders: boolean): ExistingVpc | undefined {
+  const vpcId = matching(ctx, 'vpcId', /^vpc-[0-9a-f]+$/);
+  if (!vpcId) {
+    // The cluster must exist before the stack (its id, security group and CA certificate are context),
+    // so its VPC does too: a VPC made by the stack could hold no HSM at deploy time.
+    if (allowPlaceholders) return undefined;
+    throw new DeploymentSettingsError(
+      'vpcId is required: the VPC of the CloudHSM cluster (with vpcCidr, vpcAvailabilityZones, vpcIsolatedSubnetIds and vpcIsolatedRouteTableIds)',
+      'vpcId',
+    );
+  }
   // Vpc.fromLookup would call AWS at synth time; these attributes keep synth offline.
   const cidr = optionalString(ctx, 'vpcCidr');
   const availabilityZones = list(ctx, 'vpcAvailabilityZones');
@@ -419,15 +438,49 @@ function existingVpc(ctx: Context): ExistingVpc | undefined {
       'vpcIsolatedSubnetIds',
     );
   }
-  const createEndpoints = bool(ctx, 'vpcCreateEndpoints');
+  // On unless the operator says the VPC already has every endpoint the functions use (operations.md):
+  // without them no function in these subnets reaches any AWS service.
+  const createEndpoints = !(ctx('vpcCreateEndpoints') === false || ctx('vpcCreateEndpoints') === 'false');
   const isolatedRouteTableIds = list(ctx, 'vpcIsolatedRouteTableIds');
   if (createEndpoints && isolatedRouteTableIds?.length !== isolatedSubnetIds.length) {
     throw new DeploymentSettingsError(
-      'vpcCreateEndpoints needs vpcIsolatedRouteTableIds, one per isolated subnet (for the DynamoDB gateway endpoint)',
+      'vpcIsolatedRouteTableIds is required, one per isolated subnet (for the DynamoDB and S3 gateway endpoints), ' +
+        'unless -c vpcCreateEndpoints=false because the VPC already has every endpoint (docs/operations.md)',
       'vpcIsolatedRouteTableIds',
     );
   }
   return { vpcId, cidr, availabilityZones, isolatedSubnetIds, isolatedRouteTableIds, createEndpoints };
+}
+
+/** Lambda's default quota stands in for a placeholder synth; a deploy says the account's own. */
+function concurrencyQuota(ctx: Context, allowPlaceholders: boolean): number {
+  const key = 'lambdaConcurrencyQuota';
+  const value = ctx(key);
+  if ((value === undefined || value === null || value === '') && !allowPlaceholders) {
+    throw new DeploymentSettingsError(
+      `${key} is required: the account's Lambda concurrency quota in this region ` +
+        '(aws lambda get-account-settings --query AccountLimit.ConcurrentExecutions)',
+      key,
+    );
+  }
+  return int(ctx, key, 1000, 10, 1_000_000);
+}
+
+/**
+ * CloudHSM user names: letters, digits and underscores, at most 31 characters (CloudHSM CLI `user
+ * create`); a name outside that could never be created, and every login of its functions would fail.
+ */
+export const CRYPTO_USER_NAME = /^[A-Za-z0-9_]{1,31}$/;
+
+function cryptoUser(ctx: Context, key: string, fallback: string): string {
+  const value = optionalString(ctx, key) ?? fallback;
+  if (!CRYPTO_USER_NAME.test(value)) {
+    throw new DeploymentSettingsError(
+      `${key} must be a CloudHSM user name: letters, digits and underscores, at most 31 characters`,
+      key,
+    );
+  }
+  return value;
 }
 
 /** `hsmCaCertPath`: the cluster's customerCA.crt, relative to the working directory. */

@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { Aspects, CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ENV } from '@pipeline/config';
 import { SigningApi } from './constructs/api';
@@ -12,6 +12,7 @@ import { Observability } from './constructs/observability';
 import { PublicPki } from './constructs/public-pki';
 import { SignQueue } from './constructs/sign-queue';
 import { Tables } from './constructs/tables';
+import { RetainExceptOnCreate } from './retain-except-on-create';
 import { addNagSuppressions, type NagAcknowledgement } from './nag-suppressions';
 import type { StackSettings } from './settings';
 
@@ -104,15 +105,18 @@ export class SigningPipelineStack extends Stack {
         jwksRefresh: this.functions.jwksRefresh,
         crl: this.functions.crl,
         ocsp: this.functions.ocsp,
+        tsa: this.functions.tsa,
         auditCheckpoint: this.functions.auditCheckpoint,
         ...(this.functions.csc ? { csc: this.functions.csc } : {}),
       },
       poolTargets: settings.pool.targets,
       lowWaterPercent: settings.pool.lowWaterPercent,
       alarmEmail: settings.alarmEmail,
+      hsmLogGroups: this.functions.hsmLogGroups,
     });
 
     this.addOutputs();
+    Aspects.of(this).add(new RetainExceptOnCreate());
     this.nagAcknowledgements = addNagSuppressions(this);
   }
 

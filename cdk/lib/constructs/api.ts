@@ -31,7 +31,7 @@ interface OpenApiOperation {
  * REST API over ROUTES (the routes the local gateway serves too), stage `v1`. Every authenticated method
  * requires SigV4 (IAM) and an API key, which binds the caller to a usage plan with its own throttle and
  * daily quota, below the stage's throttle so that one client leaves room for the others; the health
- * check is open and says only whether the service is up. Throttled and over-quota answers carry the
+ * check is open and says only whether the service is up. Every answer of the gateway's own carries the
  * API's error body. Bodies and parameters are validated against the OpenAPI document before the function
  * runs. Execution logs are ERROR level without data tracing: request bodies (digests, identities) are
  * never logged.
@@ -60,6 +60,8 @@ export class SigningApi extends Construct {
         accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
+        // X-Ray from the gateway on, so a trace starts where the client's request does.
+        tracingEnabled: true,
         metricsEnabled: true,
         // Applied to each method of the stage, whoever calls it.
         throttlingRateLimit: props.limits.stage.rateLimit,
@@ -136,24 +138,62 @@ export class SigningApi extends Construct {
     }
   }
 
-  /** API Gateway answers these itself; the same codes and body as the local gateway. */
+  /**
+   * Every answer API Gateway gives itself, in the API's error form (GATEWAY_RESPONSES): on AWS an
+   * unknown route would otherwise be 403 `{"message":"Missing Authentication Token"}` and a body the
+   * gateway's validation refuses `{"message": ...}`.
+   */
   private addGatewayResponses(): void {
-    // A quota renews with the next day, a time a static header cannot state, so only a throttle carries Retry-After.
-    this.restApi.addGatewayResponse('Throttled', {
-      type: apigw.ResponseType.THROTTLED,
-      statusCode: '429',
-      responseHeaders: { 'Retry-After': "'1'" },
-      templates: { 'application/json': errorBody('THROTTLED') },
-    });
-    this.restApi.addGatewayResponse('QuotaExceeded', {
-      type: apigw.ResponseType.QUOTA_EXCEEDED,
-      statusCode: '429',
-      templates: {
-        'application/json': errorBody('QUOTA_EXCEEDED'),
-      },
-    });
+    for (const [type, response] of Object.entries(GATEWAY_RESPONSES)) {
+      this.restApi.addGatewayResponse(type, {
+        type: apigw.ResponseType.of(type),
+        statusCode: response.status,
+        responseHeaders: response.headers,
+        templates: { 'application/json': errorBody(response.code, response.message) },
+      });
+    }
   }
 }
+
+interface GatewayResponse {
+  readonly code: HttpErrorCode;
+  /** Unset: API Gateway's status for that response type. */
+  readonly status?: string;
+  /** Unset: the code's registered message. */
+  readonly message?: string;
+  readonly headers?: Record<string, string>;
+}
+
+/**
+ * API Gateway's response types (its GatewayResponse types), each with the API's code. The DEFAULT_*
+ * types cover the rest (WAF, authorizer and configuration errors) with their own status.
+ */
+export const GATEWAY_RESPONSES: Readonly<Record<string, GatewayResponse>> = {
+  // API Gateway cannot tell an unknown route or method from a route called without SigV4: both arrive
+  // as a missing token before any resource is matched.
+  MISSING_AUTHENTICATION_TOKEN: {
+    code: 'ROUTE_NOT_FOUND',
+    status: '404',
+    message: 'no such route or method, or the request is not signed (SigV4)',
+  },
+  RESOURCE_NOT_FOUND: { code: 'ROUTE_NOT_FOUND', status: '404' },
+  UNAUTHORIZED: { code: 'UNAUTHENTICATED', status: '401' },
+  ACCESS_DENIED: { code: 'FORBIDDEN', status: '403' },
+  INVALID_SIGNATURE: { code: 'FORBIDDEN', status: '403' },
+  EXPIRED_TOKEN: { code: 'FORBIDDEN', status: '403', message: 'the request signature has expired' },
+  INVALID_API_KEY: { code: 'FORBIDDEN', status: '403', message: 'the API key is missing or not valid' },
+  BAD_REQUEST_BODY: { code: 'VALIDATION_FAILED', status: '400' },
+  BAD_REQUEST_PARAMETERS: { code: 'VALIDATION_FAILED', status: '400' },
+  REQUEST_TOO_LARGE: { code: 'PAYLOAD_TOO_LARGE', status: '413' },
+  UNSUPPORTED_MEDIA_TYPE: { code: 'UNSUPPORTED_MEDIA_TYPE', status: '415' },
+  // A quota renews with the next day, a time a static header cannot state, so only a throttle carries Retry-After.
+  THROTTLED: { code: 'THROTTLED', status: '429', headers: { 'Retry-After': "'1'" } },
+  QUOTA_EXCEEDED: { code: 'QUOTA_EXCEEDED', status: '429' },
+  INTEGRATION_TIMEOUT: { code: 'SERVICE_UNAVAILABLE', status: '503', headers: { 'Retry-After': "'1'" } },
+  INTEGRATION_FAILURE: { code: 'SERVICE_UNAVAILABLE', status: '503', headers: { 'Retry-After': "'1'" } },
+  DEFAULT_4XX: { code: 'FORBIDDEN', message: 'the request was refused by the gateway' },
+  DEFAULT_5XX: { code: 'INTERNAL_ERROR' },
+};
 
 /** Each CSC method's throttle, as the stage's method settings (`<resource path>/<method>`). */
 function cscMethodThrottles(throttle: {
@@ -168,9 +208,9 @@ function cscMethodThrottles(throttle: {
   );
 }
 
-/** The API's Error schema as a gateway response template, with the code's registered message. */
-function errorBody(code: HttpErrorCode): string {
-  return JSON.stringify({ error: { code, message: messageOf(code) } });
+/** The API's Error schema as a gateway response template (static: these templates substitute no VTL). */
+function errorBody(code: HttpErrorCode, message = messageOf(code)): string {
+  return JSON.stringify({ error: { code, message } });
 }
 
 /** The OpenAPI operation of a route (paths there include the stage). */

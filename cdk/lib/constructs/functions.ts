@@ -35,6 +35,7 @@ import {
   type FunctionSpec,
   type PublicPkiRef,
 } from '../functions/spec';
+import { DeploymentSettingsError } from '../errors';
 import { ARCHITECTURE, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
 import { FUNCTION_ROLE_TAG, allowEndpointTraffic, type HsmAccess } from './hsm-access';
@@ -75,6 +76,34 @@ export const FUNCTION_SPECS: readonly FunctionSpec[] = [
   jwksRefresh,
 ];
 
+/** Lambda keeps this much of an account's concurrency unreserved; a deploy reserving into it fails. */
+export const LAMBDA_UNRESERVED_MINIMUM = 100;
+
+/**
+ * Reserved concurrency of the specs plus the signer's provisioned concurrency at its highest scheduled
+ * window, against the account's quota: refused at synth, with the keys to change, rather than failing a
+ * deploy half-way ("decreases account's UnreservedConcurrentExecution below its minimum value").
+ */
+export function checkConcurrency(specs: readonly FunctionSpec[], settings: StackSettings): void {
+  const reserved = specs.reduce(
+    (sum, spec) =>
+      sum + ('schedule' in spec ? spec.schedule.reservedConcurrency : (spec.reservedConcurrency ?? 0)),
+    0,
+  );
+  const { provisionedConcurrency, scaling } = settings.signer;
+  const provisioned = Math.max(provisionedConcurrency, ...scaling.map((w) => w.max));
+  const available = settings.lambdaConcurrencyQuota - LAMBDA_UNRESERVED_MINIMUM;
+  if (reserved + provisioned > available) {
+    throw new DeploymentSettingsError(
+      `the functions reserve ${reserved} and the signer provisions up to ${provisioned} concurrent executions, ` +
+        `more than the ${available} that lambdaConcurrencyQuota=${settings.lambdaConcurrencyQuota} leaves above ` +
+        `Lambda's ${LAMBDA_UNRESERVED_MINIMUM} unreserved: raise the account's quota (Service Quotas, ` +
+        '"Concurrent executions") and lambdaConcurrencyQuota, or lower signerProvisionedConcurrency and signerScheduledScaling',
+      'lambdaConcurrencyQuota',
+    );
+  }
+}
+
 /**
  * The handlers, each with its own role holding only what its code calls, built from their specs: the
  * common parts here (bundling, logs, tracing, role, network, schedule), the rest in each spec.
@@ -94,6 +123,8 @@ export class PipelineFunctions extends Construct {
   public readonly auditCheckpoint: NodejsFunction;
   /** Where the CSC API is deployed (settings.csc). */
   public readonly csc?: NodejsFunction;
+  /** The log groups of the functions that log in to an HSM (spec network `hsm`). */
+  public readonly hsmLogGroups: logs.ILogGroup[] = [];
   /** The scheduled functions' rules, by function. */
   public readonly schedules: Partial<Record<FunctionName, events.Rule>> = {};
   private readonly created = new Map<FunctionName, NodejsFunction>();
@@ -110,6 +141,7 @@ export class PipelineFunctions extends Construct {
     const { hsm, tables, signQueue, identity, cscSecrets, settings } = props;
     this.deps = { hsm, tables, signQueue, identity, cscSecrets, settings, fn: (name) => this.fn(name) };
     this.specs = FUNCTION_SPECS.filter((spec) => spec.deployed?.(settings) ?? true);
+    checkConcurrency(this.specs, settings);
     for (const spec of this.specs) this.created.set(spec.name, this.createFunction(spec));
     for (const spec of this.specs) spec.grants(this.grantsOf(spec));
     this.restrictCryptoUserSecrets();
@@ -178,6 +210,7 @@ export class PipelineFunctions extends Construct {
       retention: logs.RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    if (spec.network.kind === 'hsm') this.hsmLogGroups.push(logGroup);
     const inVpc = spec.network.kind !== 'outside-vpc';
     const role = new iam.Role(this, `${id}Role`, {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),

@@ -5,7 +5,7 @@ import { Construct } from 'constructs';
 import type { ExistingVpc } from '../settings';
 
 export interface NetworkProps {
-  /** The HSMs' VPC (normal case); without it the stack creates a VPC for a cluster created in it later. */
+  /** The HSMs' VPC; without it (placeholder synths only) the stack creates an isolated VPC to synth against. */
   readonly existing?: ExistingVpc;
 }
 
@@ -46,9 +46,14 @@ export class Network extends Construct {
   }
 
   private addEndpoints(): void {
-    // Gateway endpoint: free, and DynamoDB is on the hot path of every request.
+    // Gateway endpoints: free; DynamoDB is on the hot path of every request, S3 holds the published
+    // CRLs (crl, ocsp, signer) and the audit anchors (audit-checkpoint).
     this.vpc.addGatewayEndpoint('DynamoDb', {
       service: ec2.GatewayVpcEndpointAwsService.DYNAMODB,
+      subnets: [this.functionSubnets],
+    });
+    this.vpc.addGatewayEndpoint('S3', {
+      service: ec2.GatewayVpcEndpointAwsService.S3,
       subnets: [this.functionSubnets],
     });
     const interfaces: [string, ec2.InterfaceVpcEndpointAwsService][] = [

@@ -4,7 +4,8 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -17,6 +18,15 @@ import { METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/spec';
 export const QUEUE_AGE_ALARM_SECONDS = 3;
 
 const MINUTE = Duration.minutes(1);
+
+/** What a failed login or a cluster out of reach logs (lambdas/core/src/shared/hsm.ts, the CKR names). */
+export const HSM_LOGIN_FAILURE_TERMS = [
+  'HsmLoginError',
+  'HsmTokenNotFoundError',
+  'CKR_PIN_INCORRECT',
+  'CKR_PIN_LOCKED',
+  'CKR_TOKEN_NOT_PRESENT',
+];
 /** The pool gauges are emitted by keygen after each fill, so their period is the schedule's. */
 const FILL_PERIOD = Duration.minutes(SCHEDULES.keygen.rateMinutes);
 
@@ -34,6 +44,7 @@ export interface ObservabilityProps {
     jwksRefresh: lambda.IFunction;
     crl: lambda.IFunction;
     ocsp: lambda.IFunction;
+    tsa: lambda.IFunction;
     auditCheckpoint: lambda.IFunction;
     /** Where the CSC API is deployed. */
     csc?: lambda.IFunction;
@@ -41,6 +52,8 @@ export interface ObservabilityProps {
   readonly poolTargets: Partial<Record<KeyType, number>>;
   readonly lowWaterPercent: number;
   readonly alarmEmail?: string;
+  /** The log groups of the functions that log in to the HSMs: their login failures are counted. */
+  readonly hsmLogGroups: readonly logs.ILogGroup[];
 }
 
 /** A pool metric as the Powertools adapter emits it: namespace SigningPipeline, dimensions service + KeyType. */
@@ -146,6 +159,10 @@ export class Observability extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     for (const [name, fn] of [
+      // The sign request API: every e-service's requests.
+      ['Api', props.functions.api],
+      // No time-stamps: B-T and B-LT signatures fail.
+      ['Tsa', props.functions.tsa],
       ['Signer', props.functions.signer],
       ['Keygen', props.functions.keygen],
       ['Ca', props.functions.ca],
@@ -168,6 +185,21 @@ export class Observability extends Construct {
       );
     }
     this.alarmOnAny(
+      'Api5xx',
+      'API Gateway answered 5XX (integration failures and timeouts, function errors): read the API function log and the access log',
+      props.stage.metricServerError({ statistic: 'Sum', period: Duration.minutes(5) }),
+    );
+    this.alarmOnAny(
+      'LambdaThrottles',
+      "Lambda throttled invocations in this account and region: a function at its reserved concurrency or the account's quota (lambdaConcurrencyQuota)",
+      lambda.Function.metricAllThrottles({ statistic: 'Sum', period: Duration.minutes(5) }),
+    );
+    this.alarmOnAny(
+      'HsmLoginFailures',
+      'HSM logins failed or no HSM token was reachable: check the cluster (HSMs active), the security group rule and the crypto user secrets',
+      this.hsmLoginFailures(props.hsmLogGroups),
+    );
+    this.alarmOnAny(
       'RequestsLost',
       'Sign requests failed DELIVERY_LOST: open with no message even after requeues (queue or signer fault)',
       serviceMetric('RequestsLost', Duration.minutes(SCHEDULES.reconcile.rateMinutes)),
@@ -182,6 +214,30 @@ export class Observability extends Construct {
       'The audit checkpointer found chain heads that moved backwards from its last checkpoint (a rewritten audit table) and signed nothing: run `npm run audit -- verify`',
       serviceMetric('AuditHeadsRewound', Duration.minutes(SCHEDULES.auditCheckpoint.rateMinutes)),
     );
+  }
+
+  /**
+   * Counts the log lines of a failed HSM login or an unreachable token (the error names and PKCS#11 codes
+   * the functions log: `errorName`, the runtime's `errorType`, `errorCode`) in the HSM functions' logs.
+   */
+  private hsmLoginFailures(logGroups: readonly logs.ILogGroup[]): cloudwatch.IMetric {
+    const metricName = 'HsmLoginFailures';
+    logGroups.forEach(
+      (logGroup, i) =>
+        new logs.MetricFilter(this, `HsmLoginFailures${i}`, {
+          logGroup,
+          metricNamespace: METRICS_NAMESPACE,
+          metricName,
+          metricValue: '1',
+          filterPattern: logs.FilterPattern.anyTerm(...HSM_LOGIN_FAILURE_TERMS),
+        }),
+    );
+    return new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName,
+      statistic: 'Sum',
+      period: Duration.minutes(5),
+    });
   }
 
   private alarm(id: string, props: cloudwatch.AlarmProps): void {

@@ -132,6 +132,8 @@ export class PublicPki extends Construct {
         accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
+        // X-Ray from the gateway on, so a trace starts where the client's request does.
+        tracingEnabled: true,
         metricsEnabled: true,
         throttlingRateLimit: 500,
         throttlingBurstLimit: 1000,

@@ -27,6 +27,7 @@ export const auditCheckpoint: FunctionSpec = {
   // write finds its key taken. Nothing else may touch the bucket.
   connectAuditAnchors: (grant, bucket) => {
     grant.fn.addEnvironment(ENV.AUDIT_ANCHOR_TARGET, `s3:${bucket.bucketName}`);
-    grant.statement(['s3:PutObject', 's3:GetObject'], [bucket.arnForObjects('checkpoints/*')]);
+    grant.statement(['s3:PutObject'], [bucket.arnForObjects('checkpoints/*')]);
+    grant.readsObjects(bucket, ['checkpoints/*']);
   },
 };

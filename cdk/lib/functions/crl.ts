@@ -38,6 +38,6 @@ export const crl: FunctionSpec = {
       ['s3:PutObject'],
       Object.keys(PKI_OBJECTS).map((name) => pki.bucket.arnForObjects(name)),
     );
-    grant.statement(['s3:GetObject'], [pki.bucket.arnForObjects('issuing.crl')]);
+    grant.readsObjects(pki.bucket, ['issuing.crl']);
   },
 };

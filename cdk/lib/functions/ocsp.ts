@@ -35,6 +35,6 @@ export const ocsp: FunctionSpec = {
   // depends on it.
   connectPublicPki: (grant, pki) => {
     grant.fn.addEnvironment(ENV.PKI_PUBLISH_TARGET, `s3:${pki.bucket.bucketName}`);
-    grant.statement(['s3:GetObject'], [pki.bucket.arnForObjects('issuing.crl')]);
+    grant.readsObjects(pki.bucket, ['issuing.crl']);
   },
 };

@@ -41,7 +41,7 @@ export const signer: FunctionSpec = {
   connectPublicPki: (grant, pki) => {
     grant.fn.addEnvironment(ENV.PKI_PUBLISH_TARGET, `s3:${pki.bucket.bucketName}`);
     // The root's CRL for B-LT validation data (the issuing CA's and the TSA's status).
-    grant.statement(['s3:GetObject'], [pki.bucket.arnForObjects('root.crl')]);
+    grant.readsObjects(pki.bucket, ['root.crl']);
   },
 };
 

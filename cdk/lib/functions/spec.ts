@@ -291,6 +291,21 @@ export class FunctionGrants {
     for (const secret of [cscSecrets.idpClientKey, cscSecrets.clients]) secret.grantRead(this.fn);
   }
 
+  /**
+   * Read these objects of `bucket`, and know when one is missing: without s3:ListBucket S3 answers a
+   * missing object 403 AccessDenied, not 404 NoSuchKey, and the first CRL or anchor could never be
+   * written. ListBucket is unconditioned: S3 checks it on the bucket for a GetObject or HeadObject,
+   * where no s3:prefix is in the request to condition on. The names listed are not secret (the PKI
+   * bucket is public, anchor keys are checkpoint numbers).
+   */
+  public readsObjects(bucket: s3.IBucket, keys: string[]): void {
+    this.statement(
+      ['s3:GetObject'],
+      keys.map((key) => bucket.arnForObjects(key)),
+    );
+    this.statement(['s3:ListBucket'], [bucket.bucketArn]);
+  }
+
   /** Invoke the named functions by their unqualified ARNs (one statement). */
   public invoke(...names: FunctionName[]): void {
     this.statement(

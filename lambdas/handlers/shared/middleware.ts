@@ -9,6 +9,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { asFunction } from '@pipeline/adapters/aws';
 
 /** A function's handler: what Lambda calls, and what the local runner and the tests call. */
 export type LambdaHandler<E, R> = (event: E, context?: Context) => Promise<R>;
@@ -31,5 +32,7 @@ export function lambdaHandler<E, R>(
   const handler = middy(handle, { timeoutEarlyInMillis: 0 }).use(injectLambdaContext(logger));
   if (metrics) handler.use(logMetrics(metrics, { captureColdStartMetric: true }));
   // Tests and tools may call without a context: the handler then sees an empty one, as middy gives it.
-  return (event, context) => handler(event, context ?? ({} as Context));
+  // Its AWS calls are attributed to the function when they are recorded (AWS_CALL_RECORD_FILE).
+  return (event, context) =>
+    asFunction(context?.functionName, () => handler(event, context ?? ({} as Context)));
 }

@@ -6,6 +6,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { AwsConfig } from '@pipeline/config';
+import { recorded } from './call-record';
 
 /**
  * The layers above the adapters hold a document client (to hand it to repositories) but import nothing
@@ -38,7 +39,7 @@ function options(aws: AwsConfig, service: keyof AwsConfig['endpoints'], maxAttem
 
 /** AWS SDK v3 clients built from configuration. */
 export function dynamoDbClient(aws: AwsConfig): DynamoDBClient {
-  return new DynamoDBClient(options(aws, 'dynamodb'));
+  return recorded(new DynamoDBClient(options(aws, 'dynamodb')), 'dynamodb');
 }
 
 export function documentClient(aws: AwsConfig): DynamoDBDocumentClient {
@@ -48,21 +49,21 @@ export function documentClient(aws: AwsConfig): DynamoDBDocumentClient {
 }
 
 export function sqsClient(aws: AwsConfig): SQSClient {
-  return new SQSClient(options(aws, 'sqs'));
+  return recorded(new SQSClient(options(aws, 'sqs')), 'sqs');
 }
 
 export function lambdaClient(aws: AwsConfig): LambdaClient {
-  return new LambdaClient(options(aws, 'lambda', 2));
+  return recorded(new LambdaClient(options(aws, 'lambda', 2)), 'lambda');
 }
 
 export function s3Client(aws: AwsConfig): S3Client {
-  return new S3Client(options(aws, 's3'));
+  return recorded(new S3Client(options(aws, 's3')), 's3');
 }
 
 export function ssmClient(aws: AwsConfig): SSMClient {
-  return new SSMClient(options(aws, 'ssm'));
+  return recorded(new SSMClient(options(aws, 'ssm')), 'ssm');
 }
 
 export function secretsManagerClient(aws: AwsConfig): SecretsManagerClient {
-  return new SecretsManagerClient(options(aws, 'secretsmanager'));
+  return recorded(new SecretsManagerClient(options(aws, 'secretsmanager')), 'secretsmanager');
 }

@@ -8,3 +8,4 @@ export {
   sqsClient,
   ssmClient,
 } from './clients';
+export { asFunction, type RecordedCall } from './call-record';
