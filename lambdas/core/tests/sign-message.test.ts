@@ -129,14 +129,19 @@ describe('validateSignMessage', () => {
     expect(text.maxLength).toBe(MAX_SIGN_MESSAGE_LENGTH);
   });
 
-  test('the pattern is one Python, Rust and ECMAScript engines read alike: no \\u{...}, no surrogates, no \\s or \\p', () => {
-    // Lone surrogates (escaped or not): a regular expression over code points has none.
-    expect(SIGN_MESSAGE_TEXT_PATTERN).not.toMatch(/\\u\{|\\u[dD][89a-fA-F]|\\s|\\p|[\uD800-\uDFFF]/u);
+  test('the pattern is one every engine reads alike: no \\u{...}, no surrogates, no \\s or \\p, nothing beyond the BMP', () => {
+    // Lone surrogates (escaped or not): a regular expression over code points has none. A character
+    // beyond the BMP in a class is two UTF-16 units without the u flag: a range of them is no regex.
+    expect(SIGN_MESSAGE_TEXT_PATTERN).not.toMatch(
+      /\\u\{|\\u[dD][89a-fA-F]|\\s|\\p|[\uD800-\uDFFF]|[\u{10000}-\u{10FFFF}]/u,
+    );
+    expect(() => new RegExp(SIGN_MESSAGE_TEXT_PATTERN)).not.toThrow();
   });
 
-  test('property: the schema pattern (with well-formed Unicode) and validateSignMessage agree on every text within the length', () => {
-    const pattern = new RegExp(SIGN_MESSAGE_TEXT_PATTERN, 'u');
+  test('property: without and with the u flag, the pattern and validateSignMessage agree on every text of the BMP within the length; beyond it the pattern accepts all the rule does', () => {
+    const patterns = [new RegExp(SIGN_MESSAGE_TEXT_PATTERN), new RegExp(SIGN_MESSAGE_TEXT_PATTERN, 'u')];
     const wellFormed = (text: string): boolean => !/[\uD800-\uDFFF]/u.test(text);
+    const bmp = (text: string): boolean => !/[\u{10000}-\u{10FFFF}]/u.test(text);
     fc.assert(
       fc.property(
         fc.oneof(
@@ -159,6 +164,7 @@ describe('validateSignMessage', () => {
               '\u2800',
               '\u{e0041}',
               '\u{e0101}',
+              '\u{1d173}',
               '\u{1f600}',
             ),
             maxLength: 8,
@@ -171,11 +177,24 @@ describe('validateSignMessage', () => {
           } catch {
             accepted = false;
           }
-          expect(accepted).toBe(text.length > 0 && pattern.test(text) && wellFormed(text));
+          for (const pattern of patterns) {
+            const matches = text.length > 0 && pattern.test(text);
+            if (bmp(text) && wellFormed(text)) expect(accepted).toBe(matches);
+            else if (accepted) expect(matches).toBe(true);
+          }
         },
       ),
       { numRuns: 2000 },
     );
+  });
+
+  test.each([
+    ['a tag character', 'a\u{e0041}'],
+    ['a musical format control', 'a\u{1d173}'],
+    ['only a supplementary variation selector', '\u{e0101}'],
+  ])('the pattern lets %s through, the rule refuses it (documented in openapi.json)', (_name, text) => {
+    expect(new RegExp(SIGN_MESSAGE_TEXT_PATTERN, 'u').test(text)).toBe(true);
+    expect(() => validateSignMessage({ text })).toThrow(SignMessageError);
   });
 });
 

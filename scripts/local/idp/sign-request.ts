@@ -26,8 +26,8 @@ import {
   MAX_COMPOSED_SIGN_MESSAGE_LENGTH,
   MAX_SIGN_MESSAGE_LENGTH,
   SIGN_APPROVAL_TYPE,
-  SIGN_MESSAGE_TEXT_PATTERN,
   SignMessageError,
+  characterProblem,
   signMessageHash,
   validateSignMessage,
   type SignMessage,
@@ -46,7 +46,6 @@ export const SIGN_REQUEST_ALGORITHMS = ['ES256', 'ES384', 'RS256', 'PS256'] as c
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** A manifest hash (several documents): base64url of a SHA-256, unpadded. */
 const MANIFEST_HASH = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
-const SIGN_MESSAGE_TEXT = new RegExp(SIGN_MESSAGE_TEXT_PATTERN, 'u');
 
 /** Whether `tbs_data` is the manifest hash of several documents rather than one document's digest. */
 export function isManifestHash(tbsData: string): boolean {
@@ -56,8 +55,8 @@ export function isManifestHash(tbsData: string): boolean {
 /**
  * A message the page can display, by the service's rules (validateSignMessage); for several documents
  * (`tbs_data` a manifest hash) the message composed with their list may be up to
- * MAX_COMPOSED_SIGN_MESSAGE_LENGTH characters, by the same character rules (the service's pattern: none
- * of the forbidden characters, not blank).
+ * MAX_COMPOSED_SIGN_MESSAGE_LENGTH characters, by the same character rules (characterProblem: none of
+ * the forbidden characters, not blank).
  */
 const displayableMessage =
   (severalDocuments: boolean) =>
@@ -70,7 +69,7 @@ const displayableMessage =
       );
     }
     const { mimeType } = validateSignMessage({ text: '-', mimeType: value.mimeType });
-    if (!SIGN_MESSAGE_TEXT.test(value.text)) {
+    if (characterProblem(value.text) !== undefined) {
       throw new SignMessageError('the message holds characters a sign message must not, or is blank');
     }
     return { text: value.text, mimeType };

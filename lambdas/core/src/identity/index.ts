@@ -41,6 +41,7 @@ export type {
   VerifyOptions,
 } from './types';
 export {
+  characterProblem,
   composeSignMessage,
   DOCUMENT_NAME_PATTERN,
   MAX_COMPOSED_SIGN_MESSAGE_LENGTH,

@@ -90,7 +90,7 @@ const SHOWS_NOTHING: readonly CodePoints[] = [
 /**
  * The contents of a character class: \uXXXX escapes for the Basic Multilingual Plane, the characters
  * themselves beyond it. No \u{...} (Python and other engines do not read it) and no surrogate escapes (a
- * regular expression over code points has none): every engine a standard tool uses reads this the same.
+ * regular expression over code points has none).
  */
 function classOf(points: readonly CodePoints[]): string {
   const one = (c: number): string =>
@@ -98,30 +98,53 @@ function classOf(points: readonly CodePoints[]): string {
   return points.map((p) => (typeof p === 'number' ? one(p) : `${one(p[0])}-${one(p[1])}`)).join('');
 }
 
+/**
+ * The code points of the Basic Multilingual Plane only, for the document's patterns: a class with a
+ * range beyond it (two UTF-16 units each end) is no regular expression without ECMAScript's `u` flag,
+ * which generated clients compile without. What lies beyond (the tag, shorthand and musical format
+ * characters, the supplementary variation selectors) the patterns let through and the rule refuses.
+ */
+function bmpOf(points: readonly CodePoints[]): CodePoints[] {
+  return points.filter((p) => (typeof p === 'number' ? p : p[0]) <= 0xffff);
+}
+
 const FORBIDDEN_CLASS = classOf(FORBIDDEN_CODE_POINTS);
 const FORBIDDEN = new RegExp(`[${FORBIDDEN_CLASS}]`, 'u');
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const SHOWS_NOTHING_CLASS = classOf(SHOWS_NOTHING);
 const SHOWS_SOMETHING = new RegExp(`[^${SHOWS_NOTHING_CLASS}${FORBIDDEN_CLASS}]`, 'u');
-/**
- * openapi.json's pattern for signMessage.text: the first character that shows something, alone or after
- * characters that show nothing, then any but the forbidden ones (one way to match a text: no
- * backtracking). The alternation is not a style: a length-bounded pattern of one sequence is rewritten
- * by schemathesis into a spelling of the characters beyond U+FFFF (\U000E0000) that its own validator
- * refuses; an alternation it leaves as it is. Lone surrogates (not characters; UTF-8 cannot encode
- * them, RFC 8259 section 8.2) are refused too but are not in the pattern: tools whose strings are code
- * points (Python, Rust) cannot state them.
- */
-export const SIGN_MESSAGE_TEXT_PATTERN = `^(?:${SHOWS_SOMETHING.source}|[${SHOWS_NOTHING_CLASS}]+${SHOWS_SOMETHING.source})[^${FORBIDDEN_CLASS}]*$`;
 
 /**
- * openapi.json's pattern for a document's name: the sign message's character rule (and the same shape of
- * pattern, see SIGN_MESSAGE_TEXT_PATTERN) with tab and line feed forbidden too (a name is one line).
+ * The shape of the document's patterns over the BMP classes `nothing` (shows nothing) and `forbidden`:
+ * the first character that shows something, alone or after characters that show nothing, then any but
+ * the forbidden ones (one way to match a text: no backtracking). The alternation is not a style: a
+ * length-bounded pattern of one sequence is rewritten by schemathesis into a spelling of its own.
  */
-const NAME_FORBIDDEN_CLASS = classOf([0x09, 0x0a, ...FORBIDDEN_CODE_POINTS]);
-const NAME_SHOWS_NOTHING_CLASS = classOf(SHOWS_NOTHING.filter((p) => p !== 0x09 && p !== 0x0a));
-const NAME_SHOWS_SOMETHING = `[^${NAME_SHOWS_NOTHING_CLASS}${NAME_FORBIDDEN_CLASS}]`;
-export const DOCUMENT_NAME_PATTERN = `^(?:${NAME_SHOWS_SOMETHING}|[${NAME_SHOWS_NOTHING_CLASS}]+${NAME_SHOWS_SOMETHING})[^${NAME_FORBIDDEN_CLASS}]*$`;
+function textPattern(nothing: string, forbidden: string): string {
+  const something = `[^${nothing}${forbidden}]`;
+  return `^(?:${something}|[${nothing}]+${something})[^${forbidden}]*$`;
+}
+
+/**
+ * openapi.json's pattern for signMessage.text: the character rule over the Basic Multilingual Plane, a
+ * regular expression every engine reads alike, with or without ECMAScript's `u` flag (Python, Java,
+ * generated clients). Beyond the BMP it lets every character through: the rule (characterProblem)
+ * also refuses the forbidden ones there, and a text of only supplementary variation selectors and
+ * blanks, and lone surrogates, which tools whose strings are code points (Python, Rust) cannot state.
+ */
+export const SIGN_MESSAGE_TEXT_PATTERN = textPattern(
+  classOf(bmpOf(SHOWS_NOTHING)),
+  classOf(bmpOf(FORBIDDEN_CODE_POINTS)),
+);
+
+/**
+ * openapi.json's pattern for a document's name: the sign message's (see SIGN_MESSAGE_TEXT_PATTERN)
+ * with tab and line feed forbidden too (a name is one line).
+ */
+export const DOCUMENT_NAME_PATTERN = textPattern(
+  classOf(bmpOf(SHOWS_NOTHING.filter((p) => p !== 0x09 && p !== 0x0a))),
+  classOf(bmpOf([0x09, 0x0a, ...FORBIDDEN_CODE_POINTS])),
+);
 
 export class SignMessageError extends ClientVisibleError {
   public override readonly name = 'SignMessageError';
