@@ -126,6 +126,20 @@ test('every recorded call is allowed by its role and reaches its service', async
   expect(await callProblems(template, [...recorded, ...awsOnlyS3Calls(template)], env)).toEqual([]);
 });
 
+test('a call outside a role’s item keys is reported: the leading-key shapes are evaluated', async () => {
+  const audit = recorded.find((c) => c.function === 'ca' && c.action === 'TransactWriteItems')!;
+  const table = audit.items!.find((i) => i.key?.startsWith('CHAIN#'))!.table;
+  const rewrite: RecordedCall = {
+    ...audit,
+    items: [{ table, action: 'PutItem', key: 'CHECKPOINT#HEAD' }],
+  };
+  expect(await callProblems(template, [rewrite], env)).toEqual([
+    expect.stringMatching(
+      /^ca: dynamodb:PutItem on .* \{"dynamodb:LeadingKeys":\["CHECKPOINT#HEAD"\]\} is ImplicitlyDenied$/,
+    ),
+  ]);
+});
+
 test('the check fails on a template without the S3 endpoint or the readers’ ListBucket', async () => {
   const json = template.toJSON() as { Resources: Record<string, Record<string, unknown>> };
   const copy = JSON.parse(JSON.stringify(json)) as typeof json;
