@@ -1,7 +1,7 @@
 /**
  * Every AWS call allowed and routable: a local pipeline records each SDK call its functions make
- * (AWS_CALL_RECORD_FILE) while it signs, revokes through the API, answers OCSP, publishes CRLs, checkpoints the audit
- * log, fills the pool and reconciles; each distinct call is then evaluated against the deploy-like
+ * (AWS_CALL_RECORD_FILE) while it signs (raw and CMS B-LT), revokes through the API, answers OCSP,
+ * publishes CRLs, checkpoints the audit log, fills the pool and reconciles; each distinct call is then evaluated against the deploy-like
  * template's roles (iam-simulate) and each function's subnets checked for a way to the service. The S3
  * reads happen only on AWS (locally the objects are files): they are listed here, as the code makes them.
  */
@@ -28,6 +28,8 @@ let recorded: RecordedCall[];
 let env: NodeJS.ProcessEnv;
 let stopped = false;
 const cleanup: Array<() => void> = [() => rmSync(dir, { recursive: true, force: true })];
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The S3 reads made only on AWS: a first run finds each object missing (ListBucket makes that a 404). */
 function awsOnlyS3Calls(t: Template): RecordedCall[] {
@@ -66,14 +68,17 @@ beforeAll(async () => {
   });
   await pipeline.runKeygen();
   const signed: SignRequestView[] = [];
-  for (const [type, index] of [
-    ['EC-P256', 0],
-    ['RSA-2048', 1],
+  // B-LT has the signer ask the TSA and the responder: the root CRL must be published first.
+  const pki = pipeline.url.replace(/\/v1$/, '/pki');
+  for (let i = 0; i < 300 && !(await fetch(`${pki}/root.crl`)).ok; i++) await sleep(100);
+  for (const [type, index, extra] of [
+    ['EC-P256', 0, {}],
+    ['RSA-2048', 1, { level: 'B-LT' }],
   ] as const) {
-    const request = await sampleRequest(type, index);
+    const request = await sampleRequest(type, index, 'level' in extra ? { format: 'cms' } : {});
     const accepted = await call<{ id: string }>(`${pipeline.url}/sign-requests`, {
       apiKey: pipeline.apiKey,
-      body: request.body,
+      body: { ...request.body, ...extra },
     });
     expect(accepted.status).toBe(202);
     const view = await call<SignRequestView>(`${pipeline.url}/sign-requests/${accepted.body.id}?wait=20`, {
@@ -88,14 +93,12 @@ beforeAll(async () => {
   });
   expect(revoked.status).toBe(200);
   // A relying party asks the responder (OCSP by GET).
-  expect((await ocspGet(pipeline.url.replace(/\/v1$/, '/pki'), signed[0].certificate!)).stdout).toMatch(
-    /Cert Status: revoked/,
-  );
+  expect((await ocspGet(pki, signed[0].certificate!)).stdout).toMatch(/Cert Status: revoked/);
   env = { ...process.env };
   // Wait (no fixed sleep) until the scheduled functions have each run at least once.
   const seen = (): Set<string> => new Set(distinctCalls(readFileSync(file, 'utf8')).map((c) => c.function));
   for (let i = 0; i < 300 && !['crl', 'audit-checkpoint', 'reconcile'].every((f) => seen().has(f)); i++)
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   await pipeline.stop();
   stopped = true;
   recorded = distinctCalls(readFileSync(file, 'utf8'));
@@ -120,6 +123,10 @@ test('every function made calls: the recording covers the pipeline', () => {
     'reconcile',
   ])
     expect(functions).toContain(fn);
+  // B-LT: the signer stamps its signature at the TSA.
+  expect(recorded).toContainEqual(
+    expect.objectContaining({ function: 'signer', action: 'Invoke', resources: ['tsa'] }),
+  );
 });
 
 test('every recorded call is allowed by its role and reaches its service', async () => {
