@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { AwsConfig } from '@pipeline/config';
 import { asFunction, s3Client, type RecordedCall } from '../src';
-import { resourcesOf } from '../src/call-record';
+import { itemsOf, resourcesOf } from '../src/call-record';
 
 let server: Server;
 let endpoint: string;
@@ -90,4 +90,40 @@ it('names the tables of batch and transaction inputs, queues, functions, secrets
   expect(resourcesOf({ QueueUrl: 'http://q/sign' })).toEqual(['http://q/sign']);
   expect(resourcesOf({ FunctionName: 'ca', Payload: 'secret-ish' })).toEqual(['ca']);
   expect(resourcesOf({ SecretId: 'arn:secret', Names: ['/a', '/b'] })).toEqual(['arn:secret', '/a', '/b']);
+});
+
+it('lists DynamoDB items as IAM authorizes them: a transaction by each item, a batch as the batch, a query on its index', () => {
+  expect(
+    itemsOf('TransactWriteItems', {
+      TransactItems: [
+        { Put: { TableName: 'audit', Item: { pk: 'CHAIN#7f3a', sk: '1' } } },
+        { Update: { TableName: 'audit', Key: { pk: { S: 'CHECKPOINT#HEAD' } } } },
+        { ConditionCheck: { TableName: 'certs', Key: { pk: 'SERIAL#0a1b' } } },
+      ],
+    }),
+  ).toEqual([
+    { table: 'audit', action: 'PutItem', key: 'CHAIN#x' },
+    { table: 'audit', action: 'UpdateItem', key: 'CHECKPOINT#HEAD' },
+    { table: 'certs', action: 'ConditionCheckItem', key: 'SERIAL#x' },
+  ]);
+  expect(
+    itemsOf('BatchWriteItem', {
+      RequestItems: {
+        pool: [{ PutRequest: { Item: { pk: 'KEY#EC-P256#1' } } }, { DeleteRequest: { Key: {} } }],
+      },
+    }),
+  ).toEqual([
+    { table: 'pool', action: 'BatchWriteItem', key: 'KEY#x#x' },
+    { table: 'pool', action: 'BatchWriteItem' },
+  ]);
+  expect(itemsOf('BatchGetItem', { RequestItems: { certs: { Keys: [{ pk: 'OWNER#req-1' }] } } })).toEqual([
+    { table: 'certs', action: 'BatchGetItem', key: 'OWNER#x' },
+  ]);
+  expect(
+    itemsOf('Query', {
+      TableName: 'requests',
+      IndexName: 'open',
+      ExpressionAttributeValues: { ':pk': 'CHAIN#a' },
+    }),
+  ).toEqual([{ table: 'requests', action: 'Query', key: 'CHAIN#x', index: 'open' }]);
 });
