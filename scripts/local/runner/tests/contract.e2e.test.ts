@@ -425,7 +425,9 @@ test('mutated bodies: refused with a declared 4xx when the schema refuses them, 
     }),
     { seed: SEED, numRuns: 100 },
   );
-});
+  // Generating a schema-valid body to mutate takes 1-3 s of CPU (string patterns, contradicting branches
+  // filtered out): 100 of them beside the other suites of a loaded CI run need more than the default.
+}, 900_000);
 
 test('respelled assertions (a segment of length 1 mod 4, a non-canonical last character): the schema refuses them, and so does the API, as ASSERTION_MALFORMED', async () => {
   await fc.assert(
