@@ -85,9 +85,13 @@ test('every development dependency is used: imported anywhere (tests too), run b
   ].join('\n');
   const used = (name: string): boolean => {
     if (imported.has(name) || tooling.includes(name)) return true;
-    // The CLI of aws-cdk is `cdk`, typescript's `tsc`.
-    if ((name === 'aws-cdk' && /\bcdk /.test(tooling)) || (name === 'typescript' && /\btsc\b/.test(tooling)))
-      return true;
+    // The CLI of aws-cdk is `cdk`, typescript's `tsc`, @stoplight/spectral-cli's `spectral`.
+    const clis: Readonly<Record<string, RegExp>> = {
+      'aws-cdk': /\bcdk /,
+      typescript: /\btsc\b/,
+      '@stoplight/spectral-cli': /\bspectral lint\b/,
+    };
+    if (clis[name]?.test(tooling)) return true;
     if (!name.startsWith('@types/')) return false;
     const typed = name.slice('@types/'.length);
     return typed === 'node' || typed === 'jest' ? true : imported.has(typed);
