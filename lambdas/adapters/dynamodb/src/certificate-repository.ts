@@ -275,17 +275,7 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
     return {
       Update: {
         TableName: this.options.tableName,
-        Key: { pk: serialKey(previous) },
-        UpdateExpression:
-          'SET revokedAt = :at, revocationReason = :reason, revokedBy = :by, revokedList = :list, supersededBy = :next',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revokedAt)',
-        ExpressionAttributeValues: {
-          ':at': attributes.revokedAt,
-          ':reason': attributes.revocationReason,
-          ':by': attributes.revokedBy,
-          ':list': attributes.revokedList,
-          ':next': replacement.serialHex,
-        },
+        ...revocationUpdate(previous, attributes, { supersededBy: replacement.serialHex }),
       },
     };
   }
@@ -305,16 +295,7 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
       const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.options.tableName,
-          Key: { pk: serialKey(serialHex) },
-          UpdateExpression:
-            'SET revokedAt = :at, revocationReason = :reason, revokedBy = :by, revokedList = :list',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revokedAt)',
-          ExpressionAttributeValues: {
-            ':at': attributes.revokedAt,
-            ':reason': attributes.revocationReason,
-            ':by': attributes.revokedBy,
-            ':list': attributes.revokedList,
-          },
+          ...revocationUpdate(serialHex, attributes),
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -496,4 +477,35 @@ function toStatus(item: Record<string, unknown>): CertificateStatus {
 function toRecord(item: Record<string, unknown>): IssuedCertificateRecord {
   const { pk: _pk, kind: _kind, ...record } = item;
   return record as unknown as IssuedCertificateRecord;
+}
+
+/**
+ * The update that revokes a serial's record, only if it is on record and not revoked (no revocation is
+ * rewritten or undone): a client's or operator's revocation, or a takeover's `superseded` one, which also
+ * names its replacement.
+ */
+function revocationUpdate(
+  serialHex: string,
+  attributes: ReturnType<typeof revocationAttributes>,
+  replacement?: { readonly supersededBy: string },
+): {
+  Key: Record<string, string>;
+  UpdateExpression: string;
+  ConditionExpression: string;
+  ExpressionAttributeValues: Record<string, unknown>;
+} {
+  return {
+    Key: { pk: serialKey(serialHex) },
+    UpdateExpression: `SET revokedAt = :at, revocationReason = :reason, revokedBy = :by, revokedList = :list${
+      replacement ? ', supersededBy = :next' : ''
+    }`,
+    ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revokedAt)',
+    ExpressionAttributeValues: {
+      ':at': attributes.revokedAt,
+      ':reason': attributes.revocationReason,
+      ':by': attributes.revokedBy,
+      ':list': attributes.revokedList,
+      ...(replacement ? { ':next': replacement.supersededBy } : {}),
+    },
+  };
 }
