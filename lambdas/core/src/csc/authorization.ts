@@ -13,9 +13,8 @@ import {
   validateSignMessage,
   type SignMessage,
 } from '../identity/sign-message';
-import type { AdesProfile } from '../shared/formats';
+import type { AdesProfile, SignatureLevel } from '../shared/formats';
 import { documentNameProblem } from '../signing/documents';
-import type { SignatureLevel } from '../signing/sign-request';
 import { CscError } from './errors';
 import {
   credentialById,

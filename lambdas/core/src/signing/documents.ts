@@ -1,9 +1,17 @@
 import { DIGEST_ALGORITHMS, DIGEST_LENGTH, type DigestAlgorithm } from '../shared/algorithms';
 import { ClientVisibleError } from '../shared/errors';
-import { ADES_PROFILES, SIGNATURE_FORMATS, type AdesProfile, type SignatureFormat } from '../shared/formats';
+import {
+  ADES_PROFILES,
+  DEFAULT_SIGNATURE_LEVEL,
+  levelAtLeast,
+  SIGNATURE_FORMATS,
+  SIGNATURE_LEVELS,
+  type AdesProfile,
+  type SignatureFormat,
+  type SignatureLevel,
+} from '../shared/formats';
 import { characterProblem } from '../identity/sign-message';
 import { MAX_DOCUMENT_NAME_LENGTH, MAX_DOCUMENTS } from '../identity/binding';
-import { DEFAULT_SIGNATURE_LEVEL, levelAtLeast, SIGNATURE_LEVELS, type SignatureLevel } from './sign-request';
 
 /**
  * Several documents under one login: a sign request may carry `documents` in place of the single

@@ -22,12 +22,14 @@ export {
 } from './request-state';
 export {
   DEFAULT_SIGNATURE_LEVEL,
-  type DocumentResult,
   levelAtLeast,
-  REQUEST_ID_PATTERN,
-  type RequestError,
   SIGNATURE_LEVELS,
   type SignatureLevel,
+} from '../shared/formats';
+export {
+  type DocumentResult,
+  REQUEST_ID_PATTERN,
+  type RequestError,
   type SigningStage,
   type SignRequestRecord,
 } from './sign-request';

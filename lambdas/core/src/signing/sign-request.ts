@@ -2,7 +2,7 @@ import type { AuditReceipt } from '../audit';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
 import type { IdentityEvidence, SignerIdentity } from '../identity/types';
 import type { SignMessage } from '../identity/sign-message';
-import type { AdesProfile, SignatureFormat } from '../shared/formats';
+import type { AdesProfile, SignatureFormat, SignatureLevel } from '../shared/formats';
 import type { SignDocument } from './documents';
 
 /**
@@ -13,22 +13,6 @@ import type { SignDocument } from './documents';
 export const REQUEST_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export type RequestStatus = 'received' | 'signing' | 'signed' | 'failed';
-
-/**
- * AdES baseline levels (ETSI EN 319 122-1 / 319 142-1) of a `cms` result: B-B the signature alone; B-T
- * with a time-stamp of its signature value (proof it existed then); B-LT also the validation data a
- * relying party needs offline (chains, OCSP responses, CRLs); B-LTA for PAdES adds a document time-stamp,
- * which the client makes over the finished PDF (the service's part is that of B-LT).
- */
-export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;
-export type SignatureLevel = (typeof SIGNATURE_LEVELS)[number];
-/** What a relying party needs to validate a signature years later, without a network. */
-export const DEFAULT_SIGNATURE_LEVEL: SignatureLevel = 'B-LT';
-
-/** Whether `level` is at least `floor`. */
-export function levelAtLeast(level: SignatureLevel, floor: SignatureLevel): boolean {
-  return SIGNATURE_LEVELS.indexOf(level) >= SIGNATURE_LEVELS.indexOf(floor);
-}
 
 /** Validation data of a B-LT result, DER in base64: what the CMS (CAdES) or the PDF's DSS (PAdES) carries. */
 export interface StoredValidationData {
