@@ -12,7 +12,7 @@
  * (KeyUnavailableError) holds it for the retry hint, waiting for keygen or a free generation.
  */
 import type { RequestError } from './sign-request';
-import type { SignOutcome } from './signing';
+import type { SignOutcome } from './signing-deps';
 import { KeyUnavailableError, RequestInProgressError } from './signing-errors';
 import type { FailureCode } from '../shared/client-codes';
 

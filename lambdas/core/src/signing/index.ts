@@ -39,13 +39,9 @@ export type {
   ValidationData,
   ValidationDataSource,
 } from './signature-container';
-export {
-  type CsrBuilder,
-  processSignRequest,
-  requestErrorFor,
-  type SigningDeps,
-  type SignOutcome,
-} from './signing';
+export { processSignRequest } from './signing';
+export type { CsrBuilder, SigningDeps, SignOutcome } from './signing-deps';
+export { requestErrorFor } from './stage-codes';
 export {
   AttemptSupersededError,
   KeyUnavailableError,

@@ -15,12 +15,12 @@
  * is already deleted, so it is never used twice).
  */
 import type { AuditReceipt } from '../audit';
+import type { SignatureLevel } from '../shared/formats';
 import type {
   DocumentResult,
   RequestError,
   RequestStatus,
   SignRequestRecord,
-  SignatureLevel,
   StageDurations,
   StoredValidationData,
 } from './sign-request';
