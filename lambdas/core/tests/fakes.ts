@@ -18,6 +18,7 @@ import type {
   StartAttempt,
   StoredSignRequest,
 } from '../src/signing';
+import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 export { FakeTime, settle } from '../../test-support/fake-time';
 
 /** The record store with the DynamoDB repository's conditions. */
@@ -285,4 +286,11 @@ export function gate(): { readonly promise: Promise<void>; open(): void } {
   let open!: () => void;
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { promise, open };
+}
+
+/** A `received` request (the sample record with `overrides`), stored in the harness. */
+export function received(h: Harness, overrides: Partial<StoredSignRequest> = {}): StoredSignRequest {
+  const record = sampleSignRequestRecord(overrides) as StoredSignRequest;
+  h.store.put(record);
+  return record;
 }
