@@ -18,6 +18,10 @@ import type {
   StartAttempt,
   StoredSignRequest,
 } from '../src/signing';
+import { StageRunner, type AttemptContext } from '../src/signing/attempt-context';
+import { AuditBuffer } from '../src/signing/audit-buffer';
+import { documentPlanOf } from '../src/signing/document-signing';
+import { OneTimeKey } from '../src/signing/one-time-key';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 export { FakeTime, settle } from '../../test-support/fake-time';
 
@@ -293,4 +297,22 @@ export function received(h: Harness, overrides: Partial<StoredSignRequest> = {})
   const record = sampleSignRequestRecord(overrides) as StoredSignRequest;
   h.store.put(record);
   return record;
+}
+
+/** One attempt's context over the harness's fakes, for tests of a single stage. */
+export function attemptContext(h: Harness, record: StoredSignRequest): AttemptContext {
+  const clock = h.deps.clock!;
+  const stages = new StageRunner(h.deps, clock);
+  const audit = new AuditBuffer(h.deps.audit);
+  return {
+    deps: h.deps,
+    record,
+    attemptId: 'attempt-under-test',
+    clock,
+    options: {},
+    plan: documentPlanOf(record),
+    stage: (name, fn) => stages.run(name, fn),
+    audit,
+    key: new OneTimeKey(h.hsm, audit, record.id),
+  };
 }
