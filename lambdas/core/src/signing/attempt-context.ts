@@ -37,6 +37,7 @@ export type AttemptEnd =
     }
   | { readonly ended: 'handed-back' };
 
+/** The request fails with a code of its own (retryAfterSeconds: when a retry may find a key). */
 export function failedWith(code: FailureCode, message: string, retryAfterSeconds?: number): AttemptEnd {
   return {
     ended: 'failed',
@@ -45,6 +46,7 @@ export function failedWith(code: FailureCode, message: string, retryAfterSeconds
   };
 }
 
+/** Whether a stage's result is the attempt's end rather than what the next stage works on. */
 export function isEnd(value: object | undefined): value is AttemptEnd {
   return value !== undefined && 'ended' in value;
 }
