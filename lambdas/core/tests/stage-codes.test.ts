@@ -76,6 +76,43 @@ describe('failure stages: each ends the request with its code and leaves no HSM 
     expect(h.hsm.live.size).toBe(0);
   });
 
+  test.each([
+    ['one document', {}],
+    [
+      'documents',
+      {
+        documents: [
+          {
+            digest: Buffer.alloc(32).toString('base64'),
+            digestAlgorithm: 'SHA-256',
+            format: 'cms',
+            profile: 'CAdES-B-B',
+            level: 'B-B',
+          },
+        ],
+      },
+    ],
+  ] as const)(
+    '%s: a container that fails to finish -> CONTAINER_FAILED, nothing stored of it',
+    async (_, documents) => {
+      const h = harness({
+        buildContainer: () => ({
+          toBeSigned: Buffer.alloc(32),
+          finish: () => {
+            throw new Error('bad container');
+          },
+        }),
+      });
+      h.pool.push(poolKey(1));
+      const record = received(h, { format: 'cms', profile: 'CAdES-B-B', ...documents });
+      const outcome = await processSignRequest(h.deps, record.id);
+      expect(outcome.status).toBe('failed');
+      expect(outcome.record.error?.code).toBe('CONTAINER_FAILED');
+      expect(outcome.record).not.toHaveProperty('documentResults');
+      expect(h.hsm.live.size).toBe(0);
+    },
+  );
+
   test('destroy -> KEY_DESTROY_FAILED, and the safety net tries the destroy again', async () => {
     const h = harness({ retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
     h.pool.push(poolKey(1));
