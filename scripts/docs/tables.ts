@@ -1,0 +1,107 @@
+/**
+ * The reference tables of docs/ whose truth is the code: each is a marked region of a page,
+ * `<!-- generated:NAME -->` ... `<!-- /generated:NAME -->`, rewritten by `npm run docs:tables` and held
+ * to the code by scripts/docs/tests/tables.test.ts. Text around a region is the page's own.
+ */
+import { format } from 'prettier';
+import { CLIENT_CODES, type ClientCode } from '@pipeline/core/shared';
+import {
+  API_STAGE,
+  CSC_BASE_PATH,
+  CSC_ROUTES,
+  OCSP_ROUTES,
+  QUEUES,
+  ROUTES,
+  SCHEDULES,
+  TABLES,
+  TSA_ROUTES,
+  type QueueDefinition,
+  type ScheduleDefinition,
+  type TableDefinition,
+} from '@pipeline/resources';
+
+/** A markdown table; prettier aligns it when the page is formatted. */
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+const codes = Object.entries(CLIENT_CODES as Readonly<Record<string, ClientCode>>);
+
+/** The generated regions by name: page text between the markers. */
+export const REGIONS: Readonly<Record<string, () => string>> = {
+  'http-codes': () =>
+    table(
+      ['status', 'code', 'message'],
+      codes
+        .filter(([, c]) => c.status !== undefined)
+        .sort(([, a], [, b]) => a.status! - b.status!)
+        .map(([code, c]) => [String(c.status), `\`${code}\``, c.message]),
+    ),
+  'failed-codes': () =>
+    table(
+      ['code', 'message'],
+      codes.filter(([, c]) => c.failedRequest).map(([code, c]) => [`\`${code}\``, c.message]),
+    ),
+  routes: () =>
+    table(
+      ['route', 'caller'],
+      [
+        ...ROUTES.map((r) => [
+          `\`${r.method} /${API_STAGE}${r.resource}\``,
+          r.authenticated ? 'SigV4 and API key' : 'anyone',
+        ]),
+        ...CSC_ROUTES.map((r) => [`\`${r.method} ${CSC_BASE_PATH}${r.resource}\``, 'OAuth 2.0 (csc.md)']),
+        ...[...OCSP_ROUTES, ...TSA_ROUTES].map((r) => [
+          `\`${r.method} <PKI_BASE_URL>${r.resource}\``,
+          'anyone, rate-limited',
+        ]),
+      ],
+    ),
+  tables: () =>
+    table(
+      ['table (`TABLES`)', 'name from', 'key', 'TTL'],
+      Object.entries(TABLES as Readonly<Record<string, TableDefinition>>).map(([key, t]) => [
+        `\`${key}\``,
+        `\`${t.envVar}\``,
+        [t.partitionKey, t.sortKey].flatMap((k) => (k ? [`\`${k.name}\``] : [])).join(', '),
+        t.ttlAttribute ? `\`${t.ttlAttribute}\`` : '',
+      ]),
+    ),
+  queues: () =>
+    table(
+      ['queue (`QUEUES`)', 'URL from', 'deliveries', 'visibility', 'dead letters'],
+      Object.entries(QUEUES as Readonly<Record<string, QueueDefinition>>).map(([key, q]) => [
+        `\`${key}\``,
+        `\`${q.envVar}\``,
+        String(q.maxReceiveCount),
+        `${q.visibilityTimeoutSeconds} s`,
+        `\`${q.deadLetter.envVar}\``,
+      ]),
+    ),
+  schedules: () =>
+    table(
+      ['schedule (`SCHEDULES`)', 'every', 'timeout', 'what it does'],
+      Object.entries(SCHEDULES as Readonly<Record<string, ScheduleDefinition>>).map(([key, s]) => [
+        `\`${key}\``,
+        `${s.rateMinutes} min`,
+        `${s.timeoutSeconds} s`,
+        s.description,
+      ]),
+    ),
+};
+
+const REGION = /(<!-- generated:([a-z-]+) -->\n)[\s\S]*?(\n<!-- \/generated:\2 -->)/g;
+
+/** A page with every generated region rewritten from the code, formatted as prettier formats docs/. */
+export async function rendered(page: string, path: string): Promise<string> {
+  const replaced = page.replace(REGION, (_all, open: string, name: string, close: string) => {
+    const region = REGIONS[name];
+    if (!region) throw new Error(`${path}: no generated region "${name}"`);
+    return `${open}\n${region()}\n${close}`;
+  });
+  return format(replaced, { filepath: path, singleQuote: true, printWidth: 110, trailingComma: 'all' });
+}
+
+/** The names of the regions a page marks. */
+export const regionsOf = (page: string): string[] => [...page.matchAll(REGION)].map((m) => m[2]);
