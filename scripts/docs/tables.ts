@@ -51,7 +51,7 @@ export const REGIONS: Readonly<Record<string, () => string>> = {
           `\`${r.method} /${API_STAGE}${r.resource}\``,
           r.authenticated ? 'SigV4 and API key' : 'anyone',
         ]),
-        ...CSC_ROUTES.map((r) => [`\`${r.method} ${CSC_BASE_PATH}${r.resource}\``, 'OAuth 2.0 (csc.md)']),
+        ...CSC_ROUTES.map((r) => [`\`${r.method} ${CSC_BASE_PATH}${r.resource}\``, "the CSC API's own ([csc.md](csc.md))"]),
         ...[...OCSP_ROUTES, ...TSA_ROUTES].map((r) => [
           `\`${r.method} <PKI_BASE_URL>${r.resource}\``,
           'anyone, rate-limited',
@@ -91,14 +91,14 @@ export const REGIONS: Readonly<Record<string, () => string>> = {
     ),
 };
 
-const REGION = /(<!-- generated:([a-z-]+) -->\n)[\s\S]*?(\n<!-- \/generated:\2 -->)/g;
+const REGION = /(<!-- generated:([a-z-]+) -->)[\s\S]*?(<!-- \/generated:\2 -->)/g;
 
 /** A page with every generated region rewritten from the code, formatted as prettier formats docs/. */
 export async function rendered(page: string, path: string): Promise<string> {
   const replaced = page.replace(REGION, (_all, open: string, name: string, close: string) => {
     const region = REGIONS[name];
     if (!region) throw new Error(`${path}: no generated region "${name}"`);
-    return `${open}\n${region()}\n${close}`;
+    return `${open}\n\n${region()}\n\n${close}`;
   });
   return format(replaced, { filepath: path, singleQuote: true, printWidth: 110, trailingComma: 'all' });
 }
