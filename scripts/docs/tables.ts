@@ -51,7 +51,10 @@ export const REGIONS: Readonly<Record<string, () => string>> = {
           `\`${r.method} /${API_STAGE}${r.resource}\``,
           r.authenticated ? 'SigV4 and API key' : 'anyone',
         ]),
-        ...CSC_ROUTES.map((r) => [`\`${r.method} ${CSC_BASE_PATH}${r.resource}\``, "the CSC API's own ([csc.md](csc.md))"]),
+        ...CSC_ROUTES.map((r) => [
+          `\`${r.method} ${CSC_BASE_PATH}${r.resource}\``,
+          "the CSC API's own ([csc.md](csc.md))",
+        ]),
         ...[...OCSP_ROUTES, ...TSA_ROUTES].map((r) => [
           `\`${r.method} <PKI_BASE_URL>${r.resource}\``,
           'anyone, rate-limited',
