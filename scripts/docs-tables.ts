@@ -5,16 +5,16 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { regionsOf, rendered } from './docs/tables';
 
-async function main(): Promise<void> {
+function main(): void {
   const dir = join(__dirname, '..', 'docs');
   for (const name of readdirSync(dir).filter((f) => f.endsWith('.md'))) {
     const path = join(dir, name);
     const page = readFileSync(path, 'utf8');
     if (regionsOf(page).length === 0) continue;
-    const next = await rendered(page, path);
+    const next = rendered(page, path);
     if (next !== page) writeFileSync(path, next);
     console.log(`docs/${name}: ${regionsOf(page).join(', ')}${next === page ? '' : ' (rewritten)'}`);
   }
 }
 
-void main();
+main();

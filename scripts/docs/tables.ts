@@ -3,7 +3,6 @@
  * `<!-- generated:NAME -->` ... `<!-- /generated:NAME -->`, rewritten by `npm run docs:tables` and held
  * to the code by scripts/docs/tests/tables.test.ts. Text around a region is the page's own.
  */
-import { format } from 'prettier';
 import { CLIENT_CODES, type ClientCode } from '@pipeline/core/shared';
 import {
   API_STAGE,
@@ -20,10 +19,12 @@ import {
   type TableDefinition,
 } from '@pipeline/resources';
 
-/** A markdown table; prettier aligns it when the page is formatted. */
+/** A markdown table, aligned as prettier aligns it (so `prettier --check docs` leaves it as it is). */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
-  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+  const widths = header.map((h, i) => Math.max(3, h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
 const codes = Object.entries(CLIENT_CODES as Readonly<Record<string, ClientCode>>);
@@ -96,14 +97,13 @@ export const REGIONS: Readonly<Record<string, () => string>> = {
 
 const REGION = /(<!-- generated:([a-z-]+) -->)[\s\S]*?(<!-- \/generated:\2 -->)/g;
 
-/** A page with every generated region rewritten from the code, formatted as prettier formats docs/. */
-export async function rendered(page: string, path: string): Promise<string> {
-  const replaced = page.replace(REGION, (_all, open: string, name: string, close: string) => {
+/** A page with every generated region rewritten from the code. */
+export function rendered(page: string, path: string): string {
+  return page.replace(REGION, (_all, open: string, name: string, close: string) => {
     const region = REGIONS[name];
     if (!region) throw new Error(`${path}: no generated region "${name}"`);
     return `${open}\n\n${region()}\n\n${close}`;
   });
-  return format(replaced, { filepath: path, singleQuote: true, printWidth: 110, trailingComma: 'all' });
 }
 
 /** The names of the regions a page marks. */
