@@ -19,12 +19,10 @@ import {
   type TableDefinition,
 } from '@pipeline/resources';
 
-/** A markdown table, aligned as prettier aligns it (so `prettier --check docs` leaves it as it is). */
+/** A markdown table, unpadded: its region is outside prettier's formatting (prettier-ignore). */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(3, h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: readonly string[]): string =>
-    `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
 const codes = Object.entries(CLIENT_CODES as Readonly<Record<string, ClientCode>>);
@@ -102,7 +100,7 @@ export function rendered(page: string, path: string): string {
   return page.replace(REGION, (_all, open: string, name: string, close: string) => {
     const region = REGIONS[name];
     if (!region) throw new Error(`${path}: no generated region "${name}"`);
-    return `${open}\n\n${region()}\n\n${close}`;
+    return `${open}\n<!-- prettier-ignore-start -->\n\n${region()}\n\n<!-- prettier-ignore-end -->\n${close}`;
   });
 }
 
