@@ -1,4 +1,4 @@
-export { loadAwsConfig, loadConfig, loadHsmConfig } from './config';
+export { loadAwsConfig, loadConfig, loadHsmConfig, loadTableNames } from './config';
 export { int, type IntegerRule, oneOf, str } from './readers';
 export { ConfigError } from './errors';
 export { ENV } from './env-names';
@@ -34,3 +34,23 @@ export {
 } from './identity-config';
 export { loadPlanningConfig } from './planning-config';
 export { type CscConfig, cscSecretSources, loadCscConfig } from './csc-config';
+export {
+  type ApiFunctionConfig,
+  type AuditCheckpointFunctionConfig,
+  type CaFunctionConfig,
+  type CaSideFunctionConfig,
+  type CscFunctionConfig,
+  type JwksRefreshFunctionConfig,
+  type KeygenFunctionConfig,
+  type QueueFunctionConfig,
+  type SignerFunctionConfig,
+  loadApiFunctionConfig,
+  loadAuditCheckpointFunctionConfig,
+  loadCaFunctionConfig,
+  loadCaSideFunctionConfig,
+  loadCscFunctionConfig,
+  loadJwksRefreshFunctionConfig,
+  loadKeygenFunctionConfig,
+  loadQueueFunctionConfig,
+  loadSignerFunctionConfig,
+} from './function-config';
