@@ -8,7 +8,7 @@ import { loadSignerFunctionConfig, type AppConfig } from '@pipeline/config';
 import { SIGNER_TIMEOUT_SECONDS } from '@pipeline/resources';
 import { createMetrics, createSignerHandler, sharedHsm, wireSigner } from '../../../lambdas/handlers';
 import { printGcMarkers } from './gc-markers';
-import { installHsmFaults } from './hsm-faults';
+import { installHsmFaults } from '../faults/install';
 import { startSqsPoller } from './sqs-poller';
 
 async function main(): Promise<void> {

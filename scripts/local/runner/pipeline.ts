@@ -57,7 +57,7 @@ import {
   invokableFunctions,
   newInvokeCallers,
 } from './pki';
-import { installHsmFaults } from './hsm-faults';
+import { installHsmFaults } from '../faults/install';
 import { RequestEndingSignals, type RequestEndings } from '@pipeline/api';
 
 export interface LocalPipelineOptions {
