@@ -189,11 +189,14 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   // Read by libraries from this process's environment: SoftHSM its configuration file's path (at the
   // PKCS#11 module's initialisation), Powertools whether to print metric lines.
   for (const name of ['SOFTHSM2_CONF', 'POWERTOOLS_METRICS_DISABLED']) process.env[name] = env[name];
-  const standIns = await startStandIns({
-    log,
-    dynamodbDataDir: options.persist ? join(persistDir(env), 'dynamodb') : undefined,
-    sqsDataDir: options.persist ? join(persistDir(env), 'elasticmq') : undefined,
-  });
+  const standIns = await startStandIns(
+    {
+      log,
+      dynamodbDataDir: options.persist ? join(persistDir(env), 'dynamodb') : undefined,
+      sqsDataDir: options.persist ? join(persistDir(env), 'elasticmq') : undefined,
+    },
+    env,
+  );
   const cleanups: Cleanups = [() => standIns.stop()];
   const stop = async (): Promise<void> => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
@@ -306,7 +309,7 @@ async function createResources(
 ): Promise<Awaited<ReturnType<typeof ensureQueue>>> {
   const aws = loadConfig(env).aws;
   const dynamodb = dynamoDbClient(aws);
-  await ensureTables(dynamodb, Object.values(TABLES));
+  await ensureTables(dynamodb, Object.values(TABLES), env);
   // Audit checkpoints are anchored outside the table: a directory of this table's own.
   env.AUDIT_ANCHOR_TARGET ||= `file:${await localAnchorDir(dynamodb, tableName(TABLES.audit, env))}`;
   dynamodb.destroy();
