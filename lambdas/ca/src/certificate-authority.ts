@@ -604,7 +604,13 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
 
   /** Logs the refusal, then throws it. */
   private async refuse(checked: Checked, err: CaError, serialHex?: string): Promise<never> {
-    await this.logRefusal(checked.input.requestId, err, checked.publicKeyHash, checked.assertionHash, serialHex);
+    await this.logRefusal(
+      checked.input.requestId,
+      err,
+      checked.publicKeyHash,
+      checked.assertionHash,
+      serialHex,
+    );
     throw err;
   }
 
