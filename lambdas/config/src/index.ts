@@ -1,4 +1,4 @@
-export { loadAwsConfig, loadConfig, loadHsmConfig, loadTableNames } from './config';
+export { loadAwsConfig, loadConfig, loadHsmConfig } from './config';
 export { int, type IntegerRule, oneOf, str } from './readers';
 export { ConfigError } from './errors';
 export { ENV } from './env-names';
@@ -32,7 +32,6 @@ export {
   parseJwksSource,
   type TrustedIssuer,
 } from './identity-config';
-export { loadPlanningConfig } from './planning-config';
 export { type CscConfig, cscSecretSources, loadCscConfig } from './csc-config';
 export {
   type ApiFunctionConfig,
