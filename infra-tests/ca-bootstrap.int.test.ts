@@ -72,7 +72,7 @@ test('ocsp-key and tsa-key as their own users, then the hierarchy as the CA user
   );
 
   // The TSA key is the TSA user's, on its token; the CA user has none under that label.
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const ca = loadCaConfig({ ...process.env, ...LABELS });
   const tsaHsm = await connectHsm(
     { ...config.hsm, pinSource: ca.tsaPinSource, tokenLabel: ca.tsaTokenLabel, sessionPoolSize: 1 },

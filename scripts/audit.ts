@@ -85,8 +85,8 @@ async function revocations(
   doc: ReturnType<typeof documentClient>,
   log: StoredAuditLog,
 ): Promise<RevocationCheck | undefined> {
-  const aws = loadAwsConfig();
-  const ca = loadCaConfig();
+  const aws = loadAwsConfig(process.env);
+  const ca = loadCaConfig(process.env);
   const certificates = await caCertificateStore(ca.certsSource, aws).read();
   if (!certificates) return undefined;
   return checkRevocations({
@@ -129,13 +129,13 @@ async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   useRunnerEnv(); // locally: the endpoints, tables and anchors of a running `npm start` (set values win)
   useLocalHsmEnv(); // locally: the bootstrap's SoftHSM token (set values win)
-  const config = loadAuditConfig();
-  const aws = loadAwsConfig();
+  const config = loadAuditConfig(process.env);
+  const aws = loadAwsConfig(process.env);
   const doc = documentClient(aws);
   const store = new AuditRepository(doc, { tableName: tableName(TABLES.audit) });
   const anchors = config.anchorTarget ? auditAnchorStore(config.anchorTarget, aws) : undefined;
   let hsm: Pkcs11Hsm | undefined;
-  const connect = async (): Promise<Pkcs11Hsm> => (hsm ??= await connectHsm(loadHsmConfig()));
+  const connect = async (): Promise<Pkcs11Hsm> => (hsm ??= await connectHsm(loadHsmConfig(process.env)));
   try {
     const publicKey = async (): Promise<Awaited<ReturnType<typeof loadAuditPublicKey>>> => {
       const flag = rest.indexOf('--public-key');

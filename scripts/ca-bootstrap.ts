@@ -25,8 +25,8 @@ import { loadCaConfig, loadConfig } from '@pipeline/config';
 
 /** A delegated service's key, made by the service's own crypto user: the OCSP responder or the TSA. */
 async function serviceKey(service: 'ocsp' | 'tsa', out: string): Promise<void> {
-  const config = loadConfig();
-  const ca = loadCaConfig();
+  const config = loadConfig(process.env);
+  const ca = loadCaConfig(process.env);
   const { pinSource, tokenLabel, keyLabel, keyType, name } =
     service === 'ocsp'
       ? {
@@ -65,8 +65,8 @@ const spkiOf = (file: string | undefined): Buffer | undefined =>
   file ? createPublicKey(readFileSync(file, 'utf8')).export({ type: 'spki', format: 'der' }) : undefined;
 
 async function hierarchy(ocspPublicKeyFile?: string, tsaPublicKeyFile?: string): Promise<void> {
-  const config = loadConfig();
-  const ca = loadCaConfig();
+  const config = loadConfig(process.env);
+  const ca = loadCaConfig(process.env);
   const ocspPublicKeySpki = spkiOf(ocspPublicKeyFile);
   const tsaPublicKeySpki = spkiOf(tsaPublicKeyFile);
   const hsm = await connectHsm({ ...config.hsm, pinSource: ca.pinSource, sessionPoolSize: 1 }, config.aws);

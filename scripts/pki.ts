@@ -21,7 +21,7 @@ const USAGE = `usage: npm run pki -- revoke <serial> [--reason ${REVOCATION_REAS
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   useRunnerEnv();
-  const aws = loadAwsConfig();
+  const aws = loadAwsConfig(process.env);
   if (command === 'revoke' || command === 'status') {
     const serial = normalizeSerial(rest[0] ?? '');
     if (!serial) {
@@ -57,7 +57,10 @@ async function main(argv: readonly string[]): Promise<number> {
       console.error(USAGE);
       return 2;
     }
-    const revoker = new LambdaCertificateRevoker(lambdaClient(aws), loadPipelineConfig().revokeFunctionName);
+    const revoker = new LambdaCertificateRevoker(
+      lambdaClient(aws),
+      loadPipelineConfig(process.env).revokeFunctionName,
+    );
     const revoked = await revoker.revoke(serial, reason, 'operator');
     console.log(
       `${revoked.serialHex}: ${revoked.outcome === 'revoked' ? 'revoked' : 'was already revoked'} ` +
@@ -68,7 +71,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === 'publish') {
     const { payload, functionError } = await new LambdaFunction(
       lambdaClient(aws),
-      loadCaConfig().crlFunctionName,
+      loadCaConfig(process.env).crlFunctionName,
     ).invoke();
     if (functionError) {
       console.error(`publication failed: ${payload}`);

@@ -76,7 +76,7 @@ if (require.main === module) {
     max: maxIndex >= 0 ? Number(args[maxIndex + 1]) : undefined,
   };
   useRunnerEnv(); // locally: the queues of a running `npm start`
-  const client = sqsClient(loadAwsConfig());
+  const client = sqsClient(loadAwsConfig(process.env));
   redrive(client, str(process.env, 'SIGN_DLQ_URL'), str(process.env, 'SIGN_QUEUE_URL'), options).then(
     (result) => console.log(JSON.stringify(result)),
     (err: Error) => {

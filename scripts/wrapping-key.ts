@@ -11,7 +11,7 @@ import { loadConfig } from '@pipeline/config';
 import { resolvePin } from '@pipeline/adapters/parameters';
 
 async function main(): Promise<void> {
-  const { hsm, aws } = loadConfig();
+  const { hsm, aws } = loadConfig(process.env);
   const label = hsm.wrapKeyLabel;
   const inspectOnly = process.argv.includes('--check');
   const result = await provisionWrappingKey(

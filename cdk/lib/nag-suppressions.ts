@@ -1,8 +1,27 @@
-import { Validations, type CfnElement } from 'aws-cdk-lib';
+import { Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { CSC_BASE_PATH, CSC_ROUTES } from '@pipeline/resources';
+import type { SigningApi } from './constructs/api';
+import type { AuditAnchors } from './constructs/audit-anchors';
 import type { CscSecrets } from './constructs/csc-secrets';
-import type { SigningPipelineStack } from './signing-pipeline-stack';
+import type { PipelineFunctions } from './constructs/functions';
+import type { HsmAccess } from './constructs/hsm-access';
+import type { Network } from './constructs/network';
+import type { PublicPki } from './constructs/public-pki';
+
+/**
+ * The parts of the stack whose findings are acknowledged: the stack passes itself. Named here, not as
+ * the stack's class, so that this module and the stack do not import each other.
+ */
+export interface NagSubject extends Pick<Stack, 'getLogicalId'> {
+  readonly api: SigningApi;
+  readonly auditAnchors: AuditAnchors;
+  readonly cscSecrets?: CscSecrets;
+  readonly functions: PipelineFunctions;
+  readonly hsm: HsmAccess;
+  readonly network: Network;
+  readonly pki: PublicPki;
+}
 
 /** A cdk-nag finding acknowledged on a construct, with the reason it is acceptable here. */
 export interface NagAcknowledgement {
@@ -15,7 +34,7 @@ export interface NagAcknowledgement {
  * Every cdk-nag (AwsSolutions) finding this stack accepts, each on the narrowest construct and with its
  * reason. Anything not listed fails the synth (and the infra tests).
  */
-export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgement[] {
+export function addNagSuppressions(stack: NagSubject): NagAcknowledgement[] {
   const acknowledgements: NagAcknowledgement[] = [];
   const ack: Ack = (scope, id, reason) => {
     Validations.of(scope).acknowledge({ id, reason });
@@ -33,7 +52,7 @@ export function addNagSuppressions(stack: SigningPipelineStack): NagAcknowledgem
 type Ack = (scope: IConstruct, id: string, reason: string) => void;
 
 /** Managed execution policies and the tracing wildcard of every function role. */
-function acknowledgeFunctions(stack: SigningPipelineStack, ack: Ack): void {
+function acknowledgeFunctions(stack: NagSubject, ack: Ack): void {
   const functionRoles = [
     stack.functions.api,
     stack.functions.signer,
@@ -76,7 +95,7 @@ function acknowledgeFunctions(stack: SigningPipelineStack, ack: Ack): void {
 }
 
 /** The crypto users' secrets (rotated with the HSM user) and the checkpointer's anchor objects. */
-function acknowledgeSecretsAndAnchors(stack: SigningPipelineStack, ack: Ack): void {
+function acknowledgeSecretsAndAnchors(stack: NagSubject, ack: Ack): void {
   for (const secret of [
     stack.hsm.poolUserSecret,
     stack.hsm.caUserSecret,
@@ -118,7 +137,7 @@ function acknowledgeCscSecrets(secrets: CscSecrets, ack: Ack): void {
   );
 }
 
-function acknowledgeNetwork(stack: SigningPipelineStack, ack: Ack): void {
+function acknowledgeNetwork(stack: NagSubject, ack: Ack): void {
   // Interface endpoints' own security groups admit HTTPS from the VPC CIDR (Fn::GetAtt), which the rule
   // cannot evaluate; the source is the VPC, never 0.0.0.0/0.
   for (const child of stack.network.vpc.node.children) {
@@ -134,7 +153,7 @@ function acknowledgeNetwork(stack: SigningPipelineStack, ack: Ack): void {
 }
 
 /** The sign request API: IAM-authorized e-services, an anonymous health check. */
-function acknowledgeSigningApi(stack: SigningPipelineStack, ack: Ack): void {
+function acknowledgeSigningApi(stack: NagSubject, ack: Ack): void {
   ack(
     stack.api.restApi,
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
@@ -171,7 +190,7 @@ function acknowledgeSigningApi(stack: SigningPipelineStack, ack: Ack): void {
  * The CSC API's methods: no IAM or API key at the gateway, because its callers are OAuth 2.0 clients
  * (and, on the callback, the citizen's browser) that authenticate to the function (docs/csc.md).
  */
-function acknowledgeCscApi(stack: SigningPipelineStack, ack: Ack): void {
+function acknowledgeCscApi(stack: NagSubject, ack: Ack): void {
   for (const route of CSC_ROUTES) {
     const method = stack.api.restApi.root
       .resourceForPath(`${CSC_BASE_PATH}${route.resource}`)
@@ -191,7 +210,7 @@ function acknowledgeCscApi(stack: SigningPipelineStack, ack: Ack): void {
 }
 
 /** The public PKI endpoint: what relying parties fetch without credentials, by design of the standards. */
-function acknowledgePublicPki(stack: SigningPipelineStack, ack: Ack): void {
+function acknowledgePublicPki(stack: NagSubject, ack: Ack): void {
   const { pki } = stack;
   ack(
     pki.ocspApi,

@@ -1,7 +1,9 @@
 /**
  * Every function's handler factory and its wiring from configuration, for hosts other than Lambda (the
- * local runner): `createXHandler(wireX())` is what each function's entry point (`<name>/index.ts`) runs
- * at init. Nothing here wires itself at import.
+ * local runner): `createXHandler(wireX(config))` is what each function's entry point (`<name>/index.ts`)
+ * runs at init, with the configuration it parsed from process.env (`load<X>FunctionConfig`). Nothing here
+ * wires itself at import, and no wiring reads its settings from the environment (only the logger's level,
+ * LOG_LEVEL, as Powertools reads its own variables).
  */
 export { createApiHandler, wireApi, type ApiHandlerDeps } from './api/handler';
 export { createCscHandler, wireCsc } from './csc/handler';

@@ -54,8 +54,8 @@ export async function run(args: string[]): Promise<void> {
     standIns = await startStandIns();
     Object.assign(process.env, standIns.env());
   }
-  const config = loadConfig();
-  const audit = loadAuditConfig();
+  const config = loadConfig(process.env);
+  const audit = loadAuditConfig(process.env);
   const table = `${TABLES.audit.localName}-bench-${randomBytes(4).toString('hex')}`;
   const raw = dynamoDbClient(config.aws);
   await ensureTables(raw, [TABLES.audit], { [TABLES.audit.envVar]: table });

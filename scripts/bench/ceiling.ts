@@ -38,7 +38,7 @@ function opensslSpeed(algorithm: 'rsa2048' | 'ecdsap256', seconds: number, cores
 export async function run(args: string[]): Promise<void> {
   const seconds = Number(option(args, 'seconds') ?? 3);
   const cores = cpus().length;
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const hsm = await connectHsm({ ...config.hsm, sessionPoolSize: cores });
   const digest = createHash('sha256').update('ceiling').digest();
   const rows: Row[] = [];

@@ -12,7 +12,7 @@ import { median, msSince, percentile, round } from './stats';
 
 export async function run(args: string[]): Promise<void> {
   const n = Number(option(args, 'n') ?? 30);
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   // One session: operations are timed one at a time, as a single request would see them.
   const hsm = await connectHsm({ ...config.hsm, sessionPoolSize: 1 });
   const digest = createHash('sha256').update('bench').digest();

@@ -58,7 +58,7 @@ export async function run(args: string[]): Promise<void> {
   const n = Number(option(args, 'n') ?? '300');
   if (!Number.isInteger(n) || n < 10)
     throw new Error('usage: npm run bench -- levels [--n <count, at least 10>]');
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const ca = loadCaConfig({ CA_CERTS_SOURCE: `file:${join(LOCAL_DIR, 'ca')}`, ...process.env });
   const certificates = await fileCaCertificateStore(join(LOCAL_DIR, 'ca')).read();
   if (!certificates?.tsaPem) throw new Error('no TSA certificate in .local/ca: run scripts/bootstrap.sh');

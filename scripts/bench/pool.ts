@@ -58,7 +58,7 @@ export async function run(args: string[]): Promise<void> {
     throw new Error('usage: npm run bench -- pool [--n <count>] [--key-type RSA-2048|...]');
   }
   const { standIns, emptyPoolTable } = await benchTables();
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const doc = documentClient(config.aws);
   // One session: requests run one at a time, as a single request would see the HSM.
   const hsm = await connectHsm({ ...config.hsm, sessionPoolSize: 1 }, config.aws);
@@ -153,7 +153,7 @@ async function signingCore(
     doc,
     certificatesTable: process.env[TABLES.certificates.envVar]!,
     audit: new AuditLog(new AuditRepository(doc, { tableName: process.env[TABLES.audit.envVar]! }), {
-      chains: loadAuditConfig().chains,
+      chains: loadAuditConfig(process.env).chains,
     }),
   });
   const metrics = new InMemoryPoolMetrics();
@@ -193,7 +193,7 @@ async function benchTables(): Promise<{ standIns: StandIns | undefined; emptyPoo
   process.env[TABLES.certificates.envVar] = `${TABLES.certificates.localName}-bench-${suffix}`;
   process.env[TABLES.audit.envVar] = `${TABLES.audit.localName}-bench-${suffix}`;
   const emptyPoolTable = `${TABLES.keyPool.localName}-bench-empty-${suffix}`;
-  const raw = dynamoDbClient(loadConfig().aws);
+  const raw = dynamoDbClient(loadConfig(process.env).aws);
   await ensureTables(raw, [TABLES.keyPool, TABLES.requests, TABLES.certificates, TABLES.audit]);
   await ensureTables(raw, [TABLES.keyPool], { [TABLES.keyPool.envVar]: emptyPoolTable });
   raw.destroy();

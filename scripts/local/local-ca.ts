@@ -27,8 +27,8 @@ export async function createLocalCa(deps: {
   readonly audit?: AuditSink;
   readonly now?: () => number;
 }): Promise<{ issuer: CertificateAuthority; caCertificates: CaCertificates }> {
-  const caConfig = loadCaConfig();
-  const caCertificates = await caCertificateStore(caConfig.certsSource, loadConfig().aws).read();
+  const caConfig = loadCaConfig(process.env);
+  const caCertificates = await caCertificateStore(caConfig.certsSource, loadConfig(process.env).aws).read();
   if (!caCertificates) throw new Error('no CA certificates: run `bash scripts/bootstrap.sh`');
   const certificates = new CertificateRepository(deps.doc, { tableName: deps.certificatesTable });
   const issuer = await CertificateAuthority.create({

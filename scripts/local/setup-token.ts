@@ -56,7 +56,8 @@ export const PROVISIONERS: Provisioner[] = [
     }
   },
   // The audit checkpoint key (EC P-384, non-extractable); its public key in .local/audit/ for verifiers.
-  async (hsm) => provisionAuditKey(hsm, loadAuditConfig().keyLabel, `${LOCAL_DIR}/audit/audit-key.pem`),
+  async (hsm) =>
+    provisionAuditKey(hsm, loadAuditConfig(process.env).keyLabel, `${LOCAL_DIR}/audit/audit-key.pem`),
 ];
 
 function log(message: string): void {
@@ -136,8 +137,8 @@ export async function setupToken(): Promise<void> {
   useLocalHsmEnv();
   const userPin = pinFromFile(token.userPinFile, process.env.HSM_PIN);
   const soPin = pinFromFile(token.soPinFile, process.env.HSM_SO_PIN);
-  const config = loadConfig().hsm;
-  const ca = loadCaConfig();
+  const config = loadConfig(process.env).hsm;
+  const ca = loadCaConfig(process.env);
   await ensureServiceToken(token, soPin, config, {
     label: ca.ocspTokenLabel,
     pinFile: token.ocspUserPinFile,

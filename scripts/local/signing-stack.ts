@@ -27,7 +27,7 @@ export interface TestSigningStack {
 }
 
 export async function createTestSigningStack(options: { poolShards: number }): Promise<TestSigningStack> {
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const hsm = await connectHsm(config.hsm, config.aws);
   const doc = documentClient(config.aws);
   const tables = await createTestTables(['keyPool', 'requests', 'certificates', 'audit']);

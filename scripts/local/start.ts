@@ -23,7 +23,7 @@ import { writeRunnerInfo } from './runner-info';
 function readyMinimum(): Partial<Record<KeyType, number>> {
   const raw = process.env.LOCAL_READY_MIN_KEYS;
   if (raw !== undefined) return raw === '0' ? {} : parseKeyCounts(raw, 'LOCAL_READY_MIN_KEYS');
-  const targets = keygenTargets();
+  const targets = keygenTargets(process.env);
   return Object.fromEntries(
     Object.entries(targets).map(([type, target]) => [type, Math.min(20, target ?? 0)]),
   );
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
   const pool = await waitForInitialFill(pipeline.url, pipeline.apiKey);
   pipeline.markReady();
   announced = true;
-  const targets = keygenTargets();
+  const targets = keygenTargets(process.env);
   console.log(`
 Signing pipeline is up: ${pipeline.url}
   API key (client "${pipeline.clients[0].clientId}"): ${pipeline.apiKey}   (stored in .local/api-keys.json)

@@ -190,7 +190,7 @@ async function create(deps: ApiDeps, input: SignRequestInput, clientId: string):
   // request is checked against that, not against the record, whose client a table write could change.
   if (deps.revoker) {
     const registered = await deps.revoker
-      .registerRequest(id, clientId)
+      .registerRequestOwner(id, clientId)
       .catch(() => Promise.reject(new DependencyError('the CA')));
     if (!registered) throw new ConflictError('requestId was already used with a different request');
   }
@@ -287,7 +287,7 @@ async function identify(
   deps: ApiDeps,
 ): Promise<{ signer: SignerIdentity; identity: IdentityEvidence }> {
   const { identity } = deps;
-  const refused = (err: AssertionError): never => {
+  const refuseAssertion = (err: AssertionError): never => {
     deps.onAssertionRefused?.(err.code, { clientId, requestId: input.requestId });
     throw new AssertionRefusedError(err.code, err.message);
   };
@@ -320,7 +320,7 @@ async function identify(
     }
     return { signer: verified.signer, identity: verified.evidence };
   } catch (err) {
-    if (err instanceof AssertionError) return refused(err);
+    if (err instanceof AssertionError) return refuseAssertion(err);
     throw err;
   }
 }

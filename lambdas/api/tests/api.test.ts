@@ -557,7 +557,7 @@ describe('POST /sign-requests/{id}/revocation', () => {
     const revoked = new Map<string, string>();
     const calls: unknown[] = [];
     const revoker: NonNullable<ApiDeps['revoker']> = {
-      registerRequest: async (requestId, clientId) => {
+      registerRequestOwner: async (requestId, clientId) => {
         if ((owners.get(requestId) ?? clientId) !== clientId) return false;
         owners.set(requestId, clientId);
         return true;
@@ -639,7 +639,7 @@ describe('POST /sign-requests/{id}/revocation', () => {
   test('a request without a certificate is a conflict; a bad reason or a CA outage is refused', async () => {
     const deps = memoryDeps({
       revoker: {
-        registerRequest: async () => true,
+        registerRequestOwner: async () => true,
         revokeRequest: async () => {
           throw Object.assign(new Error('down'), { code: 'CA_UNAVAILABLE' });
         },

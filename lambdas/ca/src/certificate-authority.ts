@@ -255,7 +255,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       await Promise.all(
         fresh.map(async (f) => {
           try {
-            return { ...f, record: await this.certify(f.checked) };
+            return { ...f, record: await this.signLeaf(f.checked) };
           } catch (err) {
             outcomes[f.index] = failed(err);
             return undefined;
@@ -356,7 +356,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         await Promise.all(
           round.map(async (i) => {
             try {
-              return { i, record: await this.certify(items[i], previous[i]?.serialHex) };
+              return { i, record: await this.signLeaf(items[i], previous[i]?.serialHex) };
             } catch (err) {
               outcomes[i] = failed(err);
               return undefined;
@@ -475,7 +475,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         authContextXml,
       };
     } catch (err) {
-      if (isCaRefusal(err)) await this.refused(input.requestId, err, publicKeyHash, assertionHash);
+      if (isCaRefusal(err)) await this.logRefusal(input.requestId, err, publicKeyHash, assertionHash);
       throw err;
     }
   }
@@ -518,7 +518,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     }
     if (this.deps.logged) return certificateOf((await this.issueLogged(this.deps.logged, [checked]))[0]);
     for (let attempt = 0; ; attempt++) {
-      const record = await this.certify(checked);
+      const record = await this.signLeaf(checked);
       await this.deps.audit?.append(issuedEvent(checked, record));
       try {
         return await this.store(checked, record);
@@ -559,7 +559,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     if (this.deps.logged) {
       return certificateOf((await this.issueLogged(this.deps.logged, [checked], [previous]))[0]);
     }
-    const record = await this.certify(checked, previous.serialHex);
+    const record = await this.signLeaf(checked, previous.serialHex);
     await this.deps.audit?.appendMany([supersededEvent(previous), issuedEvent(checked, record)]);
     const result = await this.deps.certificates.record({
       certificate: record,
@@ -602,13 +602,20 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     );
   }
 
+  /** Logs the refusal, then throws it. */
   private async refuse(checked: Checked, err: CaError, serialHex?: string): Promise<never> {
-    await this.refused(checked.input.requestId, err, checked.publicKeyHash, checked.assertionHash, serialHex);
+    await this.logRefusal(
+      checked.input.requestId,
+      err,
+      checked.publicKeyHash,
+      checked.assertionHash,
+      serialHex,
+    );
     throw err;
   }
 
   /** The refusal in the audit log (best effort: the refusal stands whether or not it is logged). */
-  private async refused(
+  private async logRefusal(
     requestId: unknown,
     err: CaRefusalError,
     publicKeyHash: string,
@@ -648,7 +655,8 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     };
   }
 
-  private async certify(checked: Checked, supersedes?: string): Promise<IssuedCertificateRecord> {
+  /** Builds and signs the leaf certificate of a checked request (storing it is another step). */
+  private async signLeaf(checked: Checked, supersedes?: string): Promise<IssuedCertificateRecord> {
     const config = this.deps.config;
     const { input, spki } = checked;
     const urls = pkiUrls(config.pkiBaseUrl);

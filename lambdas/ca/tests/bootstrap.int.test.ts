@@ -20,9 +20,9 @@ import { CaNotReadyError, CertificateAuthority, bootstrapCaHierarchy, findCaKey 
 import { evidenceFor, keyAndCsr, openssl } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 const ecCa: CaConfig = {
-  ...loadCaConfig(),
+  ...loadCaConfig(process.env),
   keyType: 'EC-P384',
   rootKeyLabel: 'test-ca-root-p384-v1',
   issuingKeyLabel: 'test-ca-issuing-p384-v1',

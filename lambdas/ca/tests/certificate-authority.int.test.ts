@@ -50,8 +50,8 @@ import {
 import type { CaCertificates } from '@pipeline/core/pki';
 import { IDENTITY, evidenceFor, keyAndCsr, openssl } from './helpers';
 
-const config = loadConfig();
-const caConfig: CaConfig = loadCaConfig();
+const config = loadConfig(process.env);
+const caConfig: CaConfig = loadCaConfig(process.env);
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
 let tables: { certificates: string; audit: string };

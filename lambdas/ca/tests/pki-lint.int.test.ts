@@ -41,8 +41,8 @@ const CLEAN = formatFindings([]);
 /** A public host in the pointers: local certificates point at 127.0.0.1, which EN 319 412-2 lints refuse. */
 const PKI_BASE_URL = 'http://pki.signing-pipeline.example.com';
 
-const config = loadConfig();
-const caConfig = { ...loadCaConfig(), pkiBaseUrl: PKI_BASE_URL };
+const config = loadConfig(process.env);
+const caConfig = { ...loadCaConfig(process.env), pkiBaseUrl: PKI_BASE_URL };
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
 let tables: { certificates: string };

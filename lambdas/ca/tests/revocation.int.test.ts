@@ -22,8 +22,8 @@ import type { CaCertificates } from '@pipeline/core/pki';
 import { evidenceFor, keyAndCsr } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 
-const config = loadConfig();
-const caConfig = loadCaConfig();
+const config = loadConfig(process.env);
+const caConfig = loadCaConfig(process.env);
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
 let tables: { certificates: string };

@@ -23,7 +23,7 @@ export interface AuditConfig {
 /** AUDIT_CHECKPOINT_INTERVAL_SECONDS, which a deployment sets too (cdk/lib/settings.ts). */
 export const AUDIT_CHECKPOINT_INTERVAL: IntegerRule = { fallback: 5, min: 1, max: 60 };
 
-export function loadAuditConfig(env: Env = process.env): AuditConfig {
+export function loadAuditConfig(env: Env): AuditConfig {
   const checkpointIntervalSeconds = integer(
     env,
     ENV.AUDIT_CHECKPOINT_INTERVAL_SECONDS,

@@ -90,7 +90,7 @@ export const DEFAULT_TSA_POLICY_OID = '1.3.6.1.4.1.32473.1.2';
 const DAY = 1;
 const YEAR = 365 * DAY;
 
-export function loadCaConfig(env: Env = process.env): CaConfig {
+export function loadCaConfig(env: Env): CaConfig {
   return {
     keyType: oneOf<CaKeyType>(env, 'CA_KEY_TYPE', ['RSA-3072', 'EC-P384'], 'RSA-3072'),
     rootKeyLabel: str(env, 'CA_ROOT_KEY_LABEL', 'ca-root-v1'),

@@ -93,7 +93,7 @@ export const DEFAULT_ACCEPTED_ACR = [
   'http://id.elegnamnden.se/loa/1.0/loa4',
 ];
 
-export function loadIdentityConfig(env: Env = process.env): IdentityConfig {
+export function loadIdentityConfig(env: Env): IdentityConfig {
   const mode = oneOf(env, ENV.IDENTITY_MODE, IDENTITY_MODES, 'assertion');
   const issuers = trustedIssuers(env);
   const clients = clientKeys(env);

@@ -32,5 +32,24 @@ export {
   parseJwksSource,
   type TrustedIssuer,
 } from './identity-config';
-export { loadPlanningConfig } from './planning-config';
 export { type CscConfig, cscSecretSources, loadCscConfig } from './csc-config';
+export {
+  type ApiFunctionConfig,
+  type AuditCheckpointFunctionConfig,
+  type CaFunctionConfig,
+  type CaSideFunctionConfig,
+  type CscFunctionConfig,
+  type JwksRefreshFunctionConfig,
+  type KeygenFunctionConfig,
+  type QueueFunctionConfig,
+  type SignerFunctionConfig,
+  loadApiFunctionConfig,
+  loadAuditCheckpointFunctionConfig,
+  loadCaFunctionConfig,
+  loadCaSideFunctionConfig,
+  loadCscFunctionConfig,
+  loadJwksRefreshFunctionConfig,
+  loadKeygenFunctionConfig,
+  loadQueueFunctionConfig,
+  loadSignerFunctionConfig,
+} from './function-config';

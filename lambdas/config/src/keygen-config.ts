@@ -20,7 +20,7 @@ export interface KeygenPolicyConfig {
   readonly hsmCount: number;
 }
 
-export function loadKeygenPolicyConfig(env: Env = process.env): KeygenPolicyConfig {
+export function loadKeygenPolicyConfig(env: Env): KeygenPolicyConfig {
   const hsmCount = Number(env.HSM_COUNT ?? 1);
   if (!Number.isInteger(hsmCount) || hsmCount < 1)
     throw new ConfigError('HSM_COUNT must be a positive integer', 'HSM_COUNT');

@@ -84,7 +84,7 @@ export type TimeStampingSource =
   | { readonly kind: 'function'; readonly functionName: string }
   | { readonly kind: 'url'; readonly url: string; readonly trustAnchorsFile: string };
 
-export function loadPipelineConfig(env: Env = process.env): PipelineConfig {
+export function loadPipelineConfig(env: Env): PipelineConfig {
   return {
     queueUrl: str(env, QUEUES.signRequests.envVar, ''),
     caFunctionName: str(env, ENV.CA_FUNCTION_NAME, 'ca'),

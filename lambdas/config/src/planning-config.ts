@@ -31,7 +31,7 @@ export interface PlanningConfig {
  * (1,000,000), KEYGEN_PAUSED_HOURS ("" or e.g. "10,11"), PLAN_TZ_OFFSET_MINUTES (0), FORECAST_EVENTS
  * (JSON: [{"name","start","end","multiplier","keyTypes"?}] with ISO 8601 times).
  */
-export function loadPlanningConfig(env: Env = process.env): PlanningConfig {
+export function loadPlanningConfig(env: Env): PlanningConfig {
   return {
     horizonDays: int(env, 'FORECAST_HORIZON_DAYS', 7, 1, 90),
     historyWeeks: int(env, 'FORECAST_HISTORY_WEEKS', 8, 1, 60),

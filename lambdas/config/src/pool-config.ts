@@ -16,7 +16,7 @@ export const POOL_RULES = {
 export const POOL_EMPTY_POLICIES = ['fallback', 'reject'] as const;
 
 /** Key pool settings: sharding, key lifetime, what to do when it runs dry, how fast to fill it. */
-export function loadPoolConfig(env: Env = process.env): PoolConfig {
+export function loadPoolConfig(env: Env): PoolConfig {
   return {
     shards: integer(env, ENV.POOL_SHARDS, POOL_RULES.shards),
     bundleSize: integer(env, ENV.POOL_BUNDLE_SIZE, POOL_RULES.bundleSize),
@@ -36,7 +36,7 @@ export function loadPoolConfig(env: Env = process.env): PoolConfig {
  * reconciler that recovers requests whose message was lost. Its default quiet time (20 min) exceeds the
  * longest a healthy message stays in flight on AWS: 5 receives x 180 s visibility.
  */
-export function loadRequestsConfig(env: Env = process.env): RequestsConfig {
+export function loadRequestsConfig(env: Env): RequestsConfig {
   return {
     retentionSeconds: int(env, 'REQUEST_RETENTION_SECONDS', 30 * DAY_SECONDS, 60, 10 * 365 * DAY_SECONDS),
     attemptLeaseSeconds: int(env, 'SIGN_ATTEMPT_LEASE_SECONDS', 60, 1, 900),

@@ -27,6 +27,6 @@ export const DEFAULT_POOL_TARGETS = 'RSA-2048=200,EC-P256=100,EC-P384=50';
  * Pool targets per key type from POOL_TARGETS: the fill-to-target baseline policy. Types not listed get
  * no keys (requests of those types use the empty-pool policy).
  */
-export function keygenTargets(env: Env = process.env): Partial<Record<KeyType, number>> {
+export function keygenTargets(env: Env): Partial<Record<KeyType, number>> {
   return parseKeyCounts(env[ENV.POOL_TARGETS] ?? DEFAULT_POOL_TARGETS, ENV.POOL_TARGETS);
 }

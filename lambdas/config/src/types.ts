@@ -1,3 +1,5 @@
+import type { TableKey } from '@pipeline/resources';
+
 /** Objects kept outside the tables: a directory (locally) or an S3 bucket. */
 export type ObjectTarget =
   { readonly kind: 'file'; readonly dir: string } | { readonly kind: 's3'; readonly bucket: string };
@@ -89,6 +91,8 @@ export interface AppConfig {
   readonly aws: AwsConfig;
   readonly pool: PoolConfig;
   readonly requests: RequestsConfig;
+  /** Physical table names, by the key of their definition (TABLES). */
+  readonly tables: Readonly<Record<TableKey, string>>;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;

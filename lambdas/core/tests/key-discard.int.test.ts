@@ -18,7 +18,7 @@ import { InMemoryPoolMetrics, type PoolKey } from '../src/pool';
 import { eventsOf, keyUsage } from '../src/audit';
 import { processSignRequest, type SigningDeps } from '../src/signing';
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 const WRAP = config.hsm.wrapKeyLabel;
 let hsm: Pkcs11Hsm;
 let pool: KeyPoolRepository;

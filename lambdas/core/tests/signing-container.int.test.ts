@@ -21,7 +21,7 @@ import {
 } from '../src/shared';
 import { processSignRequest, type SigningDeps } from '../src/signing';
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 let stack: TestSigningStack;
 let audit: AuditLog;
 

@@ -16,7 +16,7 @@ import { InMemoryPoolMetrics, fillPool } from '../src/pool';
 import { eventsOf } from '../src/audit';
 import { processSignRequest, type SignDocument, type SigningDeps } from '../src/signing';
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 let stack: TestSigningStack;
 let audit: AuditLog;
 

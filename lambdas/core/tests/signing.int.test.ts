@@ -46,7 +46,7 @@ import { bindingOf } from '../src/identity';
 import { eventsOf, keyUsage, signatureMadeEvent, verifyAuditLog, type AuditSink } from '../src/audit';
 import type { CertificateIssuer } from '../src/pki';
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 const SHARDS = 4;
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;

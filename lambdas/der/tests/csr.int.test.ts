@@ -33,7 +33,7 @@ const IDENTITY: SignerIdentity = {
   country: 'SE',
 };
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 let hsm: Pkcs11Hsm;
 const keys: PrivateKeyRef[] = [];
 

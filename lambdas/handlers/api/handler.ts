@@ -14,9 +14,8 @@ import {
 import { lambdaClient } from '@pipeline/adapters/aws';
 import { LambdaCertificateRevoker } from '@pipeline/adapters/lambda';
 import { createAssertionVerifier } from '@pipeline/adapters/oidc';
-import { loadIdentityConfig } from '@pipeline/config';
+import type { ApiFunctionConfig } from '@pipeline/config';
 import { KEY_TYPES } from '@pipeline/core/shared';
-import { TABLES, tableName } from '@pipeline/resources';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { wire } from '../shared/wiring';
@@ -43,10 +42,10 @@ export function createApiHandler({ api, logger }: ApiHandlerDeps): ApiHandler {
 }
 
 /** The API's dependencies from configuration (the environment): tables, queue, identity, revocation. */
-export function wireApi(): ApiHandlerDeps {
+export function wireApi(functionConfig: ApiFunctionConfig): ApiHandlerDeps {
   const logger = createLogger('api');
-  const { doc, requests, keyPool, queue, pool, pipeline, requestsConfig, config } = wire();
-  const identity = loadIdentityConfig();
+  const { doc, requests, keyPool, queue, pool, pipeline, requestsConfig, config } = wire(functionConfig);
+  const { identity } = functionConfig;
   // Said at every start: a client that vouches for signers itself is a deliberate, visible exception.
   if (identity.clientKeys.length > 0) {
     logger.warn('clients with registered keys may vouch for signers in request objects', {
@@ -59,12 +58,12 @@ export function wireApi(): ApiHandlerDeps {
     });
   }
   // Demand counted in memory, written per key type and hour every few seconds: one table write fewer per request.
-  const demand = new BufferedDemandRecorder(
-    new DemandRepository(doc, { tableName: tableName(TABLES.demand) }),
-    { maxDelayMs: pipeline.demandFlushMs, maxPending: pipeline.demandFlushPending },
-  );
+  const demand = new BufferedDemandRecorder(new DemandRepository(doc, { tableName: config.tables.demand }), {
+    maxDelayMs: pipeline.demandFlushMs,
+    maxPending: pipeline.demandFlushPending,
+  });
   // Reads for all waiting clients of this process go out together (see BatchedRequestReader).
-  const reader = new BatchedRequestReader(doc, { tableName: tableName(TABLES.requests) });
+  const reader = new BatchedRequestReader(doc, { tableName: config.tables.requests });
   // Admission by key supply and per-client share: the counters of the type asked for and the open
   // requests, read at most once a second by this environment.
   const admission = new SignRequestAdmission(
@@ -87,7 +86,7 @@ export function wireApi(): ApiHandlerDeps {
     recordDemand: (keyType, at) => demand.record(keyType, at),
     identity: {
       verifier: createAssertionVerifier(identity, config.aws),
-      assertions: new AssertionReplayRepository(doc, { tableName: tableName(TABLES.assertions) }),
+      assertions: new AssertionReplayRepository(doc, { tableName: config.tables.assertions }),
     },
     revoker: new LambdaCertificateRevoker(lambdaClient(config.aws), pipeline.revokeFunctionName),
     // The code and the ids only: never the token or what it says about the citizen.

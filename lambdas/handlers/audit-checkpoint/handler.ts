@@ -11,7 +11,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import type { AuditLog } from '@pipeline/audit';
-import { loadAuditConfig } from '@pipeline/config';
+import type { AuditCheckpointFunctionConfig } from '@pipeline/config';
 import { AuditHeadsRewoundError } from '@pipeline/core/audit';
 import { PipelineError, errorCode } from '@pipeline/core/shared';
 import { SCHEDULES } from '@pipeline/resources';
@@ -101,10 +101,10 @@ export function createAuditCheckpointHandler(
 }
 
 /** The checkpointer's dependencies from configuration: the audit key's log and the round interval. */
-export function wireAuditCheckpoint(): AuditCheckpointDeps {
+export function wireAuditCheckpoint(config: AuditCheckpointFunctionConfig): AuditCheckpointDeps {
   return {
-    log: checkpointingAuditLog,
-    intervalMs: loadAuditConfig().checkpointIntervalSeconds * 1000,
+    log: checkpointingAuditLog(config),
+    intervalMs: config.audit.checkpointIntervalSeconds * 1000,
     logger: createLogger('audit-checkpoint'),
     metrics: createMetrics(),
   };

@@ -24,9 +24,8 @@ import {
   type IssueOutcome,
   type CaCertificates,
 } from '@pipeline/core/pki';
-import { loadConfig, loadIdentityConfig, type CaConfig } from '@pipeline/config';
+import type { AppConfig, CaConfig, CaFunctionConfig } from '@pipeline/config';
 import type { Hsm } from '@pipeline/adapters/hsm';
-import { TABLES, tableName } from '@pipeline/resources';
 import { CertificateAuthority, OcspResponder, isCaRefusal } from '@pipeline/ca';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
@@ -41,20 +40,25 @@ export interface CaHandlerDeps {
   readonly logger: Logger;
 }
 
-async function setUp(logger: Logger): Promise<CertificateAuthority> {
+async function setUp(functionConfig: CaFunctionConfig, logger: Logger): Promise<CertificateAuthority> {
   // The CA keys belong to the CA's crypto user.
-  const { hsm, caCertificates, config, aws } = await caSideLogin((ca) => ({ pinSource: ca.pinSource }));
+  const { hsm, caCertificates, config, aws } = await caSideLogin(functionConfig, (ca) => ({
+    pinSource: ca.pinSource,
+  }));
   const doc = documentClient(aws);
-  const ocsp = await ocspAtIssuance(config, hsm, caCertificates, doc, logger);
-  const certificates = new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) });
+  const ocsp = await ocspAtIssuance(functionConfig, hsm, caCertificates, doc, logger);
+  const certificates = new CertificateRepository(doc, { tableName: functionConfig.app.tables.certificates });
   // Appends, each head signed with the audit key shared with the CA's crypto user; never checkpoints.
-  const audit = await auditLogSigningWith(doc, hsm, logger);
+  const audit = await auditLogSigningWith(doc, hsm, logger, {
+    config: functionConfig.audit,
+    tableName: functionConfig.app.tables.audit,
+  });
   return CertificateAuthority.create({
     hsm,
     certificates,
     caCertificates,
     config,
-    evidence: createAssertionVerifier(loadIdentityConfig(), aws),
+    evidence: createAssertionVerifier(functionConfig.identity, aws),
     audit,
     // Each certificate and the audit entry of its event in one transaction, no read first.
     logged: new LoggedCertificateRepository(certificates, audit),
@@ -72,22 +76,28 @@ async function setUp(logger: Logger): Promise<CertificateAuthority> {
  * the certificates go without a response and the signer asks the responder.
  */
 async function ocspAtIssuance(
-  config: CaConfig,
+  functionConfig: { readonly app: AppConfig; readonly ca: CaConfig },
   caHsm: Hsm,
   caCertificates: CaCertificates,
   doc: ReturnType<typeof documentClient>,
   logger: Logger,
 ): Promise<((serialHex: string) => Promise<Buffer>) | undefined> {
+  const { app, ca: config } = functionConfig;
   const own =
     JSON.stringify(config.ocspPinSource) === JSON.stringify(config.pinSource) &&
-    config.ocspTokenLabel === loadConfig().hsm.tokenLabel;
+    config.ocspTokenLabel === app.hsm.tokenLabel;
   try {
     const hsm = own
       ? caHsm
-      : (await caSideLogin((ca) => ({ pinSource: ca.ocspPinSource, tokenLabel: ca.ocspTokenLabel }))).hsm;
+      : (
+          await caSideLogin(functionConfig, (ca) => ({
+            pinSource: ca.ocspPinSource,
+            tokenLabel: ca.ocspTokenLabel,
+          }))
+        ).hsm;
     const responder = await OcspResponder.create({
       hsm,
-      store: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
+      store: new CertificateRepository(doc, { tableName: app.tables.certificates }),
       caCertificates,
       config,
       publishedCrl: () => Promise.resolve(undefined),
@@ -168,7 +178,7 @@ export function createCaHandler({
 }
 
 /** The CA's dependencies from configuration: set up lazily, once per execution environment. */
-export function wireCa(): CaHandlerDeps {
+export function wireCa(config: CaFunctionConfig): CaHandlerDeps {
   const logger = createLogger('ca');
-  return { authority: onceUntilFailure(() => setUp(logger)), logger };
+  return { authority: onceUntilFailure(() => setUp(config, logger)), logger };
 }

@@ -17,10 +17,9 @@ import { pkiPublisher } from '@pipeline/adapters/publish';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
 import { RevocationAuthority, bootstrapCaHierarchy } from '@pipeline/ca';
 import type { CaCertificateStore } from '@pipeline/core/pki';
-import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
+import type { CaConfig, CaSideFunctionConfig } from '@pipeline/config';
 import type { AuditSink } from '@pipeline/core/audit';
 import type { PkiObjectName, PkiPublisher } from '@pipeline/core/pki';
-import { TABLES, tableName } from '@pipeline/resources';
 import { createLogger, createMetrics } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { onceUntilFailure, type Once } from '../shared/once';
@@ -118,13 +117,13 @@ async function publish(pki: PkiContext, { logger, audit }: CrlHandlerDeps): Prom
   return { ...result, restoredEntries: issuing.restored.length };
 }
 
-async function setUpPki(): Promise<PkiContext> {
-  const { hsm: hsmConfig, aws } = loadConfig();
-  const config = loadCaConfig();
+async function setUpPki(functionConfig: CaSideFunctionConfig): Promise<PkiContext> {
+  const { hsm: hsmConfig, aws, tables } = functionConfig.app;
+  const config = functionConfig.ca;
   // The CA keys (root, issuing, OCSP responder) belong to the CA's crypto user.
   const hsm = await connectHsm({ ...hsmConfig, pinSource: config.pinSource }, aws);
   const doc = documentClient(aws);
-  const certificates = new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) });
+  const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
   const certificateStore = caCertificateStore(config.certsSource, aws);
   const authority = onceUntilFailure(async () => {
     const caCertificates = await certificateStore.read();
@@ -142,8 +141,8 @@ async function setUpPki(): Promise<PkiContext> {
 }
 
 /** The publication's dependencies from configuration, set up once per execution environment. */
-export function wireCrl(): CrlHandlerDeps {
-  const pki = onceUntilFailure(setUpPki);
+export function wireCrl(config: CaSideFunctionConfig): CrlHandlerDeps {
+  const pki = onceUntilFailure(() => setUpPki(config));
   const logger = createLogger('crl');
   return {
     pki,
@@ -151,7 +150,10 @@ export function wireCrl(): CrlHandlerDeps {
     // shared with the CA's crypto user.
     audit: onceUntilFailure(async () => {
       const { doc, hsm } = await pki();
-      return auditLogSigningWith(doc, hsm, logger);
+      return auditLogSigningWith(doc, hsm, logger, {
+        config: config.audit,
+        tableName: config.app.tables.audit,
+      });
     }),
     logger,
     metrics: createMetrics(),

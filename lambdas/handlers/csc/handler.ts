@@ -15,15 +15,7 @@ import { CscRepository } from '@pipeline/adapters/dynamodb';
 import { FunctionTimeStamper, HttpTimeStamper } from '@pipeline/adapters/lambda';
 import { createAssertionVerifier, OidcRelyingParty } from '@pipeline/adapters/oidc';
 import { readSecretText } from '@pipeline/adapters/parameters';
-import {
-  ConfigError,
-  cscSecretSources,
-  ENV,
-  loadConfig,
-  loadCscConfig,
-  loadIdentityConfig,
-  type CscConfig,
-} from '@pipeline/config';
+import { ConfigError, ENV, type CscConfig, type CscFunctionConfig } from '@pipeline/config';
 import {
   approvalRequestOf,
   AUTHORIZATION_PARAMETERS,
@@ -55,7 +47,7 @@ import {
   type TokenUse,
 } from '@pipeline/core/csc';
 import { AssertionError, expectedApproval, type AssertionVerifier } from '@pipeline/core/identity';
-import { CSC_BASE_PATH, TABLES, tableName } from '@pipeline/resources';
+import { CSC_BASE_PATH } from '@pipeline/resources';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
 import { wireApi } from '../api/handler';
@@ -783,22 +775,22 @@ function redirectBack(
  * intake; its secrets (the key at the provider, the clients when CSC_CLIENTS names a secret) read from
  * their files or Secrets Manager.
  */
-export async function wireCsc(): Promise<CscHandlerDeps> {
+export async function wireCsc(functionConfig: CscFunctionConfig): Promise<CscHandlerDeps> {
   const logger = createLogger('csc');
-  const identity = loadIdentityConfig();
-  const { aws } = loadConfig();
-  const sources = cscSecretSources(process.env);
+  const { identity } = functionConfig;
+  const { aws } = functionConfig.app;
+  const sources = functionConfig.secrets;
   const [clientsText, keyText] = await Promise.all([
     sources.clients ? readSecretText(sources.clients, ENV.CSC_CLIENTS, aws) : undefined,
     readSecretText(sources.idpClientKey, ENV.CSC_IDP_CLIENT_KEY, aws),
   ]);
-  const config = loadCscConfig(process.env, identity.issuers[0]?.issuer, clientsText);
-  const { api } = wireApi();
+  const config = functionConfig.csc(clientsText);
+  const { api } = wireApi(functionConfig);
   // The CSC clients authenticate to this function, not to API Gateway: their sign requests carry
   // `csc:<clientId>` as their client, and no API key.
   const intake = { ...api, settings: { ...api.settings, apiKeyPrincipals: undefined } };
   const { jwk, privateKey } = idpClientKey(keyText);
-  const { doc, pipeline } = wire();
+  const { doc, pipeline } = wire(functionConfig);
   const { timeStamping } = pipeline;
   const timeStamper =
     timeStamping.kind === 'function'
@@ -812,7 +804,7 @@ export async function wireCsc(): Promise<CscHandlerDeps> {
   return {
     timeStamper,
     config,
-    store: new CscRepository(doc, { tableName: tableName(TABLES.csc) }),
+    store: new CscRepository(doc, { tableName: functionConfig.app.tables.csc }),
     verifier: createAssertionVerifier(identity, aws),
     relyingParty: new OidcRelyingParty({
       issuer: config.idpIssuer,

@@ -7,7 +7,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { fetchJson, refreshIssuerKeys, type KeyParameterStore } from '@pipeline/adapters/oidc';
 import { SsmParameterStore } from '@pipeline/adapters/parameters';
-import { loadAwsConfig, loadIdentityConfig, type TrustedIssuer } from '@pipeline/config';
+import type { JwksRefreshFunctionConfig, TrustedIssuer } from '@pipeline/config';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 
@@ -42,10 +42,10 @@ export function createJwksRefreshHandler({
 }
 
 /** The refresh's dependencies from configuration: the trusted issuers and the SSM parameters. */
-export function wireJwksRefresh(): JwksRefreshDeps {
-  const parameters = SsmParameterStore.create(loadAwsConfig());
+export function wireJwksRefresh(config: JwksRefreshFunctionConfig): JwksRefreshDeps {
+  const parameters = SsmParameterStore.create(config.app.aws);
   return {
-    issuers: loadIdentityConfig().issuers,
+    issuers: config.identity.issuers,
     store: {
       get: (name) => parameters.get(name),
       // Advanced tier: a key set with several RSA keys can outgrow the Standard tier's 4 kB.

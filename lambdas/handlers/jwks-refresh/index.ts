@@ -1,4 +1,8 @@
-/** The JWKS refresh's entry point: wired from configuration once per execution environment. */
+/**
+ * The JWKS refresh's entry point: wired once per execution environment from its configuration, which is
+ * read from the environment here and nowhere else.
+ */
+import { loadJwksRefreshFunctionConfig } from '@pipeline/config';
 import { createJwksRefreshHandler, wireJwksRefresh } from './handler';
 
-export const handler = createJwksRefreshHandler(wireJwksRefresh());
+export const handler = createJwksRefreshHandler(wireJwksRefresh(loadJwksRefreshFunctionConfig(process.env)));

@@ -16,8 +16,7 @@ import {
   type KeygenCycleInput,
   type KeygenResult,
 } from '@pipeline/core/pool';
-import { loadKeygenPolicyConfig, loadPlanningConfig } from '@pipeline/config';
-import { TABLES, tableName } from '@pipeline/resources';
+import type { KeygenFunctionConfig } from '@pipeline/config';
 import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
@@ -58,18 +57,18 @@ export function createKeygenHandler(deps: KeygenHandlerDeps): LambdaHandler<unkn
 }
 
 /** The keygen function's dependencies from configuration: pool, HSM, audit log, demand and policy. */
-export function wireKeygen(): KeygenHandlerDeps {
+export function wireKeygen(functionConfig: KeygenFunctionConfig): KeygenHandlerDeps {
   const logger = createLogger('keygen');
   const metrics = createMetrics();
-  const { config, doc, pool, keyPool } = wire();
-  const demand = new DemandRepository(doc, { tableName: tableName(TABLES.demand) });
-  const stats = new KeygenStatsRepository(doc, { tableName: tableName(TABLES.demand) });
-  const planning = loadPlanningConfig();
-  const keygenPolicy = loadKeygenPolicyConfig();
+  const { config, doc, pool, keyPool } = wire(functionConfig);
+  const demand = new DemandRepository(doc, { tableName: config.tables.demand });
+  const stats = new KeygenStatsRepository(doc, { tableName: config.tables.demand });
+  const { planning, keygenPolicy } = functionConfig;
+  const auditLog = headSigningAuditLog(doc, functionConfig, logger);
   const poolMetrics = new PowertoolsPoolMetrics(metrics);
   return {
     cycle: async () => {
-      const [hsm, audit] = await Promise.all([sharedHsm(), headSigningAuditLog(logger)]);
+      const [hsm, audit] = await Promise.all([sharedHsm(config), auditLog()]);
       return {
         pool: keyPool,
         hsm,

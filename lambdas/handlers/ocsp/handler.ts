@@ -14,12 +14,12 @@ import { CertificateRepository } from '@pipeline/adapters/dynamodb';
 import { pkiPublisher } from '@pipeline/adapters/publish';
 import { OcspResponder } from '@pipeline/ca';
 import { ocspErrorResponse } from '@pipeline/der';
-import { TABLES, tableName } from '@pipeline/resources';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
 import { derResult, postedDer } from '../shared/binary-http';
 import { caSideLogin } from '../shared/ca-login';
 import { onceUntilFailure } from '../shared/once';
+import type { CaSideFunctionConfig } from '@pipeline/config';
 
 /** A GET request is at most a few hundred bytes of base64; POST bodies are capped the same way. */
 const MAX_REQUEST_BYTES = 8192;
@@ -57,15 +57,17 @@ export interface OcspHandlerDeps {
   readonly logger: Logger;
 }
 
-async function setUp(): Promise<OcspService> {
-  const { hsm, caCertificates, config, aws } = await caSideLogin((ca) => ({
+async function setUp(functionConfig: CaSideFunctionConfig): Promise<OcspService> {
+  const { hsm, caCertificates, config, aws } = await caSideLogin(functionConfig, (ca) => ({
     pinSource: ca.ocspPinSource,
     tokenLabel: ca.ocspTokenLabel,
   }));
   const publisher = pkiPublisher(config.publishTarget, aws);
   const responder = await OcspResponder.create({
     hsm,
-    store: new CertificateRepository(documentClient(aws), { tableName: tableName(TABLES.certificates) }),
+    store: new CertificateRepository(documentClient(aws), {
+      tableName: functionConfig.app.tables.certificates,
+    }),
     caCertificates,
     config,
     publishedCrl: () => publisher.read('issuing.crl'),
@@ -95,6 +97,6 @@ export function createOcspHandler({
 }
 
 /** The responder's dependencies from configuration: set up lazily, once per execution environment. */
-export function wireOcsp(): OcspHandlerDeps {
-  return { service: onceUntilFailure(setUp), logger: createLogger('ocsp') };
+export function wireOcsp(config: CaSideFunctionConfig): OcspHandlerDeps {
+  return { service: onceUntilFailure(() => setUp(config)), logger: createLogger('ocsp') };
 }

@@ -1,4 +1,8 @@
-/** The OCSP responder's entry point: wired from configuration once per execution environment. */
+/**
+ * The OCSP responder's entry point: wired once per execution environment from its configuration, which is
+ * read from the environment here and nowhere else.
+ */
+import { loadCaSideFunctionConfig } from '@pipeline/config';
 import { createOcspHandler, wireOcsp } from './handler';
 
-export const handler = createOcspHandler(wireOcsp());
+export const handler = createOcspHandler(wireOcsp(loadCaSideFunctionConfig(process.env)));

@@ -10,6 +10,7 @@ import { reconcileOpenRequests, type ReconcileDeps, type ReconcileSummary } from
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger, createMetrics } from '../shared/observability';
 import { wire } from '../shared/wiring';
+import type { QueueFunctionConfig } from '@pipeline/config';
 
 export interface ReconcileHandlerDeps {
   readonly reconcile: Omit<ReconcileDeps, 'onAction'>;
@@ -56,8 +57,8 @@ export function createReconcileHandler({
 }
 
 /** The reconciler's dependencies from configuration: the requests table, the queue and its limits. */
-export function wireReconcile(): ReconcileHandlerDeps {
-  const { requests, queue, requestsConfig } = wire();
+export function wireReconcile(config: QueueFunctionConfig): ReconcileHandlerDeps {
+  const { requests, queue, requestsConfig } = wire(config);
   return {
     reconcile: {
       store: requests,

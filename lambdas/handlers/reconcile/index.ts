@@ -1,4 +1,8 @@
-/** The reconciler's entry point: wired from configuration once per execution environment. */
+/**
+ * The reconciler's entry point: wired once per execution environment from its configuration, which is read
+ * from the environment here and nowhere else.
+ */
+import { loadQueueFunctionConfig } from '@pipeline/config';
 import { createReconcileHandler, wireReconcile } from './handler';
 
-export const handler = createReconcileHandler(wireReconcile());
+export const handler = createReconcileHandler(wireReconcile(loadQueueFunctionConfig(process.env)));

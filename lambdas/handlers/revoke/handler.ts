@@ -22,8 +22,7 @@ import {
   type RevokeResponse,
 } from '@pipeline/core/pki';
 import type { AuditSink, RequestRevokeOutcome } from '@pipeline/core/audit';
-import { loadCaConfig, loadConfig } from '@pipeline/config';
-import { TABLES, tableName } from '@pipeline/resources';
+import type { CaSideFunctionConfig } from '@pipeline/config';
 import { revokeCertificate, revokeRequestCertificate } from '@pipeline/ca';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
@@ -39,17 +38,19 @@ export interface RevokeContext {
   readonly publish: () => Promise<void>;
 }
 
-async function setUp(logger: Logger): Promise<RevokeContext> {
-  const config = loadConfig();
+async function setUp(functionConfig: CaSideFunctionConfig, logger: Logger): Promise<RevokeContext> {
+  const { app: config, ca } = functionConfig;
   const doc = documentClient(config.aws);
-  const ca = loadCaConfig();
   const crl = new LambdaFunction(lambdaClient(config.aws), ca.crlFunctionName);
   return {
-    certificates: new CertificateRepository(doc, { tableName: tableName(TABLES.certificates) }),
+    certificates: new CertificateRepository(doc, { tableName: config.tables.certificates }),
     // The certificate's validity, plus the longest a request may wait for it, and a day.
     ownerTtlSeconds: (ca.leafValidityDays + 2) * 86_400,
     // Heads signed with the audit key shared with this function's own crypto user (HSM_PIN_SOURCE).
-    audit: await auditLogSigningWith(doc, await connectHsm(config.hsm, config.aws), logger),
+    audit: await auditLogSigningWith(doc, await connectHsm(config.hsm, config.aws), logger, {
+      config: functionConfig.audit,
+      tableName: config.tables.audit,
+    }),
     publish: () => crl.start(),
   };
 }
@@ -68,9 +69,9 @@ export function createRevokeHandler({
 }
 
 /** The revocation's dependencies from configuration: set up lazily, once per execution environment. */
-export function wireRevoke(): RevokeHandlerDeps {
+export function wireRevoke(config: CaSideFunctionConfig): RevokeHandlerDeps {
   const logger = createLogger('revoke');
-  return { revocation: onceUntilFailure(() => setUp(logger)), logger };
+  return { revocation: onceUntilFailure(() => setUp(config, logger)), logger };
 }
 
 async function revoke(

@@ -1,4 +1,8 @@
-/** The revocation function's entry point: wired from configuration once per execution environment. */
+/**
+ * The revocation function's entry point: wired once per execution environment from its configuration,
+ * which is read from the environment here and nowhere else.
+ */
+import { loadCaSideFunctionConfig } from '@pipeline/config';
 import { createRevokeHandler, wireRevoke } from './handler';
 
-export const handler = createRevokeHandler(wireRevoke());
+export const handler = createRevokeHandler(wireRevoke(loadCaSideFunctionConfig(process.env)));

@@ -7,7 +7,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';
 import type { AuditLog } from '@pipeline/audit';
 import { errorCode, type Hsm } from '@pipeline/core/shared';
-import { createAuditLog } from './create-audit-log';
+import { createAuditLog, type AuditLogSettings } from './create-audit-log';
 
 /**
  * An audit log that signs each entry's head with the audit key as the given HSM login finds it (the CA
@@ -18,9 +18,10 @@ export async function auditLogSigningWith(
   doc: DynamoDBDocumentClient,
   hsm: Pick<Hsm, 'findPrivateKey' | 'signDigest'>,
   logger: Logger,
+  settings: AuditLogSettings,
 ): Promise<AuditLog> {
-  return createAuditLog({ doc, hsm }).catch((err: unknown) => {
+  return createAuditLog({ doc, hsm, ...settings }).catch((err: unknown) => {
     logger.error('audit key unavailable: heads unsigned', { errorCode: errorCode(err) });
-    return createAuditLog({ doc });
+    return createAuditLog({ doc, ...settings });
   });
 }

@@ -5,34 +5,45 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { auditAnchorStore } from '@pipeline/adapters/anchors';
+import { documentClient, type DynamoDBDocumentClient } from '@pipeline/adapters/aws';
 import type { AuditLog } from '@pipeline/audit';
-import { loadAuditConfig } from '@pipeline/config';
+import type { AppConfig, AuditConfig } from '@pipeline/config';
 import { auditLogSigningWith } from './audit-signing';
 import { createAuditLog } from './create-audit-log';
 import { sharedHsm } from './hsm';
 import { onceUntilFailure, type Once } from './once';
-import { wire } from './wiring';
-
-let signing: Once<AuditLog> | undefined;
 
 /**
- * One per execution environment, retried after a failed HSM connect. Without the audit key (not yet
- * provisioned) events are still appended, with unsigned heads, and the error is logged: the key pool and
- * signing go on, and the checkpointer's failures raise the alarm.
+ * Set up on first use, retried after a failed HSM connect. Without the audit key (not yet provisioned)
+ * events are still appended, with unsigned heads, and the error is logged: the key pool and signing go
+ * on, and the checkpointer's failures raise the alarm.
  */
-export function headSigningAuditLog(logger: Logger): Promise<AuditLog> {
-  signing ??= onceUntilFailure(async () => auditLogSigningWith(wire().doc, await sharedHsm(), logger));
-  return signing();
+export function headSigningAuditLog(
+  doc: DynamoDBDocumentClient,
+  config: { readonly app: AppConfig; readonly audit: AuditConfig },
+  logger: Logger,
+): Once<AuditLog> {
+  return onceUntilFailure(async () =>
+    auditLogSigningWith(doc, await sharedHsm(config.app), logger, {
+      config: config.audit,
+      tableName: config.app.tables.audit,
+    }),
+  );
 }
 
 /** The checkpointer's log: it needs the audit key and, when AUDIT_ANCHOR_TARGET is set, anchors. */
-export const checkpointingAuditLog = onceUntilFailure(async () => {
-  const { doc, config } = wire();
-  const audit = loadAuditConfig();
-  return createAuditLog({
-    doc,
-    hsm: await sharedHsm(),
-    config: audit,
-    anchors: audit.anchorTarget ? auditAnchorStore(audit.anchorTarget, config.aws) : undefined,
-  });
-});
+export function checkpointingAuditLog(config: {
+  readonly app: AppConfig;
+  readonly audit: AuditConfig;
+}): Once<AuditLog> {
+  const { app, audit } = config;
+  return onceUntilFailure(async () =>
+    createAuditLog({
+      doc: documentClient(app.aws),
+      hsm: await sharedHsm(app),
+      config: audit,
+      tableName: app.tables.audit,
+      anchors: audit.anchorTarget ? auditAnchorStore(audit.anchorTarget, app.aws) : undefined,
+    }),
+  );
+}

@@ -7,13 +7,14 @@
 import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
 import type { CaCertificates } from '@pipeline/core/pki';
-import { loadCaConfig, loadConfig, type AwsConfig, type CaConfig, type PinSource } from '@pipeline/config';
+import type { AppConfig, AwsConfig, CaConfig, CaSideFunctionConfig, PinSource } from '@pipeline/config';
 
 export interface CaSideLogin {
   readonly hsm: Hsm;
   readonly caCertificates: CaCertificates;
   readonly config: CaConfig;
   readonly aws: AwsConfig;
+  readonly app: AppConfig;
 }
 
 let decorate: (hsm: Hsm, tokenLabel: string | undefined) => Hsm = (connected) => connected;
@@ -28,16 +29,16 @@ export function decorateCaSideHsm(decorator: (hsm: Hsm, tokenLabel: string | und
 }
 
 export async function caSideLogin(
+  { app, ca: config }: Pick<CaSideFunctionConfig, 'app' | 'ca'>,
   user: (config: CaConfig) => { readonly pinSource: PinSource; readonly tokenLabel?: string },
 ): Promise<CaSideLogin> {
-  const { hsm: hsmConfig, aws } = loadConfig();
-  const config = loadCaConfig();
+  const { hsm: hsmConfig, aws } = app;
   const login = { ...hsmConfig, ...user(config) };
   const hsm = decorate(await connectHsm(login, aws), login.tokenLabel);
   try {
     const caCertificates = await caCertificateStore(config.certsSource, aws).read();
     if (!caCertificates) throw new Error(`no CA certificates in ${config.certsSource.kind}`);
-    return { hsm, caCertificates, config, aws };
+    return { hsm, caCertificates, config, aws, app };
   } catch (err) {
     await hsm.close().catch(() => undefined);
     throw err;

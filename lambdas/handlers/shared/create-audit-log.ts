@@ -7,10 +7,15 @@ import { AuditRepository } from '@pipeline/adapters/dynamodb';
 import { AuditLog, hsmAuditSigner } from '@pipeline/audit';
 import type { AuditAnchorStore } from '@pipeline/core/audit';
 import type { Hsm } from '@pipeline/core/shared';
-import { loadAuditConfig, type AuditConfig } from '@pipeline/config';
-import { TABLES, tableName } from '@pipeline/resources';
+import type { AuditConfig } from '@pipeline/config';
 
-export interface CreateAuditLogDeps {
+/** The log's settings and its table's physical name. */
+export interface AuditLogSettings {
+  readonly config: AuditConfig;
+  readonly tableName: string;
+}
+
+export interface CreateAuditLogDeps extends AuditLogSettings {
   readonly doc: DynamoDBDocumentClient;
   /**
    * Holds the audit key: signs each entry's head and checkpoints. Without it the log appends unsigned
@@ -19,13 +24,11 @@ export interface CreateAuditLogDeps {
   readonly hsm?: Pick<Hsm, 'findPrivateKey' | 'signDigest'>;
   /** Where checkpoints are anchored (the checkpointer and the operator's CLI). */
   readonly anchors?: AuditAnchorStore;
-  readonly config?: AuditConfig;
-  readonly tableName?: string;
 }
 
 export async function createAuditLog(deps: CreateAuditLogDeps): Promise<AuditLog> {
-  const config = deps.config ?? loadAuditConfig();
-  const store = new AuditRepository(deps.doc, { tableName: deps.tableName ?? tableName(TABLES.audit) });
+  const { config } = deps;
+  const store = new AuditRepository(deps.doc, { tableName: deps.tableName });
   return new AuditLog(store, {
     chains: config.chains,
     maxAttempts: config.maxAppendAttempts,

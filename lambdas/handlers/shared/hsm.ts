@@ -4,8 +4,8 @@
  * never load pkcs11js and need no CloudHSM layer.
  */
 import { connectHsm, type Hsm } from '@pipeline/adapters/hsm';
-import { onceUntilFailure } from './once';
-import { wire } from './wiring';
+import type { AppConfig } from '@pipeline/config';
+import { onceUntilFailure, type Once } from './once';
 
 let decorate: (hsm: Hsm) => Hsm = (connected) => connected;
 
@@ -17,8 +17,14 @@ export function decorateSharedHsm(decorator: (hsm: Hsm) => Hsm): void {
   decorate = decorator;
 }
 
-/** One HSM login per execution environment; a failed connect is retried on the next invocation. */
-export const sharedHsm = onceUntilFailure(async () => {
-  const { config } = wire();
-  return decorate(await connectHsm(config.hsm, config.aws));
-});
+let login: Once<Hsm> | undefined;
+
+/**
+ * One HSM login per process, made with the configuration of its first caller (the functions a process
+ * hosts share the pool user's login: its sessions, not one login each); a failed connect is retried on
+ * the next invocation.
+ */
+export function sharedHsm(config: Pick<AppConfig, 'hsm' | 'aws'>): Promise<Hsm> {
+  login ??= onceUntilFailure(async () => decorate(await connectHsm(config.hsm, config.aws)));
+  return login();
+}

@@ -19,7 +19,7 @@ import {
 } from '@pipeline/adapters/lambda';
 import { PowertoolsPoolMetrics } from '@pipeline/adapters/metrics';
 import { pkiPublisher } from '@pipeline/adapters/publish';
-import { loadCaConfig } from '@pipeline/config';
+import type { SignerFunctionConfig } from '@pipeline/config';
 import { FallbackLimiter, PrefetchingKeyClaimer } from '@pipeline/core/pool';
 import { PipelineError, errorCode } from '@pipeline/core/shared';
 import {
@@ -30,7 +30,7 @@ import {
   type SigningDeps,
 } from '@pipeline/core/signing';
 import { buildCsr, pemToDer, prepareCmsContainer, verifyOwnCsr } from '@pipeline/der';
-import { QUEUES, TABLES, tableName } from '@pipeline/resources';
+import { QUEUES } from '@pipeline/resources';
 import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
@@ -143,6 +143,7 @@ type Wired = ReturnType<typeof wire>;
 function longTermSources(
   pipeline: Wired['pipeline'],
   config: Wired['config'],
+  ca: SignerFunctionConfig['ca'],
   lambda: ReturnType<typeof lambdaClient>,
 ): { timeStamper: FunctionTimeStamper | HttpTimeStamper; validationData: ValidationDataCollector } {
   const tsaAnchorsPem =
@@ -155,7 +156,7 @@ function longTermSources(
     pipeline.timeStamping.kind === 'function'
       ? new FunctionTimeStamper(lambda, pipeline.timeStamping.functionName)
       : new HttpTimeStamper(pipeline.timeStamping.url, tsaAnchorsPem);
-  const publisher = pkiPublisher(loadCaConfig().publishTarget, config.aws);
+  const publisher = pkiPublisher(ca.publishTarget, config.aws);
   let rootCrl: { readonly at: number; readonly der: Promise<Buffer | undefined> } | undefined;
   const validationData = new ValidationDataCollector({
     client: lambda,
@@ -175,14 +176,14 @@ function longTermSources(
 }
 
 /** The signer's dependencies from configuration, made once per execution environment. */
-export function wireSigner(): SignerHandlerDeps {
+export function wireSigner(functionConfig: SignerFunctionConfig): SignerHandlerDeps {
   const logger = createLogger('signer');
   const metrics = createMetrics();
-  const { config, pipeline, pool, keyPool, requestsConfig, doc, queue } = wire();
+  const { config, pipeline, pool, keyPool, requestsConfig, doc, queue } = wire(functionConfig);
   const limit = pLimit(pipeline.signerConcurrency);
   // The records of a batch move together: one transaction and one read per step, not one write each.
   const requests = new RequestRepository(doc, {
-    tableName: tableName(TABLES.requests),
+    tableName: config.tables.requests,
     batching: {
       windowMs: pipeline.recordBatchWindowMs,
       maxBatch: MAX_TRANSACTION_ITEMS,
@@ -201,7 +202,7 @@ export function wireSigner(): SignerHandlerDeps {
     maxBatch: pipeline.caBatchMax,
     inFlight: () => limit.activeCount,
   });
-  const { timeStamper, validationData } = longTermSources(pipeline, config, lambda);
+  const { timeStamper, validationData } = longTermSources(pipeline, config, functionConfig.ca, lambda);
   // An empty pool type falls back to generation in the HSM, a few at a time per environment: the others
   // wait briefly or fail POOL_EMPTY, so one drained type cannot take every HSM session from the rest.
   const fallbackLimiter = new FallbackLimiter({
@@ -211,14 +212,15 @@ export function wireSigner(): SignerHandlerDeps {
   // Started now, so a provisioned environment is logged in before its first request. Each entry's head
   // is signed by the audit key (on the pool user's token) before receipts are returned.
   // A failure here is not final: each invocation asks again, and a failed set-up is retried.
-  sharedHsm().catch(() => undefined);
-  headSigningAuditLog(logger).catch(() => undefined);
+  const auditLog = headSigningAuditLog(doc, functionConfig, logger);
+  sharedHsm(config).catch(() => undefined);
+  auditLog().catch(() => undefined);
   const poolMetrics = new PowertoolsPoolMetrics(metrics);
   return {
     signing: async () => ({
       requests,
       pool: claimer,
-      hsm: await sharedHsm(),
+      hsm: await sharedHsm(config),
       buildCsr,
       buildContainer: prepareCmsContainer,
       timeStamper,
@@ -226,7 +228,7 @@ export function wireSigner(): SignerHandlerDeps {
       onLevelLowered: (reached, code) =>
         logger.warn('signature level lowered to the request minimum', { reached, errorCode: code }),
       verifyCsr: verifyOwnCsr,
-      audit: await headSigningAuditLog(logger),
+      audit: await auditLog(),
       // Unusable pool keys (already out of the pool) are reported; the request carries on with another.
       onKeyDiscarded: (keyId, keyType, reason) =>
         logger.warn('pool key discarded', { keyId, keyType, reason }),

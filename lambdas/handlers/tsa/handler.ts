@@ -14,6 +14,7 @@ import { createLogger } from '../shared/observability';
 import { derResult, postedDer } from '../shared/binary-http';
 import { caSideLogin } from '../shared/ca-login';
 import { onceUntilFailure } from '../shared/once';
+import type { CaSideFunctionConfig } from '@pipeline/config';
 
 /** A TimeStampReq is about a hundred bytes; anything much larger is not one. */
 const MAX_REQUEST_BYTES = 4096;
@@ -28,8 +29,8 @@ export interface TsaHandlerDeps {
   readonly logger: Logger;
 }
 
-async function setUp(): Promise<TimeStampAuthority> {
-  const { hsm, caCertificates, config } = await caSideLogin((ca) => ({
+async function setUp(functionConfig: CaSideFunctionConfig): Promise<TimeStampAuthority> {
+  const { hsm, caCertificates, config } = await caSideLogin(functionConfig, (ca) => ({
     pinSource: ca.tsaPinSource,
     tokenLabel: ca.tsaTokenLabel,
   }));
@@ -65,6 +66,6 @@ export function createTsaHandler({
 }
 
 /** The TSA's dependencies from configuration: set up lazily, once per execution environment. */
-export function wireTsa(): TsaHandlerDeps {
-  return { authority: onceUntilFailure(setUp), logger: createLogger('tsa') };
+export function wireTsa(config: CaSideFunctionConfig): TsaHandlerDeps {
+  return { authority: onceUntilFailure(() => setUp(config)), logger: createLogger('tsa') };
 }

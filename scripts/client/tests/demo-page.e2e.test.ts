@@ -182,12 +182,12 @@ async function poolAvailable(): Promise<Record<string, number>> {
 }
 
 async function auditEvents(): Promise<AuditEvent[]> {
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   return eventsOf(await new AuditRepository(doc, { tableName: tableName(TABLES.audit) }).readAll());
 }
 
 async function signRequestRecords(): Promise<number> {
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   const out = await doc.send(new ScanCommand({ TableName: tableName(TABLES.requests), Select: 'COUNT' }));
   return out.Count ?? 0;
 }

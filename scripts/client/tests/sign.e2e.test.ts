@@ -174,7 +174,7 @@ test('npm run sign signs a PDF from the command line', async () => {
   writeFileSync(input, await pdf());
   const { stdout } = await promisify(execFile)(
     join(ROOT, 'node_modules', '.bin', 'tsx'),
-    [join(ROOT, 'scripts', 'client', 'sign.ts'), input, '--pdf', '-o', output, '--citizen', '2'],
+    [join(ROOT, 'scripts', 'local', 'sign.ts'), input, '--pdf', '-o', output, '--citizen', '2'],
     {
       env: {
         ...process.env,
@@ -203,7 +203,7 @@ test('npm run sign signs several files under one login: each PDF as PAdES, the t
   writeFileSync(files[2], 'notes to the contract\n');
   const { stdout } = await promisify(execFile)(
     join(ROOT, 'node_modules', '.bin', 'tsx'),
-    [join(ROOT, 'scripts', 'client', 'sign.ts'), ...files, '-o', into, '--citizen', '1'],
+    [join(ROOT, 'scripts', 'local', 'sign.ts'), ...files, '-o', into, '--citizen', '1'],
     {
       env: {
         ...process.env,

@@ -96,7 +96,7 @@ export async function startFaultPipeline(options: FaultPipelineOptions = {}): Pr
     log: (line) => lines.push(line),
     env: { ...FAULT_DEFAULTS, ...(options.env ?? {}) },
   });
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   return {
     pipeline,
     lines,
@@ -114,7 +114,7 @@ export async function startFaultPipeline(options: FaultPipelineOptions = {}): Pr
 
 /** Messages waiting and in flight on the sign request queue and its dead-letter queue. */
 export async function queueDepths(pipeline: LocalPipeline): Promise<Record<string, string | undefined>> {
-  const sqs = sqsClient(loadAwsConfig());
+  const sqs = sqsClient(loadAwsConfig(process.env));
   try {
     const depth = async (url: string): Promise<Record<string, string> | undefined> =>
       (
@@ -458,7 +458,7 @@ export interface AuditSummary {
 
 /** Reads the pipeline's whole audit log, parses its events and verifies chains and checkpoints. */
 export async function readAudit(doc: DynamoDBDocumentClient): Promise<AuditSummary> {
-  const config = loadAuditConfig();
+  const config = loadAuditConfig(process.env);
   const store = new AuditRepository(doc, { tableName: tableName(TABLES.audit) });
   const publicKey = await loadAuditPublicKey({
     file: join(LOCAL_DIR, 'audit', 'audit-key.pem'),

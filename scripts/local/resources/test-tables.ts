@@ -17,7 +17,7 @@ export async function createTestTables<K extends TableKey>(keys: readonly K[]): 
     names[key] = `${TABLES[key].localName}-${suffix}`;
     env[TABLES[key].envVar] = names[key];
   }
-  const client = dynamoDbClient(loadAwsConfig());
+  const client = dynamoDbClient(loadAwsConfig(process.env));
   try {
     await ensureTables(
       client,

@@ -9,7 +9,9 @@ import { createCaSideFunctions, invokableFunctions, invokeCallersFromEnv } from 
 import { startLambdaInvokeServer } from './lambda-invoke-server';
 
 async function main(): Promise<void> {
-  const server = await startLambdaInvokeServer(invokableFunctions(createCaSideFunctions()), {
+  // A process of its own: its configuration is the environment the runner started it with.
+  const functions = createCaSideFunctions(process.env);
+  const server = await startLambdaInvokeServer(invokableFunctions(functions, process.env), {
     callers: invokeCallersFromEnv(),
     onAsyncError: (name, err) => console.error(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
     onRefused: (name, type) => console.error(`invocation of ${name} refused: ${type}`),

@@ -13,7 +13,16 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { asFunction, dynamoDbClient, sqsClient } from '@pipeline/adapters/aws';
-import { loadCaConfig, loadConfig, loadPipelineConfig } from '@pipeline/config';
+import {
+  loadApiFunctionConfig,
+  loadAuditCheckpointFunctionConfig,
+  loadCaConfig,
+  loadConfig,
+  loadCscFunctionConfig,
+  loadKeygenFunctionConfig,
+  loadPipelineConfig,
+  loadQueueFunctionConfig,
+} from '@pipeline/config';
 import { API_STAGE, QUEUES, SCHEDULES, TABLES, tableName } from '@pipeline/resources';
 import {
   checkpointRound,
@@ -41,8 +50,14 @@ import { apiKeyPrincipalsEnv, loadApiClients, withCredentials, type SigningApiCl
 import { LOCAL_IDP_CALLBACK_PATH, PKI_PREFIX, lambdaContext, startGateway, type ApiHandler } from './gateway';
 import { startLambdaInvokeServer } from './lambda-invoke-server';
 import { callerEnv } from './invoke-auth';
-import { INVOKE_CALLERS_ENV, createCaSideFunctions, invokableFunctions, newInvokeCallers } from './pki';
-import { installHsmFaults } from './hsm-faults';
+import {
+  INVOKE_CALLERS_ENV,
+  createCaSideFunctions,
+  deferredCaSideFunctions,
+  invokableFunctions,
+  newInvokeCallers,
+} from './pki';
+import { installHsmFaults } from '../faults/install';
 import { RequestEndingSignals, type RequestEndings } from '@pipeline/api';
 
 export interface LocalPipelineOptions {
@@ -108,7 +123,10 @@ export interface LocalPipeline {
   readonly standIns: StandIns;
   readonly queueUrl: string;
   readonly deadLetterQueueUrl: string;
-  /** The environment the handlers run with (endpoints, table names, queue URLs, HSM settings). */
+  /**
+   * The environment the handlers run with (endpoints, table names, queue URLs, HSM settings): the
+   * functions of this process are configured from it, the child processes started with it.
+   */
   readonly env: Readonly<Record<string, string>>;
   readonly consumers: ConsumerProcess[];
   /** Starts one more consumer process (e.g. after a test killed one), with environment overrides. */
@@ -158,6 +176,8 @@ const LOCAL_DEFAULTS: Record<string, string> = {
 
 type Log = (line: string) => void;
 type Cleanups = Array<() => Promise<void>>;
+/** The pipeline's environment record, filled in as its parts start (never process.env). */
+type Env = Record<string, string>;
 type PipelineConfig = ReturnType<typeof loadPipelineConfig>;
 type CaSideFunctions = ReturnType<typeof createCaSideFunctions>;
 /** Points an endpoint variable at a wrapper of the service (LocalPipelineOptions.wrapEndpoint), if any. */
@@ -165,44 +185,51 @@ type WrapEndpoint = (service: 'dynamodb' | 'sqs' | 'lambda', variable: string) =
 
 export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
   const log = options.log ?? ((line: string) => console.log(line));
-  Object.assign(process.env, localHsmEnv(), { ...LOCAL_DEFAULTS, ...process.env }, options.env ?? {});
-  const standIns = await startStandIns({
-    log,
-    dynamodbDataDir: options.persist ? join(persistDir(), 'dynamodb') : undefined,
-    sqsDataDir: options.persist ? join(persistDir(), 'elasticmq') : undefined,
-  });
+  const env: Env = { ...localHsmEnv(), ...LOCAL_DEFAULTS, ...definedEntries(process.env), ...options.env };
+  // Read by libraries from this process's environment: SoftHSM its configuration file's path (at the
+  // PKCS#11 module's initialisation), Powertools whether to print metric lines.
+  for (const name of ['SOFTHSM2_CONF', 'POWERTOOLS_METRICS_DISABLED']) process.env[name] = env[name];
+  const standIns = await startStandIns(
+    {
+      log,
+      dynamodbDataDir: options.persist ? join(persistDir(env), 'dynamodb') : undefined,
+      sqsDataDir: options.persist ? join(persistDir(env), 'elasticmq') : undefined,
+    },
+    env,
+  );
   const cleanups: Cleanups = [() => standIns.stop()];
   const stop = async (): Promise<void> => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   };
   let ready = options.startsReady ?? true;
   try {
-    Object.assign(process.env, standIns.env());
+    Object.assign(env, standIns.env());
     const wrap: WrapEndpoint = async (service, variable) => {
-      const url = process.env[variable];
-      if (options.wrapEndpoint && url) process.env[variable] = await options.wrapEndpoint(service, url);
+      const url = env[variable];
+      if (options.wrapEndpoint && url) env[variable] = await options.wrapEndpoint(service, url);
     };
     await wrap('dynamodb', 'AWS_ENDPOINT_URL_DYNAMODB');
     await wrap('sqs', 'AWS_ENDPOINT_URL_SQS');
-    await setUpIdentity(log, cleanups);
+    await setUpIdentity(env, log, cleanups);
     const prefix = options.resourcePrefix ?? '';
-    for (const table of Object.values(TABLES)) process.env[table.envVar] ||= `${prefix}${table.localName}`;
-    const pipeline = loadPipelineConfig();
-    const queue = await createResources(prefix, pipeline);
+    for (const table of Object.values(TABLES)) env[table.envVar] ||= `${prefix}${table.localName}`;
+    const pipeline = loadPipelineConfig(env);
+    const queue = await createResources(env, prefix, pipeline);
 
     // CRLs and CA certificates go where the gateway serves them (per resource prefix: pipelines sharing the
     // stand-ins publish apart); the certificates point at PKI_BASE_URL, the gateway's /pki by default.
-    process.env.PKI_PUBLISH_TARGET ||= `file:${join(ROOT, '.local', 'pki', prefix || 'default')}`;
+    env.PKI_PUBLISH_TARGET ||= `file:${join(ROOT, '.local', 'pki', prefix || 'default')}`;
     if (pipeline.local.port !== 0) {
-      process.env.PKI_BASE_URL ||= `http://127.0.0.1:${pipeline.local.port}${PKI_PREFIX}`;
+      env.PKI_BASE_URL ||= `http://127.0.0.1:${pipeline.local.port}${PKI_PREFIX}`;
     }
 
-    const { caSide, signerEnv } = await startCaSide(pipeline, log, cleanups, wrap);
+    const { caSide, signerEnv } = await startCaSide(env, pipeline, log, cleanups, wrap);
     // The consumers say which requests they ended; the API's waits wake on it (see RequestEndingSignals).
     const endings = new RequestEndingSignals();
     // The CSC API, once the gateway's address (its public base URL) is known.
     let csc: ApiHandler | undefined;
     const { gateway, clients } = await startApiGateway(
+      env,
       pipeline,
       caSide,
       options.accessLog ?? log,
@@ -213,10 +240,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     cleanups.push(() => closeServer(gateway));
     const port = (gateway.address() as AddressInfo).port;
     const url = `http://127.0.0.1:${port}/${API_STAGE}`;
-    const cscClient = process.env.IDENTITY_TRUSTED_ISSUERS ? localCscEnv(port) : undefined;
-    if (cscClient) csc = createCscHandler(await wireCsc());
+    const cscClient = env.IDENTITY_TRUSTED_ISSUERS ? localCscEnv(env, port) : undefined;
+    if (cscClient) csc = createCscHandler(await wireCsc(loadCscFunctionConfig(env)));
 
-    const env = snapshotEnv();
     const { consumers, startConsumer } = startConsumers(
       { ...env, ...signerEnv },
       pipeline,
@@ -224,7 +250,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       log,
       cleanups,
     );
-    const runKeygen = startSchedules(pipeline, caSide, options, options.runLog ?? log, log, cleanups);
+    const runKeygen = startSchedules(env, pipeline, caSide, options, options.runLog ?? log, log, cleanups);
+    publishEnv(env);
     const apiKey = clients[0].apiKey;
     return {
       url,
@@ -254,36 +281,37 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
  * set-up's IdP, or a configured one) or this deployment takes the signer from its clients; in a
  * deployment whose e-services vouch for their signers, every local client's key is registered.
  */
-async function setUpIdentity(log: Log, cleanups: Cleanups): Promise<void> {
-  if (!process.env.IDENTITY_TRUSTED_ISSUERS && process.env.IDENTITY_MODE !== 'trusted-client') {
+async function setUpIdentity(env: Env, log: Log, cleanups: Cleanups): Promise<void> {
+  if (!env.IDENTITY_TRUSTED_ISSUERS && env.IDENTITY_MODE !== 'trusted-client') {
     const idp = await startIdpProcess({
-      port: Number(process.env.LOCAL_IDP_PORT ?? 0),
-      idTokenTtlSeconds: process.env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS
-        ? Number(process.env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS)
+      port: Number(env.LOCAL_IDP_PORT ?? 0),
+      idTokenTtlSeconds: env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS
+        ? Number(env.LOCAL_IDP_ID_TOKEN_TTL_SECONDS)
         : undefined,
       log: (line) => log(`[idp] ${line}`),
     });
     cleanups.push(() => idp.stop());
-    Object.assign(process.env, localIdentityEnv(idp));
+    Object.assign(env, localIdentityEnv(idp));
   }
-  if (process.env.IDENTITY_MODE === 'trusted-client' && !process.env.IDENTITY_CLIENT_KEYS) {
-    Object.assign(process.env, localClientKeysEnv(loadApiClients().map((c) => c.clientId)));
+  if (env.IDENTITY_MODE === 'trusted-client' && !env.IDENTITY_CLIENT_KEYS) {
+    Object.assign(env, localClientKeysEnv(loadApiClients(env).map((c) => c.clientId)));
   }
 }
 
 /**
  * The tables, the audit anchor directory and the sign-request queue with its dead-letter queue, made if
- * missing; their names and URLs go into the environment. Returns the queue.
+ * missing; their names and URLs go into the environment record. Returns the queue.
  */
 async function createResources(
+  env: Env,
   prefix: string,
   pipeline: PipelineConfig,
 ): Promise<Awaited<ReturnType<typeof ensureQueue>>> {
-  const aws = loadConfig().aws;
+  const aws = loadConfig(env).aws;
   const dynamodb = dynamoDbClient(aws);
-  await ensureTables(dynamodb, Object.values(TABLES));
+  await ensureTables(dynamodb, Object.values(TABLES), env);
   // Audit checkpoints are anchored outside the table: a directory of this table's own.
-  process.env.AUDIT_ANCHOR_TARGET ||= `file:${await localAnchorDir(dynamodb, tableName(TABLES.audit))}`;
+  env.AUDIT_ANCHOR_TARGET ||= `file:${await localAnchorDir(dynamodb, tableName(TABLES.audit, env))}`;
   dynamodb.destroy();
   const sqs = sqsClient(aws);
   const queue = await ensureQueue(sqs, QUEUES.signRequests, {
@@ -293,9 +321,9 @@ async function createResources(
   const queueArn = (
     await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.url, AttributeNames: ['QueueArn'] }))
   ).Attributes!.QueueArn!;
-  process.env[QUEUES.signRequests.envVar] = queue.url;
-  process.env[QUEUES.signRequests.deadLetter.envVar] = queue.deadLetterUrl;
-  process.env.SIGN_QUEUE_ARN = queueArn;
+  env[QUEUES.signRequests.envVar] = queue.url;
+  env[QUEUES.signRequests.deadLetter.envVar] = queue.deadLetterUrl;
+  env.SIGN_QUEUE_ARN = queueArn;
   return queue;
 }
 
@@ -308,32 +336,37 @@ async function createResources(
  * behind the gateway's public PKI endpoint) and the consumers' caller credentials.
  */
 async function startCaSide(
+  env: Env,
   pipeline: PipelineConfig,
   log: Log,
   cleanups: Cleanups,
   wrap: WrapEndpoint,
 ): Promise<{ caSide: CaSideFunctions; signerEnv: Record<string, string> }> {
-  const callers = newInvokeCallers();
+  const callers = newInvokeCallers(env);
+  Object.assign(env, callerEnv(callers.runner));
+  // The AWS SDK's default credential chain reads this process's credentials from its environment.
   Object.assign(process.env, callerEnv(callers.runner));
   const signerEnv = callerEnv(callers.signer);
-  const caSide = createCaSideFunctions();
+  // Wired once the Lambda endpoint is known (the revocation function invokes the CRL publication).
+  const caSide = deferredCaSideFunctions();
   if (pipeline.local.caProcess) {
     const caHost = await spawnCaHost(
-      { ...snapshotEnv(), [INVOKE_CALLERS_ENV]: JSON.stringify(Object.values(callers)) },
+      { ...env, [INVOKE_CALLERS_ENV]: JSON.stringify(Object.values(callers)) },
       log,
     );
     cleanups.push(() => stopConsumer(caHost));
-    process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${caHost.port}`;
+    env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${caHost.port}`;
   } else {
-    const invokeServer = await startLambdaInvokeServer(invokableFunctions(caSide), {
+    const invokeServer = await startLambdaInvokeServer(invokableFunctions(caSide, env), {
       callers: Object.values(callers),
       onAsyncError: (name, err) => log(`${name} (asynchronous) failed: ${err.name}: ${err.message}`),
       onRefused: (name, type) => log(`invocation of ${name} refused: ${type}`),
     });
     cleanups.push(() => closeServer(invokeServer));
-    process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
+    env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(invokeServer.address() as AddressInfo).port}`;
   }
   await wrap('lambda', 'AWS_ENDPOINT_URL_LAMBDA');
+  caSide.wire(createCaSideFunctions(env));
   return { caSide, signerEnv };
 }
 
@@ -343,6 +376,7 @@ async function startCaSide(
  * (API_KEY_PRINCIPALS, as the CDK app sets it): a key presented by another caller is refused.
  */
 async function startApiGateway(
+  env: Env,
   pipeline: PipelineConfig,
   caSide: CaSideFunctions,
   accessLog: Log,
@@ -350,16 +384,16 @@ async function startApiGateway(
   endings: RequestEndings,
   csc: ApiHandler,
 ): Promise<{ gateway: Server; clients: SigningApiClient[] }> {
-  const ca = loadCaConfig();
-  const clients = withCredentials(loadApiClients());
-  Object.assign(process.env, apiKeyPrincipalsEnv(clients));
+  const ca = loadCaConfig(env);
+  const clients = withCredentials(loadApiClients(env));
+  Object.assign(env, apiKeyPrincipalsEnv(clients));
   const gateway = await startGateway(
     {
-      handler: createApiHandler(withRunner(wireApi(), ready, endings)),
+      handler: createApiHandler(withRunner(wireApi(loadApiFunctionConfig(env)), ready, endings)),
       clients,
       requireSigV4: pipeline.local.requireSigV4,
       limits: pipeline.local.limits,
-      log: process.env.LOCAL_ACCESS_LOG === '0' ? undefined : accessLog,
+      log: env.LOCAL_ACCESS_LOG === '0' ? undefined : accessLog,
       pki: {
         dir: ca.publishTarget.kind === 'file' ? ca.publishTarget.dir : join(ROOT, '.local', 'pki'),
         ocsp: caSide.ocsp,
@@ -383,7 +417,7 @@ function startConsumers(
   const consumers: ConsumerProcess[] = [];
   // A consumer process plays `pollerConcurrency` execution environments, each of which has its own
   // SIGNER_CONCURRENCY on AWS: the process's limit is theirs together, unless set explicitly.
-  const concurrency: Record<string, string> = process.env.SIGNER_CONCURRENCY
+  const concurrency: Record<string, string> = env.SIGNER_CONCURRENCY
     ? {}
     : { SIGNER_CONCURRENCY: String(pipeline.signerConcurrency * pipeline.local.pollerConcurrency) };
   const startConsumer = (overrides: Readonly<Record<string, string>> = {}): ConsumerProcess => {
@@ -402,6 +436,7 @@ function startConsumers(
 
 /** The keygen, CRL, audit checkpoint and reconcile schedules; returns "run keygen once now". */
 function startSchedules(
+  env: Env,
   pipeline: PipelineConfig,
   caSide: CaSideFunctions,
   options: LocalPipelineOptions,
@@ -410,8 +445,8 @@ function startSchedules(
   cleanups: Cleanups,
 ): () => Promise<unknown> {
   // The runner's own HSM (keygen) gets the injected faults too, when the environment asks for them.
-  installHsmFaults();
-  const keygen = createKeygenHandler(wireKeygen());
+  installHsmFaults(env);
+  const keygen = createKeygenHandler(wireKeygen(loadKeygenFunctionConfig(env)));
   const runKeygen = schedule(
     'keygen',
     () => keygen({}, lambdaContext('keygen', pipeline.local.keygenIntervalSeconds * 1000 + 20_000)),
@@ -434,7 +469,7 @@ function startSchedules(
     },
   );
   // The checkpointer's rounds, at the interval its deployed loop keeps.
-  const checkpointer = wireAuditCheckpoint();
+  const checkpointer = wireAuditCheckpoint(loadAuditCheckpointFunctionConfig(env));
   schedule(
     'audit-checkpoint',
     // Not through a handler (a round of the deployed loop): its calls recorded as the function's.
@@ -445,7 +480,7 @@ function startSchedules(
     cleanups,
     { logQuiet: true, onRun: options.onScheduledRun },
   );
-  const reconcile = createReconcileHandler(wireReconcile());
+  const reconcile = createReconcileHandler(wireReconcile(loadQueueFunctionConfig(env)));
   schedule(
     'reconcile',
     () => reconcile({}, lambdaContext('reconcile', SCHEDULES.reconcile.timeoutSeconds * 1000)),
@@ -473,20 +508,20 @@ export const LOCAL_CSC_REDIRECT_URI = 'http://127.0.0.1/csc-client/callback';
  * the local IdP (which signs the signRequest), and unless CSC_CLIENTS is set, one client `csc-local`
  * whose secret is made now.
  */
-function localCscEnv(port: number): LocalCsc {
+function localCscEnv(env: Env, port: number): LocalCsc {
   const base = `http://127.0.0.1:${port}/csc/v2`;
-  process.env.CSC_BASE_URL ||= base;
+  env.CSC_BASE_URL ||= base;
   // The redirect URI the local IdP has registered for the signing service (any loopback port).
-  process.env.CSC_IDP_REDIRECT_URI ||= `http://127.0.0.1:${port}${LOCAL_IDP_CALLBACK_PATH}`;
+  env.CSC_IDP_REDIRECT_URI ||= `http://127.0.0.1:${port}${LOCAL_IDP_CALLBACK_PATH}`;
   const key = localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR);
-  process.env.CSC_IDP_CLIENT_KEY ||= `file:${key.jwksFile.replace(/\.jwks\.json$/, '.private.jwk.json')}`;
-  if (process.env.CSC_CLIENTS) return { url: process.env.CSC_BASE_URL };
+  env.CSC_IDP_CLIENT_KEY ||= `file:${key.jwksFile.replace(/\.jwks\.json$/, '.private.jwk.json')}`;
+  if (env.CSC_CLIENTS) return { url: env.CSC_BASE_URL };
   const client = {
     clientId: 'csc-local',
     secret: randomBytes(32).toString('base64url'),
     redirectUri: LOCAL_CSC_REDIRECT_URI,
   };
-  process.env.CSC_CLIENTS = JSON.stringify([
+  env.CSC_CLIENTS = JSON.stringify([
     {
       clientId: client.clientId,
       name: 'Local CSC client',
@@ -494,7 +529,7 @@ function localCscEnv(port: number): LocalCsc {
       redirectUris: [client.redirectUri],
     },
   ]);
-  return { url: process.env.CSC_BASE_URL, client };
+  return { url: env.CSC_BASE_URL, client };
 }
 
 const cscUnavailable: ApiHandler = () =>
@@ -508,8 +543,8 @@ const cscUnavailable: ApiHandler = () =>
   });
 
 /** Where LOCAL_PERSIST keeps the stand-ins' data: LOCAL_PERSIST_DIR, by default .local. */
-function persistDir(): string {
-  return process.env.LOCAL_PERSIST_DIR || join(ROOT, '.local');
+function persistDir(env: Env): string {
+  return env.LOCAL_PERSIST_DIR || join(ROOT, '.local');
 }
 
 /**
@@ -557,10 +592,17 @@ function hasActivity(result: unknown): boolean {
   return Object.values((result ?? {}) as Record<string, unknown>).some((v) => typeof v === 'number' && v > 0);
 }
 
-function snapshotEnv(): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
-  );
+function definedEntries(env: NodeJS.ProcessEnv): Env {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/**
+ * The pipeline's environment, copied into this process's once it runs: for the tools and tests in the
+ * same process that read its settings from there (table names, endpoints, the CSC settings). The
+ * functions never read it: each is wired from its configuration, parsed from the record.
+ */
+function publishEnv(env: Env): void {
+  Object.assign(process.env, env);
 }
 
 function spawnConsumer(

@@ -5,7 +5,13 @@
  * CA, the TSA and the responder; the runner's API and the operators' tools revocation and publication),
  * with credentials made at start.
  */
-import { loadCaConfig, loadPipelineConfig } from '@pipeline/config';
+import {
+  loadCaConfig,
+  loadCaFunctionConfig,
+  loadCaSideFunctionConfig,
+  loadPipelineConfig,
+  type Env,
+} from '@pipeline/config';
 import {
   createCaHandler,
   createCrlHandler,
@@ -32,19 +38,43 @@ export interface CaSideFunctions {
   readonly ocsp: ApiHandler;
 }
 
-export function createCaSideFunctions(): CaSideFunctions {
+/** Each wired from the configuration in `env` (their set-up, HSM logins included, runs on first use). */
+export function createCaSideFunctions(env: Env): CaSideFunctions {
+  const caSide = loadCaSideFunctionConfig(env);
   return {
-    ca: createCaHandler(wireCa()),
-    revoke: createRevokeHandler(wireRevoke()),
-    crl: createCrlHandler(wireCrl()),
-    tsa: createTsaHandler(wireTsa()),
-    ocsp: createOcspHandler(wireOcsp()),
+    ca: createCaHandler(wireCa(loadCaFunctionConfig(env))),
+    revoke: createRevokeHandler(wireRevoke(caSide)),
+    crl: createCrlHandler(wireCrl(caSide)),
+    tsa: createTsaHandler(wireTsa(caSide)),
+    ocsp: createOcspHandler(wireOcsp(caSide)),
   };
 }
 
-/** The functions behind the Lambda Invoke endpoint, by their configured names. */
-export function invokableFunctions(functions: CaSideFunctions): Record<string, InvokableHandler> {
-  const pipeline = loadPipelineConfig();
+/**
+ * The CA-side functions before their configuration is complete (the Lambda endpoint they invoke is
+ * known once the endpoint serving them listens): each call goes to the functions given to `wire`.
+ */
+export function deferredCaSideFunctions(): CaSideFunctions & { wire(functions: CaSideFunctions): void } {
+  let wired: CaSideFunctions | undefined;
+  const of = (): CaSideFunctions => {
+    if (!wired) throw new Error('the CA-side functions are not wired yet');
+    return wired;
+  };
+  return {
+    ca: (event, context) => of().ca(event, context),
+    revoke: (event, context) => of().revoke(event, context),
+    crl: (event, context) => of().crl(event, context),
+    tsa: (event, context) => of().tsa(event, context),
+    ocsp: (event, context) => of().ocsp(event, context),
+    wire: (functions) => {
+      wired = functions;
+    },
+  };
+}
+
+/** The functions behind the Lambda Invoke endpoint, by their names configured in `env`. */
+export function invokableFunctions(functions: CaSideFunctions, env: Env): Record<string, InvokableHandler> {
+  const pipeline = loadPipelineConfig(env);
   return {
     [pipeline.caFunctionName]: functions.ca,
     ...(pipeline.timeStamping.kind === 'function'
@@ -52,7 +82,7 @@ export function invokableFunctions(functions: CaSideFunctions): Record<string, I
       : {}),
     [pipeline.ocspFunctionName]: functions.ocsp as InvokableHandler,
     [pipeline.revokeFunctionName]: functions.revoke,
-    [loadCaConfig().crlFunctionName]: functions.crl,
+    [loadCaConfig(env).crlFunctionName]: functions.crl,
   };
 }
 
@@ -64,8 +94,8 @@ export interface InvokeCallers {
   readonly runner: InvokeCaller;
 }
 
-export function newInvokeCallers(): InvokeCallers {
-  const pipeline = loadPipelineConfig();
+export function newInvokeCallers(env: Env): InvokeCallers {
+  const pipeline = loadPipelineConfig(env);
   return {
     signer: newInvokeCaller('signer', [
       pipeline.caFunctionName,
@@ -75,7 +105,7 @@ export function newInvokeCallers(): InvokeCallers {
     // The runner also hosts the CSC function, whose signatures/timestamp reaches the TSA as the signer does.
     runner: newInvokeCaller('runner', [
       pipeline.revokeFunctionName,
-      loadCaConfig().crlFunctionName,
+      loadCaConfig(env).crlFunctionName,
       ...(pipeline.timeStamping.kind === 'function' ? [pipeline.timeStamping.functionName] : []),
     ]),
   };

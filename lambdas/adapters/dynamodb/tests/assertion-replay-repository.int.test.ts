@@ -15,7 +15,7 @@ let repository: AssertionReplayRepository;
 
 beforeAll(async () => {
   ({ assertions: table } = await createTestTables(['assertions']));
-  doc = documentClient(loadAwsConfig());
+  doc = documentClient(loadAwsConfig(process.env));
   repository = new AssertionReplayRepository(doc, { tableName: table });
 });
 

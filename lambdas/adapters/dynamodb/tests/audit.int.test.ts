@@ -35,8 +35,8 @@ import { AuditRepository } from '../src/audit-repository';
 
 const ROOT = join(__dirname, '../../../..');
 const PEM = join(ROOT, '.local/audit/audit-key.pem');
-const config = loadConfig();
-const audit = loadAuditConfig();
+const config = loadConfig(process.env);
+const audit = loadAuditConfig(process.env);
 const CHAINS = 4;
 let doc: DynamoDBDocumentClient;
 let hsm: Pkcs11Hsm;

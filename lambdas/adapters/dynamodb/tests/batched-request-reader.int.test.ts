@@ -9,7 +9,7 @@ import { BatchedRequestReader, RequestRepository } from '../src';
 
 test('150 concurrent gets (more than one batch), duplicates and a missing id', async () => {
   const tables = await createTestTables(['requests']);
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   const repo = new RequestRepository(doc, { tableName: tables.requests });
   const ids = Array.from({ length: 150 }, () => randomUUID());
   await Promise.all(
@@ -32,7 +32,7 @@ test('150 concurrent gets (more than one batch), duplicates and a missing id', a
 
 test('gets spread over a tick are answered together, on the tick', async () => {
   const tables = await createTestTables(['requests']);
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   let batchGets = 0;
   doc.middlewareStack.add(
     (next, context) => async (args) => {

@@ -12,7 +12,7 @@ import { createTestTables } from '../../../../scripts/local/resources';
 import { BufferedDemandRecorder } from '../src/buffered-demand-recorder';
 import { DemandRepository, bucketOf, demandPk } from '../src/demand-repository';
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 let doc: DynamoDBDocumentClient;
 let tableName: string;
 /**

@@ -32,7 +32,7 @@ let auditTable: string;
 
 beforeAll(async () => {
   const { certificates, audit } = await createTestTables(['certificates', 'audit']);
-  doc = documentClient(loadAwsConfig());
+  doc = documentClient(loadAwsConfig(process.env));
   repository = new CertificateRepository(doc, { tableName: certificates });
   auditTable = audit;
   auditStore = new AuditRepository(doc, { tableName: audit });

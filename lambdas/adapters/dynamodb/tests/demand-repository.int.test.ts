@@ -9,7 +9,7 @@ import { HOUR_MS, forecast } from '@pipeline/core/forecast';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { DemandRecordError, DemandRepository, bucketOf, demandPk } from '../src/demand-repository';
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 let doc: DynamoDBDocumentClient;
 let tableName: string;
 /**

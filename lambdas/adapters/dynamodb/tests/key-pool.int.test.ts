@@ -17,7 +17,7 @@ import { createTestTables } from '../../../../scripts/local/resources';
 import { storedPoolBundles, storedPoolKeys } from '../../../test-support/dynamodb';
 import { KeyPoolRepository, shardPk } from '../src';
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
 let tableName: string;

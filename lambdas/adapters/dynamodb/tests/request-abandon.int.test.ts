@@ -10,7 +10,7 @@ const reason = { code: 'DELIVERY_EXHAUSTED', message: 'not finished after 5 deli
 
 beforeAll(async () => {
   const tables = await createTestTables(['requests']);
-  repo = new RequestRepository(documentClient(loadAwsConfig()), { tableName: tables.requests });
+  repo = new RequestRepository(documentClient(loadAwsConfig(process.env)), { tableName: tables.requests });
 });
 
 async function created(): Promise<string> {

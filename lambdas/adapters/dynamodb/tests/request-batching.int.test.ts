@@ -17,7 +17,7 @@ let counts: Map<string, number>;
 
 beforeAll(async () => {
   tableName = (await createTestTables(['requests'])).requests;
-  doc = documentClient(loadAwsConfig());
+  doc = documentClient(loadAwsConfig(process.env));
   doc.middlewareStack.add(
     (next, context) => async (args) => {
       const name = context.commandName ?? 'unknown';

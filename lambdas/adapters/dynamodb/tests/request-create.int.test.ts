@@ -9,7 +9,7 @@ let repo: RequestRepository;
 
 beforeAll(async () => {
   const tables = await createTestTables(['requests']);
-  repo = new RequestRepository(documentClient(loadAwsConfig()), { tableName: tables.requests });
+  repo = new RequestRepository(documentClient(loadAwsConfig(process.env)), { tableName: tables.requests });
 });
 
 test('a new id is written (true); the same id again is not (false) and the first record stays', async () => {

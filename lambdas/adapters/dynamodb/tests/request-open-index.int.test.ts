@@ -16,7 +16,7 @@ const T0 = Date.now() - 60 * 60_000;
 beforeEach(async () => {
   const tables = await createTestTables(['requests']);
   tableName = tables.requests;
-  repo = new RequestRepository(documentClient(loadAwsConfig()), { tableName });
+  repo = new RequestRepository(documentClient(loadAwsConfig(process.env)), { tableName });
 });
 
 /** A request id whose first hex digit is `digit` (so its shard is known). */
@@ -92,7 +92,7 @@ test('openCounts: the open requests per key type and client (terminal ones not c
 });
 
 test('openCounts reads each open request another process created once, and none this process created', async () => {
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   let keysRead = 0;
   doc.middlewareStack.add(
     (next, context) => async (args) => {

@@ -20,7 +20,7 @@ import { HsmKeyNotExtractableError, HsmUnwrapError } from '@pipeline/core/shared
 import { Pkcs11Hsm, connectHsm, type Hsm } from '../src';
 
 const TSX = join(__dirname, '../../../../node_modules/.bin/tsx');
-const config = loadConfig();
+const config = loadConfig(process.env);
 const WRAP = config.hsm.wrapKeyLabel;
 let hsm: Pkcs11Hsm;
 

@@ -11,7 +11,7 @@ import { resolvePin } from '@pipeline/adapters/parameters';
 import { ckrName, connectHsm, Pkcs11Hsm, profileFor, type PrivateKeyRef } from '../src';
 import { unwrapTemplate } from '../src/templates';
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 const WRAP = config.hsm.wrapKeyLabel;
 const profile = profileFor(config.hsm.profile);
 const KWP = { mechanism: profile.wrapMechanism };

@@ -56,7 +56,7 @@ export class LambdaCertificateRevoker implements CertificateRevoker {
   }
 
   /** Records the request id as the client's with the CA; false when another client has it. */
-  public async registerRequest(requestId: string, client: string): Promise<boolean> {
+  public async registerRequestOwner(requestId: string, client: string): Promise<boolean> {
     const parsed = RegisterResponseSchema.safeParse(
       await this.send({ action: 'register-request', requestId, client }),
     );

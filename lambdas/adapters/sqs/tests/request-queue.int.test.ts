@@ -13,7 +13,7 @@ import { SqsRequestQueue } from '../src';
 let client: SQSClient;
 
 beforeAll(() => {
-  client = sqsClient(loadAwsConfig());
+  client = sqsClient(loadAwsConfig(process.env));
 });
 
 afterAll(() => client.destroy());

@@ -7,8 +7,8 @@
  *   refused   no pool key and no generation: the request ends POOL_EMPTY.
  *
  * The strategies: the pool first (poolKeySource), and when it has none of the type, on the fly
- * (onTheFlyKeySource, bounded by the FallbackLimiter when there is one) or refuse (refuseKeySource), as
- * POOL_EMPTY_POLICY says (keySourceFor).
+ * (onTheFlyKeySource, bounded by the FallbackLimiter when there is one) or none (rejectKeySource, the
+ * `reject` policy), as POOL_EMPTY_POLICY says (keySourceFor).
  */
 import type { KeyType } from '../shared/algorithms';
 import type { FallbackLimiter, ReleaseSlot } from './fallback-limiter';
@@ -31,7 +31,7 @@ export interface KeySource {
 type Claim = (keyType: KeyType) => Promise<PoolKey | undefined>;
 
 /** Never a key: the `reject` policy once the pool is empty. */
-export const refuseKeySource: KeySource = { next: async () => ({ kind: 'refused' }) };
+export const rejectKeySource: KeySource = { next: async () => ({ kind: 'refused' }) };
 
 /**
  * On the fly. With a limiter, a generation waits for a slot of its key type, looking in the pool again
@@ -70,6 +70,6 @@ export function keySourceFor(input: {
   readonly clock: () => number;
 }): KeySource {
   const claim: Claim = (keyType) => input.pool.claim(keyType, Math.floor(input.clock() / 1000));
-  const whenEmpty = input.policy === 'reject' ? refuseKeySource : onTheFlyKeySource(claim, input.limiter);
+  const whenEmpty = input.policy === 'reject' ? rejectKeySource : onTheFlyKeySource(claim, input.limiter);
   return poolKeySource(claim, whenEmpty);
 }

@@ -32,7 +32,7 @@ export interface CertificateRevoker {
    * Records the request id as the client's with the CA, before the request is stored: false when another
    * client registered it first. Throws when the CA cannot be reached.
    */
-  registerRequest(requestId: string, clientId: string): Promise<boolean>;
+  registerRequestOwner(requestId: string, clientId: string): Promise<boolean>;
   /**
    * Revokes the request's certificate if the CA has the request as this client's (`not-owned` otherwise)
    * and issued one (`unknown` otherwise). Throws when the CA cannot be reached.

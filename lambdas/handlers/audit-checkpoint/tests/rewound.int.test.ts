@@ -35,7 +35,7 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'false';
 delete process.env.POWERTOOLS_DEV;
 
 const CHAINS = 2;
-const config = loadConfig();
+const config = loadConfig(process.env);
 let doc: DynamoDBDocumentClient;
 let hsm: Pkcs11Hsm;
 let audit: AuditSigner;
@@ -43,7 +43,7 @@ let audit: AuditSigner;
 beforeAll(async () => {
   doc = documentClient(config.aws);
   hsm = await connectHsm(config.hsm);
-  audit = await hsmAuditSigner(hsm, loadAuditConfig().keyLabel);
+  audit = await hsmAuditSigner(hsm, loadAuditConfig(process.env).keyLabel);
 });
 
 afterAll(async () => {

@@ -31,7 +31,7 @@ import { restoreEnvAfterAll } from '../../../test-support/env';
 
 restoreEnvAfterAll();
 
-const config = loadConfig();
+const config = loadConfig(process.env);
 const citizen = TEST_CITIZENS[0];
 const signer = signerOf(citizen);
 let hsm: Pkcs11Hsm;

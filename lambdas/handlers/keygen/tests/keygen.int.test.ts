@@ -31,7 +31,9 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
   const { documentClient } = await import('@pipeline/adapters/aws');
   const { loadAwsConfig } = await import('@pipeline/config');
   const { DemandRepository } = await import('../../../adapters/dynamodb/src/demand-repository');
-  const demand = new DemandRepository(documentClient(loadAwsConfig()), { tableName: tables.demand });
+  const demand = new DemandRepository(documentClient(loadAwsConfig(process.env)), {
+    tableName: tables.demand,
+  });
   // Two hours ago, 40 EC-P256 requests: a little history; the cold-start profile fills the rest.
   await demand.record('EC-P256', Date.now() - 2 * 3600_000, 40);
 
@@ -48,7 +50,7 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
   // One bundle of keys disappears behind the counter's back, as a DynamoDB TTL delete does: the next run
   // recounts, sees the gap and fills it.
   const { QueryCommand, DeleteCommand } = await import('@aws-sdk/lib-dynamodb');
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   let victim: Record<string, unknown> | undefined;
   for (let shard = 0; !victim; shard++) {
     const items = await doc.send(
@@ -77,13 +79,13 @@ test('forecast policy: plans from demand history, fills, measures its keygen rat
   const { loadAuditConfig } = await import('@pipeline/config');
   const { readFileSync } = await import('node:fs');
   const { LOCAL_DIR } = await import('../../../../scripts/local/paths');
-  const store = new AuditRepository(documentClient(loadAwsConfig()), { tableName: tables.audit });
+  const store = new AuditRepository(documentClient(loadAwsConfig(process.env)), { tableName: tables.audit });
   const batches = eventsOf(await store.readAll()).filter((e) => e.type === 'pool.batch-generated');
   const generated = (first.generated['EC-P256'] ?? 0) + (second.generated['EC-P256'] ?? 0);
   expect(batches.reduce((sum, e) => sum + (e.type === 'pool.batch-generated' ? e.count : 0), 0)).toBe(
     generated,
   );
   const publicKey = auditPublicKey(readFileSync(`${LOCAL_DIR}/audit/audit-key.pem`, 'utf8'));
-  const report = await verifyAuditStore(store, loadAuditConfig().chains, publicKey);
+  const report = await verifyAuditStore(store, loadAuditConfig(process.env).chains, publicKey);
   expect(report.intact).toBe(true);
 });

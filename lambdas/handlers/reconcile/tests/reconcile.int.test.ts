@@ -20,7 +20,7 @@ jest.setTimeout(60_000);
 
 test('lost requests are requeued once per quiet period, then failed; others are left alone', async () => {
   const tables = await createTestTables(['requests']);
-  const sqs = sqsClient(loadAwsConfig());
+  const sqs = sqsClient(loadAwsConfig(process.env));
   const queue = await ensureQueue(sqs, QUEUES.signRequests, { prefix: `reconcile-${randomUUID()}-` });
   Object.assign(process.env, {
     [TABLES.requests.envVar]: tables.requests,
@@ -28,7 +28,9 @@ test('lost requests are requeued once per quiet period, then failed; others are 
     RECONCILE_STALE_AFTER_SECONDS: '60',
     RECONCILE_MAX_REQUEUES: '1',
   });
-  const requests = new RequestRepository(documentClient(loadAwsConfig()), { tableName: tables.requests });
+  const requests = new RequestRepository(documentClient(loadAwsConfig(process.env)), {
+    tableName: tables.requests,
+  });
   const now = Date.now();
   const create = async (receivedAt: number): Promise<string> => {
     const record = sampleSignRequestRecord({ receivedAt });

@@ -10,7 +10,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { connectHsm, type Pkcs11Hsm } from '@pipeline/adapters/hsm';
-import { loadCaConfig, loadConfig } from '@pipeline/config';
+import { loadAuditConfig, loadCaConfig, loadConfig } from '@pipeline/config';
 import { auditPublicKey, verifySignedHead } from '@pipeline/core/audit';
 import { eventsFor } from '../../../audit/tests/helpers';
 import { restoreEnvAfterAll } from '../../../test-support/env';
@@ -20,17 +20,18 @@ import { auditLogSigningWith } from '../audit-signing';
 restoreEnvAfterAll();
 
 const PEM = join(__dirname, '../../../../.local/audit/audit-key.pem');
-const { hsm: hsmConfig, aws } = loadConfig();
+const { hsm: hsmConfig, aws } = loadConfig(process.env);
 let doc: DynamoDBDocumentClient;
 let caLogin: Pkcs11Hsm;
 let ocspLogin: Pkcs11Hsm;
+let auditTable: string;
 
 beforeAll(async () => {
-  const ca = loadCaConfig();
+  const ca = loadCaConfig(process.env);
   doc = documentClient(aws);
   caLogin = await connectHsm({ ...hsmConfig, pinSource: ca.pinSource });
   ocspLogin = await connectHsm({ ...hsmConfig, tokenLabel: ca.ocspTokenLabel, pinSource: ca.ocspPinSource });
-  process.env.AUDIT_TABLE_NAME = (await createTestTables(['audit'])).audit;
+  auditTable = (await createTestTables(['audit'])).audit;
 });
 
 afterAll(async () => {
@@ -40,9 +41,10 @@ afterAll(async () => {
 });
 
 const logger = (): Logger => new Logger({ serviceName: 'probe', logLevel: 'INFO' });
+const settings = () => ({ config: loadAuditConfig(process.env), tableName: auditTable });
 
 test("with the CA user's login, every receipt carries a head the audit public key verifies", async () => {
-  const log = await auditLogSigningWith(doc, caLogin, logger());
+  const log = await auditLogSigningWith(doc, caLogin, logger(), settings());
   const receipts = await log.appendMany(eventsFor(1));
   expect(receipts).toHaveLength(4);
   const key = auditPublicKey(readFileSync(PEM, 'utf8'));
@@ -55,7 +57,7 @@ test("with the CA user's login, every receipt carries a head the audit public ke
 test('a login without the audit key appends unsigned heads and logs why', async () => {
   const probe = logger();
   const error = jest.spyOn(probe, 'error').mockImplementation(() => undefined);
-  const log = await auditLogSigningWith(doc, ocspLogin, probe);
+  const log = await auditLogSigningWith(doc, ocspLogin, probe, settings());
   const receipts = await log.appendMany(eventsFor(2));
   expect(receipts).toHaveLength(4);
   expect(receipts.every((r) => r.head === undefined)).toBe(true);

@@ -20,7 +20,7 @@ export async function signerTestEnvironment(): Promise<RequestRepository> {
     AWS_ENDPOINT_URL_LAMBDA: 'http://127.0.0.1:9',
     POOL_EMPTY_POLICY: 'fallback',
   });
-  return new RequestRepository(documentClient(loadAwsConfig()), { tableName: tables.requests });
+  return new RequestRepository(documentClient(loadAwsConfig(process.env)), { tableName: tables.requests });
 }
 
 export function sqsRecord(messageId: string, body: string, receiveCount = 1): SQSRecord {

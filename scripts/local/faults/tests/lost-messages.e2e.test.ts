@@ -54,7 +54,7 @@ test('requests whose messages were lost are requeued by the reconciler and signe
     await store.startAttempt(ids[0], { attemptId: 'died', startedAt: now, leaseUntil: now + 1000 }),
   ).toBeDefined();
 
-  const sqs = sqsClient(loadAwsConfig());
+  const sqs = sqsClient(loadAwsConfig(process.env));
   await sqs.send(new PurgeQueueCommand({ QueueUrl: pipeline.queueUrl })).finally(() => sqs.destroy());
   expect((await queueDepths(pipeline)).queue).toBe('0+0 in flight');
   pipeline.startConsumer();

@@ -124,7 +124,7 @@ function nodeDocumentClient(info: RunnerInfo): ReturnType<typeof documentClient>
   const saved = { ...process.env };
   process.env.AWS_ENDPOINT_URL_DYNAMODB = info.env.AWS_ENDPOINT_URL_DYNAMODB;
   try {
-    return documentClient(loadAwsConfig());
+    return documentClient(loadAwsConfig(process.env));
   } finally {
     process.env = saved;
   }
@@ -284,7 +284,7 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
     [TABLES.certificates.envVar]: info.env[TABLES.certificates.envVar],
     [TABLES.audit.envVar]: info.env[TABLES.audit.envVar],
   });
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   let takenOver = 0;
   let replaced = 0;
   try {

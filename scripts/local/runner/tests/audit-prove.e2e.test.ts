@@ -118,7 +118,7 @@ test('prove: raw, CAdES B-B, B-LT and B-LTA, PAdES and several documents under o
 
   // The raw request's stored signature replaced (as a table write would): its receipt no longer proves it.
   const [, rawId] = requests[0];
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   try {
     await doc.send(
       new UpdateCommand({

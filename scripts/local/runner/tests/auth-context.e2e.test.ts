@@ -196,8 +196,8 @@ test('the CA states the assertion it verified, whatever the request record says 
     receivedAt: now,
     expiresAt: Math.floor(now / 1000) + 3600,
   };
-  const doc = documentClient(loadAwsConfig());
-  const sqs = sqsClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
+  const sqs = sqsClient(loadAwsConfig(process.env));
   try {
     await new RequestRepository(doc, { tableName: pipeline.env[TABLES.requests.envVar] }).create(record);
     await sqs.send(new SendMessageCommand({ QueueUrl: pipeline.queueUrl, MessageBody: requestId }));

@@ -195,7 +195,7 @@ async function runClient(args: string[]): Promise<Record<string, unknown>> {
  * request's own digest, or its one document's (a labelled hash is a `documents` request of one).
  */
 async function certificateFor(digest: string): Promise<X509Certificate> {
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   try {
     const out = await doc.send(
       new ScanCommand({

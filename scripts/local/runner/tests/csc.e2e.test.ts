@@ -210,7 +210,7 @@ const signHashBody = (a: Pick<Authorized, 'hash'> & Partial<Authorized>) => ({
 
 /** The pipeline's sign requests made for CSC clients, and the certificates the CA issued. */
 async function cscRecords(): Promise<Record<string, unknown>[]> {
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   try {
     const out = await doc.send(
       new ScanCommand({
@@ -227,7 +227,7 @@ async function cscRecords(): Promise<Record<string, unknown>[]> {
 }
 
 async function issuedCertificates(): Promise<number> {
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   try {
     const out = await doc.send(
       new ScanCommand({
@@ -248,7 +248,7 @@ const sha256Hex = (text: string) => createHash('sha256').update(text).digest('he
 async function withCscTable<T>(
   f: (doc: ReturnType<typeof documentClient>, tableName: string) => Promise<T>,
 ): Promise<T> {
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   try {
     return await f(doc, pipeline.env[TABLES.csc.envVar]);
   } finally {

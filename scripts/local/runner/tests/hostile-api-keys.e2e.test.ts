@@ -56,7 +56,7 @@ async function stored(id: string): Promise<unknown> {
 }
 
 async function queued(): Promise<number> {
-  const sqs = sqsClient(loadAwsConfig());
+  const sqs = sqsClient(loadAwsConfig(process.env));
   try {
     const { Attributes } = await sqs.send(
       new GetQueueAttributesCommand({

@@ -80,7 +80,7 @@ async function plant(record: SignRequestRecord): Promise<void> {
 }
 
 async function enqueue(id: string): Promise<void> {
-  const sqs = sqsClient(loadAwsConfig());
+  const sqs = sqsClient(loadAwsConfig(process.env));
   try {
     await sqs.send(new SendMessageCommand({ QueueUrl: fault.pipeline.queueUrl, MessageBody: id }));
   } finally {

@@ -117,7 +117,7 @@ test('with HSM faults injected every accepted request still ends signed or faile
 });
 
 test('a poison message ends in the dead-letter queue after maxReceiveCount deliveries; redrive moves it back', async () => {
-  const sqs = sqsClient(loadAwsConfig());
+  const sqs = sqsClient(loadAwsConfig(process.env));
   await sqs.send(new SendMessageCommand({ QueueUrl: pipeline.queueUrl, MessageBody: 'not-a-request-id' }));
   const deadline = Date.now() + 60_000;
   let depth = 0;

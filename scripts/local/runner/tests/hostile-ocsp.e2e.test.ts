@@ -29,7 +29,7 @@ const HOSTILE = 1000;
 /** HSM signatures made by the OCSP responder's login (its own token locally). */
 let signatures = 0;
 decorateCaSideHsm((hsm, tokenLabel) =>
-  tokenLabel === loadCaConfig().ocspTokenLabel ? countingSignatures(hsm) : hsm,
+  tokenLabel === loadCaConfig(process.env).ocspTokenLabel ? countingSignatures(hsm) : hsm,
 );
 
 function countingSignatures(hsm: Hsm): Hsm {

@@ -101,7 +101,7 @@ async function tamper(id: string, set: Record<string, unknown>, remove: readonly
 }
 
 async function enqueue(id: string): Promise<void> {
-  const sqs = sqsClient(loadAwsConfig());
+  const sqs = sqsClient(loadAwsConfig(process.env));
   try {
     await sqs.send(new SendMessageCommand({ QueueUrl: pipeline.queueUrl, MessageBody: id }));
   } finally {

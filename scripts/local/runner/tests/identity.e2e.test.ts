@@ -68,7 +68,7 @@ const post = (body: unknown, apiKey = pipeline.apiKey) =>
 
 /** Pooled keys stored right now, summed over the bundle items (a claim deletes its bundle in the same step). */
 async function poolKeys(): Promise<number> {
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   try {
     let count = 0;
     let startKey: Record<string, unknown> | undefined;

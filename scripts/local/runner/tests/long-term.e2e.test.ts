@@ -60,7 +60,8 @@ let pki: string;
  */
 let responderSignatures = 0;
 decorateCaSideHsm((hsm, tokenLabel) =>
-  tokenLabel === loadCaConfig().ocspTokenLabel && /handlers[\\/]ocsp[\\/]/.test(new Error().stack ?? '')
+  tokenLabel === loadCaConfig(process.env).ocspTokenLabel &&
+  /handlers[\\/]ocsp[\\/]/.test(new Error().stack ?? '')
     ? new Proxy(hsm, {
         get(target, property, receiver) {
           if (property === 'signDigest') {

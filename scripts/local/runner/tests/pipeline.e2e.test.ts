@@ -112,7 +112,7 @@ test('500 mixed requests over HTTP: all signed once, every signature and chain v
   expect(problems).toEqual([]);
 
   // One certificate per request, recorded by the CA; pooled requests consumed exactly one pool key each.
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   const certificatesTable = tableName(TABLES.certificates);
   const perRequest = await pLimit(16).map(accepted, async (id) => {
     const out = await doc.send(

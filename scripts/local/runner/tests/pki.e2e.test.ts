@@ -98,7 +98,7 @@ test('good, then revoked through the API: OCSP (POST and GET) and the published 
   expect(`${refused.stdout}${refused.stderr}`).toMatch(/certificate revoked/);
 
   // The audit log holds the revocation.
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   try {
     const events = eventsOf(await new AuditRepository(doc, { tableName: tableName(TABLES.audit) }).readAll());
     expect(events).toContainEqual({

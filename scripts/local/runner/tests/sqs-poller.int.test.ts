@@ -15,7 +15,7 @@ let client: SQSClient;
 let receives = 0;
 
 beforeAll(() => {
-  client = sqsClient(loadAwsConfig());
+  client = sqsClient(loadAwsConfig(process.env));
   client.middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName === 'ReceiveMessageCommand') receives++;

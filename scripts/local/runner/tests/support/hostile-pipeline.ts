@@ -34,7 +34,7 @@ export async function startHostilePipeline(
     env: { PORT: '0', LOCAL_KEYGEN_INTERVAL_SECONDS: '3600', LOG_LEVEL: 'WARN', ...env },
   });
   await pipeline.runKeygen();
-  const doc = documentClient(loadAwsConfig());
+  const doc = documentClient(loadAwsConfig(process.env));
   return {
     pipeline,
     pki: pipeline.url.replace(/\/v1$/, '/pki'),

@@ -5,7 +5,7 @@
  * used, through the shared HSM's decorator seam; deployed functions never contain it.
  */
 import { decorateSharedHsm } from '../../../lambdas/handlers';
-import { maybeWithFaults } from '../faults/hsm-fault-injection';
+import { maybeWithFaults } from './hsm-fault-injection';
 
 export function installHsmFaults(env: NodeJS.ProcessEnv = process.env): void {
   if (!env.HSM_FAULT_RATE && !env.HSM_KEYGEN_LATENCY_MS && !env.HSM_SIGN_LATENCY_MS) return;

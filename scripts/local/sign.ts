@@ -18,14 +18,19 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../local/client-keys';
-import { loadApiClients } from '../local/runner/api-keys';
-import { TEST_CITIZENS } from '../local/idp/citizens';
-import { CLIENT_IDS } from '../local/idp/clients';
-import { readRunnerInfo } from '../local/runner-info';
-import { AuthorizationError, obtainIdToken } from './src/oidc-login';
-import { PdfSignatureError } from './src/pdf-signature';
-import { SigningFailedError, signDocument, signDocuments, type LoginRequest } from './src/sign-document';
+import { IDP_CLIENT_KEYS_DIR, localClientKey } from './client-keys';
+import { loadApiClients } from './runner/api-keys';
+import { TEST_CITIZENS } from './idp/citizens';
+import { CLIENT_IDS } from './idp/clients';
+import { readRunnerInfo } from './runner-info';
+import { AuthorizationError, obtainIdToken } from '../client/src/oidc-login';
+import { PdfSignatureError } from '../client/src/pdf-signature';
+import {
+  SigningFailedError,
+  signDocument,
+  signDocuments,
+  type LoginRequest,
+} from '../client/src/sign-document';
 import {
   DocumentsRequestError,
   SigningApiError,
@@ -34,7 +39,7 @@ import {
   type KeyType,
   type SignatureAlgorithm,
   type SignatureLevel,
-} from './src/signing-client';
+} from '../client/src/signing-client';
 
 const USAGE = [
   'usage: npm run sign -- <file> [--pdf] -o <out> [--citizen <personal number|index>] [--key-type EC-P256] [--scheme ECDSA] [--digest SHA-256] [--level B-B|B-T|B-LT|B-LTA] [--minimum-level B-B] [--message <text>] [--markdown]',
