@@ -32,7 +32,7 @@ import type {
   LoggedIssuance,
   SignatureLog,
 } from '@pipeline/core/audit';
-import { PipelineError, type Hsm } from '@pipeline/core/shared';
+import { clientFailureOf, PipelineError, type Hsm } from '@pipeline/core/shared';
 import {
   encodeName,
   LeafCertificateTemplate,
@@ -48,8 +48,6 @@ import {
   AlreadyCertifiedError,
   AssertionAlreadyUsedError,
   CaError,
-  type CaRefusalError,
-  isCaRefusal,
   CaNotReadyError,
   KeyMismatchError,
   PublicKeyAlreadyCertifiedError,
@@ -392,7 +390,9 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         authContextXml,
       };
     } catch (err) {
-      if (isCaRefusal(err)) await this.refused(input.requestId, err, publicKeyHash, assertionHash);
+      if (clientFailureOf(err).kind === 'refused') {
+        await this.refused(input.requestId, err as PipelineError, publicKeyHash, assertionHash);
+      }
       throw err;
     }
   }
@@ -467,7 +467,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   /** The refusal in the audit log (best effort: the refusal stands whether or not it is logged). */
   private async refused(
     requestId: unknown,
-    err: CaRefusalError,
+    err: PipelineError,
     publicKeyHash: string,
     assertionHash: string | undefined,
     serialHex?: string,

@@ -95,10 +95,15 @@ export interface IssuedCertificateStore {
 /** `revokedBy` of the revocation a replacement makes: the CA's own, not an operator's or a client's. */
 export const SUPERSEDED_BY_CA = 'ca';
 
-/** A fresh random serial was already in use (2^-128 odds unless the RNG is broken): never reused. */
+/**
+ * A fresh random serial was already in use (2^-128 odds unless the RNG is broken): never reused. The CA
+ * refuses the request (a retry would not help), telling the client only that issuance failed.
+ */
 export class SerialCollisionError extends PipelineError {
   public override readonly name = 'SerialCollisionError';
   public constructor() {
-    super('the certificate serial number is already in use', 'SERIAL_COLLISION');
+    super('the certificate serial number is already in use', 'SERIAL_COLLISION', {
+      clientCode: 'CERTIFICATE_ISSUE_FAILED',
+    });
   }
 }
