@@ -99,7 +99,7 @@ export function cscErrorFor(code: ClientCodeName | string): CscErrorCode {
 }
 
 /** A failure as the core's one mapping tells it, in the CSC form: its code mapped, its message. */
-export function cscErrorFrom(failure: ClientFailure): CscError {
+function cscErrorFrom(failure: ClientFailure): CscError {
   return new CscError(cscErrorFor(failure.code), failure.message);
 }
 

@@ -16,7 +16,7 @@ import { CLIENT_CODES, messageOf, type ClientCode, type ClientCodeName } from '.
 import { errorCode, isTransient, PipelineError } from './errors';
 
 /** How a failure ends for the client: refused as sent, worth a retry, or a fault of the service. */
-export type FailureKind = 'refused' | 'unavailable' | 'internal';
+type FailureKind = 'refused' | 'unavailable' | 'internal';
 
 export interface ClientFailure {
   readonly kind: FailureKind;
@@ -59,7 +59,7 @@ const DEFAULT_STATUS: Readonly<Record<FailureKind, number>> = {
   internal: 500,
 };
 
-export function isClientCode(code: unknown): code is ClientCodeName {
+function isClientCode(code: unknown): code is ClientCodeName {
   return typeof code === 'string' && Object.hasOwn(CLIENT_CODES, code);
 }
 
@@ -110,7 +110,7 @@ function statusOf(code: ClientCodeName, kind: FailureKind): number {
 }
 
 /** SDK and network failures of DynamoDB, SQS or Lambda: the caller should retry, it is not their fault. */
-export function isDependencyFailure(err: unknown): boolean {
+function isDependencyFailure(err: unknown): boolean {
   const e = err as { $metadata?: unknown; code?: string; name?: string; cause?: { code?: string } };
   if (!e || typeof e !== 'object') return false;
   const code = e.code ?? e.cause?.code ?? '';
