@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
   AssertionError,
-  IdentityProviderUnavailableError,
   assertionNonce,
   requestBindingOf,
   expectedApproval,
@@ -15,7 +14,6 @@ import { isTerminal, requestExpiresAt, type SignRequestRecord } from '@pipeline/
 import {
   ApiError,
   ApiKeyNotYoursError,
-  AssertionRefusedError,
   ConflictError,
   DependencyError,
   NotFoundError,
@@ -23,6 +21,7 @@ import {
   UnauthenticatedError,
   ValidationError,
 } from './errors';
+import { clientFailureOf } from '@pipeline/core/shared';
 import { errorResponse, json } from './responses';
 import type { Admission, ApiDeps, SignRequestInput } from './types';
 import { isRequestId, parseSignRequest } from './validate';
@@ -60,21 +59,9 @@ export async function handleApiEvent(
         throw new ApiError('ROUTE_NOT_FOUND', `no route ${event.httpMethod} ${event.path}`);
     }
   } catch (err) {
-    if (err instanceof ApiError) return errorResponse(err);
-    if (err instanceof IdentityProviderUnavailableError) {
-      return errorResponse(
-        new ApiError(
-          'IDENTITY_PROVIDER_UNAVAILABLE',
-          'the identity provider keys are unavailable, retry later',
-          {
-            'Retry-After': '5',
-          },
-        ),
-      );
-    }
-    if (isDependencyFailure(err)) return errorResponse(new DependencyError('a backing service'));
-    onUnexpected(err);
-    return errorResponse(new ApiError('INTERNAL_ERROR'));
+    const failure = clientFailureOf(err);
+    if (failure.kind === 'internal') onUnexpected(err);
+    return errorResponse(failure, err instanceof ApiError ? err.headers : {});
   }
 }
 
@@ -287,9 +274,10 @@ async function identify(
   deps: ApiDeps,
 ): Promise<{ signer: SignerIdentity; identity: IdentityEvidence }> {
   const { identity } = deps;
+  // Answered as every error is (clientFailureOf): its code, at the registry's status.
   const refuseAssertion = (err: AssertionError): never => {
     deps.onAssertionRefused?.(err.code, { clientId, requestId: input.requestId });
-    throw new AssertionRefusedError(err.code, err.message);
+    throw err;
   };
   try {
     // v2 for a single document, v3 (the manifest of the documents) for `documents`.
@@ -474,16 +462,4 @@ function inputHash(
     ...(input.documents ? [input.documents] : []),
   ]);
   return createHash('sha256').update(canonical).digest('base64url');
-}
-
-/** SDK and network failures of DynamoDB / SQS: the caller should retry, it is not their fault. */
-function isDependencyFailure(err: unknown): boolean {
-  const e = err as { $metadata?: unknown; code?: string; name?: string; cause?: { code?: string } };
-  if (!e || typeof e !== 'object') return false;
-  const code = e.code ?? e.cause?.code ?? '';
-  return (
-    e.$metadata !== undefined ||
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code) ||
-    e.name === 'TimeoutError'
-  );
 }

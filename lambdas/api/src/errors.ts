@@ -1,14 +1,14 @@
 /**
- * Every refusal of the API is an ApiError: a code of the client code registry (core CLIENT_CODES), whose
- * HTTP status it answers with, and a human message (the registry's unless a more precise one is given),
- * rendered as `{ "error": { "code", "message" } }`. Messages never carry personal data or stack traces.
+ * The API's own refusals: an ApiError is a code of the client code registry (core CLIENT_CODES) and a
+ * human message (the registry's unless a more precise one is given), with the headers of its answer.
+ * Like every error, it reaches the client through the core's one mapping (clientFailureOf: the code's
+ * status) and errorResponse (`{ "error": { "code", "message" } }`). Messages never carry personal data
+ * or stack traces.
  */
-import { CLIENT_CODES, PipelineError, type ClientCode, type HttpErrorCode } from '@pipeline/core/shared';
-import type { AssertionErrorCode } from '@pipeline/core/identity';
+import { CLIENT_CODES, PipelineError, type HttpErrorCode } from '@pipeline/core/shared';
 
 export class ApiError extends PipelineError {
   public override readonly name: string = 'ApiError';
-  public readonly status: number;
   declare public readonly code: HttpErrorCode;
   public constructor(
     code: HttpErrorCode,
@@ -16,7 +16,6 @@ export class ApiError extends PipelineError {
     public readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message, code);
-    this.status = (CLIENT_CODES[code] as ClientCode).status ?? 400;
   }
 }
 
@@ -67,16 +66,5 @@ export class DependencyError extends ApiError {
   public override readonly name = 'DependencyError';
   public constructor(dependency: string) {
     super('SERVICE_UNAVAILABLE', `${dependency} is unavailable, retry later`, { 'Retry-After': '1' });
-  }
-}
-
-/**
- * An identity assertion was refused: its own code per reason, with the registry's status (400; a replay
- * 409, another client's request object 403). ASSERTION_STALE is the CA's alone and has no status there.
- */
-export class AssertionRefusedError extends ApiError {
-  public override readonly name = 'AssertionRefusedError';
-  public constructor(code: AssertionErrorCode, message: string) {
-    super(code as HttpErrorCode, message);
   }
 }

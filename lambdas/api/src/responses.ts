@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError } from './errors';
+import type { ClientFailure } from '@pipeline/core/shared';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
 
@@ -11,6 +11,16 @@ export function json(
   return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-export function errorResponse(error: ApiError): APIGatewayProxyResult {
-  return json(error.status, { error: { code: error.code, message: error.message } }, { ...error.headers });
+/** The API's wire form of a failure (the core's one mapping): `{ error: { code, message } }`. */
+export function errorResponse(
+  failure: ClientFailure,
+  headers: Readonly<Record<string, string>> = {},
+): APIGatewayProxyResult {
+  const retryAfter: Record<string, string> =
+    failure.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(failure.retryAfterSeconds) };
+  return json(
+    failure.status,
+    { error: { code: failure.code, message: failure.message } },
+    { ...retryAfter, ...headers },
+  );
 }

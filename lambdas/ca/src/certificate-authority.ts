@@ -23,7 +23,6 @@ import {
   type IssueCertificateInput,
   type IssueOutcome,
   type IssuedCertificate,
-  type RecordIssuedResult,
 } from '@pipeline/core/pki';
 import type {
   AuditSink,
@@ -33,7 +32,7 @@ import type {
   LoggedIssuance,
   SignatureLog,
 } from '@pipeline/core/audit';
-import { PipelineError, type Hsm } from '@pipeline/core/shared';
+import { clientFailureOf, PipelineError, type Hsm } from '@pipeline/core/shared';
 import {
   encodeName,
   LeafCertificateTemplate,
@@ -49,8 +48,6 @@ import {
   AlreadyCertifiedError,
   AssertionAlreadyUsedError,
   CaError,
-  type CaRefusalError,
-  isCaRefusal,
   CaNotReadyError,
   KeyMismatchError,
   PublicKeyAlreadyCertifiedError,
@@ -91,19 +88,15 @@ export interface CertificateAuthorityDeps {
    * registered clients): the only source of a certificate's subject.
    */
   readonly evidence: AssertionVerifier;
-  /**
-   * The tamper-evident log: every certificate the CA stores is logged (serial, subject hash, key hash)
-   * before it is returned, committed with it (`logged`) or appended before it is stored, so no released
-   * certificate is missing from the log; every refusal is appended too.
-   */
+  /** The tamper-evident log the CA's refusals are appended to (`certificate.refused`). */
   readonly audit?: AuditSink;
   /**
    * Stores each certificate with the audit entry of its `certificate.issued` event, in one transaction
    * (per group of requests), without reading the store first: a cancelled write (a retry, a takeover, a
-   * used assertion or key) is read back and answered by the same rules, its leaf dropped. Without it, the
-   * CA reads first, appends the events, then stores.
+   * used assertion or key) is read back and answered by the same rules, its leaf dropped. So no released
+   * certificate is missing from the log.
    */
-  readonly logged?: LoggedCertificateStore;
+  readonly logged: LoggedCertificateStore;
   /**
    * Signs the OCSP response `good` a first issuance is returned with (OcspResponder.goodAtIssuance), once
    * its certificate is stored; absent, or failing, the certificate goes without one (the signer then asks
@@ -207,21 +200,16 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   }
 
   public async issue(input: IssueCertificateInput): Promise<IssuedCertificate> {
-    const checked = await this.check(input);
-    if (this.deps.logged) return certificateOf((await this.issueLogged(this.deps.logged, [checked]))[0]);
-    const [state] = await this.deps.certificates.lookup([this.lookupOf(checked)]);
-    return this.issueChecked(checked, state);
+    return certificateOf((await this.issueMany([input]))[0]);
   }
 
   /**
-   * Certifies a batch: every item checked on its own, then, with the logged store, one HSM signature per
-   * certificate and one transaction per group with its audit entry, nothing read first (issueLogged);
-   * without it, one read of the store for all of them, one audit append and one write for the plain
-   * first issuances. Items that are not (retries, takeovers, register hits, repeats within the batch,
-   * lost writes) take the single-item rules. Outcomes are per item, in input order.
+   * Certifies a batch: every item checked on its own, then one HSM signature per certificate and one
+   * transaction per group with its audit entry, nothing read first (signAndRecord). Repeats within the
+   * batch (an item sharing a request, assertion or key with an earlier one) wait for the others and take
+   * the rules on what the store holds, on a fresh read. Outcomes are per item, in input order.
    */
   public async issueMany(inputs: readonly IssueCertificateInput[]): Promise<IssueOutcome[]> {
-    const { certificates } = this.deps;
     const outcomes = new Array<IssueOutcome>(inputs.length);
     const checked: Array<{ index: number; checked: Checked }> = [];
     await Promise.all(
@@ -236,92 +224,10 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     // Checks finish in any order; within the batch the earlier item wins a shared request, assertion or
     // key, as it would had the items come one by one.
     checked.sort((a, b) => a.index - b.index);
-    if (this.deps.logged) {
-      await this.issueManyLogged(this.deps.logged, checked, outcomes);
-      return outcomes;
-    }
     const { first, repeats } = splitRepeats(checked);
-    const states = await certificates.lookup(first.map((c) => this.lookupOf(c.checked)));
-    const fresh: Array<{ index: number; checked: Checked }> = [];
-    const single: Array<{ index: number; checked: Checked; state: IssuanceState }> = [];
-    first.forEach((c, k) => {
-      const state = states[k];
-      if (state.existing || state.assertionUse || state.publicKeyUse || !certificates.recordMany) {
-        single.push({ ...c, state });
-      } else fresh.push(c);
-    });
-
-    const signed = (
-      await Promise.all(
-        fresh.map(async (f) => {
-          try {
-            return { ...f, record: await this.signLeaf(f.checked) };
-          } catch (err) {
-            outcomes[f.index] = failed(err);
-            return undefined;
-          }
-        }),
-      )
-    ).filter((f) => f !== undefined);
-    if (signed.length > 0) {
-      try {
-        // Logged before stored or returned, as on the single path: no released certificate is unlogged.
-        await this.deps.audit?.appendMany(signed.map((f) => issuedEvent(f.checked, f.record)));
-        const stored = await certificates.recordMany!(
-          signed.map((f) => ({ certificate: f.record, registers: this.registersOf(f.checked) })),
-        );
-        await Promise.all(
-          signed.map(async (f, k) => {
-            outcomes[f.index] = stored[k]
-              ? succeeded(await this.withOcspResponse(f.checked.input, this.issued(f.record)))
-              : // Not written: the single write of the same certificate says why.
-                await this.store(f.checked, f.record).then(succeeded, failed);
-          }),
-        );
-      } catch (err) {
-        signed.forEach((f) => (outcomes[f.index] = failed(err)));
-      }
-    }
+    const results = await this.signAndRecord(first.map((f) => f.checked));
     await Promise.all(
-      single.map(async (s) => {
-        outcomes[s.index] = await this.issueChecked(s.checked, s.state).then(succeeded, failed);
-      }),
-    );
-    await this.issueRepeats(repeats, outcomes);
-    return outcomes;
-  }
-
-  /** Repeats within a batch, after the others are stored: each on a fresh read, by the single rules. */
-  private async issueRepeats(
-    repeats: ReadonlyArray<{ index: number; checked: Checked }>,
-    outcomes: IssueOutcome[],
-  ): Promise<void> {
-    await Promise.all(
-      repeats.map(async (r) => {
-        outcomes[r.index] = await this.deps.certificates
-          .lookup([this.lookupOf(r.checked)])
-          .then(([state]) => this.issueChecked(r.checked, state))
-          .then(succeeded, failed);
-      }),
-    );
-  }
-
-  /**
-   * issueMany with the logged store: no read first. Repeats within the batch wait for the others and
-   * take the single rules on a fresh read; the rest are signed and written with their events at once.
-   */
-  private async issueManyLogged(
-    logged: LoggedCertificateStore,
-    checked: ReadonlyArray<{ index: number; checked: Checked }>,
-    outcomes: IssueOutcome[],
-  ): Promise<void> {
-    const { first: fresh, repeats } = splitRepeats(checked);
-    const results = await this.issueLogged(
-      logged,
-      fresh.map((f) => f.checked),
-    );
-    await Promise.all(
-      fresh.map(async (f, k) => {
+      first.map(async (f, k) => {
         const result = results[k];
         outcomes[f.index] = result.ok
           ? succeeded(
@@ -332,7 +238,15 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
           : result;
       }),
     );
-    await this.issueRepeats(repeats, outcomes);
+    await Promise.all(
+      repeats.map(async (r) => {
+        outcomes[r.index] = await this.deps.certificates
+          .lookup([this.lookupOf(r.checked)])
+          .then(([state]) => this.answerFromStore(r.checked, state))
+          .catch(failed);
+      }),
+    );
+    return outcomes;
   }
 
   /**
@@ -343,8 +257,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
    * of the group, and a refused one the read finds nothing against (a serial collision: once), are signed
    * and written again. `stored` marks a certificate written now (not one read back).
    */
-  private async issueLogged(
-    logged: LoggedCertificateStore,
+  private async signAndRecord(
     items: readonly Checked[],
     previous: ReadonlyArray<IssuedCertificateRecord | undefined> = [],
   ): Promise<Array<IssueOutcome & { stored?: boolean }>> {
@@ -366,7 +279,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       ).filter((s) => s !== undefined);
       let results: Awaited<ReturnType<LoggedCertificateStore['recordLogged']>>;
       try {
-        results = await logged.recordLogged(
+        results = await this.deps.logged.recordLogged(
           signed.map((s) =>
             loggedIssuance(items[s.i], s.record, this.registersOf(items[s.i]), previous[s.i]),
           ),
@@ -378,7 +291,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       const next: number[] = [];
       const refused: typeof signed = [];
       signed.forEach((s, k) => {
-        if (results[k] === 'stored') outcomes[s.i] = { ...succeeded(this.issued(s.record)), stored: true };
+        if (results[k] === 'stored') outcomes[s.i] = { ...succeeded(issuedOf(s.record)), stored: true };
         else if (results[k] === 'refused') refused.push(s);
         else next.push(s.i);
       });
@@ -397,10 +310,12 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
             if (holds(state, items[s.i])) {
               // A refused replacement is not tried again: its earlier serial was revoked, or replaced.
               const replaced = previous[s.i] !== undefined;
-              outcomes[s.i] = await this.issueChecked(items[s.i], state, s.record.serialHex, replaced).then(
-                succeeded,
-                failed,
-              );
+              outcomes[s.i] = await this.answerFromStore(
+                items[s.i],
+                state,
+                s.record.serialHex,
+                replaced,
+              ).catch(failed);
             } else if (collided.has(s.i)) {
               // A fresh serial refused twice: the RNG is broken, so stop.
               outcomes[s.i] = failed(new SerialCollisionError());
@@ -475,7 +390,9 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         authContextXml,
       };
     } catch (err) {
-      if (isCaRefusal(err)) await this.logRefusal(input.requestId, err, publicKeyHash, assertionHash);
+      if (clientFailureOf(err).kind === 'refused') {
+        await this.logRefusal(input.requestId, err as PipelineError, publicKeyHash, assertionHash);
+      }
       throw err;
     }
   }
@@ -487,46 +404,36 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
    * issued), with one exception: an attempt that took the request over gets one replacement when the
    * evidence shows the certificate signed nothing that left the service (see replacementRefusal), and
    * the earlier serial is revoked `superseded` in the same write (one approval, one valid certificate).
+   * Refusals are outcomes (audited, with the `dropped` serial of a write they cancelled); a failure to
+   * decide (the log unreadable) throws.
    */
-  private async issueChecked(
+  private async answerFromStore(
     checked: Checked,
     state: IssuanceState,
     dropped?: string,
     noReplacement = false,
-  ): Promise<IssuedCertificate> {
+  ): Promise<IssueOutcome> {
     const { existing, assertionUse, publicKeyUse } = state;
     const { input } = checked;
-    if (existing && existing.publicKeyHash === checked.publicKeyHash) return this.issued(existing);
+    if (existing && existing.publicKeyHash === checked.publicKeyHash) return succeeded(issuedOf(existing));
     if (publicKeyUse) return this.refuse(checked, new PublicKeyAlreadyCertifiedError(), dropped);
     if (assertionUse && assertionUse.requestId !== input.requestId) {
       return this.refuse(checked, new AssertionAlreadyUsedError(), dropped);
     }
-    if (existing) {
-      const takeover = input.attemptId !== undefined && existing.attemptId !== input.attemptId;
-      if (!takeover) return this.refuse(checked, new AlreadyCertifiedError(), dropped);
-      const refusal = noReplacement
-        ? 'its certificate was revoked or replaced meanwhile'
-        : await this.replacementRefusal(existing);
-      if (refusal === undefined) return this.replace(checked, existing);
-      return this.refuse(
-        checked,
-        new AlreadyCertifiedError(
-          `the sign request has a certificate that was released to be signed with (${refusal})`,
-        ),
-        dropped,
-      );
-    }
-    if (this.deps.logged) return certificateOf((await this.issueLogged(this.deps.logged, [checked]))[0]);
-    for (let attempt = 0; ; attempt++) {
-      const record = await this.signLeaf(checked);
-      await this.deps.audit?.append(issuedEvent(checked, record));
-      try {
-        return await this.store(checked, record);
-      } catch (err) {
-        // A fresh serial is drawn again; a second collision means the RNG is broken, so stop.
-        if (!(err instanceof SerialCollisionError) || attempt > 0) throw err;
-      }
-    }
+    if (!existing) return withoutStored((await this.signAndRecord([checked]))[0]);
+    const takeover = input.attemptId !== undefined && existing.attemptId !== input.attemptId;
+    if (!takeover) return this.refuse(checked, new AlreadyCertifiedError(), dropped);
+    const refusal = noReplacement
+      ? 'its certificate was revoked or replaced meanwhile'
+      : await this.replacementRefusal(existing);
+    if (refusal === undefined) return withoutStored((await this.signAndRecord([checked], [existing]))[0]);
+    return this.refuse(
+      checked,
+      new AlreadyCertifiedError(
+        `the sign request has a certificate that was released to be signed with (${refusal})`,
+      ),
+      dropped,
+    );
   }
 
   /**
@@ -551,59 +458,8 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     return made ? 'a signature was made with it' : undefined;
   }
 
-  /**
-   * The takeover's certificate, replacing `previous`: signed, then stored with the revocation of the
-   * earlier serial (reason `superseded`) and both audit events, revocation first, all in one write.
-   */
-  private async replace(checked: Checked, previous: IssuedCertificateRecord): Promise<IssuedCertificate> {
-    if (this.deps.logged) {
-      return certificateOf((await this.issueLogged(this.deps.logged, [checked], [previous]))[0]);
-    }
-    const record = await this.signLeaf(checked, previous.serialHex);
-    await this.deps.audit?.appendMany([supersededEvent(previous), issuedEvent(checked, record)]);
-    const result = await this.deps.certificates.record({
-      certificate: record,
-      registers: this.registersOf(checked),
-    });
-    if (result.stored) return this.issued(record);
-    if ('existing' in result && result.existing.publicKeyHash === checked.publicKeyHash) {
-      return this.issued(result.existing);
-    }
-    return this.refuse(
-      checked,
-      'conflict' in result && result.conflict === 'assertion-used'
-        ? new AssertionAlreadyUsedError()
-        : 'conflict' in result && result.conflict === 'public-key-certified'
-          ? new PublicKeyAlreadyCertifiedError()
-          : new AlreadyCertifiedError(
-              'the sign request has a certificate that was released to be signed with (its certificate was revoked or replaced meanwhile)',
-            ),
-      record.serialHex,
-    );
-  }
-
-  /** Records a signed (and logged) certificate; a register or a concurrent issuance may refuse it. */
-  private async store(checked: Checked, record: IssuedCertificateRecord): Promise<IssuedCertificate> {
-    const result: RecordIssuedResult = await this.deps.certificates.record({
-      certificate: record,
-      registers: this.registersOf(checked),
-    });
-    if (result.stored) return this.issued(record);
-    if ('existing' in result) {
-      if (result.existing.publicKeyHash === checked.publicKeyHash) return this.issued(result.existing);
-      return this.refuse(checked, new AlreadyCertifiedError(), record.serialHex);
-    }
-    return this.refuse(
-      checked,
-      result.conflict === 'assertion-used'
-        ? new AssertionAlreadyUsedError()
-        : new PublicKeyAlreadyCertifiedError(),
-      record.serialHex,
-    );
-  }
-
-  /** Logs the refusal, then throws it. */
-  private async refuse(checked: Checked, err: CaError, serialHex?: string): Promise<never> {
+  /** A refusal of a checked request: audited, then returned. */
+  private async refuse(checked: Checked, err: CaError, serialHex?: string): Promise<IssueOutcome> {
     await this.logRefusal(
       checked.input.requestId,
       err,
@@ -611,13 +467,13 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       checked.assertionHash,
       serialHex,
     );
-    throw err;
+    return failed(err);
   }
 
   /** The refusal in the audit log (best effort: the refusal stands whether or not it is logged). */
   private async logRefusal(
     requestId: unknown,
-    err: CaRefusalError,
+    err: PipelineError,
     publicKeyHash: string,
     assertionHash: string | undefined,
     serialHex?: string,
@@ -726,17 +582,18 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       return issued;
     }
   }
-
-  private issued(record: IssuedCertificateRecord): IssuedCertificate {
-    return {
-      certificatePem: record.certificatePem,
-      chainPem: [...record.chainPem],
-      serialHex: record.serialHex,
-    };
-  }
 }
 
-/** True when the store holds something that decides the request (see issueChecked). */
+/** What a caller gets of a stored certificate. */
+function issuedOf(record: IssuedCertificateRecord): IssuedCertificate {
+  return {
+    certificatePem: record.certificatePem,
+    chainPem: [...record.chainPem],
+    serialHex: record.serialHex,
+  };
+}
+
+/** True when the store holds something that decides the request (see answerFromStore). */
 function holds(state: IssuanceState, checked: Checked): boolean {
   const { existing, assertionUse, publicKeyUse } = state;
   return (
@@ -744,6 +601,11 @@ function holds(state: IssuanceState, checked: Checked): boolean {
     publicKeyUse !== undefined ||
     (assertionUse !== undefined && assertionUse.requestId !== checked.input.requestId)
   );
+}
+
+/** A written-now mark dropped: a certificate decided by the store's rules gets no OCSP response. */
+function withoutStored(outcome: IssueOutcome & { stored?: boolean }): IssueOutcome {
+  return outcome.ok ? succeeded(outcome.certificate) : outcome;
 }
 
 function certificateOf(outcome: IssueOutcome): IssuedCertificate {

@@ -1,12 +1,12 @@
 /**
  * The CA's named errors. Each has a machine-readable `code` the signer reports to the client and a
- * message without personal data (no names, no personal numbers, no request contents).
+ * message without personal data (no names, no personal numbers, no request contents). What counts as a
+ * refusal (audited, answered with its code) is the core's one mapping, clientFailureOf: these, the
+ * identity's and the CSR's refusals, and a serial collision.
  */
 export { BadCsrError, CsrSignatureInvalidError } from '@pipeline/der';
-import { AssertionError, InvalidIdentityError, SignMessageError } from '@pipeline/core/identity';
 import { PipelineError, type ClientCodeName, type PipelineErrorOptions } from '@pipeline/core/shared';
 import { SerialCollisionError } from '@pipeline/core/pki';
-import { PkiError } from '@pipeline/der';
 
 export { SerialCollisionError };
 
@@ -88,24 +88,4 @@ export class PublicKeyNotCanonicalError extends CaError {
   public constructor() {
     super('the CSR public key is not in its canonical encoding');
   }
-}
-
-/** A refusal of the CA (see isCaRefusal). */
-export type CaRefusalError =
-  CaError | AssertionError | SignMessageError | PkiError | InvalidIdentityError | SerialCollisionError;
-
-/**
- * What counts as the CA's refusal of a certificate request, for the CA (which audits it) and the CA
- * function (which answers it as a named refusal, the code the request ends with): anything else is the CA
- * being unavailable, worth a retry.
- */
-export function isCaRefusal(err: unknown): err is CaRefusalError {
-  return (
-    err instanceof CaError ||
-    err instanceof AssertionError ||
-    err instanceof SignMessageError ||
-    err instanceof PkiError ||
-    err instanceof InvalidIdentityError ||
-    err instanceof SerialCollisionError
-  );
 }

@@ -7,7 +7,6 @@ export {
   BadCsrError,
   CaNotReadyError,
   CsrSignatureInvalidError,
-  isCaRefusal,
   KeyMismatchError,
   PublicKeyAlreadyCertifiedError,
   PublicKeyNotCanonicalError,

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
-import { CertificateRepository } from '../../adapters/dynamodb/src/certificate-repository';
 import { connectHsm, type Pkcs11Hsm, type PrivateKeyRef } from '@pipeline/adapters/hsm';
 import { loadCaConfig, loadConfig, type CaConfig } from '@pipeline/config';
 import type { KeyType } from '@pipeline/core/shared';
@@ -17,7 +16,7 @@ import { createTestTables } from '../../../scripts/local/resources';
 import { opensslVerifyChain } from '../../../scripts/local/verify/openssl';
 import { fileCaCertificateStore } from '@pipeline/adapters/parameters';
 import { CaNotReadyError, CertificateAuthority, bootstrapCaHierarchy, findCaKey } from '../src';
-import { evidenceFor, keyAndCsr, openssl } from './helpers';
+import { caStores, evidenceFor, keyAndCsr, openssl } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 
 const config = loadConfig(process.env);
@@ -135,15 +134,15 @@ describe('bootstrapCaHierarchy', () => {
 describe('an EC-P384 CA (ECDSA with SHA-384)', () => {
   let doc: DynamoDBDocumentClient;
   let ca: CertificateAuthority;
-  let tables: { certificates: string };
+  let tables: { certificates: string; audit: string };
 
   beforeAll(async () => {
     doc = documentClient(config.aws);
-    tables = await createTestTables(['certificates']);
+    tables = await createTestTables(['certificates', 'audit']);
     ca = await CertificateAuthority.create({
       hsm,
       evidence: directAssertionVerifier(),
-      certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+      ...caStores(doc, tables),
       caCertificates: (await fileCaCertificateStore(dir).read())!,
       config: ecCa,
     });

@@ -761,6 +761,10 @@ describe('CA keys and certificates', () => {
       CertificateAuthority.create({
         hsm,
         certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+        logged: new LoggedCertificateRepository(
+          new CertificateRepository(doc, { tableName: tables.certificates }),
+          audit,
+        ),
         caCertificates: { rootPem: caCerts.rootPem, issuingPem: caCerts.rootPem },
         config: caConfig,
         evidence: directAssertionVerifier(),
@@ -770,6 +774,10 @@ describe('CA keys and certificates', () => {
       CertificateAuthority.create({
         hsm,
         certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+        logged: new LoggedCertificateRepository(
+          new CertificateRepository(doc, { tableName: tables.certificates }),
+          audit,
+        ),
         caCertificates: { rootPem: caCerts.issuingPem, issuingPem: caCerts.rootPem },
         config: caConfig,
         evidence: directAssertionVerifier(),

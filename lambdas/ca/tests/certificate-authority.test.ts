@@ -2,8 +2,9 @@
  * The CA's decisions, with fakes of its ports and nothing started: an HSM made of Node's crypto (RSA
  * keys, PKCS#1 v1.5 over the given digest), a certificate store in memory with the DynamoDB repository's
  * conditions (one certificate per request, serials never reused, an assertion for one request, a public
- * key once), and the direct identity provider's real ID tokens and verifier. What it decides from, what
- * it refuses with which code, and what it writes to the audit log.
+ * key once) and its carrying write (each group of certificates with their audit events, all or nothing),
+ * and the direct identity provider's real ID tokens and verifier. What it decides from, what it refuses
+ * with which code, and what it writes to the audit log.
  */
 import {
   constants,
@@ -33,7 +34,6 @@ import {
   type IssuanceState,
   type IssuedCertificateRecord,
   type IssuedCertificateStore,
-  type RecordIssuedResult,
   type SerialState,
 } from '@pipeline/core/pki';
 import type {
@@ -146,20 +146,6 @@ class MemoryCertificateStore implements IssuedCertificateStore, LoggedCertificat
     return !previous || previous.revoked === true;
   }
 
-  public async record(item: CertificateToRecord): Promise<RecordIssuedResult> {
-    this.onRecord?.(item);
-    const { certificate: c, registers: r } = item;
-    const existing = this.byRequest.get(c.requestId);
-    if (this.requestRefuses(c)) return { stored: false, existing: existing! };
-    if (this.serials.has(c.serialHex)) throw new SerialCollisionError();
-    if (this.previousRefuses(c)) return { stored: false, conflict: 'previous-revoked' };
-    const used = this.assertions.get(r.assertionKey);
-    if (used && used.requestId !== c.requestId) return { stored: false, conflict: 'assertion-used' };
-    if (this.publicKeys.has(c.publicKeyHash)) return { stored: false, conflict: 'public-key-certified' };
-    this.write(item);
-    return { stored: true };
-  }
-
   /** One group, all or nothing, as DynamoDB's transaction of the items and the audit entry. */
   public async recordLogged(items: readonly LoggedIssuance[]): Promise<LoggedIssuanceResult[]> {
     items.forEach((i) => this.onRecord?.(i.record));
@@ -229,7 +215,7 @@ class FakeSignatureLog implements SignatureLog {
 
 async function harness(
   evidence: AssertionVerifier = directAssertionVerifier(),
-  options: { logged?: boolean; signatures?: SignatureLog } = {},
+  options: { signatures?: SignatureLog } = {},
 ): Promise<Harness> {
   const store = new MemoryCertificateStore();
   const events: AuditEvent[] = store.events;
@@ -254,7 +240,7 @@ async function harness(
     config: caConfig,
     evidence,
     audit,
-    ...(options.logged ? { logged: store } : {}),
+    logged: store,
     ...(options.signatures ? { signatures: options.signatures } : {}),
   });
   return { ca, store, events };
@@ -308,7 +294,8 @@ test('a public key certified before is refused and audited, whatever request pre
   store.publicKeys.set(sha256(spki), { requestId: 'an-earlier-request', serialHex: 'ab' });
   const request = evidence();
   await expect(ca.issue({ ...request, csrDer })).rejects.toBeInstanceOf(PublicKeyAlreadyCertifiedError);
-  expect(refusals(events)).toEqual([[request.requestId, 'PUBLIC_KEY_ALREADY_CERTIFIED', false]]);
+  // Refused by the write (nothing is read first): audited with the serial of the dropped leaf.
+  expect(refusals(events)).toEqual([[request.requestId, 'PUBLIC_KEY_ALREADY_CERTIFIED', true]]);
   expect(store.byRequest.size).toBe(0);
 });
 
@@ -327,7 +314,7 @@ test('an assertion certified for another request is refused and audited', async 
   await expect(ca.issue({ ...request, csrDer: (await keyAndCsr()).csrDer })).rejects.toBeInstanceOf(
     AssertionAlreadyUsedError,
   );
-  expect(refusals(events)).toEqual([[request.requestId, 'ASSERTION_ALREADY_USED', false]]);
+  expect(refusals(events)).toEqual([[request.requestId, 'ASSERTION_ALREADY_USED', true]]);
   expect(store.byRequest.size).toBe(0);
 });
 
@@ -372,8 +359,8 @@ test('a certificate is released to its attempt as it is recorded: without the lo
   expect(store.serials.get(first.serialHex)).toEqual({ requestId: crashed.requestId });
   expect(events.filter((e) => e.type === 'certificate.issued')).toHaveLength(1);
   expect(refusals(events)).toEqual([
-    [crashed.requestId, 'ALREADY_CERTIFIED', false],
-    [crashed.requestId, 'ALREADY_CERTIFIED', false],
+    [crashed.requestId, 'ALREADY_CERTIFIED', true],
+    [crashed.requestId, 'ALREADY_CERTIFIED', true],
   ]);
 
   // A revoked certificate the same: never replaced.
@@ -389,14 +376,11 @@ test('a certificate is released to its attempt as it is recorded: without the lo
   });
 });
 
-describe.each([
-  ['the plain store', false],
-  ['the logged store', true],
-])('a takeover whose certificate signed nothing that left the service (%s)', (_, logged) => {
+describe('a takeover whose certificate signed nothing that left the service', () => {
   const key = async () => (await keyAndCsr()).csrDer;
   const setUp = async () => {
     const signatures = new FakeSignatureLog();
-    const h = await harness(directAssertionVerifier(), { logged, signatures });
+    const h = await harness(directAssertionVerifier(), { signatures });
     const crashed = evidence();
     const first = await h.ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a1' });
     return { ...h, signatures, crashed, first, firstRecord: h.store.byRequest.get(crashed.requestId)! };
@@ -502,12 +486,10 @@ describe.each([
     expect(store.byRequest.get(crashed.requestId)?.serialHex).toBe(first.serialHex);
     expect(store.serials.size).toBe(1);
     expect(refusals(events)).toEqual([[crashed.requestId, 'ALREADY_CERTIFIED', true]]);
-    if (logged) {
-      // Nothing of the refused write reached the log: one issuance, no revocation.
-      expect(events.filter((e) => e.type !== 'certificate.refused')).toEqual([
-        expect.objectContaining({ type: 'certificate.issued', serial: first.serialHex }),
-      ]);
-    }
+    // Nothing of the refused write reached the log: one issuance, no revocation.
+    expect(events.filter((e) => e.type !== 'certificate.refused')).toEqual([
+      expect.objectContaining({ type: 'certificate.issued', serial: first.serialHex }),
+    ]);
   });
 
   test('the same attempt with another key is no takeover: refused, nothing read from the log', async () => {
@@ -524,13 +506,16 @@ describe.each([
 test('a register that refuses at write time (a race) refuses the request; the unreleased serial is in the audit event', async () => {
   const { ca, store, events } = await harness();
   const { csrDer, spki } = await keyAndCsr();
-  store.onRecord = () => store.publicKeys.set(sha256(spki), { requestId: 'raced', serialHex: 'cd' });
+  let dropped: string | undefined;
+  store.onRecord = (item) => {
+    dropped = item.certificate.serialHex;
+    store.publicKeys.set(sha256(spki), { requestId: 'raced', serialHex: 'cd' });
+  };
   const request = evidence();
   await expect(ca.issue({ ...request, csrDer })).rejects.toBeInstanceOf(PublicKeyAlreadyCertifiedError);
   expect(refusals(events)).toEqual([[request.requestId, 'PUBLIC_KEY_ALREADY_CERTIFIED', true]]);
-  const issued = events.find((e) => e.type === 'certificate.issued');
-  const refused = events.find((e) => e.type === 'certificate.refused');
-  expect(refused).toMatchObject({ serial: issued && 'serial' in issued ? issued.serial : 'none' });
+  expect(events.filter((e) => e.type === 'certificate.issued')).toEqual([]);
+  expect(events.find((e) => e.type === 'certificate.refused')).toMatchObject({ serial: dropped });
 });
 
 test('a CSR naming another person than the assertion is refused: the subject is never taken from a record', async () => {
@@ -764,7 +749,7 @@ describe('a request with documents: the CA recomputes the manifest and composes 
 
 describe('with the logged store: the certificate and its event in one write, no read first', () => {
   test('a first issuance reads nothing and writes the certificate with its event', async () => {
-    const { ca, store, events } = await harness(directAssertionVerifier(), { logged: true });
+    const { ca, store, events } = await harness(directAssertionVerifier());
     const request = evidence();
     const [outcome] = await ca.issueMany([{ ...request, csrDer: (await keyAndCsr()).csrDer }]);
     if (!outcome.ok) throw outcome.error;
@@ -776,7 +761,7 @@ describe('with the logged store: the certificate and its event in one write, no 
   });
 
   test('an assertion certified for another request: the write is refused, read back, refused and audited with the dropped serial', async () => {
-    const { ca, store, events } = await harness(directAssertionVerifier(), { logged: true });
+    const { ca, store, events } = await harness(directAssertionVerifier());
     const request = evidence();
     const { replayKey } = await directAssertionVerifier().verify(
       request.assertion,
@@ -801,7 +786,7 @@ describe('with the logged store: the certificate and its event in one write, no 
   });
 
   test('a serial refused with nothing else against the request is drawn again once; twice, SerialCollisionError', async () => {
-    const once = await harness(directAssertionVerifier(), { logged: true });
+    const once = await harness(directAssertionVerifier());
     let collisions = 1;
     once.store.onRecord = (item) => {
       if (collisions-- > 0) once.store.serials.set(item.certificate.serialHex, { requestId: 'other' });
@@ -811,7 +796,7 @@ describe('with the logged store: the certificate and its event in one write, no 
       expect.objectContaining({ serial: issued.serialHex }),
     ]);
 
-    const twice = await harness(directAssertionVerifier(), { logged: true });
+    const twice = await harness(directAssertionVerifier());
     twice.store.onRecord = (item) =>
       void twice.store.serials.set(item.certificate.serialHex, { requestId: 'other' });
     const [outcome] = await twice.ca.issueMany([{ ...evidence(), csrDer: (await keyAndCsr()).csrDer }]);

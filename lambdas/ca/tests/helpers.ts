@@ -4,7 +4,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Hsm, PrivateKeyRef } from '@pipeline/adapters/hsm';
+import { AuditLog } from '@pipeline/audit';
+import { AuditRepository } from '../../adapters/dynamodb/src/audit-repository';
+import {
+  CertificateRepository,
+  LoggedCertificateRepository,
+} from '../../adapters/dynamodb/src/certificate-repository';
 import { defaultSignatureAlgorithm, type KeyType } from '@pipeline/core/shared';
 import {
   signMessageHash,
@@ -15,6 +22,19 @@ import {
 import type { IssueCertificateInput } from '@pipeline/core/pki';
 import { buildCsr } from '@pipeline/der';
 import { directAssertion } from '../../../scripts/local/idp/direct-assertions';
+
+/**
+ * The CA's stores as the CA function wires them: the certificates table, and each certificate committed
+ * with its `certificate.issued` entry in an audit log of the test's own table.
+ */
+export function caStores(
+  doc: DynamoDBDocumentClient,
+  tables: { readonly certificates: string; readonly audit: string },
+): { certificates: CertificateRepository; logged: LoggedCertificateRepository } {
+  const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
+  const audit = new AuditLog(new AuditRepository(doc, { tableName: tables.audit }), { chains: 1 });
+  return { certificates, logged: new LoggedCertificateRepository(certificates, audit) };
+}
 
 export const IDENTITY: SignerIdentity = {
   commonName: 'Åsa Öberg-Nilsson',

@@ -26,7 +26,7 @@ import {
 import { caCertificateStore } from '@pipeline/adapters/parameters';
 import { CertificateAuthority, OcspResponder, RevocationAuthority, revokeCertificate } from '../src';
 import type { CaCertificates } from '@pipeline/core/pki';
-import { evidenceFor, keyAndCsr } from './helpers';
+import { caStores, evidenceFor, keyAndCsr } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 
 /** Findings docs/certificate-profile.md explains as deliberate (none today: every artefact lints clean). */
@@ -45,7 +45,7 @@ const config = loadConfig(process.env);
 const caConfig = { ...loadCaConfig(process.env), pkiBaseUrl: PKI_BASE_URL };
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
-let tables: { certificates: string };
+let tables: { certificates: string; audit: string };
 let caCerts: CaCertificates;
 let ca: CertificateAuthority;
 let certificates: CertificateRepository;
@@ -58,13 +58,14 @@ beforeAll(async () => {
   ensurePkiLinters();
   hsm = await connectHsm(config.hsm, config.aws);
   doc = documentClient(config.aws);
-  tables = await createTestTables(['certificates']);
+  tables = await createTestTables(['certificates', 'audit']);
   caCerts = (await caCertificateStore(caConfig.certsSource, config.aws).read())!;
-  certificates = new CertificateRepository(doc, { tableName: tables.certificates });
+  const stores = caStores(doc, tables);
+  certificates = stores.certificates;
   ca = await CertificateAuthority.create({
     hsm,
     evidence: directAssertionVerifier(),
-    certificates,
+    ...stores,
     caCertificates: caCerts,
     config: caConfig,
   });

@@ -19,14 +19,14 @@ import { runOpenssl } from '../../../scripts/local/verify/openssl';
 import { caCertificateStore } from '@pipeline/adapters/parameters';
 import { CertificateAuthority, OcspResponder, RevocationAuthority, revokeCertificate } from '../src';
 import type { CaCertificates } from '@pipeline/core/pki';
-import { evidenceFor, keyAndCsr } from './helpers';
+import { caStores, evidenceFor, keyAndCsr } from './helpers';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 
 const config = loadConfig(process.env);
 const caConfig = loadCaConfig(process.env);
 let hsm: Pkcs11Hsm;
 let doc: DynamoDBDocumentClient;
-let tables: { certificates: string };
+let tables: { certificates: string; audit: string };
 let caCerts: CaCertificates;
 let ca: CertificateAuthority;
 let revocation: RevocationAuthority;
@@ -41,13 +41,14 @@ const keys: PrivateKeyRef[] = [];
 beforeAll(async () => {
   hsm = await connectHsm(config.hsm, config.aws);
   doc = documentClient(config.aws);
-  tables = await createTestTables(['certificates']);
+  tables = await createTestTables(['certificates', 'audit']);
   caCerts = (await caCertificateStore(caConfig.certsSource, config.aws).read())!;
-  const certificates = new CertificateRepository(doc, { tableName: tables.certificates });
+  const stores = caStores(doc, tables);
+  const { certificates } = stores;
   ca = await CertificateAuthority.create({
     hsm,
     evidence: directAssertionVerifier(),
-    certificates,
+    ...stores,
     caCertificates: caCerts,
     config: caConfig,
   });
@@ -407,7 +408,7 @@ test("a first issuance asking for it comes with the responder's OCSP response `g
   const withOcsp = await CertificateAuthority.create({
     hsm,
     evidence: directAssertionVerifier(),
-    certificates: new CertificateRepository(doc, { tableName: tables.certificates }),
+    ...caStores(doc, tables),
     caCertificates: caCerts,
     config: caConfig,
     ocspAtIssuance: (serialHex) => responder.goodAtIssuance(serialHex),

@@ -9,7 +9,7 @@ export {
   signedAttributesDer,
   signerSignatures,
 } from './cms';
-export { BadCsrError, CsrSignatureInvalidError, PkiError } from './errors';
+export { BadCsrError, CsrSignatureInvalidError } from './errors';
 export {
   caExtensions,
   keyIdentifier,

@@ -26,7 +26,8 @@ import {
 } from '@pipeline/core/pki';
 import type { AppConfig, CaConfig, CaFunctionConfig } from '@pipeline/config';
 import type { Hsm } from '@pipeline/adapters/hsm';
-import { CertificateAuthority, OcspResponder, isCaRefusal } from '@pipeline/ca';
+import { CertificateAuthority, OcspResponder } from '@pipeline/ca';
+import { clientFailureOf, errorCode } from '@pipeline/core/shared';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { caSideLogin } from '../shared/ca-login';
@@ -134,16 +135,21 @@ function parseItem(
   return { ok: true, input: issueInputOf(parsed.data) };
 }
 
-/** The answer for one item: the certificate, a named refusal, or CA_UNAVAILABLE (worth a retry). */
+/**
+ * The answer for one item: the certificate, a named refusal (what the core's mapping calls refused, with
+ * the error's own code: the signer decides what its client sees), or CA_UNAVAILABLE (worth a retry).
+ */
 function resultOf(requestId: string, outcome: IssueOutcome, logger: Logger): IssueItemResult {
   if (outcome.ok) {
     logger.info('certificate issued', { requestId, serialHex: outcome.certificate.serialHex });
     return issuedResult(outcome.certificate);
   }
   const err = outcome.error;
-  if (isCaRefusal(err)) {
-    logger.warn('certificate refused', { requestId, code: err.code });
-    return caRefusal(err.code, err.message);
+  const failure = clientFailureOf(err);
+  if (failure.kind === 'refused') {
+    const code = errorCode(err);
+    logger.warn('certificate refused', { requestId, code });
+    return caRefusal(code, failure.message);
   }
   logger.error('certificate issuance failed', { requestId, errorName: (err as Error)?.name });
   return caRefusal('CA_UNAVAILABLE', 'the CA could not issue a certificate now; retry later');

@@ -1,11 +1,14 @@
-import { PipelineError, type PipelineErrorOptions } from '@pipeline/core/shared';
+import { isRetryCode, PipelineError, type PipelineErrorOptions } from '@pipeline/core/shared';
 
-/** The CA refused to certify (bad CSR, finished request, invalid identity...): not worth a retry. */
+/**
+ * The CA function's refusal, with the code and message it answered (bad CSR, finished request, invalid
+ * identity...): not worth a retry, but for a code that says "retry later" by the core's one mapping
+ * (isRetryCode: the CA's CA_UNAVAILABLE, it could not reach its table or HSM).
+ */
 export class CertificateRefusedError extends PipelineError {
   public override readonly name = 'CertificateRefusedError';
   public constructor(code: string, message: string) {
-    // CA_UNAVAILABLE is the CA's own "retry later" (it could not reach its table or HSM): transient.
-    super(message, code, { transient: code === 'CA_UNAVAILABLE' });
+    super(message, code, { transient: isRetryCode(code) });
   }
 }
 

@@ -1,11 +1,12 @@
 import { PipelineError } from '../shared/errors';
 import { CLIENT_CODES, type ClientCode, type ClientCodeName } from '../shared/client-codes';
+import { clientFailureOf, type ClientFailure } from '../shared/client-failures';
 
 /**
  * The errors a CSC client sees: the OAuth 2.0 error codes (RFC 6749 5.2, RFC 6750 3.1) the Cloud
  * Signature Consortium API v2 uses in its `{ "error", "error_description" }` answers, each with its HTTP
- * status. The one place where the service's own client codes (client-codes.ts) become CSC errors is
- * `cscErrorFor`.
+ * status. The door's wire shaping only: an exception becomes a client code by the core's one mapping
+ * (clientFailureOf), and the client code a CSC error by `cscErrorFor` (cscErrorOf does both).
  */
 export const CSC_ERRORS = {
   invalid_request: 400,
@@ -95,4 +96,17 @@ export function cscErrorFor(code: ClientCodeName | string): CscErrorCode {
       return status !== undefined && status < 500 ? 'invalid_request' : 'server_error';
     }
   }
+}
+
+/** A failure as the core's one mapping tells it, in the CSC form: its code mapped, its message. */
+function cscErrorFrom(failure: ClientFailure): CscError {
+  return new CscError(cscErrorFor(failure.code), failure.message);
+}
+
+/**
+ * Any error as the CSC door answers it: its own OAuth refusals (CscError) as they are, anything else
+ * through the core's one mapping (an unexpected failure is `server_error`, "internal error").
+ */
+export function cscErrorOf(err: unknown): CscError {
+  return err instanceof CscError ? err : cscErrorFrom(clientFailureOf(err));
 }

@@ -24,7 +24,7 @@ export {
   digestAlgorithmOf,
   digestOf,
 } from './credentials';
-export { CSC_ERRORS, CscError, cscErrorFor } from './errors';
+export { CSC_ERRORS, CscError, cscErrorFor, cscErrorOf } from './errors';
 export {
   type CscCode,
   type CscFlow,

@@ -26,7 +26,7 @@ export {
   checkRequestObjectClaims,
   requestObjectReplayKey,
 } from './claims';
-export { AssertionError, type AssertionErrorCode, IdentityProviderUnavailableError } from './errors';
+export { AssertionError, IdentityProviderUnavailableError } from './errors';
 export { claimSources, signerFromClaims, SWEDISH_CLAIM_MAPPING, SWEDISH_OIDC_CLAIMS } from './mapping';
 export type {
   AssertionPolicy,

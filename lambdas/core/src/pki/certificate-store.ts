@@ -81,25 +81,13 @@ export interface CertificateToRecord {
   readonly registers: IssuanceRegisters;
 }
 
-/** Issued certificates (one per request, serials never repeat) and the CA's registers. */
+/**
+ * Issued certificates (one per request, serials never repeat) and the CA's registers, as the CA reads
+ * them; it writes them with their audit events (LoggedCertificateStore).
+ */
 export interface IssuedCertificateStore {
   /** One strongly consistent read for many issuances; results in input order. */
   lookup(items: readonly IssuanceLookup[]): Promise<IssuanceState[]>;
-  /**
-   * Stores new certificates (none of whose requests has one yet) in as few transactions as possible, each
-   * with its register entries. Per item: stored, or not stored (`record` must decide: lost race, register
-   * conflict, serial collision, or a write whose outcome is unknown); never a partial certificate.
-   */
-  recordMany?(items: readonly CertificateToRecord[]): Promise<boolean[]>;
-  /**
-   * Stores a certificate, its serial and its register entries atomically, each only if new (the assertion
-   * may already be registered to the same request); throws SerialCollisionError if the serial was used.
-   * A certificate that `supersedes` another is stored only if the request's record still names that
-   * serial and is no replacement itself, and that serial is on record and not revoked; the earlier serial
-   * is revoked `superseded` in the same transaction (else `previous-revoked`, or the request's current
-   * record as `existing`).
-   */
-  record(item: CertificateToRecord): Promise<RecordIssuedResult>;
   /** Whether a serial is in force, revoked or not on record (strongly consistent). */
   serialState?(serialHex: string): Promise<SerialState>;
 }
@@ -107,10 +95,15 @@ export interface IssuedCertificateStore {
 /** `revokedBy` of the revocation a replacement makes: the CA's own, not an operator's or a client's. */
 export const SUPERSEDED_BY_CA = 'ca';
 
-/** A fresh random serial was already in use (2^-128 odds unless the RNG is broken): never reused. */
+/**
+ * A fresh random serial was already in use (2^-128 odds unless the RNG is broken): never reused. The CA
+ * refuses the request (a retry would not help), telling the client only that issuance failed.
+ */
 export class SerialCollisionError extends PipelineError {
   public override readonly name = 'SerialCollisionError';
   public constructor() {
-    super('the certificate serial number is already in use', 'SERIAL_COLLISION');
+    super('the certificate serial number is already in use', 'SERIAL_COLLISION', {
+      clientCode: 'CERTIFICATE_ISSUE_FAILED',
+    });
   }
 }

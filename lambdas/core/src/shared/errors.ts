@@ -13,11 +13,17 @@ export interface PipelineErrorOptions {
   readonly cause?: unknown;
   /** True when retrying the same call may succeed (capacity, a lost session, an unreachable service). */
   readonly transient?: boolean;
+  /**
+   * The registry code a client sees for this error when its own code is internal (see
+   * client-failures.ts): a refusal whose cause the client is not told.
+   */
+  readonly clientCode?: ClientCodeName;
 }
 
 export class PipelineError extends Error {
   public override name = 'PipelineError';
   public readonly transient: boolean;
+  public readonly clientCode?: ClientCodeName;
 
   public constructor(
     message: string,
@@ -26,6 +32,7 @@ export class PipelineError extends Error {
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.transient = options.transient ?? false;
+    if (options.clientCode !== undefined) this.clientCode = options.clientCode;
   }
 }
 

@@ -22,6 +22,7 @@ export {
   httpStatusOf,
   messageOf,
 } from './client-codes';
+export { type ClientFailure, clientCodeOf, clientFailureOf, isRetryCode } from './client-failures';
 export { Coalescer, type CoalescerOptions, type Settled } from './coalescer';
 export { errorCode, isTransient, PipelineError, type PipelineErrorOptions } from './errors';
 export { ADES_PROFILES, type AdesProfile, type SignatureFormat } from './formats';

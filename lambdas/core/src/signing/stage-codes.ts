@@ -2,7 +2,8 @@
  * A failed stage as the client sees it: the stored error's code and message. The one mapping of a signing
  * stage's failure to a client code.
  */
-import { CLIENT_CODES, type FailureCode } from '../shared/client-codes';
+import type { FailureCode } from '../shared/client-codes';
+import { clientCodeOf } from '../shared/client-failures';
 import { errorCode } from '../shared/errors';
 import type { RequestError, SigningStage } from './sign-request';
 
@@ -22,19 +23,12 @@ export const STAGE_CODES: Readonly<Record<SigningStage, FailureCode>> = {
 };
 
 /**
- * A code a failed request may carry from its cause: one of the registry's (a CA refusal, an assertion
- * code) or a PKCS#11 `CKR_*` name; any other internal code stays in the message, behind the stage's code.
+ * A stored error: the cause's own client code when it has one (a CA refusal, an assertion code, a PKCS#11
+ * `CKR_*` name; the service's one mapping, `clientCodeOf`), else the stage's; the message is the stage and
+ * the cause's name/code, nothing else.
  */
-function clientVisible(code: string): boolean {
-  return Object.hasOwn(CLIENT_CODES, code) || /^CKR_[A-Z0-9_]+$/.test(code);
-}
-
-/** A stored error: a code and a message made of the stage and the cause's name/code, nothing else. */
 export function requestErrorFor(stageName: SigningStage, cause: unknown): RequestError {
-  const causeCode = errorCode(cause);
-  const own = (cause as { code?: unknown } | undefined)?.code;
-  const code =
-    typeof own === 'string' && causeCode === own && clientVisible(own) ? causeCode : STAGE_CODES[stageName];
+  const code = (clientCodeOf(cause) as FailureCode | undefined) ?? STAGE_CODES[stageName];
   const name = cause instanceof Error ? cause.name : 'error';
-  return { code, message: `${stageName} failed: ${name} (${causeCode})` };
+  return { code, message: `${stageName} failed: ${name} (${errorCode(cause)})` };
 }
