@@ -1,14 +1,14 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError } from './errors';
+import { json as doorJson } from '@pipeline/doors';
+import type { ApiError } from './errors';
 
-const JSON_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
-
+/** Every answer of the API: JSON, never cached. */
 export function json(
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
 ): APIGatewayProxyResult {
-  return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+  return doorJson(status, body, { 'Cache-Control': 'no-store', ...headers });
 }
 
 export function errorResponse(error: ApiError): APIGatewayProxyResult {
