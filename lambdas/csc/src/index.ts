@@ -1,2 +1,2 @@
 export { handleCscEvent } from './routes';
-export type { CscDoorDeps, CscSettings, Intake } from './types';
+export type { CscDoorDeps } from './types';

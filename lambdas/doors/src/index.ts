@@ -1,11 +1,3 @@
 export { bodyBytes, headerOf, json, redirect, type HttpEvent, type HttpResult } from './http';
-export {
-  beginLogin,
-  finishLogin,
-  newFlowId,
-  type IdentityProviderLogin,
-  type LoginOutcome,
-  type ProviderAnswer,
-  type SignatureToApprove,
-} from './login';
+export { beginLogin, finishLogin, newFlowId, type IdentityProviderLogin } from './login';
 export type { DoorLog } from './types';

@@ -10,7 +10,14 @@ import { lambdaClient } from '@pipeline/adapters/aws';
 import { CscRepository } from '@pipeline/adapters/dynamodb';
 import { createAssertionVerifier, OidcRelyingParty } from '@pipeline/adapters/oidc';
 import { readSecretText } from '@pipeline/adapters/parameters';
-import { cscSecretSources, ENV, loadConfig, loadCscConfig, loadIdentityConfig } from '@pipeline/config';
+import {
+  cscSecretSources,
+  ENV,
+  loadConfig,
+  loadCscConfig,
+  loadIdentityConfig,
+  type CscConfig,
+} from '@pipeline/config';
 import { handleCscEvent, type CscDoorDeps } from '@pipeline/csc';
 import { TABLES, tableName } from '@pipeline/resources';
 import { wireApi } from '../api/handler';
@@ -21,6 +28,7 @@ import { createTimeStamper } from '../shared/time-stamping';
 import { wire } from '../shared/wiring';
 
 export interface CscHandlerDeps extends CscDoorDeps {
+  readonly config: CscConfig;
   readonly logger: Logger;
 }
 
