@@ -4,7 +4,18 @@ import tseslint from 'typescript-eslint';
 
 /** The packages: lambdas/<name>/src and lambdas/adapters/<name>/src, each imported as @pipeline/<name>. */
 const ADAPTERS = readdirSync(new URL('./lambdas/adapters', import.meta.url));
-const PACKAGES = ['core', 'config', 'der', 'ca', 'audit', 'api', 'resources', ...ADAPTERS].join('|');
+const PACKAGES = [
+  'core',
+  'config',
+  'der',
+  'ca',
+  'audit',
+  'api',
+  'doors',
+  'csc',
+  'resources',
+  ...ADAPTERS,
+].join('|');
 
 /**
  * Another package is imported by its alias, which names its index (lambdas/<name>/src/index.ts): never by a
@@ -39,7 +50,7 @@ const AWS_SDK_IN_ADAPTERS_ONLY = {
 const CORE_PATTERNS = [
   {
     regex:
-      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|der/src|config/src)(/|$)|@pipeline/)',
+      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|doors/src|csc/src|der/src|config/src)(/|$)|@pipeline/)',
     message: 'the domain core imports no adapter, service, handler, configuration or test support',
   },
   {
@@ -167,7 +178,8 @@ export default tseslint.config(
     ['lambdas/adapters/*/src/**/*.ts'],
     [
       {
-        regex: '^((\\.\\./)+(handlers|test-support|ca/src|audit/src|api/src)(/|$)|@pipeline/(ca|audit|api)$)',
+        regex:
+          '^((\\.\\./)+(handlers|test-support|ca/src|audit/src|api/src|doors/src|csc/src)(/|$)|@pipeline/(ca|audit|api|doors|csc)$)',
         message: 'an adapter implements a port of the core and imports no service or handler above it',
       },
     ],
@@ -177,6 +189,8 @@ export default tseslint.config(
       'lambdas/ca/src/**/*.ts',
       'lambdas/audit/src/**/*.ts',
       'lambdas/api/src/**/*.ts',
+      'lambdas/doors/src/**/*.ts',
+      'lambdas/csc/src/**/*.ts',
       'lambdas/der/src/**/*.ts',
     ],
     [
@@ -228,6 +242,8 @@ export default tseslint.config(
       'lambdas/ca/src/**',
       'lambdas/audit/src/**',
       'lambdas/api/src/**',
+      'lambdas/doors/src/**',
+      'lambdas/csc/src/**',
       'lambdas/der/src/**',
       'lambdas/handlers/**',
       'lambdas/config/src/**',

@@ -30,6 +30,11 @@ const refused: Array<[string, string]> = [
   ['lambdas/audit/src', "import type { DynamoDBDocumentClient } from '@pipeline/adapters/aws';"],
   ['lambdas/ca/src', "import { SsmParameterStore } from '@pipeline/adapters/parameters';"],
   ['lambdas/api/src', "import { RequestRepository } from '@pipeline/adapters/dynamodb';"],
+  // The doors are services: they call the intake and the ports, the handlers wire the adapters to them.
+  ['lambdas/csc/src', "import { CscRepository } from '@pipeline/adapters/dynamodb';"],
+  ['lambdas/doors/src', "import { OidcRelyingParty } from '@pipeline/adapters/oidc';"],
+  ['lambdas/adapters/dynamodb/src', "import { handleCscEvent } from '@pipeline/csc';"],
+  ['lambdas/api/src', "import { headerOf } from '../../doors/src/http';"],
   ['lambdas/der/src', "export const load = (): Promise<unknown> => import('@pipeline/adapters/aws');"],
   ['lambdas/handlers/signer', "import { storedPoolKeys } from '../../test-support/dynamodb';"],
   ['cdk/lib', "import { wireKeygen } from '../../lambdas/handlers/keygen/handler';"],

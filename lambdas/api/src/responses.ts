@@ -1,14 +1,14 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { json as doorJson } from '@pipeline/doors';
 import type { ClientFailure } from '@pipeline/core/shared';
 
-const JSON_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
-
+/** Every answer of the API: JSON, never cached. */
 export function json(
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
 ): APIGatewayProxyResult {
-  return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+  return doorJson(status, body, { 'Cache-Control': 'no-store', ...headers });
 }
 
 /** The API's wire form of a failure (the core's one mapping): `{ error: { code, message } }`. */

@@ -1,7 +1,29 @@
 import type { SignRequestRecord } from '@pipeline/core/signing';
 
+type ValidationDataView = SignRequestRecord['validationData'];
+
+/** One document of a view: the fields a door reads typed, the rest as the API answers them. */
+export interface DocumentView {
+  readonly signature?: string;
+  readonly cms?: string;
+  readonly validationData?: ValidationDataView;
+  readonly [field: string]: unknown;
+}
+
+/** A request as GET answers it: the fields a door reads typed, the rest as the API answers them. */
+export interface SignRequestView {
+  readonly id: string;
+  readonly status: SignRequestRecord['status'];
+  readonly signature?: string;
+  readonly cms?: string;
+  readonly validationData?: ValidationDataView;
+  readonly documents?: readonly DocumentView[];
+  readonly error?: SignRequestRecord['error'];
+  readonly [field: string]: unknown;
+}
+
 /** The public view of a request record: what GET returns (no personal data beyond what the client sent). */
-export function toView(record: SignRequestRecord): Record<string, unknown> {
+export function toView(record: SignRequestRecord): SignRequestView {
   const iso = (ms?: number): string | undefined =>
     ms === undefined ? undefined : new Date(ms).toISOString();
   const documents = record.documents

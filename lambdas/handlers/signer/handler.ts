@@ -7,15 +7,14 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { readFileSync } from 'node:fs';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { lambdaClient } from '@pipeline/adapters/aws';
 import { MAX_TRANSACTION_ITEMS, RequestRepository } from '@pipeline/adapters/dynamodb';
 import {
   BatchingCertificateIssuer,
-  FunctionTimeStamper,
-  HttpTimeStamper,
   ValidationDataCollector,
+  type FunctionTimeStamper,
+  type HttpTimeStamper,
 } from '@pipeline/adapters/lambda';
 import { PowertoolsPoolMetrics } from '@pipeline/adapters/metrics';
 import { pkiPublisher } from '@pipeline/adapters/publish';
@@ -35,6 +34,7 @@ import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger, createMetrics } from '../shared/observability';
+import { createTimeStamper, tsaTrustAnchors } from '../shared/time-stamping';
 import { wire } from '../shared/wiring';
 
 /** Malformed message bodies: no request stands behind them, so they go (via retries) to the DLQ. */
@@ -146,16 +146,8 @@ function longTermSources(
   ca: SignerFunctionConfig['ca'],
   lambda: ReturnType<typeof lambdaClient>,
 ): { timeStamper: FunctionTimeStamper | HttpTimeStamper; validationData: ValidationDataCollector } {
-  const tsaAnchorsPem =
-    pipeline.timeStamping.kind === 'url'
-      ? (readFileSync(pipeline.timeStamping.trustAnchorsFile, 'utf8').match(
-          /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
-        ) ?? [])
-      : [];
-  const timeStamper =
-    pipeline.timeStamping.kind === 'function'
-      ? new FunctionTimeStamper(lambda, pipeline.timeStamping.functionName)
-      : new HttpTimeStamper(pipeline.timeStamping.url, tsaAnchorsPem);
+  const tsaAnchorsPem = tsaTrustAnchors(pipeline.timeStamping);
+  const timeStamper = createTimeStamper(pipeline.timeStamping, lambda, tsaAnchorsPem);
   const publisher = pkiPublisher(ca.publishTarget, config.aws);
   let rootCrl: { readonly at: number; readonly der: Promise<Buffer | undefined> } | undefined;
   const validationData = new ValidationDataCollector({

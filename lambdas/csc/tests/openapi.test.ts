@@ -5,7 +5,7 @@
  */
 import { CSC_ERRORS } from '@pipeline/core/csc';
 import { CSC_ROUTES } from '@pipeline/resources';
-import openapi from '../../../api/csc-openapi.json';
+import openapi from '../../api/csc-openapi.json';
 
 describe('csc-openapi.json', () => {
   it('has one operation per CSC route, and no other', () => {

@@ -1,0 +1,119 @@
+/**
+ * The typed intake every door calls (submit, read): outcomes returned, refusals with their client code,
+ * over in-memory ports; no HTTP event in or out.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { SignRequestRecord } from '@pipeline/core/signing';
+import { anyAssertion, memoryAssertionStore } from '../../test-support/test-issuer';
+import { read, submit, type ApiDeps } from '../src';
+
+function memoryDeps(overrides: Partial<ApiDeps> = {}): ApiDeps & { records: Map<string, SignRequestRecord> } {
+  const records = new Map<string, SignRequestRecord>();
+  return {
+    records,
+    requests: {
+      create: async (r) => (records.has(r.id) ? false : (records.set(r.id, r), true)),
+      get: async (id) => records.get(id),
+      discard: async (id) => void records.delete(id),
+    },
+    queue: { enqueue: async () => undefined, depth: async () => ({ visible: 0, inFlight: 0 }) },
+    pool: { available: async () => ({ 'RSA-2048': 3, 'EC-P256': 3 }) },
+    settings: {
+      maxBodyBytes: 16384,
+      retentionSeconds: 3600,
+      rejectWhenPoolEmpty: false,
+      retryAfterSeconds: 30,
+    },
+    identity: { verifier: anyAssertion, assertions: memoryAssertionStore() },
+    ...overrides,
+  };
+}
+
+const request = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
+  digest: createHash('sha256').update('x').digest('base64'),
+  digestAlgorithm: 'SHA-256',
+  keyType: 'EC-P256',
+  requestId: randomUUID(),
+  identityAssertion: `eyJhbGciOiJFUzI1NiJ9.${Buffer.from(randomUUID()).toString('base64url')}.c2ln`,
+  ...over,
+});
+
+test('submit: a new request is accepted and fresh, a resend accepted and not fresh, as the client the door names', async () => {
+  const deps = memoryDeps();
+  const sent = request();
+  const first = await submit(deps, { clientId: 'csc:portal', request: sent, waitSeconds: 0 });
+  expect(first).toEqual({ kind: 'accepted', id: sent.requestId, status: 'received', fresh: true });
+  expect(deps.records.get(sent.requestId as string)?.clientId).toBe('csc:portal');
+  const again = await submit(deps, { clientId: 'csc:portal', request: sent, waitSeconds: 0 });
+  expect(again).toMatchObject({ kind: 'accepted', fresh: false });
+});
+
+test('submit: refusals are returned with their client code, not thrown', async () => {
+  const deps = memoryDeps();
+  const invalid = await submit(deps, { clientId: 'a', request: request({ digest: 'x' }), waitSeconds: 0 });
+  expect(invalid).toMatchObject({ kind: 'refused', error: { code: 'VALIDATION_FAILED', status: 400 } });
+  const wait = await submit(deps, { clientId: 'a', request: request(), waitSeconds: Number.NaN });
+  expect(wait).toMatchObject({ kind: 'refused', error: { message: 'wait must be an integer from 0 to 20' } });
+  // A bad wait costs nothing: the request was not stored.
+  expect(deps.records.size).toBe(0);
+  const sent = request();
+  await submit(deps, { clientId: 'a', request: sent, waitSeconds: 0 });
+  const conflict = await submit(deps, {
+    clientId: 'a',
+    request: { ...sent, keyType: 'RSA-2048' },
+    waitSeconds: 0,
+  });
+  expect(conflict).toMatchObject({ kind: 'refused', error: { code: 'REQUEST_ID_CONFLICT', status: 409 } });
+});
+
+test('submit: a failing backing service is SERVICE_UNAVAILABLE; an unexpected failure is thrown', async () => {
+  const sdkFailure = Object.assign(new Error('down'), { $metadata: {} });
+  const down = memoryDeps({
+    queue: { enqueue: () => Promise.reject(sdkFailure), depth: async () => ({ visible: 0, inFlight: 0 }) },
+  });
+  const refused = await submit(down, { clientId: 'a', request: request(), waitSeconds: 0 });
+  expect(refused).toMatchObject({ kind: 'refused', error: { code: 'SERVICE_UNAVAILABLE' } });
+  const broken = memoryDeps({
+    queue: {
+      enqueue: () => Promise.reject(new TypeError('bug')),
+      depth: async () => ({ visible: 0, inFlight: 0 }),
+    },
+  });
+  await expect(submit(broken, { clientId: 'a', request: request(), waitSeconds: 0 })).rejects.toThrow('bug');
+});
+
+test('submit with a wait: the ended request as a result, its view typed', async () => {
+  const deps = memoryDeps({
+    queue: {
+      // The "signer" ends the request as soon as it is queued.
+      enqueue: async (id) => {
+        const record = deps.records.get(id)!;
+        deps.records.set(id, { ...record, status: 'signed', signature: 'c2ln' });
+      },
+      depth: async () => ({ visible: 0, inFlight: 0 }),
+    },
+  });
+  const outcome = await submit(deps, { clientId: 'a', request: request(), waitSeconds: 2 });
+  expect(outcome.kind).toBe('result');
+  if (outcome.kind !== 'result') return;
+  expect([outcome.request.status, outcome.request.signature]).toEqual(['signed', 'c2ln']);
+});
+
+test("read: the client's own request; another client's and a malformed id are refused", async () => {
+  const deps = memoryDeps();
+  const sent = request();
+  await submit(deps, { clientId: 'a', request: sent, waitSeconds: 0 });
+  const id = (sent.requestId as string).toUpperCase();
+  expect(await read(deps, { clientId: 'a', id, waitSeconds: 0 })).toMatchObject({
+    kind: 'result',
+    request: { id: sent.requestId, status: 'received' },
+  });
+  expect(await read(deps, { clientId: 'b', id, waitSeconds: 0 })).toMatchObject({
+    kind: 'refused',
+    error: { code: 'NOT_FOUND' },
+  });
+  expect(await read(deps, { clientId: 'a', id: 'nope', waitSeconds: 0 })).toMatchObject({
+    kind: 'refused',
+    error: { code: 'VALIDATION_FAILED' },
+  });
+});

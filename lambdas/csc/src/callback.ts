@@ -1,0 +1,56 @@
+/**
+ * The identity provider's answer at the door's callback: the flow's state taken once, the login finished
+ * and its assertion verified (the shared login machinery, @pipeline/doors), and the client sent back with
+ * a code, or with the reason there is none.
+ */
+import { cscErrorFor, grantOf, registeredRedirect } from '@pipeline/core/csc';
+import { expectedApproval } from '@pipeline/core/identity';
+import { finishLogin, type HttpEvent, type HttpResult } from '@pipeline/doors';
+import { CscError } from './errors';
+import { redirectBack } from './authorize';
+import { randomSecret, seconds } from './request';
+import type { CscDoorDeps } from './types';
+
+/**
+ * The ID token is verified as the API verifies it (issuer, keys, audience, level of assurance, a fresh
+ * login, the nonce of the bound sign request and, for a credential, the provider's approval of the sign
+ * message for that digest). Only then does the client get a code.
+ */
+export async function callback(event: HttpEvent, deps: CscDoorDeps): Promise<HttpResult> {
+  const q = event.queryStringParameters ?? {};
+  const flow = typeof q.state === 'string' ? await deps.store.takeFlow(q.state, seconds(deps)) : undefined;
+  if (!flow) throw new CscError('invalid_request', 'unknown, used or expired authorization (state)');
+  const { request } = flow;
+  // Never redirect where the table says alone: the URI must still be registered for the flow's client.
+  registeredRedirect(request.clientId, request.redirectUri, deps.config.clients);
+  const back = (params: Record<string, string>): HttpResult =>
+    redirectBack(request.redirectUri, request.state, params);
+  const login = await finishLogin(deps.login, deps.verifier, q, {
+    secret: flow.idpCodeVerifier,
+    nonce: flow.nonce,
+    ...(request.signing ? { options: { approval: expectedApproval(request.signing.binding) } } : {}),
+  });
+  switch (login.kind) {
+    case 'declined':
+      return back({
+        error: 'access_denied',
+        error_description: 'the citizen did not log in or did not approve',
+      });
+    case 'unavailable':
+      deps.logger.warn('identity provider unavailable for a CSC authorization', {
+        errorName: (login.error as Error)?.name,
+      });
+      return back({ error: 'temporarily_unavailable', error_description: 'the identity provider failed' });
+    case 'refused':
+      // The code only: never the token or what it says about the citizen.
+      deps.logger.warn('identity assertion refused', { code: login.error.code, cscClient: request.clientId });
+      return back({ error: cscErrorFor(login.error.code), error_description: login.error.message });
+    case 'signed-in': {
+      const code = randomSecret();
+      const expiresAt = seconds(deps) + deps.config.lifetimes.codeSeconds;
+      const idToken = request.signing ? login.assertion : undefined;
+      await deps.store.putCode(code, grantOf(request, idToken, expiresAt));
+      return back({ code });
+    }
+  }
+}

@@ -1,0 +1,2 @@
+export { handleCscEvent } from './routes';
+export type { CscDoorDeps } from './types';

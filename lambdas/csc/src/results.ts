@@ -1,0 +1,83 @@
+/**
+ * The pipeline's sign request as the CSC answers carry it: the request the token's signing names (in the
+ * intake's wire form), and a signed request's signatures (signHash) or CMS (signDoc), in order.
+ */
+import type { SignRequestView, SubmitOutcome } from '@pipeline/api';
+import type { CscGrant, CscMethod } from '@pipeline/core/csc';
+import { json, type HttpResult } from '@pipeline/doors';
+import { CscError, intakeRefusal } from './errors';
+
+/** The pipeline's sign request the token's signing names: one document, or the documents of its manifest. */
+export function intakeRequest(grant: CscGrant): Record<string, unknown> & { requestId: string } {
+  const { binding, signMessage, document } = grant.signing!;
+  const level = document ? { level: document.level } : {};
+  const common = {
+    requestId: binding.requestId,
+    keyType: binding.keyType,
+    signatureAlgorithm: binding.signatureAlgorithm,
+    signMessage,
+    identityAssertion: grant.idToken,
+  };
+  if ('documents' in binding) {
+    return {
+      ...common,
+      documents: binding.documents.map((d) => ({ ...d, ...(d.format === 'cms' ? level : {}) })),
+    };
+  }
+  return {
+    ...common,
+    digest: binding.digest,
+    digestAlgorithm: binding.digestAlgorithm,
+    format: binding.format,
+    ...(binding.profile ? { profile: binding.profile, ...level } : {}),
+  };
+}
+
+/**
+ * The request as the pipeline answered it; its refusal, or a failed request's error, as the CSC error
+ * cscErrorFor maps it to.
+ */
+export function requestOf(outcome: SubmitOutcome): SignRequestView | undefined {
+  if (outcome.kind === 'refused') throw intakeRefusal(outcome.error);
+  if (outcome.kind === 'accepted') return undefined;
+  const { request } = outcome;
+  if (request.error?.code) throw intakeRefusal(request.error);
+  return request;
+}
+
+/** The CSC answer of a signed request of the pipeline (in order), or undefined when it is not signed. */
+export function signedAnswer(
+  outcome: SubmitOutcome,
+  method: CscMethod,
+  count: number,
+  returnValidationInfo: boolean,
+): HttpResult | undefined {
+  const request = requestOf(outcome);
+  if (request?.status !== 'signed') return undefined;
+  const results = request.documents ?? [request];
+  const values = results.map((r) => (method === 'signHash' ? r.signature : r.cms));
+  if (!values.every((v) => typeof v === 'string') || values.length !== count) return undefined;
+  if (method === 'signHash') return json(200, { signatures: values });
+  return json(200, {
+    SignatureObject: values,
+    ...(returnValidationInfo ? { validationInfo: validationInfoOf(results) } : {}),
+  });
+}
+
+export const notSigned = (): never => {
+  throw new CscError('server_error', 'the signature was not made within the wait');
+};
+
+type SignedResult = Pick<SignRequestView, 'validationData'>;
+
+/** CSC validationInfo: the DER (base64) certificates, OCSP responses and CRLs of the results, once each. */
+function validationInfoOf(results: readonly SignedResult[]): Record<string, string[]> {
+  const all = (pick: (r: SignedResult) => readonly string[] | undefined) => [
+    ...new Set(results.flatMap((r) => pick(r) ?? [])),
+  ];
+  return {
+    certificates: all((r) => r.validationData?.certificates),
+    ocsp: all((r) => r.validationData?.ocspResponses),
+    crl: all((r) => r.validationData?.crls),
+  };
+}

@@ -1,0 +1,3 @@
+export { bodyBytes, headerOf, json, redirect, type HttpEvent, type HttpResult } from './http';
+export { beginLogin, finishLogin, newFlowId, type IdentityProviderLogin } from './login';
+export type { DoorLog } from './types';
