@@ -189,6 +189,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   // Read by libraries from this process's environment: SoftHSM its configuration file's path (at the
   // PKCS#11 module's initialisation), Powertools whether to print metric lines.
   for (const name of ['SOFTHSM2_CONF', 'POWERTOOLS_METRICS_DISABLED']) process.env[name] = env[name];
+  // The PIN never lives in configuration: an `env:` PIN source is read from the process's environment
+  // when the HSM logs in, so the functions this process hosts find a PIN given in options.env there too.
+  for (const name of pinVariables(env)) if (env[name] !== undefined) process.env[name] = env[name];
   const standIns = await startStandIns(
     {
       log,
@@ -661,4 +664,15 @@ function closeServer(server: Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+}
+
+/** The variables `env:` PIN sources name (HSM_PIN_SOURCE and the CA side's, default `env:HSM_PIN`). */
+function pinVariables(env: Env): string[] {
+  const specs = [
+    env.HSM_PIN_SOURCE || 'env:HSM_PIN',
+    env.CA_HSM_PIN_SOURCE,
+    env.OCSP_HSM_PIN_SOURCE,
+    env.TSA_HSM_PIN_SOURCE,
+  ];
+  return specs.flatMap((spec) => (spec?.startsWith('env:') ? [spec.slice('env:'.length)] : []));
 }
