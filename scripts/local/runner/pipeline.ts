@@ -186,9 +186,12 @@ type WrapEndpoint = (service: 'dynamodb' | 'sqs' | 'lambda', variable: string) =
 export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
   const log = options.log ?? ((line: string) => console.log(line));
   const env: Env = { ...localHsmEnv(), ...LOCAL_DEFAULTS, ...definedEntries(process.env), ...options.env };
-  // Read by libraries from this process's environment: SoftHSM its configuration file's path (at the
-  // PKCS#11 module's initialisation), Powertools whether to print metric lines.
-  for (const name of ['SOFTHSM2_CONF', 'POWERTOOLS_METRICS_DISABLED']) process.env[name] = env[name];
+  // Read from this process's environment, not from a function's configuration: SoftHSM its configuration
+  // file's path (at the PKCS#11 module's initialisation), Powertools whether to print metric lines, every
+  // logger its level, every SDK client whether to record its calls (AWS_CALL_RECORD_FILE).
+  for (const name of ['SOFTHSM2_CONF', 'POWERTOOLS_METRICS_DISABLED', 'LOG_LEVEL', 'AWS_CALL_RECORD_FILE']) {
+    if (env[name] !== undefined) process.env[name] = env[name];
+  }
   // The PIN never lives in configuration: an `env:` PIN source is read from the process's environment
   // when the HSM logs in, so the functions this process hosts find a PIN given in options.env there too.
   for (const name of pinVariables(env)) if (env[name] !== undefined) process.env[name] = env[name];
@@ -207,6 +210,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   let ready = options.startsReady ?? true;
   try {
     Object.assign(env, standIns.env());
+    // The AWS SDK's default credential chain reads this process's credentials from its environment: the
+    // stand-ins' until the CA side makes the runner's own (startCaSide).
+    for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']) process.env[name] ||= env[name];
     const wrap: WrapEndpoint = async (service, variable) => {
       const url = env[variable];
       if (options.wrapEndpoint && url) env[variable] = await options.wrapEndpoint(service, url);
