@@ -2,7 +2,8 @@
  * The CSC door as one function of an API Gateway event: the route (CSC_ROUTES of @pipeline/resources,
  * under CSC_BASE_PATH) to its method; every refusal in the CSC error shape.
  */
-import { cscInfo } from '@pipeline/core/csc';
+import { cscErrorOf, cscInfo } from '@pipeline/core/csc';
+import { clientFailureOf } from '@pipeline/core/shared';
 import { json, type HttpEvent, type HttpResult } from '@pipeline/doors';
 import { CSC_BASE_PATH } from '@pipeline/resources';
 import { authorize, pushedAuthorize } from './authorize';
@@ -19,12 +20,14 @@ export async function handleCscEvent(event: HttpEvent, deps: CscDoorDeps): Promi
   try {
     return await route(event, deps);
   } catch (err) {
-    if (err instanceof CscError) return refusal(err);
-    deps.logger.error('unexpected CSC failure', {
-      errorName: (err as Error)?.name,
-      stack: (err as Error)?.stack,
-    });
-    return refusal(new CscError('server_error', 'internal error'));
+    // Its own OAuth refusals as they are; anything else through the service's one mapping (cscErrorOf).
+    if (!(err instanceof CscError) && clientFailureOf(err).kind === 'internal') {
+      deps.logger.error('unexpected CSC failure', {
+        errorName: (err as Error)?.name,
+        stack: (err as Error)?.stack,
+      });
+    }
+    return refusal(cscErrorOf(err));
   }
 }
 
