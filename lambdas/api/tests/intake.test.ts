@@ -3,31 +3,8 @@
  * over in-memory ports; no HTTP event in or out.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { SignRequestRecord } from '@pipeline/core/signing';
-import { anyAssertion, memoryAssertionStore } from '../../test-support/test-issuer';
-import { read, submit, type ApiDeps } from '../src';
-
-function memoryDeps(overrides: Partial<ApiDeps> = {}): ApiDeps & { records: Map<string, SignRequestRecord> } {
-  const records = new Map<string, SignRequestRecord>();
-  return {
-    records,
-    requests: {
-      create: async (r) => (records.has(r.id) ? false : (records.set(r.id, r), true)),
-      get: async (id) => records.get(id),
-      discard: async (id) => void records.delete(id),
-    },
-    queue: { enqueue: async () => undefined, depth: async () => ({ visible: 0, inFlight: 0 }) },
-    pool: { available: async () => ({ 'RSA-2048': 3, 'EC-P256': 3 }) },
-    settings: {
-      maxBodyBytes: 16384,
-      retentionSeconds: 3600,
-      rejectWhenPoolEmpty: false,
-      retryAfterSeconds: 30,
-    },
-    identity: { verifier: anyAssertion, assertions: memoryAssertionStore() },
-    ...overrides,
-  };
-}
+import { read, submit } from '../src';
+import { memoryDeps } from './memory-deps';
 
 const request = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   digest: createHash('sha256').update('x').digest('base64'),
