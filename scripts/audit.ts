@@ -11,7 +11,7 @@
  * cross-checks every revocation between the certificate records, the audit log and the published CRL,
  * and names any key used for two requests and every refused attempt to have a key certified again (a
  * copy of a certified key, or one re-encoded), with the request and serial it was certified for, and
- * every request id, identity assertion and public key certified more than once (superseded pairs apart).
+ * every request id, identity assertion and public key certified more than once (takeovers' superseded chains apart).
  * Exit 0 when all agree, 1 when something is named, 2 when it could not run.
  *
  * prove checks one signed request's receipt: the audit key's signature over its entry as chain head, its

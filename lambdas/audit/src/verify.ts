@@ -84,7 +84,7 @@ export function formatKeyUsage(usage: KeyUsageReport): string[] {
 /**
  * Human-readable lines on the certificates the log names: every request id, identity assertion and public
  * key certified more than once (one approval, two certificates), and the superseded pairs (a takeover's
- * second certificate after the first was revoked `superseded`), which are not a failure.
+ * replacement after the certificate before it was revoked `superseded`), which are not a failure.
  */
 export function formatCertifications(report: CertificationReport): string[] {
   const pairs = report.superseded.length;

@@ -1,10 +1,11 @@
 /**
  * certifications over a log written through the AuditLog (memory store): a request id, assertion or public
- * key certified twice is named from the log alone; a superseded pair is not, in whatever chains and order
- * its three events sit.
+ * key certified twice is named from the log alone; a superseded pair or chain is not, in whatever chains
+ * and order its events sit.
  */
 import { createHash } from 'node:crypto';
 import { certifications, type AuditEvent, type CertificationReport } from '@pipeline/core/audit';
+import { MAX_REPLACEMENTS } from '@pipeline/core/pki';
 import { AuditLog, formatCertifications } from '../src';
 import { MemoryAuditStore } from '../../test-support/memory-audit-store';
 
@@ -87,6 +88,31 @@ test('a superseded pair is named as such, not a failure, whatever the chains its
     [1, 1500, [issued('req-1', '0b01', 'login-1', 'key-1')]],
   ]);
   expect([sameKey.superseded.length, sameKey.repeated]).toEqual([1, []]);
+});
+
+test('a superseded chain (takeovers of takeovers) is its links, not a failure; a longer one than the CA allows is', async () => {
+  const serial = (n: number): string => `0${n}01`;
+  const chain = (issuances: number): Array<[number, number, AuditEvent[]]> =>
+    Array.from({ length: issuances }, (_, n) => [
+      n % 3,
+      1000 * (n + 1),
+      [
+        issued('req-1', serial(n), 'login-1', `key-${n}`),
+        ...(n + 1 < issuances ? [revoked(serial(n), 'superseded', 'req-1')] : []),
+      ],
+    ]);
+  const three = await report(chain(3));
+  expect(three).toEqual({
+    certificates: 3,
+    superseded: [
+      { requestId: 'req-1', revokedSerial: '0001', serial: '0101' },
+      { requestId: 'req-1', revokedSerial: '0101', serial: '0201' },
+    ],
+    repeated: [],
+  });
+  expect((await report(chain(1 + MAX_REPLACEMENTS))).repeated).toEqual([]);
+  const tooLong = await report(chain(2 + MAX_REPLACEMENTS));
+  expect([tooLong.superseded, tooLong.repeated.map((x) => x.by)]).toEqual([[], ['request', 'assertion']]);
 });
 
 test.each<[string, Array<[number, number, AuditEvent[]]>, string[]]>([

@@ -16,6 +16,7 @@ import {
 } from '@pipeline/core/identity';
 import {
   canonicalPublicKey,
+  MAX_REPLACEMENTS,
   type BatchCertificateIssuer,
   type CertificateIssuer,
   type IssuanceRegisters,
@@ -269,7 +270,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
         await Promise.all(
           round.map(async (i) => {
             try {
-              return { i, record: await this.signLeaf(items[i], previous[i]?.serialHex) };
+              return { i, record: await this.signLeaf(items[i], previous[i]) };
             } catch (err) {
               outcomes[i] = failed(err);
               return undefined;
@@ -401,7 +402,7 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
    * The rules on what the store already holds: the same key again is a retry (the stored certificate);
    * a key certified before, or an assertion certified for another request, is refused; another key for a
    * request that has a certificate is refused (the certificate was released to its attempt when it was
-   * issued), with one exception: an attempt that took the request over gets one replacement when the
+   * issued), with one exception: an attempt that took the request over gets a replacement when the
    * evidence shows the certificate signed nothing that left the service (see replacementRefusal), and
    * the earlier serial is revoked `superseded` in the same write (one approval, one valid certificate).
    * Refusals are outcomes (audited, with the `dropped` serial of a write they cancelled); a failure to
@@ -441,13 +442,13 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
    * no signature made with it left the service. A signer appends `signature.made` (request, key) to the
    * audit log before it stores the result that carries the signature, and only the attempt that owns the
    * request can store it, so no such event since the certificate's issuance (read back from every chain)
-   * means none left; the taking over already ended the dead attempt's ownership. Also: once per request
-   * (a replacement is never replaced), and never a revoked serial (no revocation is undone by a new
+   * means none left; the taking over already ended the dead attempt's ownership. Also: at most
+   * MAX_REPLACEMENTS per request, and never a revoked serial (no revocation is undone by a new
    * certificate). The write checks the last two again, atomically.
    */
   private async replacementRefusal(existing: IssuedCertificateRecord): Promise<string | undefined> {
     const { signatures, certificates } = this.deps;
-    if (existing.supersedes !== undefined) return 'it already replaced one';
+    if ((existing.replacements ?? 0) >= MAX_REPLACEMENTS) return `it was replaced ${MAX_REPLACEMENTS} times`;
     if (!signatures || !certificates.serialState) return 'this CA replaces none';
     if ((await certificates.serialState(existing.serialHex)) !== 'valid') return 'it is revoked';
     const made = await signatures.signatureMade({
@@ -512,7 +513,10 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
   }
 
   /** Builds and signs the leaf certificate of a checked request (storing it is another step). */
-  private async signLeaf(checked: Checked, supersedes?: string): Promise<IssuedCertificateRecord> {
+  private async signLeaf(
+    checked: Checked,
+    previous?: IssuedCertificateRecord,
+  ): Promise<IssuedCertificateRecord> {
     const config = this.deps.config;
     const { input, spki } = checked;
     const urls = pkiUrls(config.pkiBaseUrl);
@@ -562,10 +566,12 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       certificatePem: pem('CERTIFICATE', der),
       chainPem: this.chainPem,
       // Released to its attempt as it is recorded: the request gets no other certificate after it (but
-      // one replacement for a takeover, see replacementRefusal).
+      // a takeover's replacement, see replacementRefusal).
       ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
       releasedAt: now,
-      ...(supersedes === undefined ? {} : { supersedes }),
+      ...(previous === undefined
+        ? {}
+        : { supersedes: previous.serialHex, replacements: (previous.replacements ?? 0) + 1 }),
     };
   }
 

@@ -568,7 +568,7 @@ describe('issuance rules', () => {
     const auditEvents = async () =>
       eventsOf(await new AuditRepository(doc, { tableName: tables.audit }).readAll());
 
-    it('one replacement, the first serial revoked superseded in the same transaction as the new certificate and both events', async () => {
+    it('a replacement, the first serial revoked superseded in the same transaction as the new certificate and both events', async () => {
       const { evidence, issued, first } = await crashed();
       const second = await keyAndCsr(hsm, 'EC-P256', keys);
       const carriedBefore = carrying.length;
@@ -591,6 +591,7 @@ describe('issuance rules', () => {
         serialHex: replaced.serialHex,
         attemptId: 'attempt-2',
         supersedes: issued.serialHex,
+        replacements: 1,
       });
       // Revoked as the revocation function records it: OCSP and the next CRL show it, reason superseded.
       const status = await certificates.statuses([issued.serialHex, replaced.serialHex]);
@@ -614,15 +615,20 @@ describe('issuance rules', () => {
         ['certificate.revoked', issued.serialHex],
         ['certificate.issued', replaced.serialHex],
       ]);
-      // The replacement's own retry gets it back; a third attempt gets nothing: once per request.
+      // The replacement's own retry gets it back; a third attempt (the second died too) replaces it.
       expect(await replacing.issue({ ...evidence, csrDer: second.csrDer, attemptId: 'attempt-2' })).toEqual(
         replaced,
       );
       const third = await keyAndCsr(hsm, 'EC-P256', keys);
-      await expect(
-        replacing.issue({ ...evidence, csrDer: third.csrDer, attemptId: 'attempt-3' }),
-      ).rejects.toBeInstanceOf(AlreadyCertifiedError);
-      expect((await certificates.getByRequest(evidence.requestId))?.serialHex).toBe(replaced.serialHex);
+      const again = await replacing.issue({ ...evidence, csrDer: third.csrDer, attemptId: 'attempt-3' });
+      expect(await certificates.getByRequest(evidence.requestId)).toMatchObject({
+        serialHex: again.serialHex,
+        supersedes: replaced.serialHex,
+        replacements: 2,
+      });
+      expect(
+        (await certificates.statuses([replaced.serialHex])).get(replaced.serialHex)?.revocation,
+      ).toMatchObject({ reason: 'superseded' });
       // The dead attempt's key stays certified once: it cannot come back for anything.
       await expect(replacing.issue({ ...evidenceFor(), csrDer: first.csrDer })).rejects.toBeInstanceOf(
         PublicKeyAlreadyCertifiedError,

@@ -28,6 +28,7 @@ import {
   type SignerIdentity,
 } from '@pipeline/core/identity';
 import {
+  MAX_REPLACEMENTS,
   SerialCollisionError,
   type CertificateToRecord,
   type IssuanceLookup,
@@ -132,11 +133,14 @@ class MemoryCertificateStore implements IssuedCertificateStore, LoggedCertificat
     return !serial ? 'unknown' : serial.revoked ? 'revoked' : 'valid';
   }
 
-  /** The repository's conditions on a request's record: absent, or for a replacement, the one it replaces. */
+  /**
+   * The repository's conditions on a request's record: absent, or for a replacement, the one it replaces,
+   * replaced fewer than MAX_REPLACEMENTS times.
+   */
   private requestRefuses(c: IssuedCertificateRecord): boolean {
     const existing = this.byRequest.get(c.requestId);
     if (c.supersedes === undefined) return existing !== undefined;
-    return existing?.serialHex !== c.supersedes || existing.supersedes !== undefined;
+    return existing?.serialHex !== c.supersedes || (existing.replacements ?? 0) >= MAX_REPLACEMENTS;
   }
 
   /** A replacement's earlier serial must be on record and not revoked. */
@@ -388,7 +392,7 @@ describe('a takeover whose certificate signed nothing that left the service', ()
   const issuedSerials = (events: readonly AuditEvent[]) =>
     events.flatMap((e) => (e.type === 'certificate.issued' ? [e.serial] : []));
 
-  test('gets one replacement: the first serial revoked superseded in the same write, the revocation logged before the issuance', async () => {
+  test('gets a replacement: the first serial revoked superseded in the same write, the revocation logged before the issuance', async () => {
     const { ca, store, events, signatures, crashed, first, firstRecord } = await setUp();
     const retry = await key();
     const second = await ca.issue({ ...crashed, csrDer: retry, attemptId: 'a2' });
@@ -405,6 +409,7 @@ describe('a takeover whose certificate signed nothing that left the service', ()
       serialHex: second.serialHex,
       attemptId: 'a2',
       supersedes: first.serialHex,
+      replacements: 1,
     });
     expect(store.serials.get(first.serialHex)).toEqual({
       requestId: crashed.requestId,
@@ -425,14 +430,33 @@ describe('a takeover whose certificate signed nothing that left the service', ()
     ]);
     // The replacement's own retry (same key) gets it back; nothing more is issued or revoked.
     expect(await ca.issue({ ...crashed, csrDer: retry, attemptId: 'a2' })).toEqual(second);
-    // Once per request: a later takeover gets no third certificate, whatever the log says.
-    await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a3' })).rejects.toMatchObject({
-      code: 'ALREADY_CERTIFIED',
-      message: expect.stringContaining('it already replaced one'),
-    });
     expect(issuedSerials(events)).toEqual([first.serialHex, second.serialHex]);
-    expect(store.byRequest.get(crashed.requestId)?.serialHex).toBe(second.serialHex);
     expect(signatures.queries).toHaveLength(1);
+  });
+
+  test('each later takeover gets a replacement of the last, up to MAX_REPLACEMENTS; then none, whatever the log says', async () => {
+    const { ca, store, events, crashed, first } = await setUp();
+    const serials = [first.serialHex];
+    for (let n = 1; n <= MAX_REPLACEMENTS; n += 1) {
+      const next = await ca.issue({ ...crashed, csrDer: await key(), attemptId: `a${n + 1}` });
+      expect(store.byRequest.get(crashed.requestId)).toMatchObject({
+        serialHex: next.serialHex,
+        supersedes: serials[serials.length - 1],
+        replacements: n,
+      });
+      serials.push(next.serialHex);
+    }
+    // Every certificate but the last revoked superseded; the last stands.
+    expect(serials.map((serial) => store.serials.get(serial)?.reason)).toEqual([
+      ...serials.slice(1).map(() => 'superseded'),
+      undefined,
+    ]);
+    await expect(ca.issue({ ...crashed, csrDer: await key(), attemptId: 'a9' })).rejects.toMatchObject({
+      code: 'ALREADY_CERTIFIED',
+      message: expect.stringContaining(`it was replaced ${MAX_REPLACEMENTS} times`),
+    });
+    expect(issuedSerials(events)).toEqual(serials);
+    expect(store.byRequest.get(crashed.requestId)?.serialHex).toBe(serials[serials.length - 1]);
   });
 
   test('a signature made for the request (or with the key) is in the log: refused, nothing revoked', async () => {

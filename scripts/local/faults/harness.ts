@@ -363,6 +363,8 @@ export interface CertificateItem {
   readonly supersedes?: string;
   /** A serial item: why it was revoked, if it was. */
   readonly revocationReason?: string;
+  /** A serial item revoked `superseded`: the serial that replaced it. */
+  readonly supersededBy?: string;
 }
 
 /** Every item of the certificates table: `request` items (one per request) and `serial` items. */
@@ -382,43 +384,51 @@ export async function scanCertificates(
         releasedAt: typeof i.releasedAt === 'number' ? i.releasedAt : undefined,
         supersedes: typeof i.supersedes === 'string' ? i.supersedes : undefined,
         revocationReason: typeof i.revocationReason === 'string' ? i.revocationReason : undefined,
+        supersededBy: typeof i.supersededBy === 'string' ? i.supersededBy : undefined,
       }));
   return { byRequest: pick('request'), serials: pick('serial') };
 }
 
 /**
- * Requests with more than one serial, but a takeover's replacement: exactly two, the request's record
- * naming the second, which supersedes the first, revoked `superseded`. One valid certificate per request.
+ * Requests with more than one serial, but the takeovers' replacements: every serial of the request in its
+ * superseded chain. One valid certificate per request.
  */
 export function certifiedTwice(certificates: {
   byRequest: readonly CertificateItem[];
   serials: readonly CertificateItem[];
 }): Record<string, number> {
-  const replaced = new Set(supersededPairs(certificates).map((p) => p.requestId));
+  const chains = new Map(supersededChains(certificates).map((c) => [c.requestId, c.serials.length]));
   return Object.fromEntries(
     Object.entries(duplicates(certificates.serials.map((c) => c.requestId))).filter(
-      ([requestId, n]) => !(n === 2 && replaced.has(requestId)),
+      ([requestId, n]) => chains.get(requestId) !== n,
     ),
   );
 }
 
 /**
  * The takeovers' replacements: requests whose record names a certificate that supersedes an earlier
- * serial of the same request, revoked `superseded`.
+ * serial of the same request, followed back (each earlier one revoked `superseded` by the next) to the
+ * first. `serials` in issuance order, the last the request's standing certificate.
  */
-export function supersededPairs(certificates: {
+export function supersededChains(certificates: {
   byRequest: readonly CertificateItem[];
   serials: readonly CertificateItem[];
-}): Array<{ requestId: string; first: string; second: string }> {
+}): Array<{ requestId: string; serials: string[] }> {
   const serials = new Map(certificates.serials.map((s) => [s.serialHex, s]));
+  const replacedBy = new Map(
+    certificates.serials.flatMap((s) => (s.supersededBy === undefined ? [] : [[s.supersededBy, s] as const])),
+  );
   return certificates.byRequest.flatMap((c) => {
-    const first = c.supersedes === undefined ? undefined : serials.get(c.supersedes);
-    const second = serials.get(c.serialHex);
-    return first?.requestId === c.requestId &&
-      first.revocationReason === 'superseded' &&
-      second?.requestId === c.requestId &&
-      second.revocationReason === undefined
-      ? [{ requestId: c.requestId, first: first.serialHex, second: c.serialHex }]
+    const current = serials.get(c.serialHex);
+    if (current?.requestId !== c.requestId || current.revocationReason !== undefined) return [];
+    const chain = [c.serialHex];
+    for (let earlier = replacedBy.get(c.serialHex); earlier; earlier = replacedBy.get(earlier.serialHex)) {
+      if (earlier.requestId !== c.requestId || earlier.revocationReason !== 'superseded') return [];
+      chain.unshift(earlier.serialHex);
+    }
+    // The request's record names the serial its certificate replaced, as the serials do.
+    return chain.length > 1 && chain[chain.length - 2] === c.supersedes
+      ? [{ requestId: c.requestId, serials: chain }]
       : [];
   });
 }
@@ -527,11 +537,14 @@ export async function expectNoneDuplicated(
   const audit = await readAudit(doc);
   expect(audit.report.issues).toEqual([]);
   expect(audit.report.intact).toBe(true);
-  // The log agrees with the tables: no repeat but the takeovers' replacements the certificate table shows.
+  // The log agrees with the tables: no repeat but the takeovers' replacements the certificate table shows,
+  // link by link (each serial revoked `superseded` before the next of its request was issued).
   expect(audit.certified.repeated).toEqual([]);
-  expect(audit.certified.superseded.map((p) => p.requestId).sort()).toEqual(
-    supersededPairs(certificates)
-      .map((p) => p.requestId)
+  const link = (requestId: string, revoked: string, next: string): string =>
+    `${requestId}: ${revoked} -> ${next}`;
+  expect(audit.certified.superseded.map((p) => link(p.requestId, p.revokedSerial, p.serial)).sort()).toEqual(
+    supersededChains(certificates)
+      .flatMap((c) => c.serials.slice(1).map((next, n) => link(c.requestId, c.serials[n], next)))
       .sort(),
   );
   expect(keysUsedTwice(audit.events)).toEqual({});

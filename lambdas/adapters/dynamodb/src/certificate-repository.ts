@@ -13,9 +13,9 @@
  *                            function for the API before the request is stored (first client keeps it;
  *                            TTL: after its certificate would have expired)
  * REQ# is written with the signer attempt its certificate is released to (`attemptId`, `releasedAt`):
- * the request gets no other certificate after it but one replacement. A replacement (`supersedes`, the
- * earlier serial) overwrites REQ# only if it still names the earlier serial and replaces nothing itself,
- * and revokes the earlier SERIAL# (reason `superseded`, by `ca`) only if it exists and is not revoked, in
+ * the request gets no other certificate after it but a takeover's replacement. A replacement
+ * (`supersedes`, the earlier serial; `replacements`, its count) overwrites REQ# only if it still names the
+ * earlier serial and the count stays within MAX_REPLACEMENTS, and revokes the earlier SERIAL# (reason `superseded`, by `ca`) only if it exists and is not revoked, in
  * the same transaction; the issuing CA updates no other item.
  * Revocation sets `revokedAt`, `revocationReason`, `revokedBy` and `revokedList` (the sparse
  * `revoked-certificates` index) on the SERIAL# item, once. `CRL#<issuer>` items count CRL numbers.
@@ -31,6 +31,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import {
   SerialCollisionError,
+  MAX_REPLACEMENTS,
   SUPERSEDED_BY_CA,
   type CertificateToRecord,
   type IssuanceLookup,
@@ -203,7 +204,8 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
   /**
    * The items of one issuance, in the order the cancellation reasons are read: REQ# and SERIAL# only if
    * new, the assertion's entry only if new or already this request's, the key's only if new. A
-   * replacement's REQ# only over the record of the serial it supersedes, itself no replacement, and a
+   * replacement's REQ# only over the record of the serial it supersedes, replaced fewer than
+   * MAX_REPLACEMENTS times, and a
    * fifth item: that serial revoked `superseded`, only if on record and not revoked.
    */
   public issuanceItems({ certificate, registers }: CertificateToRecord): TransactItem[] {
@@ -222,9 +224,10 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
             Put: {
               TableName,
               Item: { pk: requestKey(requestId), kind: 'request', ...certificate },
-              // Once per request, and only over the certificate it replaces.
-              ConditionExpression: 'serialHex = :previous AND attribute_not_exists(supersedes)',
-              ExpressionAttributeValues: { ':previous': supersedes },
+              // Only over the certificate it replaces, and at most MAX_REPLACEMENTS per request.
+              ConditionExpression:
+                'serialHex = :previous AND (attribute_not_exists(replacements) OR replacements < :max)',
+              ExpressionAttributeValues: { ':previous': supersedes, ':max': MAX_REPLACEMENTS },
             },
           };
     return [

@@ -8,8 +8,12 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
 import { SerialCollisionError } from '@pipeline/ca';
-import type { IssuedCertificateRecord } from '@pipeline/core/pki';
-import type { CertificateToRecord, IssuanceRegisters } from '@pipeline/core/pki';
+import {
+  MAX_REPLACEMENTS,
+  type CertificateToRecord,
+  type IssuanceRegisters,
+  type IssuedCertificateRecord,
+} from '@pipeline/core/pki';
 import { createTestTables } from '../../../../scripts/local/resources';
 import { AuditLog } from '@pipeline/audit';
 import {
@@ -286,13 +290,14 @@ describe('a replacement (supersedes): the earlier serial revoked superseded in t
       certificate: record({
         requestId: first.certificate.requestId,
         supersedes: first.certificate.serialHex,
+        replacements: 1,
       }),
       registers: registers({ assertionKey: first.registers.assertionKey }),
     };
     return { first: first.certificate, replacement };
   }
 
-  it('stores it over the first and revokes the first serial, once; a second replacement writes nothing', async () => {
+  it('stores it over the first and revokes the first serial, once; another replacement of the first writes nothing', async () => {
     const { first, replacement } = await recorded();
     expect(await repository.record(replacement)).toEqual({ stored: true });
     expect(await repository.getByRequest(first.requestId)).toEqual(replacement.certificate);
@@ -307,17 +312,39 @@ describe('a replacement (supersedes): the earlier serial revoked superseded in t
     expect(await repository.getBySerial(first.serialHex)).toMatchObject({
       supersededBy: replacement.certificate.serialHex,
     });
-    // Once per request: another replacement, of either serial, writes nothing and reads the current one.
-    for (const previous of [first.serialHex, replacement.certificate.serialHex]) {
-      const again = record({ requestId: first.requestId, supersedes: previous });
-      expect(
-        await repository.record({
-          certificate: again,
-          registers: registers({ assertionKey: replacement.registers.assertionKey }),
-        }),
-      ).toEqual({ stored: false, existing: replacement.certificate });
-      expect(await repository.getBySerial(again.serialHex)).toBeUndefined();
+    // Only over the current one: another replacement of the first writes nothing and reads the current one.
+    const again = record({ requestId: first.requestId, supersedes: first.serialHex, replacements: 1 });
+    expect(
+      await repository.record({
+        certificate: again,
+        registers: registers({ assertionKey: replacement.registers.assertionKey }),
+      }),
+    ).toEqual({ stored: false, existing: replacement.certificate });
+    expect(await repository.getBySerial(again.serialHex)).toBeUndefined();
+  });
+
+  it('a chain of replacements up to MAX_REPLACEMENTS, each over the last; then nothing is written', async () => {
+    const { first, replacement } = await recorded();
+    let current = first;
+    for (let n = 1; n <= MAX_REPLACEMENTS + 1; n += 1) {
+      const next =
+        n === 1
+          ? replacement.certificate
+          : record({ requestId: first.requestId, supersedes: current.serialHex, replacements: n });
+      const result = await repository.record({
+        certificate: next,
+        registers: registers({ assertionKey: replacement.registers.assertionKey }),
+      });
+      if (n > MAX_REPLACEMENTS) {
+        expect(result).toEqual({ stored: false, existing: current });
+        expect(await repository.serialState(current.serialHex)).toBe('valid');
+      } else {
+        expect(result).toEqual({ stored: true });
+        expect(await repository.serialState(current.serialHex)).toBe('revoked');
+        current = next;
+      }
     }
+    expect(await repository.getByRequest(first.requestId)).toMatchObject({ replacements: MAX_REPLACEMENTS });
   });
 
   it('a revoked first serial is not superseded: nothing is written and its revocation stays', async () => {

@@ -4,12 +4,13 @@
  * refuse a second issuance, but whoever can write every table can delete them and replay the login; the
  * log keeps both `certificate.issued` events.
  *
- * One repeat is legitimate, a **superseded pair**: a takeover after a node crash gets a second certificate
- * for the same request once the first is revoked with reason `superseded`. Exactly two issuances of one
- * request id and assertion hash, the earlier one's serial revoked `superseded` for that request. The
- * earlier is the one in the older entry (chains are read in chain order, not in time; on equal entry
- * times, the revoked one).
+ * One repeat is legitimate, a **superseded chain**: a takeover after a node crash gets another
+ * certificate for the same request once the current one is revoked with reason `superseded`. Two to
+ * 1 + MAX_REPLACEMENTS issuances of one request id and assertion hash, each but the latest with its
+ * serial revoked `superseded` for that request; each such link is a superseded pair. Issuances are ordered
+ * by their entries' times (chains are read in chain order, not in time; on equal times, revoked first).
  */
+import { MAX_REPLACEMENTS } from '../pki/certificate-store';
 import type { AuditEvent, StoredAuditLog } from './types';
 
 /** One `certificate.issued` event and the time of the entry that holds it. */
@@ -22,15 +23,16 @@ export interface Issuance {
   readonly at: number;
 }
 
+/** One link of a superseded chain. */
 export interface SupersededPair {
   readonly requestId: string;
-  /** The first certificate's serial, revoked `superseded`. */
+  /** The earlier certificate's serial, revoked `superseded`. */
   readonly revokedSerial: string;
   /** The certificate that replaced it. */
   readonly serial: string;
 }
 
-/** A request id, assertion hash or public key hash certified more than once, outside a superseded pair. */
+/** A request id, assertion hash or public key hash certified more than once, outside a superseded chain. */
 export interface RepeatedCertification {
   readonly by: 'request' | 'assertion' | 'key';
   readonly value: string;
@@ -71,13 +73,17 @@ export function certifications(log: StoredAuditLog): CertificationReport {
 
   const byRequest = groupBy(issuances, (i) => i.requestId);
   const superseded: SupersededPair[] = [];
+  /** serial -> the request whose superseded chain it is in. */
+  const chainOf = new Map<string, string>();
   for (const [requestId, group] of byRequest) {
-    const pair = supersededPair(requestId, group, supersededRevocations);
-    if (pair) superseded.push(pair);
+    const links = supersededChain(requestId, group, supersededRevocations);
+    if (!links) continue;
+    superseded.push(...links);
+    group.forEach((i) => chainOf.set(i.serial, requestId));
   }
-  const pairOf = new Set(superseded.map((p) => pairKey(p.revokedSerial, p.serial)));
-  const isPair = (group: readonly Issuance[]): boolean =>
-    group.length === 2 && pairOf.has(pairKey(group[0].serial, group[1].serial));
+  // A repeat within one chain (its request, its assertion, a key certified again in it) is no failure.
+  const isChain = (group: readonly Issuance[]): boolean =>
+    group.every((i) => chainOf.has(i.serial) && chainOf.get(i.serial) === chainOf.get(group[0].serial));
 
   const repeated: RepeatedCertification[] = [];
   const groupings: Array<[RepeatedCertification['by'], Map<string, Issuance[]>]> = [
@@ -87,7 +93,7 @@ export function certifications(log: StoredAuditLog): CertificationReport {
   ];
   for (const [by, groups] of groupings) {
     for (const [value, group] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
-      if (group.length < 2 || isPair(group)) continue;
+      if (group.length < 2 || isChain(group)) continue;
       repeated.push({ by, value, issuances: group.map(({ requestId, serial }) => ({ requestId, serial })) });
     }
   }
@@ -95,20 +101,24 @@ export function certifications(log: StoredAuditLog): CertificationReport {
   return { certificates: issuances.length, superseded, repeated };
 }
 
-/** The request's two issuances as a superseded pair, or undefined when they are not one. */
-function supersededPair(
+/** The links of the request's issuances as a superseded chain, or undefined when they are not one. */
+function supersededChain(
   requestId: string,
   group: readonly Issuance[],
   revocations: ReadonlyMap<string, ReadonlySet<string | undefined>>,
-): SupersededPair | undefined {
-  if (group.length !== 2) return undefined;
-  const [a, b] = group;
-  if (a.serial === b.serial || a.assertionHash !== b.assertionHash) return undefined;
+): SupersededPair[] | undefined {
+  if (group.length < 2 || group.length > 1 + MAX_REPLACEMENTS) return undefined;
+  if (new Set(group.map((i) => i.serial)).size !== group.length) return undefined;
+  if (group.some((i) => i.assertionHash !== group[0].assertionHash)) return undefined;
   const revoked = (i: Issuance): boolean => revocations.get(i.serial)?.has(requestId) ?? false;
-  // The earlier by its entry's time; on equal times (or none), the revoked one.
-  const aFirst = a.at < b.at || (!(b.at < a.at) && revoked(a));
-  const [first, second] = aFirst ? [a, b] : [b, a];
-  return revoked(first) ? { requestId, revokedSerial: first.serial, serial: second.serial } : undefined;
+  // By entry time; on equal times (or none), the revoked before the standing one.
+  const ordered = [...group].sort((a, b) =>
+    a.at < b.at ? -1 : b.at < a.at ? 1 : Number(revoked(b)) - Number(revoked(a)),
+  );
+  const links = ordered
+    .slice(1)
+    .map((next, k) => ({ requestId, revokedSerial: ordered[k].serial, serial: next.serial }));
+  return ordered.slice(0, -1).every(revoked) ? links : undefined;
 }
 
 function groupBy(
@@ -122,8 +132,6 @@ function groupBy(
   }
   return groups;
 }
-
-const pairKey = (x: string, y: string): string => [x, y].sort().join(' ');
 
 function parse(text: string): AuditEvent | undefined {
   try {

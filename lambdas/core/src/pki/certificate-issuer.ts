@@ -28,7 +28,7 @@ export interface IssueCertificateInput {
   /**
    * The signer's attempt that owns the request: the certificate is released to it at issuance (the
    * request gets no other certificate after it; an attempt that took the request over is refused, or
-   * given one replacement when the audit log shows no signature made with the first).
+   * given a replacement when the audit log shows no signature made with the current one).
    */
   readonly attemptId?: string;
   /**

@@ -26,16 +26,26 @@ export interface IssuedCertificateRecord {
   readonly attemptId?: string;
   /**
    * Epoch ms: when the certificate was released to its attempt, to be signed with: at issuance, in the
-   * same transaction. The request gets no other certificate after it, but one replacement (`supersedes`).
+   * same transaction. The request gets no other certificate after it, but a takeover's replacement
+   * (`supersedes`).
    */
   readonly releasedAt?: number;
   /**
    * Serial of the request's earlier certificate this one replaced, revoked `superseded` in the same
-   * transaction (a takeover whose dead attempt's certificate signed nothing that left the service). Once
-   * per request: a replacement is never replaced.
+   * transaction (a takeover whose dead attempt's certificate signed nothing that left the service).
    */
   readonly supersedes?: string;
+  /** How many certificates of the request this one follows (with `supersedes`; at most MAX_REPLACEMENTS). */
+  readonly replacements?: number;
 }
+
+/**
+ * Replacements a request's certificate may have: each takeover whose dead attempt signed nothing gets
+ * one, so a request survives as many crashes between certificate and signature as the sign queue has
+ * redeliveries (five deliveries: four takeovers). A bound on certificates per approval, checked by the
+ * CA's write and by the audit log's verification.
+ */
+export const MAX_REPLACEMENTS = 4;
 
 /** The register entries a certificate is recorded with (see IssuedCertificateStore). */
 export interface IssuanceRegisters {

@@ -35,6 +35,7 @@ export {
   SerialCollisionError,
   type SerialState,
   SUPERSEDED_BY_CA,
+  MAX_REPLACEMENTS,
 } from './certificate-store';
 export { type CanonicalPublicKey, canonicalPublicKey, parsedPublicKey } from './public-key';
 export { canonicalLayoutKeyType } from './spki-layout';

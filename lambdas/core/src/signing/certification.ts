@@ -59,7 +59,7 @@ export function proofVerifies(ctx: AttemptContext, usable: UsableKey): boolean {
  * The certificate: the issuer verifies the identity assertion against what this attempt will sign and
  * takes the subject from it, never from the record or the CSR. It is released to this attempt as it is
  * issued: an attempt that takes the request over gets no other (ALREADY_CERTIFIED) unless the audit
- * log shows no signature made with it; then one replacement, the first revoked `superseded`.
+ * log shows no signature made with it; then a replacement, the one before revoked `superseded`.
  */
 export function issueCertificate(ctx: AttemptContext, usable: UsableKey): Promise<IssuedCertificate> {
   const { record } = ctx;

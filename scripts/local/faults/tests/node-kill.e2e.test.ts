@@ -7,7 +7,7 @@
  * lease plus seconds. Bound: every accepted request ends within LEASE + RECOVERY_SLACK of the kill, far
  * under the reconciler's quiet time (5 minutes locally), so the queue, not the backstop, brought the work
  * back. Nothing is signed twice and the audit log stays intact. An attempt the kill cut short after its
- * certificate and before its logged signature signed nothing that left: its takeover gets one replacement
+ * certificate and before its logged signature signed nothing that left: its takeover gets a replacement
  * (the first certificate revoked `superseded`), so every accepted request ends signed.
  *
  * While the node starts, health answers `starting` (503) until the banner, `ok` after it.
@@ -35,7 +35,7 @@ import {
   sleep,
   snapshotTokenFiles,
   submit,
-  supersededPairs,
+  supersededChains,
   waitForTerminal,
   type Submitted,
 } from '../harness';
@@ -290,10 +290,10 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
   try {
     await expectNoneDuplicated(doc, accepted, views);
     // An attempt the kill cut short after its certificate and before its logged signature: its takeover
-    // got one replacement (the first serial revoked `superseded`) and signed with it.
-    const pairs = supersededPairs(await scanCertificates(doc));
-    expect(pairs.filter((p) => views.get(p.requestId)?.certificateSerial !== p.second)).toEqual([]);
-    replaced = pairs.length;
+    // got a replacement (the serial before it revoked `superseded`) and signed with it.
+    const chains = supersededChains(await scanCertificates(doc));
+    expect(chains.filter((c) => views.get(c.requestId)?.certificateSerial !== c.serials.at(-1))).toEqual([]);
+    replaced = chains.length;
     // Not the reconciler's doing: no request was requeued.
     const records = new RequestRepository(doc, { tableName: info.env[TABLES.requests.envVar] });
     const stored = await runAll(accepted, 8, async (s) => records.get(s.id));
@@ -302,7 +302,7 @@ test('SIGKILL of the whole node mid-load: after a restart with LOCAL_PERSIST=1 e
     takenOver = stored.filter((r) => (r?.attempts ?? 0) > 1).length;
     expect(stored.find((r) => r?.id === slow.id)).toMatchObject({ status: 'signed', attempts: 2 });
     // ... with a replacement: the dead attempt's certificate signed nothing that left.
-    expect(pairs.map((p) => p.requestId)).toContain(slow.id);
+    expect(chains.map((c) => c.requestId)).toContain(slow.id);
   } finally {
     doc.destroy();
     process.env = saved;
