@@ -257,16 +257,25 @@ describe('what clients and operators see of it', () => {
     return new Map(rows.map(([, status, code]) => [code, status]));
   };
 
+  /** The gateway responses of the REST API at `path` (its construct path). */
+  const gatewayResponses = (path: string) => {
+    const api = logicalId(template, 'AWS::ApiGateway::RestApi', path);
+    return Object.values(resources(template, 'AWS::ApiGateway::GatewayResponse'))
+      .map(
+        (r) =>
+          r.Properties as {
+            RestApiId: { Ref?: string };
+            ResponseType: string;
+            StatusCode?: string;
+            ResponseTemplates: Record<string, string>;
+          },
+      )
+      .filter((r) => r.RestApiId.Ref === api);
+  };
+
   it("answers every refusal of API Gateway's own in the documented error form", () => {
     const codes = documented();
-    const responses = Object.values(resources(template, 'AWS::ApiGateway::GatewayResponse')).map(
-      (r) =>
-        r.Properties as {
-          ResponseType: string;
-          StatusCode?: string;
-          ResponseTemplates: Record<string, string>;
-        },
-    );
+    const responses = gatewayResponses('/Api/RestApi/Resource');
     // The catch-alls make every other type take the form; these are the ones a client meets most.
     for (const type of [
       'DEFAULT_4XX',
@@ -296,13 +305,41 @@ describe('what clients and operators see of it', () => {
     expect(missingToken.StatusCode).toBe('404');
   });
 
+  it("answers every refusal of API Gateway's own on the CSC API in the CSC error form docs/csc.md lists", () => {
+    // docs/csc.md's error list: `code` status.
+    const csc = readFileSync(join(__dirname, '../docs/csc.md'), 'utf8');
+    const errors = new Map(
+      [...csc.matchAll(/`([a-z_]+)` (\d{3})/g)].map(([, code, status]) => [code, status]),
+    );
+    expect(errors.get('too_many_requests')).toBe('429');
+    const responses = gatewayResponses('CscApi/RestApi/Resource');
+    expect(responses.map((r) => r.ResponseType)).toEqual(
+      expect.arrayContaining(['DEFAULT_4XX', 'DEFAULT_5XX', 'MISSING_AUTHENTICATION_TOKEN', 'THROTTLED']),
+    );
+    for (const response of responses) {
+      const body = JSON.parse(response.ResponseTemplates['application/json']) as Record<string, string>;
+      expect(Object.keys(body)).toEqual(['error', 'error_description']);
+      expect([response.ResponseType, response.StatusCode]).toEqual([
+        response.ResponseType,
+        errors.get(body.error),
+      ]);
+    }
+  });
+
   it('alarms on API and TSA function errors, API 5XX, Lambda throttles and HSM login failures, each with its runbook line', () => {
     const alarms = Object.entries(resources(template, 'AWS::CloudWatch::Alarm')).map(([, a]) =>
       String((a.Metadata as Record<string, string>)['aws:cdk:path']),
     );
     const operations = readFileSync(join(__dirname, '../docs/operations.md'), 'utf8');
     const runbook = operations.slice(operations.indexOf('## When an alarm pages'));
-    for (const name of ['ApiErrors', 'TsaErrors', 'Api5xx', 'LambdaThrottles', 'HsmLoginFailures']) {
+    for (const name of [
+      'ApiErrors',
+      'TsaErrors',
+      'Api5xx',
+      'CscApi5xx',
+      'LambdaThrottles',
+      'HsmLoginFailures',
+    ]) {
       expect(alarms).toContain(`SigningPipelineStack/Observability/${name}/Resource`);
       expect(runbook).toContain(`**${name}**`);
     }

@@ -9,6 +9,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { VIEWER_IP_FUNCTION } from '../cdk/lib/constructs/public-pki';
 import { modelSchema } from '../cdk/lib/openapi-models';
 import { CLOUDHSM_MODULE_PATH } from '../cdk/lib/platform';
+import { CSC_ERRORS } from '@pipeline/core/csc';
 import {
   API_STAGE,
   CSC_BASE_PATH,
@@ -639,6 +640,11 @@ describe('network and HSM access', () => {
   });
 });
 
+const signingApiLogicalId = (): string =>
+  logicalId(template, 'AWS::ApiGateway::RestApi', '/Api/RestApi/Resource');
+const cscApiLogicalId = (): string =>
+  logicalId(template, 'AWS::ApiGateway::RestApi', 'CscApi/RestApi/Resource');
+
 describe('API', () => {
   /** Full resource path (without stage) of every API Gateway resource, from PathPart/ParentId chains. */
   function resourcePaths(): Map<string, string> {
@@ -664,13 +670,13 @@ describe('API', () => {
     return found[0].Properties!;
   }
 
-  const signingApiId = (): string => logicalId(template, 'AWS::ApiGateway::RestApi', 'Api/RestApi/Resource');
+  const signingApiId = signingApiLogicalId;
 
   it('has exactly the ROUTES, IAM authorization on the authenticated ones, health open', () => {
     const methods = Object.values(resources(template, 'AWS::ApiGateway::Method')).filter(
       (m) => (m.Properties!.RestApiId as { Ref?: string }).Ref === signingApiId(),
     );
-    expect(methods).toHaveLength(ROUTES.length + CSC_ROUTES.length);
+    expect(methods).toHaveLength(ROUTES.length);
     for (const route of ROUTES) {
       expect(method(route).AuthorizationType).toBe(route.authenticated ? 'AWS_IAM' : 'NONE');
     }
@@ -729,7 +735,9 @@ describe('API', () => {
     });
   });
 
-  it('serves CSC_ROUTES under CSC_BASE_PATH on the csc function, without IAM or API key (OAuth 2.0 at the function), callback included', () => {
+  const cscApiId = cscApiLogicalId;
+
+  it('serves CSC_ROUTES under CSC_BASE_PATH on the csc function, on an API of its own, without IAM or API key (OAuth 2.0 at the function), callback included', () => {
     const cscFn = fnId('Csc');
     for (const route of CSC_ROUTES) {
       const props = method({
@@ -737,6 +745,7 @@ describe('API', () => {
         resource: `${CSC_BASE_PATH}${route.resource}`,
         authenticated: false,
       });
+      expect(props.RestApiId).toEqual({ Ref: cscApiId() });
       expect([props.AuthorizationType, props.ApiKeyRequired ?? false]).toEqual(['NONE', false]);
       expect(JSON.stringify(props.Integration.Uri)).toContain(cscFn);
       expect(props.Integration.Type).toBe('AWS_PROXY');
@@ -746,22 +755,70 @@ describe('API', () => {
     for (const route of ROUTES) expect(JSON.stringify(method(route).Integration.Uri)).not.toContain(cscFn);
   });
 
-  it('throttles each CSC method at the stage (no usage plan covers a method without an API key)', () => {
-    const stage = Object.values(resources(template, 'AWS::ApiGateway::Stage'))
-      .map((r) => r.Properties!)
-      .find((p) => p.StageName === API_STAGE)!;
-    const settings = stage.MethodSettings as Record<string, unknown>[];
-    for (const route of CSC_ROUTES) {
-      const path = `/${`${CSC_BASE_PATH}${route.resource}`.replace(/\//g, '~1')}`;
-      expect(settings).toContainEqual(
+  it('throttles each CSC method at its stage (no usage plan covers a method without an API key), logged as the sign request API', () => {
+    const stages = Object.values(resources(template, 'AWS::ApiGateway::Stage')).map((r) => r.Properties!);
+    const csc = stages.filter((p) => (p.RestApiId as { Ref?: string }).Ref === cscApiId());
+    expect(csc).toHaveLength(1);
+    expect(csc[0]).toMatchObject({
+      StageName: API_STAGE,
+      TracingEnabled: true,
+      AccessLogSetting: { DestinationArn: expect.anything() },
+      MethodSettings: [
         expect.objectContaining({
-          HttpMethod: route.method,
-          ResourcePath: path,
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          LoggingLevel: 'ERROR',
+          DataTraceEnabled: false,
           ThrottlingRateLimit: 20,
           ThrottlingBurstLimit: 40,
         }),
-      );
+      ],
+    });
+  });
+
+  /** The gateway responses of one REST API, by response type. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- synthesized CloudFormation JSON is untyped
+  function gatewayResponses(apiId: string): Map<string, Record<string, any>> {
+    return new Map(
+      Object.values(resources(template, 'AWS::ApiGateway::GatewayResponse'))
+        .map((r) => r.Properties!)
+        .filter((p) => (p.RestApiId as { Ref?: string }).Ref === apiId)
+        .map((p) => [p.ResponseType as string, p]),
+    );
+  }
+
+  it("answers every response of API Gateway's own on the CSC API in the CSC form, at the CSC error's status", () => {
+    const csc = gatewayResponses(cscApiId());
+    expect([...csc.keys()].sort()).toEqual([...gatewayResponses(signingApiId()).keys()].sort());
+    for (const [type, props] of csc) {
+      const body = JSON.parse(props.ResponseTemplates['application/json'] as string) as Record<
+        string,
+        unknown
+      >;
+      expect([type, Object.keys(body)]).toEqual([type, ['error', 'error_description']]);
+      expect([type, props.StatusCode]).toEqual([
+        type,
+        String(CSC_ERRORS[body.error as keyof typeof CSC_ERRORS]),
+      ]);
     }
+    const of = (type: string) => ({
+      status: csc.get(type)!.StatusCode,
+      body: JSON.parse(csc.get(type)!.ResponseTemplates['application/json'] as string) as unknown,
+      headers: csc.get(type)!.ResponseParameters as unknown,
+    });
+    expect(of('THROTTLED')).toEqual({
+      status: '429',
+      body: { error: 'too_many_requests', error_description: expect.any(String) },
+      headers: { 'gatewayresponse.header.Retry-After': "'1'" },
+    });
+    expect(of('MISSING_AUTHENTICATION_TOKEN')).toMatchObject({
+      status: '404',
+      body: { error: 'not_found', error_description: 'no such CSC method' },
+    });
+    expect(of('INTEGRATION_FAILURE')).toMatchObject({
+      status: '503',
+      body: { error: 'temporarily_unavailable' },
+    });
   });
 
   it("binds the stage to a usage plan with an API key: each client's throttle below the stage's, and a daily quota", () => {
@@ -775,16 +832,8 @@ describe('API', () => {
   });
 
   it('answers throttled and over-quota requests with 429 and the error body of the API', () => {
-    const responses = Object.values(resources(template, 'AWS::ApiGateway::GatewayResponse')).map(
-      (r) =>
-        r.Properties as {
-          ResponseType: string;
-          StatusCode: string;
-          ResponseParameters?: object;
-          ResponseTemplates: Record<string, string>;
-        },
-    );
-    const of = (type: string) => responses.find((r) => r.ResponseType === type)!;
+    const responses = gatewayResponses(signingApiId());
+    const of = (type: string) => responses.get(type)!;
     expect(of('THROTTLED')).toMatchObject({
       StatusCode: '429',
       ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
@@ -841,6 +890,19 @@ describe('observability', () => {
         expect.objectContaining({
           MetricName: 'Errors',
           Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId(name) } }],
+        }),
+      );
+    }
+    // 5XX of each API, by its name (the stage metrics' dimension): two APIs, two names.
+    const apiNames = [signingApiLogicalId(), cscApiLogicalId()].map(
+      (id) => resources(template, 'AWS::ApiGateway::RestApi')[id].Properties!.Name,
+    );
+    expect(new Set(apiNames).size).toBe(2);
+    for (const name of apiNames) {
+      expect(alarms).toContainEqual(
+        expect.objectContaining({
+          MetricName: '5XXError',
+          Dimensions: expect.arrayContaining([{ Name: 'ApiName', Value: name }]),
         }),
       );
     }

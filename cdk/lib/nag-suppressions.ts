@@ -1,8 +1,10 @@
 import { Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { CSC_BASE_PATH, CSC_ROUTES } from '@pipeline/resources';
 import type { SigningApi } from './constructs/api';
 import type { AuditAnchors } from './constructs/audit-anchors';
+import type { CscApi } from './constructs/csc-api';
 import type { CscSecrets } from './constructs/csc-secrets';
 import type { PipelineFunctions } from './constructs/functions';
 import type { HsmAccess } from './constructs/hsm-access';
@@ -15,6 +17,7 @@ import type { PublicPki } from './constructs/public-pki';
  */
 export interface NagSubject extends Pick<Stack, 'getLogicalId'> {
   readonly api: SigningApi;
+  readonly cscApi?: CscApi;
   readonly auditAnchors: AuditAnchors;
   readonly cscSecrets?: CscSecrets;
   readonly functions: PipelineFunctions;
@@ -44,7 +47,7 @@ export function addNagSuppressions(stack: NagSubject): NagAcknowledgement[] {
   acknowledgeSecretsAndAnchors(stack, ack);
   acknowledgeNetwork(stack, ack);
   acknowledgeSigningApi(stack, ack);
-  if (stack.functions.csc) acknowledgeCscApi(stack, ack);
+  if (stack.cscApi) acknowledgeCscApi(stack.cscApi.restApi, ack);
   acknowledgePublicPki(stack, ack);
   return acknowledgements;
 }
@@ -170,8 +173,7 @@ function acknowledgeSigningApi(stack: NagSubject, ack: Ack): void {
     'AwsSolutions-APIG3',
     'Every sign request method requires SigV4 from an IAM principal the operator granted ' +
       'execute-api:Invoke, and the usage plan throttles per client; anonymous traffic is rejected before ' +
-      'integration. The CSC methods (OAuth 2.0 at the function) and health are throttled per method at the ' +
-      'stage. A WAF web ACL can be associated to the v1 stage where policy demands it.',
+      'integration. Health is throttled at the stage. A WAF web ACL can be associated to the v1 stage where policy demands it.',
   );
   const health = stack.api.restApi.root.resourceForPath('/health').node.tryFindChild('GET');
   if (health) {
@@ -190,9 +192,21 @@ function acknowledgeSigningApi(stack: NagSubject, ack: Ack): void {
  * The CSC API's methods: no IAM or API key at the gateway, because its callers are OAuth 2.0 clients
  * (and, on the callback, the citizen's browser) that authenticate to the function (docs/csc.md).
  */
-function acknowledgeCscApi(stack: NagSubject, ack: Ack): void {
+function acknowledgeCscApi(api: RestApi, ack: Ack): void {
+  ack(
+    api,
+    'AwsSolutions-APIG2',
+    'No request validation at the gateway: the CSC function answers every malformed request in the CSC ' +
+      'error form ({error, error_description}), which a gateway 400 would not be.',
+  );
+  ack(
+    api,
+    'AwsSolutions-APIG3',
+    'CSC clients authenticate to the function (OAuth 2.0); every method is throttled at the stage. A WAF ' +
+      'web ACL can be associated to the v1 stage where policy demands it.',
+  );
   for (const route of CSC_ROUTES) {
-    const method = stack.api.restApi.root
+    const method = api.root
       .resourceForPath(`${CSC_BASE_PATH}${route.resource}`)
       .node.tryFindChild(route.method);
     if (!method) throw new Error(`CSC method ${route.method} ${route.resource} is missing`);

@@ -2,6 +2,7 @@ import { Aspects, CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ENV } from '@pipeline/config';
 import { SigningApi } from './constructs/api';
+import { CscApi } from './constructs/csc-api';
 import { AuditAnchors } from './constructs/audit-anchors';
 import { CscSecrets } from './constructs/csc-secrets';
 import { PipelineFunctions } from './constructs/functions';
@@ -36,6 +37,8 @@ export class SigningPipelineStack extends Stack {
   public readonly functions: PipelineFunctions;
   public readonly auditAnchors: AuditAnchors;
   public readonly api: SigningApi;
+  /** The CSC API v2, where deployed (settings.csc). */
+  public readonly cscApi?: CscApi;
   public readonly pki: PublicPki;
   public readonly observability: Observability;
   /** cdk-nag findings this stack accepts, with reasons (see nag-suppressions.ts). */
@@ -84,15 +87,20 @@ export class SigningPipelineStack extends Stack {
     this.functions.connectAuditAnchors(this.auditAnchors.bucket);
     this.api = new SigningApi(this, 'Api', {
       handler: this.functions.api,
-      ...(this.functions.csc && settings.csc
-        ? { csc: { handler: this.functions.csc, throttle: settings.csc } }
-        : {}),
       limits: settings.api.limits,
       clients: settings.api.clients,
     });
+    if (this.functions.csc && settings.csc) {
+      this.cscApi = new CscApi(this, 'CscApi', {
+        handler: this.functions.csc,
+        throttle: settings.csc,
+        logsRole: this.api.restApi.node.tryFindChild('Account'),
+      });
+    }
     this.bindApiKeysToPrincipals(settings);
     this.observability = new Observability(this, 'Observability', {
       stage: this.api.restApi.deploymentStage,
+      ...(this.cscApi ? { cscStage: this.cscApi.restApi.deploymentStage } : {}),
       queue: this.signQueue.queue,
       deadLetterQueue: this.signQueue.deadLetterQueue,
       functions: {
@@ -144,6 +152,8 @@ export class SigningPipelineStack extends Stack {
     new CfnOutput(this, 'SignQueueUrl', { value: this.signQueue.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.signQueue.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'AuditAnchorsBucket', { value: this.auditAnchors.bucket.bucketName });
+    // The value of cscBaseUrl on the second pass, unless a custom domain serves the CSC API.
+    if (this.cscApi) new CfnOutput(this, 'CscApiUrl', { value: this.cscApi.baseUrl });
     if (this.cscSecrets) {
       new CfnOutput(this, 'CscIdpClientKeySecretArn', { value: this.cscSecrets.idpClientKey.secretArn });
       new CfnOutput(this, 'CscClientsSecretArn', { value: this.cscSecrets.clients.secretArn });

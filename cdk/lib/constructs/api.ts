@@ -6,7 +6,7 @@ import { Construct } from 'constructs';
 import openapi from '../../../lambdas/api/openapi.json';
 import type { ApiLimits } from '@pipeline/config';
 import { messageOf, type HttpErrorCode } from '@pipeline/core/shared';
-import { API_STAGE, CSC_BASE_PATH, CSC_ROUTES, ROUTES, type RouteDefinition } from '@pipeline/resources';
+import { API_STAGE, ROUTES, type RouteDefinition } from '@pipeline/resources';
 import { modelSchema } from '../openapi-models';
 
 export interface SigningApiProps {
@@ -15,11 +15,6 @@ export interface SigningApiProps {
   readonly limits: ApiLimits;
   /** One API key per calling e-service, for per-client usage plan throttling and quota. */
   readonly clients: readonly string[];
-  /** The CSC API (CSC_ROUTES under CSC_BASE_PATH), where deployed: its function, each method's throttle. */
-  readonly csc?: {
-    readonly handler: lambda.IFunction;
-    readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
-  };
 }
 
 interface OpenApiOperation {
@@ -66,12 +61,9 @@ export class SigningApi extends Construct {
         // Applied to each method of the stage, whoever calls it.
         throttlingRateLimit: props.limits.stage.rateLimit,
         throttlingBurstLimit: props.limits.stage.burstLimit,
-        // The CSC methods carry no API key, so no usage plan throttles them: each has its own throttle.
-        methodOptions: props.csc && cscMethodThrottles(props.csc.throttle),
       },
     });
     this.addRoutes(props.handler);
-    if (props.csc) this.addCscRoutes(props.csc.handler);
     const { client } = props.limits;
     this.usagePlan = this.restApi.addUsagePlan('UsagePlan', {
       description: 'Per e-service throttle and daily quota of the sign request API',
@@ -117,24 +109,6 @@ export class SigningApi extends Construct {
             }
           : undefined,
       });
-    }
-  }
-
-  /**
-   * CSC_ROUTES under CSC_BASE_PATH on the CSC function, without IAM or API key: CSC clients authenticate
-   * to the function (OAuth 2.0 client secret, bearer access tokens), and the identity provider's callback
-   * is the citizen's browser. No request validation at the gateway: the function answers every refusal
-   * in the CSC error form (docs/csc.md), which a gateway 400 would not be.
-   */
-  private addCscRoutes(handler: lambda.IFunction): void {
-    const integration = new apigw.LambdaIntegration(handler, { proxy: true, allowTestInvoke: false });
-    for (const route of CSC_ROUTES) {
-      this.restApi.root
-        .resourceForPath(`${CSC_BASE_PATH}${route.resource}`)
-        .addMethod(route.method, integration, {
-          authorizationType: apigw.AuthorizationType.NONE,
-          apiKeyRequired: false,
-        });
     }
   }
 
@@ -194,19 +168,6 @@ export const GATEWAY_RESPONSES: Readonly<Record<string, GatewayResponse>> = {
   DEFAULT_4XX: { code: 'FORBIDDEN', message: 'the request was refused by the gateway' },
   DEFAULT_5XX: { code: 'INTERNAL_ERROR' },
 };
-
-/** Each CSC method's throttle, as the stage's method settings (`<resource path>/<method>`). */
-function cscMethodThrottles(throttle: {
-  readonly rateLimit: number;
-  readonly burstLimit: number;
-}): Record<string, apigw.MethodDeploymentOptions> {
-  return Object.fromEntries(
-    CSC_ROUTES.map((route) => [
-      `${CSC_BASE_PATH}${route.resource}/${route.method}`,
-      { throttlingRateLimit: throttle.rateLimit, throttlingBurstLimit: throttle.burstLimit },
-    ]),
-  );
-}
 
 /** The API's Error schema as a gateway response template (static: these templates substitute no VTL). */
 function errorBody(code: HttpErrorCode, message = messageOf(code)): string {

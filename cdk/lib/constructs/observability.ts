@@ -32,6 +32,8 @@ const FILL_PERIOD = Duration.minutes(SCHEDULES.keygen.rateMinutes);
 
 export interface ObservabilityProps {
   readonly stage: apigw.Stage;
+  /** The CSC API's stage, where it is deployed. */
+  readonly cscStage?: apigw.Stage;
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
   readonly functions: {
@@ -189,6 +191,13 @@ export class Observability extends Construct {
       'API Gateway answered 5XX (integration failures and timeouts, function errors): read the API function log and the access log',
       props.stage.metricServerError({ statistic: 'Sum', period: Duration.minutes(5) }),
     );
+    if (props.cscStage) {
+      this.alarmOnAny(
+        'CscApi5xx',
+        'The CSC API answered 5XX (integration failures and timeouts, function errors): read the csc function log and the CSC API access log',
+        props.cscStage.metricServerError({ statistic: 'Sum', period: Duration.minutes(5) }),
+      );
+    }
     this.alarmOnAny(
       'LambdaThrottles',
       "Lambda throttled invocations in this account and region: a function at its reserved concurrency or the account's quota (lambdaConcurrencyQuota)",

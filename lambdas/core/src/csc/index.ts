@@ -24,7 +24,7 @@ export {
   digestAlgorithmOf,
   digestOf,
 } from './credentials';
-export { CSC_ERRORS, CscError, cscErrorFor, cscErrorOf } from './errors';
+export { CSC_ERRORS, CscError, cscErrorFor, cscErrorOf, type CscErrorCode } from './errors';
 export {
   type CscCode,
   type CscFlow,
