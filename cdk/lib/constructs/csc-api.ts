@@ -67,7 +67,7 @@ export class CscApi extends Construct {
     for (const [type, response] of Object.entries(CSC_GATEWAY_RESPONSES)) {
       this.restApi.addGatewayResponse(type, {
         type: apigw.ResponseType.of(type),
-        statusCode: String(CSC_ERRORS[response.error]),
+        statusCode: response.keepStatus ? undefined : String(CSC_ERRORS[response.error]),
         responseHeaders: response.headers,
         templates: {
           'application/json': JSON.stringify({
@@ -89,17 +89,21 @@ interface CscGatewayResponse {
   readonly error: CscErrorCode;
   readonly description: string;
   readonly headers?: Record<string, string>;
+  /** API Gateway's own status for the type (the catch-alls), not the error's. */
+  readonly keepStatus?: boolean;
 }
 
 /**
  * API Gateway's own answers in the CSC form: each of the sign request API's (GATEWAY_RESPONSES), its client
- * code mapped as the function maps it (cscErrorFor), at that CSC error's status, with its headers.
+ * code mapped as the function maps it (cscErrorFor), at that CSC error's status, with its headers. The
+ * 4XX catch-all (a WAF block, a type without its own entry) is `invalid_request` at the gateway's status.
  */
 export const CSC_GATEWAY_RESPONSES: Readonly<Record<string, CscGatewayResponse>> = Object.fromEntries(
   Object.entries(GATEWAY_RESPONSES).map(([type, response]) => [
     type,
     {
-      error: cscErrorFor(response.code),
+      error: type === 'DEFAULT_4XX' ? 'invalid_request' : cscErrorFor(response.code),
+      ...(response.status === undefined ? { keepStatus: true } : {}),
       // No SigV4 here: an unknown route or method is all a missing token can mean.
       description:
         type === 'MISSING_AUTHENTICATION_TOKEN'
