@@ -96,6 +96,7 @@ export function inputHash(
       : [identity.source, identity.client],
     // Every document as resolved, in order (a single document request's canonical form is unchanged).
     ...(input.documents ? [input.documents] : []),
+    ...(input.formatOpen ? ['format open'] : []),
   ]);
   return createHash('sha256').update(canonical).digest('base64url');
 }

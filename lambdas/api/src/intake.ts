@@ -32,6 +32,8 @@ export interface SubmitCall {
   readonly request: unknown;
   /** How long to wait for the request's end, 0 to MAX_WAIT_SECONDS (0: answer at acceptance). */
   readonly waitSeconds: number;
+  /** The login approved the digests in any format (SignRequestInput.formatOpen): the door's word. */
+  readonly formatOpen?: boolean;
 }
 
 export interface ReadCall {
@@ -70,7 +72,8 @@ export type ReadOutcome = Result | Refused;
 /** Submits a sign request: accepted (or, with a wait, its result), or refused with a client code. */
 export async function submit(deps: ApiDeps, call: SubmitCall): Promise<SubmitOutcome> {
   try {
-    const input = parseSignRequest(call.request);
+    const parsed = parseSignRequest(call.request);
+    const input = call.formatOpen ? { ...parsed, formatOpen: true } : parsed;
     // Checked before anything is spent: a bad wait costs neither admission nor the assertion's single use.
     const wait = checkedWait(call.waitSeconds);
     const deadline = (deps.now ?? Date.now)() + wait * 1000;
@@ -187,6 +190,7 @@ async function create(deps: ApiDeps, input: SignRequestInput, clientId: string):
     ...(input.documents ? { documents: input.documents } : {}),
     ...(input.profile ? { profile: input.profile } : {}),
     ...(input.level ? { level: input.level, minimumLevel: input.minimumLevel } : {}),
+    ...(input.formatOpen ? { formatOpen: true } : {}),
     // The hash of the message the citizen approved; the e-service's own message (the CA composes it again).
     ...(input.signMessage && input.approvedMessage
       ? { signMessageHash: signMessageHash(input.approvedMessage), signMessage: input.signMessage }

@@ -43,6 +43,11 @@ export interface SignRequestInput {
   readonly signMessage?: SignMessage;
   /** The message the citizen approves: signMessage, or with `documents` its composition. */
   readonly approvedMessage?: SignMessage;
+  /**
+   * The login approved the digests in any format (AssertionBinding.formatOpen): set by a door whose
+   * client names the format after the login (CSC signDoc), never from the API's wire format.
+   */
+  readonly formatOpen?: boolean;
 }
 
 /**

@@ -758,6 +758,42 @@ describe('a request with documents: the CA recomputes the manifest and composes 
     },
   );
 
+  test('a login that approved the documents in any format certifies them in the format the record names; the format opened or bound on the record after the login is refused', async () => {
+    const { ca, store } = await harness();
+    const bound = documentsRequest();
+    const open = { ...bound.binding, formatOpen: true as const };
+    // Opened after a bound login: another nonce.
+    await expect(
+      ca.issue({ ...bound, binding: open, csrDer: (await keyAndCsr()).csrDer }),
+    ).rejects.toMatchObject({ code: 'ASSERTION_BINDING_MISMATCH' });
+    // An open login: whatever format each document is signed in, it is what the citizen approved.
+    const record = {
+      id: randomUUID(),
+      digest: Buffer.from(manifestHash(DOCUMENTS, true), 'base64url').toString('base64'),
+      digestAlgorithm: 'SHA-256' as const,
+      keyType: 'RSA-2048' as const,
+      signatureAlgorithm: 'RSASSA-PKCS1-v1_5' as const,
+      signer: IDENTITY,
+      documents: DOCUMENTS,
+      signMessageHash: signMessageHash(composeSignMessage(MESSAGE, DOCUMENTS)),
+      formatOpen: true,
+    };
+    const openLogin = { requestId: record.id, assertion: directAssertion(record), signMessage: MESSAGE };
+    const asRaw = DOCUMENTS.map((d) => ({ ...d, format: 'raw' as const, profile: undefined }));
+    const binding = { ...(requestBindingOf(record) as ManifestBinding), documents: asRaw };
+    // Bound after an open login: another nonce.
+    await expect(
+      ca.issue({
+        ...openLogin,
+        binding: { ...binding, formatOpen: undefined },
+        csrDer: (await keyAndCsr()).csrDer,
+      }),
+    ).rejects.toMatchObject({ code: 'ASSERTION_BINDING_MISMATCH' });
+    expect(store.byRequest.size).toBe(0);
+    await ca.issue({ ...openLogin, binding, csrDer: (await keyAndCsr()).csrDer });
+    expect(store.byRequest.size).toBe(1);
+  });
+
   test("refused when the e-service's text is changed on the record (its composition no longer hashes as bound)", async () => {
     const { ca, store } = await harness();
     const request = documentsRequest();

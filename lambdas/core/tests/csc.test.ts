@@ -74,7 +74,7 @@ const refusal = (f: () => unknown): { error: string; error_description: string }
 };
 
 describe('the authorization request', () => {
-  it('binds a credential authorization to the sign request its nonce names: raw, the credential key type and scheme, the hash, the sign message', () => {
+  it('binds a credential authorization to the sign request its nonce names: the hash in any format, the credential key type and scheme, the sign message', () => {
     const request = parse(credentialParams({ description: 'Building permit' }));
     expect(request.scope).toBe('credential');
     const signing = request.signing!;
@@ -85,6 +85,7 @@ describe('the authorization request', () => {
       keyType: 'EC-P256',
       signatureAlgorithm: 'ECDSA',
       format: 'raw',
+      formatOpen: true,
       signMessageHash: signMessageHash(signing.signMessage),
     });
     expect(signing.signMessage.text).toContain('The e-service');
@@ -136,7 +137,8 @@ describe('the authorization request', () => {
         ],
       }),
     }).signing!;
-    expect(signing).toMatchObject({ method: 'signHash', numSignatures: 2 });
+    // The hashes alone: approved in any format, for signHash or for signDoc in the format it names.
+    expect(signing).toMatchObject({ methods: ['signHash', 'signDoc'], numSignatures: 2 });
     const documents = [
       { digestAlgorithm: 'SHA-256', digest: digest.toString('base64'), format: 'raw', name: 'contract.pdf' },
       { digestAlgorithm: 'SHA-256', digest: other.toString('base64'), format: 'raw' },
@@ -150,11 +152,17 @@ describe('the authorization request', () => {
       signatureAlgorithm: 'ECDSA',
       documents,
       signMessageHash: signMessageHash(shown),
+      formatOpen: true,
     } as const;
     expect(signing.binding).toEqual(manifest);
-    // The API's v3 nonce of that request, and the provider is asked to approve the manifest.
+    // The API's v3 nonce of that request, and the provider is asked to approve the manifest, formats open.
     expect(nonceOf(signing)).toBe(assertionNonce(manifest));
-    expect(approvalRequestOf(signing)).toEqual({ tbsData: manifestHash(documents), signMessage: shown });
+    expect(nonceOf(signing)).not.toBe(assertionNonce({ ...manifest, formatOpen: undefined }));
+    expect(approvalRequestOf(signing)).toEqual({
+      tbsData: manifestHash(documents, true),
+      signMessage: shown,
+    });
+    expect(manifestHash(documents, true)).not.toBe(manifestHash(documents));
   });
 
   it('binds a signDoc authorization to cms with the profile of signature_format, and keeps the level', () => {
@@ -162,16 +170,18 @@ describe('the authorization request', () => {
       credentialParams({ signature_format: 'P', conformance_level: 'AdES-B-LT' }),
     ).signing!;
     expect(signing).toMatchObject({
-      method: 'signDoc',
+      methods: ['signDoc'],
       document: { signatureFormat: 'P', conformanceLevel: 'Ades-B-LT', profile: 'PAdES-B-B', level: 'B-LT' },
     });
     expect(signing.binding).toMatchObject({ format: 'cms', profile: 'PAdES-B-B' });
+    expect(signing.binding).not.toHaveProperty('formatOpen');
     const cades = parse(
       credentialParams({ signature_format: 'C', conformance_level: 'AdES-B-LTA' }),
     ).signing!;
     expect(cades.binding).toMatchObject({ format: 'cms', profile: 'CAdES-B-B' });
     expect(cades.document?.level).toBe('B-LTA');
-    expect(parse(credentialParams()).signing?.method).toBe('signHash');
+    expect(parse(credentialParams()).signing?.methods).toEqual(['signHash', 'signDoc']);
+    expect(parse(credentialParams()).signing?.binding).toMatchObject({ format: 'raw', formatOpen: true });
     // The specification's spelling and the common one are the same level.
     expect(
       parse(credentialParams({ signature_format: 'C', conformance_level: 'Ades-B-T' })).signing?.document,
@@ -398,8 +408,8 @@ describe('the one-time credentials', () => {
     // Every conformance level offered is one authorize takes.
     for (const level of info.conformance_levels as string[]) {
       expect(
-        parse(credentialParams({ signature_format: 'C', conformance_level: level })).signing?.method,
-      ).toBe('signDoc');
+        parse(credentialParams({ signature_format: 'C', conformance_level: level })).signing?.methods,
+      ).toEqual(['signDoc']);
     }
   });
 });

@@ -3,14 +3,23 @@
  * intake's wire form), and a signed request's signatures (signHash) or CMS (signDoc), in order.
  */
 import type { SignRequestView, SubmitOutcome } from '@pipeline/api';
-import type { CscGrant, CscMethod } from '@pipeline/core/csc';
+import type { CscDocumentSigning, CscGrant, CscMethod } from '@pipeline/core/csc';
 import { json, type HttpResult } from '@pipeline/doors';
 import { CscError, intakeRefusal } from './errors';
 
-/** The pipeline's sign request the token's signing names: one document, or the documents of its manifest. */
-export function intakeRequest(grant: CscGrant): Record<string, unknown> & { requestId: string } {
-  const { binding, signMessage, document } = grant.signing!;
-  const level = document ? { level: document.level } : {};
+/**
+ * The pipeline's sign request the token's signing names: one document, or the documents of its manifest,
+ * each in its format: the CMS `formats` names for it (signDoc), else raw (signHash).
+ */
+export function intakeRequest(
+  grant: CscGrant,
+  formats: ReadonlyArray<CscDocumentSigning | undefined>,
+): Record<string, unknown> & { requestId: string } {
+  const { binding, signMessage } = grant.signing!;
+  const formatOf = (i: number): Record<string, unknown> => {
+    const d = formats[i];
+    return d ? { format: 'cms', profile: d.profile, level: d.level } : { format: 'raw' };
+  };
   const common = {
     requestId: binding.requestId,
     keyType: binding.keyType,
@@ -21,15 +30,19 @@ export function intakeRequest(grant: CscGrant): Record<string, unknown> & { requ
   if ('documents' in binding) {
     return {
       ...common,
-      documents: binding.documents.map((d) => ({ ...d, ...(d.format === 'cms' ? level : {}) })),
+      documents: binding.documents.map((d, i) => ({
+        digestAlgorithm: d.digestAlgorithm,
+        digest: d.digest,
+        ...(d.name === undefined ? {} : { name: d.name }),
+        ...formatOf(i),
+      })),
     };
   }
   return {
     ...common,
     digest: binding.digest,
     digestAlgorithm: binding.digestAlgorithm,
-    format: binding.format,
-    ...(binding.profile ? { profile: binding.profile, ...level } : {}),
+    ...formatOf(0),
   };
 }
 

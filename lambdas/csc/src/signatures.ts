@@ -8,9 +8,11 @@ import {
   checkSignAlgo,
   conformanceLevelOf,
   credentialById,
+  documentSigning,
   digestAlgorithmOf,
   digestOf,
   registeredClient,
+  type CscDocumentSigning,
   type CscMethod,
   type CscSigning,
 } from '@pipeline/core/csc';
@@ -26,10 +28,10 @@ export async function sign(event: HttpEvent, deps: CscDoorDeps, method: CscMetho
   registeredClient(grant.clientId, deps.config.clients);
   const signing = grant.signing!;
   const body = parseBody(event);
-  if (signing.method !== method) {
+  if (!signing.methods.includes(method)) {
     throw new CscError(
       'invalid_request',
-      `this access token authorizes signatures/${signing.method}, not signatures/${method}`,
+      `this access token authorizes signatures/${signing.methods.join(' or ')}, not signatures/${method}`,
     );
   }
   const credential = credentialById(body.credentialID);
@@ -42,6 +44,8 @@ export async function sign(event: HttpEvent, deps: CscDoorDeps, method: CscMetho
   const asked = method === 'signHash' ? [body] : documentDigestEntries(body, signing);
   const authorized = authorizedDigests(signing);
   const hashes: string[] = [];
+  // Each hash's CMS (signDoc), or none (signHash: raw).
+  const formats: Array<CscDocumentSigning | undefined> = [];
   for (const entry of asked) {
     const digestAlgorithm = digestAlgorithmOf(entry.hashAlgorithmOID);
     checkSignAlgo(credential, entry.signAlgo, digestAlgorithm);
@@ -49,7 +53,10 @@ export async function sign(event: HttpEvent, deps: CscDoorDeps, method: CscMetho
     if (digestAlgorithm !== authorizedAlgorithm(signing)) {
       throw new CscError('invalid_request', 'hashAlgorithmOID is not the one this access token authorizes');
     }
-    for (const h of listed) hashes.push(digestOf(h, digestAlgorithm, 'hashes'));
+    for (const h of listed) {
+      hashes.push(digestOf(h, digestAlgorithm, 'hashes'));
+      formats.push(method === 'signDoc' ? documentFormat(entry, signing) : undefined);
+    }
   }
   if (hashes.length !== authorized.length || hashes.some((h, i) => h !== authorized[i])) {
     throw new CscError('invalid_request', 'hashes are not the hashes this access token authorizes');
@@ -57,10 +64,15 @@ export async function sign(event: HttpEvent, deps: CscDoorDeps, method: CscMetho
   const used = await deps.store.useToken(accessToken, seconds(deps));
   if (!used.ok) throw tokenRefusal(used);
   // What the token says at the moment of its use: the sign request the citizen's login must bind.
-  const request = intakeRequest(used.grant);
+  const request = intakeRequest(used.grant, formats);
   // Mode A: the intake answers at once, the request accepted.
   const waitSeconds = mode === 'S' ? deps.config.signWaitSeconds : 0;
-  const submitted = await deps.intake.submit({ clientId: `csc:${grant.clientId}`, request, waitSeconds });
+  const submitted = await deps.intake.submit({
+    clientId: `csc:${grant.clientId}`,
+    request,
+    waitSeconds,
+    ...(signing.binding.formatOpen ? { formatOpen: true } : {}),
+  });
   const returnValidationInfo = body.returnValidationInfo === true;
   if (mode === 'S') {
     return signedAnswer(submitted, method, authorized.length, returnValidationInfo) ?? notSigned();
@@ -107,10 +119,7 @@ function authorizedAlgorithm(signing: CscSigning): string {
   return 'documents' in binding ? binding.documents[0].digestAlgorithm : binding.digestAlgorithm;
 }
 
-/**
- * signDoc's `documentDigests` (CSC v2 11.11): entries of `hashes` with their `hashAlgorithmOID`,
- * `signAlgo`, `signature_format` and `conformance_level`, which must be the authorized ones.
- */
+/** signDoc's `documentDigests` (CSC v2 11.11): entries of `hashes` with their `hashAlgorithmOID` and `signAlgo`. */
 function documentDigestEntries(
   body: Record<string, unknown>,
   signing: CscSigning,
@@ -122,17 +131,29 @@ function documentDigestEntries(
   if (!Array.isArray(entries) || entries.length === 0 || entries.length > authorizedDigests(signing).length) {
     throw new CscError('invalid_request', 'documentDigests is required');
   }
-  return entries.map((entry: unknown) => {
-    const e = (entry ?? {}) as Record<string, unknown>;
+  return entries.map((entry: unknown) => (entry ?? {}) as Record<string, unknown>);
+}
+
+/**
+ * The CMS a signDoc entry asks for: its `signature_format` and `conformance_level`, which must be the
+ * authorized ones when the authorization bound them, and are the client's choice when its login approved
+ * the hashes in any format.
+ */
+function documentFormat(entry: Record<string, unknown>, signing: CscSigning): CscDocumentSigning {
+  const bound = signing.document;
+  if (bound) {
     if (
-      e.signature_format !== signing.document?.signatureFormat ||
-      conformanceLevelOf(e.conformance_level) !== signing.document?.conformanceLevel
+      entry.signature_format !== bound.signatureFormat ||
+      conformanceLevelOf(entry.conformance_level) !== bound.conformanceLevel
     ) {
       throw new CscError(
         'invalid_request',
         'signature_format and conformance_level must be the ones this access token authorizes',
       );
     }
-    return e;
-  });
+    return bound;
+  }
+  const chosen = documentSigning(entry.signature_format, entry.conformance_level);
+  if (!chosen) throw new CscError('invalid_request', 'signature_format and conformance_level are required');
+  return chosen;
 }

@@ -87,6 +87,7 @@ export function directAssertion(
     | 'signer'
     | 'signMessageHash'
     | 'documents'
+    | 'formatOpen'
   >,
   overrides: Record<string, unknown> = {},
   approvalOverrides: Record<string, unknown> = {},
@@ -106,7 +107,9 @@ export function directAssertion(
                 aud: claims.aud,
                 iat: claims.iat,
                 nonce,
-                tbs_data: record.documents ? manifestHash(record.documents) : record.digest,
+                tbs_data: record.documents
+                  ? manifestHash(record.documents, record.formatOpen)
+                  : record.digest,
                 sign_message_hash: record.signMessageHash,
                 ...approvalOverrides,
               },

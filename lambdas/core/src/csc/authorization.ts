@@ -38,7 +38,7 @@ export interface CscClient {
 
 export type CscScope = 'service' | 'credential';
 
-/** The CSC signing method an authorization is for: never usable for the other (docs/csc.md, "The format"). */
+/** A CSC signing method (docs/csc.md, "The format named at authorization or at signDoc"). */
 export type CscMethod = 'signHash' | 'signDoc';
 
 /** CSC `signature_format` (C: CAdES, P: PAdES) and the profile of the service's CMS it binds. */
@@ -76,21 +76,23 @@ export interface CscDocumentSigning {
 
 /**
  * What a credential authorization authorizes, fixed when the client asks for it (oauth2/authorize) and
- * bound by the citizen's login: the sign request the pipeline will run. An authorization for signHash
- * binds format `raw`; one for signDoc (signature_format and conformance_level given) binds `cms` with
- * its profile (docs/csc.md, "The format"). One hash: the single-document binding (v2); several: the
- * manifest of the documents (v3), each hash a document named by its label.
+ * bound by the citizen's login: the sign request the pipeline will run. With signature_format and
+ * conformance_level given, it binds `cms` with that profile, for signDoc only; with the hashes alone, the
+ * login approves them in any format (`formatOpen`): signHash signs them `raw`, signDoc in the format and
+ * level its body names (docs/csc.md, "The format named at authorization or at signDoc"). One hash: the single-document binding (v2); several:
+ * the manifest of the documents (v3), each hash a document named by its label.
  */
 export interface CscSigning {
   readonly credentialID: string;
-  readonly method: CscMethod;
+  /** The methods it may be used at (once): signDoc alone when the format is bound. */
+  readonly methods: readonly CscMethod[];
   /** The pipeline's sign request: its id is chosen at authorization, so that the nonce can bind it. */
   readonly binding: RequestBinding;
   /** The client's message, as the API receives it (for several documents the API composes the list). */
   readonly signMessage: SignMessage;
   /** How many signatures (hashes) it authorizes: CSC numSignatures. */
   readonly numSignatures: number;
-  /** signDoc only. */
+  /** The format bound at authorization (signDoc only). */
   readonly document?: CscDocumentSigning;
 }
 
@@ -108,7 +110,7 @@ export function approvalRequestOf(signing: CscSigning): { tbsData: string; signM
   const { binding } = signing;
   if (!isManifestBinding(binding)) return { tbsData: binding.digest, signMessage: signing.signMessage };
   return {
-    tbsData: manifestHash(binding.documents),
+    tbsData: manifestHash(binding.documents, binding.formatOpen),
     signMessage: composeSignMessage(signing.signMessage, binding.documents),
   };
 }
@@ -303,7 +305,7 @@ function requestBinding(
       keyType,
       signatureAlgorithm,
       format: documents[0].format,
-      ...(document ? { profile: document.profile } : {}),
+      ...(document ? { profile: document.profile } : { formatOpen: true }),
       signMessageHash: signMessageHash(signMessage),
     };
     return single;
@@ -320,6 +322,7 @@ function requestBinding(
     signatureAlgorithm,
     documents,
     signMessageHash: signMessageHash(composed),
+    ...(document ? {} : { formatOpen: true }),
   };
 }
 
@@ -373,7 +376,7 @@ export function parseAuthorizationRequest(
     scope: 'credential',
     signing: {
       credentialID,
-      method: document ? 'signDoc' : 'signHash',
+      methods: document ? ['signDoc'] : ['signHash', 'signDoc'],
       binding,
       signMessage,
       numSignatures,
@@ -382,7 +385,8 @@ export function parseAuthorizationRequest(
   };
 }
 
-function documentSigning(
+/** signature_format and conformance_level as the service signs them; undefined when both are absent. */
+export function documentSigning(
   signatureFormat: unknown,
   conformanceLevel: unknown,
 ): CscDocumentSigning | undefined {

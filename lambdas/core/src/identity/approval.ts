@@ -33,7 +33,9 @@ export const SIGN_APPROVAL_TYPE = 'sign-approval+jwt';
  */
 export function expectedApproval(binding: RequestBinding): ExpectedApproval | undefined {
   if (binding.signMessageHash === undefined) return undefined;
-  const tbsData = isManifestBinding(binding) ? manifestHash(binding.documents) : binding.digest;
+  const tbsData = isManifestBinding(binding)
+    ? manifestHash(binding.documents, binding.formatOpen)
+    : binding.digest;
   return { tbsData, signMessageHash: binding.signMessageHash };
 }
 

@@ -26,7 +26,15 @@ export interface AssertionBinding {
    * authorises this message too, and the assertion must attest that it was displayed (approval.ts).
    */
   readonly signMessageHash?: string;
+  /**
+   * The login approved the digest in any format the service offers (a CSC client names the format when
+   * it signs, after the login): format and profile are not bound (FORMAT_OPEN, and an empty profile line).
+   */
+  readonly formatOpen?: true;
 }
+
+/** The format line of a binding whose login approved the digests in any format. */
+export const FORMAT_OPEN = '*';
 
 /**
  * The binding's fields in their fixed order, each on its own line (absent: an empty line); the sign
@@ -40,8 +48,8 @@ export function bindingLines(binding: AssertionBinding): string[] {
     binding.digest,
     binding.keyType,
     binding.signatureAlgorithm,
-    binding.format,
-    binding.profile ?? '',
+    binding.formatOpen ? FORMAT_OPEN : binding.format,
+    binding.formatOpen ? '' : (binding.profile ?? ''),
   ];
   return binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash];
 }
@@ -68,12 +76,14 @@ interface StoredBindingFields {
   readonly format?: SignatureFormat;
   readonly profile?: AdesProfile;
   readonly signMessageHash?: string;
+  readonly formatOpen?: boolean;
 }
 
 /** The binding a stored single-document request asks for. */
 export function bindingOf(request: StoredBindingFields): AssertionBinding {
   const format = request.format ?? 'raw';
   return {
+    ...(request.formatOpen ? { formatOpen: true } : {}),
     requestId: request.id,
     digestAlgorithm: request.digestAlgorithm,
     digest: request.digest,
@@ -119,6 +129,8 @@ export interface ManifestBinding {
   readonly documents: readonly ManifestDocument[];
   /** As in AssertionBinding: the hash of the composed sign message (composeSignMessage). */
   readonly signMessageHash?: string;
+  /** As in AssertionBinding: every document's format and profile unbound. */
+  readonly formatOpen?: true;
 }
 
 /** A request's binding: v2 for a single document, v3 (the manifest) for `documents`. */
@@ -133,25 +145,25 @@ const sha256Hex = (text: string): string => createHash('sha256').update(text, 'u
 /**
  * The manifest: MANIFEST_CONTEXT, the number of documents, then five lines per document in order:
  * digestAlgorithm, digest, format, profile (empty for raw), nameHash (lower-case hex SHA-256 of the UTF-8
- * name; empty without a name).
+ * name; empty without a name). With `formatOpen`, each format line is FORMAT_OPEN and each profile empty.
  */
-export function manifestLines(documents: readonly ManifestDocument[]): string[] {
+export function manifestLines(documents: readonly ManifestDocument[], formatOpen = false): string[] {
   return [
     MANIFEST_CONTEXT,
     String(documents.length),
     ...documents.flatMap((d) => [
       d.digestAlgorithm,
       d.digest,
-      d.format,
-      d.format === 'cms' ? (d.profile ?? '') : '',
+      formatOpen ? FORMAT_OPEN : d.format,
+      !formatOpen && d.format === 'cms' ? (d.profile ?? '') : '',
       d.name === undefined ? '' : sha256Hex(d.name),
     ]),
   ];
 }
 
 /** base64url(SHA-256 of manifestLines joined by "\n"), 43 characters: the approval's tbs_data. */
-export function manifestHash(documents: readonly ManifestDocument[]): string {
-  return createHash('sha256').update(manifestLines(documents).join('\n')).digest('base64url');
+export function manifestHash(documents: readonly ManifestDocument[], formatOpen = false): string {
+  return createHash('sha256').update(manifestLines(documents, formatOpen).join('\n')).digest('base64url');
 }
 
 /** BINDING_CONTEXT_V3, request id (lower case), key type, algorithm, manifestHash, [signMessageHash]. */
@@ -161,7 +173,7 @@ export function manifestBindingLines(binding: ManifestBinding): string[] {
     binding.requestId.toLowerCase(),
     binding.keyType,
     binding.signatureAlgorithm,
-    manifestHash(binding.documents),
+    manifestHash(binding.documents, binding.formatOpen),
   ];
   return binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash];
 }
@@ -186,6 +198,7 @@ export function requestBindingOf(
         ...(d.name === undefined ? {} : { name: d.name }),
       })),
       ...hash,
+      ...(request.formatOpen ? { formatOpen: true } : {}),
     };
   }
   return bindingOf(request);

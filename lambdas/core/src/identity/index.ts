@@ -10,6 +10,7 @@ export {
   type AssertionBinding,
   assertionNonce,
   bindingLines,
+  FORMAT_OPEN,
   bindingOf,
   isManifestBinding,
   type ManifestBinding,

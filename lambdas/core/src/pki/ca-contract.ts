@@ -31,6 +31,7 @@ const singleBinding = z.strictObject({
     .string()
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
+  formatOpen: z.literal(true).optional(),
 });
 
 /**
@@ -62,6 +63,7 @@ const manifestBinding = z.strictObject({
     .string()
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
+  formatOpen: z.literal(true).optional(),
 });
 
 const binding = z.union([singleBinding, manifestBinding]);

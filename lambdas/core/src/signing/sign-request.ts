@@ -110,6 +110,8 @@ export interface SignRequestRecord {
    * assertion carries and of the CA's audit event.
    */
   readonly signMessageHash?: string;
+  /** The login approved the digests in any format (a CSC client's, chosen at signing): AssertionBinding. */
+  readonly formatOpen?: boolean;
   /**
    * The sign message itself while the request is open: the CA checks it by the same rules as the API and
    * hashes it itself. Every terminal transition removes it; it is never logged, audited or shown.

@@ -561,25 +561,55 @@ describe('the CSC API v2', () => {
     expect(info.ocsp.length).toBeGreaterThan(0);
     for (const der of info.certificates)
       expect(() => new X509Certificate(Buffer.from(der, 'base64'))).not.toThrow();
+  });
 
-    // And a signHash token does not make a CMS.
-    const forHash = await authorize(ALICE, 'credential');
-    const hashToken = await tokenFor(ALICE, forHash);
-    const asDoc = await post(
-      '/signatures/signDoc',
-      {
-        ...request,
-        documentDigests: [{ ...request.documentDigests[0], hashes: signHashBody(forHash).hashes }],
-      },
-      bearer(hashToken.body.access_token as string),
+  it('signs hashes authorized alone (as standard clients ask) at signDoc in the format and level its body names, once', async () => {
+    // The authorization names the hashes only; the login approves them in any format the service offers.
+    const authorized = await authorize(ALICE, 'credential', { documents: 2 });
+    const token = await tokenFor(ALICE, authorized);
+    expect((token.body.authorization_details as Array<Record<string, unknown>>)[0]).not.toHaveProperty(
+      'signature_format',
     );
-    expect(asDoc).toEqual({
+    const headers = bearer(token.body.access_token as string);
+    const entry = {
+      hashes: signHashBody(authorized).hashes,
+      hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+      signAlgo: '1.2.840.10045.4.3.2',
+    };
+    // The format is the client's to name at signDoc: without it, refused, the token still usable.
+    const unnamed = await post(
+      '/signatures/signDoc',
+      { credentialID: 'onetime-ec-p256', documentDigests: [entry] },
+      headers,
+    );
+    expect(unnamed).toEqual({
       status: 400,
       body: {
         error: 'invalid_request',
-        error_description: 'this access token authorizes signatures/signHash, not signatures/signDoc',
+        error_description: 'signature_format and conformance_level are required',
       },
     });
+    const signed = await post(
+      '/signatures/signDoc',
+      {
+        credentialID: 'onetime-ec-p256',
+        documentDigests: [{ ...entry, signature_format: 'C', conformance_level: 'AdES-B-T' }],
+      },
+      headers,
+    );
+    expect(signed.status).toBe(200);
+    const objects = signed.body.SignatureObject as string[];
+    expect(objects).toHaveLength(2);
+    const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
+    authorized.documents.forEach((content, i) => {
+      const cms = Buffer.from(objects[i], 'base64');
+      expect(opensslCmsVerify({ cms, content, rootPem }).ok).toBe(true);
+      // B-T: the signature carries the TSA's time-stamp token (id-aa-signatureTimeStampToken).
+      expect(cms.includes(Buffer.from('060b2a864886f70d010910020e', 'hex'))).toBe(true);
+    });
+    // Used once: neither method signs with it again.
+    const again = await post('/signatures/signHash', signHashBody(authorized), headers);
+    expect(again.status).toBe(401);
   });
 
   it("time-stamps a client's hash with the service's TSA (signatures/timestamp), verified by openssl ts -verify", async () => {
