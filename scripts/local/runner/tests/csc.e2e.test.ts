@@ -25,6 +25,8 @@ jest.setTimeout(180_000);
 
 const REDIRECT = 'http://127.0.0.1/csc-client/callback';
 const TOKEN_TTL_SECONDS = 8;
+const AUTHORIZE_PER_SOURCE = 300;
+const PER_CLIENT = 100;
 const client = (clientId: string) => ({ clientId, secret: randomBytes(24).toString('base64url') });
 const ALICE = client('csc-alice');
 const MALLORY = client('csc-mallory');
@@ -42,6 +44,10 @@ beforeAll(async () => {
       POOL_TARGETS: 'EC-P256=6',
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       CSC_ACCESS_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
+      // Above what the tests before the abuse ones spend, below what those send.
+      LOCAL_CSC_SOURCE_PER_MINUTE: '5000',
+      LOCAL_CSC_AUTHORIZE_SOURCE_PER_MINUTE: String(AUTHORIZE_PER_SOURCE),
+      LOCAL_CSC_CLIENT_PER_MINUTE: String(PER_CLIENT),
       CSC_CLIENTS: JSON.stringify(
         [ALICE, MALLORY].map((c) => ({
           clientId: c.clientId,
@@ -1029,5 +1035,45 @@ describe('abuse', () => {
     const stored = JSON.stringify(item.Item);
     expect(stored).not.toContain('padding');
     expect(stored.length).toBeLessThan(1000);
+  });
+
+  /** oauth2/authorize as anyone can call it: no client authentication, any client_id. */
+  const authorizeAs = (clientId: string) =>
+    fetch(`${csc}/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId })}`, {
+      redirect: 'manual',
+    });
+  const floodUntil429 = async (clientIdOf: (i: number) => string, max: number) => {
+    for (let i = 0; i < max; i++) {
+      const res = await authorizeAs(clientIdOf(i));
+      if (res.status === 429) return { sent: i + 1, res, body: (await res.json()) as unknown };
+      await res.arrayBuffer();
+    }
+    throw new Error(`no 429 after ${max} requests`);
+  };
+
+  it("limits each client's authorization requests, leaving other clients theirs", async () => {
+    const flood = await floodUntil429(() => 'csc-flooded', PER_CLIENT * 2);
+    expect(flood.sent).toBeGreaterThan(PER_CLIENT * 0.9);
+    expect(flood.sent).toBeLessThanOrEqual(PER_CLIENT + 5);
+    expect(flood.res.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+    expect(flood.body).toEqual({
+      error: 'too_many_requests',
+      error_description: 'too many requests for this client, retry later',
+    });
+    // Another client from the same source still gets its authorization.
+    await authorize(ALICE, 'service');
+  });
+
+  it('limits the authorization requests of one source, whatever client_id it names', async () => {
+    const flood = await floodUntil429((i) => `csc-made-up-${i}`, AUTHORIZE_PER_SOURCE * 2);
+    expect(flood.sent).toBeLessThanOrEqual(AUTHORIZE_PER_SOURCE + 5);
+    expect(flood.body).toEqual({
+      error: 'too_many_requests',
+      error_description: 'too many authorization requests from this source, retry later',
+    });
+    const real = await authorizeAs(ALICE.clientId);
+    expect(real.status).toBe(429);
+    // The other CSC methods stay open to that source.
+    expect((await fetch(`${csc}/info`)).status).toBe(200);
   });
 });
