@@ -5,6 +5,7 @@ export {
   authorizingClient,
   clientSecretMatches,
   conformanceLevelOf,
+  flowParams,
   type CscClient,
   type CscMethod,
   type CscSigning,
@@ -14,6 +15,7 @@ export {
   pkceMatches,
   registeredClient,
   registeredRedirect,
+  requestOfFlow,
   secretHash,
 } from './authorization';
 export {

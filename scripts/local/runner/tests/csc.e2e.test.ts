@@ -837,9 +837,11 @@ describe('the CSC table is no use to an attacker who reads and writes it', () =>
         const flow = Item.flow as string;
         const sealed = flow.startsWith('v1.');
         const opened = (sealed ? unseal(state, pk, flow) : JSON.parse(flow)) as {
-          request: { redirectUri: string };
+          request?: { redirectUri: string };
+          params?: { redirect_uri: string };
         };
-        opened.request.redirectUri = 'http://evil.example/steal';
+        if (opened.request) opened.request.redirectUri = 'http://evil.example/steal';
+        if (opened.params) opened.params.redirect_uri = 'http://evil.example/steal';
         const rewritten = sealed ? seal(state, pk, opened) : JSON.stringify(opened);
         await doc.send(new PutCommand({ TableName, Item: { ...Item, flow: rewritten } }));
         return;
@@ -1035,6 +1037,62 @@ describe('abuse', () => {
     const stored = JSON.stringify(item.Item);
     expect(stored).not.toContain('padding');
     expect(stored.length).toBeLessThan(1000);
+  });
+
+  it('keeps a small FLOW# until the callback: the checked parameters, nothing derived from them', async () => {
+    /** The stored FLOW# item's size for an authorization request that reaches the provider. */
+    const flowItemSize = async (extra: Record<string, string>, hashCount: number) => {
+      const hashes = Array.from({ length: hashCount }, () =>
+        createHash('sha256').update(randomBytes(16)).digest('base64url'),
+      );
+      const url = new URL(`${csc}/oauth2/authorize`);
+      for (const [k, v] of Object.entries({
+        response_type: 'code',
+        client_id: ALICE.clientId,
+        redirect_uri: REDIRECT,
+        scope: 'credential',
+        code_challenge: createHash('sha256').update(randomBytes(32)).digest('base64url'),
+        code_challenge_method: 'S256',
+        credentialID: 'onetime-ec-p256',
+        numSignatures: String(hashCount),
+        hashes: hashes.join(','),
+        hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+        ...extra,
+      }))
+        url.searchParams.set(k, v);
+      const started = await fetch(url, { redirect: 'manual' });
+      expect(started.status).toBe(302);
+      const state = new URL(started.headers.get('location')!).searchParams.get('state')!;
+      const { Item } = await withCscTable(async (doc, TableName) =>
+        doc.send(new GetCommand({ TableName, Key: { pk: `FLOW#${sha256Hex(state)}` } })),
+      );
+      expect(Item).toBeDefined();
+      return JSON.stringify(Item).length;
+    };
+    // One hash, a short state: 1,398 characters when the flow kept the parsed request (968 now).
+    const typical = await flowItemSize({ state: randomBytes(16).toString('hex') }, 1);
+    // The most an unauthenticated caller can send: 50 hashes, a long description, the longest state, a
+    // signDoc format: 11,401 characters when the flow kept the parsed request (5,713 now), and 16 KB with
+    // the 4,096-character state then accepted.
+    const largest = await flowItemSize(
+      {
+        state: 's'.repeat(512),
+        description: 'Signing the documents of case 12345. '.repeat(23).trim(),
+        signature_format: 'P',
+        conformance_level: 'Ades-B-LT',
+      },
+      50,
+    );
+    expect(typical).toBeLessThan(1100);
+    expect(largest).toBeLessThan(6000);
+    // A longer state is refused to the redirect URI, keeping nothing.
+    const url = new URL(`${csc}/oauth2/authorize`);
+    url.searchParams.set('client_id', ALICE.clientId);
+    url.searchParams.set('redirect_uri', REDIRECT);
+    url.searchParams.set('response_type', 'code');
+    url.searchParams.set('state', 's'.repeat(513));
+    const refused = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location')!);
+    expect(refused.searchParams.get('error')).toBe('invalid_request');
   });
 
   /** oauth2/authorize as anyone can call it: no client authentication, any client_id. */
