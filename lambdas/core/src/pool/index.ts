@@ -4,7 +4,7 @@ export {
   admitSignRequest,
   type OpenRequestCounts,
 } from './admission';
-export { DOCUMENT_COST_TWENTIETHS, requestWeight } from './request-weight';
+export { requestWeight } from './request-weight';
 export { type FallbackDecision, FallbackLimiter } from './fallback-limiter';
 export { fillPool } from './fill-pool';
 export { PrefetchingKeyClaimer } from './key-prefetch';

@@ -7,7 +7,7 @@
  */
 import type { SignatureLevel } from '../shared/formats';
 
-export const DOCUMENT_COST_TWENTIETHS: Readonly<Record<SignatureLevel, number>> = {
+const DOCUMENT_COST_TWENTIETHS: Readonly<Record<SignatureLevel, number>> = {
   'B-B': 2,
   'B-T': 3,
   'B-LT': 4,
