@@ -294,6 +294,7 @@ describe('parseSettings', () => {
       idpIssuer: 'https://idp.example.se',
       rateLimit: 20,
       burstLimit: 40,
+      callerLimits: { sourcePerMinute: 600, authorizeSourcePerMinute: 60, clientPerMinute: 600 },
     });
     const error = errorOf({ ...deploy, cscBaseUrl: undefined });
     expect([error.contextKey, error.message]).toEqual([
@@ -322,6 +323,25 @@ describe('parseSettings', () => {
     expect(errorOf({ ...deploy, cscBurstLimit: '401' }).contextKey).toBe('cscBurstLimit');
     expect(parseSettings(ctx({ ...deploy, cscEnabled: 'false' })).csc).toBeUndefined();
     expect(parseSettings(ctx(placeholders)).csc?.baseUrl).toBe(PLACEHOLDER_CSC_BASE_URL);
+  });
+
+  it('CSC API: its limits per source and per client from context, at least the 10 a WAF rate rule takes', () => {
+    const limits = parseSettings(
+      ctx({
+        ...placeholders,
+        cscSourceRequestsPerMinute: '300',
+        cscAuthorizeSourceRequestsPerMinute: '20',
+        cscClientRequestsPerMinute: '120',
+      }),
+    ).csc?.callerLimits;
+    expect(limits).toEqual({ sourcePerMinute: 300, authorizeSourcePerMinute: 20, clientPerMinute: 120 });
+    for (const key of [
+      'cscSourceRequestsPerMinute',
+      'cscAuthorizeSourceRequestsPerMinute',
+      'cscClientRequestsPerMinute',
+    ]) {
+      expect(errorOf({ ...placeholders, [key]: '9' }).contextKey).toBe(key);
+    }
   });
 
   it('never puts a secret value in an error message', () => {

@@ -1010,10 +1010,11 @@ describe('public PKI endpoint', () => {
   });
 
   it('a web ACL in front of OCSP and the TSA: through the distribution only, rate-limited per viewer address', () => {
-    const acls = Object.values(resources(template, 'AWS::WAFv2::WebACL'));
-    expect(acls).toHaveLength(1);
+    // The PKI's and the CSC API's (csc-limits.test.ts).
+    expect(Object.keys(resources(template, 'AWS::WAFv2::WebACL'))).toHaveLength(2);
+    const aclId = logicalId(template, 'AWS::WAFv2::WebACL', 'PublicPki/RateLimits');
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- synthesized CloudFormation JSON is untyped
-    const acl = acls[0].Properties as Record<string, any>;
+    const acl = resources(template, 'AWS::WAFv2::WebACL')[aclId].Properties as Record<string, any>;
     expect(acl.Scope).toBe('REGIONAL');
     expect(acl.DefaultAction).toEqual({ Allow: {} });
     const rule = (name: string) => acl.Rules.find((r: { Name: string }) => r.Name === name);
@@ -1043,10 +1044,20 @@ describe('public PKI endpoint', () => {
       SearchString: '/tsa',
     });
     // Associated with the OCSP API's stage.
-    const associations = Object.values(resources(template, 'AWS::WAFv2::WebACLAssociation'));
+    const associations = Object.values(resources(template, 'AWS::WAFv2::WebACLAssociation')).filter((a) =>
+      JSON.stringify(a.Properties!.WebACLArn).includes(aclId),
+    );
     expect(associations).toHaveLength(1);
     const stageId = logicalId(template, 'AWS::ApiGateway::Stage', 'PublicPki/OcspApi/DeploymentStage');
     expect(JSON.stringify(associations[0].Properties!.ResourceArn)).toContain(stageId);
+    const cscAcl = logicalId(template, 'AWS::WAFv2::WebACL', 'CscApi/Limits/WebAcl');
+    const cscStage = logicalId(template, 'AWS::ApiGateway::Stage', 'CscApi/RestApi/DeploymentStage');
+    const cscAssociation = Object.values(resources(template, 'AWS::WAFv2::WebACLAssociation')).filter((a) =>
+      JSON.stringify(a.Properties!.WebACLArn).includes(cscAcl),
+    );
+    expect(cscAssociation.map((a) => JSON.stringify(a.Properties!.ResourceArn))).toEqual([
+      expect.stringContaining(cscStage),
+    ]);
     // The distribution sends the same origin-verify value, and sets the viewer's address on both paths.
     const distribution = Object.values(resources(template, 'AWS::CloudFront::Distribution'))[0].Properties!
       .DistributionConfig as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -199,12 +199,6 @@ function acknowledgeCscApi(api: RestApi, ack: Ack): void {
     'No request validation at the gateway: the CSC function answers every malformed request in the CSC ' +
       'error form ({error, error_description}), which a gateway 400 would not be.',
   );
-  ack(
-    api,
-    'AwsSolutions-APIG3',
-    'CSC clients authenticate to the function (OAuth 2.0); every method is throttled at the stage. A WAF ' +
-      'web ACL can be associated to the v1 stage where policy demands it.',
-  );
   for (const route of CSC_ROUTES) {
     const method = api.root
       .resourceForPath(`${CSC_BASE_PATH}${route.resource}`)

@@ -10,6 +10,7 @@ import {
   AUDIT_CHECKPOINT_INTERVAL,
   ConfigError,
   DEFAULT_IDENTITY_CLIENT_ID,
+  DEFAULT_CSC_CALLER_LIMITS,
   DEFAULT_POOL_TARGETS,
   ENV,
   IDENTITY_MODES,
@@ -18,6 +19,7 @@ import {
   POOL_EMPTY_POLICIES,
   POOL_RULES,
   type ApiLimits,
+  type CscCallerLimits,
   int as readInt,
   oneOf as readOneOf,
   type IntegerRule,
@@ -158,6 +160,8 @@ export interface CscSettings {
   /** Each CSC method's throttle (requests/s and burst), whoever calls: the CSC methods have no API key. */
   readonly rateLimit: number;
   readonly burstLimit: number;
+  /** Per source address and per client, requests per minute (the CSC API stage's web ACL). */
+  readonly callerLimits: CscCallerLimits;
 }
 
 export const PLACEHOLDER_CSC_BASE_URL = `https://csc.placeholder.invalid${CSC_BASE_PATH}`;
@@ -646,11 +650,22 @@ function cscSettings(
   const idpRedirectUri = matching(ctx, 'cscIdpRedirectUri', /^https:\/\/[A-Za-z0-9.-]+(:\d+)?\/\S*$/);
   const rateLimit = int(ctx, 'cscRateLimit', 20, 1, limits.stage.rateLimit);
   const burstLimit = int(ctx, 'cscBurstLimit', 40, 1, limits.stage.burstLimit);
+  // WAF's rate-based rules: at least 10 requests per evaluation window.
+  const perMinute = (key: string, fallback: number) => int(ctx, key, fallback, 10, 2_000_000_000);
+  const callerLimits: CscCallerLimits = {
+    sourcePerMinute: perMinute('cscSourceRequestsPerMinute', DEFAULT_CSC_CALLER_LIMITS.sourcePerMinute),
+    authorizeSourcePerMinute: perMinute(
+      'cscAuthorizeSourceRequestsPerMinute',
+      DEFAULT_CSC_CALLER_LIMITS.authorizeSourcePerMinute,
+    ),
+    clientPerMinute: perMinute('cscClientRequestsPerMinute', DEFAULT_CSC_CALLER_LIMITS.clientPerMinute),
+  };
   return {
     baseUrl,
     idpIssuer,
     ...(idpRedirectUri ? { idpRedirectUri } : {}),
     rateLimit,
     burstLimit,
+    callerLimits,
   };
 }

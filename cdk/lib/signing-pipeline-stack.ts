@@ -94,6 +94,7 @@ export class SigningPipelineStack extends Stack {
       this.cscApi = new CscApi(this, 'CscApi', {
         handler: this.functions.csc,
         throttle: settings.csc,
+        callerLimits: settings.csc.callerLimits,
         logsRole: this.api.restApi.node.tryFindChild('Account'),
       });
     }

@@ -3,15 +3,19 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
+import type { CscCallerLimits } from '@pipeline/config';
 import { CSC_ERRORS, cscErrorFor, type CscErrorCode } from '@pipeline/core/csc';
 import { messageOf } from '@pipeline/core/shared';
 import { API_STAGE, CSC_BASE_PATH, CSC_ROUTES } from '@pipeline/resources';
 import { GATEWAY_RESPONSES } from './api';
+import { CscApiLimits } from './csc-api-limits';
 
 export interface CscApiProps {
   readonly handler: lambda.IFunction;
   /** Each method's throttle (the stage's, applied per method). */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Each source's and each client's limits (the stage's web ACL, CscApiLimits). */
+  readonly callerLimits: CscCallerLimits;
   /** What the stage waits for: the account's CloudWatch role for API Gateway logs (the sign request API's). */
   readonly logsRole?: IDependable;
 }
@@ -23,10 +27,12 @@ export interface CscApiProps {
  * as the function's own. No IAM or API key: CSC clients authenticate to the function (OAuth 2.0 client
  * secret, bearer access tokens), and the identity provider's callback is the citizen's browser. No request
  * validation at the gateway either: the function answers every refusal in the CSC form. Access logs and
- * ERROR-level execution logs without data tracing, as the sign request API.
+ * ERROR-level execution logs without data tracing, as the sign request API. The stage's throttle is
+ * shared by all callers: its web ACL (CscApiLimits) limits each source and each client below it.
  */
 export class CscApi extends Construct {
   public readonly restApi: apigw.RestApi;
+  public readonly limits: CscApiLimits;
 
   public constructor(scope: Construct, id: string, props: CscApiProps) {
     super(scope, id);
@@ -55,6 +61,10 @@ export class CscApi extends Construct {
       },
     });
     if (props.logsRole) this.restApi.deploymentStage.node.addDependency(props.logsRole);
+    this.limits = new CscApiLimits(this, 'Limits', {
+      stage: this.restApi.deploymentStage,
+      limits: props.callerLimits,
+    });
     const integration = new apigw.LambdaIntegration(props.handler, { proxy: true, allowTestInvoke: false });
     for (const route of CSC_ROUTES) {
       this.restApi.root

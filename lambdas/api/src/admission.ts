@@ -35,7 +35,11 @@ export class SignRequestAdmission {
   private readonly pool = new Map<KeyType, Cached<number>>();
   private open: Cached<OpenRequestCounts> | undefined;
   /** Accepted by this process since the open counts were read. */
-  private acceptedSince: Array<{ readonly keyType: KeyType; readonly clientId: string }> = [];
+  private acceptedSince: Array<{
+    readonly keyType: KeyType;
+    readonly clientId: string;
+    readonly weight: number;
+  }> = [];
 
   public constructor(
     private readonly sources: AdmissionSources,
@@ -43,20 +47,22 @@ export class SignRequestAdmission {
   ) {}
 
   /**
-   * Whether one more request of the type from the client is accepted (see admitSignRequest). An accepted
+   * Whether one more request of the type from the client, of that weight, is accepted (see admitSignRequest). An accepted
    * one is counted at once, until the next read of the open requests includes it: concurrent requests of
    * this process are decided one after the other, each seeing the ones before it.
    */
   public async decide(
     keyType: KeyType,
     clientId: string,
+    /** The request's weight (core requestWeight); default 1. */
+    weight = 1,
   ): Promise<{ readonly decision: AdmissionDecision; readonly cancel: () => void }> {
     const [available, read] = await Promise.all([this.availableKeys(keyType), this.openRead()]);
     // From here on synchronous: no other decision of this process runs in between.
     const open = this.withAcceptedSince(read);
-    const decision = admitSignRequest({ keyType, clientId, available, open }, this.options);
+    const decision = admitSignRequest({ keyType, clientId, available, open, weight }, this.options);
     if (decision.kind !== 'accept') return { decision, cancel: () => undefined };
-    const entry = { keyType, clientId };
+    const entry = { keyType, clientId, weight };
     this.acceptedSince.push(entry);
     return {
       decision,
@@ -96,10 +102,10 @@ export class SignRequestAdmission {
     const byType = { ...read.byType };
     const byClient: Partial<Record<KeyType, Record<string, number>>> = {};
     for (const [type, clients] of Object.entries(read.byClient)) byClient[type as KeyType] = { ...clients };
-    for (const { keyType: type, clientId: client } of this.acceptedSince) {
-      byType[type] = (byType[type] ?? 0) + 1;
+    for (const { keyType: type, clientId: client, weight } of this.acceptedSince) {
+      byType[type] = (byType[type] ?? 0) + weight;
       const clients = (byClient[type] ??= {});
-      clients[client] = (clients[client] ?? 0) + 1;
+      clients[client] = (clients[client] ?? 0) + weight;
     }
     return { byType, byClient };
   }

@@ -5,6 +5,7 @@
  * never thrown; only a failure the service's mapping calls internal is thrown. Each door authenticates its client and
  * renders the outcome in its protocol's shape (the API: HTTP and `{ error: { code, message } }`).
  */
+import { requestWeight } from '@pipeline/core/pool';
 import { signMessageHash } from '@pipeline/core/identity';
 import { clientFailureOf, type ClientFailure } from '@pipeline/core/shared';
 import { isTerminal, requestExpiresAt, type SignRequestRecord } from '@pipeline/core/signing';
@@ -155,7 +156,7 @@ async function admit(
   admission: Admission,
   deps: ApiDeps,
 ): Promise<(() => void) | undefined> {
-  const { decision, cancel } = await admission.decide(input.keyType, clientId);
+  const { decision, cancel } = await admission.decide(input.keyType, clientId, weightOf(input));
   if (decision.kind === 'accept') return cancel;
   const existing = await deps.requests.get(input.requestId);
   if (existing && existing.clientId === clientId) return undefined;
@@ -199,6 +200,8 @@ async function create(deps: ApiDeps, input: SignRequestInput, clientId: string):
     identity,
     identityAssertion: input.identityAssertion,
     inputHash: inputHash(clientId, input, signer, identity),
+    // Counted as what it costs by every API process's admission while it is open.
+    ...(weightOf(input) > 1 ? { admissionWeight: weightOf(input) } : {}),
     receivedAt: now,
     expiresAt: requestExpiresAt(now, deps.settings.retentionSeconds),
   };
@@ -235,4 +238,9 @@ async function create(deps: ApiDeps, input: SignRequestInput, clientId: string):
     await counted;
   }
   return { record, fresh: true };
+}
+
+/** What the request weighs in admission: its documents at their levels (a single digest is one document). */
+function weightOf(input: SignRequestInput): number {
+  return requestWeight(input.documents?.map((d) => d.level ?? input.level) ?? [input.level]);
 }

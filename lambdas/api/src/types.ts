@@ -81,6 +81,8 @@ export interface Admission {
   decide(
     keyType: KeyType,
     clientId: string,
+    /** The request's weight (core requestWeight). */
+    weight: number,
   ): Promise<{ readonly decision: AdmissionDecision; readonly cancel: () => void }>;
 }
 

@@ -141,6 +141,24 @@ describe('admission by key supply and per-client share', () => {
     expect(resend.statusCode).toBe(200);
   });
 
+  test('counts the requests accepted since the last read by their weight', async () => {
+    const admission = new SignRequestAdmission(
+      {
+        available: async () => 100,
+        openCounts: async () => ({ byType: {}, byClient: {} }),
+      },
+      { policy: 'fallback', onTheFly: 0, clientReserve: 10, maxAgeMs: 60_000 },
+    );
+    // Capacity 100, one client at most 90: nine requests of 50 B-LT documents (10 each).
+    for (let i = 0; i < 9; i++)
+      expect((await admission.decide('EC-P256', 'a', 10)).decision.kind).toBe('accept');
+    expect((await admission.decide('EC-P256', 'a', 1)).decision).toMatchObject({
+      code: 'CLIENT_SHARE_EXCEEDED',
+    });
+    expect((await admission.decide('EC-P256', 'b', 10)).decision).toEqual({ kind: 'accept' });
+    expect((await admission.decide('EC-P256', 'c', 1)).decision).toMatchObject({ code: 'KEYS_UNAVAILABLE' });
+  });
+
   test('counts are read at most once per maxAgeMs, and the requests accepted since are counted meanwhile', async () => {
     let reads = 0;
     let now = 0;

@@ -187,6 +187,23 @@ async function body(
   };
 }
 
+test('a request of 50 B-LT documents is recorded with its admission weight, 10; a few documents weigh 1', async () => {
+  const { deps: d, records } = deps();
+  const bound: ManifestDocument[] = Array.from({ length: 50 }, (_, i) => ({
+    name: `document-${i + 1}.pdf`,
+    digest: digest(i + 1),
+    digestAlgorithm: 'SHA-256',
+    format: 'cms',
+    profile: 'PAdES-B-B',
+  }));
+  const heavy = await body({ sent: bound.map((doc) => ({ ...doc, level: 'B-LT' })), bound });
+  expect((await handleApiEvent(post(heavy), d)).statusCode).toBe(202);
+  expect(records.get(heavy.requestId)!.admissionWeight).toBe(10);
+  const light = await body();
+  expect((await handleApiEvent(post(light), d)).statusCode).toBe(202);
+  expect(records.get(light.requestId)!.admissionWeight).toBeUndefined();
+});
+
 test('accepted: the record holds the resolved documents, the manifest as its digest, the composed message hash and the original message; GET lists the documents in order', async () => {
   const { deps: d, records } = deps();
   const b = await body({ message: MESSAGE });

@@ -38,3 +38,23 @@ export function apiLimitsProblem(
   }
   return undefined;
 }
+
+/**
+ * The CSC API's limits per caller, requests per minute: its methods take no API key, so no usage plan
+ * tells callers apart. On AWS these are the CSC web ACL's rate-based rules (settings `csc*PerMinute`);
+ * the local gateway plays them with a token bucket per key at the same average rate (LOCAL_CSC_*).
+ */
+export interface CscCallerLimits {
+  /** Every CSC method, per source address. */
+  readonly sourcePerMinute: number;
+  /** oauth2/authorize and oauth2/pushed_authorize (reachable before any authentication), per source address. */
+  readonly authorizeSourcePerMinute: number;
+  /** Per client: the `client_id` query argument, or the client's HTTP Basic credentials. */
+  readonly clientPerMinute: number;
+}
+
+export const DEFAULT_CSC_CALLER_LIMITS: CscCallerLimits = {
+  sourcePerMinute: 600,
+  authorizeSourcePerMinute: 60,
+  clientPerMinute: 600,
+};

@@ -3,7 +3,12 @@ export { int, type IntegerRule, oneOf, str } from './readers';
 export { ConfigError } from './errors';
 export { ENV } from './env-names';
 export { loadPipelineConfig, type PipelineConfig } from './pipeline-config';
-export { type ApiLimits, apiLimitsProblem } from './api-limits';
+export {
+  type ApiLimits,
+  apiLimitsProblem,
+  type CscCallerLimits,
+  DEFAULT_CSC_CALLER_LIMITS,
+} from './api-limits';
 export { loadPoolConfig, loadRequestsConfig, POOL_EMPTY_POLICIES, POOL_RULES } from './pool-config';
 export { DEFAULT_POOL_TARGETS, keygenTargets, parseKeyCounts } from './pool-targets';
 export { loadKeygenPolicyConfig, pooledKeyTypes } from './keygen-config';

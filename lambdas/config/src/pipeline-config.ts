@@ -1,5 +1,10 @@
 import { MAX_BODY_BYTES, QUEUES, SIGNER_EVENT_SOURCE } from '@pipeline/resources';
-import { apiLimitsProblem, type ApiLimits } from './api-limits';
+import {
+  apiLimitsProblem,
+  DEFAULT_CSC_CALLER_LIMITS,
+  type ApiLimits,
+  type CscCallerLimits,
+} from './api-limits';
 import { int, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';
@@ -54,6 +59,8 @@ export interface PipelineConfig {
     readonly port: number;
     /** The local gateway's stage throttle (per method) and per-client throttle and daily quota. */
     readonly limits: ApiLimits;
+    /** The local gateway's CSC limits per source and per client (the CSC web ACL's on AWS). */
+    readonly cscLimits: CscCallerLimits;
     /** Consumer processes the local runner starts (each one plays the event source mapping). */
     readonly consumers: number;
     /**
@@ -110,6 +117,29 @@ export function loadPipelineConfig(env: Env): PipelineConfig {
     local: {
       port: int(env, 'PORT', 8080, 0, 65535),
       limits: localApiLimits(env),
+      cscLimits: {
+        sourcePerMinute: int(
+          env,
+          'LOCAL_CSC_SOURCE_PER_MINUTE',
+          DEFAULT_CSC_CALLER_LIMITS.sourcePerMinute,
+          1,
+          1_000_000,
+        ),
+        authorizeSourcePerMinute: int(
+          env,
+          'LOCAL_CSC_AUTHORIZE_SOURCE_PER_MINUTE',
+          DEFAULT_CSC_CALLER_LIMITS.authorizeSourcePerMinute,
+          1,
+          1_000_000,
+        ),
+        clientPerMinute: int(
+          env,
+          'LOCAL_CSC_CLIENT_PER_MINUTE',
+          DEFAULT_CSC_CALLER_LIMITS.clientPerMinute,
+          1,
+          1_000_000,
+        ),
+      },
       consumers: int(env, 'LOCAL_CONSUMERS', 1, 0, 16),
       caProcess: str(env, 'LOCAL_CA_PROCESS', '0') === '1',
       requireSigV4: str(env, 'LOCAL_API_REQUIRE_SIGV4', '0') === '1',

@@ -3,7 +3,7 @@
  * key can come for in time is refused before it is accepted, and one client cannot take a low pool's last
  * keys from the others.
  */
-import { admitSignRequest, type AdmissionSettings, type OpenRequestCounts } from '../src/pool';
+import { admitSignRequest, requestWeight, type AdmissionSettings, type OpenRequestCounts } from '../src/pool';
 
 const fallback: AdmissionSettings = { policy: 'fallback', onTheFly: 20, clientReserve: 10 };
 
@@ -63,4 +63,42 @@ test('under reject: no on-the-fly allowance, and an empty pool is POOL_EMPTY', (
   expect(decide('a', 0, {}, reject)).toMatchObject({ kind: 'refuse', code: 'POOL_EMPTY' });
   expect(decide('a', 5, { a: 5 }, reject)).toMatchObject({ code: 'KEYS_UNAVAILABLE' });
   expect(decide('a', 5, { a: 4 }, reject)).toEqual({ kind: 'accept' });
+});
+
+test('a request weighs its documents at their levels: one document 1, 50 B-LT documents 10', () => {
+  const many = (n: number, level?: 'B-B' | 'B-T' | 'B-LT' | 'B-LTA') =>
+    Array.from({ length: n }, () => level);
+  expect(requestWeight([undefined])).toBe(1);
+  expect(requestWeight(['B-LTA'])).toBe(1);
+  expect(requestWeight(many(50, 'B-LT'))).toBe(10);
+  expect(requestWeight(many(50, 'B-B'))).toBe(5);
+  expect(requestWeight(many(50))).toBe(5);
+  expect(requestWeight(many(50, 'B-T'))).toBe(8);
+  expect(requestWeight(many(50, 'B-LTA'))).toBe(13);
+  expect(requestWeight([...many(25, 'B-LT'), ...many(25, 'B-B')])).toBe(8);
+  expect(requestWeight([])).toBe(1);
+});
+
+test('a heavy request takes room as its weight: refused where one more light request still fits', () => {
+  // capacity 30 + 20 = 50, reserve 10.
+  const weighed = (clientId: string, clients: Record<string, number>, weight: number) =>
+    admitSignRequest({ keyType: 'EC-P384', clientId, available: 30, open: open(clients), weight }, fallback);
+  expect(weighed('b', { a: 35, c: 5 }, 1)).toEqual({ kind: 'accept' });
+  expect(weighed('b', { a: 35, c: 5 }, 10)).toEqual({ kind: 'accept' });
+  expect(weighed('b', { a: 35, c: 6 }, 10)).toMatchObject({ kind: 'refuse', code: 'KEYS_UNAVAILABLE' });
+  // One client alone stops at capacity - reserve (40) counted in weights.
+  expect(weighed('a', { a: 30 }, 10)).toEqual({ kind: 'accept' });
+  expect(weighed('a', { a: 31 }, 10)).toMatchObject({ code: 'CLIENT_SHARE_EXCEEDED' });
+  expect(weighed('a', { a: 31 }, 1)).toEqual({ kind: 'accept' });
+});
+
+test('a request heavier than the unreserved capacity still passes an idle pool (its weight capped there)', () => {
+  const small: AdmissionSettings = { policy: 'fallback', onTheFly: 4, clientReserve: 2 };
+  const weighed = (clients: Record<string, number>) =>
+    admitSignRequest(
+      { keyType: 'EC-P384', clientId: 'a', available: 2, open: open(clients), weight: 13 },
+      small,
+    );
+  expect(weighed({})).toEqual({ kind: 'accept' });
+  expect(weighed({ a: 1 })).toMatchObject({ kind: 'refuse' });
 });

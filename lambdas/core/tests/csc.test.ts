@@ -19,12 +19,14 @@ import {
   CscError,
   cscErrorFor,
   cscInfo,
+  flowParams,
   grantedAuthorizationDetails,
   nonceOf,
   parseAuthorizationRequest,
   pkceMatches,
   registeredClient,
   registeredRedirect,
+  requestOfFlow,
   seal,
   secretHash,
   unseal,
@@ -457,6 +459,42 @@ describe('the CSC table: sealed for the holder of the secret', () => {
     expect(unseal('the-token', 'TOKEN#abc', { grant })).toBeUndefined();
     // Two seals of one value differ (a fresh IV each).
     expect(seal('the-token', 'TOKEN#abc', grant)).not.toBe(sealed);
+  });
+
+  it('keeps of a flow only the known parameters, and parses the same request from them at the callback', () => {
+    const params = {
+      ...credentialParams({ description: 'Building permit' }),
+      padding: 'x'.repeat(1000),
+      scope: '',
+    };
+    const kept = flowParams({ ...params, scope: 'credential' });
+    expect(Object.keys(kept)).not.toContain('padding');
+    expect(JSON.stringify(kept).length).toBeLessThan(500);
+    const request = parse(kept);
+    expect(requestOfFlow({ params: kept, requestId: REQUEST_ID }, [CLIENT])).toEqual(request);
+    expect(nonceOf(requestOfFlow({ params: kept, requestId: REQUEST_ID }, [CLIENT]).signing!)).toBe(
+      nonceOf(request.signing!),
+    );
+    // An edited redirect URI or a client no longer registered is refused, never redirected to.
+    expect(
+      refusal(() =>
+        requestOfFlow(
+          { params: { ...kept, redirect_uri: 'http://evil.example/steal' }, requestId: REQUEST_ID },
+          [CLIENT],
+        ),
+      ).error_description,
+    ).toBe('redirect_uri is not registered for this client');
+    expect(refusal(() => requestOfFlow({ params: kept, requestId: REQUEST_ID }, [])).error).toBe(
+      'invalid_client',
+    );
+  });
+
+  it('refuses a state longer than 512 characters', () => {
+    expect(parse(credentialParams({ state: 's'.repeat(512) })).state).toHaveLength(512);
+    expect(refusal(() => parse(credentialParams({ state: 's'.repeat(513) })))).toEqual({
+      error: 'invalid_request',
+      error_description: 'Invalid parameter state: at most 512 characters',
+    });
   });
 
   it('takes only registered clients and their registered redirect URIs', () => {

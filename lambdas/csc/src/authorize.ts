@@ -7,6 +7,7 @@ import {
   approvalRequestOf,
   AUTHORIZATION_PARAMETERS,
   authorizingClient,
+  flowParams,
   nonceOf,
   parseAuthorizationRequest,
   secretHash,
@@ -32,11 +33,12 @@ export async function authorize(event: HttpEvent, deps: CscDoorDeps): Promise<Ht
       nonce,
       ...(request.signing ? { signature: approvalRequestOf(request.signing) } : {}),
     });
+    // Until the callback only the checked parameters (parsed again there), not the request made of them.
     await deps.store.putFlow({
       id: login.flowId,
-      request,
+      params: flowParams(params),
+      ...(request.signing ? { requestId: request.signing.binding.requestId } : { nonce }),
       idpCodeVerifier: login.secret,
-      nonce,
       expiresAt: seconds(deps) + deps.config.lifetimes.flowSeconds,
     });
     return redirect(login.location);

@@ -3,7 +3,7 @@
  * and its assertion verified (the shared login machinery, @pipeline/doors), and the client sent back with
  * a code, or with the reason there is none.
  */
-import { cscErrorFor, grantOf, registeredRedirect } from '@pipeline/core/csc';
+import { cscErrorFor, grantOf, nonceOf, registeredRedirect, requestOfFlow } from '@pipeline/core/csc';
 import { expectedApproval } from '@pipeline/core/identity';
 import { finishLogin, type HttpEvent, type HttpResult } from '@pipeline/doors';
 import { CscError } from './errors';
@@ -20,14 +20,18 @@ export async function callback(event: HttpEvent, deps: CscDoorDeps): Promise<Htt
   const q = event.queryStringParameters ?? {};
   const flow = typeof q.state === 'string' ? await deps.store.takeFlow(q.state, seconds(deps)) : undefined;
   if (!flow) throw new CscError('invalid_request', 'unknown, used or expired authorization (state)');
-  const { request } = flow;
-  // Never redirect where the table says alone: the URI must still be registered for the flow's client.
+  // Parsed again from the client's parameters: the client and its redirect URI checked against the
+  // registration (never redirect where the table says alone).
+  const request = requestOfFlow(flow, deps.config.clients);
   registeredRedirect(request.clientId, request.redirectUri, deps.config.clients);
+  const nonce = request.signing ? nonceOf(request.signing) : flow.nonce;
+  if (nonce === undefined)
+    throw new CscError('invalid_request', 'unknown, used or expired authorization (state)');
   const back = (params: Record<string, string>): HttpResult =>
     redirectBack(request.redirectUri, request.state, params);
   const login = await finishLogin(deps.login, deps.verifier, q, {
     secret: flow.idpCodeVerifier,
-    nonce: flow.nonce,
+    nonce,
     ...(request.signing ? { options: { approval: expectedApproval(request.signing.binding) } } : {}),
   });
   switch (login.kind) {

@@ -40,6 +40,12 @@ export const CSC_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
 ];
 
 /**
+ * The CSC methods that start an authorization (each keeps state in the CSC table) and that anyone can
+ * reach, since the function authenticates the client only then: a tighter limit per source applies.
+ */
+export const CSC_AUTHORIZE_RESOURCES: readonly string[] = ['/oauth2/authorize', '/oauth2/pushed_authorize'];
+
+/**
  * Largest request body accepted, in bytes (the handler and the gateway both enforce it): an 8 KiB identity
  * assertion and the rest, up to 50 documents with names of 120 characters (JSON-escaped at worst).
  */

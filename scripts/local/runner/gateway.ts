@@ -3,7 +3,7 @@
  * routes from the shared definitions, IAM authorization (a SigV4 signature by a client's credentials,
  * verified as invoke-auth.ts does; required with `requireSigV4`, otherwise an unsigned call acts as its
  * API key's own client), API-key authentication (x-api-key, as API Gateway's usage plans do), the caller
- * passed as API Gateway passes it (`requestContext.identity.userArn` and `apiKeyId`), the stage throttle and each client's throttle and daily quota (admission.ts), a body cap, and
+ * passed as API Gateway passes it (`requestContext.identity.userArn` and `apiKeyId`), the stage throttle and each client's throttle and daily quota (admission.ts), the CSC API's limits per source and per client (csc-callers.ts), a body cap, and
  * one log line per request. Under `/pki` it plays the public PKI endpoint (CloudFront on AWS): the
  * published CRLs and CA certificates, and the OCSP responder.
  */
@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { ApiLimits } from '@pipeline/config';
+import { DEFAULT_CSC_CALLER_LIMITS, type ApiLimits, type CscCallerLimits } from '@pipeline/config';
 import { CSC_ERRORS, cscErrorFor } from '@pipeline/core/csc';
 import { PKI_OBJECTS, type PkiObjectName } from '@pipeline/core/pki';
 import { httpStatusOf, messageOf, type HttpErrorCode } from '@pipeline/core/shared';
@@ -29,6 +29,7 @@ import {
   type RouteDefinition,
 } from '@pipeline/resources';
 import { Admission } from './admission';
+import { CscCallers } from './csc-callers';
 import { TokenBucket } from './token-bucket';
 import type { ApiClient, SigningApiClient } from './api-keys';
 import { verifySigV4 } from './invoke-auth';
@@ -57,6 +58,8 @@ export interface GatewayOptions {
    * (OAuth 2.0 client credentials, bearer tokens), so no API key; the stage throttle applies.
    */
   readonly csc?: ApiHandler;
+  /** The CSC API's limits per source and per client (its web ACL on AWS); default DEFAULT_CSC_CALLER_LIMITS. */
+  readonly cscLimits?: CscCallerLimits;
 }
 
 /** The path of the local IdP's loopback redirect URI (scripts/local/idp/clients.ts), on any port. */
@@ -77,6 +80,7 @@ interface Gateway {
   readonly signers: readonly SigningApiClient[];
   readonly admission: Admission;
   readonly tsaThrottle: TsaThrottle;
+  readonly cscCallers: CscCallers;
 }
 
 export function startGateway(options: GatewayOptions, port: number, host = '127.0.0.1'): Promise<Server> {
@@ -86,6 +90,7 @@ export function startGateway(options: GatewayOptions, port: number, host = '127.
     signers: options.clients.filter((c): c is SigningApiClient => 'secretAccessKey' in c),
     admission: new Admission(options.limits, options.clock),
     tsaThrottle: new TsaThrottle(options.clock),
+    cscCallers: new CscCallers(options.cscLimits ?? DEFAULT_CSC_CALLER_LIMITS, options.clock),
   };
   const server = createServer((req, res) => {
     const started = process.hrtime.bigint();
@@ -255,6 +260,18 @@ async function serveCsc(
   const body = await readBody(req, MAX_BODY_BYTES);
   if (body === 'too-large')
     return cscRefuse(res, 'PAYLOAD_TOO_LARGE', `body exceeds ${MAX_BODY_BYTES} bytes`);
+  const caller = gateway.cscCallers.admit(
+    req,
+    matched.route.resource,
+    req.socket.remoteAddress ?? '',
+    url,
+    body,
+  );
+  if (!caller.ok) {
+    return cscRefuse(res, 'THROTTLED', caller.message, {
+      'Retry-After': String(caller.retryAfterSeconds),
+    });
+  }
   const event = { ...toEvent(req, url, matched, body, undefined), path: url.pathname };
   const result = await csc(event, lambdaContext('csc'));
   res.writeHead(result.statusCode, stringHeaders(result.headers));

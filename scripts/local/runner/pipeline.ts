@@ -409,6 +409,7 @@ async function startApiGateway(
         tsa: caSide.tsa,
       },
       csc,
+      cscLimits: pipeline.local.cscLimits,
     },
     pipeline.local.port,
   );

@@ -115,7 +115,10 @@ class BatchWriteIncompleteError extends PipelineError {
 export class RequestRepository implements SignRequestStore, OpenRequestStore, RequestStore {
   private readonly transitions: Coalescer<Transition, StoredSignRequest | undefined> | undefined;
   /** Key type and client of open requests (admission's counts), which never change: read once each. */
-  private readonly openAttributes = new Map<string, { keyType?: KeyType; clientId?: string }>();
+  private readonly openAttributes = new Map<
+    string,
+    { keyType?: KeyType; clientId?: string; admissionWeight?: number }
+  >();
   /** With batching: the records this process started, by id, until their attempt ends them. */
   private readonly started = new Map<string, StoredSignRequest>();
 
@@ -139,7 +142,11 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
       );
       // Open now: admission's counts need not read what this process wrote (bounded until they prune it).
       if (this.openAttributes.size < 2 * MAX_OPEN_COUNTED)
-        this.openAttributes.set(record.id, { keyType: record.keyType, clientId: record.clientId });
+        this.openAttributes.set(record.id, {
+          keyType: record.keyType,
+          clientId: record.clientId,
+          admissionWeight: record.admissionWeight,
+        });
       return true;
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) return false;
@@ -419,7 +426,8 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
   }
 
   /**
-   * Open requests (received or signing) per key type and per client, for the API's admission: the sparse
+   * Open requests (received or signing) per key type and per client, each counted by its admissionWeight
+   * (absent: 1), for the API's admission: the sparse
    * index's ids (every shard), then the key type and client of the ids this process has not seen yet
    * (BatchGetItem, those attributes only: they never change, so each open request is read once per
    * process, and not at all for a request this process created). At most MAX_OPEN_COUNTED requests are
@@ -432,10 +440,19 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
       this.doc,
       this.options.tableName,
       unseen.map((id) => ({ id })),
-      { projection: 'id, keyType, clientId' },
+      { projection: 'id, keyType, clientId, admissionWeight' },
     );
-    for (const item of items as Array<{ id: string; keyType?: KeyType; clientId?: string }>)
-      this.openAttributes.set(String(item.id), { keyType: item.keyType, clientId: item.clientId });
+    for (const item of items as Array<{
+      id: string;
+      keyType?: KeyType;
+      clientId?: string;
+      admissionWeight?: number;
+    }>)
+      this.openAttributes.set(String(item.id), {
+        keyType: item.keyType,
+        clientId: item.clientId,
+        admissionWeight: item.admissionWeight,
+      });
     // Only the open ones are kept.
     const open = new Set(ids);
     for (const id of this.openAttributes.keys()) if (!open.has(id)) this.openAttributes.delete(id);
@@ -444,10 +461,11 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
     for (const id of ids) {
       const item = this.openAttributes.get(id);
       if (!item?.keyType) continue;
-      byType[item.keyType] = (byType[item.keyType] ?? 0) + 1;
+      const weight = item.admissionWeight ?? 1;
+      byType[item.keyType] = (byType[item.keyType] ?? 0) + weight;
       const clients = (byClient[item.keyType] ??= {});
       const client = item.clientId ?? '';
-      clients[client] = (clients[client] ?? 0) + 1;
+      clients[client] = (clients[client] ?? 0) + weight;
     }
     return { byType, byClient };
   }

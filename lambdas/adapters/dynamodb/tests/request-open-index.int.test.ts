@@ -91,6 +91,26 @@ test('openCounts: the open requests per key type and client (terminal ones not c
   });
 });
 
+test('openCounts: each open request counts its admissionWeight (absent: 1), whichever process created it', async () => {
+  const doc = documentClient(loadAwsConfig(process.env));
+  const other = new RequestRepository(doc, { tableName });
+  const rec = (r: RequestRepository, clientId: string, admissionWeight?: number) =>
+    r.create(
+      sampleSignRequestRecord({
+        id: randomUUID(),
+        receivedAt: T0,
+        clientId,
+        keyType: 'EC-P256',
+        ...(admissionWeight ? { admissionWeight } : {}),
+      }),
+    );
+  await Promise.all([rec(repo, 'a', 10), rec(repo, 'a'), rec(other, 'b', 4), rec(other, 'b')]);
+  const expected = { byType: { 'EC-P256': 16 }, byClient: { 'EC-P256': { a: 11, b: 5 } } };
+  expect(await repo.openCounts()).toEqual(expected);
+  expect(await other.openCounts()).toEqual(expected);
+  doc.destroy();
+});
+
 test('openCounts reads each open request another process created once, and none this process created', async () => {
   const doc = documentClient(loadAwsConfig(process.env));
   let keysRead = 0;

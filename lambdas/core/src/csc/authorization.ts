@@ -137,6 +137,12 @@ const str = (params: Readonly<Record<string, unknown>>, name: string): string | 
 };
 
 /**
+ * The longest `state` kept for the client (RFC 6749 leaves it to the server): an opaque value against
+ * CSRF, and what an unauthenticated caller could otherwise make every flow item carry.
+ */
+export const MAX_STATE_LENGTH = 512;
+
+/**
  * The client and its redirect URI, checked before anything else: an authorization request that fails
  * here is answered to the user agent, never redirected (RFC 6749 4.1.2.1).
  */
@@ -177,6 +183,35 @@ export const AUTHORIZATION_PARAMETERS: ReadonlySet<string> = new Set([
   'signature_format',
   'conformance_level',
 ]);
+
+/**
+ * What a flow keeps of an accepted authorization request: the parameters the service reads
+ * (AUTHORIZATION_PARAMETERS), non-empty strings only, as the client sent them.
+ */
+export function flowParams(params: Readonly<Record<string, unknown>>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of AUTHORIZATION_PARAMETERS) {
+    const value = params[name];
+    if (typeof value === 'string' && value !== '') kept[name] = value;
+  }
+  return kept;
+}
+
+/**
+ * The authorization request of a flow at the callback: its parameters checked again against the
+ * registered clients (client, redirect URI) and parsed as oauth2/authorize parsed them, with the sign
+ * request id chosen then.
+ */
+export function requestOfFlow(
+  flow: { readonly params: Readonly<Record<string, string>>; readonly requestId?: string },
+  clients: readonly CscClient[],
+): CscAuthorizationRequest {
+  const { client, redirectUri } = authorizingClient(flow.params, clients);
+  return parseAuthorizationRequest(flow.params, client, redirectUri, () => {
+    if (flow.requestId === undefined) throw new CscError('invalid_request', 'the flow has no sign request');
+    return flow.requestId;
+  });
+}
 
 /**
  * The registered client a grant or an outcome read from the table names: a sign request is submitted or
@@ -337,6 +372,9 @@ export function parseAuthorizationRequest(
   }
   const codeChallenge = codeChallengeOf(params);
   const state = str(params, 'state');
+  if (state !== undefined && state.length > MAX_STATE_LENGTH) {
+    throw new CscError('invalid_request', `Invalid parameter state: at most ${MAX_STATE_LENGTH} characters`);
+  }
   const details = authorizationDetails(str(params, 'authorization_details'));
   const scope = str(params, 'scope') ?? (details ? 'credential' : undefined);
   const base = {

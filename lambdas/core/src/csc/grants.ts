@@ -15,10 +15,18 @@ import type { CscAuthorizationRequest, CscScope, CscSigning } from './authorizat
 export interface CscFlow {
   /** The OAuth state towards the identity provider: random, the flow's key. */
   readonly id: string;
-  readonly request: CscAuthorizationRequest;
+  /**
+   * The client's authorization parameters as checked (flowParams): the request is parsed from them again
+   * at the callback (requestOfFlow), so that nothing derived or repeated waits in the table for a login
+   * that may never come.
+   */
+  readonly params: Readonly<Record<string, string>>;
+  /** The sign request's id, chosen at authorization (the nonce binds it); credential flows only. */
+  readonly requestId?: string;
   /** PKCE verifier of the service's own authorization request to the identity provider. */
   readonly idpCodeVerifier: string;
-  readonly nonce: string;
+  /** The login's nonce for a service authorization (random); a credential's is the sign request's. */
+  readonly nonce?: string;
   /** Epoch seconds. */
   readonly expiresAt: number;
 }

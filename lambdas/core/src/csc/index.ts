@@ -6,6 +6,7 @@ export {
   clientSecretMatches,
   conformanceLevelOf,
   documentSigning,
+  flowParams,
   type CscClient,
   type CscMethod,
   type CscDocumentSigning,
@@ -16,6 +17,7 @@ export {
   pkceMatches,
   registeredClient,
   registeredRedirect,
+  requestOfFlow,
   secretHash,
 } from './authorization';
 export {

@@ -19,12 +19,15 @@
  *      (it would be refused with keys to spare), unless its share is the whole capacity (then 2);
  *   2. KEYS_UNAVAILABLE      otherwise when open >= capacity (under `reject` with no key at all:
  *      POOL_EMPTY, 429).
+ * Requests count by their weight (request-weight.ts: one document 1, 50 B-LT documents 10): `open` and
+ * `mine` are sums of weights, and a request of weight w is refused when open + w > capacity or
+ * mine + w > share (w at most max(1, capacity - reserve), so that a heavy request can pass an idle pool).
  * Pure: the API supplies the counts (pool counters, the open-requests index) and answers the refusal.
  */
 import type { KeyType } from '../shared/algorithms';
 import type { EmptyPoolPolicy } from './pool';
 
-/** Open sign requests (received or signing) per key type, in all and per client. */
+/** Open sign requests (received or signing) per key type, in all and per client: the sum of their weights. */
 export interface OpenRequestCounts {
   readonly byType: Partial<Record<KeyType, number>>;
   readonly byClient: Partial<Record<KeyType, Readonly<Record<string, number>>>>;
@@ -53,6 +56,8 @@ export function admitSignRequest(
     /** Available pool keys of the type (the counters). */
     readonly available: number;
     readonly open: OpenRequestCounts;
+    /** This request's weight (requestWeight); default 1. */
+    readonly weight?: number;
   },
   settings: AdmissionSettings,
 ): AdmissionDecision {
@@ -72,10 +77,11 @@ export function admitSignRequest(
     Math.max(1, unreserved),
     others > 0 && open >= unreserved ? Math.ceil(capacity / (others + 1)) : Number.POSITIVE_INFINITY,
   );
-  const overShare = mine >= share;
+  const weight = Math.min(Math.max(1, input.weight ?? 1), Math.max(1, unreserved));
+  const overShare = mine + weight > share;
   // At the capacity a client over a share below it is told its share (it would be refused with keys to
   // spare); the others that no key can come in time.
-  if (open >= capacity && !(overShare && share < capacity)) {
+  if (open + weight > capacity && !(overShare && share < capacity)) {
     return {
       kind: 'refuse',
       code: 'KEYS_UNAVAILABLE',

@@ -4,6 +4,7 @@ export {
   admitSignRequest,
   type OpenRequestCounts,
 } from './admission';
+export { requestWeight } from './request-weight';
 export { type FallbackDecision, FallbackLimiter } from './fallback-limiter';
 export { fillPool } from './fill-pool';
 export { PrefetchingKeyClaimer } from './key-prefetch';

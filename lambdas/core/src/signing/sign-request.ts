@@ -119,6 +119,8 @@ export interface SignRequestRecord {
   readonly signMessage?: SignMessage;
   /** SHA-256 of the canonical submitted input: a re-sent requestId with another body is a conflict. */
   readonly inputHash?: string;
+  /** What the request weighs in admission (pool requestWeight) when more than 1; absent: 1. */
+  readonly admissionWeight?: number;
   readonly receivedAt: number;
   readonly startedAt?: number;
   readonly keyAcquiredAt?: number;

@@ -25,6 +25,8 @@ jest.setTimeout(180_000);
 
 const REDIRECT = 'http://127.0.0.1/csc-client/callback';
 const TOKEN_TTL_SECONDS = 8;
+const AUTHORIZE_PER_SOURCE = 300;
+const PER_CLIENT = 100;
 const client = (clientId: string) => ({ clientId, secret: randomBytes(24).toString('base64url') });
 const ALICE = client('csc-alice');
 const MALLORY = client('csc-mallory');
@@ -42,6 +44,10 @@ beforeAll(async () => {
       POOL_TARGETS: 'EC-P256=6',
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       CSC_ACCESS_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
+      // Above what the tests before the abuse ones spend, below what those send.
+      LOCAL_CSC_SOURCE_PER_MINUTE: '5000',
+      LOCAL_CSC_AUTHORIZE_SOURCE_PER_MINUTE: String(AUTHORIZE_PER_SOURCE),
+      LOCAL_CSC_CLIENT_PER_MINUTE: String(PER_CLIENT),
       CSC_CLIENTS: JSON.stringify(
         [ALICE, MALLORY].map((c) => ({
           clientId: c.clientId,
@@ -861,9 +867,11 @@ describe('the CSC table is no use to an attacker who reads and writes it', () =>
         const flow = Item.flow as string;
         const sealed = flow.startsWith('v1.');
         const opened = (sealed ? unseal(state, pk, flow) : JSON.parse(flow)) as {
-          request: { redirectUri: string };
+          request?: { redirectUri: string };
+          params?: { redirect_uri: string };
         };
-        opened.request.redirectUri = 'http://evil.example/steal';
+        if (opened.request) opened.request.redirectUri = 'http://evil.example/steal';
+        if (opened.params) opened.params.redirect_uri = 'http://evil.example/steal';
         const rewritten = sealed ? seal(state, pk, opened) : JSON.stringify(opened);
         await doc.send(new PutCommand({ TableName, Item: { ...Item, flow: rewritten } }));
         return;
@@ -1059,5 +1067,101 @@ describe('abuse', () => {
     const stored = JSON.stringify(item.Item);
     expect(stored).not.toContain('padding');
     expect(stored.length).toBeLessThan(1000);
+  });
+
+  it('keeps a small FLOW# until the callback: the checked parameters, nothing derived from them', async () => {
+    /** The stored FLOW# item's size for an authorization request that reaches the provider. */
+    const flowItemSize = async (extra: Record<string, string>, hashCount: number) => {
+      const hashes = Array.from({ length: hashCount }, () =>
+        createHash('sha256').update(randomBytes(16)).digest('base64url'),
+      );
+      const url = new URL(`${csc}/oauth2/authorize`);
+      for (const [k, v] of Object.entries({
+        response_type: 'code',
+        client_id: ALICE.clientId,
+        redirect_uri: REDIRECT,
+        scope: 'credential',
+        code_challenge: createHash('sha256').update(randomBytes(32)).digest('base64url'),
+        code_challenge_method: 'S256',
+        credentialID: 'onetime-ec-p256',
+        numSignatures: String(hashCount),
+        hashes: hashes.join(','),
+        hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+        ...extra,
+      }))
+        url.searchParams.set(k, v);
+      const started = await fetch(url, { redirect: 'manual' });
+      expect(started.status).toBe(302);
+      const state = new URL(started.headers.get('location')!).searchParams.get('state')!;
+      const { Item } = await withCscTable(async (doc, TableName) =>
+        doc.send(new GetCommand({ TableName, Key: { pk: `FLOW#${sha256Hex(state)}` } })),
+      );
+      expect(Item).toBeDefined();
+      return JSON.stringify(Item).length;
+    };
+    // One hash, a short state: 1,398 characters when the flow kept the parsed request (968 now).
+    const typical = await flowItemSize({ state: randomBytes(16).toString('hex') }, 1);
+    // The most an unauthenticated caller can send: 50 hashes, a long description, the longest state, a
+    // signDoc format: 11,401 characters when the flow kept the parsed request (5,713 now), and 16 KB with
+    // the 4,096-character state then accepted.
+    const largest = await flowItemSize(
+      {
+        state: 's'.repeat(512),
+        description: 'Signing the documents of case 12345. '.repeat(23).trim(),
+        signature_format: 'P',
+        conformance_level: 'Ades-B-LT',
+      },
+      50,
+    );
+    expect(typical).toBeLessThan(1100);
+    expect(largest).toBeLessThan(6000);
+    // A longer state is refused to the redirect URI, keeping nothing.
+    const url = new URL(`${csc}/oauth2/authorize`);
+    url.searchParams.set('client_id', ALICE.clientId);
+    url.searchParams.set('redirect_uri', REDIRECT);
+    url.searchParams.set('response_type', 'code');
+    url.searchParams.set('state', 's'.repeat(513));
+    const refused = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location')!);
+    expect(refused.searchParams.get('error')).toBe('invalid_request');
+  });
+
+  /** oauth2/authorize as anyone can call it: no client authentication, any client_id. */
+  const authorizeAs = (clientId: string) =>
+    fetch(`${csc}/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId })}`, {
+      redirect: 'manual',
+    });
+  const floodUntil429 = async (clientIdOf: (i: number) => string, max: number) => {
+    for (let i = 0; i < max; i++) {
+      const res = await authorizeAs(clientIdOf(i));
+      if (res.status === 429) return { sent: i + 1, res, body: (await res.json()) as unknown };
+      await res.arrayBuffer();
+    }
+    throw new Error(`no 429 after ${max} requests`);
+  };
+
+  it("limits each client's authorization requests, leaving other clients theirs", async () => {
+    const flood = await floodUntil429(() => 'csc-flooded', PER_CLIENT * 2);
+    expect(flood.sent).toBeGreaterThan(PER_CLIENT * 0.9);
+    expect(flood.sent).toBeLessThanOrEqual(PER_CLIENT + 5);
+    expect(flood.res.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+    expect(flood.body).toEqual({
+      error: 'too_many_requests',
+      error_description: 'too many requests for this client, retry later',
+    });
+    // Another client from the same source still gets its authorization.
+    await authorize(ALICE, 'service');
+  });
+
+  it('limits the authorization requests of one source, whatever client_id it names', async () => {
+    const flood = await floodUntil429((i) => `csc-made-up-${i}`, AUTHORIZE_PER_SOURCE * 2);
+    expect(flood.sent).toBeLessThanOrEqual(AUTHORIZE_PER_SOURCE + 5);
+    expect(flood.body).toEqual({
+      error: 'too_many_requests',
+      error_description: 'too many authorization requests from this source, retry later',
+    });
+    const real = await authorizeAs(ALICE.clientId);
+    expect(real.status).toBe(429);
+    // The other CSC methods stay open to that source.
+    expect((await fetch(`${csc}/info`)).status).toBe(200);
   });
 });
