@@ -71,7 +71,7 @@ export async function sign(event: HttpEvent, deps: CscDoorDeps, method: CscMetho
     clientId: `csc:${grant.clientId}`,
     request,
     waitSeconds,
-    ...(signing.binding.formatOpen ? { formatOpen: true } : {}),
+    ...(used.grant.signing?.binding.formatOpen ? { formatOpen: true } : {}),
   });
   const returnValidationInfo = body.returnValidationInfo === true;
   if (mode === 'S') {
