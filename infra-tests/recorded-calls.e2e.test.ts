@@ -1,6 +1,7 @@
 /**
  * Every AWS call allowed and routable: a local pipeline records each SDK call its functions make
- * (AWS_CALL_RECORD_FILE) while it signs (raw and CMS B-LT), revokes through the API, answers OCSP,
+ * (AWS_CALL_RECORD_FILE) while it signs (raw and CMS B-LT, and a CSC client's hash through the CSC API
+ * v2), revokes through the API, answers OCSP,
  * publishes CRLs, checkpoints the audit log, fills the pool and reconciles; each distinct call is then evaluated against the deploy-like
  * template's roles (iam-simulate) and each function's subnets checked for a way to the service. The S3
  * reads happen only on AWS (locally the objects are files): they are listed here, as the code makes them.
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { RecordedCall } from '@pipeline/adapters/aws';
+import { runFlow } from '../scripts/bench/csc-flows';
 import { call, sampleRequest, type SignRequestView } from '../scripts/local/client';
 import { startLocalPipeline, type LocalPipeline } from '../scripts/local/runner/pipeline';
 import { ocspGet } from '../scripts/local/runner/tests/support/relying-party';
@@ -94,6 +96,23 @@ beforeAll(async () => {
   expect(revoked.status).toBe(200);
   // A relying party asks the responder (OCSP by GET).
   expect((await ocspGet(pki, signed[0].certificate!)).stdout).toMatch(/Cert Status: revoked/);
+  // A CSC client signs a hash (oauth2/authorize, the citizen's login and approval, the callback,
+  // oauth2/token, signatures/signHash): the csc function's calls.
+  const csc = pipeline.csc;
+  expect(csc?.client).toBeDefined();
+  const flow = await runFlow(
+    'csc',
+    {
+      apiUrl: pipeline.url,
+      apiKey: pipeline.apiKey,
+      keyType: 'EC-P256',
+      cscUrl: csc!.url,
+      cscClient: csc!.client!,
+      idpRedirectUri: process.env.CSC_IDP_REDIRECT_URI!,
+    },
+    2,
+  );
+  expect(flow).toMatchObject({ ok: true });
   env = { ...process.env };
   // Wait (no fixed sleep) until the scheduled functions have each run at least once.
   const seen = (): Set<string> => new Set(distinctCalls(readFileSync(file, 'utf8')).map((c) => c.function));
@@ -121,8 +140,17 @@ test('every function made calls: the recording covers the pipeline', () => {
     'keygen',
     'audit-checkpoint',
     'reconcile',
+    'csc',
   ])
     expect(functions).toContain(fn);
+  // The CSC door's own items (its table: FLOW#, CODE#, TOKEN#) and the intake it shares with the API.
+  const cscTables = new Set(
+    recorded.filter((c) => c.function === 'csc' && c.service === 'dynamodb').flatMap((c) => c.resources),
+  );
+  expect([...cscTables].some((t) => t.includes('csc'))).toBe(true);
+  expect(recorded).toContainEqual(
+    expect.objectContaining({ function: 'csc', service: 'sqs', action: 'SendMessage' }),
+  );
   // B-LT: the signer stamps its signature at the TSA.
   expect(recorded).toContainEqual(
     expect.objectContaining({ function: 'signer', action: 'Invoke', resources: ['tsa'] }),

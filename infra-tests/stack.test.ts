@@ -288,7 +288,7 @@ describe('least privilege', () => {
       .flatMap(actionsOf)
       .sort();
 
-  it('the CSC function: its OAuth items of the csc table, the API intake of POST /sign-requests, the TSA only as invoke, no HSM secret', () => {
+  it('the CSC function: its OAuth items of the csc table, the API intake of POST /sign-requests, the TSA and revocation functions only as invoke, no HSM secret', () => {
     const statements = roleStatements(template, roleId('Csc'));
     const onTable = (key: keyof typeof TABLES): Record<string, unknown>[] =>
       statements.filter((st) => JSON.stringify(st.Resource).includes(`"${tableId(key)}"`));
@@ -315,9 +315,17 @@ describe('least privilege', () => {
     for (const key of ['certificates', 'audit'] as const) expect(actionsOn('Csc', tableId(key))).toEqual([]);
     const queue = logicalId(template, 'AWS::SQS::Queue', `SignQueue/${QUEUES.signRequests.id}/Resource`);
     expect(actionsOn('Csc', queue)).toEqual(['sqs:SendMessage']);
-    // It runs the API's intake in its own process: no execute-api; it invokes the TSA function only.
-    const actions = statements.flatMap(actionsOf);
-    expect(actions.filter((a) => /^(lambda|execute-api):/.test(a))).toEqual(['lambda:InvokeFunction']);
+    // It runs the API's intake in its own process: no execute-api; it invokes the TSA function
+    // (signatures/timestamp) and the revocation function (the intake registers each request id's owner).
+    const invokes = statements.filter((st) => JSON.stringify(st.Action).includes('lambda:'));
+    expect(invokes.flatMap(actionsOf)).toEqual(['lambda:InvokeFunction']);
+    const invoked = JSON.stringify(invokes.map((st) => st.Resource));
+    expect(
+      Object.keys(resources(template, 'AWS::Lambda::Function'))
+        .filter((id) => invoked.includes(`"${id}"`))
+        .sort(),
+    ).toEqual([fnId('Revoke'), fnId('Tsa')].sort());
+    expect(statements.flatMap(actionsOf).filter((a) => a.startsWith('execute-api:'))).toEqual([]);
     for (const user of ['Pool', 'Ca'] as const) expect(references('Csc', secretId(user))).toBe(false);
   });
 

@@ -6,8 +6,8 @@ import { cscSecretsOf, poolEnv, signQueueEnv, tableEnv, type FunctionSpec } from
  * The CSC API v2 (docs/csc.md): its OAuth 2.0 authorization server and signatures/signHash. It submits
  * the sign request through the API's intake in its own process (`handleApiEvent`, as the local gateway
  * runs it), not over HTTP: it gets what that intake uses of the API function's access for
- * `POST /sign-requests`, and no API key and no execute-api:Invoke. signatures/timestamp invokes the TSA
- * function, as the signer does (that function only).
+ * `POST /sign-requests` (the revocation function included, which registers the request id's owner), and
+ * no API key and no execute-api:Invoke. signatures/timestamp invokes the TSA function, as the signer does.
  *
  * Outside the VPC: it exchanges the citizen's authorization code at the OpenID Provider (HTTPS, on the
  * internet), which the VPC's isolated subnets cannot reach, and it needs no HSM. Its tables, queue,
@@ -36,7 +36,9 @@ export const csc: FunctionSpec = {
       ...tableEnv(deps, 'csc'),
       // signatures/timestamp: the service's TSA, as the signer calls it.
       [ENV.TSA_FUNCTION_NAME]: deps.fn('tsa').functionArn,
-      // The API's intake, as the api function has it (admission, identity checks, the queue).
+      // The API's intake, as the api function has it (admission, identity checks, the request id's owner
+      // registered with the revocation function, the queue).
+      [ENV.REVOKE_FUNCTION_NAME]: deps.fn('revoke').functionArn,
       ...poolEnv(deps),
       ...deps.identity.environment(),
       ...signQueueEnv(deps),
@@ -65,5 +67,7 @@ export const csc: FunctionSpec = {
     grant.readsIdentityKeys();
     grant.tableKey();
     grant.sendsToQueue('sqs:SendMessage');
+    // The intake registers each request id's owner (`csc:<client>`) with the revocation function first.
+    grant.invoke('revoke');
   },
 };
