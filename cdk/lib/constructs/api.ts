@@ -1,8 +1,8 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { loggedStageOptions } from './stage-logging';
 import openapi from '../../../lambdas/api/openapi.json';
 import type { ApiLimits } from '@pipeline/config';
 import { messageOf, type HttpErrorCode } from '@pipeline/core/shared';
@@ -39,10 +39,6 @@ export class SigningApi extends Construct {
 
   public constructor(scope: Construct, id: string, props: SigningApiProps) {
     super(scope, id);
-    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
-      retention: logs.RetentionDays.ONE_YEAR,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
     this.restApi = new apigw.RestApi(this, 'RestApi', {
       description: 'HSM signing pipeline: one-time-key signatures',
       endpointTypes: [apigw.EndpointType.REGIONAL],
@@ -51,13 +47,7 @@ export class SigningApi extends Construct {
       defaultMethodOptions: { authorizationType: apigw.AuthorizationType.IAM },
       deployOptions: {
         stageName: API_STAGE,
-        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
-        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
-        loggingLevel: apigw.MethodLoggingLevel.ERROR,
-        dataTraceEnabled: false,
-        // X-Ray from the gateway on, so a trace starts where the client's request does.
-        tracingEnabled: true,
-        metricsEnabled: true,
+        ...loggedStageOptions(this, 'AccessLogs'),
         // Applied to each method of the stage, whoever calls it.
         throttlingRateLimit: props.limits.stage.rateLimit,
         throttlingBurstLimit: props.limits.stage.burstLimit,

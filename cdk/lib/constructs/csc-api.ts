@@ -1,8 +1,8 @@
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IDependable } from 'constructs';
+import { loggedStageOptions } from './stage-logging';
 import type { CscCallerLimits } from '@pipeline/config';
 import { CSC_ERRORS, cscErrorFor, type CscErrorCode } from '@pipeline/core/csc';
 import { messageOf } from '@pipeline/core/shared';
@@ -36,10 +36,6 @@ export class CscApi extends Construct {
 
   public constructor(scope: Construct, id: string, props: CscApiProps) {
     super(scope, id);
-    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
-      retention: logs.RetentionDays.ONE_YEAR,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
     this.restApi = new apigw.RestApi(this, 'RestApi', {
       // Stage metrics are keyed by API name: not the sign request API's.
       restApiName: `${Stack.of(this).stackName}-csc`,
@@ -49,12 +45,7 @@ export class CscApi extends Construct {
       cloudWatchRole: false,
       deployOptions: {
         stageName: API_STAGE,
-        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
-        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
-        loggingLevel: apigw.MethodLoggingLevel.ERROR,
-        dataTraceEnabled: false,
-        tracingEnabled: true,
-        metricsEnabled: true,
+        ...loggedStageOptions(this, 'AccessLogs'),
         // No API key, so no usage plan: the stage's throttle, which API Gateway applies to each method.
         throttlingRateLimit: props.throttle.rateLimit,
         throttlingBurstLimit: props.throttle.burstLimit,

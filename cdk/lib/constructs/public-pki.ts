@@ -3,10 +3,10 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { loggedStageOptions } from './stage-logging';
 import { OCSP_ROUTES, PKI_SOURCE_LIMITS, TSA_RATE_LIMIT, TSA_ROUTES } from '@pipeline/resources';
 
 /** The stage of the OCSP API: CloudFront's origin path, invisible to relying parties. */
@@ -116,10 +116,6 @@ export class PublicPki extends Construct {
 
   /** The regional API of the OCSP responder and the TSA: public, behind the distribution. */
   private createApi(ocspHandler: lambda.IFunction, tsaHandler: lambda.IFunction): apigw.RestApi {
-    const accessLogs = new logs.LogGroup(this, 'OcspAccessLogs', {
-      retention: logs.RetentionDays.ONE_YEAR,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
     const api = new apigw.RestApi(this, 'OcspApi', {
       description: 'OCSP responder of the signing pipeline CA (public, RFC 6960)',
       endpointTypes: [apigw.EndpointType.REGIONAL],
@@ -128,13 +124,7 @@ export class PublicPki extends Construct {
       cloudWatchRole: false,
       deployOptions: {
         stageName: OCSP_STAGE,
-        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
-        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
-        loggingLevel: apigw.MethodLoggingLevel.ERROR,
-        dataTraceEnabled: false,
-        // X-Ray from the gateway on, so a trace starts where the client's request does.
-        tracingEnabled: true,
-        metricsEnabled: true,
+        ...loggedStageOptions(this, 'OcspAccessLogs'),
         throttlingRateLimit: 500,
         throttlingBurstLimit: 1000,
         // Anyone may ask for time-stamps, each an HSM signature: their own, lower limit.
