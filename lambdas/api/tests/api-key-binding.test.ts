@@ -7,42 +7,22 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { SignRequestRecord } from '@pipeline/core/signing';
 import { loadPipelineConfig } from '@pipeline/config';
-import { anyAssertion, memoryAssertionStore } from '../../test-support/test-issuer';
-import { handleApiEvent, type ApiDeps } from '../src';
+import { handleApiEvent } from '../src';
+import { memoryDeps } from './memory-deps';
 
 const A = 'arn:aws:iam::123456789012:role/tax-agency';
 const B = 'arn:aws:iam::123456789012:role/pension-agency';
 const KEY_A = 'a1b2c3d4e5';
 const KEY_B = 'f6g7h8i9j0';
 
-function deps(): ApiDeps & { records: Map<string, SignRequestRecord>; sent: string[] } {
-  const records = new Map<string, SignRequestRecord>();
-  const sent: string[] = [];
+function deps(): ReturnType<typeof memoryDeps> {
   // As the CDK app configures the function: each key with its client's principal, one key bound to no one.
   const { apiKeyPrincipals } = loadPipelineConfig({
     API_KEY_PRINCIPALS: JSON.stringify({ [KEY_A]: A, [KEY_B]: B, unbound: '' }),
   });
-  return {
-    records,
-    sent,
-    requests: {
-      create: async (r) => (records.has(r.id) ? false : (records.set(r.id, r), true)),
-      get: async (id) => records.get(id),
-      discard: async (id) => void records.delete(id),
-    },
-    queue: { enqueue: async (id) => void sent.push(id), depth: async () => ({ visible: 0, inFlight: 0 }) },
-    pool: { available: async () => ({ 'EC-P256': 3 }) },
-    settings: {
-      maxBodyBytes: 16384,
-      retentionSeconds: 3600,
-      rejectWhenPoolEmpty: false,
-      retryAfterSeconds: 30,
-      apiKeyPrincipals,
-    },
-    identity: { verifier: anyAssertion, assertions: memoryAssertionStore() },
-  };
+  const base = memoryDeps({ pool: { available: async () => ({ 'EC-P256': 3 }) } });
+  return { ...base, settings: { ...base.settings, apiKeyPrincipals } };
 }
 
 function call(
