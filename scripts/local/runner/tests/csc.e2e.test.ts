@@ -206,6 +206,20 @@ async function tokenFor(who: { clientId: string; secret: string }, authorized: A
   );
 }
 
+const rootPem = (): string => readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
+
+/** A signDoc answer's CMS, one per document, each verified by openssl over its document. */
+function signedCms(signed: Answer, documents: readonly Buffer[]): Buffer[] {
+  expect(signed.status).toBe(200);
+  const objects = signed.body.SignatureObject as string[];
+  expect(objects).toHaveLength(documents.length);
+  return objects.map((object, i) => {
+    const cms = Buffer.from(object, 'base64');
+    expect(opensslCmsVerify({ cms, content: documents[i], rootPem: rootPem() }).ok).toBe(true);
+    return cms;
+  });
+}
+
 const signHashBody = (a: Pick<Authorized, 'hash'> & Partial<Authorized>) => ({
   credentialID: 'onetime-ec-p256',
   hashes: (a.hashes ?? [a.hash]).map((h) => Buffer.from(h, 'base64url').toString('base64')),
@@ -553,14 +567,10 @@ describe('the CSC API v2', () => {
       expect(refused.body.error).toBe('invalid_request');
     }
     const signed = await post('/signatures/signDoc', request, headers);
-    expect(signed.status).toBe(200);
-    const objects = signed.body.SignatureObject as string[];
-    expect(objects).toHaveLength(2);
-    const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
-    authorized.documents.forEach((content, i) => {
-      const cms = Buffer.from(objects[i], 'base64');
-      expect(opensslCmsVerify({ cms, content, rootPem }).ok).toBe(true);
-      expect(opensslCmsVerify({ cms, content: authorized.documents[1 - i], rootPem }).ok).toBe(false);
+    signedCms(signed, authorized.documents).forEach((cms, i) => {
+      expect(opensslCmsVerify({ cms, content: authorized.documents[1 - i], rootPem: rootPem() }).ok).toBe(
+        false,
+      );
     });
     const info = signed.body.validationInfo as Record<string, string[]>;
     expect(info.certificates.length).toBeGreaterThan(1);
@@ -603,16 +613,10 @@ describe('the CSC API v2', () => {
       },
       headers,
     );
-    expect(signed.status).toBe(200);
-    const objects = signed.body.SignatureObject as string[];
-    expect(objects).toHaveLength(2);
-    const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
-    authorized.documents.forEach((content, i) => {
-      const cms = Buffer.from(objects[i], 'base64');
-      expect(opensslCmsVerify({ cms, content, rootPem }).ok).toBe(true);
+    for (const cms of signedCms(signed, authorized.documents)) {
       // B-T: the signature carries the TSA's time-stamp token (id-aa-signatureTimeStampToken).
       expect(cms.includes(Buffer.from('060b2a864886f70d010910020e', 'hex'))).toBe(true);
-    });
+    }
     // Used once: neither method signs with it again.
     const again = await post('/signatures/signHash', signHashBody(authorized), headers);
     expect(again.status).toBe(401);
@@ -632,7 +636,7 @@ describe('the CSC API v2', () => {
     const files = {
       'token.der': tokenDer,
       'data.bin': data,
-      'root.pem': readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8'),
+      'root.pem': rootPem(),
       'tsa.pem': readFileSync(join(LOCAL_DIR, 'ca', 'tsa.pem'), 'utf8'),
     };
     const verifyArgs = [
