@@ -707,17 +707,21 @@ describe('a request with documents: the CA recomputes the manifest and composes 
     },
   ];
 
-  /** The record as the API stores it, its login (direct IdP, with the approval) and the CA's input. */
-  function documentsRequest() {
+  /**
+   * The record as the API stores it, its login (direct IdP, with the approval) and the CA's input; with
+   * `formatOpen`, a login that approved the documents in any format.
+   */
+  function documentsRequest(formatOpen = false) {
     const record = {
       id: randomUUID(),
-      digest: Buffer.from(manifestHash(DOCUMENTS), 'base64url').toString('base64'),
+      digest: Buffer.from(manifestHash(DOCUMENTS, formatOpen), 'base64url').toString('base64'),
       digestAlgorithm: 'SHA-256' as const,
       keyType: 'RSA-2048' as const,
       signatureAlgorithm: 'RSASSA-PKCS1-v1_5' as const,
       signer: IDENTITY,
       documents: DOCUMENTS,
       signMessageHash: signMessageHash(composeSignMessage(MESSAGE, DOCUMENTS)),
+      ...(formatOpen ? { formatOpen } : {}),
     };
     return {
       requestId: record.id,
@@ -767,20 +771,9 @@ describe('a request with documents: the CA recomputes the manifest and composes 
       ca.issue({ ...bound, binding: open, csrDer: (await keyAndCsr()).csrDer }),
     ).rejects.toMatchObject({ code: 'ASSERTION_BINDING_MISMATCH' });
     // An open login: whatever format each document is signed in, it is what the citizen approved.
-    const record = {
-      id: randomUUID(),
-      digest: Buffer.from(manifestHash(DOCUMENTS, true), 'base64url').toString('base64'),
-      digestAlgorithm: 'SHA-256' as const,
-      keyType: 'RSA-2048' as const,
-      signatureAlgorithm: 'RSASSA-PKCS1-v1_5' as const,
-      signer: IDENTITY,
-      documents: DOCUMENTS,
-      signMessageHash: signMessageHash(composeSignMessage(MESSAGE, DOCUMENTS)),
-      formatOpen: true,
-    };
-    const openLogin = { requestId: record.id, assertion: directAssertion(record), signMessage: MESSAGE };
+    const openLogin = documentsRequest(true);
     const asRaw = DOCUMENTS.map((d) => ({ ...d, format: 'raw' as const, profile: undefined }));
-    const binding = { ...(requestBindingOf(record) as ManifestBinding), documents: asRaw };
+    const binding = { ...openLogin.binding, documents: asRaw };
     // Bound after an open login: another nonce.
     await expect(
       ca.issue({
