@@ -6,7 +6,7 @@
  * renders the outcome in its protocol's shape (the API: HTTP and `{ error: { code, message } }`).
  */
 import { requestWeight } from '@pipeline/core/pool';
-import { signMessageHash } from '@pipeline/core/identity';
+import { credentialDigest, signMessageHash } from '@pipeline/core/identity';
 import { clientFailureOf, type ClientFailure } from '@pipeline/core/shared';
 import { isTerminal, requestExpiresAt, type SignRequestRecord } from '@pipeline/core/signing';
 import {
@@ -35,6 +35,11 @@ export interface SubmitCall {
   readonly waitSeconds: number;
   /** The login approved the digests in any format (SignRequestInput.formatOpen): the door's word. */
   readonly formatOpen?: boolean;
+  /**
+   * The request creates a one-time credential (its digest must be the credentialDigest; nothing is signed,
+   * a key is certified and kept wrapped), or signs with one the same client created.
+   */
+  readonly credential?: CredentialUse;
 }
 
 export interface ReadCall {
@@ -74,7 +79,11 @@ export type ReadOutcome = Result | Refused;
 export async function submit(deps: ApiDeps, call: SubmitCall): Promise<SubmitOutcome> {
   try {
     const parsed = parseSignRequest(call.request);
-    const input = call.formatOpen ? { ...parsed, formatOpen: true } : parsed;
+    const input = credentialChecked({
+      ...parsed,
+      ...(call.formatOpen ? { formatOpen: true } : {}),
+      ...(call.credential ? { credential: call.credential } : {}),
+    });
     // Checked before anything is spent: a bad wait costs neither admission nor the assertion's single use.
     const wait = checkedWait(call.waitSeconds);
     const deadline = (deps.now ?? Date.now)() + wait * 1000;
@@ -115,6 +124,35 @@ function refusedOrThrow(err: unknown): Refused {
 
 function accepted(record: SignRequestRecord, fresh: boolean): Accepted {
   return { kind: 'accepted', id: record.id, status: record.status, fresh };
+}
+
+/**
+ * A credential's creation signs nothing: one raw SHA-256 "digest", the credentialDigest of its request id,
+ * key type and algorithm (what the login approves), no documents. A use names the creating request id.
+ * The pipeline and the CA check the rest (the creating request's client, key and certificate).
+ */
+function credentialChecked(input: SignRequestInput): SignRequestInput {
+  const { credential } = input;
+  if (!credential) return input;
+  if ('use' in credential) {
+    if (!isRequestId(credential.use)) throw new ValidationError('credential must name a request id');
+    return input;
+  }
+  const digest = credentialDigest({
+    requestId: input.requestId,
+    keyType: input.keyType,
+    signatureAlgorithm: input.signatureAlgorithm,
+    credential: 'create',
+  });
+  if (
+    input.documents !== undefined ||
+    (input.format ?? 'raw') !== 'raw' ||
+    input.digestAlgorithm !== 'SHA-256' ||
+    input.digest !== digest
+  ) {
+    throw new ValidationError('a credential creation has one raw SHA-256 digest: its credentialDigest');
+  }
+  return input;
 }
 
 function checkedWait(seconds: number): number {
@@ -192,6 +230,7 @@ async function create(deps: ApiDeps, input: SignRequestInput, clientId: string):
     ...(input.profile ? { profile: input.profile } : {}),
     ...(input.level ? { level: input.level, minimumLevel: input.minimumLevel } : {}),
     ...(input.formatOpen ? { formatOpen: true } : {}),
+    ...(input.credential ? { credential: input.credential } : {}),
     // The hash of the message the citizen approved; the e-service's own message (the CA composes it again).
     ...(input.signMessage && input.approvedMessage
       ? { signMessageHash: signMessageHash(input.approvedMessage), signMessage: input.signMessage }

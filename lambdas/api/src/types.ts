@@ -6,7 +6,12 @@ import type {
   SignatureAlgorithm,
   SignatureFormat,
 } from '@pipeline/core/shared';
-import type { AssertionReplayStore, AssertionVerifier, SignMessage } from '@pipeline/core/identity';
+import type {
+  AssertionReplayStore,
+  AssertionVerifier,
+  CredentialUse,
+  SignMessage,
+} from '@pipeline/core/identity';
 import type {
   CertificateRevoker,
   RequestQueue,
@@ -48,6 +53,11 @@ export interface SignRequestInput {
    * client names the format after the login (CSC signDoc), never from the API's wire format.
    */
   readonly formatOpen?: boolean;
+  /**
+   * The request's part in a one-time credential (SignRequestRecord.credential): set by a door (CSC), never
+   * from the API's wire format.
+   */
+  readonly credential?: CredentialUse;
 }
 
 /**

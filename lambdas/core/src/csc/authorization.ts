@@ -5,7 +5,7 @@ import {
   manifestHash,
   type AssertionBinding,
   type ManifestDocument,
-  type RequestBinding,
+  type SigningBinding,
 } from '../identity/binding';
 import {
   composeSignMessage,
@@ -87,7 +87,7 @@ export interface CscSigning {
   /** The methods it may be used at (once): signDoc alone when the format is bound. */
   readonly methods: readonly CscMethod[];
   /** The pipeline's sign request: its id is chosen at authorization, so that the nonce can bind it. */
-  readonly binding: RequestBinding;
+  readonly binding: SigningBinding;
   /** The client's message, as the API receives it (for several documents the API composes the list). */
   readonly signMessage: SignMessage;
   /** How many signatures (hashes) it authorizes: CSC numSignatures. */
@@ -329,7 +329,7 @@ function requestBinding(
   documents: ManifestDocument[],
   document: CscDocumentSigning | undefined,
   signMessage: SignMessage,
-): RequestBinding {
+): SigningBinding {
   const { keyType, signatureAlgorithm } = credential;
   // One unlabelled hash: the single-document binding; a labelled one keeps its label as a manifest of one.
   if (documents.length === 1 && documents[0].name === undefined) {

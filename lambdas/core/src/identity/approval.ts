@@ -1,5 +1,11 @@
 import { AssertionError } from './errors';
-import { isManifestBinding, manifestHash, type RequestBinding } from './binding';
+import {
+  credentialDigest,
+  isCredentialBinding,
+  isManifestBinding,
+  manifestHash,
+  type RequestBinding,
+} from './binding';
 import type { AssertionPolicy, ExpectedApproval } from './types';
 
 /**
@@ -29,13 +35,16 @@ export const SIGN_APPROVAL_TYPE = 'sign-approval+jwt';
 
 /**
  * The approval a binding asks for: none when the request has no sign message. Its tbs_data is the digest
- * of a single document, the manifestHash of a request with `documents`.
+ * of a single document, the manifestHash of a request with `documents`, the credentialDigest of a one-time
+ * credential's creation.
  */
 export function expectedApproval(binding: RequestBinding): ExpectedApproval | undefined {
   if (binding.signMessageHash === undefined) return undefined;
-  const tbsData = isManifestBinding(binding)
-    ? manifestHash(binding.documents, binding.formatOpen)
-    : binding.digest;
+  const tbsData = isCredentialBinding(binding)
+    ? credentialDigest(binding)
+    : isManifestBinding(binding)
+      ? manifestHash(binding.documents, binding.formatOpen)
+      : binding.digest;
   return { tbsData, signMessageHash: binding.signMessageHash };
 }
 

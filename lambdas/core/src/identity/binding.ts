@@ -31,6 +31,11 @@ export interface AssertionBinding {
    * it signs, after the login): format and profile are not bound (FORMAT_OPEN, and an empty profile line).
    */
   readonly formatOpen?: true;
+  /**
+   * The request signs with the key of this one-time credential (its creating request's id), certified
+   * before (CredentialBinding), instead of a fresh pool key: a last line `credential:<id>`.
+   */
+  readonly credentialId?: string;
 }
 
 /** The format line of a binding whose login approved the digests in any format. */
@@ -51,7 +56,15 @@ export function bindingLines(binding: AssertionBinding): string[] {
     binding.formatOpen ? FORMAT_OPEN : binding.format,
     binding.formatOpen ? '' : (binding.profile ?? ''),
   ];
-  return binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash];
+  return withCredential(
+    binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash],
+    binding.credentialId,
+  );
+}
+
+/** The last line of a binding that signs with a one-time credential's key (its creating request id). */
+function withCredential(lines: string[], credentialId: string | undefined): string[] {
+  return credentialId === undefined ? lines : [...lines, `credential:${credentialId.toLowerCase()}`];
 }
 
 /**
@@ -62,7 +75,11 @@ export function bindingLines(binding: AssertionBinding): string[] {
  * (manifestBindingLines), for all its documents at once.
  */
 export function assertionNonce(binding: RequestBinding): string {
-  const lines = isManifestBinding(binding) ? manifestBindingLines(binding) : bindingLines(binding);
+  const lines = isCredentialBinding(binding)
+    ? credentialBindingLines(binding)
+    : isManifestBinding(binding)
+      ? manifestBindingLines(binding)
+      : bindingLines(binding);
   return createHash('sha256').update(lines.join('\n')).digest('base64url');
 }
 
@@ -77,7 +94,11 @@ interface StoredBindingFields {
   readonly profile?: AdesProfile;
   readonly signMessageHash?: string;
   readonly formatOpen?: boolean;
+  readonly credential?: CredentialUse;
 }
+
+/** A request's part in a one-time credential: creating it, or signing with the key it certified. */
+export type CredentialUse = { readonly create: true } | { readonly use: string };
 
 /** The binding a stored single-document request asks for. */
 export function bindingOf(request: StoredBindingFields): AssertionBinding {
@@ -92,7 +113,12 @@ export function bindingOf(request: StoredBindingFields): AssertionBinding {
     format,
     ...(format === 'cms' && request.profile ? { profile: request.profile } : {}),
     ...(request.signMessageHash === undefined ? {} : { signMessageHash: request.signMessageHash }),
+    ...credentialIdOf(request.credential),
   };
+}
+
+function credentialIdOf(credential: CredentialUse | undefined): { credentialId?: string } {
+  return credential && 'use' in credential ? { credentialId: credential.use } : {};
 }
 
 /** Documents of one request at most (signing/documents.ts). */
@@ -131,13 +157,59 @@ export interface ManifestBinding {
   readonly signMessageHash?: string;
   /** As in AssertionBinding: every document's format and profile unbound. */
   readonly formatOpen?: true;
+  /** As in AssertionBinding: the one-time credential whose key signs. */
+  readonly credentialId?: string;
 }
 
-/** A request's binding: v2 for a single document, v3 (the manifest) for `documents`. */
-export type RequestBinding = AssertionBinding | ManifestBinding;
+/** The binding of a one-time credential's creation. */
+export const CREDENTIAL_BINDING_CONTEXT = 'hsm-signing-pipeline/one-time-credential/v1';
+
+/**
+ * What the login that creates a one-time credential authorises: certifying one key of this type and
+ * algorithm for the citizen under this request id, to sign later only what a second login approves
+ * (AssertionBinding.credentialId). Nothing is signed under it.
+ */
+export interface CredentialBinding {
+  readonly requestId: string;
+  readonly keyType: KeyType;
+  readonly signatureAlgorithm: SignatureAlgorithm;
+  readonly credential: 'create';
+  /** As in AssertionBinding: the hash of the sign message shown at that login. */
+  readonly signMessageHash?: string;
+}
+
+/** CREDENTIAL_BINDING_CONTEXT, request id (lower case), key type, algorithm, [signMessageHash]. */
+export function credentialBindingLines(binding: CredentialBinding): string[] {
+  const lines = [
+    CREDENTIAL_BINDING_CONTEXT,
+    binding.requestId.toLowerCase(),
+    binding.keyType,
+    binding.signatureAlgorithm,
+  ];
+  return binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash];
+}
+
+/**
+ * A credential creation's "digest" (standard base64 SHA-256 of its first four binding lines): the
+ * request's `digest` and the approval's `tbs_data`, which nothing signs.
+ */
+export function credentialDigest(binding: Omit<CredentialBinding, 'signMessageHash'>): string {
+  const lines = credentialBindingLines({ ...binding, signMessageHash: undefined });
+  return createHash('sha256').update(lines.join('\n')).digest('base64');
+}
+
+/** The binding of a request that signs: v2 for a single document, v3 (the manifest) for `documents`. */
+export type SigningBinding = AssertionBinding | ManifestBinding;
+
+/** A request's binding: a signing one, or a credential's creation. */
+export type RequestBinding = SigningBinding | CredentialBinding;
 
 export function isManifestBinding(binding: RequestBinding): binding is ManifestBinding {
   return (binding as Partial<ManifestBinding>).documents !== undefined;
+}
+
+export function isCredentialBinding(binding: RequestBinding): binding is CredentialBinding {
+  return (binding as Partial<CredentialBinding>).credential === 'create';
 }
 
 const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -175,7 +247,10 @@ export function manifestBindingLines(binding: ManifestBinding): string[] {
     binding.signatureAlgorithm,
     manifestHash(binding.documents, binding.formatOpen),
   ];
-  return binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash];
+  return withCredential(
+    binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash],
+    binding.credentialId,
+  );
 }
 
 /**
@@ -185,6 +260,15 @@ export function requestBindingOf(
   request: StoredBindingFields & { readonly documents?: readonly ManifestDocument[] },
 ): RequestBinding {
   const hash = request.signMessageHash === undefined ? {} : { signMessageHash: request.signMessageHash };
+  if (request.credential && 'create' in request.credential) {
+    return {
+      requestId: request.id,
+      keyType: request.keyType,
+      signatureAlgorithm: request.signatureAlgorithm,
+      credential: 'create',
+      ...hash,
+    };
+  }
   if (request.documents !== undefined) {
     return {
       requestId: request.id,
@@ -199,6 +283,7 @@ export function requestBindingOf(
       })),
       ...hash,
       ...(request.formatOpen ? { formatOpen: true } : {}),
+      ...credentialIdOf(request.credential),
     };
   }
   return bindingOf(request);

@@ -12,6 +12,11 @@ export {
   bindingLines,
   FORMAT_OPEN,
   bindingOf,
+  type CredentialBinding,
+  credentialBindingLines,
+  credentialDigest,
+  type CredentialUse,
+  isCredentialBinding,
   isManifestBinding,
   type ManifestBinding,
   manifestBindingLines,
@@ -20,6 +25,7 @@ export {
   manifestLines,
   type RequestBinding,
   requestBindingOf,
+  type SigningBinding,
 } from './binding';
 export {
   assertionReplayKey,

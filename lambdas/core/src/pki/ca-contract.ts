@@ -32,6 +32,7 @@ const singleBinding = z.strictObject({
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
   formatOpen: z.literal(true).optional(),
+  credentialId: z.string().min(1).max(256).optional(),
 });
 
 /**
@@ -64,9 +65,22 @@ const manifestBinding = z.strictObject({
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
   formatOpen: z.literal(true).optional(),
+  credentialId: z.string().min(1).max(256).optional(),
 });
 
-const binding = z.union([singleBinding, manifestBinding]);
+/** A one-time credential's creation (CredentialBinding). */
+const credentialBinding = z.strictObject({
+  requestId: z.string().min(1).max(256),
+  keyType: z.enum(KEY_TYPES),
+  signatureAlgorithm: z.enum(SIGNATURE_ALGORITHMS),
+  credential: z.literal('create'),
+  signMessageHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+});
+
+const binding = z.union([singleBinding, manifestBinding, credentialBinding]);
 
 /**
  * The sign message as the record holds it: only its shape and size here (a UTF-16 unit is at most one

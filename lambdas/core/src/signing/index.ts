@@ -31,6 +31,7 @@ export {
   REQUEST_ID_PATTERN,
   type RequestError,
   type SigningStage,
+  type ReservedKey,
   type SignRequestRecord,
 } from './sign-request';
 export type {

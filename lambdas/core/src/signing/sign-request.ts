@@ -1,5 +1,6 @@
 import type { AuditReceipt } from '../audit';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
+import type { CredentialUse } from '../identity/binding';
 import type { IdentityEvidence, SignerIdentity } from '../identity/types';
 import type { SignMessage } from '../identity/sign-message';
 import type { AdesProfile, SignatureFormat, SignatureLevel } from '../shared/formats';
@@ -35,6 +36,21 @@ export interface DocumentResult {
   readonly cms?: string;
   readonly reachedLevel?: SignatureLevel;
   readonly validationData?: StoredValidationData;
+}
+
+/**
+ * A one-time credential's key after its certificate was issued: the pool key as claimed (wrapped by the
+ * HSM's key, useless outside it), kept on the creating request until the one signature a second login
+ * approves. Binary fields in base64.
+ */
+export interface ReservedKey {
+  readonly keyId: string;
+  readonly wrappedKey: string;
+  readonly publicKeySpki: string;
+  readonly wrapKeyLabel: string;
+  readonly hsmProfile: string;
+  /** Epoch ms: its certificate's notAfter; the key serves no request at or after it. */
+  readonly usableUntil: number;
 }
 
 export interface RequestError {
@@ -112,6 +128,13 @@ export interface SignRequestRecord {
   readonly signMessageHash?: string;
   /** The login approved the digests in any format (a CSC client's, chosen at signing): AssertionBinding. */
   readonly formatOpen?: boolean;
+  /**
+   * The request creates a one-time credential (`create`: a key certified and kept wrapped, nothing signed)
+   * or signs with one (`use`: the creating request's id): docs/csc.md.
+   */
+  readonly credential?: CredentialUse;
+  /** A created credential's key, wrapped, until its one use (removed by it). */
+  readonly reservedKey?: ReservedKey;
   /**
    * The sign message itself while the request is open: the CA checks it by the same rules as the API and
    * hashes it itself. Every terminal transition removes it; it is never logged, audited or shown.
