@@ -6,7 +6,7 @@
  * renders the outcome in its protocol's shape (the API: HTTP and `{ error: { code, message } }`).
  */
 import { requestWeight } from '@pipeline/core/pool';
-import { credentialDigest, signMessageHash } from '@pipeline/core/identity';
+import { credentialDigest, signMessageHash, type CredentialUse } from '@pipeline/core/identity';
 import { clientFailureOf, type ClientFailure } from '@pipeline/core/shared';
 import { isTerminal, requestExpiresAt, type SignRequestRecord } from '@pipeline/core/signing';
 import {
