@@ -97,6 +97,7 @@ export function inputHash(
     // Every document as resolved, in order (a single document request's canonical form is unchanged).
     ...(input.documents ? [input.documents] : []),
     ...(input.formatOpen ? ['format open'] : []),
+    ...(input.credential ? [input.credential] : []),
   ]);
   return createHash('sha256').update(canonical).digest('base64url');
 }
