@@ -4,6 +4,7 @@ import {
   AssertionError,
   assertionNonce,
   composeSignMessage,
+  isCredentialBinding,
   isManifestBinding,
   expectedApproval,
   SACI_CONTEXT_TYPE,
@@ -17,6 +18,7 @@ import {
 import {
   canonicalPublicKey,
   MAX_REPLACEMENTS,
+  ONE_TIME_CREDENTIAL_VALIDITY_MS,
   type BatchCertificateIssuer,
   type CertificateIssuer,
   type IssuanceRegisters,
@@ -50,6 +52,10 @@ import {
   AssertionAlreadyUsedError,
   CaError,
   CaNotReadyError,
+  CredentialExpiredError,
+  CredentialRevokedError,
+  CredentialUnknownError,
+  CredentialUsedError,
   KeyMismatchError,
   PublicKeyAlreadyCertifiedError,
   PublicKeyNotCanonicalError,
@@ -225,7 +231,15 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     // Checks finish in any order; within the batch the earlier item wins a shared request, assertion or
     // key, as it would had the items come one by one.
     checked.sort((a, b) => a.index - b.index);
-    const { first, repeats } = splitRepeats(checked);
+    // A one-time credential's use: its certificate released, none issued.
+    await Promise.all(
+      checked
+        .filter((c) => credentialIdOf(c.checked) !== undefined)
+        .map(async (c) => {
+          outcomes[c.index] = await this.activate(c.checked).catch(failed);
+        }),
+    );
+    const { first, repeats } = splitRepeats(checked.filter((c) => credentialIdOf(c.checked) === undefined));
     const results = await this.signAndRecord(first.map((f) => f.checked));
     await Promise.all(
       first.map(async (f, k) => {
@@ -459,6 +473,74 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     return made ? 'a signature was made with it' : undefined;
   }
 
+  /**
+   * A request that signs with a one-time credential's key: no certificate is issued. The credential's
+   * certificate (issued for its creating request, on the first login) is released to this request when
+   * the second login, checked like any (the nonce binds this request, its hashes and the credential),
+   * names the same person, the CSR proves the same key, the certificate is neither expired nor revoked,
+   * and no other request had it: the record and the `credential.activated` event written in one
+   * transaction (recordActivation). The same request again gets it again.
+   */
+  private async activate(checked: Checked): Promise<IssueOutcome> {
+    const { certificates, logged } = this.deps;
+    const { input } = checked;
+    const credentialRequestId = credentialIdOf(checked)!;
+    const lookup = { ...this.lookupOf(checked), requestId: credentialRequestId };
+    const [state] = await certificates.lookup([lookup]);
+    const credential = state?.existing;
+    const now = this.now();
+    const refusal = (): CaError | undefined => {
+      if (!credential || credential.publicKeyHash !== checked.publicKeyHash) {
+        return new CredentialUnknownError('the CA certified no one-time credential with this key');
+      }
+      if (credential.subjectHash !== sha256Hex(checked.subjectDer)) return new SignerMismatchError();
+      if (state.assertionUse && state.assertionUse.requestId !== input.requestId) {
+        return new AssertionAlreadyUsedError();
+      }
+      if (credential.activatedBy !== undefined && credential.activatedBy !== input.requestId) {
+        return new CredentialUsedError();
+      }
+      if (credential.notAfter <= now) return new CredentialExpiredError();
+      return undefined;
+    };
+    const refused = refusal();
+    if (refused) return this.refuse(checked, refused);
+    if (credential!.activatedBy === input.requestId) return succeeded(issuedOf(credential!));
+    if (!logged.recordActivation || !certificates.serialState) {
+      return this.refuse(checked, new CredentialUnknownError('this CA releases no one-time credentials'));
+    }
+    if ((await certificates.serialState(credential!.serialHex)) !== 'valid') {
+      return this.refuse(checked, new CredentialRevokedError());
+    }
+    const registers = this.registersOf(checked);
+    const stored = await logged.recordActivation({
+      credentialRequestId,
+      requestId: input.requestId,
+      serialHex: credential!.serialHex,
+      ...(input.attemptId === undefined ? {} : { attemptId: input.attemptId }),
+      assertionKey: registers.assertionKey,
+      assertionExpiresAt: registers.assertionExpiresAt,
+      activatedAt: now,
+      event: {
+        type: 'credential.activated',
+        requestId: input.requestId,
+        credentialRequestId,
+        serial: credential!.serialHex,
+        keySpkiHash: checked.publicKeyHash,
+        assertionHash: checked.assertionHash,
+      },
+    });
+    if (stored) return succeeded(issuedOf(credential!));
+    // Another request, a revocation or another use of the assertion came first: decided on a fresh read.
+    const [again] = await certificates.lookup([lookup]);
+    if (again?.existing?.activatedBy === input.requestId) return succeeded(issuedOf(again.existing));
+    if (again?.existing?.activatedBy !== undefined) return this.refuse(checked, new CredentialUsedError());
+    if (again?.assertionUse && again.assertionUse.requestId !== input.requestId) {
+      return this.refuse(checked, new AssertionAlreadyUsedError());
+    }
+    return this.refuse(checked, new CredentialRevokedError());
+  }
+
   /** A refusal of a checked request: audited, then returned. */
   private async refuse(checked: Checked, err: CaError, serialHex?: string): Promise<IssueOutcome> {
     await this.logRefusal(
@@ -522,9 +604,11 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
     const urls = pkiUrls(config.pkiBaseUrl);
     const now = this.now();
     const notBefore = now - BACKDATE_MS;
-    // A leaf never outlives its issuer.
+    // A leaf never outlives its issuer; a one-time credential's lives the minutes of its two logins.
     const notAfter = Math.min(
-      notBefore + config.leafValidityDays * DAY_MS,
+      isCredentialBinding(input.binding)
+        ? now + ONE_TIME_CREDENTIAL_VALIDITY_MS
+        : notBefore + config.leafValidityDays * DAY_MS,
       this.chain.issuing.notAfter.getTime(),
     );
     const serial = randomSerial();
@@ -588,6 +672,12 @@ export class CertificateAuthority implements CertificateIssuer, BatchCertificate
       return issued;
     }
   }
+}
+
+/** The one-time credential (its creating request id) whose key a request signs with, if any. */
+function credentialIdOf(checked: Checked): string | undefined {
+  const { binding } = checked.input;
+  return isCredentialBinding(binding) ? undefined : binding.credentialId;
 }
 
 /** What a caller gets of a stored certificate. */

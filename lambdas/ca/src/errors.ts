@@ -45,6 +45,45 @@ export class AlreadyCertifiedError extends CaError {
   }
 }
 
+/**
+ * A one-time credential's use names a credential the CA did not certify, or another key or person than
+ * the one it certified: nothing to release.
+ */
+export class CredentialUnknownError extends CaError {
+  public override readonly name = 'CredentialUnknownError';
+  public override readonly code = 'CREDENTIAL_UNKNOWN';
+  public constructor(what = 'the CA certified no such one-time credential') {
+    super(what);
+  }
+}
+
+/** The one-time credential's certificate was released to another request: one approved use. */
+export class CredentialUsedError extends CaError {
+  public override readonly name = 'CredentialUsedError';
+  public override readonly code = 'CREDENTIAL_USED';
+  public constructor() {
+    super('the one-time credential was used for another request');
+  }
+}
+
+/** The one-time credential's certificate expired (or is about to): its key serves nothing more. */
+export class CredentialExpiredError extends CaError {
+  public override readonly name = 'CredentialExpiredError';
+  public override readonly code = 'CREDENTIAL_EXPIRED';
+  public constructor() {
+    super("the one-time credential's certificate has expired");
+  }
+}
+
+/** The one-time credential's certificate is revoked: no revocation is undone by a use. */
+export class CredentialRevokedError extends CaError {
+  public override readonly name = 'CredentialRevokedError';
+  public override readonly code = 'CREDENTIAL_REVOKED';
+  public constructor() {
+    super("the one-time credential's certificate is revoked");
+  }
+}
+
 /** The CA keys or certificates are missing or do not belong together: run the CA bootstrap. */
 export class CaNotReadyError extends CaError {
   public override readonly name = 'CaNotReadyError';

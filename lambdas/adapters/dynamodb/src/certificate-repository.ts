@@ -51,6 +51,7 @@ import type {
 } from '@pipeline/core/pki';
 import type {
   CarryingAuditSink,
+  LoggedActivation,
   LoggedCertificateStore,
   LoggedIssuance,
   LoggedIssuanceResult,
@@ -269,6 +270,54 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
    * The revocation of a superseded serial (an update: nothing else of its record is written back), only
    * if it is on record and not revoked, so no revocation is ever rewritten or undone by a replacement.
    */
+  /**
+   * The items of a one-time credential's release to a request: its REQ# marked `activatedBy` only if it
+   * still has that serial and no other request, its SERIAL# only if not revoked, the assertion's entry
+   * only if new or already this request's.
+   */
+  public activationItems(activation: LoggedActivation): TransactItem[] {
+    const TableName = this.options.tableName;
+    const { credentialRequestId, requestId, serialHex } = activation;
+    return [
+      {
+        Update: {
+          TableName,
+          Key: { pk: requestKey(credentialRequestId) },
+          UpdateExpression: 'SET activatedBy = :request, activatedAt = :at',
+          ConditionExpression:
+            'serialHex = :serial AND (attribute_not_exists(activatedBy) OR activatedBy = :request)',
+          ExpressionAttributeValues: {
+            ':request': requestId,
+            ':at': activation.activatedAt,
+            ':serial': serialHex,
+          },
+        },
+      },
+      {
+        ConditionCheck: {
+          TableName,
+          Key: { pk: serialKey(serialHex) },
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revokedAt)',
+        },
+      },
+      {
+        Put: {
+          TableName,
+          Item: {
+            pk: assertionKey(activation.assertionKey),
+            kind: 'assertion',
+            requestId,
+            serialHex,
+            ...(activation.attemptId === undefined ? {} : { attemptId: activation.attemptId }),
+            expiresAt: activation.assertionExpiresAt,
+          },
+          ConditionExpression: 'attribute_not_exists(pk) OR requestId = :request',
+          ExpressionAttributeValues: { ':request': requestId },
+        },
+      },
+    ];
+  }
+
   private supersededItem(previous: string, replacement: IssuedCertificateRecord): TransactItem {
     const attributes = revocationAttributes({
       revokedAt: replacement.issuedAt,
@@ -410,6 +459,14 @@ export class LoggedCertificateRepository implements LoggedCertificateStore {
       );
     }
     return results;
+  }
+
+  public async recordActivation(activation: LoggedActivation): Promise<boolean> {
+    const outcome = await this.audit.appendCarrying(
+      [activation.event],
+      [this.certificates.activationItems(activation)],
+    );
+    return outcome.written;
   }
 }
 

@@ -290,9 +290,11 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
     const output =
       result.documentResults !== undefined
         ? 'documentCount = :sig'
-        : result.cms === undefined
-          ? 'signature = :sig'
-          : 'cms = :sig';
+        : result.reservedKey !== undefined
+          ? 'reservedKey = :sig'
+          : result.cms === undefined
+            ? 'signature = :sig'
+            : 'cms = :sig';
     const level = result.reachedLevel ? ', reachedLevel = :level' : '';
     const validation = result.validationData ? ', validationData = :validation' : '';
     return this.transition(id, {
@@ -305,7 +307,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
         ':signed': 'signed',
         ':signing': 'signing',
         ':attempt': attemptId,
-        ':sig': result.documentResults?.length ?? result.cms ?? result.signature,
+        ':sig': result.documentResults?.length ?? result.reservedKey ?? result.cms ?? result.signature,
         ':cert': result.certificate,
         ':serial': result.certificateSerial,
         ':chain': result.chain,
@@ -323,7 +325,9 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
         apply: (started) =>
           ended(started, {
             status: 'signed',
-            [result.cms === undefined ? 'signature' : 'cms']: result.cms ?? result.signature,
+            ...(result.reservedKey
+              ? { reservedKey: result.reservedKey }
+              : { [result.cms === undefined ? 'signature' : 'cms']: result.cms ?? result.signature }),
             certificate: result.certificate,
             certificateSerial: result.certificateSerial,
             chain: result.chain,
@@ -338,6 +342,26 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
           }),
       },
     });
+  }
+
+  /**
+   * Removes a one-time credential's wrapped key from its creating request once a request signed with it
+   * (its certificate released to that request only, by the CA): kept no longer than needed.
+   */
+  public async dropReservedKey(id: string, keyId: string): Promise<void> {
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { id },
+          UpdateExpression: 'REMOVE reservedKey',
+          ConditionExpression: 'reservedKey.keyId = :key',
+          ExpressionAttributeValues: { ':key': keyId },
+        }),
+      )
+      .catch((err: unknown) => {
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      });
   }
 
   public async fail(

@@ -124,8 +124,23 @@ export interface CertificateRevokedEvent {
   readonly requestId?: string;
 }
 
+/**
+ * The CA released a one-time credential's certificate (issued for `credentialRequestId`) to the one
+ * request a second login approved: its key signs for that request only.
+ */
+export interface CredentialActivatedEvent {
+  readonly type: 'credential.activated';
+  readonly requestId: string;
+  readonly credentialRequestId: string;
+  readonly serial: string;
+  readonly keySpkiHash: Sha256Hex;
+  /** SHA-256 of the second login's assertion. */
+  readonly assertionHash?: Sha256Hex;
+}
+
 export type AuditEvent =
   | BatchGeneratedEvent
+  | CredentialActivatedEvent
   | KeyClaimedEvent
   | KeyDestroyedEvent
   | KeyDiscardedEvent
@@ -370,6 +385,26 @@ export type LoggedIssuanceResult = 'stored' | 'refused' | 'cancelled';
  */
 export interface LoggedCertificateStore {
   recordLogged(items: readonly LoggedIssuance[]): Promise<LoggedIssuanceResult[]>;
+  /**
+   * Releases a one-time credential's certificate to one request, with its `credential.activated` event, in
+   * one transaction: only if the credential's record still has that serial and no other request, its
+   * serial is not revoked, and the assertion served no other request. False when a condition failed
+   * (nothing written).
+   */
+  recordActivation?(activation: LoggedActivation): Promise<boolean>;
+}
+
+/** A one-time credential's release to the request a second login approved (see recordActivation). */
+export interface LoggedActivation {
+  readonly credentialRequestId: string;
+  readonly requestId: string;
+  readonly serialHex: string;
+  readonly attemptId?: string;
+  /** The second login's assertion register entry, as an issuance's. */
+  readonly assertionKey: string;
+  readonly assertionExpiresAt: number;
+  readonly activatedAt: number;
+  readonly event: CredentialActivatedEvent;
 }
 
 export interface AuditStore {

@@ -37,7 +37,18 @@ export interface IssuedCertificateRecord {
   readonly supersedes?: string;
   /** How many certificates of the request this one follows (with `supersedes`; at most MAX_REPLACEMENTS). */
   readonly replacements?: number;
+  /**
+   * A one-time credential's certificate (its request created the credential): the one request it was
+   * released to, by a second login (LoggedCertificateStore.recordActivation).
+   */
+  readonly activatedBy?: string;
 }
+
+/**
+ * How long a one-time credential's certificate is valid: the two logins of a CSC client's flow (the
+ * certificate, then the approval of the hashes built with it) take minutes.
+ */
+export const ONE_TIME_CREDENTIAL_VALIDITY_MS = 15 * 60_000;
 
 /**
  * Replacements a request's certificate may have: each takeover whose dead attempt signed nothing gets

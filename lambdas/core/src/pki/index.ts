@@ -36,6 +36,7 @@ export {
   type SerialState,
   SUPERSEDED_BY_CA,
   MAX_REPLACEMENTS,
+  ONE_TIME_CREDENTIAL_VALIDITY_MS,
 } from './certificate-store';
 export { type CanonicalPublicKey, canonicalPublicKey, parsedPublicKey } from './public-key';
 export { canonicalLayoutKeyType } from './spki-layout';

@@ -19,7 +19,9 @@ import {
   type AttemptEnd,
 } from './attempt-context';
 import { containersUnsupported, documentPlanOf, signDocuments } from './document-signing';
+import type { CertifiedKey } from './certification';
 import { KeyAcquisition } from './key-acquisition';
+import { ONE_TIME_CREDENTIAL_VALIDITY_MS } from '../pki/certificate-store';
 import { OneTimeKey } from './one-time-key';
 import type { StoredSignRequest } from './request-state';
 import type { RequestError } from './sign-request';
@@ -100,6 +102,7 @@ export class SigningAttempt {
       return failedWith('CONTAINER_UNSUPPORTED', 'this signer builds no containers');
     const certified = await this.keys.acquire();
     if (isEnd(certified)) return certified;
+    if (record.credential && 'create' in record.credential) return this.reserve(certified);
     const { made, signedAt } = await signDocuments(ctx, certified);
     await ctx.stage('destroy', () => ctx.key.destroy());
     const levels = await reachLevels(ctx, made, certified.issued);
@@ -108,6 +111,36 @@ export class SigningAttempt {
     // No signature without its audit events.
     await ctx.stage('audit', () => ctx.audit.append());
     return { result, signedAt };
+  }
+
+  /**
+   * A one-time credential's creation: the key certified (on the first login) and its HSM object destroyed;
+   * the pool key stays wrapped on the record for the one signature a second login approves. Only a pool
+   * key can be kept (one generated on the fly is not extractable).
+   */
+  private async reserve(certified: CertifiedKey): Promise<Signed | AttemptEnd> {
+    const { ctx } = this;
+    const key = this.keys.poolKey;
+    await ctx.stage('destroy', () => ctx.key.destroy());
+    if (!key) return failedWith('POOL_EMPTY', 'a one-time credential needs a pool key; retry later');
+    await ctx.stage('audit', () => ctx.audit.append());
+    const now = ctx.clock();
+    return {
+      result: {
+        certificate: certified.issued.certificatePem,
+        certificateSerial: certified.issued.serialHex,
+        chain: certified.issued.chainPem,
+        reservedKey: {
+          keyId: key.keyId,
+          wrappedKey: key.wrappedKey.toString('base64'),
+          publicKeySpki: key.publicKeySpki.toString('base64'),
+          wrapKeyLabel: key.wrapKeyLabel,
+          hsmProfile: key.hsmProfile,
+          usableUntil: now + ONE_TIME_CREDENTIAL_VALIDITY_MS,
+        },
+      },
+      signedAt: now,
+    };
   }
 
   private async complete(signed: Signed): Promise<SignOutcome> {
@@ -125,6 +158,10 @@ export class SigningAttempt {
       discardedKeys: this.keys.discarded,
     });
     if (!stored) throw new AttemptSupersededError(record.id);
+    // A credential's key signed: its wrapped copy goes (the CA released the certificate to this request only).
+    if (record.credential && 'use' in record.credential && key.keyId) {
+      await deps.requests.dropReservedKey?.(record.credential.use, key.keyId).catch(() => undefined);
+    }
     return {
       status: 'signed',
       record: stored,

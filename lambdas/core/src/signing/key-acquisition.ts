@@ -34,6 +34,7 @@ export class KeyAcquisition {
   /** Copies discarded: certified before or stored non-canonical (limit maxReplayedKeys). */
   private replayedKeys = 0;
   private acquiredAt: number | undefined;
+  private servedKey: PoolKey | undefined;
   private readonly keySource: KeySource;
 
   public constructor(private readonly ctx: AttemptContext) {
@@ -58,10 +59,16 @@ export class KeyAcquisition {
     return this.acquiredAt;
   }
 
+  /** The pool key (or a one-time credential's reserved key) in hand; undefined for one generated. */
+  public get poolKey(): PoolKey | undefined {
+    return this.servedKey;
+  }
+
   /** A key, its proof of possession and its certificate; or how the request ends without one. */
   public async acquire(): Promise<CertifiedKey | AttemptEnd> {
     const { ctx } = this;
     const { record, options } = ctx;
+    if (record.credential && 'use' in record.credential) return this.reserved(record.credential.use);
     for (;;) {
       const mayDiscard = this.discardedKeys < (ctx.deps.settings.maxDiscardedKeys ?? 3);
       // The claim, and under `fallback` the wait for a generation slot (or a key keygen stored
@@ -78,17 +85,74 @@ export class KeyAcquisition {
       if (publicKeySpki === DISCARDED) continue;
       if (!Buffer.isBuffer(publicKeySpki)) return publicKeySpki;
       this.acquiredAt = ctx.clock();
+      this.servedKey = claimed;
       const certified = await this.certify(publicKeySpki, claimed, mayDiscard);
       if (certified !== DISCARDED) return certified;
     }
   }
 
-  /** A claimed pool key, unwrapped into the HSM: its public key, unless it cannot serve. */
-  private async unwrapPooledKey(claimed: PoolKey, mayDiscard: boolean): Promise<Step<Buffer>> {
+  /**
+   * A one-time credential's key (docs/csc.md): the key its creating request, of this client, certified and
+   * kept wrapped, unwrapped and proved like a pool key; the CA releases its certificate to this request
+   * only on the second login's evidence. No other key stands in for it: any failure ends the request.
+   */
+  private async reserved(credentialId: string): Promise<CertifiedKey | AttemptEnd> {
+    const { ctx } = this;
+    const { deps, record } = ctx;
+    const credential = await ctx.stage('claim', () => deps.requests.get(credentialId));
+    const reserved = credential?.reservedKey;
+    if (
+      !credential ||
+      !reserved ||
+      credential.clientId !== record.clientId ||
+      !(credential.credential && 'create' in credential.credential) ||
+      credential.keyType !== record.keyType ||
+      credential.signatureAlgorithm !== record.signatureAlgorithm
+    ) {
+      return failedWith('CREDENTIAL_UNKNOWN', 'no one-time credential of this client and key is on record');
+    }
+    if (reserved.usableUntil <= ctx.clock()) {
+      return failedWith('CREDENTIAL_EXPIRED', "the one-time credential's certificate has expired");
+    }
+    const key: PoolKey = {
+      keyId: reserved.keyId,
+      keyType: record.keyType,
+      wrappedKey: Buffer.from(reserved.wrappedKey, 'base64'),
+      publicKeySpki: Buffer.from(reserved.publicKeySpki, 'base64'),
+      wrapKeyLabel: reserved.wrapKeyLabel,
+      hsmProfile: reserved.hsmProfile,
+      createdAt: 0,
+      expiresAt: Math.floor(reserved.usableUntil / 1000),
+    };
+    const publicKeySpki = await this.unwrapPooledKey(key, false, true);
+    if (publicKeySpki === DISCARDED) {
+      return failedWith('CREDENTIAL_UNKNOWN', 'the one-time credential has no usable key');
+    }
+    if (!Buffer.isBuffer(publicKeySpki)) return publicKeySpki;
+    this.acquiredAt = ctx.clock();
+    this.servedKey = key;
+    const certified = await this.certify(publicKeySpki, key, false);
+    if (certified === DISCARDED) {
+      return failedWith('CREDENTIAL_UNKNOWN', 'the one-time credential has no usable key');
+    }
+    return certified;
+  }
+
+  /**
+   * A claimed pool key (or a credential's reserved one: not claimed from the pool now), unwrapped into the
+   * HSM: its public key, unless it cannot serve.
+   */
+  private async unwrapPooledKey(
+    claimed: PoolKey,
+    mayDiscard: boolean,
+    reserved = false,
+  ): Promise<Step<Buffer>> {
     const { deps, record } = this.ctx;
     this.ctx.key.claimed(claimed.keyId);
-    this.ctx.audit.push({ type: 'pool.key-claimed', keyId: claimed.keyId, requestId: record.id });
-    deps.metrics.count('KeysClaimed', record.keyType);
+    if (!reserved) {
+      this.ctx.audit.push({ type: 'pool.key-claimed', keyId: claimed.keyId, requestId: record.id });
+      deps.metrics.count('KeysClaimed', record.keyType);
+    }
     if (claimed.hsmProfile !== deps.settings.hsmProfile) {
       if (mayDiscard) return this.discard(claimed.keyId, 'profile-mismatch');
       return failedWith(

@@ -20,6 +20,7 @@ import type {
   DocumentResult,
   RequestError,
   RequestStatus,
+  ReservedKey,
   SignRequestRecord,
   StageDurations,
   StoredValidationData,
@@ -93,6 +94,8 @@ export interface SignedResult {
   /** `cms`: the level reached, and its validation data from B-LT. */
   readonly reachedLevel?: SignatureLevel;
   readonly validationData?: StoredValidationData;
+  /** A one-time credential's creation: its key, wrapped, kept for its one use (nothing signed). */
+  readonly reservedKey?: ReservedKey;
   readonly certificate: string;
   readonly certificateSerial: string;
   readonly receipt?: AuditReceipt;
@@ -139,4 +142,6 @@ export interface SignRequestStore {
    * it, such an attempt fails the request POOL_EMPTY.
    */
   release?(id: string, attemptId: string, now: number): Promise<boolean>;
+  /** Removes a used one-time credential's wrapped key from its creating request (if it is still that key). */
+  dropReservedKey?(id: string, keyId: string): Promise<void>;
 }

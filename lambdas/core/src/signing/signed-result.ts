@@ -22,6 +22,7 @@ export type SignedFields = Pick<
   | 'validationData'
   | 'documentResults'
   | 'resultsExpireAt'
+  | 'reservedKey'
 >;
 
 /** The result fields of the request, its containers finished. */
