@@ -88,6 +88,7 @@ export function directAssertion(
     | 'signMessageHash'
     | 'documents'
     | 'formatOpen'
+    | 'credential'
   >,
   overrides: Record<string, unknown> = {},
   approvalOverrides: Record<string, unknown> = {},

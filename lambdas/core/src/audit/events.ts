@@ -94,6 +94,14 @@ export function validateAuditEvent(event: AuditEvent): AuditEvent & CanonicalVal
       if (e.keySpkiHash !== undefined) hash('keySpkiHash');
       if (e.signMessageHash !== undefined) hash('signMessageHash');
       break;
+    case 'credential.activated':
+      fields(['requestId', 'credentialRequestId', 'serial', 'keySpkiHash'], ['assertionHash']);
+      id('requestId');
+      id('credentialRequestId');
+      check('serial', SERIAL, 'must be lower-case hex');
+      hash('keySpkiHash');
+      if (e.assertionHash !== undefined) hash('assertionHash');
+      break;
     case 'certificate.refused':
       fields(['requestId', 'code', 'keySpkiHash'], ['assertionHash', 'serial']);
       id('requestId');
