@@ -5,18 +5,20 @@
  * signs with that key under that certificate (openssl); the credential serves no second request, even
  * with its wrapped key written back, and no other person.
  */
-import { X509Certificate, randomUUID } from 'node:crypto';
+import { X509Certificate, createHash, randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { loadConfig } from '@pipeline/config';
 import { buildCsr } from '@pipeline/der';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { opensslVerifyDigest } from '../../../scripts/local/verify/openssl';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
+import { createLocalCa } from '../../../scripts/local/local-ca';
 import { AuditLog } from '@pipeline/audit';
 import { InMemoryPoolMetrics, fillPool } from '../src/pool';
 import { processSignRequest, type SignRequestRecord, type SigningDeps } from '../src/signing';
 import { credentialDigest } from '../src/identity';
 import { ONE_TIME_CREDENTIAL_VALIDITY_MS } from '../src/pki';
+import { eventsOf, keyUsage } from '../src/audit';
 
 const config = loadConfig(process.env);
 let stack: TestSigningStack;
@@ -24,13 +26,21 @@ let signing: SigningDeps;
 
 beforeAll(async () => {
   stack = await createTestSigningStack({ poolShards: 2 });
+  // One log for the signer and the CA, as deployed: the CA's credential.activated beside the signatures.
+  const audit = new AuditLog(stack.auditStore, { chains: 2 });
+  const { issuer } = await createLocalCa({
+    hsm: stack.hsm,
+    doc: stack.doc,
+    certificatesTable: stack.tables.certificates,
+    audit,
+  });
   signing = {
     requests: stack.requests,
     pool: stack.pool,
     hsm: stack.hsm,
     buildCsr,
-    issuer: stack.issuer,
-    audit: new AuditLog(stack.auditStore, { chains: 2 }),
+    issuer,
+    audit,
     metrics: new InMemoryPoolMetrics(),
     sleep: async () => undefined,
     settings: {
@@ -118,6 +128,20 @@ test('a creation certifies a key for 15 minutes and keeps it wrapped; one use si
   const again = await processed({ credential: { use: credential.id } });
   expect(again).toMatchObject({ status: 'failed', error: { code: 'CREDENTIAL_USED' } });
   expect(again.signature).toBeUndefined();
+
+  // The log: the key certified for the creation and signing for its one use is one use of one key.
+  const mine = new Set([credential.id, use.id, again.id]);
+  const events = eventsOf(await stack.auditStore.readAll()).filter(
+    (e) => 'requestId' in e && mine.has(e.requestId ?? ''),
+  );
+  expect(events.filter((e) => e.type === 'credential.activated')).toEqual([
+    expect.objectContaining({ requestId: use.id, credentialRequestId: credential.id }),
+  ]);
+  const usage = keyUsage(events);
+  expect(usage.reused).toEqual([]);
+  expect(
+    usage.requestsByKey.get(`spki:${createHash('sha256').update(spkiOf(use.certificate!)).digest('hex')}`),
+  ).toEqual([credential.id]);
 });
 
 test('a second login of another person gets nothing signed with the credential', async () => {

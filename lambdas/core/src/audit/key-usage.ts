@@ -71,13 +71,32 @@ const KEY_REFUSALS: ReadonlySet<string> = new Set([
   'PUBLIC_KEY_NOT_CANONICAL',
 ]);
 
+/**
+ * The one request each one-time credential was released to (`credential.activated`), as a use of the
+ * credential's own: its creating request certified the key, that request signed with it. A second
+ * release of the same credential is not followed, so its signatures show as a reuse.
+ */
+function activationsOf(events: readonly AuditEvent[]): Map<string, string> {
+  const released = new Map<string, string>();
+  const byCredential = new Map<string, string>();
+  for (const event of events) {
+    if (event.type !== 'credential.activated') continue;
+    const first = byCredential.get(event.credentialRequestId);
+    if (first !== undefined && first !== event.requestId) continue;
+    byCredential.set(event.credentialRequestId, event.requestId);
+    released.set(event.requestId, event.credentialRequestId);
+  }
+  return released;
+}
+
 export function keyUsage(events: readonly AuditEvent[]): KeyUsageReport {
   const uses = new Map<string, Set<string>>();
   const claims = new Map<string, Set<string>>();
   const discarded = new Set<string>();
+  const activations = activationsOf(events);
   const tie = (map: Map<string, Set<string>>, keyId: string, requestId: string | undefined): void => {
     const set = map.get(keyId) ?? new Set<string>();
-    if (requestId !== undefined) set.add(requestId);
+    if (requestId !== undefined) set.add(activations.get(requestId) ?? requestId);
     map.set(keyId, set);
   };
   const counts = { claimed: 0, destroyed: 0, discarded: 0, signatures: 0, certificates: 0, refused: 0 };
