@@ -26,22 +26,23 @@ const statementsOn = (name: string, id: string): { actions: string[]; condition:
 const onKeys = (keys: string[]): unknown => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keys } });
 
 describe('item-level writes (dynamodb:LeadingKeys)', () => {
-  it('the CA puts only its own certificate-table items (records and registers) and updates serials only', () => {
+  it('the CA puts only its own certificate-table items (records and registers) and updates serials and credential releases only', () => {
     const puts = statementsOn('Ca', tableId('certificates')).filter((s) =>
       s.actions.includes('dynamodb:PutItem'),
     );
     expect(puts).toEqual([
       { actions: ['dynamodb:PutItem'], condition: onKeys(['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*']) },
     ]);
-    // Its one update: a superseded serial's revocation (a takeover's replacement); no other write.
+    // Its updates: a superseded serial's revocation (a takeover's replacement) and a one-time credential's
+    // release (REQ#, with a condition check of its SERIAL#); no other write.
     const updates = statementsOn('Ca', tableId('certificates')).filter((s) =>
       s.actions.includes('dynamodb:UpdateItem'),
     );
-    expect(updates).toEqual([{ actions: ['dynamodb:UpdateItem'], condition: onKeys(['SERIAL#*']) }]);
+    expect(updates).toEqual([{ actions: ['dynamodb:UpdateItem'], condition: onKeys(['SERIAL#*', 'REQ#*']) }]);
     const writes = statementsOn('Ca', tableId('certificates'))
       .flatMap((s) => s.actions)
       .filter((a) => !['dynamodb:GetItem', 'dynamodb:BatchGetItem'].includes(a));
-    expect(writes.sort()).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(writes.sort()).toEqual(['dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     // It reads the audit chains back (a Query of CHAIN# items) for a replacement's evidence.
     expect(statementsOn('Ca', tableId('audit')).filter((s) => s.actions.includes('dynamodb:Query'))).toEqual([
       { actions: ['dynamodb:Query'], condition: onKeys(['CHAIN#*']) },

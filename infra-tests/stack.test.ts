@@ -448,6 +448,7 @@ describe('least privilege', () => {
       expect(actionsOn(name, tableId('certificates'))).toEqual([]);
     expect(actionsOn('Ca', tableId('certificates'))).toEqual([
       'dynamodb:BatchGetItem',
+      'dynamodb:ConditionCheckItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
@@ -465,8 +466,10 @@ describe('least privilege', () => {
     expect(onKeys('Ca', 'dynamodb:PutItem')).toEqual(
       leading(['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*']),
     );
-    // Its only update: the revocation of a serial a takeover's replacement supersedes.
-    expect(onKeys('Ca', 'dynamodb:UpdateItem')).toEqual(leading(['SERIAL#*']));
+    // Its updates: the revocation of a serial a takeover's replacement supersedes, and a one-time
+    // credential's release (on its REQ#, checking its SERIAL#).
+    expect(onKeys('Ca', 'dynamodb:UpdateItem')).toEqual(leading(['SERIAL#*', 'REQ#*']));
+    expect(onKeys('Ca', 'dynamodb:ConditionCheckItem')).toEqual(leading(['SERIAL#*']));
     // The revocation function revokes serials, reads a request's certificate and owner, puts owners only.
     expect(onKeys('Revoke', 'dynamodb:UpdateItem')).toEqual(leading(['SERIAL#*']));
     expect(onKeys('Revoke', 'dynamodb:BatchGetItem')).toEqual(leading(['SERIAL#*', 'REQ#*', 'OWNER#*']));

@@ -27,10 +27,13 @@ export const ca: FunctionSpec = {
     // No request record (it decides on the evidence it verifies); read its certificates and registers
     // (one BatchGetItem), record a certificate, released to its attempt, with its register entries (a
     // transaction of puts): its own item kinds only, never a CRL number or anything else in the table. It
-    // updates serials only: a takeover's replacement revokes the serial it supersedes (`superseded`).
+    // updates serials (a takeover's replacement revokes the serial it supersedes, `superseded`) and
+    // requests' records (a one-time credential released to the one request a second login approved, only
+    // while its serial is not revoked: a condition check).
     grant.table('certificates', 'GetItem', 'BatchGetItem');
     grant.tableItems('certificates', ['PutItem'], CA_ITEM_KEYS);
-    grant.tableItems('certificates', ['UpdateItem'], ['SERIAL#*']);
+    grant.tableItems('certificates', ['UpdateItem'], ['SERIAL#*', 'REQ#*']);
+    grant.tableItems('certificates', ['ConditionCheckItem'], ['SERIAL#*']);
     grant.appendsAudit();
     // Before a replacement it reads the chains back for a signature made with the certificate's key.
     grant.tableItems('audit', ['Query'], ['CHAIN#*']);
