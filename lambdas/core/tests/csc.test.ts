@@ -12,6 +12,7 @@ import {
   checkSignAlgo,
   clientSecretMatches,
   conformanceLevelOf,
+  creationApprovalOf,
   credentialById,
   credentialInfo,
   CSC_CREDENTIALS,
@@ -32,7 +33,13 @@ import {
   unseal,
   type CscClient,
 } from '../src/csc';
-import { assertionNonce, composeSignMessage, manifestHash, signMessageHash } from '../src/identity';
+import {
+  assertionNonce,
+  composeSignMessage,
+  credentialDigest,
+  manifestHash,
+  signMessageHash,
+} from '../src/identity';
 import { CLIENT_CODES } from '../src/shared';
 
 const SECRET = 'correct horse battery staple';
@@ -46,6 +53,7 @@ const verifier = randomBytes(32).toString('base64url');
 const challenge = createHash('sha256').update(verifier).digest('base64url');
 const digest = randomBytes(32);
 const REQUEST_ID = '0b5c8f1e-8b8e-4c39-9f57-0d1a2f3b4c5d';
+const OTHER_REQUEST_ID = '6f1d3a52-0c4e-4b7a-9d2e-3a5b7c9d1e2f';
 
 const credentialParams = (over: Record<string, string> = {}): Record<string, string> => ({
   response_type: 'code',
@@ -306,7 +314,7 @@ describe('the authorization request', () => {
     expect(refusal(() => parse(credentialParams(over as Record<string, string>))).error).toBe(error);
   });
 
-  it('accepts scope service without hashes', () => {
+  it('accepts scope service without hashes: its login creates a one-time credential of the default type', () => {
     const request = parse({
       response_type: 'code',
       client_id: CLIENT.clientId,
@@ -314,13 +322,59 @@ describe('the authorization request', () => {
       code_challenge: challenge,
       code_challenge_method: 'S256',
     });
-    expect(request).toEqual({
+    expect(request).toMatchObject({
       clientId: CLIENT.clientId,
       redirectUri: CLIENT.redirectUris[0],
       redirectUriSent: false,
       codeChallenge: challenge,
       scope: 'service',
+      creation: {
+        credentialID: `onetime-ec-p256.${REQUEST_ID}`,
+        binding: {
+          requestId: REQUEST_ID,
+          keyType: 'EC-P256',
+          signatureAlgorithm: 'ECDSA',
+          credential: 'create',
+        },
+      },
     });
+    expect(request.signing).toBeUndefined();
+    // The login approves the creation: its nonce binds the request id, key type and the message.
+    const { binding, signMessage } = request.creation!;
+    expect(binding.signMessageHash).toBe(signMessageHash(signMessage));
+    expect(signMessage.text).toContain('one-time signing certificate in your name');
+    expect(nonceOf(request.creation!)).toBe(assertionNonce(binding));
+    expect(creationApprovalOf(request.creation!).tbsData).toBe(credentialDigest(binding));
+  });
+
+  it("creates a credential of the type credentialID names at scope service, never a login's own", () => {
+    const base = {
+      response_type: 'code',
+      client_id: CLIENT.clientId,
+      scope: 'service',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    };
+    expect(parse({ ...base, credentialID: 'onetime-rsa-3072-pss' }).creation?.binding).toMatchObject({
+      keyType: 'RSA-3072',
+      signatureAlgorithm: 'RSASSA-PSS',
+    });
+    expect(refusal(() => parse({ ...base, credentialID: `onetime-ec-p256.${REQUEST_ID}` })).error).toBe(
+      'invalid_request',
+    );
+  });
+
+  it("binds a login's own credential at scope credential: the binding's credential line names its request", () => {
+    const own = `onetime-ec-p256.${OTHER_REQUEST_ID}`;
+    const request = parse(credentialParams({ credentialID: own }));
+    expect(request.signing).toMatchObject({ credentialID: own, binding: { credentialId: OTHER_REQUEST_ID } });
+    expect(nonceOf(request.signing!)).not.toBe(
+      assertionNonce({ ...request.signing!.binding, credentialId: undefined }),
+    );
+    expect(refusal(() => credentialById('onetime-ec-p256.not-a-uuid')).error).toBe('invalid_request');
+    expect(refusal(() => credentialById(`onetime-ec-p999.${OTHER_REQUEST_ID}`)).error).toBe(
+      'invalid_request',
+    );
   });
 
   it('knows the client and its exact redirect URI before anything else', () => {

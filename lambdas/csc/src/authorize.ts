@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import {
   approvalRequestOf,
   AUTHORIZATION_PARAMETERS,
+  creationApprovalOf,
   authorizingClient,
   flowParams,
   nonceOf,
@@ -28,16 +29,17 @@ export async function authorize(event: HttpEvent, deps: CscDoorDeps): Promise<Ht
   const state = typeof params.state === 'string' ? params.state : undefined;
   try {
     const request = parseAuthorizationRequest(params, client, redirectUri, randomUUID);
-    const nonce = request.signing ? nonceOf(request.signing) : randomSecret();
+    // A credential authorization's sign request, or a service authorization's credential creation.
+    const bound = request.signing ?? request.creation!;
     const login = await beginLogin(deps.login, {
-      nonce,
-      ...(request.signing ? { signature: approvalRequestOf(request.signing) } : {}),
+      nonce: nonceOf(bound),
+      signature: request.signing ? approvalRequestOf(request.signing) : creationApprovalOf(request.creation!),
     });
     // Until the callback only the checked parameters (parsed again there), not the request made of them.
     await deps.store.putFlow({
       id: login.flowId,
       params: flowParams(params),
-      ...(request.signing ? { requestId: request.signing.binding.requestId } : { nonce }),
+      requestId: bound.binding.requestId,
       idpCodeVerifier: login.secret,
       expiresAt: seconds(deps) + deps.config.lifetimes.flowSeconds,
     });

@@ -3,10 +3,17 @@
  * and its assertion verified (the shared login machinery, @pipeline/doors), and the client sent back with
  * a code, or with the reason there is none.
  */
-import { cscErrorFor, grantOf, nonceOf, registeredRedirect, requestOfFlow } from '@pipeline/core/csc';
-import { expectedApproval } from '@pipeline/core/identity';
+import {
+  cscErrorFor,
+  grantOf,
+  nonceOf,
+  registeredRedirect,
+  requestOfFlow,
+  type CscCredentialCreation,
+} from '@pipeline/core/csc';
+import { credentialDigest, expectedApproval } from '@pipeline/core/identity';
 import { finishLogin, type HttpEvent, type HttpResult } from '@pipeline/doors';
-import { CscError } from './errors';
+import { CscError, intakeRefusal } from './errors';
 import { redirectBack } from './authorize';
 import { randomSecret, seconds } from './request';
 import type { CscDoorDeps } from './types';
@@ -24,15 +31,13 @@ export async function callback(event: HttpEvent, deps: CscDoorDeps): Promise<Htt
   // registration (never redirect where the table says alone).
   const request = requestOfFlow(flow, deps.config.clients);
   registeredRedirect(request.clientId, request.redirectUri, deps.config.clients);
-  const nonce = request.signing ? nonceOf(request.signing) : flow.nonce;
-  if (nonce === undefined)
-    throw new CscError('invalid_request', 'unknown, used or expired authorization (state)');
+  const bound = request.signing ?? request.creation!;
   const back = (params: Record<string, string>): HttpResult =>
     redirectBack(request.redirectUri, request.state, params);
   const login = await finishLogin(deps.login, deps.verifier, q, {
     secret: flow.idpCodeVerifier,
-    nonce,
-    ...(request.signing ? { options: { approval: expectedApproval(request.signing.binding) } } : {}),
+    nonce: nonceOf(bound),
+    options: { approval: expectedApproval(bound.binding) },
   });
   switch (login.kind) {
     case 'declined':
@@ -50,6 +55,10 @@ export async function callback(event: HttpEvent, deps: CscDoorDeps): Promise<Htt
       deps.logger.warn('identity assertion refused', { code: login.error.code, cscClient: request.clientId });
       return back({ error: cscErrorFor(login.error.code), error_description: login.error.message });
     case 'signed-in': {
+      if (request.creation) {
+        const refusal = await createCredential(deps, request.clientId, request.creation, login.assertion);
+        if (refusal) return back(refusal);
+      }
       const code = randomSecret();
       const expiresAt = seconds(deps) + deps.config.lifetimes.codeSeconds;
       const idToken = request.signing ? login.assertion : undefined;
@@ -57,4 +66,39 @@ export async function callback(event: HttpEvent, deps: CscDoorDeps): Promise<Htt
       return back({ code });
     }
   }
+}
+
+/**
+ * A service login's one-time credential, handed to the pipeline: a creation request with the login's
+ * assertion, whose key it certifies for the citizen and keeps wrapped (credentials/info waits for it).
+ * A refusal as the client's error, or undefined.
+ */
+async function createCredential(
+  deps: CscDoorDeps,
+  clientId: string,
+  creation: CscCredentialCreation,
+  assertion: string,
+): Promise<Record<string, string> | undefined> {
+  const { binding, signMessage } = creation;
+  const submitted = await deps.intake.submit({
+    clientId: `csc:${clientId}`,
+    request: {
+      requestId: binding.requestId,
+      digest: credentialDigest(binding),
+      digestAlgorithm: 'SHA-256',
+      keyType: binding.keyType,
+      signatureAlgorithm: binding.signatureAlgorithm,
+      format: 'raw',
+      signMessage,
+      identityAssertion: assertion,
+    },
+    waitSeconds: 0,
+    credential: { create: true },
+  });
+  if (submitted.kind !== 'refused') return undefined;
+  deps.logger.warn('one-time credential refused by the pipeline', {
+    code: submitted.error.code,
+    cscClient: clientId,
+  });
+  return intakeRefusal(submitted.error).toJSON();
 }

@@ -1,27 +1,103 @@
-/** credentials/list and credentials/info: the service's credentials (one per key type), not per citizen. */
-import { CSC_CREDENTIALS, credentialById, credentialInfo } from '@pipeline/core/csc';
+/**
+ * credentials/list and credentials/info: the service's credential types (one per key type and scheme),
+ * and first the one-time credential the service login created for its citizen, with its certificate.
+ */
+import { X509Certificate } from 'node:crypto';
+import {
+  CSC_CREDENTIALS,
+  credentialById,
+  credentialInfo,
+  type CredentialCertificate,
+  type CscGrant,
+} from '@pipeline/core/csc';
 import { json, type HttpEvent, type HttpResult } from '@pipeline/doors';
+import { CscError } from './errors';
 import { grantOfBearer, parseBody } from './request';
+import { requestOf } from './results';
 import type { CscDoorDeps } from './types';
 
 export async function credentialsList(event: HttpEvent, deps: CscDoorDeps): Promise<HttpResult> {
-  await grantOfBearer(event, deps, ['service']);
+  const grant = await grantOfBearer(event, deps, ['service']);
   const body = parseBody(event);
-  return json(200, {
-    credentialIDs: CSC_CREDENTIALS.map((c) => c.credentialID),
-    ...(body.credentialInfo === true
-      ? {
-          credentialInfos: CSC_CREDENTIALS.map((c) => ({
-            credentialID: c.credentialID,
-            ...credentialInfo(c),
+  const ids = [
+    ...(grant.createdCredential ? [grant.createdCredential] : []),
+    ...CSC_CREDENTIALS.map((c) => c.credentialID),
+  ];
+  const infos =
+    body.credentialInfo === true
+      ? await Promise.all(
+          ids.map(async (credentialID) => ({
+            credentialID,
+            ...(await infoOf(deps, grant, credentialID, 'chain', body.certInfo === true)),
           })),
-        }
-      : {}),
-  });
+        )
+      : undefined;
+  return json(200, { credentialIDs: ids, ...(infos ? { credentialInfos: infos } : {}) });
 }
 
 export async function credentialsInfo(event: HttpEvent, deps: CscDoorDeps): Promise<HttpResult> {
-  await grantOfBearer(event, deps, ['service', 'credential']);
+  const grant = await grantOfBearer(event, deps, ['service', 'credential']);
   const body = parseBody(event);
-  return json(200, credentialInfo(credentialById(body.credentialID)));
+  const certificates = body.certificates ?? 'single';
+  if (certificates !== 'none' && certificates !== 'single' && certificates !== 'chain') {
+    throw new CscError('invalid_request', 'Invalid parameter certificates: none, single or chain');
+  }
+  return json(200, await infoOf(deps, grant, body.credentialID, certificates, body.certInfo === true));
+}
+
+/**
+ * A credential's info: a type's as it is; a login's own credential only for the grant it belongs to (the
+ * service token of the login that created it, or a credential token for it), with the certificate the
+ * pipeline issued for it, once issued (read through the intake, as the client's request).
+ */
+async function infoOf(
+  deps: CscDoorDeps,
+  grant: CscGrant,
+  credentialID: unknown,
+  certificates: 'none' | 'single' | 'chain',
+  certInfo: boolean,
+): Promise<Record<string, unknown>> {
+  const credential = credentialById(credentialID);
+  const requestId = credential.credentialRequestId;
+  if (requestId === undefined) return credentialInfo(credential);
+  const mine =
+    grant.createdCredential === credential.credentialID ||
+    grant.signing?.credentialID === credential.credentialID;
+  if (!mine) throw new CscError('invalid_request', 'Invalid parameter credentialID');
+  const read = await deps.intake.read({
+    clientId: `csc:${grant.clientId}`,
+    id: requestId,
+    waitSeconds: deps.config.signWaitSeconds,
+  });
+  const request = requestOf(read);
+  const certificate = request?.certificate as string | undefined;
+  if (!certificate) {
+    throw new CscError('temporarily_unavailable', 'the credential is not certified yet: retry');
+  }
+  const pems = [certificate, ...((request?.chain as string[] | undefined) ?? [])];
+  const shown = certificates === 'none' ? [] : certificates === 'single' ? pems.slice(0, 1) : pems;
+  return credentialInfo(credential, undefined, {
+    certificates: shown.map(derBase64),
+    ...(certInfo ? { info: certificateInfo(certificate) } : {}),
+  });
+}
+
+const derBase64 = (pem: string): string => new X509Certificate(pem).raw.toString('base64');
+
+/** CSC v2 11.5 certInfo: DNs in RFC 4514 order, serial in hex, validity as GeneralizedTime. */
+function certificateInfo(pem: string): CredentialCertificate['info'] {
+  const cert = new X509Certificate(pem);
+  const dn = (name: string): string => name.split('\n').reverse().join(',');
+  const generalized = (date: string): string =>
+    new Date(date)
+      .toISOString()
+      .replace(/[-:T]/g, '')
+      .replace(/\.\d{3}Z$/, 'Z');
+  return {
+    issuerDN: dn(cert.issuer),
+    serialNumber: cert.serialNumber.toLowerCase(),
+    subjectDN: dn(cert.subject),
+    validFrom: generalized(cert.validFrom),
+    validTo: generalized(cert.validTo),
+  };
 }

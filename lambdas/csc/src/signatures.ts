@@ -41,7 +41,7 @@ export async function sign(event: HttpEvent, deps: CscDoorDeps, method: CscMetho
   const mode = body.operationMode ?? 'S';
   if (mode !== 'S' && mode !== 'A') throw new CscError('invalid_request', 'operationMode must be S or A');
   const validity = validityPeriodSeconds(body, mode);
-  const asked = method === 'signHash' ? [body] : documentDigestEntries(body, signing);
+  const asked = method === 'signHash' ? [withV1Names(body)] : documentDigestEntries(body, signing);
   const authorized = authorizedDigests(signing);
   const hashes: string[] = [];
   // Each hash's CMS (signDoc), or none (signHash: raw).
@@ -72,6 +72,8 @@ export async function sign(event: HttpEvent, deps: CscDoorDeps, method: CscMetho
     request,
     waitSeconds,
     ...(used.grant.signing?.binding.formatOpen ? { formatOpen: true } : {}),
+    // A login's own credential: its key signs, certified at that login.
+    ...(credential.credentialRequestId ? { credential: { use: credential.credentialRequestId } } : {}),
   });
   const returnValidationInfo = body.returnValidationInfo === true;
   if (mode === 'S') {
@@ -89,6 +91,26 @@ export async function sign(event: HttpEvent, deps: CscDoorDeps, method: CscMetho
     expiresAt: seconds(deps) + validity,
   });
   return json(200, { responseID });
+}
+
+/**
+ * signHash's body with the CSC v1 names read as v2's (`hash` for `hashes`, `hashAlgo` for
+ * `hashAlgorithmOID`), as pyHanko's CSC signer sends them; both names with different values is refused.
+ * Its `SAD` is not read: the credential access token is the signature activation data.
+ */
+function withV1Names(body: Record<string, unknown>): Record<string, unknown> {
+  const read = { ...body };
+  for (const [v1, v2] of [
+    ['hash', 'hashes'],
+    ['hashAlgo', 'hashAlgorithmOID'],
+  ] as const) {
+    if (body[v1] === undefined) continue;
+    if (body[v2] !== undefined && JSON.stringify(body[v2]) !== JSON.stringify(body[v1])) {
+      throw new CscError('invalid_request', `${v1} and ${v2} differ`);
+    }
+    read[v2] = body[v1];
+  }
+  return read;
 }
 
 const DEFAULT_VALIDITY_SECONDS = 300;

@@ -1,9 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import {
   assertionNonce,
+  credentialDigest,
   isManifestBinding,
   manifestHash,
   type AssertionBinding,
+  type CredentialBinding,
   type ManifestDocument,
   type SigningBinding,
 } from '../identity/binding';
@@ -17,6 +19,7 @@ import type { AdesProfile, SignatureLevel } from '../shared/formats';
 import { documentNameProblem } from '../signing/documents';
 import { CscError } from './errors';
 import {
+  createdCredentialId,
   credentialById,
   DEFAULT_CREDENTIAL_ID,
   digestAlgorithmOf,
@@ -115,6 +118,26 @@ export function approvalRequestOf(signing: CscSigning): { tbsData: string; signM
   };
 }
 
+/**
+ * What a service authorization's login also approves: a one-time credential of a type, created for the
+ * citizen (a pool key certified for them and kept wrapped) that a later credential authorization of the
+ * same client signs with once (docs/csc.md, "Certificate before hash").
+ */
+export interface CscCredentialCreation {
+  /** The created credential's id: `<type>.<request id>`. */
+  readonly credentialID: string;
+  readonly binding: CredentialBinding;
+  readonly signMessage: SignMessage;
+}
+
+/** What the provider shows for a credential's creation: its credentialDigest and the message. */
+export function creationApprovalOf(creation: CscCredentialCreation): {
+  tbsData: string;
+  signMessage: SignMessage;
+} {
+  return { tbsData: credentialDigest(creation.binding), signMessage: creation.signMessage };
+}
+
 /** An authorization request as the service accepted it. */
 export interface CscAuthorizationRequest {
   readonly clientId: string;
@@ -125,6 +148,8 @@ export interface CscAuthorizationRequest {
   readonly codeChallenge: string;
   readonly scope: CscScope;
   readonly signing?: CscSigning;
+  /** A service authorization: the one-time credential its login creates. */
+  readonly creation?: CscCredentialCreation;
 }
 
 const str = (params: Readonly<Record<string, unknown>>, name: string): string | undefined => {
@@ -203,14 +228,11 @@ export function flowParams(params: Readonly<Record<string, unknown>>): Record<st
  * request id chosen then.
  */
 export function requestOfFlow(
-  flow: { readonly params: Readonly<Record<string, string>>; readonly requestId?: string },
+  flow: { readonly params: Readonly<Record<string, string>>; readonly requestId: string },
   clients: readonly CscClient[],
 ): CscAuthorizationRequest {
   const { client, redirectUri } = authorizingClient(flow.params, clients);
-  return parseAuthorizationRequest(flow.params, client, redirectUri, () => {
-    if (flow.requestId === undefined) throw new CscError('invalid_request', 'the flow has no sign request');
-    return flow.requestId;
-  });
+  return parseAuthorizationRequest(flow.params, client, redirectUri, () => flow.requestId);
 }
 
 /**
@@ -386,7 +408,7 @@ export function parseAuthorizationRequest(
   };
   if (scope === 'service') {
     if (details) throw new CscError('invalid_request', 'authorization_details is for scope credential');
-    return { ...base, scope: 'service' };
+    return { ...base, scope: 'service', creation: creationOf(params, client, newRequestId) };
   }
   if (scope !== 'credential') throw new CscError('invalid_scope', 'scope must be service or credential');
 
@@ -408,7 +430,11 @@ export function parseAuthorizationRequest(
   }));
   const signMessage = signMessageFor(client, str(params, 'description') ?? detailsLabel(details));
   const requestId = newRequestId();
-  const binding = requestBinding(requestId, credential, digestAlgorithm, documents, document, signMessage);
+  const bound = requestBinding(requestId, credential, digestAlgorithm, documents, document, signMessage);
+  // A login's own credential: the request signs with its key (the binding's last line names it).
+  const binding = credential.credentialRequestId
+    ? { ...bound, credentialId: credential.credentialRequestId }
+    : bound;
   return {
     ...base,
     scope: 'credential',
@@ -419,6 +445,42 @@ export function parseAuthorizationRequest(
       signMessage,
       numSignatures,
       ...(document ? { document } : {}),
+    },
+  };
+}
+
+/**
+ * The credential a service login creates: of the type `credentialID` (or `signatureQualifier`) names, by
+ * default DEFAULT_CREDENTIAL_ID; its request id chosen now so that the login's nonce binds it.
+ */
+function creationOf(params: Params, client: CscClient, newRequestId: () => string): CscCredentialCreation {
+  const type = credentialById(str(params, 'credentialID') ?? DEFAULT_CREDENTIAL_ID);
+  if (type.credentialRequestId !== undefined) {
+    throw new CscError(
+      'invalid_request',
+      'Invalid parameter credentialID: a credential type at scope service',
+    );
+  }
+  const description = str(params, 'description');
+  const text = `${client.name} asks to create a one-time signing certificate in your name, for signatures you approve separately.${
+    description === undefined ? '' : `\n\n${description}`
+  }`;
+  let signMessage: SignMessage;
+  try {
+    signMessage = validateSignMessage({ text, mimeType: 'text/plain' });
+  } catch {
+    throw new CscError('invalid_request', 'Invalid parameter description: outside the sign message rules');
+  }
+  const requestId = newRequestId();
+  return {
+    credentialID: createdCredentialId(type, requestId),
+    signMessage,
+    binding: {
+      requestId,
+      keyType: type.keyType,
+      signatureAlgorithm: type.signatureAlgorithm,
+      credential: 'create',
+      signMessageHash: signMessageHash(signMessage),
     },
   };
 }
@@ -540,8 +602,8 @@ export function grantedAuthorizationDetails(signing: CscSigning): Record<string,
   ];
 }
 
-/** The nonce the citizen's login must carry (the API's nonce of the bound sign request). */
-export function nonceOf(signing: CscSigning): string {
+/** The nonce the citizen's login must carry (the API's nonce of the bound sign request or creation). */
+export function nonceOf(signing: CscSigning | CscCredentialCreation): string {
   return assertionNonce(signing.binding);
 }
 

@@ -22,6 +22,11 @@ interface OneTimeCredential {
   readonly credentialID: string;
   readonly keyType: KeyType;
   readonly signatureAlgorithm: SignatureAlgorithm;
+  /**
+   * A login's own credential (`<type>.<request id>`): the request that created it, whose key, certified
+   * for that login's citizen, signs once (docs/csc.md, "Certificate before hash").
+   */
+  readonly credentialRequestId?: string;
 }
 
 /** The credential's id: `onetime-<key type>[-pss]`, lower-case (e.g. `onetime-ec-p256`, `onetime-rsa-3072-pss`). */
@@ -40,11 +45,24 @@ export const CSC_CREDENTIALS: readonly OneTimeCredential[] = KEY_TYPES.flatMap((
 /** What a client asking for "a credential of this service" without naming one gets (CSC signatureQualifier). */
 export const DEFAULT_CREDENTIAL_ID = 'onetime-ec-p256';
 
-/** The credential with this id, or `invalid_request` (CSC: "Invalid parameter credentialID"). */
+const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The id of the one-time credential a creation request made: its type's id, a dot, the request id. */
+export function createdCredentialId(type: OneTimeCredential, requestId: string): string {
+  return `${type.credentialID}.${requestId}`;
+}
+
+/**
+ * The credential with this id (a type, or a login's own credential of a type), or `invalid_request`
+ * (CSC: "Invalid parameter credentialID").
+ */
 export function credentialById(credentialID: unknown): OneTimeCredential {
-  const found = CSC_CREDENTIALS.find((c) => c.credentialID === credentialID);
-  if (!found) throw new CscError('invalid_request', 'Invalid parameter credentialID');
-  return found;
+  const [typeId, requestId, extra] = typeof credentialID === 'string' ? credentialID.split('.') : [];
+  const found = CSC_CREDENTIALS.find((c) => c.credentialID === typeId);
+  if (!found || extra !== undefined) throw new CscError('invalid_request', 'Invalid parameter credentialID');
+  if (requestId === undefined) return found;
+  if (!REQUEST_ID.test(requestId)) throw new CscError('invalid_request', 'Invalid parameter credentialID');
+  return { ...found, credentialID: credentialID as string, credentialRequestId: requestId };
 }
 
 /** Hash algorithm OIDs (NIST) of the digests the pipeline signs. */
@@ -106,19 +124,39 @@ export function checkSignAlgo(
   }
 }
 
+/** A login's credential's certificate as credentials/info shows it (CSC v2 11.5 `cert`). */
+export interface CredentialCertificate {
+  /** Base64 DER, the signer's first, as asked (`single`: the signer's only). */
+  readonly certificates: readonly string[];
+  /** With certInfo: issuer and subject DN (RFC 4514), serial (hex), validity (GeneralizedTime). */
+  readonly info?: {
+    readonly issuerDN: string;
+    readonly serialNumber: string;
+    readonly subjectDN: string;
+    readonly validFrom: string;
+    readonly validTo: string;
+  };
+}
+
 /** The credentials/info answer for a one-time credential (CSC v2 11.5). */
-export function credentialInfo(credential: OneTimeCredential, lang = 'en-US'): Record<string, unknown> {
+export function credentialInfo(
+  credential: OneTimeCredential,
+  lang = 'en-US',
+  certificate?: CredentialCertificate,
+): Record<string, unknown> {
   const spec = KEY_TYPE_SPECS[credential.keyType];
   return {
-    description: `One-time ${credential.keyType} key (${credential.signatureAlgorithm}), certified for the authenticated citizen and destroyed after use`,
+    description: credential.credentialRequestId
+      ? `Your one-time ${credential.keyType} key (${credential.signatureAlgorithm}), certified at your login, for one approved signature`
+      : `One-time ${credential.keyType} key (${credential.signatureAlgorithm}), certified for the authenticated citizen and destroyed after use`,
     key: {
       status: 'enabled',
       algo: signAlgoOids(credential),
       len: spec.bits,
       ...(spec.curve ? { curve: CURVE_OID[spec.curve] } : {}),
     },
-    // No certificate exists before a signature: each use certifies a new key (docs/csc.md).
-    cert: { status: 'valid', certificates: [] },
+    // A type has no certificate: each use certifies a new key; a login's own credential has its own.
+    cert: { status: 'valid', certificates: certificate?.certificates ?? [], ...(certificate?.info ?? {}) },
     auth: { mode: 'oauth2code' },
     SCAL: '2',
     multisign: MAX_SIGNATURES_PER_AUTHORIZATION,

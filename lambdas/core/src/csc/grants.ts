@@ -21,12 +21,13 @@ export interface CscFlow {
    * that may never come.
    */
   readonly params: Readonly<Record<string, string>>;
-  /** The sign request's id, chosen at authorization (the nonce binds it); credential flows only. */
-  readonly requestId?: string;
+  /**
+   * The id of the sign request (a credential authorization) or of the credential's creation (a service
+   * authorization), chosen at authorization: the login's nonce binds it.
+   */
+  readonly requestId: string;
   /** PKCE verifier of the service's own authorization request to the identity provider. */
   readonly idpCodeVerifier: string;
-  /** The login's nonce for a service authorization (random); a credential's is the sign request's. */
-  readonly nonce?: string;
   /** Epoch seconds. */
   readonly expiresAt: number;
 }
@@ -35,6 +36,8 @@ export interface CscGrant {
   readonly clientId: string;
   readonly scope: CscScope;
   readonly signing?: CscSigning;
+  /** A service grant: the id of the one-time credential its login created (`<type>.<request id>`). */
+  readonly createdCredential?: string;
   /** The citizen's verified ID token, for credential grants: the sign request's identity assertion. */
   readonly idToken?: string;
   /** Epoch seconds. */
@@ -133,6 +136,7 @@ export function grantOf(
     redirectUriSent: request.redirectUriSent,
     codeChallenge: request.codeChallenge,
     ...(request.signing ? { signing: request.signing } : {}),
+    ...(request.creation ? { createdCredential: request.creation.credentialID } : {}),
     ...(idToken === undefined ? {} : { idToken }),
     expiresAt,
   };

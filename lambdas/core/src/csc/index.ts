@@ -5,6 +5,8 @@ export {
   authorizingClient,
   clientSecretMatches,
   conformanceLevelOf,
+  creationApprovalOf,
+  type CscCredentialCreation,
   documentSigning,
   flowParams,
   type CscClient,
@@ -22,6 +24,8 @@ export {
 } from './authorization';
 export {
   checkSignAlgo,
+  createdCredentialId,
+  type CredentialCertificate,
   credentialById,
   credentialInfo,
   CSC_CREDENTIALS,
