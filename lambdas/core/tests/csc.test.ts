@@ -487,6 +487,8 @@ describe('client codes as CSC errors', () => {
     ['KEYS_UNAVAILABLE', 'temporarily_unavailable'],
     ['HSM_SIGN_FAILED', 'server_error'],
     ['THROTTLED', 'too_many_requests'],
+    ['CREDENTIAL_USED', 'invalid_request'],
+    ['CREDENTIAL_EXPIRED', 'invalid_request'],
   ])('%s is %s', (code, error) => expect(cscErrorFor(code)).toBe(error));
 });
 

@@ -66,6 +66,11 @@ export function cscErrorFor(code: ClientCodeName | string): CscErrorCode {
     case 'PAYLOAD_TOO_LARGE':
     case 'UNSUPPORTED_MEDIA_TYPE':
     case 'REQUEST_ID_CONFLICT':
+    // A login's own credential that serves no more (used, expired, revoked, or not this client's).
+    case 'CREDENTIAL_UNKNOWN':
+    case 'CREDENTIAL_USED':
+    case 'CREDENTIAL_EXPIRED':
+    case 'CREDENTIAL_REVOKED':
       return 'invalid_request';
     case 'UNAUTHENTICATED':
     case 'FORBIDDEN':

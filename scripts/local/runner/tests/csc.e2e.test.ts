@@ -18,7 +18,7 @@ import { TABLES } from '@pipeline/resources';
 import { loginAtLocalIdp } from '../../../client/src/oidc-login';
 import { TEST_CITIZENS } from '../../idp/citizens';
 import { LOCAL_DIR } from '../../paths';
-import { opensslCmsVerify, runOpenssl } from '../../verify/openssl';
+import { opensslCmsVerify, opensslVerifyChain, runOpenssl } from '../../verify/openssl';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
 jest.setTimeout(180_000);
@@ -330,6 +330,78 @@ describe('the CSC API v2', () => {
     expect(refused).toEqual({
       status: 403,
       body: { error: 'insufficient_scope', error_description: expect.any(String) },
+    });
+  });
+
+  it("gives the certificate before the hashes: a service login's own one-time credential, its chain, then one approved signHash with its key", async () => {
+    // Login 1 creates the credential; its certificate exists before any hash.
+    const service = await tokenFor(ALICE, await authorize(ALICE, 'service'));
+    const serviceHeaders = bearer(service.body.access_token as string);
+    const list = await post('/credentials/list', {}, serviceHeaders);
+    const own = (list.body.credentialIDs as string[])[0];
+    expect(own).toMatch(/^onetime-ec-p256\.[0-9a-f-]{36}$/);
+    const info = await post(
+      '/credentials/info',
+      { credentialID: own, certificates: 'chain', certInfo: true },
+      serviceHeaders,
+    );
+    expect(info.status).toBe(200);
+    const chain = (info.body.cert as { certificates: string[] }).certificates.map(
+      (b64) => new X509Certificate(Buffer.from(b64, 'base64')),
+    );
+    expect(chain).toHaveLength(3);
+    const [leaf] = chain;
+    expect(leaf.subject).toContain(`serialNumber=${CITIZEN.personalIdentityNumber}`);
+    expect(info.body.cert).toMatchObject({ serialNumber: leaf.serialNumber.toLowerCase() });
+    // openssl: the chain ends in the local root and verifies.
+    expect(chain[2].toString()).toBe(new X509Certificate(rootPem()).toString());
+    expect(
+      opensslVerifyChain({
+        rootPem: chain[2].toString(),
+        intermediatePems: [chain[1].toString()],
+        leafPem: leaf.toString(),
+      }).ok,
+    ).toBe(true);
+    // Mallory's token sees no such credential.
+    const mallory = await tokenFor(MALLORY, await authorize(MALLORY, 'service'));
+    const foreign = await post(
+      '/credentials/info',
+      { credentialID: own },
+      bearer(mallory.body.access_token as string),
+    );
+    expect(foreign).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+
+    // Login 2 approves the hashes for that credential; signHash as pyHanko sends it (CSC v1 names).
+    const authorized = await authorize(ALICE, 'credential', { credentialID: own });
+    const token = await tokenFor(ALICE, authorized);
+    expect(token.body).toMatchObject({ scope: 'credential', credentialID: own });
+    const headers = bearer(token.body.access_token as string);
+    const signed = await post(
+      '/signatures/signHash',
+      {
+        credentialID: own,
+        SAD: token.body.access_token,
+        hash: [Buffer.from(authorized.hash, 'base64url').toString('base64')],
+        hashAlgo: '2.16.840.1.101.3.4.2.1',
+        signAlgo: '1.2.840.10045.4.3.2',
+      },
+      headers,
+    );
+    expect(signed.status).toBe(200);
+    const [signature] = (signed.body.signatures as string[]).map((b) => Buffer.from(b, 'base64'));
+    expect(verify('sha256', authorized.document, leaf.publicKey, signature)).toBe(true);
+
+    // A second approval for the same credential gets nothing signed: its key served once.
+    const again = await authorize(ALICE, 'credential', { credentialID: own });
+    const second = await tokenFor(ALICE, again);
+    const refused = await post(
+      '/signatures/signHash',
+      { ...signHashBody(again), credentialID: own },
+      bearer(second.body.access_token as string),
+    );
+    expect(refused).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', error_description: expect.stringMatching(/one-time credential/) },
     });
   });
 
