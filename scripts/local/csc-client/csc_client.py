@@ -15,6 +15,10 @@ and the service's callback, brings the code and the state to the client's redire
 
   csc_client.py pades --base URL --client-id ID --redirect-uri URI --pdf IN --out OUT
   csc_client.py signhash --base URL --client-id ID --redirect-uri URI --file IN
+  csc_client.py cscsigner --base URL --client-id ID --redirect-uri URI --pdf IN --out OUT --tsa URL --root PEM
+                          [--crl URL ...]
+    (pyHanko's CSCSigner: a service login creates the one-time credential, a second login approves the
+    hashes pyHanko computed with its certificate)
 The client secret is read from CSC_CLIENT_SECRET. The last line on stdout is a JSON summary.
 """
 import argparse
@@ -138,7 +142,7 @@ def receive_redirect(redirect_uri: str, ready) -> dict:
     return received
 
 
-def authorize(args, params: dict, pushed: bool = False) -> str:
+def authorize(args, params: dict, pushed: bool = False, scope: str = "credential") -> str:
     """
     oauth2/authorize with PKCE (the parameters pushed first to oauth2/pushed_authorize, RFC 9126, when
     `pushed`) -> the user agent's login -> the code at our redirect URI -> oauth2/token.
@@ -173,7 +177,7 @@ def authorize(args, params: dict, pushed: bool = False) -> str:
         },
         basic_auth(args),
     )
-    if token.get("token_type") != "Bearer" or token.get("scope") != "credential":
+    if token.get("token_type") != "Bearer" or token.get("scope") != scope:
         raise SystemExit(f"unexpected token answer: {token}")
     return token["access_token"]
 
@@ -282,17 +286,102 @@ def signhash(args) -> dict:
     return {"signature": signed["signatures"][0], "digest": base64.b64encode(digest).decode()}
 
 
+def cscsigner(args) -> dict:
+    """
+    pyHanko's own CSC signer (pyhanko.sign.signers.csc_signer, unmodified), as its API intends: the
+    service authorization (the citizen's first login, which creates the one-time credential), the
+    credential's certificates with pyHanko's fetch_certs_in_csc_credential, then sign_pdf with CSCSigner,
+    whose authorization manager (ours, as the module leaves it to the caller) asks the citizen's second
+    login to approve exactly the hashes pyHanko computed and hands the credential token over as the SAD.
+    PAdES with the service's TSA and the validation data pyHanko fetches itself (B-LT).
+    """
+    import aiohttp
+    from asn1crypto import pem, x509 as asn1_x509
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign import fields, signers, timestamps
+    from pyhanko.sign.signers import csc_signer
+    from pyhanko_certvalidator import ValidationContext
+
+    service_token = authorize(args, {"scope": "service"}, scope="service")
+    listed = post_json(f"{args.base}/credentials/list", {}, service_token)
+    credential_id = listed["credentialIDs"][0]
+    service_url = args.base.removesuffix("/csc/v2")
+
+    class ApprovingManager(csc_signer.CSCAuthorizationManager):
+        """Each batch of hashes: the citizen's approval (a credential authorization), its token the SAD."""
+
+        token = service_token
+
+        async def authorize_signature(self, hash_b64s):
+            params = {
+                "scope": "credential",
+                "credentialID": credential_id,
+                "numSignatures": str(len(hash_b64s)),
+                "hashes": ",".join(b64url(base64.b64decode(h)) for h in hash_b64s),
+                "hashAlgorithmOID": SHA256_OID,
+                "description": "A PDF signed with pyHanko",
+            }
+            loop = asyncio.get_running_loop()
+            ApprovingManager.token = await loop.run_in_executor(None, lambda: authorize(args, params))
+            return csc_signer.CSCAuthorizationInfo(sad=ApprovingManager.token)
+
+        @property
+        def auth_headers(self):
+            return {"Authorization": f"Bearer {ApprovingManager.token}"}
+
+    with open(args.root, "rb") as f:
+        _, _, root_der = pem.unarmor(f.read())
+    root = asn1_x509.Certificate.load(root_der)
+    crls = []
+    for url in args.crl or []:
+        with urllib.request.urlopen(url) as res:
+            crls.append(res.read())
+
+    async def sign() -> bytes:
+        async with aiohttp.ClientSession() as session:
+            session_info = csc_signer.CSCServiceSessionInfo(
+                service_url=service_url, credential_id=credential_id, oauth_token=service_token, api_ver="v2"
+            )
+            info = await csc_signer.fetch_certs_in_csc_credential(session, session_info)
+            signer = csc_signer.CSCSigner(session, ApprovingManager(session_info, info))
+            with open(args.pdf, "rb") as f:
+                writer = IncrementalPdfFileWriter(io.BytesIO(f.read()))
+            meta = signers.PdfSignatureMetadata(
+                field_name="Signature1",
+                md_algorithm="sha256",
+                subfilter=fields.SigSeedSubFilter.PADES,
+                embed_validation_info=True,
+                # Revocation data fetched from the certificates' URLs, and the CRLs given (a CA whose
+                # published URL is not where this run serves it); none found is an error, not a B-T.
+                validation_context=ValidationContext(
+                    trust_roots=[root], crls=crls, allow_fetching=True, revocation_mode="hard-fail"
+                ),
+            )
+            out = await signers.async_sign_pdf(
+                writer, meta, signer=signer, timestamper=timestamps.HTTPTimeStamper(args.tsa)
+            )
+            return out.getvalue()
+
+    signed = asyncio.run(sign())
+    with open(args.out, "wb") as f:
+        f.write(signed)
+    return {"signed": args.out, "credentialID": credential_id}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["pades", "signhash"])
+    parser.add_argument("mode", choices=["pades", "signhash", "cscsigner"])
     parser.add_argument("--base", required=True)
     parser.add_argument("--client-id", required=True)
     parser.add_argument("--redirect-uri", required=True)
     parser.add_argument("--pdf")
     parser.add_argument("--out")
     parser.add_argument("--file")
+    parser.add_argument("--tsa")
+    parser.add_argument("--root")
+    parser.add_argument("--crl", action="append")
     args = parser.parse_args()
-    say({"result": pades(args) if args.mode == "pades" else signhash(args)})
+    say({"result": {"pades": pades, "signhash": signhash, "cscsigner": cscsigner}[args.mode](args)})
 
 
 if __name__ == "__main__":

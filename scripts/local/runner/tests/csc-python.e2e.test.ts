@@ -268,3 +268,35 @@ test('a hash signed through signHash by the Python client verifies with openssl 
   expect(check(digest)).toBe(true);
   expect(check(createHash('sha256').update('other').digest())).toBe(false);
 });
+
+test("pyHanko's own CSC signer signs a PDF with a one-time credential (certificate first, then the hashes' approval), which EU DSS validates as PAdES-BASELINE-LT", async () => {
+  const input = join(dir, 'contract.pdf');
+  const output = join(dir, 'contract-signed.pdf');
+  writeFileSync(input, minimalPdf(`Lease contract ${randomBytes(4).toString('hex')}`));
+  const result = await runClient([
+    'cscsigner',
+    '--pdf',
+    input,
+    '--out',
+    output,
+    '--tsa',
+    `${new URL(pipeline.url).origin}/pki/tsa`,
+    '--root',
+    join(LOCAL_DIR, 'ca', 'root.pem'),
+    // The local CA's certificates name the default port's URLs; this run serves its CRLs elsewhere.
+    '--crl',
+    `${new URL(pipeline.url).origin}/pki/root.crl`,
+    '--crl',
+    `${new URL(pipeline.url).origin}/pki/issuing.crl`,
+  ]);
+  expect(result.credentialID).toMatch(/^onetime-ec-p256\.[0-9a-f-]{36}$/);
+  const signed = readFileSync(output);
+  const report = validatePdfSignatures({ pdf: signed, trustedRootsPem: [rootPem()], policy: 'default' });
+  expect(
+    report.signatures.map((s) => ({
+      format: s.signatureFormat,
+      indication: s.indication,
+      errors: s.errors.map((e) => e.key),
+    })),
+  ).toEqual([{ format: 'PAdES-BASELINE-LT', indication: 'TOTAL_PASSED', errors: [] }]);
+});
