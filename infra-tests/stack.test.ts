@@ -259,7 +259,7 @@ describe('functions', () => {
     },
   );
 
-  it('keygen fills to the configured targets; the reconciler gets only the requests table and the queue', () => {
+  it('keygen fills to the configured targets; the reconciler gets only the requests table, the queue and the revocation function', () => {
     expect(env('Keygen').POOL_TARGETS).toBe('RSA-2048=200,EC-P256=100,EC-P384=50');
     expect(env('Reconcile').HSM_PIN_SOURCE).toBeUndefined();
     expect(Object.keys(env('Reconcile')).sort()).toEqual(
@@ -270,6 +270,7 @@ describe('functions', () => {
         'POWERTOOLS_SERVICE_NAME',
         TABLES.requests.envVar,
         'SIGN_QUEUE_URL',
+        'REVOKE_FUNCTION_NAME',
       ].sort(),
     );
   });
@@ -482,7 +483,10 @@ describe('least privilege', () => {
     const invokers = FUNCTIONS.filter((name) =>
       roleStatements(template, roleId(name)).some((s) => actionsOf(s).includes('lambda:InvokeFunction')),
     );
-    expect(invokers.sort()).toEqual(['Api', 'Csc', 'Revoke', 'Signer']);
+    expect(invokers.sort()).toEqual(['Api', 'Csc', 'Reconcile', 'Revoke', 'Signer']);
+    // The reconciler revokes unused one-time credentials through the revocation function, issues nothing.
+    expect(actionsOn('Reconcile', fnId('Revoke'))).toEqual(['lambda:InvokeFunction']);
+    expect(actionsOn('Reconcile', fnId('Ca'))).toEqual([]);
     expect(actionsOn('Csc', fnId('Tsa'))).toEqual(['lambda:InvokeFunction']);
     expect(actionsOn('Csc', fnId('Ca'))).toEqual([]);
     expect(actionsOn('Signer', fnId('Ca'))).toEqual(['lambda:InvokeFunction']);

@@ -3,10 +3,20 @@
  * still open long after anything happened to them (their message lost, or dead-lettered under a lease)
  * and sends each a fresh message, or fails it (DELIVERY_LOST) once requeues did not finish it. The rules
  * are in core/reconcile.ts; the sparse open-requests index keeps each run to the open requests alone.
+ * Then it retires one-time credentials never used (core/credential-retirement.ts): their certificate
+ * revoked through the revocation function, their wrapped key removed.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { reconcileOpenRequests, type ReconcileDeps, type ReconcileSummary } from '@pipeline/core/signing';
+import { LambdaCertificateRevoker } from '@pipeline/adapters/lambda';
+import { lambdaClient } from '@pipeline/adapters/aws';
+import {
+  reconcileOpenRequests,
+  retireUnusedCredentials,
+  type ReconcileDeps,
+  type ReconcileSummary,
+  type RetirementDeps,
+} from '@pipeline/core/signing';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger, createMetrics } from '../shared/observability';
 import { wire } from '../shared/wiring';
@@ -14,12 +24,14 @@ import type { QueueFunctionConfig } from '@pipeline/config';
 
 export interface ReconcileHandlerDeps {
   readonly reconcile: Omit<ReconcileDeps, 'onAction'>;
+  readonly retire: RetirementDeps;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }
 
 export function createReconcileHandler({
   reconcile,
+  retire,
   logger,
   metrics,
 }: ReconcileHandlerDeps): LambdaHandler<unknown, ReconcileSummary> {
@@ -46,6 +58,9 @@ export function createReconcileHandler({
         if (summary.requeued + summary.abandoned > 0) {
           logger.warn('reconciled open requests', { ...summary });
         }
+        const credentials = await retireUnusedCredentials(retire);
+        metrics.addMetric('CredentialsRetired', MetricUnit.Count, credentials.retired);
+        if (credentials.retired > 0) logger.info('retired unused one-time credentials', { ...credentials });
         return summary;
       } finally {
         metrics.addMetric('RequestsRequeued', MetricUnit.Count, requeued);
@@ -59,7 +74,18 @@ export function createReconcileHandler({
 /** The reconciler's dependencies from configuration: the requests table, the queue and its limits. */
 export function wireReconcile(config: QueueFunctionConfig): ReconcileHandlerDeps {
   const { requests, queue, requestsConfig } = wire(config);
+  const revoker = new LambdaCertificateRevoker(
+    lambdaClient(config.app.aws),
+    config.pipeline.revokeFunctionName,
+  );
   return {
+    retire: {
+      store: requests,
+      revoke: async (serial) => {
+        await revoker.revoke(serial, 'cessationOfOperation', 'reconcile');
+      },
+      limit: requestsConfig.reconcileBatchLimit,
+    },
     reconcile: {
       store: requests,
       enqueue: (id) => queue.enqueue(id),

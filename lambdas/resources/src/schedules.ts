@@ -50,7 +50,8 @@ export const SCHEDULES = {
   },
   reconcile: {
     id: 'ReconcileSchedule',
-    description: 'Requeues sign requests left open without a message, and fails those requeues cannot finish',
+    description:
+      'Requeues sign requests left open without a message, fails those requeues cannot finish, and retires unused one-time credentials',
     rateMinutes: 5,
     timeoutSeconds: 120,
     reservedConcurrency: 1,

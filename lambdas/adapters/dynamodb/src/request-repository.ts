@@ -55,6 +55,14 @@ export function openShardOf(id: string): string {
   return `OPEN#${parseInt(id.charAt(0), 16) % OPEN_SHARDS || 0}`;
 }
 
+/**
+ * A one-time credential's creating request while it holds its wrapped key: in the same sparse index under
+ * partitions of its own (`HELD#`), which the open requests' readers (reconciler, admission) never query.
+ */
+function heldShardOf(id: string): string {
+  return `HELD#${parseInt(id.charAt(0), 16) % OPEN_SHARDS || 0}`;
+}
+
 export interface RequestRepositoryOptions {
   readonly tableName: string;
   /** Coalesce this process's concurrent transitions (the signer working on a batch). */
@@ -301,7 +309,11 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
       UpdateExpression:
         `SET #status = :signed, ${output}, certificate = :cert, certificateSerial = :serial, chain = :chain, ` +
         'pooledKey = :pooled, keyAcquiredAt = :acquired, finishedAt = :finished, stageMs = :stages, ' +
-        `discardedKeys = :discarded${result.receipt ? ', receipt = :receipt' : ''}${level}${validation} REMOVE leaseUntil, openShard, identityAssertion, signMessage`,
+        `discardedKeys = :discarded${result.receipt ? ', receipt = :receipt' : ''}${level}${validation}` +
+        // A created credential stays listed (HELD#) while it holds its key, for its retirement if unused.
+        (result.reservedKey
+          ? ', openShard = :held REMOVE leaseUntil, identityAssertion, signMessage'
+          : ' REMOVE leaseUntil, openShard, identityAssertion, signMessage'),
       ConditionExpression: '#status = :signing AND attemptId = :attempt',
       ExpressionAttributeValues: {
         ':signed': 'signed',
@@ -319,6 +331,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
         ...(result.receipt ? { ':receipt': result.receipt } : {}),
         ...(result.reachedLevel ? { ':level': result.reachedLevel } : {}),
         ...(result.validationData ? { ':validation': result.validationData } : {}),
+        ...(result.reservedKey ? { ':held': heldShardOf(id) } : {}),
       },
       after: {
         attemptId,
@@ -354,7 +367,7 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
         new UpdateCommand({
           TableName: this.options.tableName,
           Key: { id },
-          UpdateExpression: 'REMOVE reservedKey',
+          UpdateExpression: 'REMOVE reservedKey, openShard',
           ConditionExpression: 'reservedKey.keyId = :key',
           ExpressionAttributeValues: { ':key': keyId },
         }),
@@ -362,6 +375,38 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
       .catch((err: unknown) => {
         if (!(err instanceof ConditionalCheckFailedException)) throw err;
       });
+  }
+
+  /** Creating requests of one-time credentials still holding their key, received before `receivedBefore`. */
+  public async listHeldCredentials(receivedBefore: number, limit: number): Promise<readonly string[]> {
+    const shards = await Promise.all(
+      Array.from({ length: OPEN_SHARDS }, (_, n) => this.queryShard(`HELD#${n}`, receivedBefore, limit)),
+    );
+    return shards
+      .flat()
+      .sort((a, b) => a.receivedAt - b.receivedAt)
+      .slice(0, limit)
+      .map((item) => item.id);
+  }
+
+  /** Removes a held credential's key (only if still `keyId`; undefined: none held) and its listing. */
+  public async retireCredential(id: string, keyId: string | undefined): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { id },
+          UpdateExpression: 'REMOVE reservedKey, openShard',
+          ConditionExpression:
+            keyId === undefined ? 'attribute_not_exists(reservedKey)' : 'reservedKey.keyId = :key',
+          ...(keyId === undefined ? {} : { ExpressionAttributeValues: { ':key': keyId } }),
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
   }
 
   public async fail(

@@ -1,3 +1,10 @@
+export {
+  CREDENTIAL_RETIREMENT_MARGIN_MS,
+  type HeldCredentialStore,
+  retireUnusedCredentials,
+  type RetirementDeps,
+  type RetirementSummary,
+} from './credential-retirement';
 export { deliverSignRequest, type DeliveryDeps } from './delivery';
 export { DocumentsError, type SignDocument, validateDocuments } from './documents';
 export {

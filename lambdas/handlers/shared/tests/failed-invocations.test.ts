@@ -72,6 +72,15 @@ test('reconcile: what it did before the queue failed', async () => {
       settings: { staleAfterMs: 1000, maxRequeues: 3 },
       limit: 10,
     },
+    retire: {
+      store: {
+        listHeldCredentials: async () => [],
+        get: async () => undefined,
+        retireCredential: async () => false,
+      },
+      revoke: async () => undefined,
+      limit: 10,
+    },
     ...observability(),
   });
   expect(await figuresOfFailed(() => handler({}, context))).toMatchObject({
