@@ -13,40 +13,47 @@ import { ONE_TIME_CREDENTIAL_VALIDITY_MS } from '../src/pki';
 
 jest.setTimeout(60_000);
 
-test('an unused credential past its certificate and the margin is revoked and its key removed; others stay', async () => {
+let requests: RequestRepository;
+
+beforeEach(async () => {
   const tables = await createTestTables(['requests']);
-  const requests = new RequestRepository(documentClient(loadAwsConfig(process.env)), {
+  requests = new RequestRepository(documentClient(loadAwsConfig(process.env)), {
     tableName: tables.requests,
   });
+});
+
+/** A creating request that ended holding its key (as the signer completes it). */
+async function held(receivedAt: number, serial: string): Promise<string> {
+  const record = sampleSignRequestRecord({ receivedAt, credential: { create: true } });
+  await requests.create(record);
+  await requests.startAttempt(record.id, {
+    attemptId: 'a',
+    startedAt: receivedAt,
+    leaseUntil: receivedAt + 1000,
+  });
+  await requests.complete(record.id, 'a', {
+    certificate: 'PEM',
+    certificateSerial: serial,
+    chain: [],
+    pooledKey: true,
+    keyAcquiredAt: receivedAt,
+    finishedAt: receivedAt,
+    stageMs: {},
+    discardedKeys: 0,
+    reservedKey: {
+      keyId: `key-${serial}`,
+      wrappedKey: 'AA==',
+      publicKeySpki: 'AA==',
+      wrapKeyLabel: 'w',
+      hsmProfile: 'softhsm',
+      usableUntil: receivedAt + ONE_TIME_CREDENTIAL_VALIDITY_MS,
+    },
+  });
+  return record.id;
+}
+
+test('an unused credential past its certificate and the margin is revoked and its key removed; others stay', async () => {
   const now = Date.now();
-  const held = async (receivedAt: number, serial: string): Promise<string> => {
-    const record = sampleSignRequestRecord({ receivedAt, credential: { create: true } });
-    await requests.create(record);
-    await requests.startAttempt(record.id, {
-      attemptId: 'a',
-      startedAt: receivedAt,
-      leaseUntil: receivedAt + 1000,
-    });
-    await requests.complete(record.id, 'a', {
-      certificate: 'PEM',
-      certificateSerial: serial,
-      chain: [],
-      pooledKey: true,
-      keyAcquiredAt: receivedAt,
-      finishedAt: receivedAt,
-      stageMs: {},
-      discardedKeys: 0,
-      reservedKey: {
-        keyId: `key-${serial}`,
-        wrappedKey: 'AA==',
-        publicKeySpki: 'AA==',
-        wrapKeyLabel: 'w',
-        hsmProfile: 'softhsm',
-        usableUntil: receivedAt + ONE_TIME_CREDENTIAL_VALIDITY_MS,
-      },
-    });
-    return record.id;
-  };
   const old = now - ONE_TIME_CREDENTIAL_VALIDITY_MS - CREDENTIAL_RETIREMENT_MARGIN_MS - 60_000;
   const expired = await held(old, 'aa01');
   const recent = await held(now - 60_000, 'aa02');
@@ -73,33 +80,11 @@ test('an unused credential past its certificate and the margin is revoked and it
 });
 
 test('a failed revocation leaves the credential held for the next run', async () => {
-  const tables = await createTestTables(['requests']);
-  const requests = new RequestRepository(documentClient(loadAwsConfig(process.env)), {
-    tableName: tables.requests,
-  });
-  const old = Date.now() - ONE_TIME_CREDENTIAL_VALIDITY_MS - CREDENTIAL_RETIREMENT_MARGIN_MS - 60_000;
-  const record = sampleSignRequestRecord({ receivedAt: old, credential: { create: true } });
-  await requests.create(record);
-  await requests.startAttempt(record.id, { attemptId: 'a', startedAt: old, leaseUntil: old + 1000 });
-  await requests.complete(record.id, 'a', {
-    certificate: 'PEM',
-    certificateSerial: 'bb01',
-    chain: [],
-    pooledKey: true,
-    keyAcquiredAt: old,
-    finishedAt: old,
-    stageMs: {},
-    discardedKeys: 0,
-    reservedKey: {
-      keyId: 'k',
-      wrappedKey: 'AA==',
-      publicKeySpki: 'AA==',
-      wrapKeyLabel: 'w',
-      hsmProfile: 'softhsm',
-      usableUntil: old + ONE_TIME_CREDENTIAL_VALIDITY_MS,
-    },
-  });
+  const id = await held(
+    Date.now() - ONE_TIME_CREDENTIAL_VALIDITY_MS - CREDENTIAL_RETIREMENT_MARGIN_MS - 60_000,
+    'bb01',
+  );
   const down = { store: requests, limit: 10, revoke: async () => Promise.reject(new Error('CA down')) };
   await expect(retireUnusedCredentials(down)).rejects.toThrow('CA down');
-  expect((await requests.get(record.id))?.reservedKey).toBeDefined();
+  expect((await requests.get(id))?.reservedKey).toBeDefined();
 });

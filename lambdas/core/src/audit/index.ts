@@ -52,7 +52,6 @@ export type {
   CarryingAppendOutcome,
   CarryingAuditSink,
   CertificateIssuedEvent,
-  CredentialActivatedEvent,
   CertificateRevokedEvent,
   ChainHead,
   LoggedCertificateStore,

@@ -66,11 +66,12 @@ export function cscErrorFor(code: ClientCodeName | string): CscErrorCode {
     case 'PAYLOAD_TOO_LARGE':
     case 'UNSUPPORTED_MEDIA_TYPE':
     case 'REQUEST_ID_CONFLICT':
-    // A login's own credential that serves no more (used, expired, revoked, or not this client's).
     case 'CREDENTIAL_UNKNOWN':
     case 'CREDENTIAL_USED':
     case 'CREDENTIAL_EXPIRED':
     case 'CREDENTIAL_REVOKED':
+      // The last four: a login's own credential that serves no more (used, expired, revoked, not this
+      // client's).
       return 'invalid_request';
     case 'UNAUTHENTICATED':
     case 'FORBIDDEN':

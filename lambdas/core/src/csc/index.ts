@@ -24,7 +24,6 @@ export {
 } from './authorization';
 export {
   checkSignAlgo,
-  createdCredentialId,
   type CredentialCertificate,
   credentialById,
   credentialInfo,

@@ -12,8 +12,6 @@ export {
   bindingLines,
   FORMAT_OPEN,
   bindingOf,
-  type CredentialBinding,
-  credentialBindingLines,
   credentialDigest,
   type CredentialUse,
   isCredentialBinding,
@@ -25,7 +23,6 @@ export {
   manifestLines,
   type RequestBinding,
   requestBindingOf,
-  type SigningBinding,
 } from './binding';
 export {
   assertionReplayKey,

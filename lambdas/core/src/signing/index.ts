@@ -1,9 +1,7 @@
 export {
   CREDENTIAL_RETIREMENT_MARGIN_MS,
-  type HeldCredentialStore,
   retireUnusedCredentials,
   type RetirementDeps,
-  type RetirementSummary,
 } from './credential-retirement';
 export { deliverSignRequest, type DeliveryDeps } from './delivery';
 export { DocumentsError, type SignDocument, validateDocuments } from './documents';
@@ -38,7 +36,6 @@ export {
   REQUEST_ID_PATTERN,
   type RequestError,
   type SigningStage,
-  type ReservedKey,
   type SignRequestRecord,
 } from './sign-request';
 export type {
