@@ -16,19 +16,24 @@ import { grantOfBearer, parseBody } from './request';
 import { requestOf } from './results';
 import type { CscDoorDeps } from './types';
 
+/**
+ * The citizen's credentials: the one-time credential the service login created (every service login
+ * creates one); the types (CSC_CREDENTIALS) for a grant without one. Each credential's info with
+ * `credentialInfo` (CSC v2 11.4).
+ */
 export async function credentialsList(event: HttpEvent, deps: CscDoorDeps): Promise<HttpResult> {
   const grant = await grantOfBearer(event, deps, ['service']);
   const body = parseBody(event);
-  const ids = [
-    ...(grant.createdCredential ? [grant.createdCredential] : []),
-    ...CSC_CREDENTIALS.map((c) => c.credentialID),
-  ];
+  const certificates = certificatesOf(body);
+  const ids = grant.createdCredential
+    ? [grant.createdCredential]
+    : CSC_CREDENTIALS.map((c) => c.credentialID);
   const infos =
     body.credentialInfo === true
       ? await Promise.all(
           ids.map(async (credentialID) => ({
             credentialID,
-            ...(await infoOf(deps, grant, credentialID, 'chain', body.certInfo === true)),
+            ...(await infoOf(deps, grant, credentialID, certificates)),
           })),
         )
       : undefined;
@@ -38,11 +43,18 @@ export async function credentialsList(event: HttpEvent, deps: CscDoorDeps): Prom
 export async function credentialsInfo(event: HttpEvent, deps: CscDoorDeps): Promise<HttpResult> {
   const grant = await grantOfBearer(event, deps, ['service', 'credential']);
   const body = parseBody(event);
-  const certificates = body.certificates ?? 'single';
-  if (certificates !== 'none' && certificates !== 'single' && certificates !== 'chain') {
+  return json(200, await infoOf(deps, grant, body.credentialID, certificatesOf(body)));
+}
+
+type CertificatesAsked = 'none' | 'single' | 'chain';
+
+/** CSC `certificates`: none, single (the default) or chain. */
+function certificatesOf(body: Record<string, unknown>): CertificatesAsked {
+  const asked = body.certificates ?? 'single';
+  if (asked !== 'none' && asked !== 'single' && asked !== 'chain') {
     throw new CscError('invalid_request', 'Invalid parameter certificates: none, single or chain');
   }
-  return json(200, await infoOf(deps, grant, body.credentialID, certificates, body.certInfo === true));
+  return asked;
 }
 
 /**
@@ -54,8 +66,7 @@ async function infoOf(
   deps: CscDoorDeps,
   grant: CscGrant,
   credentialID: unknown,
-  certificates: 'none' | 'single' | 'chain',
-  certInfo: boolean,
+  certificates: CertificatesAsked,
 ): Promise<Record<string, unknown>> {
   const credential = credentialById(credentialID);
   const requestId = credential.credentialRequestId;
@@ -76,15 +87,16 @@ async function infoOf(
   }
   const pems = [certificate, ...((request?.chain as string[] | undefined) ?? [])];
   const shown = certificates === 'none' ? [] : certificates === 'single' ? pems.slice(0, 1) : pems;
+  // The DNs, serial and validity whatever certInfo says: eudi-lib-jvm-rqes-csc-kt parses the DNs always.
   return credentialInfo(credential, undefined, {
     certificates: shown.map(derBase64),
-    ...(certInfo ? { info: certificateInfo(certificate) } : {}),
+    info: certificateInfo(certificate),
   });
 }
 
 const derBase64 = (pem: string): string => new X509Certificate(pem).raw.toString('base64');
 
-/** CSC v2 11.5 certInfo: DNs in RFC 4514 order, serial in hex, validity as GeneralizedTime. */
+/** CSC v2 11.5 certInfo's fields: DNs in RFC 4514 order, serial in hex, validity as GeneralizedTime. */
 function certificateInfo(pem: string): CredentialCertificate['info'] {
   const cert = new X509Certificate(pem);
   const dn = (name: string): string => name.split('\n').reverse().join(',');

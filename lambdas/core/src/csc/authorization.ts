@@ -545,7 +545,8 @@ function documentDigests(value: unknown): { hash: unknown; label?: string }[] {
   if (!Array.isArray(value)) throw new CscError('invalid_request', 'documentDigests is required');
   return value.map((d) => {
     const { hash, label } = (d ?? {}) as { hash?: unknown; label?: unknown };
-    if (label === undefined) return { hash };
+    // A null label is none (eudi-lib-jvm-rqes-csc-kt sends one for an unlabelled hash).
+    if (label === undefined || label === null) return { hash };
     if (typeof label !== 'string' || documentNameProblem(label) !== undefined) {
       throw new CscError(
         'invalid_request',

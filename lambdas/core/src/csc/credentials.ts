@@ -128,8 +128,8 @@ export function checkSignAlgo(
 export interface CredentialCertificate {
   /** Base64 DER, the signer's first, as asked (`single`: the signer's only). */
   readonly certificates: readonly string[];
-  /** With certInfo: issuer and subject DN (RFC 4514), serial (hex), validity (GeneralizedTime). */
-  readonly info?: {
+  /** Issuer and subject DN (RFC 4514), serial (hex), validity (GeneralizedTime). */
+  readonly info: {
     readonly issuerDN: string;
     readonly serialNumber: string;
     readonly subjectDN: string;
@@ -157,7 +157,8 @@ export function credentialInfo(
     },
     // A type has no certificate: each use certifies a new key; a login's own credential has its own.
     cert: { status: 'valid', certificates: certificate?.certificates ?? [], ...(certificate?.info ?? {}) },
-    auth: { mode: 'oauth2code' },
+    // `objects` present (none for oauth2code): eudi-lib-jvm-rqes-csc-kt requires the key.
+    auth: { mode: 'oauth2code', objects: [] },
     SCAL: '2',
     multisign: MAX_SIGNATURES_PER_AUTHORIZATION,
     lang,

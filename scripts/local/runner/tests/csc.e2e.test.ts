@@ -20,6 +20,18 @@ import { TEST_CITIZENS } from '../../idp/citizens';
 import { LOCAL_DIR } from '../../paths';
 import { opensslCmsVerify, opensslVerifyChain, runOpenssl } from '../../verify/openssl';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
+import {
+  authorizationDetails,
+  authorizationServerOf,
+  CredentialInfo,
+  credentialsInfoRequest,
+  CredentialsList,
+  credentialsListRequest,
+  RsspMetadata,
+  SignHashResponse,
+  signHashRequest,
+  TokenResponse,
+} from './support/eudi-rqes';
 
 jest.setTimeout(180_000);
 
@@ -41,7 +53,8 @@ beforeAll(async () => {
     log: () => undefined,
     env: {
       PORT: '0',
-      POOL_TARGETS: 'EC-P256=6',
+      // Every service login certifies a key too (its one-time credential).
+      POOL_TARGETS: 'EC-P256=24',
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
       CSC_ACCESS_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
       // Above what the tests before the abuse ones spend, below what those send.
@@ -115,6 +128,8 @@ async function authorize(
     readonly pushedBy?: { readonly clientId: string; readonly secret: string };
     /** An authorization for signDoc. */
     readonly signDoc?: { readonly signature_format: string; readonly conformance_level: string };
+    /** authorization_details as given, for the hashes of documents made here (set `documents`). */
+    readonly details?: (credentialID: string, hashes: string[]) => unknown[];
   } = {},
 ): Promise<Authorized> {
   const verifier = randomBytes(32).toString('base64url');
@@ -131,28 +146,37 @@ async function authorize(
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
     state,
-    ...(scope === 'credential' && options.documents !== undefined
+    ...(scope === 'credential' && options.details
       ? {
-          authorization_details: JSON.stringify([
-            {
-              type: 'credential',
-              credentialID: options.credentialID ?? 'onetime-ec-p256',
-              hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
-              documentDigests: hashes.map((h, i) => ({ hash: h, label: `document-${i + 1}.pdf` })),
-              ...options.signDoc,
-            },
-          ]),
+          authorization_details: JSON.stringify(
+            options.details(
+              options.credentialID ?? 'onetime-ec-p256',
+              hashes.map((h) => Buffer.from(h, 'base64url').toString('base64')),
+            ),
+          ),
         }
-      : scope === 'credential'
+      : scope === 'credential' && options.documents !== undefined
         ? {
-            ...options.signDoc,
-            credentialID: options.credentialID ?? 'onetime-ec-p256',
-            numSignatures: '1',
-            hashes: hash,
-            hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
-            ...(options.description ? { description: options.description } : {}),
+            authorization_details: JSON.stringify([
+              {
+                type: 'credential',
+                credentialID: options.credentialID ?? 'onetime-ec-p256',
+                hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+                documentDigests: hashes.map((h, i) => ({ hash: h, label: `document-${i + 1}.pdf` })),
+                ...options.signDoc,
+              },
+            ]),
           }
-        : {}),
+        : scope === 'credential'
+          ? {
+              ...options.signDoc,
+              credentialID: options.credentialID ?? 'onetime-ec-p256',
+              numSignatures: '1',
+              hashes: hash,
+              hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
+              ...(options.description ? { description: options.description } : {}),
+            }
+          : {}),
   };
   if (options.pushedBy) {
     // RFC 9126: the parameters go to oauth2/pushed_authorize (client authenticated), the user agent
@@ -309,7 +333,7 @@ describe('the CSC API v2', () => {
     ]);
   });
 
-  it('lists its one-time credentials with a service token', async () => {
+  it("lists the login's own one-time credential with a service token; a type's info is still answered", async () => {
     const authorized = await authorize(ALICE, 'service');
     const token = await tokenFor(ALICE, authorized);
     expect(token.status).toBe(200);
@@ -317,7 +341,13 @@ describe('the CSC API v2', () => {
     const headers = bearer(token.body.access_token as string);
     const list = await post('/credentials/list', { credentialInfo: true }, headers);
     expect(list.status).toBe(200);
-    expect(list.body.credentialIDs).toContain('onetime-ec-p256');
+    expect(list.body.credentialIDs).toEqual([expect.stringMatching(/^onetime-ec-p256\.[0-9a-f-]{36}$/)]);
+    expect(list.body.credentialInfos).toEqual([
+      expect.objectContaining({
+        credentialID: (list.body.credentialIDs as string[])[0],
+        cert: expect.objectContaining({ status: 'valid' }),
+      }),
+    ]);
     const info = await post('/credentials/info', { credentialID: 'onetime-ec-p256' }, headers);
     expect(info.body).toMatchObject({
       SCAL: '2',
@@ -1115,6 +1145,88 @@ describe('OAuth to the RFCs', () => {
         `Bearer realm="csc", error="invalid_token", error_description="${body.error_description}"`,
       );
     }
+  });
+});
+
+describe("the EU's rQES client (eudi-lib-jvm-rqes-csc-kt): our answers in its shapes, its requests accepted", () => {
+  it('parses info, the service token, credentials/list and info, the credential token and signHash as the library does', async () => {
+    const info = RsspMetadata.parse(await (await fetch(`${csc}/info`)).json());
+    expect(authorizationServerOf(info)).toBe(csc);
+    expect(info.methods).toEqual(
+      expect.arrayContaining(['credentials/list', 'credentials/info', 'signatures/signHash']),
+    );
+
+    // The service authorization, then the credential and its certificate as the library asks for them.
+    const serviceCode = await authorize(ALICE, 'service');
+    const service = TokenResponse.parse((await tokenFor(ALICE, serviceCode)).body);
+    const serviceHeaders = bearer(service.access_token);
+    const list = await post('/credentials/list', credentialsListRequest(), serviceHeaders);
+    expect(list.status).toBe(200);
+    const listed = CredentialsList.parse(list.body);
+    const credentialID = listed.credentialIDs[0];
+    const infoAnswer = await post('/credentials/info', credentialsInfoRequest(credentialID), serviceHeaders);
+    const credential = CredentialInfo.parse(infoAnswer.body);
+    expect(credential.SCAL).toBe('2');
+    const [leaf] = credential.cert.certificates!.map((b) => new X509Certificate(Buffer.from(b, 'base64')));
+    expect(credential.cert.serialNumber).toBe(leaf.serialNumber.toLowerCase());
+
+    // The credential authorization by authorization_details as the library builds them, the token request
+    // with client_id and those details, then signHash as its SignHashRequestTO.
+    const authorized = await authorize(ALICE, 'credential', {
+      credentialID,
+      details: (id, hashes) => authorizationDetails(id, hashes, '2.16.840.1.101.3.4.2.1'),
+    });
+    const answer = await post(
+      '/oauth2/token',
+      {
+        grant_type: 'authorization_code',
+        code: authorized.code,
+        redirect_uri: REDIRECT,
+        code_verifier: authorized.verifier,
+        client_id: ALICE.clientId,
+        authorization_details: JSON.stringify(
+          authorizationDetails(
+            credentialID,
+            [Buffer.from(authorized.hash, 'base64url').toString('base64')],
+            '2.16.840.1.101.3.4.2.1',
+          ),
+        ),
+      },
+      { authorization: basic(ALICE) },
+      true,
+    );
+    const token = TokenResponse.parse(answer.body);
+    expect(token.authorization_details?.[0]).toMatchObject({ credentialID, numSignatures: 1 });
+    const signed = await post(
+      '/signatures/signHash',
+      signHashRequest(
+        credentialID,
+        [Buffer.from(authorized.hash, 'base64url').toString('base64')],
+        '2.16.840.1.101.3.4.2.1',
+        credential.key.algo.find((oid) => oid === '1.2.840.10045.4.3.2')!,
+      ),
+      bearer(token.access_token),
+    );
+    const [signature] = SignHashResponse.parse(signed.body).signatures;
+    expect(verify('sha256', authorized.document, leaf.publicKey, Buffer.from(signature, 'base64'))).toBe(
+      true,
+    );
+  });
+
+  it('the contract catches what the library would reject', () => {
+    // A check that could fail: without the keys the library requires, the shapes refuse.
+    expect(
+      RsspMetadata.safeParse({ authType: ['oauth2code'], methods: [], signAlgorithms: { algos: [] } })
+        .success,
+    ).toBe(false);
+    expect(
+      CredentialInfo.safeParse({
+        key: { status: 'enabled', algo: [], len: 256 },
+        cert: { status: 'valid', certificates: [] },
+        auth: { mode: 'oauth2code' },
+        multisign: 1,
+      }).success,
+    ).toBe(false);
   });
 });
 
