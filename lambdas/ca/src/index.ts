@@ -17,4 +17,9 @@ export {
 export { OcspResponder } from './ocsp-responder';
 export { TimeStampAuthority } from './time-stamp-authority';
 export { checkRevocations, type RevocationCheck } from './revocation-check';
-export { RevocationAuthority, revokeCertificate, revokeRequestCertificate } from './revocation-authority';
+export {
+  RevocationAuthority,
+  retireCredentialCertificate,
+  revokeCertificate,
+  revokeRequestCertificate,
+} from './revocation-authority';

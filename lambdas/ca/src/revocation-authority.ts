@@ -76,6 +76,22 @@ export async function revokeRequestCertificate(
   return revokeCertificate(deps, recorded.serialHex, reason, client);
 }
 
+/**
+ * Retires a one-time credential never used: its certificate (the CA's record of the creating request)
+ * revoked `cessationOfOperation`, unless the CA released it to a request (`used`: a signature may exist).
+ * Decided on the CA's record, not the request table's.
+ */
+export async function retireCredentialCertificate(
+  deps: { readonly store: RevocationStore; readonly audit?: AuditSink; readonly now?: () => number },
+  requestId: string,
+  requestedBy: string,
+): Promise<RequestRevokeOutcome> {
+  const recorded = await deps.store.requestCertificate(requestId);
+  if (recorded.serialHex === undefined) return { outcome: 'unknown' };
+  if (recorded.activatedBy !== undefined) return { outcome: 'used' };
+  return revokeCertificate(deps, recorded.serialHex, 'cessationOfOperation', requestedBy);
+}
+
 /** A CRL signed in the HSM, ready to publish. */
 export interface PublishedCrl {
   readonly der: Buffer;

@@ -63,13 +63,13 @@ test('an unused credential past its certificate and the margin is revoked and it
   const revoked: string[] = [];
   const deps = {
     store: requests,
-    revoke: async (serial: string) => {
-      revoked.push(serial);
+    revoke: async (requestId: string) => {
+      revoked.push(requestId);
     },
     limit: 10,
   };
   expect(await retireUnusedCredentials(deps)).toEqual({ examined: 1, retired: 1 });
-  expect(revoked).toEqual(['aa01']);
+  expect(revoked).toEqual([expired]);
   expect((await requests.get(expired))?.reservedKey).toBeUndefined();
   expect((await requests.get(recent))?.reservedKey).toBeDefined();
   expect((await requests.get(used))?.reservedKey).toBeUndefined();

@@ -13,6 +13,8 @@ import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-requ
 import { opensslVerifyDigest } from '../../../scripts/local/verify/openssl';
 import { createTestSigningStack, type TestSigningStack } from '../../../scripts/local/signing-stack';
 import { createLocalCa } from '../../../scripts/local/local-ca';
+import { CertificateRepository } from '@pipeline/adapters/dynamodb';
+import { retireCredentialCertificate } from '@pipeline/ca';
 import { AuditLog } from '@pipeline/audit';
 import { InMemoryPoolMetrics, fillPool } from '../src/pool';
 import { processSignRequest, type SignRequestRecord, type SigningDeps } from '../src/signing';
@@ -168,4 +170,22 @@ test("another client's request gets nothing of a credential", async () => {
     new GetCommand({ TableName: stack.tables.requests, Key: { id: credential.id }, ConsistentRead: true }),
   );
   expect(stored.Item?.reservedKey).toBeDefined();
+});
+
+test("the CA's retirement revokes an unused credential's certificate, never one released to a request", async () => {
+  const store = new CertificateRepository(stack.doc, { tableName: stack.tables.certificates });
+  const unused = await createCredential();
+  const used = await createCredential();
+  expect(await processed({ credential: { use: used.id } })).toMatchObject({ status: 'signed' });
+
+  expect(await retireCredentialCertificate({ store }, used.id, 'reconcile')).toEqual({ outcome: 'used' });
+  expect(await retireCredentialCertificate({ store }, unused.id, 'reconcile')).toMatchObject({
+    outcome: 'revoked',
+  });
+  const statuses = await store.statuses([unused.certificateSerial!, used.certificateSerial!]);
+  expect(statuses.get(unused.certificateSerial!)?.revocation).toMatchObject({
+    reason: 'cessationOfOperation',
+    revokedBy: 'reconcile',
+  });
+  expect(statuses.get(used.certificateSerial!)?.revocation).toBeUndefined();
 });

@@ -81,8 +81,8 @@ export function wireReconcile(config: QueueFunctionConfig): ReconcileHandlerDeps
   return {
     retire: {
       store: requests,
-      revoke: async (serial) => {
-        await revoker.revoke(serial, 'cessationOfOperation', 'reconcile');
+      revoke: async (requestId) => {
+        await revoker.retireCredential(requestId, 'reconcile');
       },
       limit: requestsConfig.reconcileBatchLimit,
     },

@@ -23,7 +23,7 @@ import {
 } from '@pipeline/core/pki';
 import type { AuditSink, RequestRevokeOutcome } from '@pipeline/core/audit';
 import type { CaSideFunctionConfig } from '@pipeline/config';
-import { revokeCertificate, revokeRequestCertificate } from '@pipeline/ca';
+import { retireCredentialCertificate, revokeCertificate, revokeRequestCertificate } from '@pipeline/ca';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { createLogger } from '../shared/observability';
 import { onceUntilFailure } from '../shared/once';
@@ -102,7 +102,9 @@ async function revoke(
     outcome =
       request.action === 'revoke'
         ? await revokeCertificate(deps, request.serial, request.reason, request.requestedBy)
-        : await revokeRequestCertificate(deps, request.requestId, request.client, request.reason);
+        : request.action === 'retire-credential'
+          ? await retireCredentialCertificate(deps, request.requestId, request.requestedBy)
+          : await revokeRequestCertificate(deps, request.requestId, request.client, request.reason);
     if (outcome.outcome === 'revoked') {
       // Awaited only to start it: the schedule publishes anyway; a failed start only delays the CRL.
       await context
@@ -122,6 +124,9 @@ async function revoke(
     });
     return caRefusal(REVOCATION_REFUSALS.notOwned, 'the CA has no such request of this client');
   }
+  if (outcome.outcome === 'used') {
+    return caRefusal(REVOCATION_REFUSALS.used, 'the one-time credential was used: not retired');
+  }
   if (outcome.outcome === 'unknown') {
     return caRefusal(
       REVOCATION_REFUSALS.unknown,
@@ -133,7 +138,7 @@ async function revoke(
     serialHex: outcome.status.serialHex,
     outcome: outcome.outcome,
     reason: revoked.reason,
-    requestedBy: request.action === 'revoke' ? request.requestedBy : request.client,
+    requestedBy: request.action === 'revoke-request' ? request.client : request.requestedBy,
   });
   return {
     ok: true,

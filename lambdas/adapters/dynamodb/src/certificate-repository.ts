@@ -199,6 +199,7 @@ export class CertificateRepository implements IssuedCertificateStore, Revocation
     return {
       ...(typeof certificate?.serialHex === 'string' ? { serialHex: certificate.serialHex } : {}),
       ...(typeof owner?.clientId === 'string' ? { owner: owner.clientId } : {}),
+      ...(typeof certificate?.activatedBy === 'string' ? { activatedBy: certificate.activatedBy } : {}),
     };
   }
 

@@ -55,6 +55,21 @@ export class LambdaCertificateRevoker implements CertificateRevoker {
     return this.revoked(answer);
   }
 
+  /**
+   * Retires a one-time credential never used (its creating request's certificate revoked
+   * `cessationOfOperation`): `used` when the CA released it to a request, `unknown` without a certificate.
+   */
+  public async retireCredential(
+    requestId: string,
+    requestedBy: string,
+  ): Promise<Revoked | { readonly outcome: 'used' } | { readonly outcome: 'unknown' }> {
+    const answer = await this.send({ action: 'retire-credential', requestId, requestedBy });
+    const refused = refusalCode(answer);
+    if (refused === REVOCATION_REFUSALS.used) return { outcome: 'used' };
+    if (refused === REVOCATION_REFUSALS.unknown) return { outcome: 'unknown' };
+    return this.revoked(answer);
+  }
+
   /** Records the request id as the client's with the CA; false when another client has it. */
   public async registerRequestOwner(requestId: string, client: string): Promise<boolean> {
     const parsed = RegisterResponseSchema.safeParse(

@@ -203,7 +203,11 @@ export type RevokeOutcome =
   | Exclude<StoredRevokeOutcome, { outcome: 'revoked' }>;
 
 /** A request's revocation, asked for by a client: also refused when the CA has it as another's. */
-export type RequestRevokeOutcome = RevokeOutcome | { readonly outcome: 'not-owned' };
+export type RequestRevokeOutcome =
+  | RevokeOutcome
+  | { readonly outcome: 'not-owned' }
+  /** A one-time credential's retirement refused: its certificate was released to a request (used). */
+  | { readonly outcome: 'used' };
 
 /** The audit key's signature over one chain head (chain, sequence and entry hash of the receipt). */
 export interface SignedHead {

@@ -198,6 +198,12 @@ export const RevokeRequestSchema = z.discriminatedUnion('action', [
     reason: z.enum(REVOCATION_REASONS),
   }),
   z.strictObject({ action: z.literal('register-request'), requestId: REQUEST_ID, client: CLIENT_ID }),
+  /** A one-time credential never used (by the reconciler): revoked unless the CA released it. */
+  z.strictObject({
+    action: z.literal('retire-credential'),
+    requestId: REQUEST_ID,
+    requestedBy: z.string().min(1).max(256),
+  }),
 ]);
 export type RevokeRequest = z.infer<typeof RevokeRequestSchema>;
 
@@ -209,6 +215,8 @@ export const REVOCATION_REFUSALS = {
   notOwned: 'REQUEST_NOT_OWNED',
   /** Another client registered the request id first. */
   taken: 'REQUEST_ID_TAKEN',
+  /** A one-time credential's certificate released to a request: not retired. */
+  used: 'CREDENTIAL_USED',
 } as const;
 
 export const RegisterResponseSchema = z.union([z.strictObject({ ok: z.literal(true) }), refusal]);

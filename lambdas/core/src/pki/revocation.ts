@@ -54,6 +54,8 @@ export interface RequestCertificate {
   readonly serialHex?: string;
   /** The API client the request id was registered to (registerOwner). */
   readonly owner?: string;
+  /** A one-time credential's certificate: the request it was released to, if any. */
+  readonly activatedBy?: string;
 }
 
 /** The certificate records as revocation sees them (implemented by the DynamoDB certificate repository). */

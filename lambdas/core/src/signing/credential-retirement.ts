@@ -24,8 +24,11 @@ export interface HeldCredentialStore {
 
 export interface RetirementDeps {
   readonly store: HeldCredentialStore;
-  /** Revokes a serial, `cessationOfOperation` (the revocation function: logged, published). */
-  readonly revoke: (serialHex: string) => Promise<void>;
+  /**
+   * Revokes the creating request's certificate, `cessationOfOperation`, unless the CA released it to a
+   * request (the revocation function decides on the CA's records: logged, published).
+   */
+  readonly revoke: (requestId: string) => Promise<void>;
   readonly limit: number;
   readonly clock?: () => number;
 }
@@ -47,7 +50,7 @@ export async function retireUnusedCredentials(deps: RetirementDeps): Promise<Ret
     const held = record?.reservedKey;
     if (held && held.usableUntil + CREDENTIAL_RETIREMENT_MARGIN_MS > now) continue;
     // Revoked first: a failure leaves it held, for the next run.
-    if (held && record.certificateSerial) await deps.revoke(record.certificateSerial);
+    if (held) await deps.revoke(id);
     if (await deps.store.retireCredential(id, held?.keyId)) retired++;
   }
   return { examined: ids.length, retired };
