@@ -362,31 +362,12 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
    * (its certificate released to that request only, by the CA): kept no longer than needed.
    */
   public async dropReservedKey(id: string, keyId: string): Promise<void> {
-    await this.doc
-      .send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { id },
-          UpdateExpression: 'REMOVE reservedKey, openShard',
-          ConditionExpression: 'reservedKey.keyId = :key',
-          ExpressionAttributeValues: { ':key': keyId },
-        }),
-      )
-      .catch((err: unknown) => {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      });
+    await this.retireCredential(id, keyId);
   }
 
   /** Creating requests of one-time credentials still holding their key, received before `receivedBefore`. */
   public async listHeldCredentials(receivedBefore: number, limit: number): Promise<readonly string[]> {
-    const shards = await Promise.all(
-      Array.from({ length: OPEN_SHARDS }, (_, n) => this.queryShard(`HELD#${n}`, receivedBefore, limit)),
-    );
-    return shards
-      .flat()
-      .sort((a, b) => a.receivedAt - b.receivedAt)
-      .slice(0, limit)
-      .map((item) => item.id);
+    return this.listShards('HELD', receivedBefore, limit);
   }
 
   /** Removes a held credential's key (only if still `keyId`; undefined: none held) and its listing. */
@@ -484,8 +465,17 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
    * the sparse index is read from its oldest item, and the shards' lists are merged.
    */
   public async listOpen(receivedBefore: number, limit: number): Promise<readonly string[]> {
+    return this.listShards('OPEN', receivedBefore, limit);
+  }
+
+  /** The ids under the index's `<prefix>#n` partitions, oldest first across them, at most `limit`. */
+  private async listShards(
+    prefix: 'OPEN' | 'HELD',
+    receivedBefore: number,
+    limit: number,
+  ): Promise<readonly string[]> {
     const shards = await Promise.all(
-      Array.from({ length: OPEN_SHARDS }, (_, n) => this.queryShard(`OPEN#${n}`, receivedBefore, limit)),
+      Array.from({ length: OPEN_SHARDS }, (_, n) => this.queryShard(`${prefix}#${n}`, receivedBefore, limit)),
     );
     return shards
       .flat()

@@ -56,15 +56,22 @@ export function bindingLines(binding: AssertionBinding): string[] {
     binding.formatOpen ? FORMAT_OPEN : binding.format,
     binding.formatOpen ? '' : (binding.profile ?? ''),
   ];
-  return withCredential(
-    binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash],
-    binding.credentialId,
-  );
+  return withTail(lines, binding);
 }
 
-/** The last line of a binding that signs with a one-time credential's key (its creating request id). */
-function withCredential(lines: string[], credentialId: string | undefined): string[] {
-  return credentialId === undefined ? lines : [...lines, `credential:${credentialId.toLowerCase()}`];
+/**
+ * A binding's optional last lines: the sign message's hash when there is one, then `credential:<id>` when
+ * it signs with a one-time credential's key (its creating request id).
+ */
+function withTail(
+  lines: string[],
+  tail: { readonly signMessageHash?: string; readonly credentialId?: string },
+): string[] {
+  return [
+    ...lines,
+    ...(tail.signMessageHash === undefined ? [] : [tail.signMessageHash]),
+    ...(tail.credentialId === undefined ? [] : [`credential:${tail.credentialId.toLowerCase()}`]),
+  ];
 }
 
 /**
@@ -186,7 +193,7 @@ export function credentialBindingLines(binding: CredentialBinding): string[] {
     binding.keyType,
     binding.signatureAlgorithm,
   ];
-  return binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash];
+  return withTail(lines, binding);
 }
 
 /**
@@ -247,10 +254,7 @@ export function manifestBindingLines(binding: ManifestBinding): string[] {
     binding.signatureAlgorithm,
     manifestHash(binding.documents, binding.formatOpen),
   ];
-  return withCredential(
-    binding.signMessageHash === undefined ? lines : [...lines, binding.signMessageHash],
-    binding.credentialId,
-  );
+  return withTail(lines, binding);
 }
 
 /**

@@ -218,6 +218,18 @@ async function certificateFor(digest: string): Promise<X509Certificate> {
   }
 }
 
+/** EU DSS (default policy, offline) finds one signature, PAdES-BASELINE-LT, TOTAL_PASSED, without errors. */
+function expectPadesLt(signed: Buffer): void {
+  const report = validatePdfSignatures({ pdf: signed, trustedRootsPem: [rootPem()], policy: 'default' });
+  expect(
+    report.signatures.map((s) => ({
+      format: s.signatureFormat,
+      indication: s.indication,
+      errors: s.errors.map((e) => e.key),
+    })),
+  ).toEqual([{ format: 'PAdES-BASELINE-LT', indication: 'TOTAL_PASSED', errors: [] }]);
+}
+
 test('a PDF signed through signDoc (PAdES, AdES-B-LT) by the Python client validates in EU DSS as PAdES-BASELINE-LT', async () => {
   const input = join(dir, 'application.pdf');
   const output = join(dir, 'application-signed.pdf');
@@ -228,14 +240,7 @@ test('a PDF signed through signDoc (PAdES, AdES-B-LT) by the Python client valid
     ocsp: expect.any(Number),
   });
   const signed = readFileSync(output);
-  const report = validatePdfSignatures({ pdf: signed, trustedRootsPem: [rootPem()], policy: 'default' });
-  expect(
-    report.signatures.map((s) => ({
-      format: s.signatureFormat,
-      indication: s.indication,
-      errors: s.errors.map((e) => e.key),
-    })),
-  ).toEqual([{ format: 'PAdES-BASELINE-LT', indication: 'TOTAL_PASSED', errors: [] }]);
+  expectPadesLt(signed);
   expect((await certificateFor(result.digest as string)).subject).toContain(
     `serialNumber=${CITIZEN.personalIdentityNumber}`,
   );
@@ -291,12 +296,5 @@ test("pyHanko's own CSC signer signs a PDF with a one-time credential (certifica
   ]);
   expect(result.credentialID).toMatch(/^onetime-ec-p256\.[0-9a-f-]{36}$/);
   const signed = readFileSync(output);
-  const report = validatePdfSignatures({ pdf: signed, trustedRootsPem: [rootPem()], policy: 'default' });
-  expect(
-    report.signatures.map((s) => ({
-      format: s.signatureFormat,
-      indication: s.indication,
-      errors: s.errors.map((e) => e.key),
-    })),
-  ).toEqual([{ format: 'PAdES-BASELINE-LT', indication: 'TOTAL_PASSED', errors: [] }]);
+  expectPadesLt(signed);
 });
