@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One-command set-up shared by `npm start`, `npm test` and `npm run bench` (their `pre` scripts).
 # Idempotent and quick when everything is already in place. Steps:
-#   1. Debian packages (softhsm2, opensc, a JRE, maven, openssl; with --browser, as `npm test` asks, also
-#      chromium for the browser test): apt-get as root, else the exact command.
+#   1. Debian packages (softhsm2, opensc, a JRE, maven, openssl, xmlsec1 and xmllint; with --browser, as
+#      `npm test` asks, also chromium for the browser test): apt-get as root, else the exact command.
 #   2. npm dependencies (npm ci, npm itself on the project's own Node.js), and pkcs11js built for it.
 #   3. DynamoDB Local and ElasticMQ jars from Maven Central into .local/jars (once).
 #   4. A SoftHSM token in .local/softhsm with its own SOFTHSM2_CONF, and the long-lived token objects.
@@ -23,6 +23,9 @@ command -v pkcs11-tool >/dev/null || missing+=(opensc)
 command -v java >/dev/null && command -v javac >/dev/null || missing+=(default-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)
 command -v openssl >/dev/null || missing+=(openssl)
+# XML signatures and schemas are judged by tools nobody here wrote: xmlsec1 (verify) and xmllint (XSD).
+command -v xmlsec1 >/dev/null || missing+=(xmlsec1)
+command -v xmllint >/dev/null || missing+=(libxml2-utils)
 # The browser test drives Debian's Chromium through puppeteer-core (whose own browser download cannot work
 # here); only `npm test` asks for it.
 if [ "${1:-}" = "--browser" ]; then
