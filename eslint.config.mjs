@@ -8,6 +8,7 @@ const PACKAGES = [
   'core',
   'config',
   'der',
+  'xml',
   'ca',
   'audit',
   'api',
@@ -50,7 +51,7 @@ const AWS_SDK_IN_ADAPTERS_ONLY = {
 const CORE_PATTERNS = [
   {
     regex:
-      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|doors/src|csc/src|der/src|config/src)(/|$)|@pipeline/)',
+      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|doors/src|csc/src|der/src|xml/src|config/src)(/|$)|@pipeline/)',
     message: 'the domain core imports no adapter, service, handler, configuration or test support',
   },
   {
@@ -192,6 +193,7 @@ export default tseslint.config(
       'lambdas/doors/src/**/*.ts',
       'lambdas/csc/src/**/*.ts',
       'lambdas/der/src/**/*.ts',
+      'lambdas/xml/src/**/*.ts',
     ],
     [
       {
@@ -245,6 +247,7 @@ export default tseslint.config(
       'lambdas/doors/src/**',
       'lambdas/csc/src/**',
       'lambdas/der/src/**',
+      'lambdas/xml/src/**',
       'lambdas/handlers/**',
       'lambdas/config/src/**',
       'lambdas/resources/src/**',

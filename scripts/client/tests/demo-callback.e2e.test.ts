@@ -78,7 +78,7 @@ async function victimMidLogin(): Promise<{ victim: Browser; authorizationUrl: UR
   const form = new FormData();
   form.append(
     'document',
-    new Blob([minimalPdf('Lease agreement')], { type: 'application/pdf' }),
+    new Blob([new Uint8Array(minimalPdf('Lease agreement'))], { type: 'application/pdf' }),
     'lease.pdf',
   );
   form.append('message', 'Jag godkänner hyresavtalet.');

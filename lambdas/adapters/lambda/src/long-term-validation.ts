@@ -125,7 +125,7 @@ export class HttpTimeStamper implements TimeStamper {
     const response = await fetch(this.url, {
       method: 'POST',
       headers: { 'Content-Type': 'application/timestamp-query' },
-      body: query,
+      body: new Uint8Array(query),
       signal: AbortSignal.timeout(this.timeoutMs),
     });
     return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
@@ -287,7 +287,7 @@ async function externalTsaStatus(
       const response = await fetch(url, {
         method: 'POST',
         headers: { 'Content-Type': 'application/ocsp-request' },
-        body: ocspRequestFor(certificate.raw, issuer.raw),
+        body: new Uint8Array(ocspRequestFor(certificate.raw, issuer.raw)),
         signal: AbortSignal.timeout(timeout),
       }).catch(() => undefined);
       if (!response?.ok) continue;

@@ -134,7 +134,7 @@ async function attack(realSerial: string): Promise<Array<{ status: string; seria
           res = await fetch(`${pki}/ocsp`, {
             method: 'POST',
             headers: { 'Content-Type': 'application/ocsp-request' },
-            body,
+            body: new Uint8Array(body),
           });
         }
         expect(res.status).toBe(200);

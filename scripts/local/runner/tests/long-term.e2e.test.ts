@@ -475,7 +475,7 @@ async function post(
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/timestamp-query' },
-    body,
+    body: new Uint8Array(body),
   });
   return {
     status: res.status,

@@ -1,0 +1,21 @@
+export { C14N, ENVELOPED_SIGNATURE, NS } from './namespaces';
+export { DEFAULT_MAX_XML_BYTES, parseXml, serializeXml, type ParseOptions } from './parse';
+export { c14nAlgorithm, canonicalize, type C14nAlgorithm, type C14nOptions } from './c14n';
+export {
+  DIGEST_URIS,
+  SIGNATURE_METHODS,
+  digestOfUri,
+  signatureMethod,
+  xmlDigest,
+  type XmlDigest,
+} from './algorithms';
+export {
+  childrenNS,
+  signXml,
+  verifyXml,
+  type SignOptions,
+  type VerifiedXml,
+  type VerifyOptions,
+  type XmlSigner,
+} from './signature';
+export { XmlAlgorithmNotSupportedError, XmlMalformedError, XmlSignatureInvalidError } from './errors';
