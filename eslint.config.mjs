@@ -9,6 +9,7 @@ const PACKAGES = [
   'config',
   'der',
   'xml',
+  'dss',
   'ca',
   'audit',
   'api',
@@ -51,7 +52,7 @@ const AWS_SDK_IN_ADAPTERS_ONLY = {
 const CORE_PATTERNS = [
   {
     regex:
-      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|doors/src|csc/src|der/src|xml/src|config/src)(/|$)|@pipeline/)',
+      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|doors/src|csc/src|der/src|xml/src|dss/src|config/src)(/|$)|@pipeline/)',
     message: 'the domain core imports no adapter, service, handler, configuration or test support',
   },
   {
@@ -194,6 +195,7 @@ export default tseslint.config(
       'lambdas/csc/src/**/*.ts',
       'lambdas/der/src/**/*.ts',
       'lambdas/xml/src/**/*.ts',
+      'lambdas/dss/src/**/*.ts',
     ],
     [
       {
@@ -248,6 +250,7 @@ export default tseslint.config(
       'lambdas/csc/src/**',
       'lambdas/der/src/**',
       'lambdas/xml/src/**',
+      'lambdas/dss/src/**',
       'lambdas/handlers/**',
       'lambdas/config/src/**',
       'lambdas/resources/src/**',
