@@ -30,7 +30,9 @@ export type AssertionErrorCode =
   /** The sign approval attests another sign message, or other data, than this request's. */
   | 'ASSERTION_APPROVAL_MISMATCH'
   /** A request object from a client that may not vouch for signers (or signed for another client). */
-  | 'CLIENT_NOT_TRUSTED';
+  | 'CLIENT_NOT_TRUSTED'
+  /** The assertion names another person than the sign request's Signer (DSS-Ext). */
+  | 'SIGNER_MISMATCH';
 
 export class AssertionError extends ClientVisibleError {
   public override readonly name = 'AssertionError';

@@ -30,7 +30,16 @@ export {
   checkRequestObjectClaims,
   requestObjectReplayKey,
 } from './claims';
-export { AssertionError, IdentityProviderUnavailableError } from './errors';
+export { AssertionError, type AssertionErrorCode, IdentityProviderUnavailableError } from './errors';
+export {
+  checkSamlAssertion,
+  checkSamlValidity,
+  checkSignerAttributes,
+  checkSignMessageDigest,
+  SIGN_MESSAGE_DIGEST_ATTRIBUTE,
+  type SamlAssertionFacts,
+  type SamlExpectations,
+} from './saml';
 export { claimSources, signerFromClaims, SWEDISH_CLAIM_MAPPING, SWEDISH_OIDC_CLAIMS } from './mapping';
 export type {
   AssertionPolicy,
