@@ -20,6 +20,7 @@ import {
 import { identify, inputHash } from './identify';
 import type { Admission, ApiDeps, SignRequestInput } from './types';
 import { isRequestId, parseSignRequest } from './validate';
+import { parseTaskSubmission, type TaskSubmission } from './task-request';
 import { toView, type SignRequestView } from './view';
 import { waitUntilTerminal } from './waiting';
 
@@ -29,8 +30,12 @@ export const MAX_WAIT_SECONDS = 20;
 export interface SubmitCall {
   /** The client, as its door authenticated it (the API: its principal; CSC: `csc:<clientId>`). */
   readonly clientId: string;
-  /** The sign request as the API's wire format has it (docs/api.md), validated here. */
+  /**
+   * The sign request as the API's wire format has it (docs/api.md), validated here; or a DSS-Ext door's
+   * sign tasks with their evidence (task-request.ts), which the wire format does not offer.
+   */
   readonly request: unknown;
+  readonly tasks?: TaskSubmission;
   /** How long to wait for the request's end, 0 to MAX_WAIT_SECONDS (0: answer at acceptance). */
   readonly waitSeconds: number;
   /** The login approved the digests in any format (SignRequestInput.formatOpen): the door's word. */
@@ -78,7 +83,7 @@ export type ReadOutcome = Result | Refused;
 /** Submits a sign request: accepted (or, with a wait, its result), or refused with a client code. */
 export async function submit(deps: ApiDeps, call: SubmitCall): Promise<SubmitOutcome> {
   try {
-    const parsed = parseSignRequest(call.request);
+    const parsed = call.tasks ? parseTaskSubmission(call.tasks) : parseSignRequest(call.request);
     const input = credentialChecked({
       ...parsed,
       ...(call.formatOpen ? { formatOpen: true } : {}),

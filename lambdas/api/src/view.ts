@@ -6,6 +6,9 @@ type ValidationDataView = SignRequestRecord['validationData'];
 export interface DocumentView {
   readonly signature?: string;
   readonly cms?: string;
+  /** A DSS-Ext sign task's bytes as signed (the door's alone). */
+  readonly toBeSignedBytes?: string;
+  readonly adesObject?: string;
   readonly validationData?: ValidationDataView;
   readonly [field: string]: unknown;
 }
@@ -43,6 +46,8 @@ export function toView(record: SignRequestRecord): SignRequestView {
             signature: result?.signature,
             cms: result?.cms,
             validationData: result?.validationData,
+            toBeSignedBytes: result?.toBeSignedBytes,
+            adesObject: result?.adesObject,
           };
         }),
       }

@@ -113,7 +113,13 @@ describe('the manifest', () => {
 
   test('one document is v3, never the v2 nonce of the same document', () => {
     const one = DOCUMENTS[2];
-    const v2 = bindingOf({ id: REQUEST_ID, keyType: 'EC-P256', signatureAlgorithm: 'ECDSA', ...one });
+    const v2 = bindingOf({
+      id: REQUEST_ID,
+      keyType: 'EC-P256',
+      signatureAlgorithm: 'ECDSA',
+      ...one,
+      format: one.format === 'cms' ? 'cms' : 'raw',
+    });
     expect(assertionNonce(binding({ documents: [one] }))).not.toBe(assertionNonce(v2));
   });
 

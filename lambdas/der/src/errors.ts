@@ -25,3 +25,9 @@ export class CsrSignatureInvalidError extends PkiError {
     super('the CSR signature does not verify with the CSR public key');
   }
 }
+
+/** A DSS-Ext sign task's bytes break a rule of the framework's profile (ELN-0609 §4.1). */
+export class BadSignTaskError extends PkiError {
+  public override readonly name = 'BadSignTaskError';
+  public override readonly code = 'SIGN_TASK_INVALID' satisfies ClientCodeName;
+}

@@ -9,7 +9,8 @@ export {
   signedAttributesDer,
   signerSignatures,
 } from './cms';
-export { BadCsrError, CsrSignatureInvalidError } from './errors';
+export { BadCsrError, BadSignTaskError, CsrSignatureInvalidError } from './errors';
+export { updateTaskAttributes, type TaskAttributesInput } from './task-attributes';
 export {
   caExtensions,
   keyIdentifier,

@@ -7,6 +7,8 @@ export {
 } from './namespaces';
 export { DSS_STATUS, type DssStatus } from './status';
 export { DssRefusal, DssUntrustedRequestError } from './errors';
+export { CERTIFIABLE_ATTRIBUTES, pipelineRequestOf, taskDocuments, type PipelineRequest } from './pipeline';
+export { prepareSignTask } from './task-preparer';
 export { readSignRequest, type ReadResult, type ReplyTo } from './sign-request';
 export {
   buildSignResponse,

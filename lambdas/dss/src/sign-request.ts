@@ -42,7 +42,11 @@ export type ReadResult =
  * Reads and checks a posted SignRequest (base64, as the EidSignRequest form field). Throws
  * DssUntrustedRequestError when no response may be posted; otherwise the request, or the refusal to answer.
  */
-export function readSignRequest(encoded: string, context: DssServiceContext): ReadResult {
+export function readSignRequest(
+  encoded: string,
+  context: DssServiceContext,
+  options: { readonly timeWindow?: boolean } = {},
+): ReadResult {
   const xml = decodeRequest(encoded);
   const registration = registrationOf(xml, context);
   let signed: Element;
@@ -77,7 +81,7 @@ export function readSignRequest(encoded: string, context: DssServiceContext): Re
   };
   try {
     const request = readModel(signed, returnUrl);
-    checkRequest(request, registration, context);
+    checkRequest(request, registration, context, options.timeWindow ?? true);
     return { kind: 'accepted', request, replyTo };
   } catch (err) {
     if (err instanceof DssRefusal) return { kind: 'refused', refusal: err, replyTo };
@@ -292,6 +296,7 @@ function checkRequest(
   request: SignRequest,
   registration: DssClientRegistration,
   context: DssServiceContext,
+  timeWindow: boolean,
 ): void {
   if (request.requestId.length < 16)
     throw new DssRefusal('REQUESTER_ERROR', 'the RequestID is missing or too short');
@@ -304,13 +309,15 @@ function checkRequest(
   const now = context.now.getTime();
   const skew = context.clockSkewMs;
   const time = request.requestTime.getTime();
-  if (time > now + skew || time < now - context.maxRequestAgeMs - skew) {
+  // The window is the door's rule at arrival; the CA, later, bounds the login's age instead.
+  if (timeWindow && (time > now + skew || time < now - context.maxRequestAgeMs - skew)) {
     throw new DssRefusal('REQUEST_EXPIRED', 'the RequestTime is outside the accepted window');
   }
   const { notBefore, notOnOrAfter } = request.conditions;
   if (
-    (notBefore !== undefined && notBefore.getTime() > now + skew) ||
-    (notOnOrAfter !== undefined && notOnOrAfter.getTime() <= now - skew)
+    timeWindow &&
+    ((notBefore !== undefined && notBefore.getTime() > now + skew) ||
+      (notOnOrAfter !== undefined && notOnOrAfter.getTime() <= now - skew))
   ) {
     throw new DssRefusal('REQUEST_EXPIRED', 'the request is outside its Conditions');
   }

@@ -30,3 +30,11 @@ export class XmlSignatureInvalidError extends PipelineError {
     super(message, 'XML_SIGNATURE_INVALID', options);
   }
 }
+
+/** A DSS-Ext XML sign task outside the framework's profile (ELN-0609 §4.1). */
+export class BadXadesTaskError extends PipelineError {
+  public override readonly name = 'BadXadesTaskError';
+  public constructor(message: string) {
+    super(message, 'SIGN_TASK_INVALID');
+  }
+}

@@ -18,4 +18,15 @@ export {
   type VerifyOptions,
   type XmlSigner,
 } from './signature';
-export { XmlAlgorithmNotSupportedError, XmlMalformedError, XmlSignatureInvalidError } from './errors';
+export {
+  BadXadesTaskError,
+  XmlAlgorithmNotSupportedError,
+  XmlMalformedError,
+  XmlSignatureInvalidError,
+} from './errors';
+export {
+  SIGNED_PROPERTIES_TYPE,
+  updateXadesTask,
+  type XadesTaskInput,
+  type XadesTaskOutput,
+} from './xades';

@@ -2,11 +2,7 @@
  * SAML evidence as another implementation signs it: assertions and federation metadata signed by xmlsec1,
  * the SAD by jose; verified by the adapter, with the forgeries an attacker at the door would try.
  */
-import { execFileSync } from 'node:child_process';
-import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createPrivateKey, type X509Certificate } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { AssertionError } from '@pipeline/core/identity';
 import {
@@ -18,121 +14,70 @@ import {
   type IdentityProviderEntry,
   type SadExpectations,
 } from '@pipeline/adapters/saml';
+import {
+  federationMetadataXml,
+  makeTestKey,
+  samlAssertionXml,
+  testKeyDirectory,
+  xmlsec1SignById,
+} from '../../../test-support/saml-evidence';
 
-const dir = mkdtempSync(join(tmpdir(), 'saml-evidence-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const keys = testKeyDirectory();
+const dir = keys.dir;
+afterAll(() => keys.remove());
 
-function makeKey(name: string): { key: string; cert: string; x509: X509Certificate } {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      join(dir, `${name}.key`),
-      '-out',
-      join(dir, `${name}.crt`),
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${name}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  const cert = join(dir, `${name}.crt`);
-  return { key: join(dir, `${name}.key`), cert, x509: new X509Certificate(readFileSync(cert)) };
-}
-
-const idpKey = makeKey('idp');
-const operator = makeKey('operator');
-const attacker = makeKey('attacker');
+const idpKey = makeTestKey(dir, 'idp');
+const operator = makeTestKey(dir, 'operator');
+const attacker = makeTestKey(dir, 'attacker');
 const IDP = 'https://idp.example/saml';
-const SIG_TEMPLATE =
-  '<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:SignedInfo>' +
-  '<ds:CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/>' +
-  '<ds:SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"/>' +
-  '<ds:Reference URI="#ID_REF"><ds:Transforms><ds:Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"/>' +
-  '<ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/></ds:Transforms>' +
-  '<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/><ds:DigestValue/></ds:Reference>' +
-  '</ds:SignedInfo><ds:SignatureValue/><ds:KeyInfo><ds:X509Data/></ds:KeyInfo></ds:Signature>';
-
-/** xmlsec1 signs the element whose ID is `id` (its template sits where the schema puts ds:Signature). */
-function xmlsec1Sign(xml: string, id: string, node: string, key: { key: string; cert: string }): string {
-  writeFileSync(join(dir, 'in.xml'), xml.replace('<!--SIG-->', SIG_TEMPLATE.replace('ID_REF', id)));
-  return execFileSync(
-    'xmlsec1',
-    ['--sign', '--id-attr:ID', node, '--privkey-pem', `${key.key},${key.cert}`, join(dir, 'in.xml')],
-    {
-      encoding: 'utf8',
-    },
-  );
-}
-
 const NOW = new Date();
-const iso = (ms: number): string => new Date(ms).toISOString();
-function assertionXml(options: { issuer?: string; pnr?: string; extra?: string } = {}): string {
-  return (
-    `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_a1" Version="2.0" IssueInstant="${iso(NOW.getTime())}">` +
-    `<saml:Issuer>${options.issuer ?? IDP}</saml:Issuer><!--SIG-->` +
-    '<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:transient">t1</saml:NameID>' +
-    '<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">' +
-    `<saml:SubjectConfirmationData InResponseTo="_req" Recipient="https://sign.example/acs" NotOnOrAfter="${iso(NOW.getTime() + 300_000)}"/>` +
-    '</saml:SubjectConfirmation></saml:Subject>' +
-    `<saml:Conditions NotBefore="${iso(NOW.getTime() - 5_000)}" NotOnOrAfter="${iso(NOW.getTime() + 300_000)}">` +
-    '<saml:AudienceRestriction><saml:Audience>https://sign.example/sp</saml:Audience></saml:AudienceRestriction></saml:Conditions>' +
-    `<saml:AuthnStatement AuthnInstant="${iso(NOW.getTime() - 2_000)}"><saml:AuthnContext>` +
-    '<saml:AuthnContextClassRef>http://id.elegnamnden.se/loa/1.0/loa3</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>' +
-    '<saml:AttributeStatement><saml:Attribute Name="urn:oid:1.2.752.29.4.13" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:uri">' +
-    `<saml:AttributeValue>${options.pnr ?? '195207092072'}</saml:AttributeValue></saml:Attribute>${options.extra ?? ''}</saml:AttributeStatement>` +
-    '</saml:Assertion>'
-  );
-}
+const PNR = 'urn:oid:1.2.752.29.4.13';
 
+function assertionXml(
+  options: { issuer?: string; pnr?: string; extra?: Record<string, string> } = {},
+): string {
+  return samlAssertionXml({
+    issuer: options.issuer ?? IDP,
+    inResponseTo: '_req',
+    recipient: 'https://sign.example/acs',
+    audience: 'https://sign.example/sp',
+    now: NOW.getTime(),
+    attributes: { [PNR]: options.pnr ?? '195207092072', ...options.extra },
+  });
+}
+const signAssertion = (xml: string, key = idpKey): string =>
+  xmlsec1SignById(dir, xml, '_a1', 'Assertion', key);
+const metadataXml = (): string =>
+  federationMetadataXml({
+    entityId: IDP,
+    certificate: idpKey.certificate,
+    ssoUrl: 'https://idp.example/sso',
+  });
+const signMetadata = (xml: string, key = operator): string =>
+  xmlsec1SignById(dir, xml, '_fed', 'EntitiesDescriptor', key);
 const b64 = (c: X509Certificate): string => c.raw.toString('base64');
-function metadataXml(): string {
-  return (
-    '<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:mdattr="urn:oasis:names:tc:SAML:metadata:attribute" ' +
-    'xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" xmlns:psc="http://id.swedenconnect.se/authn/1.0/principal-selection/ns" ID="_fed" Name="local">' +
-    '<!--SIG-->' +
-    `<md:EntityDescriptor entityID="${IDP}"><md:Extensions><mdattr:EntityAttributes>` +
-    '<saml:Attribute Name="urn:oasis:names:tc:SAML:attribute:assurance-certification"><saml:AttributeValue>http://id.elegnamnden.se/loa/1.0/loa3</saml:AttributeValue></saml:Attribute>' +
-    '<saml:Attribute Name="http://macedir.org/entity-category"><saml:AttributeValue>http://id.elegnamnden.se/sprop/1.0/scal2</saml:AttributeValue></saml:Attribute>' +
-    '</mdattr:EntityAttributes></md:Extensions>' +
-    '<md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" WantAuthnRequestsSigned="true">' +
-    '<md:Extensions><psc:RequestedPrincipalSelection><psc:MatchValue Name="urn:oid:1.2.752.29.4.13"/></psc:RequestedPrincipalSelection></md:Extensions>' +
-    `<md:KeyDescriptor use="signing"><ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data><ds:X509Certificate>${b64(idpKey.x509)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>` +
-    '<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://idp.example/sso"/>' +
-    '</md:IDPSSODescriptor></md:EntityDescriptor></md:EntitiesDescriptor>'
-  );
-}
 
-const FEDERATION = readFederationMetadata(
-  xmlsec1Sign(metadataXml(), '_fed', 'EntitiesDescriptor', operator),
-  [operator.x509],
-);
+const FEDERATION = readFederationMetadata(signMetadata(metadataXml()), [operator.certificate]);
 
 describe('readFederationMetadata', () => {
   it('reads the identity providers of metadata the operator signed', () => {
     const idp = FEDERATION.get(IDP) as IdentityProviderEntry;
     expect(idp.ssoPostUrl).toBe('https://idp.example/sso');
-    expect(idp.signingCertificates[0]?.fingerprint256).toBe(idpKey.x509.fingerprint256);
+    expect(idp.signingCertificates[0]?.fingerprint256).toBe(idpKey.certificate.fingerprint256);
     expect(idp.assuranceCertifications).toEqual(['http://id.elegnamnden.se/loa/1.0/loa3']);
     expect(idp.entityCategories).toEqual(['http://id.elegnamnden.se/sprop/1.0/scal2']);
     expect(idp.principalSelection).toEqual(['urn:oid:1.2.752.29.4.13']);
   });
 
   it('refuses metadata signed by another key, altered, or unsigned', () => {
-    const byAttacker = xmlsec1Sign(metadataXml(), '_fed', 'EntitiesDescriptor', attacker);
-    expect(() => readFederationMetadata(byAttacker, [operator.x509])).toThrow(MetadataUntrustedError);
-    const signed = xmlsec1Sign(metadataXml(), '_fed', 'EntitiesDescriptor', operator);
-    const swapped = signed.replace(b64(idpKey.x509), b64(attacker.x509));
-    expect(() => readFederationMetadata(swapped, [operator.x509])).toThrow(MetadataUntrustedError);
-    expect(() => readFederationMetadata(metadataXml().replace('<!--SIG-->', ''), [operator.x509])).toThrow(
-      MetadataUntrustedError,
-    );
+    const byAttacker = signMetadata(metadataXml(), attacker);
+    expect(() => readFederationMetadata(byAttacker, [operator.certificate])).toThrow(MetadataUntrustedError);
+    const signed = signMetadata(metadataXml());
+    const swapped = signed.replace(b64(idpKey.certificate), b64(attacker.certificate));
+    expect(() => readFederationMetadata(swapped, [operator.certificate])).toThrow(MetadataUntrustedError);
+    expect(() =>
+      readFederationMetadata(metadataXml().replace('<!--SIG-->', ''), [operator.certificate]),
+    ).toThrow(MetadataUntrustedError);
   });
 });
 
@@ -148,7 +93,7 @@ function codeOf(fn: () => unknown): string {
 
 describe('verifySamlAssertion', () => {
   it('reads the facts of an assertion its identity provider signed', () => {
-    const facts = verifySamlAssertion(xmlsec1Sign(assertionXml(), '_a1', 'Assertion', idpKey), FEDERATION);
+    const facts = verifySamlAssertion(signAssertion(assertionXml()), FEDERATION);
     expect(facts).toMatchObject({
       id: '_a1',
       issuer: IDP,
@@ -163,18 +108,18 @@ describe('verifySamlAssertion', () => {
   it.each<[string, () => string, string]>([
     [
       'signed by a key not in the metadata',
-      () => xmlsec1Sign(assertionXml(), '_a1', 'Assertion', attacker),
+      () => signAssertion(assertionXml(), attacker),
       'ASSERTION_SIGNATURE_INVALID',
     ],
     [
       'altered after signing (another person)',
-      () => xmlsec1Sign(assertionXml(), '_a1', 'Assertion', idpKey).replace('195207092072', '194911172296'),
+      () => signAssertion(assertionXml()).replace('195207092072', '194911172296'),
       'ASSERTION_SIGNATURE_INVALID',
     ],
     ['unsigned', () => assertionXml().replace('<!--SIG-->', ''), 'ASSERTION_SIGNATURE_INVALID'],
     [
       'from an identity provider outside the federation',
-      () => xmlsec1Sign(assertionXml({ issuer: 'https://rogue.example' }), '_a1', 'Assertion', idpKey),
+      () => signAssertion(assertionXml({ issuer: 'https://rogue.example' })),
       'ASSERTION_ISSUER_UNTRUSTED',
     ],
     [
@@ -201,7 +146,7 @@ describe('verifySad', () => {
   async function sad(
     change: Record<string, unknown> = {},
     ext: Record<string, unknown> = {},
-    key = idpKey.key,
+    key = idpKey.keyPem,
   ): Promise<string> {
     const iat = Math.floor(NOW.getTime() / 1000);
     return new SignJWT({
@@ -223,11 +168,10 @@ describe('verifySad', () => {
       ...change,
     })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
-      .sign(createPrivateKey(readFileSync(key)));
+      .sign(createPrivateKey(key));
   }
   async function factsWith(jwt: string) {
-    const extra = `<saml:Attribute Name="${SAD_ATTRIBUTE}"><saml:AttributeValue>${jwt}</saml:AttributeValue></saml:Attribute>`;
-    return verifySamlAssertion(xmlsec1Sign(assertionXml({ extra }), '_a1', 'Assertion', idpKey), FEDERATION);
+    return verifySamlAssertion(signAssertion(assertionXml({ extra: { [SAD_ATTRIBUTE]: jwt } })), FEDERATION);
   }
   async function outcome(jwt: string, expected = EXPECTED): Promise<string> {
     return verifySad(await factsWith(jwt), idp, expected).then(
@@ -261,6 +205,6 @@ describe('verifySad', () => {
     expect(await outcome(await sad(), { ...EXPECTED, now: NOW.getTime() + 3_600_000 })).toContain(
       'does not verify',
     );
-    expect(await outcome(await sad({}, {}, attacker.key))).toContain('does not verify');
+    expect(await outcome(await sad({}, {}, attacker.keyPem))).toContain('does not verify');
   });
 });

@@ -355,13 +355,16 @@ function requestBinding(
   const { keyType, signatureAlgorithm } = credential;
   // One unlabelled hash: the single-document binding; a labelled one keeps its label as a manifest of one.
   if (documents.length === 1 && documents[0].name === undefined) {
+    const { format } = documents[0];
+    // CSC hashes are the API's formats; a sign task is the DSS-Ext door's alone.
+    if (format === 'dss-task') throw new CscError('invalid_request', 'Invalid parameter: format');
     const single: AssertionBinding = {
       requestId,
       digestAlgorithm,
       digest: documents[0].digest,
       keyType,
       signatureAlgorithm,
-      format: documents[0].format,
+      format,
       ...(document ? { profile: document.profile } : { formatOpen: true }),
       signMessageHash: signMessageHash(signMessage),
     };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm } from '../shared/algorithms';
-import type { AdesProfile, SignatureFormat } from '../shared/formats';
+import type { AdesProfile, DocumentFormat, SignatureFormat } from '../shared/formats';
 
 /** Versioned so the derivation can change without an old nonce matching a new request. */
 export const BINDING_CONTEXT = 'hsm-signing-pipeline/sign-request/v2';
@@ -143,7 +143,7 @@ export interface ManifestDocument {
   readonly digestAlgorithm: DigestAlgorithm;
   /** Standard base64, exactly as sent. */
   readonly digest: string;
-  readonly format: SignatureFormat;
+  readonly format: DocumentFormat;
   /** For `cms` only. */
   readonly profile?: AdesProfile;
   /** Bound by its hash (nameHash); shown to the citizen in the composed sign message. */

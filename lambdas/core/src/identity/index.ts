@@ -21,6 +21,7 @@ export {
   type ManifestDocument,
   manifestHash,
   manifestLines,
+  MAX_DOCUMENTS,
   type RequestBinding,
   requestBindingOf,
 } from './binding';
@@ -31,6 +32,17 @@ export {
   requestObjectReplayKey,
 } from './claims';
 export { AssertionError, type AssertionErrorCode, IdentityProviderUnavailableError } from './errors';
+export {
+  authnRequestId,
+  decodeDssEvidence,
+  DSS_EVIDENCE_PREFIX,
+  type DssEvidence,
+  encodeDssEvidence,
+  isDssEvidence,
+  MAX_DSS_EVIDENCE_LENGTH,
+  sadRequestId,
+} from './dss-evidence';
+export { EvidenceVerifier } from './evidence-verifier';
 export {
   checkSamlAssertion,
   checkSamlValidity,

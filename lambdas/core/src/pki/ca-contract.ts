@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { DIGEST_ALGORITHMS, KEY_TYPES, SIGNATURE_ALGORITHMS } from '../shared/algorithms';
 import type { IssueCertificateInput, IssuedCertificate } from './certificate-issuer';
 import { REVOCATION_REASONS } from './revocation';
-import { ADES_PROFILES, SIGNATURE_FORMATS } from '../shared/formats';
+import { ADES_PROFILES, DOCUMENT_FORMATS, SIGNATURE_FORMATS } from '../shared/formats';
 import { MAX_SIGN_MESSAGE_LENGTH, type SignMessage } from '../identity/sign-message';
 import { MAX_DOCUMENT_NAME_LENGTH, MAX_DOCUMENTS } from '../identity/binding';
+import { isDssEvidence, MAX_DSS_EVIDENCE_LENGTH } from '../identity/dss-evidence';
 
 /** Items per batch invocation: a batch of CSRs, assertions and certificates stays far below 6 MB. */
 export const MAX_ISSUE_BATCH_ITEMS = 100;
@@ -49,7 +50,7 @@ const manifestBinding = z.strictObject({
       z.strictObject({
         digestAlgorithm: z.enum(DIGEST_ALGORITHMS),
         digest: z.string().min(1).max(128).regex(BASE64),
-        format: z.enum(SIGNATURE_FORMATS),
+        format: z.enum(DOCUMENT_FORMATS),
         profile: z.enum(ADES_PROFILES).optional(),
         name: z
           .string()
@@ -97,7 +98,11 @@ export const IssueItemSchema = z.strictObject({
   requestId: z.string().min(1).max(256),
   csrDer: z.string().min(1).max(MAX_CSR_BASE64).regex(BASE64),
   attemptId: z.string().min(1).max(64).optional(),
-  assertion: z.string().min(1).max(MAX_ASSERTION_LENGTH),
+  assertion: z
+    .string()
+    .min(1)
+    .max(MAX_DSS_EVIDENCE_LENGTH)
+    .refine((a) => a.length <= MAX_ASSERTION_LENGTH || isDssEvidence(a), 'the assertion is too long'),
   binding,
   signMessage: signMessage.optional(),
   ocspResponse: z.literal(true).optional(),

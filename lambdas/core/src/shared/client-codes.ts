@@ -84,6 +84,8 @@ export const CLIENT_CODES = {
   CSR_FAILED: { ...FAILED, message: 'the certificate request could not be made' },
   KEY_DESTROY_FAILED: { ...FAILED, message: 'the one-time key could not be destroyed' },
   CONTAINER_FAILED: { ...FAILED, message: 'the signature container could not be built' },
+  SIGN_TASK_INVALID: { ...FAILED, message: 'a sign task breaks a rule of the DSS-Ext profile' },
+  SIGN_TASK_MISMATCH: { ...FAILED, message: 'a sign task does not match the digest its login approved' },
   CONTAINER_UNSUPPORTED: { ...FAILED, message: 'this signer builds no signature containers' },
   CA_UNAVAILABLE: { ...FAILED, message: 'the CA could not be reached' },
   CERTIFICATE_ISSUE_FAILED: { ...FAILED, message: 'the CA failed to issue the certificate' },

@@ -5,6 +5,10 @@
 export const SIGNATURE_FORMATS = ['raw', 'cms'] as const;
 export type SignatureFormat = (typeof SIGNATURE_FORMATS)[number];
 
+/** A document's format inside the service: the API's, or a DSS-Ext sign task (signing/sign-task.ts). */
+export const DOCUMENT_FORMATS = [...SIGNATURE_FORMATS, 'dss-task'] as const;
+export type DocumentFormat = (typeof DOCUMENT_FORMATS)[number];
+
 /** CAdES for any content (with signingTime), PAdES for a PDF's byte ranges (the time is in the PDF). */
 export const ADES_PROFILES = ['CAdES-B-B', 'PAdES-B-B'] as const;
 export type AdesProfile = (typeof ADES_PROFILES)[number];

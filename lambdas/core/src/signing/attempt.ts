@@ -18,7 +18,7 @@ import {
   type AttemptContext,
   type AttemptEnd,
 } from './attempt-context';
-import { containersUnsupported, documentPlanOf, signDocuments } from './document-signing';
+import { containersUnsupported, documentPlanOf, signDocuments, tasksMismatched } from './document-signing';
 import type { CertifiedKey } from './certification';
 import { KeyAcquisition } from './key-acquisition';
 import { ONE_TIME_CREDENTIAL_VALIDITY_MS } from '../pki/certificate-store';
@@ -100,6 +100,10 @@ export class SigningAttempt {
     }
     if (containersUnsupported(ctx))
       return failedWith('CONTAINER_UNSUPPORTED', 'this signer builds no containers');
+    // Before any key or certificate: the login's manifest binds the tasks' digests, not their bytes.
+    if (tasksMismatched(ctx)) {
+      return failedWith('SIGN_TASK_MISMATCH', 'a sign task does not match the digest its login approved');
+    }
     const certified = await this.keys.acquire();
     if (isEnd(certified)) return certified;
     if (record.credential && 'create' in record.credential) return this.reserve(certified);

@@ -7,9 +7,10 @@ import {
   SIGNATURE_FORMATS,
   SIGNATURE_LEVELS,
   type AdesProfile,
-  type SignatureFormat,
+  type DocumentFormat,
   type SignatureLevel,
 } from '../shared/formats';
+import type { SignTaskData } from './sign-task';
 import { characterProblem } from '../identity/sign-message';
 import { MAX_DOCUMENT_NAME_LENGTH, MAX_DOCUMENTS } from '../identity/binding';
 
@@ -28,7 +29,9 @@ export interface SignDocument {
   /** Standard base64, exactly as sent. */
   readonly digest: string;
   readonly digestAlgorithm: DigestAlgorithm;
-  readonly format: SignatureFormat;
+  readonly format: DocumentFormat;
+  /** For `dss-task`: the task (its digest is signTaskDigest of it). */
+  readonly task?: SignTaskData;
   /** For `cms`: default CAdES-B-B. */
   readonly profile?: AdesProfile;
   /** For `cms`: the level asked for (default B-LT) and the lowest accepted (default the level). */

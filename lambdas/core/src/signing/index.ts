@@ -6,6 +6,15 @@ export {
 export { deliverSignRequest, type DeliveryDeps } from './delivery';
 export { DocumentsError, type SignDocument, validateDocuments } from './documents';
 export {
+  type PreparedTask,
+  SIGN_TASK_CONTEXT,
+  type SignTaskData,
+  signTaskDigest,
+  type TaskAdesType,
+  type TaskPreparer,
+  type TaskSigType,
+} from './sign-task';
+export {
   decideReconcile,
   type OpenRequest,
   type OpenRequestStore,

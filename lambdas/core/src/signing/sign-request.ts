@@ -34,6 +34,9 @@ export interface DocumentResult {
   readonly signature?: string;
   /** ... or the CMS container (`cms`), with its level and, from B-LT, its validation data. */
   readonly cms?: string;
+  /** `dss-task`: the ToBeSignedBytes and XAdES object as signed (updated for BES/EPES), base64. */
+  readonly toBeSignedBytes?: string;
+  readonly adesObject?: string;
   readonly reachedLevel?: SignatureLevel;
   readonly validationData?: StoredValidationData;
 }

@@ -33,9 +33,9 @@ export async function signedResultOf(
   levels: readonly ReachedLevel[],
 ): Promise<SignedFields> {
   const results: DocumentResult[] = [];
-  for (const [index, { signature, prepared }] of made.entries()) {
+  for (const [index, { signature, prepared, task }] of made.entries()) {
     if (!prepared) {
-      results.push({ index, signature: signature.toString('base64') });
+      results.push({ index, signature: signature.toString('base64'), ...taskResultOf(task) });
       continue;
     }
     const { level, timeStampToken, validationData } = levels[index];
@@ -58,6 +58,15 @@ export async function signedResultOf(
   }
   const { index: _index, ...only } = results[0];
   return { ...only, ...certificate };
+}
+
+/** A sign task's bytes as signed (the task's signature is the document's `signature`). */
+function taskResultOf(task: MadeSignature['task']): Pick<DocumentResult, 'toBeSignedBytes' | 'adesObject'> {
+  if (!task) return {};
+  return {
+    toBeSignedBytes: task.toBeSignedBytes.toString('base64'),
+    ...(task.adesObject ? { adesObject: task.adesObject.toString('base64') } : {}),
+  };
 }
 
 function encodeValidationData(data: ValidationData): SignedResult['validationData'] {

@@ -16,6 +16,7 @@ import type { SignerIdentity } from '../identity/types';
 import type { SignRequestStore, StoredSignRequest } from './request-state';
 import type { SigningStage } from './sign-request';
 import type { ContainerBuilder, TimeStamper, ValidationDataSource } from './signature-container';
+import type { TaskPreparer } from './sign-task';
 
 /** Builds a PKCS#10 CSR (DER) for the subject, signed through `sign` (implemented by lambdas/der). */
 export type CsrBuilder = (input: {
@@ -52,6 +53,8 @@ export interface SigningDeps {
   readonly issuer: CertificateIssuer;
   /** Builds `cms` results; a request for a container fails CONTAINER_UNSUPPORTED without one. */
   readonly buildContainer?: ContainerBuilder;
+  /** Updates DSS-Ext sign tasks for the certificate; without it a request with tasks fails. */
+  readonly prepareTask?: TaskPreparer;
   /** B-T and up: the TSA; without one, such a request ends at its minimum level or TSA_UNAVAILABLE. */
   readonly timeStamper?: TimeStamper;
   /** B-LT and up: the validation data; without it, B-T or VALIDATION_DATA_UNAVAILABLE. */
