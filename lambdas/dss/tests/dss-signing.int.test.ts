@@ -46,6 +46,7 @@ import { createLocalCa } from '../../../scripts/local/local-ca';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { opensslCmsVerify } from '../../../scripts/local/verify/openssl';
+import { validatePdfSignatures, type PdfValidationReport } from '../../../scripts/local/verify/pdf-validator';
 import { parseSamlAuthContext, readAuthContextExtension } from '../../../scripts/local/verify/auth-context';
 import {
   signRequest,
@@ -355,12 +356,27 @@ test('the tasks are signed under a certificate for the person the assertion name
   const signed = CONTENT.toString('utf8').replace(
     '</lease>',
     `<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#" Id="sig-1">${Buffer.from(xml!.toBeSignedBytes!, 'base64').toString('utf8')}` +
-      `<ds:SignatureValue>${xml!.signature}</ds:SignatureValue>${Buffer.from(xml!.adesObject!, 'base64').toString('utf8')}</ds:Signature></lease>`,
+      `<ds:SignatureValue>${xml!.signature}</ds:SignatureValue>` +
+      `<ds:KeyInfo><ds:X509Data><ds:X509Certificate>${pemToDer(done.certificate!).toString('base64')}</ds:X509Certificate></ds:X509Data></ds:KeyInfo>` +
+      `${Buffer.from(xml!.adesObject!, 'base64').toString('utf8')}</ds:Signature></lease>`,
   );
   expect(xmlsec1Verifies(signed, done.certificate!)).toBe(true);
   expect(xmlsec1Verifies(signed.replace('<flat>12</flat>', '<flat>13</flat>'), done.certificate!)).toBe(
     false,
   );
+  // EU DSS (offline, B-B policy: no revocation data at B-B) validates both as their baselines.
+  const verdict = (report: PdfValidationReport): unknown =>
+    report.signatures.map((x) => ({
+      format: x.signatureFormat,
+      indication: x.indication,
+    }));
+  const chain = { trustedRootsPem: [root], intermediatesPem: done.chain!.slice(0, -1) };
+  expect(verdict(validatePdfSignatures({ pdf: Buffer.from(signed), ...chain }))).toEqual([
+    { format: 'XAdES-BASELINE-B', indication: 'TOTAL_PASSED' },
+  ]);
+  expect(verdict(validatePdfSignatures({ pdf: cades, detachedContent: CONTENT, ...chain }))).toEqual([
+    { format: 'CAdES-BASELINE-B', indication: 'TOTAL_PASSED' },
+  ]);
 });
 
 describe('refused by the CA', () => {

@@ -29,6 +29,7 @@ import {
   type SigningDeps,
 } from '@pipeline/core/signing';
 import { buildCsr, pemToDer, prepareCmsContainer, verifyOwnCsr } from '@pipeline/der';
+import { prepareSignTask } from '@pipeline/dss';
 import { QUEUES } from '@pipeline/resources';
 import { headSigningAuditLog } from '../shared/audit';
 import { sharedHsm } from '../shared/hsm';
@@ -215,6 +216,7 @@ export function wireSigner(functionConfig: SignerFunctionConfig): SignerHandlerD
       hsm: await sharedHsm(config),
       buildCsr,
       buildContainer: prepareCmsContainer,
+      prepareTask: prepareSignTask,
       timeStamper,
       validationData,
       onLevelLowered: (reached, code) =>
