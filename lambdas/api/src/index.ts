@@ -9,7 +9,6 @@ export {
   type SubmitCall,
   type SubmitOutcome,
 } from './intake';
-export type { TaskSubmission } from './task-request';
 export type { ApiDeps, RequestEndings } from './types';
 export type { SignRequestView } from './view';
 export { RequestEndingSignals } from './request-endings';

@@ -13,10 +13,7 @@ import {
   type SignatureAlgorithm,
 } from '@pipeline/core/shared';
 import { signTaskDigest, type SignDocument, type SignTaskData } from '@pipeline/core/signing';
-import { isDssEvidence, manifestHash, MAX_DSS_EVIDENCE_LENGTH } from '@pipeline/core/identity';
-
-/** As the API's documents (core identity/binding.ts MAX_DOCUMENTS). */
-const MAX_DOCUMENTS = 50;
+import { isDssEvidence, manifestHash, MAX_DOCUMENTS, MAX_DSS_EVIDENCE_LENGTH } from '@pipeline/core/identity';
 import { ValidationError } from './errors';
 import type { SignRequestInput } from './types';
 import { isRequestId } from './validate';

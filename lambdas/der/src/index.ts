@@ -10,7 +10,7 @@ export {
   signerSignatures,
 } from './cms';
 export { BadCsrError, BadSignTaskError, CsrSignatureInvalidError } from './errors';
-export { updateTaskAttributes, type TaskAttributesInput } from './task-attributes';
+export { updateTaskAttributes } from './task-attributes';
 export {
   caExtensions,
   keyIdentifier,

@@ -14,8 +14,5 @@ export const ENTITY_FORMAT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:entity';
 /** The SignRequestExtension versions we answer (absent means 1.1); the response echoes the request's. */
 export const SUPPORTED_VERSIONS = ['1.1', '1.2', '1.3', '1.4', '1.5'] as const;
 
-/** The HTTP POST binding's name (ELN-0607 §3.1). */
-export const POST_BINDING = 'POST/XML/1.0';
-
 /** RequestedSignatureAlgorithm when the request names none (ELN-0607 §2.1.3.7). */
 export const DEFAULT_SIGNATURE_ALGORITHM = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256';

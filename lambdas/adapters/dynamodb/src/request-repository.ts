@@ -190,7 +190,8 @@ export class RequestRepository implements SignRequestStore, OpenRequestStore, Re
     const byIndex = new Map(items.map((item) => [Number(item.index), item as unknown as DocumentResult]));
     if (byIndex.size !== documents.length) return record;
     const documentResults = documents.map((_, index) => {
-      const { signature, cms, reachedLevel, validationData, toBeSignedBytes, adesObject } = byIndex.get(index)!;
+      const { signature, cms, reachedLevel, validationData, toBeSignedBytes, adesObject } =
+        byIndex.get(index)!;
       return { index, signature, cms, reachedLevel, validationData, toBeSignedBytes, adesObject };
     });
     return { ...record, documentResults };

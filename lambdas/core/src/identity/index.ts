@@ -31,12 +31,10 @@ export {
   checkRequestObjectClaims,
   requestObjectReplayKey,
 } from './claims';
-export { AssertionError, type AssertionErrorCode, IdentityProviderUnavailableError } from './errors';
+export { AssertionError, IdentityProviderUnavailableError } from './errors';
 export {
   authnRequestId,
   decodeDssEvidence,
-  DSS_EVIDENCE_PREFIX,
-  type DssEvidence,
   encodeDssEvidence,
   isDssEvidence,
   MAX_DSS_EVIDENCE_LENGTH,

@@ -25,13 +25,7 @@ export {
 export { type ClientFailure, clientCodeOf, clientFailureOf, isRetryCode } from './client-failures';
 export { Coalescer, type CoalescerOptions, type Settled } from './coalescer';
 export { errorCode, isTransient, PipelineError, type PipelineErrorOptions } from './errors';
-export {
-  ADES_PROFILES,
-  DOCUMENT_FORMATS,
-  type AdesProfile,
-  type DocumentFormat,
-  type SignatureFormat,
-} from './formats';
+export { ADES_PROFILES, type AdesProfile, type SignatureFormat } from './formats';
 export {
   type GeneratedKeyPair,
   type GenerateOptions,

@@ -5,15 +5,7 @@ export {
 } from './credential-retirement';
 export { deliverSignRequest, type DeliveryDeps } from './delivery';
 export { DocumentsError, type SignDocument, validateDocuments } from './documents';
-export {
-  type PreparedTask,
-  SIGN_TASK_CONTEXT,
-  type SignTaskData,
-  signTaskDigest,
-  type TaskAdesType,
-  type TaskPreparer,
-  type TaskSigType,
-} from './sign-task';
+export { type PreparedTask, type SignTaskData, signTaskDigest, type TaskPreparer } from './sign-task';
 export {
   decideReconcile,
   type OpenRequest,
