@@ -73,6 +73,11 @@ export interface VerifyOptions {
   readonly signature: (document: Document) => Element | undefined;
   /** The one reference the protocol expects: '' (the whole document) or the ID of the signed element. */
   readonly referenceId: string;
+  /**
+   * Other signatures in the document (a SAML Response's assertion's own) are refused unless allowed; they
+   * are not verified here, and the caller still reads only the signed octets.
+   */
+  readonly otherSignatures?: 'refuse' | 'allow';
 }
 
 export interface VerifiedXml {
@@ -87,7 +92,10 @@ export function verifyXml(xml: string, options: VerifyOptions): VerifiedXml {
   const document = parseXml(xml);
   const signature = options.signature(document);
   if (signature === undefined) throw new XmlSignatureInvalidError('the signature is missing or misplaced');
-  if (document.getElementsByTagNameNS(NS.ds, 'Signature').length !== 1) {
+  if (
+    options.otherSignatures !== 'allow' &&
+    document.getElementsByTagNameNS(NS.ds, 'Signature').length !== 1
+  ) {
     throw new XmlSignatureInvalidError('exactly one signature is allowed');
   }
   checkSignedInfo(signature, options.referenceId);

@@ -3,3 +3,4 @@ export { verifySamlAssertion } from './assertion';
 export { readFederationMetadata, MetadataUntrustedError, type IdentityProviderEntry } from './metadata';
 export { verifySad, SAD_ATTRIBUTE, type SadExpectations } from './sad';
 export {} from './namespaces';
+export { authnRequestForm, readSamlResponse, spMetadataXml, type ServiceProvider } from './sp-login';
