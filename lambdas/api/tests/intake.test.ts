@@ -94,3 +94,57 @@ test("read: the client's own request; another client's and a malformed id are re
     error: { code: 'VALIDATION_FAILED' },
   });
 });
+
+describe("submit: a DSS-Ext door's sign tasks", () => {
+  const task = {
+    sigType: 'CMS' as const,
+    adesType: 'BES' as const,
+    toBeSigned: Buffer.from([0x31, 0]).toString('base64'),
+  };
+  const tasks = (over: Record<string, unknown> = {}) => ({
+    requestId: randomUUID(),
+    keyType: 'EC-P256' as const,
+    signatureAlgorithm: 'ECDSA' as const,
+    digestAlgorithm: 'SHA-256' as const,
+    tasks: [task, { ...task, sigType: 'XML' as const, signatureId: 'sig-1' }],
+    evidence: 'dss-ext.PFNpZ25SZXF1ZXN0Lz4.PEFzc2VydGlvbi8-',
+    ...over,
+  });
+
+  test('become dss-task documents bound by their digests, with the evidence as the identity assertion', async () => {
+    const deps = memoryDeps();
+    const sent = tasks();
+    const outcome = await submit(deps, {
+      clientId: 'dss:eservice',
+      request: undefined,
+      tasks: sent,
+      waitSeconds: 0,
+    });
+    expect(outcome).toMatchObject({ kind: 'accepted', fresh: true });
+    const record = deps.records.get(sent.requestId)!;
+    expect(record.identityAssertion).toBe(sent.evidence);
+    expect(record.documents?.map((d) => [d.format, d.task?.sigType])).toEqual([
+      ['dss-task', 'CMS'],
+      ['dss-task', 'XML'],
+    ]);
+    expect(record.documents?.[0]?.digest).not.toBe(record.documents?.[1]?.digest);
+  });
+
+  test.each([
+    ['evidence that is not a DSS-Ext token', { evidence: 'eyJ.e30.c2ln' }],
+    ['no tasks', { tasks: [] }],
+    ['an unknown SigType', { tasks: [{ ...task, sigType: 'ASiC' }] }],
+    ['bytes that are not base64', { tasks: [{ ...task, toBeSigned: '%%' }] }],
+    ['a key type that does not fit the scheme', { keyType: 'RSA-2048' }],
+  ])('refuse %s', async (_, over) => {
+    const deps = memoryDeps();
+    const outcome = await submit(deps, {
+      clientId: 'dss:eservice',
+      request: undefined,
+      tasks: tasks(over) as never,
+      waitSeconds: 0,
+    });
+    expect(outcome).toMatchObject({ kind: 'refused', error: { code: 'VALIDATION_FAILED' } });
+    expect(deps.records.size).toBe(0);
+  });
+});
