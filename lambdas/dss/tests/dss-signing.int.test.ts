@@ -2,8 +2,10 @@
  * DSS-Ext sign tasks through the signing core with SAML evidence, against DynamoDB Local, the SoftHSM
  * token, the real CSR builder and the real CA, whose evidence verifier checks the e-service's SignRequest
  * (signed by xmlsec1 for a spec-written e-service) and the identity provider's assertion (signed by
- * xmlsec1): the certificate names the person the assertion names with the SAML AuthContext, each task is
- * signed (openssl), and every forgery a table writer or an attacker at the door could try is refused.
+ * xmlsec1). Three tasks (XAdES BES, CAdES BES, PAdES BES) under one certificate naming the person the
+ * assertion names, with the SAML AuthContext; the e-service assembles its three signatures and xmlsec1,
+ * openssl and EU DSS judge them. Every forgery a table writer or an attacker at the door could try is
+ * refused by the signer or the CA.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID, X509Certificate } from 'node:crypto';
@@ -46,7 +48,12 @@ import { createLocalCa } from '../../../scripts/local/local-ca';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { opensslCmsVerify } from '../../../scripts/local/verify/openssl';
-import { validatePdfSignatures, type PdfValidationReport } from '../../../scripts/local/verify/pdf-validator';
+import {
+  minimalPdf,
+  validatePdfSignatures,
+  type PdfValidationReport,
+} from '../../../scripts/local/verify/pdf-validator';
+import { preparePdfSignature, type PreparedPdf } from '../../../scripts/client/src/pdf-signature';
 import { parseSamlAuthContext, readAuthContextExtension } from '../../../scripts/local/verify/auth-context';
 import {
   signRequest,
@@ -114,6 +121,8 @@ let stack: TestSigningStack;
 let signing: SigningDeps;
 
 beforeAll(async () => {
+  PDF = await preparePdfSignature(minimalPdf('Lease of flat 12'), { signingTime: new Date() });
+  PDF_ATTRIBUTES = signedAttributesOf(PDF.digest('sha256'));
   stack = await createTestSigningStack({ poolShards: 2 });
   const audit = new AuditLog(stack.auditStore, { chains: 2 });
   const { issuer } = await createLocalCa({
@@ -170,14 +179,19 @@ const SIGNED_INFO = Buffer.from(
     '<ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"></ds:Transform></ds:Transforms>' +
     `<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"></ds:DigestMethod><ds:DigestValue>${contentDigest}</ds:DigestValue></ds:Reference></ds:SignedInfo>`,
 );
-/** The e-service's SignedAttributes (contentType id-data, messageDigest of the content). */
-const SIGNED_ATTRIBUTES = Buffer.concat([
-  Buffer.from(
-    '314b301806092a864886f70d010903310b06092a864886f70d010701302f06092a864886f70d01090431220420',
-    'hex',
-  ),
-  createHash('sha256').update(CONTENT).digest(),
-]);
+/** An e-service's SignedAttributes: contentType id-data, messageDigest of the content (SHA-256). */
+const signedAttributesOf = (digest: Buffer): Buffer =>
+  Buffer.concat([
+    Buffer.from(
+      '314b301806092a864886f70d010903310b06092a864886f70d010701302f06092a864886f70d01090431220420',
+      'hex',
+    ),
+    digest,
+  ]);
+const SIGNED_ATTRIBUTES = signedAttributesOf(createHash('sha256').update(CONTENT).digest());
+/** A PDF the e-service prepared for a PAdES signature (its byte ranges' digest goes into the attributes). */
+let PDF: PreparedPdf;
+let PDF_ATTRIBUTES: Buffer;
 
 function eserviceRequest(change: Partial<EServiceRequest> = {}): EServiceRequest {
   return {
@@ -204,6 +218,7 @@ function eserviceRequest(change: Partial<EServiceRequest> = {}): EServiceRequest
         adesObject: { signatureId: 'sig-1' },
       },
       { id: 'cms', sigType: 'CMS', adesType: 'BES', toBeSignedBytes: SIGNED_ATTRIBUTES },
+      { id: 'pdf', sigType: 'PDF', adesType: 'BES', toBeSignedBytes: PDF_ATTRIBUTES },
     ],
     ...change,
   };
@@ -337,18 +352,23 @@ test('the tasks are signed under a certificate for the person the assertion name
     IdentityProvider: IDP,
     AssertionRef: expect.stringMatching(/^_/),
   });
-  const [xml, cms] = (await stack.requests.get(done.id))!.documentResults!;
+  const [xml, cms, pdf] = (await stack.requests.get(done.id))!.documentResults!;
   const root = done.chain!.at(-1)!;
   // CMS: the e-service assembles its CAdES around the updated attributes; openssl verifies it.
   const attributes = Buffer.from(cms!.toBeSignedBytes!, 'base64');
   expect(attributes.equals(SIGNED_ATTRIBUTES)).toBe(false);
-  const cades = buildSignedData({
-    attributes: derChildren(attributes).map((c) => AsnConvert.parse(c, Attribute)),
-    signature: Buffer.from(cms!.signature!, 'base64'),
-    digestAlgorithm: 'SHA-256',
-    signatureAlgorithm: 'ECDSA',
-    certificatesDer: [pemToDer(done.certificate!), ...done.chain!.slice(0, -1).map((p) => pemToDer(p))],
-  });
+  const certificatesDer = [pemToDer(done.certificate!), ...done.chain!.slice(0, -1).map((p) => pemToDer(p))];
+  const signedData = (result: typeof cms): Buffer =>
+    buildSignedData({
+      attributes: derChildren(Buffer.from(result!.toBeSignedBytes!, 'base64')).map((c) =>
+        AsnConvert.parse(c, Attribute),
+      ),
+      signature: Buffer.from(result!.signature!, 'base64'),
+      digestAlgorithm: 'SHA-256',
+      signatureAlgorithm: 'ECDSA',
+      certificatesDer,
+    });
+  const cades = signedData(cms);
   expect(opensslCmsVerify({ cms: cades, content: CONTENT, rootPem: root }).ok).toBe(true);
   // XML: the e-service assembles its XAdES with the updated SignedInfo and object; xmlsec1 verifies it.
   const xmlSignature = Buffer.from(xml!.signature!, 'base64');
@@ -376,6 +396,10 @@ test('the tasks are signed under a certificate for the person the assertion name
   ]);
   expect(verdict(validatePdfSignatures({ pdf: cades, detachedContent: CONTENT, ...chain }))).toEqual([
     { format: 'CAdES-BASELINE-B', indication: 'TOTAL_PASSED' },
+  ]);
+  // PDF: the e-service writes its CMS around the updated attributes into the PDF's /Contents.
+  expect(verdict(validatePdfSignatures({ pdf: PDF.embed(signedData(pdf)), ...chain }))).toEqual([
+    { format: 'PAdES-BASELINE-B', indication: 'TOTAL_PASSED' },
   ]);
 });
 
