@@ -23,17 +23,18 @@ export function testKeyDirectory(): { dir: string; remove: () => void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** A self-signed RSA-2048 key and certificate made by openssl. */
-export function makeTestKey(dir: string, name: string): TestKey {
+/** A self-signed key and certificate made by openssl: RSA-2048, or EC P-256. */
+export function makeTestKey(dir: string, name: string, algorithm: 'rsa' | 'ec' = 'rsa'): TestKey {
   const keyFile = join(dir, `${name}.key`);
   const certFile = join(dir, `${name}.crt`);
+  const keyArgs =
+    algorithm === 'rsa' ? ['-newkey', 'rsa:2048'] : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'];
   execFileSync(
     'openssl',
     [
       'req',
       '-x509',
-      '-newkey',
-      'rsa:2048',
+      ...keyArgs,
       '-nodes',
       '-keyout',
       keyFile,
@@ -42,7 +43,7 @@ export function makeTestKey(dir: string, name: string): TestKey {
       '-days',
       '1',
       '-subj',
-      `/CN=${name}`,
+      `/C=SE/CN=${name}`,
     ],
     { stdio: 'ignore' },
   );
@@ -76,6 +77,25 @@ export function xmlsec1SignById(dir: string, xml: string, id: string, element: s
       encoding: 'utf8',
     },
   );
+}
+
+/**
+ * Whether xmlsec1 verifies the document's signature with the certificate (PEM file); `idAttribute` names
+ * the ID attribute of the referenced element (`ID:<element>`, `Id:<ns>:<element>`).
+ */
+export function xmlsec1Verifies(dir: string, xml: string, certFile: string, idAttribute?: string): boolean {
+  const file = join(dir, 'verify.xml');
+  writeFileSync(file, xml);
+  const id =
+    idAttribute === undefined
+      ? []
+      : [`--id-attr:${idAttribute.split(':')[0]}`, idAttribute.slice(idAttribute.indexOf(':') + 1)];
+  try {
+    execFileSync('xmlsec1', ['--verify', ...id, '--pubkey-cert-pem', certFile, file], { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export interface AssertionOptions {
@@ -136,4 +156,19 @@ export function federationMetadataXml(idp: {
     `<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${idp.ssoUrl}"/>` +
     '</md:IDPSSODescriptor></md:EntityDescriptor></md:EntitiesDescriptor>'
   );
+}
+
+/** Federation metadata naming one identity provider (SSO at https://idp.example/sso), signed by `operator`. */
+export function signedFederationMetadata(
+  dir: string,
+  entityId: string,
+  idp: TestKey,
+  operator: TestKey,
+): string {
+  const xml = federationMetadataXml({
+    entityId,
+    certificate: idp.certificate,
+    ssoUrl: 'https://idp.example/sso',
+  });
+  return xmlsec1SignById(dir, xml, '_fed', 'EntitiesDescriptor', operator);
 }

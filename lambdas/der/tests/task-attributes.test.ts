@@ -3,11 +3,7 @@
  * and assembled by a test e-service is judged by `openssl cms -verify`, its attributes read back by
  * openssl; each refusal of the profile.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash, createPrivateKey, sign } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Attribute, id_contentType, id_data, id_messageDigest, id_signingTime } from '@peculiar/asn1-cms';
 import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar/asn1-schema';
 import { Time } from '@peculiar/asn1-x509';
@@ -20,37 +16,17 @@ import {
   BadSignTaskError,
   buildSignedData,
   derChildren,
-  pemToDer,
   signedAttributesDer,
   updateTaskAttributes,
 } from '../src';
+import { makeTestKey, testKeyDirectory } from '../../test-support/saml-evidence';
 
-const dir = mkdtempSync(join(tmpdir(), 'task-attributes-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'leaf.key',
-    '-out',
-    'leaf.pem',
-    '-days',
-    '1',
-    '-subj',
-    '/C=SE/CN=Tove Tester',
-  ],
-  { cwd: dir, stdio: 'ignore' },
-);
-const leafPem = readFileSync(join(dir, 'leaf.pem'), 'utf8');
-const leafDer = pemToDer(leafPem);
-const leafKey = createPrivateKey(readFileSync(join(dir, 'leaf.key')));
+const keys = testKeyDirectory();
+afterAll(() => keys.remove());
+const leaf = makeTestKey(keys.dir, 'leaf', 'ec');
+const leafPem = leaf.certPem;
+const leafDer = leaf.certificate.raw;
+const leafKey = createPrivateKey(leaf.keyPem);
 const CONTENT = Buffer.from('the lease of flat 12');
 const NOW = new Date('2026-11-29T10:00:00Z');
 

@@ -7,7 +7,6 @@
  * openssl and EU DSS judge them. Every forgery a table writer or an attacker at the door could try is
  * refused by the signer or the CA.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID, X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,11 +60,12 @@ import {
   type EServiceRequest,
 } from '../../../scripts/local/dss-eservice/sign-request';
 import {
-  federationMetadataXml,
+  signedFederationMetadata,
   makeTestKey,
   samlAssertionXml,
   testKeyDirectory,
   xmlsec1SignById,
+  xmlsec1Verifies,
 } from '../../test-support/saml-evidence';
 
 const config = loadConfig(process.env);
@@ -96,17 +96,7 @@ const SERVICE: Omit<DssServiceContext, 'now'> = {
   maxTasks: 50,
 };
 const FEDERATION: ReadonlyMap<string, IdentityProviderEntry> = readFederationMetadata(
-  xmlsec1SignById(
-    keys.dir,
-    federationMetadataXml({
-      entityId: IDP,
-      certificate: idpKey.certificate,
-      ssoUrl: 'https://idp.example/sso',
-    }),
-    '_fed',
-    'EntitiesDescriptor',
-    operator,
-  ),
+  signedFederationMetadata(keys.dir, IDP, idpKey, operator),
   [operator.certificate],
 );
 
@@ -291,26 +281,15 @@ function assertion(
   return Buffer.from(xmlsec1SignById(keys.dir, xml, id, 'Assertion', idpKey));
 }
 
-function xmlsec1Verifies(xml: string, certificatePem: string): boolean {
-  writeFileSync(join(keys.dir, 'xades.xml'), xml);
+/** xmlsec1's verdict on an assembled XAdES, with the leaf certificate (PEM). */
+function xadesVerifies(xml: string, certificatePem: string): boolean {
   writeFileSync(join(keys.dir, 'leaf.pem'), certificatePem);
-  try {
-    execFileSync(
-      'xmlsec1',
-      [
-        '--verify',
-        '--id-attr:Id',
-        'http://uri.etsi.org/01903/v1.3.2#:SignedProperties',
-        '--pubkey-cert-pem',
-        join(keys.dir, 'leaf.pem'),
-        join(keys.dir, 'xades.xml'),
-      ],
-      { stdio: 'pipe' },
-    );
-    return true;
-  } catch {
-    return false;
-  }
+  return xmlsec1Verifies(
+    keys.dir,
+    xml,
+    join(keys.dir, 'leaf.pem'),
+    'Id:http://uri.etsi.org/01903/v1.3.2#:SignedProperties',
+  );
 }
 
 async function signedWith(
@@ -380,10 +359,8 @@ test('the tasks are signed under a certificate for the person the assertion name
       `<ds:KeyInfo><ds:X509Data><ds:X509Certificate>${pemToDer(done.certificate!).toString('base64')}</ds:X509Certificate></ds:X509Data></ds:KeyInfo>` +
       `${Buffer.from(xml!.adesObject!, 'base64').toString('utf8')}</ds:Signature></lease>`,
   );
-  expect(xmlsec1Verifies(signed, done.certificate!)).toBe(true);
-  expect(xmlsec1Verifies(signed.replace('<flat>12</flat>', '<flat>13</flat>'), done.certificate!)).toBe(
-    false,
-  );
+  expect(xadesVerifies(signed, done.certificate!)).toBe(true);
+  expect(xadesVerifies(signed.replace('<flat>12</flat>', '<flat>13</flat>'), done.certificate!)).toBe(false);
   // EU DSS (offline, B-B policy: no revocation data at B-B) validates both as their baselines.
   const verdict = (report: PdfValidationReport): unknown =>
     report.signatures.map((x) => ({

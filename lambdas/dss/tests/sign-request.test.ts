@@ -2,11 +2,6 @@
  * Reading SignRequests that a spec-written e-service made and xmlsec1 signed: what is trusted at all (no
  * response for those), and the framework's refusals for the rest.
  */
-import { execFileSync } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   DssUntrustedRequestError,
   readSignRequest,
@@ -17,46 +12,19 @@ import {
 import {
   signRequest,
   signRequestTemplate,
-  type EServiceKey,
   type EServiceRequest,
 } from '../../../scripts/local/dss-eservice/sign-request';
 import { validateXsd } from '../../../scripts/local/verify/xsd';
+import { makeTestKey, testKeyDirectory } from '../../test-support/saml-evidence';
 
-const dir = mkdtempSync(join(tmpdir(), 'dss-req-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function makeKey(name: string): EServiceKey {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      join(dir, `${name}.key`),
-      '-out',
-      join(dir, `${name}.crt`),
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${name}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  return {
-    keyPem: readFileSync(join(dir, `${name}.key`), 'utf8'),
-    certPem: readFileSync(join(dir, `${name}.crt`), 'utf8'),
-  };
-}
-
-const eservice = makeKey('eservice');
-const stranger = makeKey('stranger');
+const keys = testKeyDirectory();
+afterAll(() => keys.remove());
+const eservice = makeTestKey(keys.dir, 'eservice');
+const stranger = makeTestKey(keys.dir, 'stranger');
 const NOW = new Date();
 const REGISTRATION: DssClientRegistration = {
   entityId: 'https://eservice.example/sp',
-  certificates: [new X509Certificate(eservice.certPem)],
+  certificates: [eservice.certificate],
   returnUrls: ['https://eservice.example/sign/response'],
   acceptedLoa: ['http://id.elegnamnden.se/loa/1.0/loa3'],
   certTypes: ['PKC'],

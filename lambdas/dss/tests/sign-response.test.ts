@@ -1,37 +1,16 @@
 /** SignResponses as the schemas define them (xmllint) and signed as an e-service checks them (xmlsec1). */
-import { execFileSync } from 'node:child_process';
 import { createPrivateKey, sign as cryptoSign, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { buildSignResponse, DSS_STATUS, signSignResponse, type SignResponseInput } from '@pipeline/dss';
 import type { XmlSigner } from '@pipeline/xml';
 import { responseSignatureVerifies } from '../../../scripts/local/dss-eservice/sign-request';
 import { validateXsd } from '../../../scripts/local/verify/xsd';
+import { makeTestKey, testKeyDirectory } from '../../test-support/saml-evidence';
 
-const dir = mkdtempSync(join(tmpdir(), 'dss-resp-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    join(dir, 'k.pem'),
-    '-out',
-    join(dir, 'c.pem'),
-    '-days',
-    '1',
-    '-subj',
-    '/CN=signservice',
-  ],
-  { stdio: 'ignore' },
-);
-const certPem = readFileSync(join(dir, 'c.pem'), 'utf8');
-const key = createPrivateKey(readFileSync(join(dir, 'k.pem')));
+const keys = testKeyDirectory();
+afterAll(() => keys.remove());
+const service = makeTestKey(keys.dir, 'signservice');
+const certPem = service.certPem;
+const key = createPrivateKey(service.keyPem);
 const signer: XmlSigner = {
   signatureMethod: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
   certificates: [new X509Certificate(certPem).raw],

@@ -3,9 +3,8 @@
  * attacks a verifier of sign requests and assertions must refuse.
  */
 import { execFileSync } from 'node:child_process';
-import { X509Certificate, createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createPrivateKey, sign as cryptoSign } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   NS,
@@ -18,58 +17,34 @@ import {
   verifyXml,
   type XmlSigner,
 } from '@pipeline/xml';
+import {
+  makeTestKey,
+  testKeyDirectory,
+  xmlsec1Verifies,
+  type TestKey,
+} from '../../test-support/saml-evidence';
 
-const dir = mkdtempSync(join(tmpdir(), 'xml-sig-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const keys = testKeyDirectory();
+const dir = keys.dir;
+afterAll(() => keys.remove());
 
-interface TestKey {
-  readonly key: KeyObject;
-  readonly keyPem: string;
-  readonly certPem: string;
-  readonly cert: X509Certificate;
-}
-
-function makeKey(name: string, algorithm: 'rsa' | 'ec'): TestKey {
-  const keyFile = join(dir, `${name}.key`);
-  const certFile = join(dir, `${name}.crt`);
-  const keyArgs =
-    algorithm === 'rsa' ? ['-newkey', 'rsa:2048'] : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'];
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      ...keyArgs,
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${name}`,
-    ],
-    {
-      stdio: 'ignore',
-    },
-  );
-  const keyPem = readFileSync(keyFile, 'utf8');
-  const certPem = readFileSync(certFile, 'utf8');
-  return { key: createPrivateKey(keyPem), keyPem, certPem, cert: new X509Certificate(certPem) };
-}
-
-const rsa = makeKey('requester', 'rsa');
-const ec = makeKey('requester-ec', 'ec');
-const attacker = makeKey('attacker', 'rsa');
+const rsa = makeTestKey(dir, 'requester');
+const ec = makeTestKey(dir, 'requester-ec', 'ec');
+const attacker = makeTestKey(dir, 'attacker');
 
 function signerOf(key: TestKey, method: string): XmlSigner {
   const ecdsa = method.includes('ecdsa');
   return {
     signatureMethod: method,
-    certificates: [key.cert.raw],
+    certificates: [key.certificate.raw],
     sign: async (octets) =>
-      cryptoSign('sha256', octets, ecdsa ? { key: key.key, dsaEncoding: 'ieee-p1363' } : key.key),
+      cryptoSign(
+        'sha256',
+        octets,
+        ecdsa
+          ? { key: createPrivateKey(key.keyPem), dsaEncoding: 'ieee-p1363' }
+          : createPrivateKey(key.keyPem),
+      ),
   };
 }
 
@@ -88,22 +63,8 @@ const inOptionalInputs = (d: Document): Element | undefined => {
 };
 const location = { xpath: "/*/*[local-name()='OptionalInputs']", action: 'append' as const };
 
-function xmlsec1Verify(xml: string, cert: TestKey, extra: string[] = []): boolean {
-  const file = join(dir, 'verify.xml');
-  writeFileSync(file, xml);
-  try {
-    execFileSync(
-      'xmlsec1',
-      ['--verify', '--pubkey-cert-pem', join(dir, `${cert.cert.subject.slice(3)}.crt`), ...extra, file],
-      {
-        stdio: 'pipe',
-      },
-    );
-    return true;
-  } catch {
-    return false;
-  }
-}
+const xmlsec1Verify = (xml: string, key: TestKey, idAttribute?: string): boolean =>
+  xmlsec1Verifies(dir, xml, key.certFile, idAttribute);
 
 describe('signXml', () => {
   it.each([
@@ -113,7 +74,11 @@ describe('signXml', () => {
     const signed = await signXml(REQUEST, signerOf(key, method), { referenceId: '', location });
     expect(xmlsec1Verify(signed, key)).toBe(true);
     expect(xmlsec1Verify(signed.replace('to be signed', 'to be forged'), key)).toBe(false);
-    const verified = verifyXml(signed, { trusted: [key.cert], signature: inOptionalInputs, referenceId: '' });
+    const verified = verifyXml(signed, {
+      trusted: [key.certificate],
+      signature: inOptionalInputs,
+      referenceId: '',
+    });
     expect(verified.signedXml).toContain('to be signed');
     expect(verified.signedXml).not.toContain('Signature');
   });
@@ -124,7 +89,7 @@ describe('signXml', () => {
       referenceId: '_a1',
       location: { xpath: "//*[@ID='_a1']", action: 'append' },
     });
-    expect(xmlsec1Verify(signed, rsa, ['--id-attr:ID', 'Assertion'])).toBe(true);
+    expect(xmlsec1Verify(signed, rsa, 'ID:Assertion')).toBe(true);
   });
 });
 
@@ -143,19 +108,9 @@ describe('verifyXml', () => {
     );
     const file = join(dir, 'template.xml');
     writeFileSync(file, template);
-    writeFileSync(join(dir, 'sign.key'), key.keyPem);
-    return execFileSync(
-      'xmlsec1',
-      [
-        '--sign',
-        '--privkey-pem',
-        `${join(dir, 'sign.key')},${join(dir, `${key.cert.subject.slice(3)}.crt`)}`,
-        file,
-      ],
-      {
-        encoding: 'utf8',
-      },
-    );
+    return execFileSync('xmlsec1', ['--sign', '--privkey-pem', `${key.keyFile},${key.certFile}`, file], {
+      encoding: 'utf8',
+    });
   }
 
   it.each([
@@ -164,18 +119,18 @@ describe('verifyXml', () => {
   ])('verifies what xmlsec1 signed with %s', (_, key, method) => {
     const signed = xmlsec1Signed(key, method);
     const verified = verifyXml(signed, {
-      trusted: [attacker.cert, key.cert],
+      trusted: [attacker.certificate, key.certificate],
       signature: inOptionalInputs,
       referenceId: '',
     });
-    expect(verified.certificate.fingerprint256).toBe(key.cert.fingerprint256);
+    expect(verified.certificate.fingerprint256).toBe(key.certificate.fingerprint256);
   });
 
   it('ignores KeyInfo: a document signed by another key carrying its own certificate is refused', () => {
     const signed = xmlsec1Signed(attacker, RSA_SHA256);
     expect(signed).toContain('X509Certificate');
     expect(() =>
-      verifyXml(signed, { trusted: [rsa.cert], signature: inOptionalInputs, referenceId: '' }),
+      verifyXml(signed, { trusted: [rsa.certificate], signature: inOptionalInputs, referenceId: '' }),
     ).toThrow(XmlSignatureInvalidError);
   });
 
@@ -183,7 +138,7 @@ describe('verifyXml', () => {
     const signed = await signXml(REQUEST, signerOf(rsa, RSA_SHA256), { referenceId: '', location });
     expect(() =>
       verifyXml(signed.replace('to be signed', 'to be forged'), {
-        trusted: [rsa.cert],
+        trusted: [rsa.certificate],
         signature: inOptionalInputs,
         referenceId: '',
       }),
@@ -194,12 +149,12 @@ describe('verifyXml', () => {
     const signed = await signXml(REQUEST, signerOf(rsa, RSA_SHA256), { referenceId: '', location });
     const moved = signed.replace(/(<ds:Signature[\s\S]*<\/ds:Signature>)(<\/dss:OptionalInputs>)/, '$2$1');
     expect(() =>
-      verifyXml(moved, { trusted: [rsa.cert], signature: inOptionalInputs, referenceId: '' }),
+      verifyXml(moved, { trusted: [rsa.certificate], signature: inOptionalInputs, referenceId: '' }),
     ).toThrow('the signature is missing or misplaced');
     const signature = /<ds:Signature[\s\S]*<\/ds:Signature>/.exec(signed)?.[0] ?? '';
     const twice = signed.replace('<Data', `${signature}<Data`);
     expect(() =>
-      verifyXml(twice, { trusted: [rsa.cert], signature: inOptionalInputs, referenceId: '' }),
+      verifyXml(twice, { trusted: [rsa.certificate], signature: inOptionalInputs, referenceId: '' }),
     ).toThrow('exactly one signature is allowed');
   });
 
@@ -207,28 +162,28 @@ describe('verifyXml', () => {
     const xml = REQUEST.replace('<Data ', '<Data ID="_d" ');
     const signed = await signXml(xml, signerOf(rsa, RSA_SHA256), { referenceId: '_d', location });
     expect(() =>
-      verifyXml(signed, { trusted: [rsa.cert], signature: inOptionalInputs, referenceId: '' }),
+      verifyXml(signed, { trusted: [rsa.certificate], signature: inOptionalInputs, referenceId: '' }),
     ).toThrow('the signature must reference exactly the signed element');
   });
 
   it('refuses SHA-1 and XPath transforms', () => {
     const sha1 = xmlsec1Signed(rsa, RSA_SHA256).replace(/xmlenc#sha256/, 'xmldsig#sha1');
     expect(() =>
-      verifyXml(sha1, { trusted: [rsa.cert], signature: inOptionalInputs, referenceId: '' }),
+      verifyXml(sha1, { trusted: [rsa.certificate], signature: inOptionalInputs, referenceId: '' }),
     ).toThrow(XmlAlgorithmNotSupportedError);
     const xpath = xmlsec1Signed(rsa, RSA_SHA256).replace(
       '<ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/>',
       '<ds:Transform Algorithm="http://www.w3.org/TR/1999/REC-xpath-19991116"><ds:XPath>1</ds:XPath></ds:Transform>',
     );
     expect(() =>
-      verifyXml(xpath, { trusted: [rsa.cert], signature: inOptionalInputs, referenceId: '' }),
+      verifyXml(xpath, { trusted: [rsa.certificate], signature: inOptionalInputs, referenceId: '' }),
     ).toThrow(XmlAlgorithmNotSupportedError);
   });
 
   it('refuses a DOCTYPE before looking at the signature', () => {
     const bomb = `<!DOCTYPE r [<!ENTITY a "aaaa">]>${REQUEST}`;
     expect(() =>
-      verifyXml(bomb, { trusted: [rsa.cert], signature: inOptionalInputs, referenceId: '' }),
+      verifyXml(bomb, { trusted: [rsa.certificate], signature: inOptionalInputs, referenceId: '' }),
     ).toThrow(XmlMalformedError);
   });
 

@@ -4,37 +4,15 @@
  * enveloped ds:Signature with the returned octets and object, and xmlsec1 verifies both references; the
  * refusals of the profile.
  */
-import { execFileSync } from 'node:child_process';
-import { createHash, createPrivateKey, sign, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { BadXadesTaskError, NS, updateXadesTask, type XadesTaskInput } from '@pipeline/xml';
+import { makeTestKey, testKeyDirectory, xmlsec1Verifies } from '../../test-support/saml-evidence';
 
-const dir = mkdtempSync(join(tmpdir(), 'xades-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'leaf.key',
-    '-out',
-    'leaf.pem',
-    '-days',
-    '1',
-    '-subj',
-    '/C=SE/CN=Tove Tester',
-  ],
-  { cwd: dir, stdio: 'ignore' },
-);
-const leafPem = readFileSync(join(dir, 'leaf.pem'), 'utf8');
-const leaf = new X509Certificate(leafPem);
-const leafKey = createPrivateKey(readFileSync(join(dir, 'leaf.key')));
+const keys = testKeyDirectory();
+afterAll(() => keys.remove());
+const leafKeyFiles = makeTestKey(keys.dir, 'leaf');
+const leaf = leafKeyFiles.certificate;
+const leafKey = createPrivateKey(leafKeyFiles.keyPem);
 const RSA_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256';
 
 // The e-service's document, already in canonical form (no declaration, no white space between elements).
@@ -74,26 +52,8 @@ function assemble(updatedSignedInfo: Buffer, object: Buffer): string {
   return DOCUMENT.replace('</lease>', `${signature}</lease>`);
 }
 
-function xmlsec1Verifies(xml: string): boolean {
-  writeFileSync(join(dir, 'signed.xml'), xml);
-  try {
-    execFileSync(
-      'xmlsec1',
-      [
-        '--verify',
-        '--id-attr:Id',
-        'http://uri.etsi.org/01903/v1.3.2#:SignedProperties',
-        '--pubkey-cert-pem',
-        join(dir, 'leaf.pem'),
-        join(dir, 'signed.xml'),
-      ],
-      { stdio: 'pipe' },
-    );
-    return true;
-  } catch {
-    return false;
-  }
-}
+const xadesVerifies = (xml: string): boolean =>
+  xmlsec1Verifies(keys.dir, xml, leafKeyFiles.certFile, `Id:${NS.xades}:SignedProperties`);
 
 describe('updateXadesTask', () => {
   it.each([
@@ -108,9 +68,9 @@ describe('updateXadesTask', () => {
     );
     expect(object).toContain(createHash('sha256').update(leaf.raw).digest('base64'));
     const xml = assemble(out.signedInfo, out.adesObject!);
-    expect(xmlsec1Verifies(xml)).toBe(true);
-    expect(xmlsec1Verifies(xml.replace('2026-11-29T10:00:00Z', '2020-01-01T00:00:00Z'))).toBe(false);
-    expect(xmlsec1Verifies(xml.replace('<flat>12</flat>', '<flat>13</flat>'))).toBe(false);
+    expect(xadesVerifies(xml)).toBe(true);
+    expect(xadesVerifies(xml.replace('2026-11-29T10:00:00Z', '2020-01-01T00:00:00Z'))).toBe(false);
+    expect(xadesVerifies(xml.replace('<flat>12</flat>', '<flat>13</flat>'))).toBe(false);
   });
 
   it("EPES keeps the e-service's policy after SigningCertificateV2 and replaces a v1 reference", () => {
@@ -125,7 +85,7 @@ describe('updateXadesTask', () => {
     expect(text).not.toContain('<xades:SigningCertificate>');
     expect(text).toMatch(/<\/xades:SigningCertificateV2><xades:SignaturePolicyIdentifier>/);
     expect(text).toContain('Id="props"');
-    expect(xmlsec1Verifies(assemble(out.signedInfo, out.adesObject!))).toBe(true);
+    expect(xadesVerifies(assemble(out.signedInfo, out.adesObject!))).toBe(true);
   });
 
   it('None returns the bytes unchanged', () => {

@@ -3,10 +3,7 @@
  * framework's schema (xmllint), Responses as an identity provider signs them (xmlsec1) read, and the
  * forgeries refused.
  */
-import { execFileSync } from 'node:child_process';
 import { createPrivateKey, sign } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { AssertionError } from '@pipeline/core/identity';
 import {
   authnRequestForm,
@@ -19,11 +16,12 @@ import {
 import { parseXml, serializeXml } from '@pipeline/xml';
 import { validateXsd } from '../../../../scripts/local/verify/xsd';
 import {
-  federationMetadataXml,
+  signedFederationMetadata,
   makeTestKey,
   samlAssertionXml,
   testKeyDirectory,
   xmlsec1SignById,
+  xmlsec1Verifies,
 } from '../../../test-support/saml-evidence';
 
 const keys = testKeyDirectory();
@@ -33,20 +31,9 @@ const idpKey = makeTestKey(keys.dir, 'idp');
 const operator = makeTestKey(keys.dir, 'operator');
 const attacker = makeTestKey(keys.dir, 'attacker');
 const IDP = 'https://idp.example/saml';
-const FEDERATION = readFederationMetadata(
-  xmlsec1SignById(
-    keys.dir,
-    federationMetadataXml({
-      entityId: IDP,
-      certificate: idpKey.certificate,
-      ssoUrl: 'https://idp.example/sso',
-    }),
-    '_fed',
-    'EntitiesDescriptor',
-    operator,
-  ),
-  [operator.certificate],
-);
+const FEDERATION = readFederationMetadata(signedFederationMetadata(keys.dir, IDP, idpKey, operator), [
+  operator.certificate,
+]);
 const SP: ServiceProvider = {
   entityId: 'https://sign.example/sp',
   acsUrl: 'https://sign.example/dss/v1/saml/acs',
@@ -60,21 +47,7 @@ const SIGN_MESSAGE =
   '<csig:SignMessage xmlns:csig="http://id.elegnamnden.se/csig/1.1/dss-ext/ns" MustShow="true" MimeType="text">' +
   `<csig:Message>${Buffer.from('I sign the lease.').toString('base64')}</csig:Message></csig:SignMessage>`;
 
-function xmlsec1Verifies(xml: string, node: string, certFile: string): boolean {
-  writeFileSync(join(keys.dir, 'verify.xml'), xml);
-  try {
-    execFileSync(
-      'xmlsec1',
-      ['--verify', '--id-attr:ID', node, '--pubkey-cert-pem', certFile, join(keys.dir, 'verify.xml')],
-      {
-        stdio: 'pipe',
-      },
-    );
-    return true;
-  } catch {
-    return false;
-  }
-}
+const AUTHN_REQUEST_ID = 'ID:urn:oasis:names:tc:SAML:2.0:protocol:AuthnRequest';
 
 describe('authnRequestForm', () => {
   it('posts a signed AuthnRequest with ForceAuthn, the SignMessage unchanged, PrincipalSelection, SADRequest and RequesterID', async () => {
@@ -98,14 +71,13 @@ describe('authnRequestForm', () => {
     expect(form.action).toBe('https://idp.example/sso');
     expect(form.fields.RelayState).toBe('flow-1');
     const xml = Buffer.from(form.fields.SAMLRequest!, 'base64').toString('utf8');
-    expect(xmlsec1Verifies(xml, 'urn:oasis:names:tc:SAML:2.0:protocol:AuthnRequest', spKey.certFile)).toBe(
-      true,
-    );
+    expect(xmlsec1Verifies(keys.dir, xml, spKey.certFile, AUTHN_REQUEST_ID)).toBe(true);
     expect(
       xmlsec1Verifies(
+        keys.dir,
         xml.replace('ForceAuthn="true"', 'ForceAuthn="false"'),
-        'urn:oasis:names:tc:SAML:2.0:protocol:AuthnRequest',
         spKey.certFile,
+        AUTHN_REQUEST_ID,
       ),
     ).toBe(false);
     const root = parseXml(xml).documentElement;
