@@ -6,6 +6,8 @@
  * the HSM's DER.
  */
 import { createHash, X509Certificate } from 'node:crypto';
+import { ECDSASigValue } from '@peculiar/asn1-ecc';
+import { AsnConvert } from '@peculiar/asn1-schema';
 import { nodeHashName, type DigestAlgorithm, type SignatureAlgorithm } from '@pipeline/core/shared';
 import type { PreparedTask, TaskPreparer } from '@pipeline/core/signing';
 import { pemToDer, updateTaskAttributes } from '@pipeline/der';
@@ -68,22 +70,10 @@ function curveSize(certificatePem: string): number {
   return curve === 'secp384r1' ? 48 : 32;
 }
 
-/** An ECDSA signature (DER SEQUENCE of two INTEGERs) as r‖s, each of the curve's length. */
+/** An ECDSA signature (DER ECDSA-Sig-Value) as r‖s, each of the curve's length. */
 function rawEcdsa(signature: Buffer, size: number): Buffer {
-  const [r, s] = derIntegers(signature);
-  return Buffer.concat([fixed(r, size), fixed(s, size)]);
-}
-
-function derIntegers(der: Buffer): [Buffer, Buffer] {
-  // SEQUENCE { INTEGER r, INTEGER s }, lengths below 128 for P-256/P-384 (short form after the header).
-  let offset = der[1]! & 0x80 ? 2 + (der[1]! & 0x7f) : 2;
-  const read = (): Buffer => {
-    const length = der[offset + 1]!;
-    const value = der.subarray(offset + 2, offset + 2 + length);
-    offset += 2 + length;
-    return value;
-  };
-  return [read(), read()];
+  const { r, s } = AsnConvert.parse(signature, ECDSASigValue);
+  return Buffer.concat([fixed(Buffer.from(r), size), fixed(Buffer.from(s), size)]);
 }
 
 function fixed(integer: Buffer, size: number): Buffer {
