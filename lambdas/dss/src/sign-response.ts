@@ -2,7 +2,7 @@
  * Building and signing the DSS-Ext SignResponse (ELN-0609 §3.2, §4; ELN-0607 §2.2), element order as the
  * schemas' sequences want it. The signature is enveloped, the last child of OptionalOutputs (ELN-0609 §5).
  */
-import { signXml, type XmlSigner } from '@pipeline/xml';
+import { escapeXml, signXml, xmlDateTime, type XmlSigner } from '@pipeline/xml';
 import { DSS_EXT_PROFILE, DSS_NS, ENTITY_FORMAT } from './namespaces';
 import { DSS_STATUS, type DssStatus } from './status';
 import type { AdesType, SamlAttribute, SigType } from './types';
@@ -52,14 +52,16 @@ export interface SignResponseInput {
 export function buildSignResponse(input: SignResponseInput): string {
   const status = DSS_STATUS[input.status];
   const result = el('dss:Result', {}, [
-    el('dss:ResultMajor', {}, [text(status.major)]),
-    'minor' in status ? el('dss:ResultMinor', {}, [text(status.minor)]) : '',
-    input.message === undefined ? '' : el('dss:ResultMessage', { 'xml:lang': 'en' }, [text(input.message)]),
+    el('dss:ResultMajor', {}, [escapeXml(status.major)]),
+    'minor' in status ? el('dss:ResultMinor', {}, [escapeXml(status.minor)]) : '',
+    input.message === undefined
+      ? ''
+      : el('dss:ResultMessage', { 'xml:lang': 'en' }, [escapeXml(input.message)]),
   ]);
   const extension = el('csig:SignResponseExtension', { Version: input.version }, [
-    el('csig:ResponseTime', {}, [text(dateTime(input.responseTime))]),
+    el('csig:ResponseTime', {}, [escapeXml(xmlDateTime(input.responseTime))]),
     input.version === '1.1' && input.encodedRequest !== undefined
-      ? el('csig:Request', {}, [text(input.encodedRequest)])
+      ? el('csig:Request', {}, [escapeXml(input.encodedRequest)])
       : '',
     input.signerAssertionInfo === undefined ? '' : signerAssertionInfoXml(input.signerAssertionInfo),
     input.certificateChain === undefined
@@ -67,7 +69,9 @@ export function buildSignResponse(input: SignResponseInput): string {
       : el(
           'csig:SignatureCertificateChain',
           {},
-          input.certificateChain.map((c) => el('csig:X509Certificate', {}, [text(c.toString('base64'))])),
+          input.certificateChain.map((c) =>
+            el('csig:X509Certificate', {}, [escapeXml(c.toString('base64'))]),
+          ),
         ),
   ]);
   const tasks =
@@ -100,12 +104,12 @@ export async function signSignResponse(xml: string, signer: XmlSigner): Promise<
 function signerAssertionInfoXml(info: SignerAssertionInfo): string {
   return el('csig:SignerAssertionInfo', {}, [
     el('csig:ContextInfo', {}, [
-      el('csig:IdentityProvider', { Format: ENTITY_FORMAT }, [text(info.identityProvider)]),
-      el('csig:AuthenticationInstant', {}, [text(dateTime(info.authenticationInstant))]),
-      el('saml:AuthnContextClassRef', {}, [text(info.authnContextClassRef)]),
-      el('csig:ServiceID', {}, [text(info.serviceId)]),
-      el('csig:AuthType', {}, [text('SAML')]),
-      el('csig:AssertionRef', {}, [text(info.assertionRef)]),
+      el('csig:IdentityProvider', { Format: ENTITY_FORMAT }, [escapeXml(info.identityProvider)]),
+      el('csig:AuthenticationInstant', {}, [escapeXml(xmlDateTime(info.authenticationInstant))]),
+      el('saml:AuthnContextClassRef', {}, [escapeXml(info.authnContextClassRef)]),
+      el('csig:ServiceID', {}, [escapeXml(info.serviceId)]),
+      el('csig:AuthType', {}, [escapeXml('SAML')]),
+      el('csig:AssertionRef', {}, [escapeXml(info.assertionRef)]),
     ]),
     el(
       'saml:AttributeStatement',
@@ -114,13 +118,15 @@ function signerAssertionInfoXml(info: SignerAssertionInfo): string {
         el(
           'saml:Attribute',
           { Name: a.name, NameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:uri' },
-          [...a.values.map((v) => el('saml:AttributeValue', {}, [text(v)]))],
+          [...a.values.map((v) => el('saml:AttributeValue', {}, [escapeXml(v)]))],
         ),
       ),
     ),
     info.assertion === undefined
       ? ''
-      : el('csig:SamlAssertions', {}, [el('csig:Assertion', {}, [text(info.assertion.toString('base64'))])]),
+      : el('csig:SamlAssertions', {}, [
+          el('csig:Assertion', {}, [escapeXml(info.assertion.toString('base64'))]),
+        ]),
   ]);
 }
 
@@ -133,36 +139,27 @@ function signedTaskXml(task: SignedTask): string {
       AdESType: task.adesType,
     },
     [
-      el('csig:ToBeSignedBytes', {}, [text(task.toBeSignedBytes.toString('base64'))]),
+      el('csig:ToBeSignedBytes', {}, [escapeXml(task.toBeSignedBytes.toString('base64'))]),
       task.adesObject === undefined
         ? ''
         : el('csig:AdESObject', {}, [
             task.adesObject.signatureId === undefined
               ? ''
-              : el('csig:SignatureId', {}, [text(task.adesObject.signatureId)]),
+              : el('csig:SignatureId', {}, [escapeXml(task.adesObject.signatureId)]),
             task.adesObject.bytes === undefined
               ? ''
-              : el('csig:AdESObjectBytes', {}, [text(task.adesObject.bytes.toString('base64'))]),
+              : el('csig:AdESObjectBytes', {}, [escapeXml(task.adesObject.bytes.toString('base64'))]),
           ]),
       el('csig:Base64Signature', { Type: task.signatureAlgorithm }, [
-        text(task.signature.toString('base64')),
+        escapeXml(task.signature.toString('base64')),
       ]),
     ],
   );
 }
 
-/** xs:dateTime in UTC without fractions. */
-function dateTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-function text(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
 function el(name: string, attributes: Readonly<Record<string, string>>, content: readonly string[]): string {
   const attrs = Object.entries(attributes)
-    .map(([k, v]) => ` ${k}="${text(v).replace(/"/g, '&quot;')}"`)
+    .map(([k, v]) => ` ${k}="${escapeXml(v)}"`)
     .join('');
   const body = content.join('');
   return body === '' ? `<${name}${attrs}/>` : `<${name}${attrs}>${body}</${name}>`;

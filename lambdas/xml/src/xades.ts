@@ -6,12 +6,13 @@
  * policy is kept), digests the SignedProperties (exclusive C14N), points SignedInfo's SignedProperties
  * reference at them, and returns SignedInfo canonicalized by its own method: exactly the octets signed.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { DIGEST_URIS, signatureMethod as methodOf, xmlDigest, type XmlDigest } from './algorithms';
 import { c14nAlgorithm, canonicalize } from './c14n';
 import { BadXadesTaskError } from './errors';
 import { C14N, NS } from './namespaces';
 import { parseXml, serializeXml } from './parse';
+import { xmlDateTime } from './text';
 import { childrenNS } from './signature';
 
 export const SIGNED_PROPERTIES_TYPE = 'http://uri.etsi.org/01903#SignedProperties';
@@ -104,18 +105,12 @@ function signedProperties(object: Element, input: XadesTaskInput, digest: XmlDig
   // The schema's sequence: SigningTime, SigningCertificate(V2), then policy, place and role.
   const certificate = prependElement(signature, NS.xades, 'SigningCertificateV2');
   const time = prependElement(signature, NS.xades, 'SigningTime');
-  time.appendChild(
-    time.ownerDocument.createTextNode(input.signingTime.toISOString().replace(/\.\d{3}Z$/, 'Z')),
-  );
+  time.appendChild(time.ownerDocument.createTextNode(xmlDateTime(input.signingTime)));
   const cert = appendElement(certificate, NS.xades, 'Cert');
   const certDigest = appendElement(cert, NS.xades, 'CertDigest');
   appendElement(certDigest, NS.ds, 'DigestMethod').setAttribute('Algorithm', DIGEST_URIS[digest]);
   const value = appendElement(certDigest, NS.ds, 'DigestValue');
-  value.appendChild(
-    value.ownerDocument.createTextNode(
-      createHash(digest.replace('SHA-', 'sha')).update(input.certificateDer).digest('base64'),
-    ),
-  );
+  value.appendChild(value.ownerDocument.createTextNode(xmlDigest(digest, input.certificateDer)));
   return properties;
 }
 

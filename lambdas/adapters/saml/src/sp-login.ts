@@ -6,7 +6,17 @@
  * (@pipeline/xml), so the SP key can live in the HSM; node-saml signs only with a private key in memory.
  */
 import { AssertionError } from '@pipeline/core/identity';
-import { childrenNS, NS, parseXml, serializeXml, signXml, verifyXml, type XmlSigner } from '@pipeline/xml';
+import {
+  childrenNS,
+  escapeXml,
+  NS,
+  parseXml,
+  serializeXml,
+  signXml,
+  verifyXml,
+  xmlDateTime,
+  type XmlSigner,
+} from '@pipeline/xml';
 import type { IdentityProviderEntry } from './metadata';
 import { ENTITY_CATEGORY, POST_BINDING, SAML_NS } from './namespaces';
 
@@ -44,10 +54,6 @@ export interface PostForm {
   readonly fields: Readonly<Record<string, string>>;
 }
 
-const esc = (value: string): string =>
-  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const iso = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-
 /** The signed AuthnRequest as the fields of a form posted to the identity provider. */
 export async function authnRequestForm(input: AuthnRequestInput, sp: ServiceProvider): Promise<PostForm> {
   const selection = (input.principalSelection ?? []).filter((p) =>
@@ -58,25 +64,25 @@ export async function authnRequestForm(input: AuthnRequestInput, sp: ServiceProv
     selection.length === 0
       ? ''
       : `<psc:PrincipalSelection xmlns:psc="${psc}">${selection
-          .map((p) => `<psc:MatchValue Name="${esc(p.name)}">${esc(p.value)}</psc:MatchValue>`)
+          .map((p) => `<psc:MatchValue Name="${escapeXml(p.name)}">${escapeXml(p.value)}</psc:MatchValue>`)
           .join('')}</psc:PrincipalSelection>`,
     input.sadRequest === undefined
       ? ''
-      : `<sap:SADRequest xmlns:sap="${SAP}" ID="${esc(input.sadRequest.id)}"><sap:RequesterID>${esc(sp.entityId)}</sap:RequesterID>` +
-        `<sap:SignRequestID>${esc(input.sadRequest.signRequestId)}</sap:SignRequestID>` +
+      : `<sap:SADRequest xmlns:sap="${SAP}" ID="${escapeXml(input.sadRequest.id)}"><sap:RequesterID>${escapeXml(sp.entityId)}</sap:RequesterID>` +
+        `<sap:SignRequestID>${escapeXml(input.sadRequest.signRequestId)}</sap:SignRequestID>` +
         `<sap:DocCount>${input.sadRequest.docCount}</sap:DocCount><sap:RequestedVersion>1.0</sap:RequestedVersion></sap:SADRequest>`,
   ].join('');
   const xml =
-    `<samlp:AuthnRequest xmlns:samlp="${samlp}" xmlns:saml="${saml}" ID="${esc(input.id)}" Version="2.0"` +
-    ` IssueInstant="${iso(input.issueInstant)}" Destination="${esc(input.idp.ssoPostUrl)}" ForceAuthn="true"` +
-    ` AssertionConsumerServiceURL="${esc(sp.acsUrl)}" ProtocolBinding="${POST_BINDING}">` +
-    `<saml:Issuer>${esc(sp.entityId)}</saml:Issuer>` +
+    `<samlp:AuthnRequest xmlns:samlp="${samlp}" xmlns:saml="${saml}" ID="${escapeXml(input.id)}" Version="2.0"` +
+    ` IssueInstant="${xmlDateTime(input.issueInstant)}" Destination="${escapeXml(input.idp.ssoPostUrl)}" ForceAuthn="true"` +
+    ` AssertionConsumerServiceURL="${escapeXml(sp.acsUrl)}" ProtocolBinding="${POST_BINDING}">` +
+    `<saml:Issuer>${escapeXml(sp.entityId)}</saml:Issuer>` +
     (extensions === '' ? '' : `<samlp:Extensions>${extensions}</samlp:Extensions>`) +
     '<samlp:NameIDPolicy Format="urn:oasis:names:tc:SAML:2.0:nameid-format:transient" AllowCreate="false"/>' +
     `<samlp:RequestedAuthnContext Comparison="exact">${input.loa
-      .map((l) => `<saml:AuthnContextClassRef>${esc(l)}</saml:AuthnContextClassRef>`)
+      .map((l) => `<saml:AuthnContextClassRef>${escapeXml(l)}</saml:AuthnContextClassRef>`)
       .join('')}</samlp:RequestedAuthnContext>` +
-    `<samlp:Scoping><samlp:RequesterID>${esc(input.requesterId)}</samlp:RequesterID></samlp:Scoping>` +
+    `<samlp:Scoping><samlp:RequesterID>${escapeXml(input.requesterId)}</samlp:RequesterID></samlp:Scoping>` +
     '</samlp:AuthnRequest>';
   // The schema puts the signature right after the Issuer.
   const signed = await signXml(xml, sp.signer, {
@@ -179,13 +185,13 @@ export function spMetadataXml(
   sp: Omit<ServiceProvider, 'signer'> & { readonly signingCertificateDer: Buffer },
 ): string {
   return (
-    `<md:EntityDescriptor xmlns:md="${md}" xmlns:mdattr="${mdattr}" xmlns:saml="${saml}" entityID="${esc(sp.entityId)}">` +
+    `<md:EntityDescriptor xmlns:md="${md}" xmlns:mdattr="${mdattr}" xmlns:saml="${saml}" entityID="${escapeXml(sp.entityId)}">` +
     `<md:Extensions><mdattr:EntityAttributes><saml:Attribute Name="${ENTITY_CATEGORY}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:uri">` +
     `<saml:AttributeValue>${SIGSERVICE_CATEGORY}</saml:AttributeValue></saml:Attribute></mdattr:EntityAttributes></md:Extensions>` +
     '<md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="true" WantAssertionsSigned="true">' +
     `<md:KeyDescriptor use="signing"><ds:KeyInfo xmlns:ds="${NS.ds}"><ds:X509Data><ds:X509Certificate>` +
     `${sp.signingCertificateDer.toString('base64')}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>` +
-    `<md:AssertionConsumerService Binding="${POST_BINDING}" Location="${esc(sp.acsUrl)}" index="0" isDefault="true"/>` +
+    `<md:AssertionConsumerService Binding="${POST_BINDING}" Location="${escapeXml(sp.acsUrl)}" index="0" isDefault="true"/>` +
     '</md:SPSSODescriptor></md:EntityDescriptor>'
   );
 }
