@@ -120,8 +120,12 @@ test("a flooding client gets its share (429 CLIENT_SHARE_EXCEEDED beyond it); an
       `victim: ${JSON.stringify(outcome(victim.map((s) => s.id)))}, refusals before acceptance ${JSON.stringify(victim.map((s) => s.refusals.map((r) => r.code)))}`,
   );
 
-  // The flooder got no more than the capacity less the reserve, and was told why, with a Retry-After.
-  expect(acceptedFlood.length).toBeLessThanOrEqual(POOL + ON_THE_FLY - RESERVE);
+  // The flooder never held more open requests than the capacity less the reserve (more may be accepted
+  // in all when the flood arrives slowly: a request signed on the fly gives its place back), and was told
+  // why, with a Retry-After.
+  expect(mostOpenAtOnce(acceptedFlood.map((r) => views.get(r.id)))).toBeLessThanOrEqual(
+    POOL + ON_THE_FLY - RESERVE,
+  );
   expect(refusedFlood.length).toBeGreaterThan(0);
   for (const r of refusedFlood) {
     expect([r.status, r.code, Number(r.retryAfter)]).toEqual([429, 'CLIENT_SHARE_EXCEEDED', 2]);
@@ -137,3 +141,26 @@ test("a flooding client gets its share (429 CLIENT_SHARE_EXCEEDED beyond it); an
     views,
   );
 });
+
+/** The most requests open at one moment: each is open from its receipt until it ended. */
+function mostOpenAtOnce(views: readonly (SignRequestView | undefined)[]): number {
+  const edges = views.flatMap((v) => {
+    const from = Date.parse(String(v?.timings.receivedAt));
+    const to = Date.parse(String(v?.timings.finishedAt));
+    if (!Number.isFinite(from) || !Number.isFinite(to))
+      throw new Error(`request ${v?.id} has no receipt or end time`);
+    return [
+      { at: from, delta: 1 },
+      { at: to, delta: -1 },
+    ];
+  });
+  // At one instant an end goes before a receipt: the place given back is the one taken.
+  edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
+  let open = 0;
+  let most = 0;
+  for (const e of edges) {
+    open += e.delta;
+    most = Math.max(most, open);
+  }
+  return most;
+}
