@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SAML, type SamlConfig } from '@node-saml/node-saml';
+import { SAML, ValidateInResponseTo, type SamlConfig } from '@node-saml/node-saml';
 import { importX509, jwtVerify, decodeJwt } from 'jose';
 import { TEST_CITIZENS } from '../../idp/citizens';
 import { LOA } from '../../idp/profile';
@@ -60,7 +60,7 @@ function spConfig(overrides: Partial<SamlConfig> = {}): SamlConfig {
     identifierFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient',
     wantAssertionsSigned: true,
     wantAuthnResponseSigned: true,
-    validateInResponseTo: 'always',
+    validateInResponseTo: ValidateInResponseTo.always,
     samlAuthnRequestExtensions: {
       '#raw': signMessageXml(MESSAGE_B64) + principalXml(ASA.personalIdentityNumber) + sadRequestXml,
     },
