@@ -31,7 +31,7 @@ import { NS, XmlMalformedError, childrenNS, parseXml, verifyXml } from '@pipelin
 import { escapeHtml } from '../../shared/html';
 import { TEST_CITIZENS, findCitizenByPersonalNumber, type TestCitizen } from '../idp/citizens';
 import { page, renderSignMessage } from '../idp/html';
-import { LOA } from '../idp/profile';
+import { LOA, LOA_VALUES, type Loa } from '../idp/profile';
 import { throwawayKeyPair, type KeyPair } from './keys';
 import { idpMetadata, readSpMetadata, type TrustedSp } from './metadata';
 import {
@@ -323,6 +323,15 @@ export async function startSamlIdp(options: SamlIdpOptions): Promise<SamlIdp> {
         top: STATUS.responder,
         second: STATUS.unknownPrincipal,
         message: 'The user is not the one the service named.',
+      });
+      sendHtml(res, 200, postForm(acsUrl, xml, relayState));
+      return;
+    }
+    if (LOA_VALUES.indexOf(citizen.loa) < LOA_VALUES.indexOf(login.loa as Loa)) {
+      const xml = await errorResponse(ctx, signer, {
+        top: STATUS.responder,
+        second: STATUS.noAuthnContext,
+        message: "The user's eID does not reach the requested level of assurance.",
       });
       sendHtml(res, 200, postForm(acsUrl, xml, relayState));
       return;

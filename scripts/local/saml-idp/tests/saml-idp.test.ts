@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SAML, ValidateInResponseTo, type SamlConfig } from '@node-saml/node-saml';
 import { importX509, jwtVerify, decodeJwt } from 'jose';
-import { TEST_CITIZENS } from '../../idp/citizens';
+import { LOA2_CITIZEN_INDEX, TEST_CITIZENS } from '../../idp/citizens';
 import { LOA } from '../../idp/profile';
 import { startSamlIdp, type Misbehaviour, type SamlIdp } from '../idp';
 import { throwawayKeyPair, type KeyPair } from '../keys';
@@ -247,6 +247,18 @@ describe('a cancelled login', () => {
     expect(outcome.xml).not.toContain('<saml:Assertion');
     expect(xmlsecVerifies(outcome.xml, RESPONSE_ID_ATTR, idpKeys.certPem)).toBe(true);
     await expect(validate(outcome)).rejects.toThrow(/Responder/);
+  });
+});
+
+describe('a citizen whose eID is below the requested level', () => {
+  it('gets NoAuthnContext, not an assertion of a level the eID does not reach', async () => {
+    const nils = TEST_CITIZENS[LOA2_CITIZEN_INDEX];
+    const outcome = await login('approve', {
+      citizen: nils.personalIdentityNumber,
+      sp: { samlAuthnRequestExtensions: { '#raw': signMessageXml(MESSAGE_B64) } },
+    });
+    expect(outcome.xml).toContain(`<samlp:StatusCode Value="${STATUS.noAuthnContext}"/>`);
+    expect(outcome.xml).not.toContain('<saml:Assertion');
   });
 });
 
