@@ -48,6 +48,7 @@ import {
   STATUS,
   chooseLoa,
   readAuthnRequest,
+  requestOrigin,
   signMessageDigest,
   type AuthnRequestParts,
 } from './saml';
@@ -239,7 +240,7 @@ export async function startSamlIdp(options: SamlIdpOptions): Promise<SamlIdp> {
       // node-saml deflates unless skipRequestCompression is set; the HTTP-POST binding (§3.5.4) never does.
       throw new HttpRefusal(400, 'SAMLRequest is not base64 XML (the HTTP-POST binding does not deflate).');
     }
-    const unverified = readAuthnRequest(parseXml(xml).documentElement!);
+    const unverified = requestOrigin(parseXml(xml).documentElement!);
     const sp = sps.get(unverified.issuer);
     if (sp === undefined)
       throw new HttpRefusal(403, 'The AuthnRequest comes from an SP this IdP does not trust.');

@@ -48,7 +48,7 @@ export function signMessageDigest(messageBase64: string): string {
   return `${SHA256_URI};${createHash('sha256').update(octets).digest('base64')}`;
 }
 
-/** The request's ID in the AuthnRequest's own terms, refused when it is not usable as an XML ID. */
+/** An AuthnRequest this IdP does not serve (HTTP 400 with the message on an HTML page). */
 export class AuthnRequestRefusedError extends Error {
   public override readonly name = 'AuthnRequestRefusedError';
 }
@@ -83,6 +83,14 @@ export interface AuthnRequestParts {
 const text = (element: Element | undefined): string => element?.textContent?.trim() ?? '';
 const first = (parent: Element | undefined, ns: string, name: string): Element | undefined =>
   parent === undefined ? undefined : childrenNS(parent, ns, name)[0];
+
+/** The ID and Issuer of a not yet verified AuthnRequest: only to find the SP and the signed reference. */
+export function requestOrigin(root: Element): { readonly id: string; readonly issuer: string } {
+  if (root.namespaceURI !== SAML_NS.samlp || root.localName !== 'AuthnRequest') {
+    throw new AuthnRequestRefusedError('SAMLRequest is not a samlp:AuthnRequest');
+  }
+  return { id: root.getAttribute('ID') ?? '', issuer: text(first(root, SAML_NS.saml, 'Issuer')) };
+}
 
 /** Reads the parts of an AuthnRequest (the root of verified, signed octets). */
 export function readAuthnRequest(root: Element): AuthnRequestParts {

@@ -250,6 +250,14 @@ describe('a cancelled login', () => {
   });
 });
 
+describe('a login as another citizen than the PrincipalSelection names', () => {
+  it('gets UnknownPrincipal, not an assertion', async () => {
+    const outcome = await login('approve', { citizen: TEST_CITIZENS[1].personalIdentityNumber });
+    expect(outcome.xml).toContain(`<samlp:StatusCode Value="${STATUS.unknownPrincipal}"/>`);
+    expect(outcome.xml).not.toContain('<saml:Assertion');
+  });
+});
+
 describe('a citizen whose eID is below the requested level', () => {
   it('gets NoAuthnContext, not an assertion of a level the eID does not reach', async () => {
     const nils = TEST_CITIZENS[LOA2_CITIZEN_INDEX];
@@ -274,8 +282,12 @@ describe('refusals', () => {
     expect(text).toContain('does not deflate');
   });
 
-  it('refuses an unsigned AuthnRequest', async () => {
-    const { status, text } = await refusal(new SAML(spConfig({ privateKey: undefined })));
+  it('refuses an unsigned AuthnRequest, whatever it carries', async () => {
+    const encrypted =
+      '<csig:SignMessage xmlns:csig="http://id.elegnamnden.se/csig/1.1/dss-ext/ns"><csig:EncryptedMessage/></csig:SignMessage>';
+    const { status, text } = await refusal(
+      new SAML(spConfig({ privateKey: undefined, samlAuthnRequestExtensions: { '#raw': encrypted } })),
+    );
     expect(status).toBe(403);
     expect(text).toContain('not signed');
   });
