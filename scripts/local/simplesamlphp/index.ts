@@ -128,7 +128,8 @@ function requirePackages(): void {
 /** Whether php runs and the expression holds in it. */
 function phpHas(expression: string): boolean {
   try {
-    execFileSync('php', ['-r', `exit(${expression} ? 0 : 1);`], { stdio: 'ignore' });
+    // The env given explicitly: Jest hands tests a copy of process.env that the default would bypass.
+    execFileSync('php', ['-r', `exit(${expression} ? 0 : 1);`], { stdio: 'ignore', env: process.env });
     return true;
   } catch {
     return false;
@@ -262,7 +263,9 @@ async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject()));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(),
+      );
     });
   });
 }
@@ -275,7 +278,8 @@ async function waitForMetadata(url: string, php: ChildProcess, output: readonly 
     try {
       const answer = await fetch(url, { signal: AbortSignal.timeout(5_000) });
       const body = await answer.text();
-      if (answer.ok && body.includes('EntityDescriptor')) return body.slice(body.indexOf('<md:EntityDescriptor'));
+      if (answer.ok && body.includes('EntityDescriptor'))
+        return body.slice(body.indexOf('<md:EntityDescriptor'));
       last = `HTTP ${answer.status}`;
     } catch (err) {
       last = String(err);

@@ -20,7 +20,7 @@ import {
   type IdentityProviderEntry,
   type ServiceProvider,
 } from '@pipeline/adapters/saml';
-import { escapeXml } from '@pipeline/xml';
+import { escapeXml, NS, parseXml } from '@pipeline/xml';
 import {
   makeTestKey,
   signedFederationOf,
@@ -52,6 +52,23 @@ const FRIDA = {
   },
 };
 const ASSERTION_ID = 'ID:urn:oasis:names:tc:SAML:2.0:assertion:Assertion';
+const RSA_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256';
+const SHA256 = 'http://www.w3.org/2001/04/xmlenc#sha256';
+const URI_FORMAT = 'urn:oasis:names:tc:SAML:2.0:attrname-format:uri';
+
+/** The signature and digest methods and the attributes' NameFormats anywhere in a posted Response. */
+function algorithmsOf(encoded: string): { signatures: string[]; digests: string[]; nameFormats: string[] } {
+  const doc = parseXml(Buffer.from(encoded, 'base64').toString('utf8'));
+  const all = (ns: string, name: string, attribute: string): string[] =>
+    Array.from(doc.getElementsByTagNameNS(ns, name) as unknown as ArrayLike<Element>).map(
+      (e) => e.getAttribute(attribute) ?? '',
+    );
+  return {
+    signatures: all(NS.ds, 'SignatureMethod', 'Algorithm'),
+    digests: all(NS.ds, 'DigestMethod', 'Algorithm'),
+    nameFormats: all('urn:oasis:names:tc:SAML:2.0:assertion', 'Attribute', 'NameFormat'),
+  };
+}
 
 const keys = testKeyDirectory();
 let spKey: TestKey;
@@ -102,7 +119,7 @@ function serviceProvider(key: TestKey): ServiceProvider {
     entityId: `${base}/sp`,
     acsUrl: `${base}/acs`,
     signer: {
-      signatureMethod: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+      signatureMethod: RSA_SHA256,
       certificates: [key.certificate.raw],
       sign: async (octets) => sign('sha256', octets, createPrivateKey(key.keyPem)),
     },
@@ -222,6 +239,11 @@ describe('SimpleSAMLphp as the identity provider', () => {
             Object.entries(FRIDA.attributes).map(([name, value]) => ({ name, values: [value] })),
           ),
         );
+        expect(algorithmsOf(answer.get('SAMLResponse') ?? '')).toEqual({
+          signatures: [RSA_SHA256, RSA_SHA256], // the Response's and the assertion's
+          digests: [SHA256, SHA256],
+          nameFormats: Object.keys(FRIDA.attributes).map(() => URI_FORMAT),
+        });
         expect(xmlsec1Verifies(keys.dir, response.assertionXml, idpCertFile, ASSERTION_ID)).toBe(true);
         expect(
           xmlsec1Verifies(
@@ -255,6 +277,18 @@ describe('SimpleSAMLphp as the identity provider', () => {
       expect(posted).toHaveLength(before);
     } finally {
       await page.close();
+    }
+  });
+
+  it('names the Debian packages to install when php is not there', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      await expect(startSimpleSamlPhp({ spMetadataXml: '', users: [] })).rejects.toThrow(
+        /php-cli, php-xml, php-mbstring: apt-get install -y php-cli php-xml php-mbstring simplesamlphp/,
+      );
+    } finally {
+      process.env.PATH = path;
     }
   });
 });
