@@ -215,7 +215,7 @@ describe('SimpleSAMLphp as the identity provider', () => {
       for (const round of [1, 2]) {
         // The second round runs in the same browser session: ForceAuthn must show the login form again.
         const { id, sp } = await sendAuthnRequest(page, spKey);
-        expect(await page.$('#username')).not.toBeNull();
+        await page.waitForSelector('#username', { timeout: 15_000 });
         const loginStarted = Math.floor(Date.now() / 1000) * 1000;
         const answer = await logIn(page);
         expect(answer.get('RelayState')).toBe(`flow-${id}`);
@@ -270,8 +270,11 @@ describe('SimpleSAMLphp as the identity provider', () => {
       });
       await sendAuthnRequest(page, stranger);
       // SimpleSAMLphp 1.19 answers its error page with HTTP 200; the page names the cause (showerrors).
+      await page.waitForFunction(
+        () => document.body?.innerText.includes('Unable to validate Signature') === true,
+        { timeout: 15_000 },
+      );
       expect(answers).toEqual([200]);
-      expect(await page.evaluate(() => document.body.innerText)).toContain('Unable to validate Signature');
       expect(await page.$('#username')).toBeNull();
       await new Promise((r) => setTimeout(r, 1_000));
       expect(posted).toHaveLength(before);
