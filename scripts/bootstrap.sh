@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One-command set-up shared by `npm start`, `npm test` and `npm run bench` (their `pre` scripts).
 # Idempotent and quick when everything is already in place. Steps:
-#   1. Debian packages (softhsm2, opensc, a JRE, maven, openssl, xmlsec1 and xmllint; with --browser, as
-#      `npm test` asks, also chromium for the browser test): apt-get as root, else the exact command.
+#   1. Debian packages (softhsm2, opensc, a JRE, maven, openssl, xmlsec1 and xmllint, PHP and SimpleSAMLphp;
+#      with --browser, as `npm test` asks, also chromium for the browser test): apt-get as root, else the
+#      exact command.
 #   2. npm dependencies (npm ci, npm itself on the project's own Node.js), and pkcs11js built for it.
 #   3. DynamoDB Local and ElasticMQ jars from Maven Central into .local/jars (once).
 #   4. A SoftHSM token in .local/softhsm with its own SOFTHSM2_CONF, and the long-lived token objects.
@@ -26,6 +27,12 @@ command -v openssl >/dev/null || missing+=(openssl)
 # XML signatures and schemas are judged by tools nobody here wrote: xmlsec1 (verify) and xmllint (XSD).
 command -v xmlsec1 >/dev/null || missing+=(xmlsec1)
 command -v xmllint >/dev/null || missing+=(libxml2-utils)
+# The SAML login is also tried against an identity provider nobody here wrote: Debian's SimpleSAMLphp,
+# run by PHP's own web server (scripts/local/simplesamlphp); it needs PHP's DOM and mbstring extensions.
+command -v php >/dev/null || missing+=(php-cli)
+command -v php >/dev/null && php -r 'exit(class_exists("DOMDocument") ? 0 : 1);' 2>/dev/null || missing+=(php-xml)
+command -v php >/dev/null && php -r 'exit(function_exists("mb_strlen") ? 0 : 1);' 2>/dev/null || missing+=(php-mbstring)
+[ -d /usr/share/simplesamlphp/www ] || missing+=(simplesamlphp)
 # The browser test drives Debian's Chromium through puppeteer-core (whose own browser download cannot work
 # here); only `npm test` asks for it.
 if [ "${1:-}" = "--browser" ]; then

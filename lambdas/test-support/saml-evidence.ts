@@ -172,3 +172,16 @@ export function signedFederationMetadata(
   });
   return xmlsec1SignById(dir, xml, '_fed', 'EntitiesDescriptor', operator);
 }
+
+/** Federation metadata (ID `_fed`) holding these md:EntityDescriptor documents, signed by `operator`. */
+export function signedFederationOf(
+  dir: string,
+  entityDescriptors: readonly string[],
+  operator: TestKey,
+): string {
+  const entities = entityDescriptors.map((xml) => xml.replace(/^\s*<\?xml[^>]*\?>\s*/, ''));
+  const xml =
+    '<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" ID="_fed" Name="local">' +
+    `<!--SIG-->${entities.join('')}</md:EntitiesDescriptor>`;
+  return xmlsec1SignById(dir, xml, '_fed', 'EntitiesDescriptor', operator);
+}
