@@ -15,6 +15,7 @@ const PACKAGES = [
   'api',
   'doors',
   'csc',
+  'dssext',
   'resources',
   ...ADAPTERS,
 ].join('|');
@@ -52,7 +53,7 @@ const AWS_SDK_IN_ADAPTERS_ONLY = {
 const CORE_PATTERNS = [
   {
     regex:
-      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|doors/src|csc/src|der/src|xml/src|dss/src|config/src)(/|$)|@pipeline/)',
+      '^((\\.\\./)+(adapters|handlers|test-support|resources|ca/src|audit/src|api/src|doors/src|csc/src|dssext/src|der/src|xml/src|dss/src|config/src)(/|$)|@pipeline/)',
     message: 'the domain core imports no adapter, service, handler, configuration or test support',
   },
   {
@@ -181,7 +182,7 @@ export default tseslint.config(
     [
       {
         regex:
-          '^((\\.\\./)+(handlers|test-support|ca/src|audit/src|api/src|doors/src|csc/src)(/|$)|@pipeline/(ca|audit|api|doors|csc)$)',
+          '^((\\.\\./)+(handlers|test-support|ca/src|audit/src|api/src|doors/src|csc/src|dssext/src)(/|$)|@pipeline/(ca|audit|api|doors|csc|dssext)$)',
         message: 'an adapter implements a port of the core and imports no service or handler above it',
       },
     ],
@@ -193,6 +194,7 @@ export default tseslint.config(
       'lambdas/api/src/**/*.ts',
       'lambdas/doors/src/**/*.ts',
       'lambdas/csc/src/**/*.ts',
+      'lambdas/dssext/src/**/*.ts',
       'lambdas/der/src/**/*.ts',
       'lambdas/xml/src/**/*.ts',
       'lambdas/dss/src/**/*.ts',
@@ -248,6 +250,7 @@ export default tseslint.config(
       'lambdas/api/src/**',
       'lambdas/doors/src/**',
       'lambdas/csc/src/**',
+      'lambdas/dssext/src/**',
       'lambdas/der/src/**',
       'lambdas/xml/src/**',
       'lambdas/dss/src/**',

@@ -7,6 +7,7 @@
  */
 export { createApiHandler, wireApi, type ApiHandlerDeps } from './api/handler';
 export { createCscHandler, wireCsc } from './csc/handler';
+export { createDssExtHandler, wireDssExt } from './dssext/handler';
 export { checkpointRound, wireAuditCheckpoint } from './audit-checkpoint/handler';
 export { createCaHandler, wireCa } from './ca/handler';
 export { createCrlHandler, wireCrl } from './crl/handler';

@@ -1,7 +1,7 @@
 import type { CscClient, CscLifetimes, CscServiceDescription } from '@pipeline/core/csc';
 import { ConfigError } from './errors';
 import { ENV } from './env-names';
-import { int, jsonArray, str } from './readers';
+import { int, jsonArray, secretSource, str } from './readers';
 import { isFetchableUrl } from './identity-config';
 import type { Env, SecretSource } from './types';
 
@@ -45,19 +45,6 @@ export function cscSecretSources(env: Env): CscSecretSources {
       ? { clients: secretSource(env, ENV.CSC_CLIENTS, 'the clients JSON') }
       : {}),
   };
-}
-
-/** `file:<path>` or `secretsmanager:<secret id or ARN>` (what the secret holds is named in the error). */
-function secretSource(env: Env, name: string, holds: string): SecretSource {
-  const spec = str(env, name);
-  const colon = spec.indexOf(':');
-  const rest = spec.slice(colon + 1);
-  if (colon > 0 && rest.length > 0) {
-    const kind = spec.slice(0, colon);
-    if (kind === 'file') return { kind, path: rest };
-    if (kind === 'secretsmanager') return { kind, secretId: rest };
-  }
-  throw new ConfigError(`${name} must be file:<path> or secretsmanager:<secret id> of ${holds}`, name);
 }
 
 /**

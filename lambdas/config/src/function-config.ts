@@ -7,6 +7,8 @@ import { loadAuditConfig, type AuditConfig } from './audit-config';
 import { loadCaConfig, type CaConfig } from './ca-config';
 import { loadConfig } from './config';
 import { cscSecretSources, loadCscConfig, type CscConfig, type CscSecretSources } from './csc-config';
+import { dssExtSecretSources, type DssExtConfig, type DssExtSecretSources } from './dssext-config';
+import { ConfigError } from './errors';
 import { loadIdentityConfig, type IdentityConfig } from './identity-config';
 import { loadKeygenPolicyConfig, type KeygenPolicyConfig } from './keygen-config';
 import { loadPipelineConfig, type PipelineConfig } from './pipeline-config';
@@ -64,6 +66,12 @@ export interface CscFunctionConfig extends ApiFunctionConfig {
   readonly csc: (clientsText: string | undefined) => CscConfig;
 }
 
+/** The DSS-Ext door's function: the API's intake settings, its registrations and federation, its key. */
+export interface DssExtFunctionConfig extends ApiFunctionConfig {
+  readonly dssExt: DssExtConfig;
+  readonly secrets: DssExtSecretSources;
+}
+
 export function loadQueueFunctionConfig(env: Env): QueueFunctionConfig {
   return { app: loadConfig(env), pipeline: loadPipelineConfig(env) };
 }
@@ -109,4 +117,11 @@ export function loadCscFunctionConfig(env: Env): CscFunctionConfig {
     secrets: cscSecretSources(env),
     csc: (clientsText) => loadCscConfig(env, defaultIssuer, clientsText),
   };
+}
+
+export function loadDssExtFunctionConfig(env: Env): DssExtFunctionConfig {
+  const api = loadApiFunctionConfig(env);
+  const { dssExt } = api.identity;
+  if (dssExt === undefined) throw new ConfigError('DSSEXT_BASE_URL is required', 'DSSEXT_BASE_URL');
+  return { ...api, dssExt, secrets: dssExtSecretSources(env) };
 }

@@ -4,6 +4,7 @@ import { int, jsonArray, oneOf, str } from './readers';
 import { ConfigError } from './errors';
 import type { Env } from './types';
 import { ENV } from './env-names';
+import { loadDssExtConfig, type DssExtConfig } from './dssext-config';
 
 /**
  * `assertion`: signers are authenticated by trusted identity providers (ID tokens); clients with
@@ -72,6 +73,8 @@ export interface IdentityConfig {
   /** Keys are read again when older than this. */
   readonly jwksMaxAgeSeconds: number;
   readonly claimMapping: ClaimMapping;
+  /** The DSS-Ext door's registrations and federation, when it is deployed: its evidence is verified too. */
+  readonly dssExt?: DssExtConfig;
 }
 
 /** Asymmetric JWS algorithms only: `none` and the HMAC family can never be configured. */
@@ -124,6 +127,7 @@ export function loadIdentityConfig(env: Env): IdentityConfig {
     jwksRefreshIntervalSeconds: int(env, 'IDENTITY_JWKS_REFRESH_INTERVAL_SECONDS', 30, 1, 3600),
     jwksMaxAgeSeconds: int(env, 'IDENTITY_JWKS_MAX_AGE_SECONDS', 600, 1, 86_400),
     claimMapping: claimMapping(env),
+    ...dssExtOf(env),
   };
 }
 
@@ -234,4 +238,9 @@ function claimMapping(env: Env): ClaimMapping {
     );
   }
   return mapping;
+}
+
+function dssExtOf(env: Env): { dssExt?: DssExtConfig } {
+  const dssExt = loadDssExtConfig(env);
+  return dssExt ? { dssExt } : {};
 }

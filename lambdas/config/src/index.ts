@@ -39,11 +39,18 @@ export {
 } from './identity-config';
 export { type CscConfig, cscSecretSources, loadCscConfig } from './csc-config';
 export {
+  dssExtSecretSources,
+  type DssExtClient,
+  type DssExtConfig,
+  type DssExtSecretSources,
+} from './dssext-config';
+export {
   type ApiFunctionConfig,
   type AuditCheckpointFunctionConfig,
   type CaFunctionConfig,
   type CaSideFunctionConfig,
   type CscFunctionConfig,
+  type DssExtFunctionConfig,
   type JwksRefreshFunctionConfig,
   type KeygenFunctionConfig,
   type QueueFunctionConfig,
@@ -53,6 +60,7 @@ export {
   loadCaFunctionConfig,
   loadCaSideFunctionConfig,
   loadCscFunctionConfig,
+  loadDssExtFunctionConfig,
   loadJwksRefreshFunctionConfig,
   loadKeygenFunctionConfig,
   loadQueueFunctionConfig,

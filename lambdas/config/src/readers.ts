@@ -4,7 +4,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from './errors';
-import type { Env, ObjectTarget, PinSource } from './types';
+import type { Env, ObjectTarget, PinSource, SecretSource } from './types';
 
 /** `env:VAR`, `file:/path` or `secretsmanager:<secret id or ARN>`. */
 export function parsePinSource(spec: string): PinSource {
@@ -82,4 +82,17 @@ export function jsonArray(env: Env, name: string): unknown[] {
   }
   if (!Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON array`, name);
   return parsed;
+}
+
+/** `file:<path>` or `secretsmanager:<secret id or ARN>` (what the secret holds is named in the error). */
+export function secretSource(env: Env, name: string, holds: string): SecretSource {
+  const spec = str(env, name);
+  const colon = spec.indexOf(':');
+  const rest = spec.slice(colon + 1);
+  if (colon > 0 && rest.length > 0) {
+    const kind = spec.slice(0, colon);
+    if (kind === 'file') return { kind, path: rest };
+    if (kind === 'secretsmanager') return { kind, secretId: rest };
+  }
+  throw new ConfigError(`${name} must be file:<path> or secretsmanager:<secret id> of ${holds}`, name);
 }

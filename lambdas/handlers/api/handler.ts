@@ -13,12 +13,12 @@ import {
 } from '@pipeline/adapters/dynamodb';
 import { lambdaClient } from '@pipeline/adapters/aws';
 import { LambdaCertificateRevoker } from '@pipeline/adapters/lambda';
-import { createAssertionVerifier } from '@pipeline/adapters/oidc';
 import type { ApiFunctionConfig } from '@pipeline/config';
 import { KEY_TYPES } from '@pipeline/core/shared';
 import { createLogger } from '../shared/observability';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { wire } from '../shared/wiring';
+import { createEvidenceVerifier } from '../shared/evidence';
 
 export interface ApiHandlerDeps {
   readonly api: ApiDeps;
@@ -85,7 +85,7 @@ export function wireApi(functionConfig: ApiFunctionConfig): ApiHandlerDeps {
     admission,
     recordDemand: (keyType, at) => demand.record(keyType, at),
     identity: {
-      verifier: createAssertionVerifier(identity, config.aws),
+      verifier: createEvidenceVerifier(identity, config.aws),
       assertions: new AssertionReplayRepository(doc, { tableName: config.tables.assertions }),
     },
     revoker: new LambdaCertificateRevoker(lambdaClient(config.aws), pipeline.revokeFunctionName),

@@ -11,7 +11,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { documentClient } from '@pipeline/adapters/aws';
 import { CertificateRepository, LoggedCertificateRepository } from '@pipeline/adapters/dynamodb';
-import { createAssertionVerifier } from '@pipeline/adapters/oidc';
 import {
   IssueBatchRequestSchema,
   IssueItemSchema,
@@ -33,6 +32,7 @@ import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
 import { caSideLogin } from '../shared/ca-login';
 import { auditLogSigningWith } from '../shared/audit-signing';
 import { onceUntilFailure } from '../shared/once';
+import { createEvidenceVerifier } from '../shared/evidence';
 
 export interface CaHandlerDeps {
   /** The CA, set up on first use (HSM login, CA certificates); a failed set-up is tried again. */
@@ -59,7 +59,7 @@ async function setUp(functionConfig: CaFunctionConfig, logger: Logger): Promise<
     certificates,
     caCertificates,
     config,
-    evidence: createAssertionVerifier(functionConfig.identity, aws),
+    evidence: createEvidenceVerifier(functionConfig.identity, aws),
     audit,
     // Each certificate and the audit entry of its event in one transaction, no read first.
     logged: new LoggedCertificateRepository(certificates, audit),

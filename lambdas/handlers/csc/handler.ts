@@ -8,7 +8,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { read, submit } from '@pipeline/api';
 import { lambdaClient } from '@pipeline/adapters/aws';
 import { CscRepository } from '@pipeline/adapters/dynamodb';
-import { createAssertionVerifier, OidcRelyingParty } from '@pipeline/adapters/oidc';
+import { OidcRelyingParty } from '@pipeline/adapters/oidc';
 import { readSecretText } from '@pipeline/adapters/parameters';
 import { ENV, type CscConfig, type CscFunctionConfig } from '@pipeline/config';
 import { handleCscEvent, type CscDoorDeps } from '@pipeline/csc';
@@ -18,6 +18,7 @@ import { createLogger } from '../shared/observability';
 import { oidcLogin, relyingPartyKey } from '../shared/oidc-login';
 import { createTimeStamper } from '../shared/time-stamping';
 import { wire } from '../shared/wiring';
+import { createEvidenceVerifier } from '../shared/evidence';
 
 export interface CscHandlerDeps extends CscDoorDeps {
   readonly config: CscConfig;
@@ -58,7 +59,7 @@ export async function wireCsc(functionConfig: CscFunctionConfig): Promise<CscHan
   return {
     config,
     store: new CscRepository(doc, { tableName: functionConfig.app.tables.csc }),
-    verifier: createAssertionVerifier(identity, aws),
+    verifier: createEvidenceVerifier(identity, aws),
     login: oidcLogin(relyingParty),
     intake: { submit: (call) => submit(api, call), read: (call) => read(api, call) },
     timeStamper: createTimeStamper(pipeline.timeStamping, lambdaClient(aws)),

@@ -40,6 +40,19 @@ export const CSC_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
 ];
 
 /**
+ * The DSS-Ext door (docs/dss-ext.md), beside the stage: /dss/v1<resource>. Browsers post to it (the
+ * e-service's SignRequest, the identity provider's answer); it authenticates what they carry, not them.
+ */
+export const DSSEXT_BASE_PATH = '/dss/v1';
+
+export const DSSEXT_ROUTES: readonly Omit<RouteDefinition, 'authenticated'>[] = [
+  { method: 'POST', resource: '/sign' },
+  { method: 'POST', resource: '/saml/acs' },
+  { method: 'GET', resource: '/saml/metadata' },
+  { method: 'GET', resource: '/flows/{flowId}' },
+];
+
+/**
  * The CSC methods that start an authorization (each keeps state in the CSC table) and that anyone can
  * reach, since the function authenticates the client only then: a tighter limit per source applies.
  */

@@ -88,6 +88,18 @@ export const TABLES = {
     partitionKey: { name: 'pk', type: 'S' },
     ttlAttribute: 'expiresAt',
   },
+  /**
+   * The DSS-Ext door's state (pk: `REQ#<hash of SignRequester and RequestID>`, each SignRequest once;
+   * `FLOW#<hash of the flow id>`, a login, sealed under its id, answered once): short-lived (TTL), and
+   * trusted by nobody else: the door verifies a flow's SignRequest again, the CA all the evidence.
+   */
+  dssExt: {
+    id: 'DssExtFlows',
+    envVar: 'DSSEXT_TABLE_NAME',
+    localName: 'dss-ext-flows',
+    partitionKey: { name: 'pk', type: 'S' },
+    ttlAttribute: 'expiresAt',
+  },
   /** Tamper-evident audit log: hash-chain entries (CHAIN#<n>/<seq>), chain heads, signed checkpoints. */
   audit: {
     id: 'AuditLog',

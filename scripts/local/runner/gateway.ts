@@ -20,6 +20,8 @@ import {
   API_STAGE,
   CSC_BASE_PATH,
   CSC_ROUTES,
+  DSSEXT_BASE_PATH,
+  DSSEXT_ROUTES,
   MAX_BODY_BYTES,
   OCSP_ROUTES,
   PKI_SOURCE_LIMITS,
@@ -58,6 +60,8 @@ export interface GatewayOptions {
    * (OAuth 2.0 client credentials, bearer tokens), so no API key; the stage throttle applies.
    */
   readonly csc?: ApiHandler;
+  /** The DSS-Ext door (docs/dss-ext.md), under DSSEXT_BASE_PATH. */
+  readonly dssExt?: ApiHandler;
   /** The CSC API's limits per source and per client (its web ACL on AWS); default DEFAULT_CSC_CALLER_LIMITS. */
   readonly cscLimits?: CscCallerLimits;
 }
@@ -123,6 +127,8 @@ async function handle(
     return servePki(req, res, url, options.pki, gateway.tsaThrottle);
   if (options.csc && url.pathname.startsWith(`${CSC_BASE_PATH}/`))
     return serveCsc(gateway, req, res, url, options.csc);
+  if (options.dssExt && url.pathname.startsWith(`${DSSEXT_BASE_PATH}/`))
+    return serveDssExt(gateway, req, res, url, options.dssExt);
   // The local IdP registers one loopback redirect URI per client (`/callback`, any port): the signing
   // service's own, which the CSC API's callback answers here (CSC_IDP_REDIRECT_URI).
   if (options.csc && url.pathname === LOCAL_IDP_CALLBACK_PATH) {
@@ -277,6 +283,46 @@ async function serveCsc(
   res.writeHead(result.statusCode, stringHeaders(result.headers));
   res.end(result.body);
 }
+
+/** The DSS-Ext door: browsers post forms to it; the stage's throttle applies, the door checks the rest. */
+async function serveDssExt(
+  gateway: Gateway,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  door: ApiHandler,
+): Promise<void> {
+  const path = url.pathname.slice(DSSEXT_BASE_PATH.length);
+  const matched = DSSEXT_ROUTES.map((r) => match(r, path)).find((m) => m && m.route.method === req.method);
+  if (!matched) {
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    res.end(`no DSS-Ext resource ${req.method} ${url.pathname}`);
+    return;
+  }
+  const admitted = gateway.admission.admit(`${matched.route.method} ${DSSEXT_BASE_PATH}${matched.route.resource}`, undefined);
+  if (!admitted.ok) {
+    res.writeHead(429, { 'Retry-After': String(admitted.retryAfterSeconds), 'Content-Type': 'text/plain' });
+    res.end(admitted.message);
+    return;
+  }
+  const body = await readBody(req, DSSEXT_MAX_BODY_BYTES);
+  if (body === 'too-large') {
+    res.writeHead(413, { 'Content-Type': 'text/plain' });
+    res.end(`body exceeds ${DSSEXT_MAX_BODY_BYTES} bytes`);
+    return;
+  }
+  const event = {
+    ...toEvent(req, url, matched, body, undefined),
+    resource: `${DSSEXT_BASE_PATH}${matched.route.resource}`,
+    path: url.pathname,
+  };
+  const result = await door(event, lambdaContext('dssext'));
+  res.writeHead(result.statusCode, stringHeaders(result.headers));
+  res.end(result.body);
+}
+
+/** A SignRequest form of many tasks (the door refuses more than its own limit). */
+const DSSEXT_MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * The TSA's throttles: one bucket per source address (the WAF's per-source rule on AWS:

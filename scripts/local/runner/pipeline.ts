@@ -19,6 +19,7 @@ import {
   loadCaConfig,
   loadConfig,
   loadCscFunctionConfig,
+  loadDssExtFunctionConfig,
   loadKeygenFunctionConfig,
   loadPipelineConfig,
   loadQueueFunctionConfig,
@@ -28,16 +29,19 @@ import {
   checkpointRound,
   createApiHandler,
   createCscHandler,
+  createDssExtHandler,
   createKeygenHandler,
   createReconcileHandler,
   wireApi,
   wireAuditCheckpoint,
   wireCsc,
+  wireDssExt,
   wireKeygen,
   wireReconcile,
   type ApiHandlerDeps,
 } from '../../../lambdas/handlers';
 import { ensureQueue, ensureTables } from '../resources';
+import { freePort, setUpDssExt, type LocalDssExt } from './dss-ext';
 import { localAnchorDir } from '../audit-anchors';
 import { IDP_CLIENT_KEYS_DIR, localClientKey, localClientKeysEnv } from '../client-keys';
 import { CLIENT_IDS } from '../idp/clients';
@@ -120,6 +124,8 @@ export interface LocalPipeline {
   readonly apiKey: string;
   /** The CSC API (when citizens log in at an OpenID Provider) and its local client, if the runner registered it. */
   readonly csc?: LocalCsc;
+  /** The DSS-Ext door, its SAML IdP and its registered test e-service (LOCAL_DSSEXT=1). */
+  readonly dssExt?: LocalDssExt;
   readonly standIns: StandIns;
   readonly queueUrl: string;
   readonly deadLetterQueueUrl: string;
@@ -220,6 +226,12 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     await wrap('dynamodb', 'AWS_ENDPOINT_URL_DYNAMODB');
     await wrap('sqs', 'AWS_ENDPOINT_URL_SQS');
     await setUpIdentity(env, log, cleanups);
+    // The DSS-Ext door's URLs are in the CA's and the API's settings: the gateway's port is chosen first.
+    let dssExt: LocalDssExt | undefined;
+    if (env.LOCAL_DSSEXT === '1') {
+      if (Number(env.PORT ?? 8080) === 0) env.PORT = String(await freePort());
+      dssExt = await setUpDssExt(env, Number(env.PORT ?? 8080), cleanups, log);
+    }
     const prefix = options.resourcePrefix ?? '';
     for (const table of Object.values(TABLES)) env[table.envVar] ||= `${prefix}${table.localName}`;
     const pipeline = loadPipelineConfig(env);
@@ -237,6 +249,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     const endings = new RequestEndingSignals();
     // The CSC API, once the gateway's address (its public base URL) is known.
     let csc: ApiHandler | undefined;
+    let dssExtDoor: ApiHandler | undefined;
     const { gateway, clients } = await startApiGateway(
       env,
       pipeline,
@@ -245,12 +258,14 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
       () => ready,
       endings,
       (event, context) => (csc ?? cscUnavailable)(event, context),
+      dssExt ? (event, context) => (dssExtDoor ?? cscUnavailable)(event, context) : undefined,
     );
     cleanups.push(() => closeServer(gateway));
     const port = (gateway.address() as AddressInfo).port;
     const url = `http://127.0.0.1:${port}/${API_STAGE}`;
     const cscClient = env.IDENTITY_TRUSTED_ISSUERS ? localCscEnv(env, port) : undefined;
     if (cscClient) csc = createCscHandler(await wireCsc(loadCscFunctionConfig(env)));
+    if (dssExt) dssExtDoor = createDssExtHandler(await wireDssExt(loadDssExtFunctionConfig(env)));
 
     const { consumers, startConsumer } = startConsumers(
       { ...env, ...signerEnv },
@@ -265,6 +280,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     return {
       url,
       ...(cscClient ? { csc: cscClient } : {}),
+      ...(dssExt ? { dssExt } : {}),
       clients,
       apiKey,
       standIns,
@@ -392,6 +408,7 @@ async function startApiGateway(
   ready: () => boolean,
   endings: RequestEndings,
   csc: ApiHandler,
+  dssExt: ApiHandler | undefined,
 ): Promise<{ gateway: Server; clients: SigningApiClient[] }> {
   const ca = loadCaConfig(env);
   const clients = withCredentials(loadApiClients(env));
@@ -409,6 +426,7 @@ async function startApiGateway(
         tsa: caSide.tsa,
       },
       csc,
+      ...(dssExt ? { dssExt } : {}),
       cscLimits: pipeline.local.cscLimits,
     },
     pipeline.local.port,

@@ -4,6 +4,7 @@ export { AuditRepository } from './audit-repository';
 export { BatchedRequestReader } from './batched-request-reader';
 export { AssertionReplayRepository } from './assertion-replay-repository';
 export { CscRepository } from './csc-repository';
+export { DssExtRepository } from './dssext-repository';
 export { MAX_TRANSACTION_ITEMS } from './transactions';
 export { BufferedDemandRecorder } from './buffered-demand-recorder';
 export { DemandRepository } from './demand-repository';
