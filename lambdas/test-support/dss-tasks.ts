@@ -33,7 +33,10 @@ export const SIGNED_INFO = Buffer.from(
 /** SignedAttributes as an e-service writes them: contentType id-data, messageDigest (SHA-256). */
 export function signedAttributesOf(digest: Buffer): Buffer {
   return Buffer.concat([
-    Buffer.from('314b301806092a864886f70d010903310b06092a864886f70d010701302f06092a864886f70d01090431220420', 'hex'),
+    Buffer.from(
+      '314b301806092a864886f70d010903310b06092a864886f70d010701302f06092a864886f70d01090431220420',
+      'hex',
+    ),
     digest,
   ]);
 }

@@ -53,7 +53,10 @@ export function loadDssExtConfig(env: Env): DssExtConfig | undefined {
   if (!env[ENV.DSSEXT_BASE_URL]) return undefined;
   const baseUrl = str(env, ENV.DSSEXT_BASE_URL).replace(/\/$/, '');
   if (!isFetchableUrl(baseUrl)) {
-    throw new ConfigError('DSSEXT_BASE_URL must be an https URL (http only on loopback)', ENV.DSSEXT_BASE_URL);
+    throw new ConfigError(
+      'DSSEXT_BASE_URL must be an https URL (http only on loopback)',
+      ENV.DSSEXT_BASE_URL,
+    );
   }
   return {
     baseUrl,

@@ -64,12 +64,18 @@ export async function acs(event: HttpEvent, deps: DssExtDoorDeps): Promise<HttpR
       signatureAlgorithm: pipeline.signatureAlgorithm,
       digestAlgorithm: pipeline.digestAlgorithm,
       tasks: pipeline.tasks,
-      evidence: encodeDssEvidence({ signRequest: binding.octets, assertion: Buffer.from(assertionXml, 'utf8') }),
+      evidence: encodeDssEvidence({
+        signRequest: binding.octets,
+        assertion: Buffer.from(assertionXml, 'utf8'),
+      }),
     },
     waitSeconds: WAIT_SECONDS,
   });
   if (outcome.kind === 'refused') {
-    return respond(deps, replyTo, { status: statusOfCode(outcome.error.code), message: outcome.error.message });
+    return respond(deps, replyTo, {
+      status: statusOfCode(outcome.error.code),
+      message: outcome.error.message,
+    });
   }
   if (outcome.kind === 'accepted') return stillSigning(deps, flowId);
   return answered(deps, outcome.request, { request, replyTo, facts, assertionXml, flowId });
@@ -94,7 +100,10 @@ export async function flowResult(flowId: string, deps: DssExtDoorDeps): Promise<
     waitSeconds: WAIT_SECONDS,
   });
   if (outcome.kind === 'refused') {
-    return respond(deps, replyTo, { status: statusOfCode(outcome.error.code), message: outcome.error.message });
+    return respond(deps, replyTo, {
+      status: statusOfCode(outcome.error.code),
+      message: outcome.error.message,
+    });
   }
   return answered(deps, outcome.request, { request, replyTo, facts, assertionXml, flowId });
 }
@@ -123,7 +132,10 @@ function stillSigning(deps: DssExtDoorDeps, flowId: string): HttpResult {
   const page = errorPage(202, 'Signing', 'Your signature is being made: this page continues by itself.');
   return {
     ...page,
-    headers: { ...page.headers, Refresh: `2; url=${deps.config.baseUrl}/flows/${encodeURIComponent(flowId)}` },
+    headers: {
+      ...page.headers,
+      Refresh: `2; url=${deps.config.baseUrl}/flows/${encodeURIComponent(flowId)}`,
+    },
   };
 }
 
@@ -135,9 +147,14 @@ function verifiedFlow(
 ): Extract<ReadResult, { kind: 'accepted' }> & { binding: RequestBinding } {
   let read: ReadResult;
   try {
-    read = readSignRequest(flow.signRequest, { ...deps.config.service, now: new Date(now) }, { timeWindow: false });
+    read = readSignRequest(
+      flow.signRequest,
+      { ...deps.config.service, now: new Date(now) },
+      { timeWindow: false },
+    );
   } catch (err) {
-    if (err instanceof DssUntrustedRequestError) throw new DssDoorPageError(400, 'the login state is not valid');
+    if (err instanceof DssUntrustedRequestError)
+      throw new DssDoorPageError(400, 'the login state is not valid');
     throw err;
   }
   if (read.kind !== 'accepted') throw new DssDoorPageError(400, 'the login state is not valid');

@@ -93,7 +93,10 @@ const DEFAULT_CERTIFIED = [
 ];
 
 /** The assertion's attributes that can have gone into the certificate (ELN-0609 §3.2.1: only those). */
-function certifiedAttributes(facts: SamlAssertionFacts, request: SignRequest): SamlAssertionFacts['attributes'] {
+function certifiedAttributes(
+  facts: SamlAssertionFacts,
+  request: SignRequest,
+): SamlAssertionFacts['attributes'] {
   const names = new Set([
     ...DEFAULT_CERTIFIED,
     ...request.requestedCertAttributes.flatMap((a) => a.samlAttributeNames.map((n) => n.name)),

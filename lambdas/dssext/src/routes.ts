@@ -20,7 +20,8 @@ export async function handleDssExtEvent(event: HttpEvent, deps: DssExtDoorDeps):
       deps.logger.warn('SignRequest refused without a response', { code: err.code, reason: err.message });
       return errorPage(400, 'The signature request was refused', err.message);
     }
-    if (err instanceof DssDoorPageError) return errorPage(err.statusCode, 'The signature cannot go on', err.message);
+    if (err instanceof DssDoorPageError)
+      return errorPage(err.statusCode, 'The signature cannot go on', err.message);
     const failure = clientFailureOf(err);
     if (failure.kind === 'internal') {
       deps.logger.error('unexpected DSS-Ext failure', {

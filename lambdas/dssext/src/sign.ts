@@ -76,7 +76,8 @@ export async function sign(event: HttpEvent, deps: DssExtDoorDeps): Promise<Http
     });
     return autoPostForm(login.action, login.fields);
   } catch (err) {
-    if (err instanceof DssRefusal) return respond(deps, replyTo, { status: err.status, message: err.message });
+    if (err instanceof DssRefusal)
+      return respond(deps, replyTo, { status: err.status, message: err.message });
     throw err;
   }
 }

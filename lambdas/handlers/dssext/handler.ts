@@ -33,7 +33,9 @@ export async function wireDssExt(functionConfig: DssExtFunctionConfig): Promise<
   const logger = createLogger('dssext');
   const { dssExt } = functionConfig;
   const { aws } = functionConfig.app;
-  const signer = pemXmlSigner(await readSecretText(functionConfig.secrets.serviceKey, ENV.DSSEXT_SERVICE_KEY, aws));
+  const signer = pemXmlSigner(
+    await readSecretText(functionConfig.secrets.serviceKey, ENV.DSSEXT_SERVICE_KEY, aws),
+  );
   // The e-services submit through this function, not API Gateway: `dss:<SignRequester>`, no API key.
   const { api } = wireApi(functionConfig);
   const { doc } = wire(functionConfig);

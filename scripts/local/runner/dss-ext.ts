@@ -27,7 +27,11 @@ export interface LocalDssExt {
   /** The service key's certificate (PEM): SignResponses verify with it. */
   readonly serviceCertPem: string;
   /** The registered test e-service (unless DSSEXT_CLIENTS was given). */
-  readonly eservice: { readonly entityId: string; readonly key: KeyPair; readonly returnUrls: readonly string[] };
+  readonly eservice: {
+    readonly entityId: string;
+    readonly key: KeyPair;
+    readonly returnUrls: readonly string[];
+  };
 }
 
 /** The e-service `npm start` registers: its SignRequester entityID and return URL (the demo page's). */
@@ -76,7 +80,9 @@ export async function setUpDssExt(
   env.DSSEXT_FEDERATION_METADATA ||= `file:${federation}`;
   env.DSSEXT_METADATA_TRUST ||= operator.certPem;
   env.DSSEXT_SERVICE_KEY ||= `file:${join(dir, 'service-key.pem')}`;
-  const returnUrls = (env.LOCAL_DSSEXT_RETURN_URLS || `http://127.0.0.1:${env.LOCAL_DEMO_PORT ?? 8082}/dss/response`)
+  const returnUrls = (
+    env.LOCAL_DSSEXT_RETURN_URLS || `http://127.0.0.1:${env.LOCAL_DEMO_PORT ?? 8082}/dss/response`
+  )
     .split(',')
     .map((u) => u.trim());
   env.DSSEXT_CLIENTS ||= JSON.stringify([

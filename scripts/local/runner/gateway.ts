@@ -299,7 +299,10 @@ async function serveDssExt(
     res.end(`no DSS-Ext resource ${req.method} ${url.pathname}`);
     return;
   }
-  const admitted = gateway.admission.admit(`${matched.route.method} ${DSSEXT_BASE_PATH}${matched.route.resource}`, undefined);
+  const admitted = gateway.admission.admit(
+    `${matched.route.method} ${DSSEXT_BASE_PATH}${matched.route.resource}`,
+    undefined,
+  );
   if (!admitted.ok) {
     res.writeHead(429, { 'Retry-After': String(admitted.retryAfterSeconds), 'Content-Type': 'text/plain' });
     res.end(admitted.message);

@@ -46,7 +46,11 @@ export class DssExtRepository {
     );
   }
 
-  public async answerFlow(flowId: string, assertion: string, nowSeconds: number): Promise<DssFlowItem | undefined> {
+  public async answerFlow(
+    flowId: string,
+    assertion: string,
+    nowSeconds: number,
+  ): Promise<DssFlowItem | undefined> {
     const pk = flowKey(flowId);
     const flow = await this.getFlow(flowId, nowSeconds);
     if (flow === undefined || flow.assertion !== undefined) return undefined;
@@ -70,7 +74,8 @@ export class DssExtRepository {
     if (!Item || (Item.expiresAt as number) <= nowSeconds) return undefined;
     const flow = unseal<{ signRequest: string }>(flowId, pk, Item.flow);
     if (flow === undefined) return undefined;
-    const assertion = Item.answer === undefined ? undefined : unseal<string>(flowId, `${pk}#answer`, Item.answer);
+    const assertion =
+      Item.answer === undefined ? undefined : unseal<string>(flowId, `${pk}#answer`, Item.answer);
     // An answer that does not unseal is no answer anyone may use: the login counts as answered.
     return {
       signRequest: flow.signRequest,
