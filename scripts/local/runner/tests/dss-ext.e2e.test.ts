@@ -272,3 +272,200 @@ test('three tasks signed under one certificate for the citizen who approved the 
     ),
   ).toEqual([{ format: 'CAdES-BASELINE-B', indication: 'TOTAL_PASSED' }]);
 });
+
+/** A form posted to the door as a browser would, and the page it answers. */
+async function post(path: string, fields: Record<string, string>): Promise<{ status: number; html: string }> {
+  const res = await fetch(`${door().url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
+  return { status: res.status, html: await res.text() };
+}
+
+/** The hidden fields of an auto-posting page, and where it posts. */
+function autoPost(html: string): { action: string; fields: Record<string, string> } {
+  const unescape = (v: string) => v.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n)));
+  const action = unescape(/<form method="post" action="([^"]*)"/.exec(html)?.[1] ?? '');
+  const fields = Object.fromEntries(
+    [...html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [
+      unescape(m[1]!),
+      unescape(m[2]!),
+    ]),
+  );
+  return { action, fields };
+}
+
+function responseOf(html: string): Document {
+  const { action, fields } = autoPost(html);
+  expect(action).toBe(returnUrl);
+  const xml = Buffer.from(fields.EidSignResponse ?? '', 'base64').toString('utf8');
+  expect(responseSignatureVerifies(xml, door().serviceCertPem)).toBe(true);
+  expect(validateXsd(xml)).toEqual({ valid: true, errors: '' });
+  return new DOMParser().parseFromString(xml, 'text/xml') as unknown as Document;
+}
+
+const SIG_STATUS = 'http://id.elegnamnden.se/sig-status/1.0/';
+const SIG_STATUS_11 = 'http://id.swedenconnect.se/sig-status/1.1/';
+
+describe('refused before the login', () => {
+  test('a SignRequest signed by a key the e-service did not register: an error page, nothing posted anywhere', async () => {
+    const before = received.length;
+    const { status, html } = await post('/sign', fieldsOf(eserviceRequest(), throwawayKeyPair('A stranger')));
+    expect(status).toBe(400);
+    expect(html).toContain('not signed by a registered key');
+    expect(html).not.toContain('EidSignResponse');
+    expect(received.length).toBe(before);
+  });
+
+  test('a return URL not registered: an error page, nothing posted anywhere', async () => {
+    const { status, html } = await post(
+      '/sign',
+      fieldsOf(eserviceRequest({ returnUrl: 'http://127.0.0.1:9/elsewhere' })),
+    );
+    expect(status).toBe(400);
+    expect(html).toContain('no return URL registered');
+    expect(html).not.toContain('EidSignResponse');
+  });
+
+  test('an expired request: req-expired', async () => {
+    const old = eserviceRequest({ requestTime: new Date(Date.now() - 10 * 60_000) });
+    const { status, html } = await post('/sign', fieldsOf(old));
+    expect(status).toBe(200);
+    expect(statusOf(responseOf(html))).toEqual({
+      major: 'RequesterError',
+      minor: `${SIG_STATUS}req-expired`,
+    });
+  });
+
+  test('a replayed request: the second post of the same SignRequest is refused', async () => {
+    const fields = fieldsOf(eserviceRequest());
+    const first = await post('/sign', fields);
+    expect(autoPost(first.html).action).toBe(door().idp.ssoUrl);
+    const again = await post('/sign', fields);
+    const doc = responseOf(again.html);
+    expect(statusOf(doc)).toEqual({ major: 'RequesterError' });
+    expect(text(doc, DSS, 'ResultMessage')).toEqual(['the RequestID was used before']);
+  });
+});
+
+describe('refused after the login, in a signed SignResponse', () => {
+  // Three arguments each: a fourth parameter would be taken for Jest's `done` callback.
+  const cases: [
+    string,
+    { misbehave?: Misbehaviour; action?: 'cancel'; change?: Partial<EServiceRequest> },
+    { major: string; minor?: string },
+  ][] = [
+    [
+      'an assertion signed by a key the federation does not name',
+      { misbehave: 'assertion-unknown-key' },
+      { major: 'ResponderError', minor: `${SIG_STATUS_11}authn-failed` },
+    ],
+    [
+      'an unsigned assertion',
+      { misbehave: 'assertion-unsigned' },
+      { major: 'ResponderError', minor: `${SIG_STATUS_11}authn-failed` },
+    ],
+    [
+      'a response to another AuthnRequest (InResponseTo)',
+      { misbehave: 'wrong-in-response-to' },
+      { major: 'ResponderError', minor: `${SIG_STATUS_11}authn-failed` },
+    ],
+    [
+      'an assertion for another person than the Signer',
+      { misbehave: 'other-citizen' },
+      { major: 'ResponderError', minor: `${SIG_STATUS}user-mismatch` },
+    ],
+    [
+      'no signMessageDigest though the message must be shown',
+      { misbehave: 'omit-sign-message-digest' },
+      { major: 'ResponderError', minor: `${SIG_STATUS}sigmessage-error` },
+    ],
+    [
+      'a signMessageDigest of another message',
+      { misbehave: 'wrong-sign-message-digest' },
+      { major: 'ResponderError', minor: `${SIG_STATUS}sigmessage-error` },
+    ],
+    [
+      'the citizen cancels',
+      { action: 'cancel' },
+      { major: 'ResponderError', minor: `${SIG_STATUS}user-cancel` },
+    ],
+    [
+      'a SAD for another number of documents (QC/SSCD)',
+      { misbehave: 'sad-bad-docs', change: { certType: 'QC/SSCD' } },
+      { major: 'ResponderError', minor: `${SIG_STATUS_11}authn-failed` },
+    ],
+  ];
+  test.each(cases)('%s', async (_name, options, expected) => {
+    const doc = await journey(eserviceRequest(options.change), options);
+    expect(statusOf(doc)).toEqual(expected);
+    expect(text(doc, CSIG, 'X509Certificate')).toEqual([]);
+  });
+
+  test('a qualified request (QC/SSCD) with a good SAD is signed', async () => {
+    const doc = await journey(eserviceRequest({ certType: 'QC/SSCD' }));
+    expect(statusOf(doc)).toEqual({ major: 'Success' });
+  });
+});
+
+test("a table write of a login's state gets nothing signed, and nothing is posted to the e-service", async () => {
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const { DynamoDBDocumentClient, ScanCommand, UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+  const doc = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: pipeline.env.AWS_ENDPOINT_URL_DYNAMODB,
+      region: pipeline.env.AWS_REGION ?? 'eu-north-1',
+    }),
+  );
+  const table = pipeline.env.DSSEXT_TABLE_NAME!;
+  const flows = async () =>
+    new Map(
+      ((await doc.send(new ScanCommand({ TableName: table }))).Items ?? [])
+        .filter((i) => String(i.pk).startsWith('FLOW#'))
+        .map((i) => [String(i.pk), i]),
+    );
+  const known = await flows();
+  // Two logins begin; the writer gives the first one the second one's (sealed) state.
+  const first = autoPost((await post('/sign', fieldsOf(eserviceRequest()))).html);
+  const second = autoPost(
+    (
+      await post(
+        '/sign',
+        fieldsOf(
+          eserviceRequest({ signer: [{ name: PNR, value: TEST_CITIZENS[1]!.personalIdentityNumber }] }),
+        ),
+      )
+    ).html,
+  );
+  const fresh = [...(await flows()).values()].filter((i) => !known.has(String(i.pk)));
+  expect(fresh).toHaveLength(2);
+  for (const [target, source] of [
+    [fresh[0]!, fresh[1]!],
+    [fresh[1]!, fresh[0]!],
+  ]) {
+    await doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: target.pk },
+        UpdateExpression: 'SET flow = :f',
+        ExpressionAttributeValues: { ':f': source.flow },
+      }),
+    );
+  }
+  const before = received.length;
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  try {
+    await page.setContent(formPage(first.action, first.fields));
+    await page.waitForSelector('#approve');
+    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('#approve')]);
+    // The door's answer: an error page, not a SignResponse.
+    await page.waitForSelector('#error', { timeout: 30_000 });
+    expect(await page.$eval('#error', (e) => e.textContent)).toContain('no login waits for this answer');
+  } finally {
+    await context.close();
+  }
+  expect(received.length).toBe(before);
+  expect(second.fields.RelayState).not.toBe(first.fields.RelayState);
+});
