@@ -15,6 +15,7 @@ import { auditCheckpoint } from '../functions/audit-checkpoint';
 import { ca } from '../functions/ca';
 import { crl } from '../functions/crl';
 import { csc } from '../functions/csc';
+import { dssext } from '../functions/dssext';
 import { jwksRefresh } from '../functions/jwks-refresh';
 import { keygen } from '../functions/keygen';
 import { ocsp } from '../functions/ocsp';
@@ -29,6 +30,7 @@ import {
   checkLogin,
   cryptoUserSecret,
   cscSecretsOf,
+  dssExtSecretsOf,
   type CryptoUser,
   type FunctionDeps,
   type FunctionName,
@@ -40,6 +42,7 @@ import { ARCHITECTURE, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
 import { FUNCTION_ROLE_TAG, allowEndpointTraffic, type HsmAccess } from './hsm-access';
 import type { CscSecrets } from './csc-secrets';
+import type { DssExtSecrets } from './dssext-secrets';
 import type { IdentityTrust } from './identity-trust';
 import type { SignQueue } from './sign-queue';
 import type { Tables } from './tables';
@@ -53,6 +56,8 @@ export interface PipelineFunctionsProps {
   readonly identity: IdentityTrust;
   /** Where the CSC API is deployed (settings.csc). */
   readonly cscSecrets?: CscSecrets;
+  /** Where the DSS-Ext door is deployed (settings.dssExt). */
+  readonly dssExtSecrets?: DssExtSecrets;
   readonly settings: StackSettings;
 }
 
@@ -69,6 +74,7 @@ export const FUNCTION_SPECS: readonly FunctionSpec[] = [
   revoke,
   api,
   csc,
+  dssext,
   signer,
   keygen,
   auditCheckpoint,
@@ -123,6 +129,8 @@ export class PipelineFunctions extends Construct {
   public readonly auditCheckpoint: NodejsFunction;
   /** Where the CSC API is deployed (settings.csc). */
   public readonly csc?: NodejsFunction;
+  /** Where the DSS-Ext door is deployed (settings.dssExt). */
+  public readonly dssext?: NodejsFunction;
   /** The log groups of the functions that log in to an HSM (spec network `hsm`). */
   public readonly hsmLogGroups: logs.ILogGroup[] = [];
   /** The scheduled functions' rules, by function. */
@@ -138,14 +146,27 @@ export class PipelineFunctions extends Construct {
     private readonly props: PipelineFunctionsProps,
   ) {
     super(scope, id);
-    const { hsm, tables, signQueue, identity, cscSecrets, settings } = props;
-    this.deps = { hsm, tables, signQueue, identity, cscSecrets, settings, fn: (name) => this.fn(name) };
+    const { hsm, tables, signQueue, identity, cscSecrets, dssExtSecrets, settings } = props;
+    this.deps = {
+      hsm,
+      tables,
+      signQueue,
+      identity,
+      cscSecrets,
+      dssExtSecrets,
+      settings,
+      fn: (name) => this.fn(name),
+    };
     this.specs = FUNCTION_SPECS.filter((spec) => spec.deployed?.(settings) ?? true);
     checkConcurrency(this.specs, settings);
     for (const spec of this.specs) this.created.set(spec.name, this.createFunction(spec));
     for (const spec of this.specs) spec.grants(this.grantsOf(spec));
     this.restrictCryptoUserSecrets();
     if (this.created.has('csc')) cscSecretsOf(this.deps).onlyReadBy(this.fn('csc'));
+    if (this.created.has('dssext')) {
+      const door = this.fn('dssext');
+      dssExtSecretsOf(this.deps).onlyReadBy(door, [door, this.fn('api'), this.fn('ca')]);
+    }
     this.api = this.fn('api');
     this.signer = this.fn('signer');
     this.keygen = this.fn('keygen');
@@ -158,6 +179,7 @@ export class PipelineFunctions extends Construct {
     this.tsa = this.fn('tsa');
     this.auditCheckpoint = this.fn('audit-checkpoint');
     this.csc = this.created.get('csc');
+    this.dssext = this.created.get('dssext');
     this.signerAlias = createSignerAlias(this, this.signer, this.deps);
     for (const spec of this.specs) {
       if ('schedule' in spec)
