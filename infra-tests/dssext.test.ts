@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { TEST_CA_PEM } from './support/layer-fixture';
+import { environmentBytes } from '../cdk/lib/constructs/functions';
 import { DeploymentSettingsError } from '../cdk/lib/errors';
 import { parseSettings, PLACEHOLDER_DSSEXT_BASE_URL } from '../cdk/lib/settings';
 import { API_STAGE, DSSEXT_BASE_PATH, DSSEXT_ROUTES, QUEUES, TABLES } from '@pipeline/resources';
@@ -24,22 +25,13 @@ import {
 } from './support/synth';
 
 /** A throwaway self-signed certificate: the settings are checked by the functions' own reader. */
-function certificate(cn: string): string {
-  return execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      '/dev/null',
-    ].concat(['-subj', `/CN=${cn}`, '-days', '1']),
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
-  ).trim();
+function certificate(cn: string, key: 'ec' | 'rsa:2048' = 'ec'): string {
+  const algorithm = key === 'ec' ? ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'] : [key];
+  const args = ['req', '-x509', '-newkey', ...algorithm, '-nodes', '-keyout', '/dev/null'];
+  return execFileSync('openssl', [...args, '-subj', `/CN=${cn}`, '-days', '1'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
 }
 
 const E_SERVICE = certificate('e-service');
@@ -367,6 +359,28 @@ describe('deployed when enabled', () => {
   it('cdk-nag: no open finding', () => {
     const report = new AwsSolutionsChecks().validateScope(enabled.stack);
     expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+  });
+});
+
+describe("Lambda's 4 KB of environment", () => {
+  it('counts names, values and the parts of a Fn::Join, a reference as an ARN', () => {
+    expect(environmentBytes({ AB: 'xyz', REF: { Ref: 'T' } })).toBe(2 + 3 + 3 + 110);
+    expect(environmentBytes({ J: { 'Fn::Join': ['', ['secretsmanager:', { Ref: 'S' }]] } })).toBe(
+      1 + 15 + 110,
+    );
+  });
+
+  it('refuses registrations whose certificates would not fit the functions’ environment', () => {
+    const many = JSON.stringify(
+      ['a', 'b', 'c'].map((name) => ({
+        entityId: `https://${name}.example.se/sp`,
+        certificates: [certificate(`e-service ${name}`, 'rsa:2048')],
+        returnUrls: [`https://${name}.example.se/signed`],
+      })),
+    );
+    expect(() => synthesize({ ...DSSEXT, dssExtClients: many }, { bundle: false })).toThrow(
+      /function api: its environment variables come to about \d+ bytes, over Lambda's 4096.*dssExtClients/,
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Duration, RemovalPolicy, Tags } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Tags } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -81,6 +81,33 @@ export const FUNCTION_SPECS: readonly FunctionSpec[] = [
   reconcile,
   jwksRefresh,
 ];
+
+/** Lambda's limit on a function's environment variables: names and values together, in bytes. */
+export const LAMBDA_ENVIRONMENT_LIMIT = 4096;
+
+/**
+ * What a reference (a Ref or Fn::GetAtt: an ARN, a table name, a queue URL) is counted as before
+ * CloudFormation resolves it: the stack's ARNs and queue URLs are about this long.
+ */
+const REFERENCE_BYTES = 110;
+
+/**
+ * The size of a function's environment as CloudFormation will hand it to Lambda, from the template's
+ * `Variables` (references estimated): a function over LAMBDA_ENVIRONMENT_LIMIT fails the deploy half-way,
+ * so the synth refuses it. The DSS-Ext settings (PEM certificates) are what can grow it.
+ */
+export function environmentBytes(variables: Record<string, unknown>): number {
+  const size = (value: unknown): number => {
+    if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value).length;
+    if (value && typeof value === 'object' && 'Fn::Join' in value) {
+      const [separator, parts] = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+      return parts.reduce<number>((n, part) => n + size(part), 0) + separator.length * (parts.length - 1);
+    }
+    return REFERENCE_BYTES;
+  };
+  return Object.entries(variables).reduce((n, [name, value]) => n + name.length + size(value), 0);
+}
 
 /** Lambda keeps this much of an account's concurrency unreserved; a deploy reserving into it fails. */
 export const LAMBDA_UNRESERVED_MINIMUM = 100;
@@ -181,6 +208,7 @@ export class PipelineFunctions extends Construct {
     this.csc = this.created.get('csc');
     this.dssext = this.created.get('dssext');
     this.signerAlias = createSignerAlias(this, this.signer, this.deps);
+    this.node.addValidation({ validate: () => this.oversizedEnvironments() });
     for (const spec of this.specs) {
       if ('schedule' in spec)
         this.schedules[spec.name] = this.createSchedule(spec.schedule, this.fn(spec.name));
@@ -198,6 +226,27 @@ export class PipelineFunctions extends Construct {
   /** The audit anchors bucket, created after the functions. */
   public connectAuditAnchors(bucket: s3.IBucket): void {
     for (const spec of this.specs) spec.connectAuditAnchors?.(this.grantsOf(spec), bucket);
+  }
+
+  /** Each function whose environment, as it stands at synth, is over Lambda's limit. */
+  private oversizedEnvironments(): string[] {
+    return [...this.created.entries()].flatMap(([name, fn]) => {
+      const cfn = fn.node.defaultChild as lambda.CfnFunction;
+      // The L1 property, resolved: intrinsics in CloudFormation's form, property names in CDK's.
+      const variables =
+        (Stack.of(this).resolve(cfn.environment) as { variables?: Record<string, unknown> } | undefined)
+          ?.variables ?? {};
+      const bytes = environmentBytes(variables);
+      if (bytes <= LAMBDA_ENVIRONMENT_LIMIT) return [];
+      const dssExt = 'DSSEXT_CLIENTS' in variables;
+      return [
+        `function ${name}: its environment variables come to about ${bytes} bytes, over Lambda's ` +
+          `${LAMBDA_ENVIRONMENT_LIMIT}; the deploy would fail` +
+          (dssExt
+            ? ': dssExtClients and dssExtMetadataTrust (PEM certificates) are in it, fewer or EC certificates fit'
+            : ''),
+      ];
+    });
   }
 
   private fn(name: FunctionName): NodejsFunction {
