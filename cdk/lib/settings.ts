@@ -796,10 +796,10 @@ function checkDssExt(
     loadDssExtConfig({
       [ENV.DSSEXT_BASE_URL]: settings.baseUrl,
       [ENV.DSSEXT_SIGN_SERVICE_ENTITY_ID]: settings.signServiceEntityId,
-      DSSEXT_SP_ENTITY_ID: settings.spEntityId,
+      [ENV.DSSEXT_SP_ENTITY_ID]: settings.spEntityId,
       [ENV.DSSEXT_CLIENTS]: settings.clients,
       [ENV.DSSEXT_METADATA_TRUST]: settings.metadataTrust,
-      DSSEXT_DEFAULT_LOA: settings.defaultLoa,
+      [ENV.DSSEXT_DEFAULT_LOA]: settings.defaultLoa,
       // The secret's ARN is the stack's (DssExtSecrets): any secret reference passes the reader.
       [ENV.DSSEXT_FEDERATION_METADATA]: 'secretsmanager:federation-metadata',
     });

@@ -170,11 +170,11 @@ export function dssExtEnv(deps: FunctionDeps): Record<string, string> {
   return {
     [ENV.DSSEXT_BASE_URL]: settings.baseUrl,
     [ENV.DSSEXT_SIGN_SERVICE_ENTITY_ID]: settings.signServiceEntityId,
-    ...(settings.spEntityId ? { DSSEXT_SP_ENTITY_ID: settings.spEntityId } : {}),
+    ...(settings.spEntityId ? { [ENV.DSSEXT_SP_ENTITY_ID]: settings.spEntityId } : {}),
     [ENV.DSSEXT_CLIENTS]: settings.clients,
     [ENV.DSSEXT_FEDERATION_METADATA]: `secretsmanager:${dssExtSecretsOf(deps).federationMetadata.secretArn}`,
     [ENV.DSSEXT_METADATA_TRUST]: settings.metadataTrust,
-    ...(settings.defaultLoa ? { DSSEXT_DEFAULT_LOA: settings.defaultLoa } : {}),
+    ...(settings.defaultLoa ? { [ENV.DSSEXT_DEFAULT_LOA]: settings.defaultLoa } : {}),
   };
 }
 
