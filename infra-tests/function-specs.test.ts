@@ -31,7 +31,16 @@ function pipelineFunctions(): { Properties?: Record<string, unknown> }[] {
 }
 
 beforeAll(() => {
-  synth = synthesize({}, { bundle: false });
+  // With every optional function and variable: the DSS-Ext door (placeholders for its required
+  // settings), the CSC API (on by default).
+  synth = synthesize(
+    {
+      dssExtEnabled: true,
+      dssExtSpEntityId: 'https://sign.example.se/dss/sp',
+      dssExtDefaultLoa: 'http://id.elegnamnden.se/loa/1.0/loa4',
+    },
+    { bundle: false },
+  );
   const { stack } = synth;
   const byName = (name: FunctionName): NodejsFunction => {
     const property = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -44,6 +53,7 @@ beforeAll(() => {
     signQueue: stack.signQueue,
     identity: stack.identity,
     cscSecrets: stack.cscSecrets,
+    dssExtSecrets: stack.dssExtSecrets,
     fn: byName,
   };
 }, 180_000);

@@ -1,11 +1,13 @@
 import { Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { CSC_BASE_PATH, CSC_ROUTES } from '@pipeline/resources';
+import { CSC_BASE_PATH, CSC_ROUTES, DSSEXT_BASE_PATH, DSSEXT_ROUTES } from '@pipeline/resources';
 import type { SigningApi } from './constructs/api';
 import type { AuditAnchors } from './constructs/audit-anchors';
 import type { CscApi } from './constructs/csc-api';
 import type { CscSecrets } from './constructs/csc-secrets';
+import type { DssExtApi } from './constructs/dssext-api';
+import type { DssExtSecrets } from './constructs/dssext-secrets';
 import type { PipelineFunctions } from './constructs/functions';
 import type { HsmAccess } from './constructs/hsm-access';
 import type { Network } from './constructs/network';
@@ -20,6 +22,8 @@ export interface NagSubject extends Pick<Stack, 'getLogicalId'> {
   readonly cscApi?: CscApi;
   readonly auditAnchors: AuditAnchors;
   readonly cscSecrets?: CscSecrets;
+  readonly dssExtApi?: DssExtApi;
+  readonly dssExtSecrets?: DssExtSecrets;
   readonly functions: PipelineFunctions;
   readonly hsm: HsmAccess;
   readonly network: Network;
@@ -48,6 +52,7 @@ export function addNagSuppressions(stack: NagSubject): NagAcknowledgement[] {
   acknowledgeNetwork(stack, ack);
   acknowledgeSigningApi(stack, ack);
   if (stack.cscApi) acknowledgeCscApi(stack.cscApi.restApi, ack);
+  if (stack.dssExtApi) acknowledgeDssExtApi(stack.dssExtApi.restApi, ack);
   acknowledgePublicPki(stack, ack);
   return acknowledgements;
 }
@@ -67,6 +72,7 @@ function acknowledgeFunctions(stack: NagSubject, ack: Ack): void {
     stack.functions.ocsp,
     stack.functions.tsa,
     stack.functions.auditCheckpoint,
+    ...(stack.functions.dssext ? [stack.functions.dssext] : []),
   ];
   const outsideVpc = [stack.functions.jwksRefresh, ...(stack.functions.csc ? [stack.functions.csc] : [])];
   for (const fn of outsideVpc) {
@@ -115,6 +121,7 @@ function acknowledgeSecretsAndAnchors(stack: NagSubject, ack: Ack): void {
     );
   }
   if (stack.cscSecrets) acknowledgeCscSecrets(stack.cscSecrets, ack);
+  if (stack.dssExtSecrets) acknowledgeDssExtSecrets(stack.dssExtSecrets, ack);
   ack(
     stack.functions.auditCheckpoint.role!.node.tryFindChild('DefaultPolicy')!,
     `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(stack.auditAnchors.bucket.node.defaultChild as CfnElement)}.Arn>/checkpoints/*]`,
@@ -137,6 +144,23 @@ function acknowledgeCscSecrets(secrets: CscSecrets, ack: Ack): void {
     'AwsSolutions-SMG4',
     "The secret holds the registered CSC clients' secret hashes, not secrets: a client's secret changes " +
       'when the client is given a new one, an operator procedure (docs/operations.md).',
+  );
+}
+
+/** The DSS-Ext door's secrets: a key registered in the federation, and the federation's own document. */
+function acknowledgeDssExtSecrets(secrets: DssExtSecrets, ack: Ack): void {
+  ack(
+    secrets.serviceKey,
+    'AwsSolutions-SMG4',
+    "The secret is the DSS-Ext door's private key, whose certificate is registered in the federation's " +
+      'metadata and with the e-services: a new key must be published there before it is used, an operator ' +
+      'procedure (docs/operations.md) no rotation Lambda can perform.',
+  );
+  ack(
+    secrets.federationMetadata,
+    'AwsSolutions-SMG4',
+    "The secret holds the federation's metadata, signed and published by its operator, not a credential: " +
+      'the operator puts each new edition (docs/operations.md).',
   );
 }
 
@@ -212,6 +236,36 @@ function acknowledgeCscApi(api: RestApi, ack: Ack): void {
           'oauth2/token, a bearer access token on the credentials and signatures methods; authorize and the ' +
           "provider's callback are the citizen's browser), which API Gateway's IAM or Cognito cannot check. " +
           'Throttled per method at the stage.',
+      );
+    }
+  }
+}
+
+/**
+ * The DSS-Ext door's methods: no IAM or API key at the gateway, because its callers are citizens'
+ * browsers carrying signed messages (the e-service's SignRequest, the identity provider's answer) that
+ * the function verifies (docs/dss-ext.md).
+ */
+function acknowledgeDssExtApi(api: RestApi, ack: Ack): void {
+  ack(
+    api,
+    'AwsSolutions-APIG2',
+    'No request validation at the gateway: the door answers every malformed request itself (a page, or an ' +
+      "error SignResponse to the e-service's return URL), which a gateway 400 would not be.",
+  );
+  for (const route of DSSEXT_ROUTES) {
+    const method = api.root
+      .resourceForPath(`${DSSEXT_BASE_PATH}${route.resource}`)
+      .node.tryFindChild(route.method);
+    if (!method) throw new Error(`DSS-Ext method ${route.method} ${route.resource} is missing`);
+    for (const id of ['AwsSolutions-APIG4', 'AwsSolutions-COG4']) {
+      ack(
+        method,
+        id,
+        "DSS-Ext door method: the citizen's browser posts the e-service's signed SignRequest and the " +
+          "identity provider's signed answer; the function verifies those signatures against the registered " +
+          "e-services' certificates and the federation's metadata, which API Gateway's IAM or Cognito cannot " +
+          'check. Throttled per method at the stage, limited per source by its web ACL.',
       );
     }
   }

@@ -21,11 +21,12 @@ import {
   type ApiLimits,
   type CscCallerLimits,
   int as readInt,
+  loadDssExtConfig,
   oneOf as readOneOf,
   type IntegerRule,
 } from '@pipeline/config';
 import type { KeyType } from '@pipeline/core/shared';
-import { CSC_BASE_PATH } from '@pipeline/resources';
+import { CSC_BASE_PATH, DSSEXT_BASE_PATH } from '@pipeline/resources';
 import { DeploymentSettingsError } from './errors';
 
 /** Scheduled change of the signer's provisioned concurrency (forecast peaks). */
@@ -118,6 +119,8 @@ export interface StackSettings {
   readonly identity: IdentitySettings;
   /** The CSC API; undefined when `-c cscEnabled=false` (no function, routes or secrets). */
   readonly csc?: CscSettings;
+  /** The DSS-Ext door; undefined unless `dssExtEnabled` or `dssExtBaseUrl` (no function, routes or secrets). */
+  readonly dssExt?: DssExtSettings;
   readonly audit: {
     /** The checkpointer signs and anchors a checkpoint this often while the audit chains move. */
     readonly checkpointIntervalSeconds: number;
@@ -163,6 +166,35 @@ export interface CscSettings {
   /** Per source address and per client, requests per minute (the CSC API stage's web ACL). */
   readonly callerLimits: CscCallerLimits;
 }
+
+/**
+ * The DSS-Ext door (docs/dss-ext.md): its public URL, our SignService, the registered e-services and the
+ * federation operator's certificates, as the API, the CA and the door read them (DSSEXT_* variables).
+ * The service key and the federation metadata are secrets the operator puts after the deploy
+ * (DssExtSecrets), never context.
+ */
+export interface DssExtSettings {
+  /** DSSEXT_BASE_URL: public base URL, ending in DSSEXT_BASE_PATH. */
+  readonly baseUrl: string;
+  /** DSSEXT_SIGN_SERVICE_ENTITY_ID. */
+  readonly signServiceEntityId: string;
+  /** DSSEXT_SP_ENTITY_ID; unset: `<baseUrl>/saml/sp`. */
+  readonly spEntityId?: string;
+  /** DSSEXT_CLIENTS: the registrations, JSON as the functions read it. */
+  readonly clients: string;
+  /** DSSEXT_METADATA_TRUST: the federation operator's PEM certificates. */
+  readonly metadataTrust: string;
+  /** DSSEXT_DEFAULT_LOA; unset: the functions' default (LoA 3). */
+  readonly defaultLoa?: string;
+  /** Each door method's throttle (requests/s and burst): browsers call it, without an API key. */
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+  /** Per source address, requests per minute on every method and on POST /sign (the door's web ACL). */
+  readonly sourcePerMinute: number;
+  readonly signSourcePerMinute: number;
+}
+
+export const PLACEHOLDER_DSSEXT_BASE_URL = `https://dss.placeholder.invalid${DSSEXT_BASE_PATH}`;
 
 export const PLACEHOLDER_CSC_BASE_URL = `https://csc.placeholder.invalid${CSC_BASE_PATH}`;
 
@@ -248,8 +280,15 @@ export function parseSettings(ctx: Context): StackSettings {
     },
     alarmEmail: optionalString(ctx, 'alarmEmail'),
   };
-  if (ctx('cscEnabled') === false || ctx('cscEnabled') === 'false') return settings;
-  return { ...settings, csc: cscSettings(ctx, allowPlaceholders, settings.identity, settings.api.limits) };
+  const dssExt = dssExtEnabled(ctx)
+    ? { dssExt: dssExtSettings(ctx, allowPlaceholders, settings.api.limits) }
+    : {};
+  if (ctx('cscEnabled') === false || ctx('cscEnabled') === 'false') return { ...settings, ...dssExt };
+  return {
+    ...settings,
+    csc: cscSettings(ctx, allowPlaceholders, settings.identity, settings.api.limits),
+    ...dssExt,
+  };
 }
 
 /**
@@ -668,4 +707,105 @@ function cscSettings(
     burstLimit,
     callerLimits,
   };
+}
+
+/**
+ * The DSS-Ext door is deployed when `dssExtEnabled` says so, else when `dssExtBaseUrl` is set: unlike the
+ * CSC API it is off by default, because its settings reach the API and the CA (they verify DSS-Ext
+ * evidence), whose configuration would refuse placeholder registrations and certificates.
+ */
+function dssExtEnabled(ctx: Context): boolean {
+  const value = ctx('dssExtEnabled');
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  if (value !== undefined && value !== null && value !== '') {
+    throw new DeploymentSettingsError('dssExtEnabled must be true or false', 'dssExtEnabled');
+  }
+  return optionalString(ctx, 'dssExtBaseUrl') !== undefined;
+}
+
+/** The context key of each DSSEXT_* variable the door's settings become. */
+const DSSEXT_CONTEXT_KEYS: Readonly<Record<string, string>> = {
+  DSSEXT_BASE_URL: 'dssExtBaseUrl',
+  DSSEXT_SIGN_SERVICE_ENTITY_ID: 'dssExtSignServiceEntityId',
+  DSSEXT_SP_ENTITY_ID: 'dssExtSpEntityId',
+  DSSEXT_CLIENTS: 'dssExtClients',
+  DSSEXT_METADATA_TRUST: 'dssExtMetadataTrust',
+  DSSEXT_DEFAULT_LOA: 'dssExtDefaultLoa',
+};
+
+/**
+ * The door's settings. Base URL, SignService entityID, registrations and the operator's certificates are
+ * required for a deploy (a placeholder synth puts placeholders the functions would refuse), and checked
+ * by the functions' own reader (loadDssExtConfig), so a deploy never ships settings the API, the CA or
+ * the door refuse at their first request.
+ */
+function dssExtSettings(ctx: Context, allowPlaceholders: boolean, limits: ApiLimits): DssExtSettings {
+  const placeholders: Record<string, string> = {
+    dssExtBaseUrl: PLACEHOLDER_DSSEXT_BASE_URL,
+    dssExtSignServiceEntityId: 'https://dss.placeholder.invalid/sign-service',
+    dssExtClients: '[]',
+    dssExtMetadataTrust: 'placeholder: no federation operator certificate',
+  };
+  let placeholder = false;
+  const value = (key: string): string => {
+    const raw = ctx(key);
+    // cdk.json may hold the registrations as JSON rather than a JSON string.
+    const text =
+      key === 'dssExtClients' && Array.isArray(raw) ? JSON.stringify(raw) : optionalString(ctx, key);
+    if (text !== undefined) return text;
+    if (!allowPlaceholders) throw missing(key);
+    placeholder = true;
+    return placeholders[key]!;
+  };
+  const baseUrl = value('dssExtBaseUrl');
+  if (
+    !new RegExp(
+      `^https://[A-Za-z0-9.-]+(:\\d+)?(/[A-Za-z0-9._~-]+)*${DSSEXT_BASE_PATH.replace(/\//g, '\\/')}$`,
+    ).test(baseUrl)
+  ) {
+    throw new DeploymentSettingsError(
+      `dssExtBaseUrl must be https://<host>[/<path>]${DSSEXT_BASE_PATH}`,
+      'dssExtBaseUrl',
+    );
+  }
+  const settings = {
+    baseUrl,
+    signServiceEntityId: value('dssExtSignServiceEntityId'),
+    spEntityId: optionalString(ctx, 'dssExtSpEntityId'),
+    clients: value('dssExtClients'),
+    metadataTrust: value('dssExtMetadataTrust'),
+    defaultLoa: optionalString(ctx, 'dssExtDefaultLoa'),
+  };
+  if (!placeholder) checkDssExt(settings);
+  const perMinute = (key: string, fallback: number) => int(ctx, key, fallback, 10, 2_000_000_000);
+  return {
+    ...settings,
+    rateLimit: int(ctx, 'dssExtRateLimit', 20, 1, limits.stage.rateLimit),
+    burstLimit: int(ctx, 'dssExtBurstLimit', 40, 1, limits.stage.burstLimit),
+    sourcePerMinute: perMinute('dssExtSourceRequestsPerMinute', 600),
+    signSourcePerMinute: perMinute('dssExtSignSourceRequestsPerMinute', 60),
+  };
+}
+
+/** The settings through the functions' reader; its ConfigError names the variable, this its context key. */
+function checkDssExt(
+  settings: Omit<DssExtSettings, 'rateLimit' | 'burstLimit' | 'sourcePerMinute' | 'signSourcePerMinute'>,
+): void {
+  try {
+    loadDssExtConfig({
+      [ENV.DSSEXT_BASE_URL]: settings.baseUrl,
+      [ENV.DSSEXT_SIGN_SERVICE_ENTITY_ID]: settings.signServiceEntityId,
+      [ENV.DSSEXT_SP_ENTITY_ID]: settings.spEntityId,
+      [ENV.DSSEXT_CLIENTS]: settings.clients,
+      [ENV.DSSEXT_METADATA_TRUST]: settings.metadataTrust,
+      [ENV.DSSEXT_DEFAULT_LOA]: settings.defaultLoa,
+      // The secret's ARN is the stack's (DssExtSecrets): any secret reference passes the reader.
+      [ENV.DSSEXT_FEDERATION_METADATA]: 'secretsmanager:federation-metadata',
+    });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    const key = DSSEXT_CONTEXT_KEYS[err.variable] ?? 'dssExtClients';
+    throw new DeploymentSettingsError(err.message, key);
+  }
 }

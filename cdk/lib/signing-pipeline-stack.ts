@@ -5,6 +5,8 @@ import { SigningApi } from './constructs/api';
 import { CscApi } from './constructs/csc-api';
 import { AuditAnchors } from './constructs/audit-anchors';
 import { CscSecrets } from './constructs/csc-secrets';
+import { DssExtApi } from './constructs/dssext-api';
+import { DssExtSecrets } from './constructs/dssext-secrets';
 import { PipelineFunctions } from './constructs/functions';
 import { HsmAccess } from './constructs/hsm-access';
 import { IdentityTrust } from './constructs/identity-trust';
@@ -34,11 +36,15 @@ export class SigningPipelineStack extends Stack {
   public readonly identity: IdentityTrust;
   /** Where the CSC API is deployed (settings.csc). */
   public readonly cscSecrets?: CscSecrets;
+  /** Where the DSS-Ext door is deployed (settings.dssExt). */
+  public readonly dssExtSecrets?: DssExtSecrets;
   public readonly functions: PipelineFunctions;
   public readonly auditAnchors: AuditAnchors;
   public readonly api: SigningApi;
   /** The CSC API v2, where deployed (settings.csc). */
   public readonly cscApi?: CscApi;
+  /** The DSS-Ext door, where deployed (settings.dssExt). */
+  public readonly dssExtApi?: DssExtApi;
   public readonly pki: PublicPki;
   public readonly observability: Observability;
   /** cdk-nag findings this stack accepts, with reasons (see nag-suppressions.ts). */
@@ -63,9 +69,13 @@ export class SigningPipelineStack extends Stack {
     if (settings.csc) {
       this.cscSecrets = new CscSecrets(this, 'CscSecrets', { encryptionKey: this.hsm.secretsKey });
     }
+    if (settings.dssExt) {
+      this.dssExtSecrets = new DssExtSecrets(this, 'DssExtSecrets', { encryptionKey: this.hsm.secretsKey });
+    }
     this.functions = new PipelineFunctions(this, 'Functions', {
       identity: this.identity,
       cscSecrets: this.cscSecrets,
+      dssExtSecrets: this.dssExtSecrets,
       vpc: this.network.vpc,
       subnets: this.network.functionSubnets,
       hsm: this.hsm,
@@ -98,10 +108,18 @@ export class SigningPipelineStack extends Stack {
         logsRole: this.api.restApi.node.tryFindChild('Account'),
       });
     }
+    if (this.functions.dssext && settings.dssExt) {
+      this.dssExtApi = new DssExtApi(this, 'DssExtApi', {
+        handler: this.functions.dssext,
+        settings: settings.dssExt,
+        logsRole: this.api.restApi.node.tryFindChild('Account'),
+      });
+    }
     this.bindApiKeysToPrincipals(settings);
     this.observability = new Observability(this, 'Observability', {
       stage: this.api.restApi.deploymentStage,
       ...(this.cscApi ? { cscStage: this.cscApi.restApi.deploymentStage } : {}),
+      ...(this.dssExtApi ? { dssExtStage: this.dssExtApi.restApi.deploymentStage } : {}),
       queue: this.signQueue.queue,
       deadLetterQueue: this.signQueue.deadLetterQueue,
       functions: {
@@ -117,6 +135,7 @@ export class SigningPipelineStack extends Stack {
         tsa: this.functions.tsa,
         auditCheckpoint: this.functions.auditCheckpoint,
         ...(this.functions.csc ? { csc: this.functions.csc } : {}),
+        ...(this.functions.dssext ? { dssext: this.functions.dssext } : {}),
       },
       poolTargets: settings.pool.targets,
       lowWaterPercent: settings.pool.lowWaterPercent,
@@ -158,6 +177,14 @@ export class SigningPipelineStack extends Stack {
     if (this.cscSecrets) {
       new CfnOutput(this, 'CscIdpClientKeySecretArn', { value: this.cscSecrets.idpClientKey.secretArn });
       new CfnOutput(this, 'CscClientsSecretArn', { value: this.cscSecrets.clients.secretArn });
+    }
+    // The value of dssExtBaseUrl on the second pass, unless a custom domain serves the door.
+    if (this.dssExtApi) new CfnOutput(this, 'DssExtApiUrl', { value: this.dssExtApi.baseUrl });
+    if (this.dssExtSecrets) {
+      new CfnOutput(this, 'DssExtServiceKeySecretArn', { value: this.dssExtSecrets.serviceKey.secretArn });
+      new CfnOutput(this, 'DssExtFederationMetadataSecretArn', {
+        value: this.dssExtSecrets.federationMetadata.secretArn,
+      });
     }
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.topic.topicArn });
   }

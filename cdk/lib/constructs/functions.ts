@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Duration, RemovalPolicy, Tags } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Tags } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -15,6 +15,7 @@ import { auditCheckpoint } from '../functions/audit-checkpoint';
 import { ca } from '../functions/ca';
 import { crl } from '../functions/crl';
 import { csc } from '../functions/csc';
+import { dssext } from '../functions/dssext';
 import { jwksRefresh } from '../functions/jwks-refresh';
 import { keygen } from '../functions/keygen';
 import { ocsp } from '../functions/ocsp';
@@ -29,6 +30,7 @@ import {
   checkLogin,
   cryptoUserSecret,
   cscSecretsOf,
+  dssExtSecretsOf,
   type CryptoUser,
   type FunctionDeps,
   type FunctionName,
@@ -40,6 +42,7 @@ import { ARCHITECTURE, LAMBDA_RUNTIME, NODE_MAJOR } from '../platform';
 import type { StackSettings } from '../settings';
 import { FUNCTION_ROLE_TAG, allowEndpointTraffic, type HsmAccess } from './hsm-access';
 import type { CscSecrets } from './csc-secrets';
+import type { DssExtSecrets } from './dssext-secrets';
 import type { IdentityTrust } from './identity-trust';
 import type { SignQueue } from './sign-queue';
 import type { Tables } from './tables';
@@ -53,6 +56,8 @@ export interface PipelineFunctionsProps {
   readonly identity: IdentityTrust;
   /** Where the CSC API is deployed (settings.csc). */
   readonly cscSecrets?: CscSecrets;
+  /** Where the DSS-Ext door is deployed (settings.dssExt). */
+  readonly dssExtSecrets?: DssExtSecrets;
   readonly settings: StackSettings;
 }
 
@@ -69,12 +74,40 @@ export const FUNCTION_SPECS: readonly FunctionSpec[] = [
   revoke,
   api,
   csc,
+  dssext,
   signer,
   keygen,
   auditCheckpoint,
   reconcile,
   jwksRefresh,
 ];
+
+/** Lambda's limit on a function's environment variables: names and values together, in bytes. */
+export const LAMBDA_ENVIRONMENT_LIMIT = 4096;
+
+/**
+ * What a reference (a Ref or Fn::GetAtt: an ARN, a table name, a queue URL) is counted as before
+ * CloudFormation resolves it: the stack's ARNs and queue URLs are about this long.
+ */
+const REFERENCE_BYTES = 110;
+
+/**
+ * The size of a function's environment as CloudFormation will hand it to Lambda, from the template's
+ * `Variables` (references estimated): a function over LAMBDA_ENVIRONMENT_LIMIT fails the deploy half-way,
+ * so the synth refuses it. The DSS-Ext settings (PEM certificates) are what can grow it.
+ */
+export function environmentBytes(variables: Record<string, unknown>): number {
+  const size = (value: unknown): number => {
+    if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value).length;
+    if (value && typeof value === 'object' && 'Fn::Join' in value) {
+      const [separator, parts] = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+      return parts.reduce<number>((n, part) => n + size(part), 0) + separator.length * (parts.length - 1);
+    }
+    return REFERENCE_BYTES;
+  };
+  return Object.entries(variables).reduce((n, [name, value]) => n + name.length + size(value), 0);
+}
 
 /** Lambda keeps this much of an account's concurrency unreserved; a deploy reserving into it fails. */
 export const LAMBDA_UNRESERVED_MINIMUM = 100;
@@ -123,6 +156,8 @@ export class PipelineFunctions extends Construct {
   public readonly auditCheckpoint: NodejsFunction;
   /** Where the CSC API is deployed (settings.csc). */
   public readonly csc?: NodejsFunction;
+  /** Where the DSS-Ext door is deployed (settings.dssExt). */
+  public readonly dssext?: NodejsFunction;
   /** The log groups of the functions that log in to an HSM (spec network `hsm`). */
   public readonly hsmLogGroups: logs.ILogGroup[] = [];
   /** The scheduled functions' rules, by function. */
@@ -138,14 +173,27 @@ export class PipelineFunctions extends Construct {
     private readonly props: PipelineFunctionsProps,
   ) {
     super(scope, id);
-    const { hsm, tables, signQueue, identity, cscSecrets, settings } = props;
-    this.deps = { hsm, tables, signQueue, identity, cscSecrets, settings, fn: (name) => this.fn(name) };
+    const { hsm, tables, signQueue, identity, cscSecrets, dssExtSecrets, settings } = props;
+    this.deps = {
+      hsm,
+      tables,
+      signQueue,
+      identity,
+      cscSecrets,
+      dssExtSecrets,
+      settings,
+      fn: (name) => this.fn(name),
+    };
     this.specs = FUNCTION_SPECS.filter((spec) => spec.deployed?.(settings) ?? true);
     checkConcurrency(this.specs, settings);
     for (const spec of this.specs) this.created.set(spec.name, this.createFunction(spec));
     for (const spec of this.specs) spec.grants(this.grantsOf(spec));
     this.restrictCryptoUserSecrets();
     if (this.created.has('csc')) cscSecretsOf(this.deps).onlyReadBy(this.fn('csc'));
+    if (this.created.has('dssext')) {
+      const door = this.fn('dssext');
+      dssExtSecretsOf(this.deps).onlyReadBy(door, [door, this.fn('api'), this.fn('ca')]);
+    }
     this.api = this.fn('api');
     this.signer = this.fn('signer');
     this.keygen = this.fn('keygen');
@@ -158,7 +206,9 @@ export class PipelineFunctions extends Construct {
     this.tsa = this.fn('tsa');
     this.auditCheckpoint = this.fn('audit-checkpoint');
     this.csc = this.created.get('csc');
+    this.dssext = this.created.get('dssext');
     this.signerAlias = createSignerAlias(this, this.signer, this.deps);
+    this.node.addValidation({ validate: () => this.oversizedEnvironments() });
     for (const spec of this.specs) {
       if ('schedule' in spec)
         this.schedules[spec.name] = this.createSchedule(spec.schedule, this.fn(spec.name));
@@ -176,6 +226,27 @@ export class PipelineFunctions extends Construct {
   /** The audit anchors bucket, created after the functions. */
   public connectAuditAnchors(bucket: s3.IBucket): void {
     for (const spec of this.specs) spec.connectAuditAnchors?.(this.grantsOf(spec), bucket);
+  }
+
+  /** Each function whose environment, as it stands at synth, is over Lambda's limit. */
+  private oversizedEnvironments(): string[] {
+    return [...this.created.entries()].flatMap(([name, fn]) => {
+      const cfn = fn.node.defaultChild as lambda.CfnFunction;
+      // The L1 property, resolved: intrinsics in CloudFormation's form, property names in CDK's.
+      const variables =
+        (Stack.of(this).resolve(cfn.environment) as { variables?: Record<string, unknown> } | undefined)
+          ?.variables ?? {};
+      const bytes = environmentBytes(variables);
+      if (bytes <= LAMBDA_ENVIRONMENT_LIMIT) return [];
+      const dssExt = 'DSSEXT_CLIENTS' in variables;
+      return [
+        `function ${name}: its environment variables come to about ${bytes} bytes, over Lambda's ` +
+          `${LAMBDA_ENVIRONMENT_LIMIT}; the deploy would fail` +
+          (dssExt
+            ? ': dssExtClients and dssExtMetadataTrust (PEM certificates) are in it, fewer or EC certificates fit'
+            : ''),
+      ];
+    });
   }
 
   private fn(name: FunctionName): NodejsFunction {

@@ -34,6 +34,8 @@ export interface ObservabilityProps {
   readonly stage: apigw.Stage;
   /** The CSC API's stage, where it is deployed. */
   readonly cscStage?: apigw.Stage;
+  /** The DSS-Ext door's stage, where it is deployed. */
+  readonly dssExtStage?: apigw.Stage;
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
   readonly functions: {
@@ -50,6 +52,8 @@ export interface ObservabilityProps {
     auditCheckpoint: lambda.IFunction;
     /** Where the CSC API is deployed. */
     csc?: lambda.IFunction;
+    /** Where the DSS-Ext door is deployed. */
+    dssext?: lambda.IFunction;
   };
   readonly poolTargets: Partial<Record<KeyType, number>>;
   readonly lowWaterPercent: number;
@@ -179,6 +183,8 @@ export class Observability extends Construct {
       ['AuditCheckpoint', props.functions.auditCheckpoint],
       // The CSC API answers its own refusals: an error is its wiring failing (a secret not put, not a JWK).
       ...(props.functions.csc ? [['Csc', props.functions.csc] as const] : []),
+      // The door answers its own refusals: an error is its wiring failing (the service key not put).
+      ...(props.functions.dssext ? [['Dssext', props.functions.dssext] as const] : []),
     ] as const) {
       this.alarmOnAny(
         `${name}Errors`,
@@ -196,6 +202,13 @@ export class Observability extends Construct {
         'CscApi5xx',
         'The CSC API answered 5XX (integration failures and timeouts, function errors): read the csc function log and the CSC API access log',
         props.cscStage.metricServerError({ statistic: 'Sum', period: Duration.minutes(5) }),
+      );
+    }
+    if (props.dssExtStage) {
+      this.alarmOnAny(
+        'DssExtApi5xx',
+        'The DSS-Ext door answered 5XX (integration failures and timeouts, function errors): read the dssext function log and the DSS-Ext API access log',
+        props.dssExtStage.metricServerError({ statistic: 'Sum', period: Duration.minutes(5) }),
       );
     }
     this.alarmOnAny(

@@ -1,6 +1,6 @@
 import { ENV } from '@pipeline/config';
 import { TABLES } from '@pipeline/resources';
-import { poolEnv, signQueueEnv, tableEnv, type FunctionSpec } from './spec';
+import { dssExtEnv, poolEnv, signQueueEnv, tableEnv, type FunctionSpec } from './spec';
 
 /** The sign request API: DynamoDB and SQS only, no route to the HSM ports. */
 export const api: FunctionSpec = {
@@ -15,6 +15,7 @@ export const api: FunctionSpec = {
   environment: (deps) => ({
     ...poolEnv(deps),
     ...deps.identity.environment(),
+    ...dssExtEnv(deps),
     ...signQueueEnv(deps),
     [ENV.REVOKE_FUNCTION_NAME]: deps.fn('revoke').functionArn,
     ...tableEnv(deps, 'requests', 'keyPool', 'demand', 'assertions'),
@@ -31,6 +32,8 @@ export const api: FunctionSpec = {
     // registered clients' keys: it refuses bad assertions early.
     grant.table('assertions', 'PutItem');
     grant.readsIdentityKeys();
+    // DSS-Ext evidence, where the door is deployed: checked against the federation's identity providers.
+    grant.readsFederationMetadata();
     grant.tableKey();
     // Queue: send and depth.
     grant.sendsToQueue('sqs:SendMessage', 'sqs:GetQueueAttributes');

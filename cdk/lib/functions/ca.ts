@@ -1,5 +1,5 @@
 import { ENV } from '@pipeline/config';
-import { caCertsEnv, loginEnv, tableEnv, type FunctionSpec } from './spec';
+import { caCertsEnv, dssExtEnv, loginEnv, tableEnv, type FunctionSpec } from './spec';
 
 /** The certificate table's items the CA writes (certificate-repository.ts): records and its registers. */
 const CA_ITEM_KEYS = ['REQ#*', 'SERIAL#*', 'ASSERTION#*', 'PUBKEY#*'];
@@ -19,11 +19,14 @@ export const ca: FunctionSpec = {
     ...loginEnv(deps, 'ca'),
     ...caCertsEnv(deps),
     ...deps.identity.environment(),
+    ...dssExtEnv(deps),
     ...tableEnv(deps, 'certificates', 'audit'),
   }),
   grants: (grant) => {
     // It verifies the identity assertions again (the API refused bad ones early).
     grant.readsIdentityKeys();
+    // DSS-Ext evidence (the SignRequest, the assertion), where the door is deployed: it verifies it too.
+    grant.readsFederationMetadata();
     // No request record (it decides on the evidence it verifies); read its certificates and registers
     // (one BatchGetItem), record a certificate, released to its attempt, with its register entries (a
     // transaction of puts): its own item kinds only, never a CRL number or anything else in the table. It

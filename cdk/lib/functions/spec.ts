@@ -14,6 +14,7 @@ import { ENV } from '@pipeline/config';
 import { CLOUDHSM_MODULE_PATH } from '../platform';
 import type { StackSettings } from '../settings';
 import type { CscSecrets } from '../constructs/csc-secrets';
+import type { DssExtSecrets } from '../constructs/dssext-secrets';
 import type { HsmAccess } from '../constructs/hsm-access';
 import type { IdentityTrust } from '../constructs/identity-trust';
 import type { SignQueue } from '../constructs/sign-queue';
@@ -36,7 +37,8 @@ export type FunctionName =
   | 'ocsp'
   | 'tsa'
   | 'audit-checkpoint'
-  | 'csc';
+  | 'csc'
+  | 'dssext';
 
 /** The HSM crypto users: each function that logs in is one of them, and only they read its secret. */
 export type CryptoUser = 'pool' | 'ca' | 'ocsp' | 'tsa' | 'revoke';
@@ -61,6 +63,8 @@ export interface FunctionDeps {
   readonly identity: IdentityTrust;
   /** The CSC API's secrets, where it is deployed (settings.csc). */
   readonly cscSecrets?: CscSecrets;
+  /** The DSS-Ext door's secrets, where it is deployed (settings.dssExt). */
+  readonly dssExtSecrets?: DssExtSecrets;
   /** A function created before this one (specs are created in the order constructs/functions.ts lists). */
   fn(name: FunctionName): NodejsFunction;
 }
@@ -154,6 +158,24 @@ export function checkLogin(
   if (environment[ENV.HSM_PIN_SOURCE] !== expected) {
     throw new Error(`function ${spec.name}: HSM_PIN_SOURCE is not its crypto user's`);
   }
+}
+
+/**
+ * The DSS-Ext settings of the identity configuration (loadDssExtConfig): the API, the CA and the door
+ * verify DSS-Ext evidence; none where the door is not deployed. Not the door's service key.
+ */
+export function dssExtEnv(deps: FunctionDeps): Record<string, string> {
+  const settings = deps.settings.dssExt;
+  if (!settings) return {};
+  return {
+    [ENV.DSSEXT_BASE_URL]: settings.baseUrl,
+    [ENV.DSSEXT_SIGN_SERVICE_ENTITY_ID]: settings.signServiceEntityId,
+    ...(settings.spEntityId ? { [ENV.DSSEXT_SP_ENTITY_ID]: settings.spEntityId } : {}),
+    [ENV.DSSEXT_CLIENTS]: settings.clients,
+    [ENV.DSSEXT_FEDERATION_METADATA]: `secretsmanager:${dssExtSecretsOf(deps).federationMetadata.secretArn}`,
+    [ENV.DSSEXT_METADATA_TRUST]: settings.metadataTrust,
+    ...(settings.defaultLoa ? { [ENV.DSSEXT_DEFAULT_LOA]: settings.defaultLoa } : {}),
+  };
 }
 
 /** The pool's crypto user with the pool settings and the wrapping key: the signer and keygen. */
@@ -292,6 +314,19 @@ export class FunctionGrants {
   }
 
   /**
+   * Read the federation's metadata where the DSS-Ext door is deployed (a no-op elsewhere), with its key
+   * through Secrets Manager only; its own policy admits the door, the API and the CA only (DssExtSecrets).
+   */
+  public readsFederationMetadata(): void {
+    this.deps.dssExtSecrets?.federationMetadata.grantRead(this.fn);
+  }
+
+  /** Read the DSS-Ext door's service key; its own policy admits the door only (DssExtSecrets). */
+  public readsDssExtServiceKey(): void {
+    dssExtSecretsOf(this.deps).serviceKey.grantRead(this.fn);
+  }
+
+  /**
    * Read these objects of `bucket`, and know when one is missing: without s3:ListBucket S3 answers a
    * missing object 403 AccessDenied, not 404 NoSuchKey, and the first CRL or anchor could never be
    * written. ListBucket is unconditioned: S3 checks it on the bucket for a GetObject or HeadObject,
@@ -323,6 +358,12 @@ export class FunctionGrants {
 export function cscSecretsOf(deps: FunctionDeps): CscSecrets {
   if (!deps.cscSecrets) throw new Error('the CSC API is not deployed (settings.csc)');
   return deps.cscSecrets;
+}
+
+/** The DSS-Ext door's secrets; only a deployment with the door has them. */
+export function dssExtSecretsOf(deps: FunctionDeps): DssExtSecrets {
+  if (!deps.dssExtSecrets) throw new Error('the DSS-Ext door is not deployed (settings.dssExt)');
+  return deps.dssExtSecrets;
 }
 
 function dynamoActions(actions: string[]): string[] {

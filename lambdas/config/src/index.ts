@@ -43,6 +43,7 @@ export {
   type DssExtClient,
   type DssExtConfig,
   type DssExtSecretSources,
+  loadDssExtConfig,
 } from './dssext-config';
 export {
   type ApiFunctionConfig,
