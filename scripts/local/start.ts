@@ -93,6 +93,8 @@ async function warmUpBeforeReady(pipeline: LocalPipeline, pool: Record<string, n
 async function main(): Promise<void> {
   // A stable issuer URL across restarts (tests take free ports instead).
   process.env.LOCAL_IDP_PORT ??= '8081';
+  // The DSS-Ext door with its local SAML IdP, federation and registered test e-service.
+  process.env.LOCAL_DSSEXT ??= '1';
   let announced = false;
   const output = createStartConsole(process.env.LOCAL_LOG_FILE || join(LOCAL_DIR, 'npm-start.log'));
   output.captureProcessOutput();
@@ -142,6 +144,12 @@ Signing pipeline is up: ${pipeline.url}
   DynamoDB: ${pipeline.standIns.endpoints.dynamodb}   SQS: ${pipeline.standIns.endpoints.sqs}
   OpenID Provider (test citizens): ${pipeline.env.LOCAL_IDP_ISSUER ?? 'not started'}
   Demo e-service (sign a PDF in your browser): ${demo ? `${demo.url}/` : 'not started'}
+  DSS-Ext (Swedish eID sign requests): ${
+    pipeline.dssExt
+      ? `POST ${pipeline.dssExt.url}/sign   SP metadata ${pipeline.dssExt.spMetadataUrl}   SAML IdP ${pipeline.dssExt.idp.url}/saml/idp/metadata
+    registered e-service ${pipeline.dssExt.eservice.entityId}: key .local/dss-ext/eservice/key.pem, return URL ${pipeline.dssExt.eservice.returnUrls.join(', ')} (docs/dss-ext.md)`
+      : 'not started'
+  }
   CSC API v2: ${pipeline.csc ? `${pipeline.csc.url}/info` : 'not started'}${
     pipeline.csc?.client
       ? `   (client "${pipeline.csc.client.clientId}", secret ${pipeline.csc.client.secret}, redirect ${pipeline.csc.client.redirectUri}; docs/csc.md)`
