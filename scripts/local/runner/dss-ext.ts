@@ -54,6 +54,7 @@ export async function setUpDssExt(
   port: number,
   cleanups: (() => Promise<void>)[],
   log: (line: string) => void,
+  moreIdentityProviders: (spMetadataXml: string) => Promise<readonly string[]> = async () => [],
 ): Promise<LocalDssExt> {
   const dir = join(LOCAL_DIR, 'dss-ext');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -75,7 +76,8 @@ export async function setUpDssExt(
   });
   cleanups.push(() => idp.close());
   const federation = join(dir, `federation-${port}.xml`);
-  writeFileSync(federation, await federationMetadata([idp.metadataXml, spMetadata], operator));
+  const others = await moreIdentityProviders(spMetadata);
+  writeFileSync(federation, await federationMetadata([idp.metadataXml, ...others, spMetadata], operator));
   writeFileSync(join(dir, 'service-key.pem'), service.keyPem + service.certPem, { mode: 0o600 });
   env.DSSEXT_FEDERATION_METADATA ||= `file:${federation}`;
   env.DSSEXT_METADATA_TRUST ||= operator.certPem;

@@ -94,6 +94,11 @@ export interface LocalPipelineOptions {
    * as `npm start` does until its banner's conditions hold (the initial fill, the warm-up).
    */
   readonly startsReady?: boolean;
+  /**
+   * More identity providers for the DSS-Ext door's federation (LOCAL_DSSEXT=1): given the door's SP
+   * metadata, their md:EntityDescriptors (a test's SimpleSAMLphp). The local SAML IdP is always in it.
+   */
+  readonly samlIdentityProviders?: (spMetadataXml: string) => Promise<readonly string[]>;
   /** Told when a scheduled function (keygen, crl, audit-checkpoint, reconcile) has run: the benchmarks' markers. */
   readonly onScheduledRun?: (run: ScheduledRun) => void;
 }
@@ -230,7 +235,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     let dssExt: LocalDssExt | undefined;
     if (env.LOCAL_DSSEXT === '1') {
       if (Number(env.PORT ?? 8080) === 0) env.PORT = String(await freePort());
-      dssExt = await setUpDssExt(env, Number(env.PORT ?? 8080), cleanups, log);
+      dssExt = await setUpDssExt(env, Number(env.PORT ?? 8080), cleanups, log, options.samlIdentityProviders);
     }
     const prefix = options.resourcePrefix ?? '';
     for (const table of Object.values(TABLES)) env[table.envVar] ||= `${prefix}${table.localName}`;

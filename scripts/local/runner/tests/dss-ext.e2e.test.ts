@@ -43,6 +43,7 @@ import {
   type PdfValidationReport,
 } from '../../verify/pdf-validator';
 import { validateXsd } from '../../verify/xsd';
+import { startSimpleSamlPhp, type SimpleSamlIdp } from '../../simplesamlphp';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
 jest.setTimeout(300_000);
@@ -66,6 +67,18 @@ let returnUrl: string;
 /** The SignResponses the e-service's return URL received (form fields), in order. */
 const received: URLSearchParams[] = [];
 let PDF: { pdf: PreparedPdf; attributes: Buffer };
+/** Debian's SimpleSAMLphp, an identity provider nobody here wrote, in the federation beside the local one. */
+let simpleSaml: SimpleSamlIdp | undefined;
+const FRIDA = {
+  username: 'frida',
+  password: 'kranstege-1977',
+  attributes: {
+    'urn:oid:1.2.752.29.4.13': '197705232382',
+    'urn:oid:2.5.4.42': 'Frida',
+    'urn:oid:2.5.4.4': 'Kranstege',
+    'urn:oid:2.16.840.1.113730.3.1.241': 'Frida Kranstege',
+  },
+};
 
 beforeAll(async () => {
   ensurePdfValidator();
@@ -93,6 +106,10 @@ beforeAll(async () => {
       POOL_TARGETS: 'EC-P256=12',
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
     },
+    samlIdentityProviders: async (spMetadataXml) => {
+      simpleSaml = await startSimpleSamlPhp({ spMetadataXml, users: [FRIDA] });
+      return [simpleSaml.metadataXml];
+    },
   });
   await pipeline.runKeygen();
   browser = await puppeteer.launch({
@@ -105,6 +122,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await pipeline?.stop();
+  await simpleSaml?.close();
   await new Promise((resolve) => eservice?.close(resolve));
 });
 
@@ -220,8 +238,35 @@ function statusOf(doc: Document): { major: string; minor?: string } {
 }
 
 test('three tasks signed under one certificate for the citizen who approved the sign message; EU DSS passes each', async () => {
-  const request = eserviceRequest();
-  const doc = await journey(request);
+  const doc = await journey(eserviceRequest());
+  expectThreeSignatures(doc, { idp: door().idp.entityId, pnr: CITIZEN.personalIdentityNumber });
+});
+
+test('the same without a sign message, the citizen logging in at SimpleSAMLphp', async () => {
+  const request = eserviceRequest({
+    identityProvider: simpleSaml!.entityId,
+    signer: [{ name: PNR, value: FRIDA.attributes[PNR] }],
+    signMessage: undefined,
+  });
+  const before = received.length;
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  try {
+    await page.setContent(formPage(`${door().url}/sign`, fieldsOf(request)));
+    await page.waitForSelector('#username', { timeout: 60_000 });
+    expect(new URL(page.url()).origin).toBe(new URL(simpleSaml!.entityId).origin);
+    await page.type('#username', FRIDA.username);
+    await page.type('#password', FRIDA.password);
+    await page.click('#submit_button');
+    const doc = await nextResponse(before, page);
+    expectThreeSignatures(doc, { idp: simpleSaml!.entityId, pnr: FRIDA.attributes[PNR] });
+  } finally {
+    await context.close();
+  }
+});
+
+/** The e-service's judgement of a successful SignResponse: one certificate, three signatures EU DSS passes. */
+function expectThreeSignatures(doc: Document, signer: { idp: string; pnr: string }): void {
   expect(statusOf(doc)).toEqual({ major: 'Success' });
   // One certificate, signer first, ending in the local root.
   const chain = text(doc, CSIG, 'X509Certificate').map(
@@ -230,14 +275,14 @@ test('three tasks signed under one certificate for the citizen who approved the 
   const root = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
   expect(chain.at(-1)!.fingerprint256).toBe(new X509Certificate(root).fingerprint256);
   const leaf = chain[0]!;
-  expect(leaf.subject).toContain(`serialNumber=${CITIZEN.personalIdentityNumber}`);
+  expect(leaf.subject).toContain(`serialNumber=${signer.pnr}`);
   const context = parseSamlAuthContext(readAuthContextExtension(leaf.toString())!.contexts[0]!.contextInfo!);
   const [assertionRef] = text(doc, CSIG, 'AssertionRef');
   expect(context.authContextInfo).toMatchObject({
-    IdentityProvider: door().idp.entityId,
+    IdentityProvider: signer.idp,
     AssertionRef: assertionRef,
   });
-  expect(text(doc, CSIG, 'IdentityProvider')).toEqual([door().idp.entityId]);
+  expect(text(doc, CSIG, 'IdentityProvider')).toEqual([signer.idp]);
   // The e-service's three tasks, as it assembles its signatures from them.
   const tasks = Array.from(doc.getElementsByTagNameNS(CSIG, 'SignTaskData')).map((t) => {
     const one = (name: string) => (t.getElementsByTagNameNS(CSIG, name)[0]?.textContent ?? '').trim();
@@ -271,7 +316,7 @@ test('three tasks signed under one certificate for the citizen who approved the 
       }),
     ),
   ).toEqual([{ format: 'CAdES-BASELINE-B', indication: 'TOTAL_PASSED' }]);
-});
+}
 
 /** A form posted to the door as a browser would, and the page it answers. */
 async function post(path: string, fields: Record<string, string>): Promise<{ status: number; html: string }> {
