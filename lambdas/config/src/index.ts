@@ -38,13 +38,7 @@ export {
   type TrustedIssuer,
 } from './identity-config';
 export { type CscConfig, cscSecretSources, loadCscConfig } from './csc-config';
-export {
-  dssExtSecretSources,
-  type DssExtClient,
-  type DssExtConfig,
-  type DssExtSecretSources,
-  loadDssExtConfig,
-} from './dssext-config';
+export { type DssExtConfig, loadDssExtConfig } from './dssext-config';
 export {
   type ApiFunctionConfig,
   type AuditCheckpointFunctionConfig,

@@ -10,9 +10,7 @@
 import { createHash, randomUUID, X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Attribute } from '@peculiar/asn1-cms';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import { buildCsr, buildSignedData, derChildren, pemToDer } from '@pipeline/der';
+import { buildCsr, pemToDer } from '@pipeline/der';
 import { loadConfig } from '@pipeline/config';
 import {
   DssEvidenceVerifier,
@@ -47,12 +45,16 @@ import { createLocalCa } from '../../../scripts/local/local-ca';
 import { directAssertionVerifier } from '../../../scripts/local/idp/direct-assertions';
 import { sampleSignRequestRecord } from '../../../scripts/local/sample-sign-request';
 import { opensslCmsVerify } from '../../../scripts/local/verify/openssl';
+import { validatePdfSignatures, type PdfValidationReport } from '../../../scripts/local/verify/pdf-validator';
+import type { PreparedPdf } from '../../../scripts/client/src/pdf-signature';
 import {
-  minimalPdf,
-  validatePdfSignatures,
-  type PdfValidationReport,
-} from '../../../scripts/local/verify/pdf-validator';
-import { preparePdfSignature, type PreparedPdf } from '../../../scripts/client/src/pdf-signature';
+  assembleCms,
+  assembleXades,
+  CMS_ATTRIBUTES,
+  CONTENT,
+  preparedPdf,
+  SIGNED_INFO,
+} from '../../../scripts/local/dss-eservice/tasks';
 import { parseSamlAuthContext, readAuthContextExtension } from '../../../scripts/local/verify/auth-context';
 import {
   signRequest,
@@ -111,8 +113,7 @@ let stack: TestSigningStack;
 let signing: SigningDeps;
 
 beforeAll(async () => {
-  PDF = await preparePdfSignature(minimalPdf('Lease of flat 12'), { signingTime: new Date() });
-  PDF_ATTRIBUTES = signedAttributesOf(PDF.digest('sha256'));
+  ({ pdf: PDF, attributes: PDF_ATTRIBUTES } = await preparedPdf());
   stack = await createTestSigningStack({ poolShards: 2 });
   const audit = new AuditLog(stack.auditStore, { chains: 2 });
   const { issuer } = await createLocalCa({
@@ -159,26 +160,7 @@ afterAll(async () => {
   keys.remove();
 });
 
-const CONTENT = Buffer.from('<lease xmlns="urn:example:lease"><flat>12</flat></lease>');
-const contentDigest = createHash('sha256').update(CONTENT).digest('base64');
-/** The e-service's SignedInfo (exclusive canonical form) over its document, for an ECDSA XAdES. */
-const SIGNED_INFO = Buffer.from(
-  '<ds:SignedInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"></ds:CanonicalizationMethod>' +
-    '<ds:SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256"></ds:SignatureMethod>' +
-    '<ds:Reference URI=""><ds:Transforms><ds:Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"></ds:Transform>' +
-    '<ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"></ds:Transform></ds:Transforms>' +
-    `<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"></ds:DigestMethod><ds:DigestValue>${contentDigest}</ds:DigestValue></ds:Reference></ds:SignedInfo>`,
-);
-/** An e-service's SignedAttributes: contentType id-data, messageDigest of the content (SHA-256). */
-const signedAttributesOf = (digest: Buffer): Buffer =>
-  Buffer.concat([
-    Buffer.from(
-      '314b301806092a864886f70d010903310b06092a864886f70d010701302f06092a864886f70d01090431220420',
-      'hex',
-    ),
-    digest,
-  ]);
-const SIGNED_ATTRIBUTES = signedAttributesOf(createHash('sha256').update(CONTENT).digest());
+const SIGNED_ATTRIBUTES = CMS_ATTRIBUTES;
 /** A PDF the e-service prepared for a PAdES signature (its byte ranges' digest goes into the attributes). */
 let PDF: PreparedPdf;
 let PDF_ATTRIBUTES: Buffer;
@@ -338,27 +320,27 @@ test('the tasks are signed under a certificate for the person the assertion name
   expect(attributes.equals(SIGNED_ATTRIBUTES)).toBe(false);
   const certificatesDer = [pemToDer(done.certificate!), ...done.chain!.slice(0, -1).map((p) => pemToDer(p))];
   const signedData = (result: typeof cms): Buffer =>
-    buildSignedData({
-      attributes: derChildren(Buffer.from(result!.toBeSignedBytes!, 'base64')).map((c) =>
-        AsnConvert.parse(c, Attribute),
-      ),
-      signature: Buffer.from(result!.signature!, 'base64'),
-      digestAlgorithm: 'SHA-256',
-      signatureAlgorithm: 'ECDSA',
+    assembleCms(
+      {
+        toBeSignedBytes: Buffer.from(result!.toBeSignedBytes!, 'base64'),
+        signature: Buffer.from(result!.signature!, 'base64'),
+      },
       certificatesDer,
-    });
+    );
   const cades = signedData(cms);
   expect(opensslCmsVerify({ cms: cades, content: CONTENT, rootPem: root }).ok).toBe(true);
   // XML: the e-service assembles its XAdES with the updated SignedInfo and object; xmlsec1 verifies it.
   const xmlSignature = Buffer.from(xml!.signature!, 'base64');
   expect(xmlSignature).toHaveLength(64);
-  const signed = CONTENT.toString('utf8').replace(
-    '</lease>',
-    `<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#" Id="sig-1">${Buffer.from(xml!.toBeSignedBytes!, 'base64').toString('utf8')}` +
-      `<ds:SignatureValue>${xml!.signature}</ds:SignatureValue>` +
-      `<ds:KeyInfo><ds:X509Data><ds:X509Certificate>${pemToDer(done.certificate!).toString('base64')}</ds:X509Certificate></ds:X509Data></ds:KeyInfo>` +
-      `${Buffer.from(xml!.adesObject!, 'base64').toString('utf8')}</ds:Signature></lease>`,
-  );
+  const signed = assembleXades(
+    {
+      toBeSignedBytes: Buffer.from(xml!.toBeSignedBytes!, 'base64'),
+      adesObject: Buffer.from(xml!.adesObject!, 'base64'),
+      signature: xmlSignature,
+    },
+    'sig-1',
+    pemToDer(done.certificate!),
+  ).toString('utf8');
   expect(xadesVerifies(signed, done.certificate!)).toBe(true);
   expect(xadesVerifies(signed.replace('<flat>12</flat>', '<flat>13</flat>'), done.certificate!)).toBe(false);
   // EU DSS (offline, B-B policy: no revocation data at B-B) validates both as their baselines.

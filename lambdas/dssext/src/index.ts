@@ -1,2 +1,2 @@
 export { handleDssExtEvent } from './routes';
-export type { DssExtDoorDeps, DssExtStore, DssFlow, SamlLogin } from './types';
+export type { DssExtDoorDeps } from './types';

@@ -12,7 +12,7 @@ import { pemXmlSigner, spMetadataXml } from '@pipeline/adapters/saml';
 import { DSSEXT_BASE_PATH } from '@pipeline/resources';
 import { signXml } from '@pipeline/xml';
 import { LOCAL_DIR } from '../paths';
-import { startSamlIdp, type Misbehaviour, type SamlIdp } from '../saml-idp/idp';
+import { startSamlIdp, type SamlIdp } from '../saml-idp/idp';
 import { loadOrCreateKeyPair, type KeyPair } from '../saml-idp/keys';
 
 type Env = Record<string, string>;
@@ -109,5 +109,3 @@ async function federationMetadata(entities: readonly string[], operator: KeyPair
     location: { xpath: '/*', action: 'prepend' },
   });
 }
-
-export type { Misbehaviour };

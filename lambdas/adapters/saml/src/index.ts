@@ -5,5 +5,5 @@ export { readFederationMetadata, MetadataUntrustedError, type IdentityProviderEn
 export { verifySad, SAD_ATTRIBUTE, type SadExpectations } from './sad';
 export {} from './namespaces';
 export { authnRequestForm, readSamlResponse, spMetadataXml, type ServiceProvider } from './sp-login';
-export { SamlServiceProvider, type SamlAnswer } from './service-provider';
+export { SamlServiceProvider } from './service-provider';
 export { pemXmlSigner } from './key-signer';

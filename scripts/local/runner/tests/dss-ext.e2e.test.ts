@@ -18,11 +18,11 @@ import {
   assembleCms,
   assembleXades,
   CMS_ATTRIBUTES,
-  CMS_CONTENT,
+  CONTENT,
   preparedPdf,
   SIGNED_INFO,
   type SignedTaskResult,
-} from '../../../../lambdas/test-support/dss-tasks';
+} from '../../dss-eservice/tasks';
 import { TEST_CITIZENS } from '../../idp/citizens';
 import { LOCAL_DIR } from '../../paths';
 import type { PreparedPdf } from '../../../client/src/pdf-signature';
@@ -311,7 +311,7 @@ function expectThreeSignatures(doc: Document, signer: { idp: string; pnr: string
     verdict(
       validatePdfSignatures({
         pdf: assembleCms(byId.get('cms')!, certificatesDer),
-        detachedContent: CMS_CONTENT,
+        detachedContent: CONTENT,
         ...trust,
       }),
     ),
