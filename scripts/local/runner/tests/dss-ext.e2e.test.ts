@@ -204,6 +204,9 @@ async function nextResponse(before: number, page: Page): Promise<Document> {
   return doc as unknown as Document;
 }
 
+/** The form body the identity provider's page last posted to the door's ACS. */
+let lastAcsPost: string | undefined;
+
 /** The citizen's journey: the form posted, the login page, approve (or cancel), the SignResponse. */
 async function journey(
   request: EServiceRequest,
@@ -213,6 +216,9 @@ async function journey(
   const before = received.length;
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && r.url() === `${door().url}/saml/acs`) lastAcsPost = r.postData();
+  });
   try {
     await page.setContent(formPage(`${door().url}/sign`, fieldsOf(request, options.key)));
     await page.waitForSelector('#approve', { timeout: 60_000 });
@@ -452,6 +458,15 @@ describe('refused after the login, in a signed SignResponse', () => {
     const doc = await journey(eserviceRequest({ certType: 'QC/SSCD' }));
     expect(statusOf(doc)).toEqual({ major: 'Success' });
   });
+});
+
+test("the identity provider's Response posted again: an error page, nothing signed or posted twice", async () => {
+  expect(statusOf(await journey(eserviceRequest()))).toEqual({ major: 'Success' });
+  const before = received.length;
+  const again = await post('/saml/acs', Object.fromEntries(new URLSearchParams(lastAcsPost!)));
+  expect(again.status).toBe(400);
+  expect(again.html).toContain('no login waits for this answer');
+  expect(received.length).toBe(before);
 });
 
 test("a table write of a login's state gets nothing signed, and nothing is posted to the e-service", async () => {
