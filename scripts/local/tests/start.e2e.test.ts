@@ -133,3 +133,17 @@ test('the console: the banner, one access line per request, no JSON; the log fil
   expect(filed).toEqual(expect.arrayContaining(shown));
   expect(filed.filter(isAccess).some((line) => line.startsWith(`GET ${base}/health 503 `))).toBe(true);
 });
+
+test('the banner names the DSS-Ext door, whose SP metadata and SAML IdP answer', async () => {
+  const text = lines.join('\n');
+  const [, signUrl, spMetadata, idpMetadata] =
+    /DSS-Ext \(Swedish eID sign requests\): POST (\S+)\s+SP metadata (\S+)\s+SAML IdP (\S+)/.exec(text) ?? [];
+  expect(signUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/dss\/v1\/sign$/);
+  const sp = await fetch(spMetadata!);
+  expect(sp.status).toBe(200);
+  expect(await sp.text()).toContain(`Location="${signUrl!.replace(/\/sign$/, '/saml/acs')}"`);
+  const idp = await fetch(idpMetadata!);
+  expect(idp.status).toBe(200);
+  expect(await idp.text()).toContain('IDPSSODescriptor');
+  expect(text).toMatch(/registered e-service \S+: key \.local\/dss-ext\/eservice\/key\.pem/);
+});
