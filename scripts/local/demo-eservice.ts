@@ -13,7 +13,9 @@ import { SigningClient } from '../client/src/signing-client';
 import type { SigV4Credentials } from '../client/src/sigv4';
 import { IDP_CLIENT_KEYS_DIR, localClientKey } from './client-keys';
 import { CLIENT_IDS } from './idp/clients';
+import { demoDss } from './dss-eservice/demo';
 import { ROOT } from './paths';
+import type { LocalDssExt } from './runner/dss-ext';
 import type { PdfValidationReport } from './verify/pdf-validator';
 
 const VERIFY_PDF = join(ROOT, 'scripts', 'verify-pdf.ts');
@@ -75,6 +77,8 @@ export function startLocalDemo(options: {
   readonly issuer: string;
   /** 0: a free port. */
   readonly port?: number;
+  /** The DSS-Ext door: the page's "sign with the Swedish protocol" path (its e-service's return URL is here). */
+  readonly dssExt?: LocalDssExt;
   readonly log?: (line: string) => void;
 }): Promise<DemoService> {
   return startDemoService({
@@ -88,6 +92,7 @@ export function startLocalDemo(options: {
     signRequestKey: localClientKey(CLIENT_IDS.signingService, IDP_CLIENT_KEYS_DIR),
     port: options.port ?? 0,
     validate: verifyPdfWithDss,
+    ...(options.dssExt ? { dss: demoDss(options.dssExt) } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
 }

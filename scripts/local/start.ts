@@ -121,6 +121,7 @@ async function main(): Promise<void> {
         credentials: pipeline.clients[0],
         issuer,
         port: Number(process.env.LOCAL_DEMO_PORT ?? 8082),
+        ...(pipeline.dssExt ? { dssExt: pipeline.dssExt } : {}),
         log: (line) => console.log(line),
       }).catch((err: Error) => {
         console.log(`demo e-service page not started: ${err.message} (LOCAL_DEMO_PORT picks another port)`);

@@ -25,7 +25,7 @@ function page(title: string, body: string): string {
 
 export const DEFAULT_MESSAGE = 'I have read the document and I approve its content.';
 
-export function startPage(error?: string): string {
+export function startPage(error?: string, dss = false): string {
   return page(
     'Sign a PDF',
     `${error ? `<p class="failed" role="alert">${escapeHtml(error)}</p>` : ''}
@@ -43,7 +43,60 @@ certifies a one-time key for exactly the person who logged in and signs every do
 <label><input type="radio" name="mimeType" value="text/markdown"> Markdown</label>
 </fieldset>
 <button type="submit" id="continue">Continue</button>
+</form>${
+      dss
+        ? `
+<h2>Sign with the Swedish protocol</h2>
+<p>As a Swedish e-service does: a signed DSS-Ext sign request through your browser, a SAML login that shows
+the text, one PDF signed.</p>
+<form method="post" action="/dss/documents" enctype="multipart/form-data">
+<label for="dss-document">PDF document</label>
+<input type="file" id="dss-document" name="document" accept="application/pdf,.pdf" required>
+<label for="dss-message">Text to approve (at most 1000 characters)</label>
+<textarea id="dss-message" name="message" rows="3" maxlength="1000" required>${escapeHtml(DEFAULT_MESSAGE)}</textarea>
+<button type="submit" id="dss-sign">Sign with the Swedish protocol</button>
+</form>`
+        : ''
+    }`,
+  );
+}
+
+/** The signed SignRequest, posted to the door when the citizen continues (this page runs no script). */
+export function dssContinuePage(action: string, fields: Readonly<Record<string, string>>): string {
+  return page(
+    'Sign with the Swedish protocol',
+    `<p>The e-service's signed sign request is ready. Continue to the signing service, which sends you to
+your identity provider to log in and approve the text.</p>
+<form method="post" action="${escapeHtml(action)}">${Object.entries(fields)
+      .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+      .join('')}
+<button type="submit" id="dss-continue">Continue to sign</button>
 </form>`,
+  );
+}
+
+export function dssSignedPage(options: {
+  readonly id: string;
+  readonly name: string;
+  readonly signer: string;
+}): string {
+  return page(
+    'Signed with the Swedish protocol',
+    `<p class="signed" id="dss-signed">${escapeHtml(options.name)} is signed for ${escapeHtml(options.signer)}.</p>
+<p>A PAdES baseline B signature: DSS-Ext returns the signature; time-stamps and validation data are the
+e-service's to add.</p>
+<p><a id="dss-download" href="/dss/download?id=${escapeHtml(options.id)}">Download the signed PDF</a></p>
+<p><a href="/">Sign another</a></p>`,
+  );
+}
+
+export function dssRefusedPage(status: string, message?: string): string {
+  return page(
+    'Not signed',
+    `<p class="failed" role="alert" id="dss-refused">The signing service answered <code>${escapeHtml(status)}</code>${
+      message ? `: ${escapeHtml(message)}` : ''
+    }.</p>
+<p><a href="/">Start over</a></p>`,
   );
 }
 

@@ -13,6 +13,11 @@
  *   GET  /result     what happened: signed (with the validations), cancelled, or refused
  *   GET  /download   the signed PDF (?n=<index> for one of several)
  *   POST /reset      start over
+ *   POST /dss/documents  the "sign with the Swedish protocol" path (where the runner offers DemoDss): one
+ *                    PDF and the text, as the registered e-service's signed DSS-Ext SignRequest, in a form
+ *                    the browser posts to the signing service's DSS-Ext door
+ *   POST /dss/response   the door's SignResponse (the e-service's registered return URL): the signed PDF
+ *   GET  /dss/download   it (?id=<RequestID>)
  *
  * State lives server-side per browser session (sessions.ts); the browser only ever
  * carries the session id and, through the identity provider, the OAuth state. The login binds the
@@ -22,7 +27,7 @@
  * the state) is refused and leaves the pending login as it was. Loopback only. The sign message and the
  * document are never logged.
  */
-import { X509Certificate, timingSafeEqual } from 'node:crypto';
+import { X509Certificate, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AuthorizationError, beginLogin, completeLogin, type PendingLogin } from '../src/oidc-login';
@@ -40,6 +45,9 @@ import { fingerprint } from '../../shared/html';
 import { FormError, parseMultipart, readBody } from './multipart';
 import {
   cancelledPage,
+  dssContinuePage,
+  dssRefusedPage,
+  dssSignedPage,
   errorPage,
   failedPage,
   reviewPage,
@@ -52,7 +60,23 @@ import { prepareDemoSigning, type DemoSigning, type UploadedPdf } from './signin
 
 export type { ValidationSummary } from './pages';
 
+/** The "sign with the Swedish protocol" path: the registered e-service's side of DSS-Ext. */
+export interface DemoDss {
+  /** The door's base URL (`.../dss/v1`). */
+  readonly doorUrl: string;
+  /** The fields of the form the browser posts to the door's `/sign`: this PDF, this text to approve. */
+  start(pdf: UploadedPdf, text: string): Promise<Record<string, string>>;
+  /** The door's SignResponse form: the signed PDF, or why there is none. */
+  finish(form: URLSearchParams): Promise<DemoDssOutcome>;
+}
+
+export type DemoDssOutcome =
+  | { readonly kind: 'signed'; readonly name: string; readonly pdf: Buffer; readonly signer: string }
+  | { readonly kind: 'refused'; readonly status: string; readonly message?: string };
+
 export interface DemoServiceOptions {
+  /** The DSS-Ext path, where the signing service has the door. */
+  readonly dss?: DemoDss;
   /** The signing API as this e-service's client. */
   readonly signing: SigningClient;
   /** The identity provider (issuer) and this service's client there. */
@@ -90,7 +114,7 @@ class HttpError extends Error {
 }
 
 /** Every page's headers: no caching, no framing, no scripts, forms only to here and the provider. */
-function headers(issuer: string, type: string): Record<string, string> {
+function headers(issuer: string, type: string, door = ''): Record<string, string> {
   return {
     'content-type': type,
     'cache-control': 'no-store',
@@ -98,7 +122,7 @@ function headers(issuer: string, type: string): Record<string, string> {
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
     // form-action covers the redirect to the identity provider after POST /login.
-    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(issuer).origin}; frame-ancestors 'none'`,
+    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(issuer).origin}${door}; frame-ancestors 'none'`,
   };
 }
 
@@ -172,11 +196,14 @@ interface DemoContext {
   readonly log: (line: string) => void;
   readonly maxUpload: number;
   readonly sessions: Sessions;
+  /** Signed PDFs of the DSS-Ext path by RequestID (128 random bits), for their download. */
+  readonly dssSigned: Map<string, { readonly name: string; readonly pdf: Buffer }>;
   url: string;
 }
 
 function html(ctx: DemoContext, res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, headers(ctx.options.issuer, 'text/html; charset=utf-8')).end(body);
+  const door = ctx.options.dss ? ` ${new URL(ctx.options.dss.doorUrl).origin}` : '';
+  res.writeHead(status, headers(ctx.options.issuer, 'text/html; charset=utf-8', door)).end(body);
 }
 
 async function upload(ctx: DemoContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -330,10 +357,67 @@ function download(ctx: DemoContext, session: Session, req: IncomingMessage, res:
     .end(signed.pdf);
 }
 
+/**
+ * The DSS-Ext path. The SignResponse comes back as a cross-site POST (no session cookie): it is matched to
+ * its request by the RequestID the e-service keeps, and verified with the service's certificate.
+ */
+async function dss(
+  ctx: DemoContext,
+  door: DemoDss,
+  key: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  if (key === 'POST /dss/documents') {
+    const form = await readUpload(req, ctx.maxUpload);
+    if ('error' in form) return html(ctx, res, 400, startPage(form.error, true));
+    if (form.pdfs.length !== 1)
+      return html(ctx, res, 400, startPage('Choose one PDF for the Swedish protocol.', true));
+    try {
+      return html(
+        ctx,
+        res,
+        200,
+        dssContinuePage(`${door.doorUrl}/sign`, await door.start(form.pdfs[0]!, form.message.text)),
+      );
+    } catch (err) {
+      if (err instanceof PdfSignatureError)
+        return html(ctx, res, 400, startPage(`This PDF cannot be signed: ${err.message}`, true));
+      throw err;
+    }
+  }
+  if (key === 'POST /dss/response') {
+    const outcome = await door.finish(
+      new URLSearchParams((await readBody(req, ctx.maxUpload)).toString('utf8')),
+    );
+    if (outcome.kind === 'refused')
+      return html(ctx, res, 200, dssRefusedPage(outcome.status, outcome.message));
+    const id = randomBytes(16).toString('hex');
+    ctx.dssSigned.set(id, { name: outcome.name, pdf: outcome.pdf });
+    return html(ctx, res, 200, dssSignedPage({ id, name: outcome.name, signer: outcome.signer }));
+  }
+  if (key === 'GET /dss/download') {
+    const signed = ctx.dssSigned.get(
+      new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('id') ?? '',
+    );
+    if (!signed) throw new HttpError(404, 'no such signed document');
+    res
+      .writeHead(200, {
+        ...headers(ctx.options.issuer, 'application/pdf'),
+        'content-disposition': contentDisposition(signed.name),
+        'content-length': String(signed.pdf.length),
+      })
+      .end(signed.pdf);
+    return;
+  }
+  throw new HttpError(404, 'no such page');
+}
+
 async function route(ctx: DemoContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
   const key = `${req.method} ${path}`;
-  if (key === 'GET /') return html(ctx, res, 200, startPage());
+  if (key === 'GET /') return html(ctx, res, 200, startPage(undefined, ctx.options.dss !== undefined));
+  if (ctx.options.dss && key.includes(' /dss/')) return dss(ctx, ctx.options.dss, key, req, res);
   if (key === 'POST /documents') return upload(ctx, req, res);
   const [session] = ctx.sessions.of(req, false);
   if (key === 'POST /reset') {
@@ -358,6 +442,7 @@ export async function startDemoService(options: DemoServiceOptions): Promise<Dem
     log: options.log ?? (() => undefined),
     maxUpload: options.maxUploadBytes ?? 10 * 1024 * 1024,
     sessions: new Sessions(),
+    dssSigned: new Map(),
     url: '',
   };
   const server = createServer((req, res) => {

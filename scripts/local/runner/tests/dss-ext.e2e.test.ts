@@ -8,12 +8,12 @@
  * Then the framework's refusals, each as the attacker or the misbehaving party would cause it.
  */
 import { X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
-import type { Browser, Page, PuppeteerNode } from 'puppeteer-core';
+import type { Browser, ElementHandle, Page, PuppeteerNode } from 'puppeteer-core';
 import {
   assembleCms,
   assembleXades,
@@ -39,11 +39,16 @@ import { throwawayKeyPair } from '../../saml-idp/keys';
 import { parseSamlAuthContext, readAuthContextExtension } from '../../verify/auth-context';
 import {
   ensurePdfValidator,
+  minimalPdf,
   validatePdfSignatures,
   type PdfValidationReport,
 } from '../../verify/pdf-validator';
 import { validateXsd } from '../../verify/xsd';
 import { startSimpleSamlPhp, type SimpleSamlIdp } from '../../simplesamlphp';
+import { localIssuer } from '../../client';
+import { startLocalDemo } from '../../demo-eservice';
+import type { DemoService } from '../../../client/demo/server';
+import { freePort } from '../dss-ext';
 import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
 jest.setTimeout(300_000);
@@ -64,6 +69,9 @@ let pipeline: LocalPipeline;
 let browser: Browser;
 let eservice: Server;
 let returnUrl: string;
+/** The demo e-service page, the local e-service's first return URL. */
+let demo: DemoService;
+let demoPort: number;
 /** The SignResponses the e-service's return URL received (form fields), in order. */
 const received: URLSearchParams[] = [];
 let PDF: { pdf: PreparedPdf; attributes: Buffer };
@@ -95,13 +103,14 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => eservice.listen(0, '127.0.0.1', resolve));
   returnUrl = `http://127.0.0.1:${(eservice.address() as AddressInfo).port}/dss/response`;
+  demoPort = await freePort();
   pipeline = await startLocalPipeline({
     resourcePrefix: `dssext-${Date.now().toString(36)}-`,
     log: () => undefined,
     env: {
       PORT: '0',
       LOCAL_DSSEXT: '1',
-      LOCAL_DSSEXT_RETURN_URLS: returnUrl,
+      LOCAL_DSSEXT_RETURN_URLS: `http://127.0.0.1:${demoPort}/dss/response,${returnUrl}`,
       LOCAL_SAML_IDP_TEST_KNOBS: '1',
       POOL_TARGETS: 'EC-P256=12',
       LOCAL_KEYGEN_INTERVAL_SECONDS: '3600',
@@ -112,6 +121,13 @@ beforeAll(async () => {
     },
   });
   await pipeline.runKeygen();
+  demo = await startLocalDemo({
+    apiUrl: pipeline.url,
+    apiKey: pipeline.apiKey,
+    issuer: localIssuer(),
+    port: demoPort,
+    dssExt: pipeline.dssExt!,
+  });
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -123,6 +139,7 @@ afterAll(async () => {
   await browser?.close();
   await pipeline?.stop();
   await simpleSaml?.close();
+  await demo?.stop();
   await new Promise((resolve) => eservice?.close(resolve));
 });
 
@@ -458,6 +475,42 @@ describe('refused after the login, in a signed SignResponse', () => {
     const doc = await journey(eserviceRequest({ certType: 'QC/SSCD' }));
     expect(statusOf(doc)).toEqual({ major: 'Success' });
   });
+});
+
+test('the demo page signs a PDF with the Swedish protocol: the citizen approves its text at the SAML IdP; EU DSS passes the download', async () => {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  try {
+    await page.goto(`${demo.url}/`, { waitUntil: 'load' });
+    const input = (await page.$('#dss-document')) as ElementHandle<HTMLInputElement>;
+    const file = join(LOCAL_DIR, `dss-demo-${process.pid}.pdf`);
+    writeFileSync(file, minimalPdf('Lease of flat 12'));
+    await input.uploadFile(file);
+    rmSync(file);
+    await page.$eval(
+      '#dss-message',
+      (e) => ((e as HTMLTextAreaElement).value = 'I sign the lease of flat 12.'),
+    );
+    await Promise.all([page.waitForNavigation(), page.click('#dss-sign')]);
+    await Promise.all([page.waitForNavigation(), page.click('#dss-continue')]);
+    await page.waitForSelector('#approve', { timeout: 60_000 });
+    expect(await page.content()).toContain('I sign the lease of flat 12.');
+    await page.click('#approve');
+    await page.waitForSelector('#dss-signed, #dss-refused', { timeout: 90_000 });
+    expect(await page.$eval('#dss-signed', (e) => e.textContent)).toContain(CITIZEN.personalIdentityNumber);
+    const href = await page.$eval('#dss-download', (e) => (e as HTMLAnchorElement).href);
+    const pdf = Buffer.from(await (await fetch(href)).arrayBuffer());
+    const report = validatePdfSignatures({
+      pdf,
+      trustedRootsPem: [readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8')],
+    });
+    // A B-B signature (DSS-Ext returns signature values; further levels are the e-service's to add).
+    expect(report.signatures.map((x) => [x.signatureFormat, x.indication])).toEqual([
+      ['PAdES-BASELINE-B', 'TOTAL_PASSED'],
+    ]);
+  } finally {
+    await context.close();
+  }
 });
 
 test("the identity provider's Response posted again: an error page, nothing signed or posted twice", async () => {
