@@ -9,9 +9,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { read, submit } from '@pipeline/api';
 import { DssExtRepository } from '@pipeline/adapters/dynamodb';
 import { readSecretText } from '@pipeline/adapters/parameters';
-import { federationOf, pemXmlSigner, SamlServiceProvider } from '@pipeline/adapters/saml';
+import { dssServiceOf, federationOf, pemXmlSigner, SamlServiceProvider } from '@pipeline/adapters/saml';
 import { ENV, type DssExtFunctionConfig } from '@pipeline/config';
-import { MAX_DOCUMENTS } from '@pipeline/core/identity';
 import { handleDssExtEvent, type DssExtDoorDeps } from '@pipeline/dssext';
 import { wireApi } from '../api/handler';
 import { lambdaHandler, type LambdaHandler } from '../shared/middleware';
@@ -42,13 +41,7 @@ export async function wireDssExt(functionConfig: DssExtFunctionConfig): Promise<
   return {
     config: {
       baseUrl: dssExt.baseUrl,
-      service: {
-        signServiceEntityId: dssExt.signServiceEntityId,
-        registrations: dssExt.clients,
-        maxRequestAgeMs: dssExt.maxRequestAgeSeconds * 1000,
-        clockSkewMs: dssExt.clockSkewSeconds * 1000,
-        maxTasks: MAX_DOCUMENTS,
-      },
+      service: dssServiceOf(dssExt),
       spEntityId: dssExt.sp.entityId,
       defaultLoa: dssExt.defaultLoa,
       flowSeconds: dssExt.flowSeconds,

@@ -1,5 +1,6 @@
 import type { AwsConfig, DssExtConfig, IdentityConfig } from '@pipeline/config';
 import { MAX_DOCUMENTS } from '@pipeline/core/identity';
+import type { DssServiceContext } from '@pipeline/dss';
 import { readSecretText } from '@pipeline/adapters/parameters';
 import { DssEvidenceVerifier } from './evidence-verifier';
 import { readFederationMetadata, type IdentityProviderEntry } from './metadata';
@@ -29,6 +30,17 @@ export function federationOf(
   };
 }
 
+/** The service's side of a SignRequest's checks, from the DSS-Ext settings (the door and the verifier alike). */
+export function dssServiceOf(config: DssExtConfig): Omit<DssServiceContext, 'now'> {
+  return {
+    signServiceEntityId: config.signServiceEntityId,
+    registrations: config.clients,
+    maxRequestAgeMs: config.maxRequestAgeSeconds * 1000,
+    clockSkewMs: config.clockSkewSeconds * 1000,
+    maxTasks: MAX_DOCUMENTS,
+  };
+}
+
 /** The verifier of DSS-Ext evidence (the SignRequest and the assertion) as the API and the CA run it. */
 export function createDssEvidenceVerifier(
   config: DssExtConfig,
@@ -36,13 +48,7 @@ export function createDssEvidenceVerifier(
   identityProviders: () => Promise<ReadonlyMap<string, IdentityProviderEntry>>,
 ): DssEvidenceVerifier {
   return new DssEvidenceVerifier({
-    service: {
-      signServiceEntityId: config.signServiceEntityId,
-      registrations: config.clients,
-      maxRequestAgeMs: config.maxRequestAgeSeconds * 1000,
-      clockSkewMs: config.clockSkewSeconds * 1000,
-      maxTasks: MAX_DOCUMENTS,
-    },
+    service: dssServiceOf(config),
     identityProviders,
     sp: config.sp,
     defaultLoa: config.defaultLoa,

@@ -1,4 +1,4 @@
-export { createDssEvidenceVerifier, federationOf } from './create';
+export { createDssEvidenceVerifier, dssServiceOf, federationOf } from './create';
 export { DssEvidenceVerifier } from './evidence-verifier';
 export { verifySamlAssertion } from './assertion';
 export { readFederationMetadata, MetadataUntrustedError, type IdentityProviderEntry } from './metadata';

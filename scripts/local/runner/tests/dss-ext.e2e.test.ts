@@ -478,21 +478,22 @@ describe('refused after the login, in a signed SignResponse', () => {
 });
 
 test('the demo page signs a PDF with the Swedish protocol: the citizen approves its text at the SAML IdP; EU DSS passes the download', async () => {
+  const file = join(LOCAL_DIR, `dss-demo-${process.pid}.pdf`);
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
   try {
     await page.goto(`${demo.url}/`, { waitUntil: 'load' });
     const input = (await page.$('#dss-document')) as ElementHandle<HTMLInputElement>;
-    const file = join(LOCAL_DIR, `dss-demo-${process.pid}.pdf`);
     writeFileSync(file, minimalPdf('Lease of flat 12'));
     await input.uploadFile(file);
-    rmSync(file);
     await page.$eval(
       '#dss-message',
       (e) => ((e as HTMLTextAreaElement).value = 'I sign the lease of flat 12.'),
     );
-    await Promise.all([page.waitForNavigation(), page.click('#dss-sign')]);
-    await Promise.all([page.waitForNavigation(), page.click('#dss-continue')]);
+    await page.click('#dss-sign');
+    await page.waitForSelector('#dss-continue, [role="alert"]', { timeout: 60_000 });
+    if (!(await page.$('#dss-continue'))) throw new Error(`the demo refused: ${await page.content()}`);
+    await page.click('#dss-continue');
     await page.waitForSelector('#approve', { timeout: 60_000 });
     expect(await page.content()).toContain('I sign the lease of flat 12.');
     await page.click('#approve');
@@ -510,6 +511,7 @@ test('the demo page signs a PDF with the Swedish protocol: the citizen approves 
     ]);
   } finally {
     await context.close();
+    rmSync(file, { force: true });
   }
 });
 
