@@ -17,7 +17,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { Browser, Page, PuppeteerNode } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium } from '../../local/verify/chromium';
 import { documentClient } from '@pipeline/adapters/aws';
 import { AuditRepository } from '../../../lambdas/adapters/dynamodb/src/audit-repository';
 import { loadAwsConfig } from '@pipeline/config';
@@ -34,15 +35,6 @@ import type { DemoService } from '../demo/server';
 
 jest.setTimeout(300_000);
 
-/**
- * puppeteer-core ships ES modules only: loaded by Node's own require (which loads them), not Jest's
- * module system (which would have to compile all of them, and wraps node:module's createRequire).
- */
-const nodeModule = (
-  process as unknown as { getBuiltinModule(id: 'node:module'): typeof import('node:module') }
-).getBuiltinModule('node:module');
-const puppeteer = nodeModule.createRequire(__filename)('puppeteer-core') as PuppeteerNode;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUTPUT = join(LOCAL_DIR, 'test-output', 'demo-page');
 const DOCS_SCREENSHOT = join(ROOT, 'docs', 'signing-consent-page.png');
 const citizen = TEST_CITIZENS[0];
@@ -54,9 +46,6 @@ let browser: Browser;
 let dir: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: npm test installs it (scripts/bootstrap.sh --browser)`);
-  }
   ensurePdfValidator();
   rmSync(OUTPUT, { recursive: true, force: true });
   dir = join(tmpdir(), `demo-page-${process.pid}`);
@@ -73,13 +62,7 @@ beforeAll(async () => {
   });
   await pipeline.runKeygen();
   demo = await startLocalDemo({ apiUrl: pipeline.url, apiKey: pipeline.apiKey, issuer: localIssuer() });
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    // Root in a container: no user namespaces for Chromium's sandbox.
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    defaultViewport: { width: 900, height: 1100 },
-  });
+  browser = await launchChromium({ defaultViewport: { width: 900, height: 1100 } });
 });
 
 afterAll(async () => {

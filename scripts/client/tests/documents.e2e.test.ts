@@ -7,12 +7,13 @@
  * asn1parse and python3's XML parser, states the login's issuer, instant, level and attribute mappings.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { decodeJwt } from 'jose';
-import type { Browser, PuppeteerNode } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
+import { launchChromium } from '../../local/verify/chromium';
 import { localIssuer } from '../../local/client';
 import { IDP_CLIENT_KEYS_DIR, localClientKey } from '../../local/client-keys';
 import { TEST_CITIZENS } from '../../local/idp/citizens';
@@ -28,12 +29,6 @@ import { SigningClient } from '../src/signing-client';
 
 jest.setTimeout(300_000);
 
-/** puppeteer-core ships ES modules only: loaded by Node's own require (see demo-page.e2e.test.ts). */
-const nodeModule = (
-  process as unknown as { getBuiltinModule(id: 'node:module'): typeof import('node:module') }
-).getBuiltinModule('node:module');
-const puppeteer = nodeModule.createRequire(__filename)('puppeteer-core') as PuppeteerNode;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const rootPem = readFileSync(join(LOCAL_DIR, 'ca', 'root.pem'), 'utf8');
 const citizen = TEST_CITIZENS[0];
 const SACI = 'http://id.elegnamnden.se/auth-cont/1.0/saci';
@@ -46,9 +41,6 @@ let callbackUrl: string;
 const callbacks: URL[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: npm test installs it (scripts/bootstrap.sh --browser)`);
-  }
   ensurePdfValidator();
   pipeline = await startLocalPipeline({
     resourcePrefix: `docs-${Date.now().toString(36)}-`,
@@ -63,11 +55,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', () => resolve()));
   callbackUrl = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -4,20 +4,13 @@
  * (Debian's Chromium through puppeteer-core), exactly as the e-service sent them, whatever Markdown,
  * HTML or escapes they hold.
  */
-import { existsSync } from 'node:fs';
 import fc from 'fast-check';
-import type { Browser, PuppeteerNode } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
+import { launchChromium } from '../../verify/chromium';
 import { composeSignMessage, DOCUMENT_NAME_PATTERN, type SignMessage } from '@pipeline/core/identity';
 import { page, renderSignMessage } from '../html';
 
 jest.setTimeout(120_000);
-
-/** puppeteer-core ships ES modules only: loaded by Node's own require (see demo-page.e2e.test.ts). */
-const nodeModule = (
-  process as unknown as { getBuiltinModule(id: 'node:module'): typeof import('node:module') }
-).getBuiltinModule('node:module');
-const puppeteer = nodeModule.createRequire(__filename)('puppeteer-core') as PuppeteerNode;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const MESSAGE: SignMessage = { text: 'Jag ansöker om **bygglov**.', mimeType: 'text/markdown' };
 
@@ -55,14 +48,7 @@ const HOSTILE_NAMES = [
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: npm test installs it (scripts/bootstrap.sh --browser)`);
-  }
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

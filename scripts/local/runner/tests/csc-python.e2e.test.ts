@@ -15,7 +15,7 @@
  */
 import { spawn } from 'node:child_process';
 import { X509Certificate, createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,8 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '@pipeline/adapters/aws';
 import { loadAwsConfig } from '@pipeline/config';
 import { TABLES } from '@pipeline/resources';
-import type { Browser, Page, PuppeteerNode } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium } from '../../verify/chromium';
 import { TEST_CITIZENS } from '../../idp/citizens';
 import { LOCAL_DIR, ROOT } from '../../paths';
 import { opensslVerifyDigest } from '../../verify/openssl';
@@ -38,15 +39,6 @@ import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
 jest.setTimeout(300_000);
 
-/**
- * puppeteer-core ships ES modules only: loaded by Node's own require (which loads them), not Jest's
- * module system.
- */
-const nodeModule = (
-  process as unknown as { getBuiltinModule(id: 'node:module'): typeof import('node:module') }
-).getBuiltinModule('node:module');
-const puppeteer = nodeModule.createRequire(__filename)('puppeteer-core') as PuppeteerNode;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CLIENT = { clientId: 'python-csc', secret: randomBytes(24).toString('base64url') };
 const CITIZEN = TEST_CITIZENS[0];
 const PYTHON = join(PDF_VALIDATOR_DIR, 'pyhanko', 'venv', 'bin', 'python');
@@ -79,9 +71,6 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: npm test installs it (scripts/bootstrap.sh --browser)`);
-  }
   ensurePdfValidator();
   redirect = `http://127.0.0.1:${await freePort()}/python-csc-client/callback`;
   dir = mkdtempSync(join(tmpdir(), 'csc-python-'));
@@ -103,12 +92,7 @@ beforeAll(async () => {
     },
   });
   await pipeline.runKeygen();
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    // Root in a container: no user namespaces for Chromium's sandbox.
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -8,12 +8,13 @@
  * Then the framework's refusals, each as the attacker or the misbehaving party would cause it.
  */
 import { X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
-import type { Browser, ElementHandle, Page, PuppeteerNode } from 'puppeteer-core';
+import type { Browser, ElementHandle, Page } from 'puppeteer-core';
+import { launchChromium } from '../../verify/chromium';
 import {
   assembleCms,
   assembleXades,
@@ -53,12 +54,6 @@ import { startLocalPipeline, type LocalPipeline } from '../pipeline';
 
 jest.setTimeout(300_000);
 
-const nodeModule = (
-  process as unknown as { getBuiltinModule(id: 'node:module'): typeof import('node:module') }
-).getBuiltinModule('node:module');
-const puppeteer = nodeModule.createRequire(__filename)('puppeteer-core') as PuppeteerNode;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 const CITIZEN = TEST_CITIZENS[0]!;
 const PNR = 'urn:oid:1.2.752.29.4.13';
 const MESSAGE = 'I sign the lease of flat 12, the lease as XML, the PDF and the CMS.';
@@ -90,7 +85,6 @@ const FRIDA = {
 
 beforeAll(async () => {
   ensurePdfValidator();
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: npm test installs it`);
   PDF = await preparedPdf();
   eservice = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -128,11 +122,7 @@ beforeAll(async () => {
     port: demoPort,
     dssExt: pipeline.dssExt!,
   });
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

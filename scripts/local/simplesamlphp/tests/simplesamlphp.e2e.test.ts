@@ -6,11 +6,12 @@
  * readFederationMetadata. A request signed by a key it does not know is refused.
  */
 import { createPrivateKey, randomBytes, sign } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Browser, Page, PuppeteerNode } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium } from '../../verify/chromium';
 import {
   authnRequestForm,
   readFederationMetadata,
@@ -31,13 +32,6 @@ import {
 import { startSimpleSamlPhp, type SimpleSamlIdp } from '..';
 
 jest.setTimeout(120_000);
-
-/** puppeteer-core ships ES modules only: loaded by Node's own require (see demo-page.e2e.test.ts). */
-const nodeModule = (
-  process as unknown as { getBuiltinModule(id: 'node:module'): typeof import('node:module') }
-).getBuiltinModule('node:module');
-const puppeteer = nodeModule.createRequire(__filename)('puppeteer-core') as PuppeteerNode;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const LOA3 = 'http://id.elegnamnden.se/loa/1.0/loa3';
 const PNR = 'urn:oid:1.2.752.29.4.13';
@@ -127,9 +121,6 @@ function serviceProvider(key: TestKey): ServiceProvider {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: npm test installs it (scripts/bootstrap.sh --browser)`);
-  }
   spKey = makeTestKey(keys.dir, 'sp');
   stranger = makeTestKey(keys.dir, 'stranger');
   const operator = makeTestKey(keys.dir, 'operator');
@@ -153,11 +144,7 @@ beforeAll(async () => {
     idpCertFile,
     `-----BEGIN CERTIFICATE-----\n${entry.signingCertificates[0]!.raw.toString('base64')}\n-----END CERTIFICATE-----\n`,
   );
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
